@@ -1,0 +1,5 @@
+import sys
+
+from moose.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Subcommands of `moose`; each module defines `add_parser(subparsers)`."""

@@ -1,0 +1,634 @@
+"""The rules engine: There's a Moose in the House, exactly as RULES.md says.
+
+Pure and deterministic: no I/O, no clock, no logging, no global random. A game
+is a `State`; `apply(state, move)` returns the next one and never changes its
+argument. Moves are plain maps in the RULES.md notation::
+
+    {"action": "play", "card": "moose:kitchen", "target": 2, "room": 1}
+
+Vocabulary: `new_game`, `legal_moves`, `apply`, `view`, `to_act`, `is_over`,
+`scores`, `winners`. Everything else in this module is an implementation detail.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+__all__ = [
+    "CARDS",
+    "CARD_CODES",
+    "MAX_PLAYERS",
+    "MIN_PLAYERS",
+    "ROOM_TYPES",
+    "IllegalMove",
+    "InvalidGame",
+    "State",
+    "apply",
+    "is_over",
+    "legal_moves",
+    "new_game",
+    "normalize_move",
+    "scores",
+    "to_act",
+    "view",
+    "winners",
+]
+
+ROOM_TYPES: tuple[str, ...] = ("kitchen", "living", "bedroom", "bathroom")
+MIN_PLAYERS = 2
+MAX_PLAYERS = 6
+HAND_SIZE = 4
+
+# The 58 cards, in a fixed canonical order (used for shuffling from a seed).
+CARDS: tuple[str, ...] = (
+    *(f"room:{t}" for t in ROOM_TYPES for _ in range(5)),
+    *(f"moose:{t}" for t in ROOM_TYPES for _ in range(5)),
+    *("house",) * 10,
+    *("door",) * 5,
+    *("trap",) * 3,
+)
+CARD_CODES: frozenset[str] = frozenset(CARDS)
+_CARD_COUNTS: dict[str, int] = {c: CARDS.count(c) for c in CARD_CODES}
+
+# Room covers.
+OPEN = 0
+MOOSE = 1
+DOOR = 2
+_COVER_NAMES = (None, "moose", "door")
+MAX_OPEN_ROOMS = 3
+
+ACTIONS = frozenset({"play", "discard", "pass", "trap", "allow"})
+_MOVE_KEYS = frozenset({"action", "card", "target", "room", "seat"})
+
+
+class IllegalMove(ValueError):
+    """A move the rules do not allow here; the message says why."""
+
+
+class InvalidGame(ValueError):
+    """A game cannot be set up this way (seat count, dealer, deck)."""
+
+
+class State:
+    """One position of a game. Treat as immutable; `copy()` is cheap."""
+
+    __slots__ = (
+        "deck",
+        "dealer",
+        "discard",
+        "drew",
+        "draw",
+        "hands",
+        "has_house",
+        "n",
+        "over",
+        "pending",
+        "rooms",
+        "turn",
+    )
+
+    n: int
+    dealer: int
+    deck: tuple[str, ...]  # the initial deck, top first (hidden until the end)
+    draw: list[str]  # the draw pile, top card LAST so a draw is list.pop()
+    hands: list[list[str]]
+    has_house: list[bool]
+    rooms: list[list[tuple[str, int]]]  # per seat: (room type, cover)
+    discard: list[str]  # bottom first, the top card is the last
+    turn: int  # the seat whose turn it is (the attacker during a trap answer)
+    drew: bool  # whether this turn is a normal turn (a card was drawn)
+    pending: tuple[int, int, str] | None  # trap answer: (victim, room, moose card)
+    over: bool
+
+    def copy(self) -> State:
+        """A copy that shares nothing mutable with this state."""
+        s = State.__new__(State)
+        s.n = self.n
+        s.dealer = self.dealer
+        s.deck = self.deck
+        s.draw = self.draw.copy()
+        s.hands = [h.copy() for h in self.hands]
+        s.has_house = self.has_house.copy()
+        s.rooms = [r.copy() for r in self.rooms]
+        s.discard = self.discard.copy()
+        s.turn = self.turn
+        s.drew = self.drew
+        s.pending = self.pending
+        s.over = self.over
+        return s
+
+    # -- plain data, for storage (msgpack/JSON) -------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything, hidden parts included, as plain data (for storage only)."""
+        return {
+            "n": self.n,
+            "dealer": self.dealer,
+            "deck": list(self.deck),
+            "draw": list(self.draw),
+            "hands": [list(h) for h in self.hands],
+            "has_house": list(self.has_house),
+            "rooms": [[[t, c] for t, c in rs] for rs in self.rooms],
+            "discard": list(self.discard),
+            "turn": self.turn,
+            "drew": self.drew,
+            "pending": list(self.pending) if self.pending else None,
+            "over": self.over,
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> State:
+        """The inverse of `to_dict`."""
+        s = cls.__new__(cls)
+        s.n = d["n"]
+        s.dealer = d["dealer"]
+        s.deck = tuple(d["deck"])
+        s.draw = list(d["draw"])
+        s.hands = [list(h) for h in d["hands"]]
+        s.has_house = list(d["has_house"])
+        s.rooms = [[(t, c) for t, c in rs] for rs in d["rooms"]]
+        s.discard = list(d["discard"])
+        s.turn = d["turn"]
+        s.drew = d["drew"]
+        p = d["pending"]
+        s.pending = (p[0], p[1], p[2]) if p else None
+        s.over = d["over"]
+        return s
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, State) and self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"<State players={self.n} to_act={to_act(self)} draw={len(self.draw)}"
+            f" over={self.over}>"
+        )
+
+
+# -- setting up ---------------------------------------------------------------
+
+
+def check_deck(deck: Sequence[str]) -> None:
+    """Raise `InvalidGame` unless `deck` is a permutation of the 58 cards."""
+    if isinstance(deck, str | bytes) or not isinstance(deck, Sequence):
+        raise InvalidGame("deck must be a list of 58 card codes")
+    counts: dict[str, int] = {}
+    for i, card in enumerate(deck):
+        if not isinstance(card, str) or card not in CARD_CODES:
+            raise InvalidGame(f"deck[{i}] is not a card code: {card!r}")
+        counts[card] = counts.get(card, 0) + 1
+    if len(deck) != len(CARDS) or counts != _CARD_COUNTS:
+        wrong = sorted(c for c in CARD_CODES if counts.get(c, 0) != _CARD_COUNTS[c])
+        raise InvalidGame(
+            f"deck must hold each of the 58 cards exactly once ({len(deck)} cards given;"
+            f" wrong counts of {', '.join(wrong)})"
+        )
+
+
+def new_game(
+    players: int,
+    *,
+    seed: int | str | None = None,
+    dealer: int | None = None,
+    deck: Sequence[str] | None = None,
+) -> State:
+    """Deal a new game; shuffle with random.Random(seed) unless a deck is given."""
+    if isinstance(players, bool) or not isinstance(players, int):
+        raise InvalidGame(f"players must be an integer, not {players!r}")
+    if not MIN_PLAYERS <= players <= MAX_PLAYERS:
+        raise InvalidGame(f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}, not {players}")
+    rng = random.Random(seed)
+    if deck is None:
+        cards = list(CARDS)
+        rng.shuffle(cards)
+        deck = cards
+    else:
+        check_deck(deck)
+    if dealer is None:
+        dealer = rng.randrange(players)
+    elif isinstance(dealer, bool) or not isinstance(dealer, int) or not 0 <= dealer < players:
+        raise InvalidGame(f"dealer must be a seat from 0 to {players - 1}, not {dealer!r}")
+
+    s = State.__new__(State)
+    s.n = players
+    s.dealer = dealer
+    s.deck = tuple(deck)
+    first = (dealer + 1) % players
+    hands: list[list[str]] = [[] for _ in range(players)]
+    pos = 0
+    for _ in range(HAND_SIZE):
+        for k in range(players):
+            hands[(first + k) % players].append(deck[pos])
+            pos += 1
+    s.hands = hands
+    s.draw = list(reversed(deck[pos:]))
+    s.has_house = [False] * players
+    s.rooms = [[] for _ in range(players)]
+    s.discard = []
+    s.over = False
+    s.pending = None
+    s.turn = first
+    s.drew = False
+    _start_turn(s)
+    return s
+
+
+def _start_turn(s: State) -> None:
+    """The seat in `s.turn` begins its turn: draw if the pile is not empty."""
+    if s.draw:
+        s.hands[s.turn].append(s.draw.pop())
+        s.drew = True
+    else:
+        s.drew = False
+
+
+# -- queries ------------------------------------------------------------------
+
+
+def to_act(state: State) -> int | None:
+    """The seat that must move now, or None when the game is over."""
+    if state.over:
+        return None
+    return state.pending[0] if state.pending else state.turn
+
+
+def is_over(state: State) -> bool:
+    """Whether the game has ended."""
+    return state.over
+
+
+def phase(state: State) -> str:
+    """One of "normal", "end" (no draw this turn), "answer" (trap answer) or "over"."""
+    if state.over:
+        return "over"
+    if state.pending:
+        return "answer"
+    return "normal" if state.drew else "end"
+
+
+def _open_count(rooms: list[tuple[str, int]]) -> int:
+    return sum(1 for _, cover in rooms if cover == OPEN)
+
+
+def _plays(s: State, seat: int) -> list[dict[str, Any]]:
+    """Every legal play (a-d) of `seat`, de-duplicated, in a stable order."""
+    out: list[dict[str, Any]] = []
+    hand = s.hands[seat]
+    if not hand:
+        return out
+    n = s.n
+    opponents = [(seat + k) % n for k in range(1, n)]
+    seen: set[str] = set()
+    for card in sorted(hand):
+        if card in seen:
+            continue
+        seen.add(card)
+        if card == "house":
+            out.extend(
+                {"action": "play", "card": card, "target": t}
+                for t in opponents
+                if not s.has_house[t]
+            )
+        elif card == "door":
+            out.extend(
+                {"action": "play", "card": card, "room": i}
+                for i, (_, cover) in enumerate(s.rooms[seat])
+                if cover == OPEN
+            )
+        elif card.startswith("room:"):
+            out.extend(
+                {"action": "play", "card": card, "target": t}
+                for t in opponents
+                if _open_count(s.rooms[t]) < MAX_OPEN_ROOMS
+            )
+        elif card.startswith("moose:"):
+            rtype = card[6:]
+            for t in opponents:
+                if s.has_house[t]:
+                    out.extend(
+                        {"action": "play", "card": card, "target": t, "room": i}
+                        for i, (typ, cover) in enumerate(s.rooms[t])
+                        if typ == rtype and cover == OPEN
+                    )
+    return out
+
+
+def _has_play(s: State, seat: int) -> bool:
+    """Whether `seat` has any legal play (a-d); cheaper than listing them."""
+    hand = s.hands[seat]
+    if not hand:
+        return False
+    n = s.n
+    for card in set(hand):
+        if card == "door":
+            if any(c == OPEN for _, c in s.rooms[seat]):
+                return True
+        elif card == "house":
+            if any(not s.has_house[t] for t in range(n) if t != seat):
+                return True
+        elif card.startswith("room:"):
+            if any(_open_count(s.rooms[t]) < MAX_OPEN_ROOMS for t in range(n) if t != seat):
+                return True
+        elif card.startswith("moose:"):
+            rtype = card[6:]
+            for t in range(n):
+                if t != seat and s.has_house[t]:
+                    if any(typ == rtype and c == OPEN for typ, c in s.rooms[t]):
+                        return True
+    return False
+
+
+def legal_moves(state: State) -> list[dict[str, Any]]:
+    """Every legal move of the seat to act, in RULES.md notation."""
+    if state.over:
+        return []
+    if state.pending:
+        return [{"action": "trap"}, {"action": "allow"}]
+    seat = state.turn
+    plays = _plays(state, seat)
+    if plays:
+        return plays
+    if state.drew:
+        return [{"action": "discard", "card": c} for c in sorted(set(state.hands[seat]))]
+    return [{"action": "pass"}]
+
+
+# -- moves ----------------------------------------------------------------------
+
+
+def _int_field(move: Mapping[str, Any], key: str) -> int:
+    if key not in move:
+        raise IllegalMove(f"{move['action']} {move.get('card', '')}: '{key}' is required".strip())
+    v = move[key]
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise IllegalMove(f"'{key}' must be an integer, not {v!r}")
+    return v
+
+
+def normalize_move(move: Any) -> dict[str, Any]:
+    """Check a move's shape (not its legality) and return it in canonical form."""
+    if not isinstance(move, Mapping):
+        raise IllegalMove(f"a move must be a map, not {type(move).__name__}")
+    unknown = set(move) - _MOVE_KEYS
+    if unknown:
+        raise IllegalMove(f"unknown move field(s): {', '.join(sorted(map(str, unknown)))}")
+    action = move.get("action")
+    if action not in ACTIONS:
+        raise IllegalMove(f"unknown action {action!r} (expected one of {', '.join(sorted(ACTIONS))})")
+    out: dict[str, Any] = {"action": action}
+    if action in ("play", "discard"):
+        card = move.get("card")
+        if not isinstance(card, str) or card not in CARD_CODES:
+            raise IllegalMove(f"unknown card code {card!r}")
+        out["card"] = card
+    elif "card" in move:
+        raise IllegalMove(f"'{action}' takes no card")
+    if action == "play":
+        card = out["card"]
+        if card in ("house",) or card.startswith("room:"):
+            out["target"] = _int_field(move, "target")
+            if "room" in move:
+                raise IllegalMove(f"playing {card} takes no room")
+        elif card.startswith("moose:"):
+            out["target"] = _int_field(move, "target")
+            out["room"] = _int_field(move, "room")
+        elif card == "door":
+            out["room"] = _int_field(move, "room")
+            if "target" in move:
+                raise IllegalMove("a door is played on your own room: it takes no target")
+        else:  # trap
+            raise IllegalMove("a trap is never played as an action; it answers a moose")
+    else:
+        for key in ("target", "room"):
+            if key in move:
+                raise IllegalMove(f"'{action}' takes no {key}")
+    if "seat" in move:
+        out["seat"] = _int_field(move, "seat")
+    return out
+
+
+def _take(hand: list[str], card: str) -> None:
+    hand.remove(card)
+
+
+def _check_target(s: State, seat: int, target: int) -> None:
+    if not 0 <= target < s.n:
+        raise IllegalMove(f"target {target} is not a seat (0 to {s.n - 1})")
+    if target == seat:
+        raise IllegalMove("only a door may be played into your own house")
+
+
+def _check_room(s: State, owner: int, room: int) -> tuple[str, int]:
+    rooms = s.rooms[owner]
+    if not 0 <= room < len(rooms):
+        raise IllegalMove(f"seat {owner} has no room {room} (it has {len(rooms)} rooms)")
+    return rooms[room]
+
+
+def apply(state: State, move: Mapping[str, Any]) -> State:
+    """The state after `move`, or raise `IllegalMove` saying why."""
+    m = normalize_move(move)
+    if state.over:
+        raise IllegalMove("the game is over")
+    actor = to_act(state)
+    assert actor is not None
+    if "seat" in m and m["seat"] != actor:
+        raise IllegalMove(f"it is seat {actor}'s move, not seat {m['seat']}'s")
+    s = state.copy()
+    action = m["action"]
+    if s.pending:
+        if action not in ("trap", "allow"):
+            raise IllegalMove(f"seat {actor} must answer the moose: 'trap' or 'allow'")
+        _answer(s, action == "trap")
+        _finish_action(s)
+        return s
+    if action in ("trap", "allow"):
+        raise IllegalMove(f"there is no moose to answer with '{action}'")
+    if action == "play":
+        _play(s, actor, m)
+    elif action == "discard":
+        if m["card"] not in s.hands[actor]:
+            raise IllegalMove(f"seat {actor} holds no {m['card']}")
+        if not s.drew:
+            raise IllegalMove("no discarding in the end phase (the draw pile is empty): pass")
+        if _has_play(s, actor):
+            raise IllegalMove("a card can be played, so discarding is not allowed")
+        _take(s.hands[actor], m["card"])
+        s.discard.append(m["card"])
+    else:  # pass
+        if s.drew:
+            raise IllegalMove("passing is only allowed in the end phase; discard instead")
+        if _has_play(s, actor):
+            raise IllegalMove("a card can be played, so passing is not allowed")
+    if not s.pending:
+        _finish_action(s)
+    return s
+
+
+def _play(s: State, seat: int, m: dict[str, Any]) -> None:
+    card = m["card"]
+    hand = s.hands[seat]
+    if card not in hand:
+        raise IllegalMove(f"seat {seat} holds no {card}")
+    if card == "house":
+        t = m["target"]
+        _check_target(s, seat, t)
+        if s.has_house[t]:
+            raise IllegalMove(f"seat {t} already has a house card")
+        _take(hand, card)
+        s.has_house[t] = True
+    elif card.startswith("room:"):
+        t = m["target"]
+        _check_target(s, seat, t)
+        if _open_count(s.rooms[t]) >= MAX_OPEN_ROOMS:
+            raise IllegalMove(f"seat {t} already has {MAX_OPEN_ROOMS} open rooms")
+        _take(hand, card)
+        s.rooms[t].append((card[5:], OPEN))
+    elif card == "door":
+        r = m["room"]
+        _, cover = _check_room(s, seat, r)
+        if cover != OPEN:
+            raise IllegalMove(f"room {r} of seat {seat} is not open (it has a {_COVER_NAMES[cover]})")
+        _take(hand, card)
+        s.rooms[seat][r] = (s.rooms[seat][r][0], DOOR)
+    else:  # moose
+        t, r = m["target"], m["room"]
+        _check_target(s, seat, t)
+        if not s.has_house[t]:
+            raise IllegalMove(f"seat {t} has no house card, so no moose can enter")
+        rtype, cover = _check_room(s, t, r)
+        if cover != OPEN:
+            raise IllegalMove(f"room {r} of seat {t} is not open (it has a {_COVER_NAMES[cover]})")
+        if rtype != card[6:]:
+            raise IllegalMove(f"{card} does not match room {r} of seat {t} ({rtype})")
+        _take(hand, card)
+        if "trap" in s.hands[t]:
+            s.pending = (t, r, card)
+        else:
+            s.rooms[t][r] = (rtype, MOOSE)
+
+
+def _answer(s: State, trap: bool) -> None:
+    assert s.pending is not None
+    victim, r, card = s.pending
+    s.pending = None
+    if trap:
+        _take(s.hands[victim], "trap")
+        s.discard.append(card)
+        s.discard.append("trap")
+        if s.draw:
+            s.hands[victim].append(s.draw.pop())
+    else:
+        s.rooms[victim][r] = (s.rooms[victim][r][0], MOOSE)
+
+
+def _finish_action(s: State) -> None:
+    """End the current turn: decide whether the game is over, else start the next."""
+    if all(not h for h in s.hands) or (
+        not s.draw and not any(_has_play(s, k) for k in range(s.n))
+    ):
+        s.over = True
+        return
+    s.turn = (s.turn + 1) % s.n
+    _start_turn(s)
+
+
+# -- results ----------------------------------------------------------------------
+
+
+def scores(state: State) -> list[int]:
+    """Each seat's score: moose in its house plus moose cards in its hand."""
+    return [
+        sum(1 for _, c in state.rooms[k] if c == MOOSE)
+        + sum(1 for card in state.hands[k] if card.startswith("moose:"))
+        for k in range(state.n)
+    ]
+
+
+def doors(state: State) -> list[int]:
+    """Each seat's number of doors in its house (the tie-break)."""
+    return [sum(1 for _, c in rs if c == DOOR) for rs in state.rooms]
+
+
+def winners(state: State) -> list[int]:
+    """The winning seats (lowest score, then most doors); [] while the game goes on."""
+    if not state.over:
+        return []
+    sc = scores(state)
+    best = min(sc)
+    tied = [k for k in range(state.n) if sc[k] == best]
+    ds = doors(state)
+    most = max(ds[k] for k in tied)
+    return [k for k in tied if ds[k] == most]
+
+
+# -- views ------------------------------------------------------------------------
+
+
+def _house_view(state: State, seat: int) -> dict[str, Any]:
+    return {
+        "house": state.has_house[seat],
+        "rooms": [{"type": t, "cover": _COVER_NAMES[c]} for t, c in state.rooms[seat]],
+    }
+
+
+def view(state: State, seat: int | None) -> dict[str, Any]:
+    """What `seat` may see (RULES.md section 6); `None` is a spectator."""
+    if seat is not None and not 0 <= seat < state.n:
+        raise ValueError(f"seat {seat} is not at this table")
+    v: dict[str, Any] = {
+        "players": state.n,
+        "dealer": state.dealer,
+        "seat": seat,
+        "turn": state.turn,
+        "to_act": to_act(state),
+        "phase": phase(state),
+        "draw_pile": len(state.draw),
+        "discard": list(state.discard),
+        "houses": [_house_view(state, k) for k in range(state.n)],
+        "hand_sizes": [len(h) for h in state.hands],
+        "pending": None,
+        "over": state.over,
+    }
+    if state.pending:
+        victim, room, card = state.pending
+        v["pending"] = {"seat": victim, "attacker": state.turn, "room": room, "card": card}
+    if seat is not None:
+        v["hand"] = sorted(state.hands[seat])
+    if state.over:
+        v["scores"] = scores(state)
+        v["winners"] = winners(state)
+    return v
+
+
+def moves_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Whether two moves are the same move, ignoring an optional 'seat'."""
+    return {k: v for k, v in a.items() if k != "seat"} == {
+        k: v for k, v in b.items() if k != "seat"
+    }
+
+
+def cards_in_play(state: State) -> Iterable[str]:
+    """Every card of the game wherever it lies (for invariant checks)."""
+    yield from state.draw
+    for h in state.hands:
+        yield from h
+    yield from state.discard
+    for k in range(state.n):
+        if state.has_house[k]:
+            yield "house"
+        for t, c in state.rooms[k]:
+            yield f"room:{t}"
+            if c == DOOR:
+                yield "door"
+    # A covered room carries its moose card, even after the game.
+    for k in range(state.n):
+        for t, c in state.rooms[k]:
+            if c == MOOSE:
+                yield f"moose:{t}"
+    if state.pending:
+        yield state.pending[2]
