@@ -1,0 +1,184 @@
+"""Wire messages of PROTOCOL.md: encode, decode and check their shape.
+
+Binary WebSocket frames are msgpack maps, text frames JSON objects with the same
+schema. `decode` turns a frame into a dict or raises `ProtocolError` with the
+stable error code the server sends back; `check` validates a decoded client
+message against `CLIENT_MESSAGES`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import msgpack
+
+__all__ = [
+    "CLIENT_MESSAGES",
+    "ERROR_CODES",
+    "MAX_FRAME",
+    "PROTOCOL_VERSION",
+    "SERVER_MESSAGES",
+    "ProtocolError",
+    "check",
+    "decode",
+    "encode",
+    "error",
+]
+
+PROTOCOL_VERSION = 1
+MAX_FRAME = 64 * 1024
+
+ERROR_CODES = frozenset(
+    {
+        "bad_frame",
+        "bad_message",
+        "unknown_type",
+        "hello_required",
+        "already_hello",
+        "protocol_version",
+        "bad_token",
+        "token_expired",
+        "illegal_move",
+        "not_your_turn",
+        "not_in_game",
+        "no_such_game",
+        "stale_seq",
+        "game_over",
+        "already_queued",
+        "not_queued",
+        "bad_code",
+        "table_full",
+        "already_seated",
+        "not_host",
+        "not_over",
+        "rate_limited",
+        "unavailable",
+        "internal",
+    }
+)
+
+_INT = (int,)
+_STR = (str,)
+_ID = (int, str)
+_MAP = (dict,)
+
+# Client -> server: type -> {field: (types, required)}. `id` is allowed on all.
+CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
+    "hello": {"protocol": (_INT, True), "name": (_STR, False), "token": (_STR, False)},
+    "ping": {},
+    "queue": {"min_players": (_INT, False), "max_players": (_INT, False)},
+    "leave_queue": {},
+    "create_table": {"players": (_INT, False)},
+    "join_table": {"code": (_STR, True)},
+    "add_bot": {"code": (_STR, True), "bot": (_STR, False)},
+    "start_table": {"code": (_STR, True)},
+    "leave_table": {"code": (_STR, True)},
+    "move": {
+        "game": (_STR, True),
+        "move": (_MAP, True),
+        "seq": (_INT, False),
+        "move_id": (_STR, False),
+    },
+    "sync": {"game": (_STR, True), "since": (_INT, False)},
+    "watch": {"game": (_STR, True)},
+    "unwatch": {"game": (_STR, True)},
+    "record": {"game": (_STR, True)},
+}
+
+SERVER_MESSAGES = frozenset(
+    {
+        "welcome",
+        "pong",
+        "queued",
+        "left",
+        "match",
+        "table",
+        "event",
+        "moved",
+        "synced",
+        "watching",
+        "unwatched",
+        "record",
+        "error",
+    }
+)
+
+_MAX_STR = 64  # ids, codes, names, tokens are short; a move_id is at most this
+_MAX_TOKEN = 512
+
+
+class ProtocolError(Exception):
+    """A message that breaks the protocol; `code` is the stable error code."""
+
+    def __init__(self, code: str, message: str, msg_id: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.msg_id = msg_id
+
+
+def encode(message: Mapping[str, Any], *, binary: bool = True) -> bytes | str:
+    """A message as a frame: msgpack bytes, or JSON text when `binary` is false."""
+    if binary:
+        return msgpack.packb(message, use_bin_type=True)
+    return json.dumps(message, separators=(",", ":"))
+
+
+def decode(frame: bytes | str) -> dict[str, Any]:
+    """A frame as a message map, or `ProtocolError` (bad_frame / bad_message)."""
+    try:
+        if isinstance(frame, bytes | bytearray | memoryview):
+            data = msgpack.unpackb(frame, raw=False, strict_map_key=True)
+        else:
+            data = json.loads(frame)
+    except (ValueError, msgpack.ExtraData, msgpack.FormatError, msgpack.StackError) as exc:
+        kind = "msgpack" if isinstance(frame, bytes | bytearray | memoryview) else "JSON"
+        raise ProtocolError("bad_frame", f"the frame is not valid {kind}: {exc}") from exc
+    except Exception as exc:  # msgpack raises a few other types on hostile input
+        raise ProtocolError("bad_frame", f"the frame cannot be decoded: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ProtocolError("bad_message", f"a message must be a map, not {type(data).__name__}")
+    return data
+
+
+def check(message: Mapping[str, Any]) -> str:
+    """Validate a client message's type and fields; return its type."""
+    msg_id = message.get("id")
+    if msg_id is not None and (
+        isinstance(msg_id, bool)
+        or not isinstance(msg_id, _ID)
+        or (isinstance(msg_id, str) and len(msg_id) > _MAX_STR)
+    ):
+        raise ProtocolError("bad_message", "'id' must be an integer or a short string")
+    mtype = message.get("type")
+    if not isinstance(mtype, str):
+        raise ProtocolError("bad_message", "a message needs a string 'type'", msg_id)
+    fields = CLIENT_MESSAGES.get(mtype)
+    if fields is None:
+        raise ProtocolError("unknown_type", f"unknown message type {mtype[:40]!r}", msg_id)
+    for name, (types, required) in fields.items():
+        value = message.get(name)
+        if value is None:
+            if required:
+                raise ProtocolError("bad_message", f"'{mtype}' needs the field '{name}'", msg_id)
+            continue
+        if isinstance(value, bool) or not isinstance(value, types):
+            want = " or ".join(t.__name__ for t in types)
+            raise ProtocolError(
+                "bad_message", f"'{mtype}.{name}' must be {want}, not {type(value).__name__}", msg_id
+            )
+        limit = _MAX_TOKEN if name == "token" else _MAX_STR
+        if isinstance(value, str) and len(value) > limit:
+            raise ProtocolError("bad_message", f"'{mtype}.{name}' is too long", msg_id)
+    return mtype
+
+
+def error(code: str, message: str, msg_id: Any = None) -> dict[str, Any]:
+    """An error message with a stable code."""
+    assert code in ERROR_CODES, code
+    out: dict[str, Any] = {"type": "error", "code": code, "message": message}
+    if msg_id is not None:
+        out["id"] = msg_id
+    return out
