@@ -166,9 +166,9 @@ def check(message: Mapping[str, Any]) -> str:
             continue
         if isinstance(value, bool) or not isinstance(value, types):
             want = " or ".join(t.__name__ for t in types)
-            raise ProtocolError(
-                "bad_message", f"'{mtype}.{name}' must be {want}, not {type(value).__name__}", msg_id
-            )
+            got = type(value).__name__
+            text = f"'{mtype}.{name}' must be {want}, not {got}"
+            raise ProtocolError("bad_message", text, msg_id)
         limit = _MAX_TOKEN if name == "token" else _MAX_STR
         if isinstance(value, str) and len(value) > limit:
             raise ProtocolError("bad_message", f"'{mtype}.{name}' is too long", msg_id)

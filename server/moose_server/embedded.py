@@ -80,7 +80,8 @@ class EmbeddedRedis:
         ]  # fmt: skip
         if self.port is None:
             # A unix socket: private to this user, and no port to collide on.
-            args += ["--port", "0", "--unixsocket", str(self.socket_path), "--unixsocketperm", "700"]
+            sock = str(self.socket_path)
+            args += ["--port", "0", "--unixsocket", sock, "--unixsocketperm", "700"]
         else:
             args += ["--port", str(self.port), "--bind", "127.0.0.1"]
         return args + self.extra
@@ -108,7 +109,8 @@ class EmbeddedRedis:
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                err = self.process.stderr.read().decode(errors="replace") if self.process.stderr else ""
+                stderr = self.process.stderr
+                err = stderr.read().decode(errors="replace") if stderr else ""
                 log = self.data_dir / "redis.log"
                 tail = log.read_text(errors="replace")[-800:] if log.exists() else ""
                 raise EmbeddedRedisError(f"redis-server exited at start: {err}{tail}")
