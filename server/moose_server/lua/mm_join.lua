@@ -1,0 +1,20 @@
+-- Take the first empty seat of a private table. ARGV: nonce, code, player, name, ttl_us.
+local function main()
+  local code, player, name, ttl = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
+  local now = now_us()
+  purge_tables(now)
+  local t = load_table(code, now)
+  if not t then return fail('bad_code') end
+  local at = seated_at(player, now)
+  if at then return fail('already_seated', at) end
+  if in_queue(player) then return fail('already_queued') end
+  for i, seat in ipairs(t.seats) do
+    if seat == cjson.null then
+      t.seats[i] = {player = player, name = name}
+      save_table(code, t, now, ttl)
+      redis.call('HSET', K_SEATED, player, code)
+      return cjson.encode(t)
+    end
+  end
+  return fail('table_full')
+end

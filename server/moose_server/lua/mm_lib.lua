@@ -1,0 +1,93 @@
+-- Shared prelude of every mm_*.lua script; matchmaking.py puts it in front of
+-- each script body (which defines main()) and mm_end.lua after it.
+-- KEYS are built by matchmaking.mm_keys(); all share the {mm} hash tag.
+-- ARGV[1] is a nonce: a reply is remembered for a minute under it, so a call
+-- that redis-py re-sends after a lost connection returns the first answer
+-- instead of running twice (a formed table must never be lost).
+
+if redis.replicate_commands then redis.replicate_commands() end -- TIME before writes on 6.2
+
+local K_QUEUE, K_TICKETS, K_COUNTS, K_CLOCK = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local K_TABLES, K_EXPIRY, K_SEATED = KEYS[5], KEYS[6], KEYS[7]
+local K_DONE, K_DONE_AT = KEYS[8], KEYS[9]
+
+local NONCE = ARGV[1]
+local DONE_KEEP_US = 60000000
+
+local function now_us()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+end
+
+-- Lua's tostring keeps 14 digits; microsecond times need 16.
+local function int(n)
+  return string.format('%.0f', n)
+end
+
+local function fail(code, at)
+  return cjson.encode({err = code, at = at})
+end
+
+local function drop_ticket(player, max)
+  redis.call('ZREM', K_QUEUE, player)
+  redis.call('HDEL', K_TICKETS, player)
+  redis.call('HINCRBY', K_COUNTS, max, -1)
+end
+
+local function drop_table(code, t)
+  for _, seat in ipairs(t.seats) do
+    if seat ~= cjson.null and seat.player and redis.call('HGET', K_SEATED, seat.player) == code then
+      redis.call('HDEL', K_SEATED, seat.player)
+    end
+  end
+  redis.call('HDEL', K_TABLES, code)
+  redis.call('ZREM', K_EXPIRY, code)
+end
+
+-- A live table, or nil; a table past its expiry is dropped on sight.
+local function load_table(code, now)
+  local raw = redis.call('HGET', K_TABLES, code)
+  if not raw then return nil end
+  local t = cjson.decode(raw)
+  local expires = tonumber(redis.call('ZSCORE', K_EXPIRY, code))
+  if not expires or expires <= now then
+    drop_table(code, t)
+    return nil
+  end
+  return t
+end
+
+local function save_table(code, t, now, ttl_us)
+  redis.call('HSET', K_TABLES, code, cjson.encode(t))
+  redis.call('ZADD', K_EXPIRY, int(now + ttl_us), code)
+end
+
+local function seat_of(t, player)
+  for i, seat in ipairs(t.seats) do
+    if seat ~= cjson.null and seat.player == player then return i end
+  end
+  return nil
+end
+
+-- The code of the live table the player sits at, or nil (stale entries are cleaned).
+local function seated_at(player, now)
+  local code = redis.call('HGET', K_SEATED, player)
+  if not code then return nil end
+  local t = load_table(code, now)
+  if t and seat_of(t, player) then return code end
+  redis.call('HDEL', K_SEATED, player)
+  return nil
+end
+
+-- Expired tables go a few at a time, so no single call pays for a backlog.
+local function purge_tables(now)
+  local codes = redis.call('ZRANGEBYSCORE', K_EXPIRY, '-inf', int(now), 'LIMIT', 0, 50)
+  for _, code in ipairs(codes) do
+    local raw = redis.call('HGET', K_TABLES, code)
+    if raw then drop_table(code, cjson.decode(raw)) else redis.call('ZREM', K_EXPIRY, code) end
+  end
+end
+
+local function in_queue(player)
+  return redis.call('ZSCORE', K_QUEUE, player) ~= false
+end

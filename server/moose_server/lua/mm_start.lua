@@ -1,0 +1,17 @@
+-- The host starts a private table: the filled seats, in order, become the
+-- game's seats and the table is gone. ARGV: nonce, code, player.
+local function main()
+  local code, player = ARGV[2], ARGV[3]
+  local now = now_us()
+  purge_tables(now)
+  local t = load_table(code, now)
+  if not t then return fail('bad_code') end
+  if t.host ~= player then return fail('not_host') end
+  local seats = {}
+  for _, seat in ipairs(t.seats) do
+    if seat ~= cjson.null then seats[#seats + 1] = seat end
+  end
+  if #seats < 2 then return fail('too_few') end
+  drop_table(code, t)
+  return cjson.encode({seats = seats})
+end
