@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import random
 import sys
 import time
@@ -185,7 +186,10 @@ def play_all(
         for chunk in chunks:
             yield play_chunk(bots, chunk, record_dir)
         return
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    # Spawned, not forked: the progress bar's refresh thread may hold a lock at
+    # the moment of a fork, and a forked child would inherit it held.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         yield from pool.map(play_chunk, [bots] * len(chunks), chunks, [record_dir] * len(chunks))
 
 
