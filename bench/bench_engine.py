@@ -44,7 +44,7 @@ def games_per_second(games: int, seed: int) -> float:
 def greedy_match(games: int, seed: int) -> tuple[float, float, float, float]:
     """Greedy against three random bots: win rates and shares of greedy and of a random seat."""
     wins: Counter[str] = Counter()
-    shares: Counter[str] = Counter()
+    shares: dict[str, float] = {"greedy": 0.0, "random": 0.0}
     for g in range(games):
         names = ["random"] * PLAYERS
         names[g % PLAYERS] = "greedy"  # every seat in turn: no seat advantage

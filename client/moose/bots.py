@@ -99,7 +99,7 @@ class _Seen:
         """Chance that `seat` holds a trap, from the traps not yet seen."""
         if self.unseen_traps <= 0:
             return 0.0
-        p_none = (1 - min(1.0, self.hand_sizes[seat] / self.unknown)) ** self.unseen_traps
+        p_none: float = (1 - min(1.0, self.hand_sizes[seat] / self.unknown)) ** self.unseen_traps
         return 1 - p_none
 
     def lead(self, seat: int) -> float:
@@ -187,7 +187,7 @@ class GreedyBot:
         return 3 + 0.5 * len(rooms) + 2 * mine + seen.lead(target)
 
     def _room(self, seen: _Seen, rtype: str, target: int) -> float:
-        has_house = seen.houses[target]["house"]
+        has_house = bool(seen.houses[target]["house"])
         mine = f"moose:{rtype}" in seen.hand
         exposure = min(1.0, seen.unseen_moose[rtype] / 3)
         return 2 + has_house * (1.5 + 2 * mine + exposure) + seen.lead(target)

@@ -14,7 +14,7 @@ import multiprocessing
 import random
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,7 +65,7 @@ class BotTotals:
 # -- argument checking ------------------------------------------------------------
 
 
-def _int_at_least(low: int, high: int | None = None) -> Any:
+def _int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
     def parse(text: str) -> int:
         try:
             value = int(text)
@@ -146,7 +146,9 @@ def lineup_for(bots: Sequence[str], index: int) -> tuple[str, ...]:
     return tuple(bots[(seat + index) % n] for seat in range(n))
 
 
-def game_record(state: rules.State, moves: list[dict[str, Any]], names: Sequence[str]) -> dict:
+def game_record(
+    state: rules.State, moves: list[dict[str, Any]], names: Sequence[str]
+) -> dict[str, Any]:
     """A finished game as a RULES.md section 7 record."""
     return {
         "players": state.n,
