@@ -263,7 +263,7 @@ def print_table(summary: dict[str, Any]) -> None:
     console.print(table)
     console.print(
         "win rate counts a shared win as a win for each winner; win share splits it."
-        f" A seat's baseline is {summary['baseline_win_rate']:.1%}."
+        f" Baseline (an even chance): {summary['baseline_win_rate']:.1%} per seat."
     )
     workers = summary["workers"]
     console.print(
