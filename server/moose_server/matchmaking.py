@@ -268,7 +268,7 @@ class Matchmaker:
         tables = []
         for row in rows or []:
             bots, flat = int(row[0]), row[1:]
-            seats = [Seat(player=flat[i], name=flat[i + 1], bot=None) for i in range(0, len(flat), 2)]
+            seats = [Seat(flat[i], flat[i + 1], None) for i in range(0, len(flat), 2)]
             seats += [Seat(None, f"{self.bot}-bot {n}", self.bot) for n in range(1, bots + 1)]
             tables.append(FormedTable(seats=seats, source="queue"))
         return tables

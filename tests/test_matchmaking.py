@@ -1,0 +1,388 @@
+"""Matchmaking against a real redis-server: the queue, private tables, many instances."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
+
+import pytest
+import redis.asyncio as aioredis
+
+from moose.protocol import ERROR_CODES
+from moose_server.matchmaking import (
+    CODE_ALPHABET,
+    FormedTable,
+    MatchError,
+    Matchmaker,
+    Seat,
+    mm_keys,
+)
+
+WAIT = 0.1  # match_wait of most tests: short, so tests stay quick
+
+
+@pytest.fixture
+async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
+    # A blocking pool: gathering hundreds of calls must wait for a connection, not fail.
+    pool = aioredis.BlockingConnectionPool.from_url(redis_url, max_connections=32)
+    client = aioredis.Redis.from_pool(pool)  # owns the pool: aclose() closes it
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def make_mm(redis: aioredis.Redis) -> Callable[..., Matchmaker]:
+    def make(**kwargs: object) -> Matchmaker:
+        kwargs.setdefault("match_wait", WAIT)
+        return Matchmaker(redis, **kwargs)  # type: ignore[arg-type]
+
+    return make
+
+
+async def queue(mm: Matchmaker, ranges: list[tuple[int, int]], tag: str = "p") -> list[str]:
+    """Queue one player per range, in order (so the first is the oldest)."""
+    players = [f"{tag}{i}" for i in range(len(ranges))]
+    for player, (low, high) in zip(players, ranges, strict=True):
+        await mm.enqueue(player, player.upper(), low, high)
+    return players
+
+
+def humans(table: FormedTable) -> list[str]:
+    return [s.player for s in table.seats if s.player is not None]
+
+
+async def expect(code: str, call: object) -> MatchError:
+    with pytest.raises(MatchError) as info:
+        await call  # type: ignore[misc]
+    assert info.value.code == code
+    assert info.value.code in ERROR_CODES
+    return info.value
+
+
+def check_tables(tables: list[FormedTable], ranges: dict[str, tuple[int, int]]) -> None:
+    """Every human's range includes the table's size."""
+    for table in tables:
+        for player in humans(table):
+            low, high = ranges[player]
+            assert low <= len(table.seats) <= high, (player, ranges[player], len(table.seats))
+
+
+# -- the queue -------------------------------------------------------------------
+
+
+async def test_full_table_at_common_maximum_forms_at_once(make_mm):
+    mm = make_mm(match_wait=60)
+    players = await queue(mm, [(2, 4)] * 4 + [(2, 6)] * 3)
+    tables = await mm.form_tables()
+    assert [humans(t) for t in tables] == [players[:4]]
+    assert tables[0].source == "queue"
+    assert tables[0].seats[0] == Seat(player="p0", name="P0", bot=None)
+    assert await mm.queue_sizes() == {"2": 0, "3": 0, "4": 0, "5": 0, "6": 3}
+
+
+async def test_largest_table_forms_after_the_wait(make_mm):
+    mm = make_mm()
+    players = await queue(mm, [(2, 6)] * 5)
+    assert await mm.form_tables() == []  # a sixth may still come
+    await asyncio.sleep(WAIT + 0.05)
+    tables = await mm.form_tables()
+    assert [humans(t) for t in tables] == [players]  # one table of 5, not 2 + 3
+
+
+async def test_best_smaller_table_after_the_wait(make_mm):
+    mm = make_mm()
+    players = await queue(mm, [(2, 3), (3, 6), (2, 5)])
+    assert await mm.form_tables() == []
+    await asyncio.sleep(WAIT + 0.05)
+    assert [humans(t) for t in await mm.form_tables()] == [players]
+
+
+async def test_disjoint_ranges_never_share_a_table(make_mm):
+    mm = make_mm(match_wait=0)
+    await queue(mm, [(2, 3), (5, 6)])
+    assert await mm.form_tables() == []
+    more = await queue(mm, [(2, 3), (5, 6)], tag="q")
+    tables = await mm.form_tables()
+    assert sorted(humans(t) for t in tables) == [["p0", more[0]]]
+    assert await mm.queue_sizes() == {"2": 0, "3": 0, "4": 0, "5": 0, "6": 2}
+
+
+async def test_oldest_tickets_are_seated_first(make_mm):
+    mm = make_mm(match_wait=60)
+    players = await queue(mm, [(2, 2)] * 5)
+    tables = await mm.form_tables()
+    assert [humans(t) for t in tables] == [players[0:2], players[2:4]]
+    assert await mm.leave(players[4])
+    # After the wait the oldest ticket picks its table first, with the oldest company,
+    # before younger tickets form the full table they could have formed alone.
+    mm = make_mm(match_wait=WAIT)
+    old = await queue(mm, [(2, 3)], tag="old")
+    await asyncio.sleep(WAIT + 0.05)
+    young = await queue(mm, [(3, 3)] * 3, tag="young")
+    tables = await mm.form_tables()
+    assert [humans(t) for t in tables] == [[old[0], young[0], young[1]]]
+
+
+async def test_leave_removes_the_ticket(make_mm):
+    mm = make_mm(match_wait=0)
+    await mm.enqueue("alice", "Alice", 2, 2)
+    assert await mm.leave("alice") is True
+    assert await mm.leave("alice") is False
+    assert sum((await mm.queue_sizes()).values()) == 0
+    await mm.enqueue("bob", "Bob", 2, 2)
+    assert await mm.form_tables() == []  # alice is gone: bob waits alone
+
+
+async def test_enqueue_twice_and_bad_ranges(make_mm):
+    mm = make_mm()
+    since = await mm.enqueue("alice", "Alice", 2, 4)
+    assert since > 1_600_000_000_000  # Redis time in ms
+    await expect("already_queued", mm.enqueue("alice", "Alice", 3, 6))
+    for low, high in [(1, 4), (2, 7), (5, 3), (True, 4)]:
+        await expect("bad_message", mm.enqueue("bob", "Bob", low, high))
+    assert await mm.queue_sizes() == {"2": 0, "3": 0, "4": 1, "5": 0, "6": 0}
+
+
+async def test_bots_fill_after_queue_bots_after(make_mm):
+    mm = make_mm(match_wait=WAIT, queue_bots_after=0.2)
+    await mm.enqueue("alice", "Alice", 3, 5)
+    assert await mm.form_tables() == []
+    await asyncio.sleep(0.25)
+    [table] = await mm.form_tables()
+    assert table.seats == [
+        Seat("alice", "Alice", None),
+        Seat(None, "greedy-bot 1", "greedy"),
+        Seat(None, "greedy-bot 2", "greedy"),
+    ]
+    # Bots take only the seats nobody waiting can take.
+    mm = make_mm(match_wait=WAIT, queue_bots_after=0.2, bot="random")
+    await queue(mm, [(3, 5), (2, 3)])
+    await asyncio.sleep(0.25)
+    [table] = await mm.form_tables()
+    assert [s.player for s in table.seats] == ["p0", "p1", None]
+    assert table.seats[2].bot == "random"
+
+
+async def test_forget_instance_drops_only_its_tickets(redis):
+    a = Matchmaker(redis, match_wait=60, instance="a")
+    b = Matchmaker(redis, match_wait=60, instance="b")
+    await queue(a, [(3, 6)] * 3, tag="a")
+    await queue(b, [(3, 6)] * 2, tag="b")
+    assert await b.forget_instance("a") == 3
+    assert await b.forget_instance("a") == 0
+    assert await a.leave("a0") is False
+    assert await a.leave("b0") is True
+    assert sum((await a.queue_sizes()).values()) == 1
+
+
+async def test_a_resent_call_runs_once(make_mm, redis):
+    """redis-py re-sends a script after a lost reply: the nonce answers it from memory."""
+    mm = make_mm(match_wait=0)
+    await queue(mm, [(2, 2)] * 2)
+    form = mm._scripts["form"]
+    args = ["nonce-1", 0, 0, 1000]
+    first = await form(keys=mm_keys("moose"), args=args)
+    await queue(mm, [(2, 2)] * 2, tag="q")
+    assert await form(keys=mm_keys("moose"), args=args) == first
+    assert len(await mm.form_tables()) == 1  # the second pair was not taken by the resend
+
+
+# -- private tables ----------------------------------------------------------------
+
+
+async def test_private_table_flow_and_errors(make_mm):
+    mm = make_mm()
+    info = await mm.create_table("h", "Host", 3)
+    assert len(info.code) == 6 and set(info.code) <= set(CODE_ALPHABET)
+    assert info.seats == [Seat("h", "Host", None), None, None]
+    await expect("bad_code", mm.join_table("ZZZZZZ", "x", "X"))
+    await expect("bad_code", mm.join_table("no!", "x", "X"))
+    joined = await mm.join_table(f" {info.code.lower()} ", "x", "X")
+    assert joined.seats[1] == Seat("x", "X", None)
+    await expect("already_seated", mm.join_table(info.code, "x", "X"))
+    await expect("already_seated", mm.create_table("x", "X", 2))
+    await expect("already_queued", mm.enqueue("x", "X"))
+    await expect("not_host", mm.add_bot(info.code, "x", "greedy"))
+    await expect("bad_message", mm.add_bot(info.code, "h", "nobody"))
+    await expect("not_host", mm.start_table(info.code, "x"))
+    full = await mm.add_bot(info.code, "h", "random")
+    assert full.seats[2] == Seat(None, "random-bot 1", "random")
+    assert full.as_message()["seats"][2] == {
+        "name": "random-bot 1",
+        "player": None,
+        "bot": "random",
+    }
+    await expect("table_full", mm.join_table(info.code, "y", "Y"))
+    await expect("table_full", mm.add_bot(info.code, "h", "greedy"))
+    other = await mm.create_table("y", "Y", 2)
+    await expect("already_seated", mm.join_table(other.code, "x", "X"))
+    await mm.enqueue("q", "Q")
+    await expect("already_queued", mm.join_table(other.code, "q", "Q"))
+    await expect("already_queued", mm.create_table("q", "Q", 2))
+    started = await mm.start_table(info.code, "h")
+    assert started.source == f"table:{info.code}"
+    assert [s.name for s in started.seats] == ["Host", "X", "random-bot 1"]
+    await expect("bad_code", mm.table(info.code))
+    await mm.enqueue("x", "X")  # free again once the table has started
+
+
+async def test_start_needs_two_seats(make_mm):
+    mm = make_mm()
+    info = await mm.create_table("h", "Host", 4)
+    await expect("bad_message", mm.start_table(info.code, "h"))
+    await mm.add_bot(info.code, "h", "greedy")
+    started = await mm.start_table(info.code, "h")
+    assert [s.bot for s in started.seats] == [None, "greedy"]  # empty seats are dropped
+
+
+async def test_host_leaving_hands_over_then_closes(make_mm):
+    mm = make_mm()
+    info = await mm.create_table("h", "Host", 4)
+    await mm.add_bot(info.code, "h", "greedy")
+    await mm.join_table(info.code, "x", "X")
+    assert await mm.leave_table(info.code, "nobody") == await mm.table(info.code)
+    after = await mm.leave_table(info.code, "h")
+    assert after is not None and after.host == "x"
+    assert after.seats[0] is None
+    await mm.enqueue("h", "Host")  # the old host is free
+    await mm.add_bot(info.code, "x", "greedy")  # the new host may act
+    assert await mm.leave_table(info.code, "x") is None  # only bots left: closed
+    await expect("bad_code", mm.table(info.code))
+    await mm.enqueue("x", "X")
+
+
+async def test_tables_expire(make_mm):
+    mm = make_mm(table_ttl=0.2)
+    info = await mm.create_table("h", "Host", 2)
+    await expect("already_seated", mm.create_table("h", "Host", 2))
+    await asyncio.sleep(0.25)
+    await expect("bad_code", mm.join_table(info.code, "x", "X"))
+    await mm.enqueue("h", "Host")
+
+
+# -- many tickets, many instances -------------------------------------------------
+
+
+def random_ranges(rng: random.Random, n: int) -> list[tuple[int, int]]:
+    out = []
+    for _ in range(n):
+        low = rng.randint(2, 6)
+        out.append((low, rng.randint(low, 6)))
+    return out
+
+
+async def test_concurrent_form_tables_seat_everyone_once(redis_url):
+    rng = random.Random(7)
+    ranges = dict(zip([f"p{i}" for i in range(240)], random_ranges(rng, 240), strict=True))
+    clients = [aioredis.Redis.from_url(redis_url) for _ in range(12)]
+    mms = [
+        Matchmaker(c, match_wait=0.05, queue_bots_after=0.1, instance=f"i{n}")
+        for n, c in enumerate(clients)
+    ]
+    formed: list[FormedTable] = []
+    done = asyncio.Event()
+
+    async def producer() -> None:
+        # Tickets arrive while the instances are forming tables.
+        items = list(ranges.items())
+        for start in range(0, len(items), 20):
+            batch = enumerate(items[start : start + 20])
+            await asyncio.gather(*(mms[j % 12].enqueue(p, p, lo, hi) for j, (p, (lo, hi)) in batch))
+            await asyncio.sleep(0.005)
+        done.set()
+
+    async def former(mm: Matchmaker) -> int:
+        won = 0
+        while not done.is_set() or sum((await mm.queue_sizes()).values()):
+            tables = await mm.form_tables()
+            formed.extend(tables)
+            won += bool(tables)
+            await asyncio.sleep(0.001)
+        return won
+
+    _, *wins = await asyncio.gather(producer(), *(former(mm) for mm in mms))
+    assert sum(1 for w in wins if w) >= 3  # the instances really raced for the queue
+    seated = Counter(p for t in formed for p in humans(t))
+    assert set(seated) == set(ranges)
+    assert max(seated.values()) == 1
+    check_tables(formed, ranges)
+    for c in clients:
+        await c.aclose()
+
+
+async def test_simultaneous_form_tables_over_a_full_queue(redis_url, make_mm):
+    rng = random.Random(3)
+    ranges = dict(zip([f"p{i}" for i in range(300)], random_ranges(rng, 300), strict=True))
+    await queue(make_mm(), list(ranges.values()))
+    clients = [aioredis.Redis.from_url(redis_url) for _ in range(20)]
+    mms = [Matchmaker(c, match_wait=0) for c in clients]
+    formed: list[FormedTable] = []
+    for _ in range(5):  # 20 connections fire at the same moment, a few times over
+        for tables in await asyncio.gather(*(mm.form_tables() for mm in mms)):
+            formed += tables
+    seated = Counter(p for t in formed for p in humans(t))
+    assert max(seated.values()) == 1
+    left = await waiting(mms[0])
+    assert set(seated) | set(left) == set(ranges) and not set(seated) & set(left)
+    assert no_table_left(left, ranges, full=False)
+    check_tables(formed, ranges)
+    for c in clients:
+        await c.aclose()
+
+
+async def waiting(mm: Matchmaker) -> list[str]:
+    """The players still queued, oldest first."""
+    return [p.decode() for p in await mm.redis.zrange(mm_keys(mm.prefix)[0], 0, -1)]
+
+
+def no_table_left(left: list[str], ranges: dict[str, tuple[int, int]], *, full: bool) -> bool:
+    """No k waiting players could share a table of k (full: one at all their maximum)."""
+    for k in range(2, 7):
+        fits = [p for p in left if ranges[p][0] <= k <= ranges[p][1]]
+        if full:
+            fits = [p for p in fits if ranges[p][1] == k]
+        if len(fits) >= k:
+            return False
+    return True
+
+
+async def test_forming_until_quiet_leaves_no_possible_table(make_mm, redis):
+    rng = random.Random(11)
+    for round_ in range(6):
+        await redis.flushall()
+        expired = round_ % 2 == 1
+        mm = make_mm(match_wait=0 if expired else 60)
+        ranges = dict(zip([f"p{i}" for i in range(60)], random_ranges(rng, 60), strict=True))
+        await queue(mm, list(ranges.values()))
+        formed: list[FormedTable] = []
+        while tables := await mm.form_tables():
+            formed += tables
+        check_tables(formed, ranges)
+        left = await waiting(mm)
+        assert no_table_left(left, ranges, full=not expired)
+        assert len(left) + sum(len(t.seats) for t in formed) == 60
+
+
+async def test_two_thousand_players_are_all_seated(make_mm):
+    rng = random.Random(2000)
+    mm = make_mm(match_wait=WAIT, queue_bots_after=0.2)
+    ranges = dict(zip([f"p{i}" for i in range(2000)], random_ranges(rng, 2000), strict=True))
+    for batch in range(0, 2000, 200):
+        part = list(ranges.items())[batch : batch + 200]
+        await asyncio.gather(*(mm.enqueue(p, p, lo, hi) for p, (lo, hi) in part))
+    formed: list[FormedTable] = []
+    calls = 0
+    while tables := await mm.form_tables():  # full tables at once, before the wait
+        formed += tables
+        calls += 1
+    assert no_table_left(await waiting(mm), ranges, full=True)
+    await asyncio.sleep(0.25)
+    while sum((await mm.queue_sizes()).values()):
+        formed += await mm.form_tables()
+        calls += 1
+    seated = Counter(p for t in formed for p in humans(t))
+    assert set(seated) == set(ranges) and max(seated.values()) == 1
+    check_tables([t for t in formed if all(s.bot is None for s in t.seats)], ranges)
+    assert calls <= 6  # 1000 tickets looked at per call
