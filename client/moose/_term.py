@@ -1,0 +1,115 @@
+"""Terminal input that never blocks the event loop: stdin read in a daemon thread.
+
+Works the same when stdin is a pipe (tests, scripts) and when it is a terminal.
+On a terminal, `keys=True` switches it to cbreak mode so the typed text can be
+drawn inside a live screen (`buffer`) instead of being echoed over it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+_EOF_KEYS = {"\x04"}  # Ctrl-D: in cbreak mode the terminal no longer turns it into EOF
+_BACKSPACE = {"\x7f", "\x08"}
+
+
+class InputReader:
+    """Lines typed on stdin, as an asyncio queue; `None` marks the end of input."""
+
+    def __init__(self, *, keys: bool = False, on_change: Callable[[], None] | None = None) -> None:
+        self.keys = keys
+        self.on_change = on_change
+        self.buffer = ""
+        self._fd = sys.stdin.fileno()
+        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._saved: Any = None
+
+    def start(self) -> None:
+        """Start reading (and enter cbreak mode on a terminal when `keys`)."""
+        self._loop = asyncio.get_running_loop()
+        if self.keys:
+            import termios
+            import tty
+
+            self._saved = termios.tcgetattr(self._fd)
+            tty.setcbreak(self._fd)
+        # A daemon thread: a read blocked on stdin cannot be interrupted, and must
+        # not keep the process alive. os.read avoids the sys.stdin buffer's lock,
+        # which a daemon thread would otherwise hold at interpreter exit.
+        threading.Thread(target=self._pump, name="moose-stdin", daemon=True).start()
+
+    def close(self) -> None:
+        """Give the terminal back its settings."""
+        if self._saved is not None:
+            import termios
+
+            with contextlib.suppress(termios.error):
+                termios.tcsetattr(self._fd, termios.TCSADRAIN, self._saved)
+            self._saved = None
+
+    async def get(self) -> str | None:
+        """The next line typed, or None at the end of input."""
+        line = await self._queue.get()
+        if line is None:
+            self._queue.put_nowait(None)
+        return line
+
+    def _pump(self) -> None:
+        decoder = _Utf8()
+        while True:
+            try:
+                data = os.read(self._fd, 1 if self.keys else 4096)
+            except OSError:
+                data = b""
+            if not data:
+                self._emit(None)
+                return
+            for char in decoder.feed(data):
+                if not self._key(char):
+                    self._emit(None)
+                    return
+
+    def _key(self, char: str) -> bool:
+        if char in _EOF_KEYS:
+            return False
+        if char in "\r\n":
+            line, self.buffer = self.buffer, ""
+            self._emit(line)
+        elif char in _BACKSPACE:
+            self.buffer = self.buffer[:-1]
+            self._changed()
+        elif char.isprintable():
+            self.buffer += char
+            self._changed()
+        return True
+
+    def _emit(self, line: str | None) -> None:
+        assert self._loop is not None
+        with contextlib.suppress(RuntimeError):  # the loop closed while we waited
+            self._loop.call_soon_threadsafe(self._queue.put_nowait, line)
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.keys and self.on_change is not None and self._loop is not None:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self.on_change)
+
+
+class _Utf8:
+    """Bytes to characters, keeping a partial multi-byte character for the next read."""
+
+    def __init__(self) -> None:
+        import codecs
+
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed(self, data: bytes) -> str:
+        """The characters completed by `data`."""
+        return self._decoder.decode(data)

@@ -1,0 +1,184 @@
+"""`moose bots`: N bot clients in this process play through the public queue."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from moose.commands.play import DEFAULT_URL, players_range
+
+if TYPE_CHECKING:  # the client pulls in aiohttp: imported when the command runs
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+    from moose.client import Client, GameResult
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `moose bots`."""
+    from moose.bots import BOTS
+
+    p = subparsers.add_parser(
+        "bots",
+        help="run bot players against a server",
+        description="Connect COUNT bots to a server; they play from the public queue until "
+        "GAMES games have finished (games already running are played out).",
+    )
+    p.add_argument("--count", type=int, default=2, help="bot clients to run (default 2)")
+    p.add_argument("--bot", default="greedy", choices=sorted(BOTS), help="bot kind")
+    p.add_argument(
+        "--games",
+        type=int,
+        default=None,
+        help="stop once this many games have finished (default: COUNT)",
+    )
+    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument(
+        "--players",
+        type=players_range,
+        default=(2, 4),
+        metavar="MIN-MAX",
+        help="table size wanted from the queue, e.g. 2-4 (default 2-4)",
+    )
+    p.add_argument("--seed", type=int, default=None, help="seed of the first bot (+1 per bot)")
+    p.add_argument("--name", default=None, help="name prefix (default: the bot kind)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of `moose bots`."""
+    if args.count < 1 or (args.games is not None and args.games < 1):
+        print("moose bots: --count and --games must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        return asyncio.run(_main(args))
+    except KeyboardInterrupt:
+        return 130
+
+
+@dataclass
+class Tally:
+    """What the bots did, for the progress bar and the summary."""
+
+    target: int
+    games: set[str] = field(default_factory=set)
+    wins: Counter[str] = field(default_factory=Counter)
+    played: Counter[str] = field(default_factory=Counter)
+    errors: list[str] = field(default_factory=list)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def done(self) -> bool:
+        """Whether enough games have finished."""
+        return len(self.games) >= self.target
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from moose.client import Client, ConnectError
+
+    console = Console(highlight=False, stderr=False)
+    tally = Tally(target=args.games or args.count)
+    prefix = args.name or args.bot
+    clients = [Client(args.url, name=f"{prefix}-{i + 1}") for i in range(args.count)]
+    try:
+        await asyncio.gather(*(c.open() for c in clients))
+    except ConnectError:
+        console.print(f"cannot reach {args.url}: is `moose serve` running?", markup=False)
+        await asyncio.gather(*(c.close() for c in clients))
+        return 1
+    columns = (TextColumn("games finished"), BarColumn(), MofNCompleteColumn())
+    with Progress(*columns, console=console, transient=False) as progress:
+        bar = progress.add_task("games", total=tally.target)
+        tasks = [
+            asyncio.create_task(_bot(c, i, args, tally, progress, bar))
+            for i, c in enumerate(clients)
+        ]
+        stopper = asyncio.create_task(_stop_when_done(tally, clients))
+        try:
+            await asyncio.gather(*tasks)
+        finally:
+            for task in (*tasks, stopper):
+                task.cancel()
+            await asyncio.gather(*tasks, stopper, return_exceptions=True)
+            await asyncio.gather(*(c.close() for c in clients))
+    _summary(console, tally, clients)
+    return 1 if tally.errors else 0
+
+
+async def _bot(
+    client: Client,
+    index: int,
+    args: argparse.Namespace,
+    tally: Tally,
+    progress: Progress,
+    bar: TaskID,
+) -> None:
+    """One bot client: play until the tally is done, then leave the queue."""
+    from moose.bots import make_bot
+    from moose.client import MooseError
+
+    seed = None if args.seed is None else args.seed + index
+    name = client.name or f"bot-{index}"
+
+    def on_result(result: GameResult) -> None:
+        tally.played[name] += 1
+        tally.wins[name] += result.won
+        if result.game not in tally.games:
+            tally.games.add(result.game)
+            progress.update(bar, completed=min(len(tally.games), tally.target))
+        if tally.done:
+            tally.finished.set()
+
+    low, high = args.players
+    try:
+        await client.run_bot(
+            make_bot(args.bot, seed),
+            None,
+            min_players=low,
+            max_players=high,
+            stop=lambda: tally.done,
+            on_result=on_result,
+        )
+    except MooseError as exc:
+        tally.errors.append(f"{name}: {exc}")
+
+
+async def _stop_when_done(tally: Tally, clients: list[Client]) -> None:
+    """Once enough games finished, close the bots waiting in the queue.
+
+    A bot in a game plays it out and then stops by itself (`stop` in run_bot);
+    one that cannot leave the queue has just been seated, and does the same.
+    """
+    from moose.client import MooseError
+
+    await tally.finished.wait()
+    for client in clients:
+        if client.active_games:
+            continue
+        with contextlib.suppress(MooseError):
+            await client.leave_queue()
+            await client.close()  # it was idle in the queue: nothing is lost
+
+
+def _summary(console: Console, tally: Tally, clients: list[Client]) -> None:
+    from rich.table import Table
+
+    table = Table(title=f"{len(tally.games)} games finished")
+    table.add_column("bot")
+    table.add_column("games", justify="right")
+    table.add_column("wins", justify="right")
+    for c in clients:
+        name = c.name or "?"
+        table.add_row(name, str(tally.played[name]), str(tally.wins[name]))
+    console.print(table)
+    console.print(f"errors: {len(tally.errors)}")
+    for line in tally.errors:
+        console.print(f"  {line}", markup=False)

@@ -1,0 +1,77 @@
+"""`moose watch GAME_ID`: follow a game as a spectator, one line per event."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+from moose.commands.play import DEFAULT_URL
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `moose watch`."""
+    p = subparsers.add_parser(
+        "watch",
+        help="follow a game as a spectator",
+        description="Print every event of a game as it happens, until the game is over.",
+    )
+    p.add_argument("game", metavar="GAME_ID", help="the game's id, such as g_9f8e7d6c5b")
+    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--json", action="store_true", help="one JSON line per event message")
+    p.add_argument("--name", default="spectator", help="the name to say hello with")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of `moose watch`."""
+    try:
+        return asyncio.run(_main(args))
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from moose import _render
+    from moose.client import Client, ConnectError, ConnectionLost, ServerError
+
+    console = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
+    client = Client(args.url, name=args.name)
+    try:
+        await client.open()
+    except ConnectError:
+        err.print(f"cannot reach {args.url}: is `moose serve` running?", markup=False)
+        return 1
+    names: list[str] | None = None
+    try:
+        await client.watch(args.game)
+        async for msg in client.events():
+            if msg.get("type") != "event" or msg.get("game") != args.game:
+                continue
+            event = msg.get("event") or {}
+            names = event.get("names") or names
+            if args.json:
+                sys.stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
+                sys.stdout.flush()
+            else:
+                console.print(_render.describe_event(msg, names), markup=False)
+                if event.get("kind") == "state":
+                    console.print(_render.board(msg.get("view") or {}, names))
+            if (msg.get("view") or {}).get("over"):
+                if not args.json:
+                    console.print(_render.board(msg["view"], names))
+                return 0
+    except ServerError as exc:
+        err.print(f"cannot watch {args.game}: {exc.message} ({exc.code})", markup=False)
+        return 1
+    except ConnectionLost as exc:
+        err.print(f"lost the connection: {exc}", markup=False)
+        return 1
+    finally:
+        await client.close()
+    return 1
