@@ -189,6 +189,28 @@ async def test_a_resent_call_runs_once(make_mm, redis):
     assert len(await mm.form_tables()) == 1  # the second pair was not taken by the resend
 
 
+async def test_idle_polling_writes_nothing(make_mm, redis):
+    mm = make_mm(match_wait=60)
+    await mm.enqueue("alice", "Alice", 3, 3)
+    done = mm_keys(mm.prefix)[7]  # the replies remembered for re-sent calls
+    remembered = await redis.hlen(done)
+    for _ in range(5):
+        assert await mm.form_tables() == []
+    await expect("already_queued", mm.enqueue("alice", "Alice"))
+    assert await redis.hlen(done) == remembered == 1
+
+
+async def test_names_keep_every_character(make_mm):
+    mm = make_mm(match_wait=0)
+    names = ['Zoë "the moose" \\ 🫎', "李雷/韩梅梅"]
+    for n, name in enumerate(names):
+        await mm.enqueue(f"p{n}", name, 2, 2)
+    [table] = await mm.form_tables()
+    assert [s.name for s in table.seats] == names
+    info = await mm.create_table("h", names[0], 2)
+    assert (await mm.join_table(info.code, "x", names[1])).seats[1] == Seat("x", names[1], None)
+
+
 # -- private tables ----------------------------------------------------------------
 
 

@@ -1,8 +1,9 @@
--- Epilogue of every mm_*.lua script: answer a re-sent call from memory, else
--- run main() once and remember its reply under the nonce.
+-- Epilogue of every mm_*.lua script that changes state: answer a re-sent call
+-- from memory, else run main() once and remember its reply under the nonce.
 local done = redis.call('HGET', K_DONE, NONCE)
 if done then return done end
 local reply = main()
+if not REMEMBER then return reply end
 local t = now_us()
 redis.call('HSET', K_DONE, NONCE, reply)
 redis.call('ZADD', K_DONE_AT, int(t), NONCE)

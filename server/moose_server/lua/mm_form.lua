@@ -17,7 +17,10 @@ local function main()
   local now = now_us()
   local rows = redis.call('ZRANGE', K_QUEUE, 0, scan - 1, 'WITHSCORES')
   local n = #rows / 2
-  if n == 0 then return '[]' end
+  if n == 0 then
+    REMEMBER = false
+    return '[]'
+  end
   local ids, age = {}, {}
   for i = 1, n do
     ids[i] = rows[2 * i - 1]
@@ -110,6 +113,9 @@ local function main()
       end
     end
   end
-  if #out == 0 then return '[]' end
+  if #out == 0 then
+    REMEMBER = false
+    return '[]'
+  end
   return cjson.encode(out)
 end

@@ -24,7 +24,12 @@ local function int(n)
   return string.format('%.0f', n)
 end
 
+-- Only replies that changed something are remembered: re-running a refusal or
+-- a call that found nothing to do is harmless, and idle polling stays read-only.
+local REMEMBER = true
+
 local function fail(code, at)
+  REMEMBER = false
   return cjson.encode({err = code, at = at})
 end
 
