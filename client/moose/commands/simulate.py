@@ -23,6 +23,14 @@ from typing import Any
 from moose import rules
 from moose.bots import BOTS, make_bot, play_game
 
+# moose.record is written alongside this command; until it lands, records are
+# written here as plain dicts in the same RULES.md section 7 form.
+_record: Any
+try:
+    from moose import record as _record
+except ImportError:
+    _record = None
+
 PROG = "moose simulate"
 # Work handed to a worker process at once: small enough for a smooth progress
 # bar, large enough that pickling results stays cheap next to playing.
@@ -160,14 +168,23 @@ def game_record(
     }
 
 
+def write_record(
+    path: Path, state: rules.State, moves: list[dict[str, Any]], names: Sequence[str]
+) -> None:
+    """Write a finished game's record as one line of JSON, with moose.record if it is there."""
+    if _record is not None and hasattr(_record, "from_game") and hasattr(_record, "dump"):
+        _record.dump(_record.from_game(state, moves, names), path)
+    else:
+        path.write_text(json.dumps(game_record(state, moves, names)) + "\n")
+
+
 def play_one(bots: Sequence[str], index: int, seed: int, record_dir: Path | None) -> GameResult:
     """Play game `index` of a run from its own seed; write its record if asked."""
     names = lineup_for(bots, index)
     players = [make_bot(name, seed=seed + 1 + seat) for seat, name in enumerate(names)]
     state, moves = play_game(players, seed=seed)
     if record_dir is not None:
-        path = record_dir / f"game-{index:06d}.json"
-        path.write_text(json.dumps(game_record(state, moves, names)) + "\n")
+        write_record(record_dir / f"game-{index:06d}.json", state, moves, names)
     return GameResult(index, names, tuple(rules.scores(state)), tuple(rules.winners(state)))
 
 
