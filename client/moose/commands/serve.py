@@ -1,0 +1,69 @@
+"""`moose serve`: run a Moose House server instance.
+
+Flags override MOOSE_* environment variables, which override the defaults of
+`moose_server.settings.Settings`. The server package is imported only when the
+command runs, so the client never needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+# (flag, Settings field, type, help); every flag defaults to None = "not given".
+FLAGS: tuple[tuple[str, str, type, str], ...] = (
+    ("--host", "host", str, "address to listen on (default 127.0.0.1)"),
+    ("--port", "port", int, "port to listen on (default 8080)"),
+    ("--redis", "redis_url", str, "Redis URL (default: a bundled redis-server in --data-dir)"),
+    ("--data-dir", "data_dir", str, "folder of the bundled Redis' data (default: user data dir)"),
+    ("--turn-time", "turn_time", float, "seconds for a turn (default 30)"),
+    ("--answer-time", "answer_time", float, "seconds for a trap answer (default 8)"),
+    ("--away-after", "away_after", int, "timeouts in a row before a seat is away (default 2)"),
+    ("--match-wait", "match_wait", float, "seconds before a smaller queue table (default 10)"),
+    ("--queue-bots-after", "queue_bots_after", float, "bots fill queue tables after S s (0: off)"),
+    ("--game-ttl", "game_ttl", int, "seconds a finished game is kept (default 86400)"),
+    ("--token-secret", "token_secret", str, "session token secret (default: shared via Redis)"),
+    ("--token-ttl", "token_ttl", float, "seconds a session token is valid (default 7 days)"),
+    ("--rate", "rate", float, "messages per second a socket may send (default 20)"),
+    ("--burst", "burst", int, "burst of messages allowed (default 40)"),
+    ("--heartbeat", "heartbeat", float, "seconds between WebSocket pings (default 20)"),
+    ("--poll-interval", "poll_interval", float, "seconds between deadline polls (default 0.25)"),
+    ("--buckets", "buckets", int, "game buckets (default 16; never change on live data)"),
+    ("--drain-grace", "drain_grace", float, "seconds to drain sockets on shutdown (default 5)"),
+    ("--instance-id", "instance_id", str, "this instance's name in logs (default random)"),
+)  # fmt: skip
+
+
+def add_parser(sub: Any) -> None:
+    """Register `moose serve`."""
+    parser = sub.add_parser(
+        "serve",
+        help="run a game server",
+        description="Run a Moose House server (WebSocket at /ws). Every flag also "
+        "reads MOOSE_<NAME>, e.g. MOOSE_REDIS_URL, MOOSE_TURN_TIME.",
+    )
+    for flag, dest, kind, text in FLAGS:
+        parser.add_argument(flag, dest=dest, type=kind, default=None, help=text)
+    parser.add_argument("--log-level", default="INFO", help="logging level (default INFO)")
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build the settings and serve until Ctrl-C or SIGTERM."""
+    import asyncio
+    import logging
+
+    from moose_server.app import serve
+    from moose_server.settings import Settings
+
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    overrides = {dest: getattr(args, dest) for _, dest, _, _ in FLAGS}
+    try:
+        settings = Settings.from_env(**overrides)
+    except (TypeError, ValueError) as exc:
+        print(f"moose serve: {exc}")
+        return 2
+    asyncio.run(serve(settings))
+    return 0

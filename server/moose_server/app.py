@@ -1,0 +1,162 @@
+"""The aiohttp application: routes, shared services, background loops, shutdown.
+
+`create_app(settings)` is used by `moose serve` and by the tests alike. Its
+cleanup context opens Redis (starting the bundled redis-server when no URL is
+given), builds the services and starts the hub, the deadline loop and the
+matchmaking loop; on exit every task is cancelled and awaited, and the embedded
+Redis is stopped (it writes its AOF on the way out).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+from aiohttp import web
+from redis.exceptions import RedisError
+
+from moose_server.embedded import EmbeddedRedis
+from moose_server.games import Games
+from moose_server.hub import Hub
+from moose_server.lobby import Lobby
+from moose_server.matchmaking import Matchmaker
+from moose_server.services import Services
+from moose_server.settings import Settings
+from moose_server.store import Store, connect
+from moose_server.timers import Timers
+from moose_server.tokens import Tokens
+from moose_server.ws import CLOSE_RESTART, SERVICES, websocket
+
+__all__ = ["SETTINGS", "create_app", "serve"]
+
+log = logging.getLogger("moose_server")
+
+SETTINGS = web.AppKey("settings", Settings)
+REDIS_URL = web.AppKey("redis_url", str)
+READY_TIMEOUT = 15.0
+
+
+def create_app(settings: Settings) -> web.Application:
+    """A server instance: /ws, /healthz, /readyz."""
+    app = web.Application()
+    app[SETTINGS] = settings
+    app.cleanup_ctx.append(_services_ctx)
+    app.on_shutdown.append(drain)
+    app.router.add_get("/ws", websocket)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    return app
+
+
+async def _redis_url(settings: Settings, stack: contextlib.AsyncExitStack) -> str:
+    """The configured Redis, or the bundled one started in the data folder."""
+    if settings.redis_url:
+        log.info("Redis: %s", settings.redis_url)
+        return settings.redis_url
+    folder = Path(settings.data_dir).expanduser() / "redis"
+    embedded = await stack.enter_async_context(EmbeddedRedis(folder))
+    log.info("Redis: embedded redis-server at %s (data in %s)", embedded.url, folder)
+    return embedded.url
+
+
+async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
+    settings = app[SETTINGS]
+    async with contextlib.AsyncExitStack() as stack:
+        url = await _redis_url(settings, stack)
+        app[REDIS_URL] = url
+        redis = connect(url, settings.redis_connections)
+        stack.push_async_callback(redis.aclose)
+        pubsub = connect(url, 1, blocking=True)
+        stack.push_async_callback(pubsub.aclose)
+        services = await _build(settings, redis, pubsub)
+        app[SERVICES] = services
+        stack.push_async_callback(services.games.close)
+        timers = Timers(services.store, services.games, settings)
+        tasks = [
+            asyncio.create_task(services.hub.run(), name="hub"),
+            asyncio.create_task(timers.run(), name="timers"),
+            asyncio.create_task(services.lobby.run(), name="lobby"),
+        ]
+        try:
+            async with asyncio.timeout(READY_TIMEOUT):
+                await services.hub.ready.wait()
+            yield
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _build(settings: Settings, redis: object, pubsub: object) -> Services:
+    store = Store(redis, settings.buckets)  # type: ignore[arg-type]
+    secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
+    games = Games(store, settings)
+    matchmaker = Matchmaker(
+        redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
+        instance=settings.instance_id,
+    )  # fmt: skip
+    return Services(
+        settings=settings, store=store, games=games, hub=Hub(store, pubsub),  # type: ignore[arg-type]
+        tokens=Tokens(secret, settings.token_ttl), matchmaker=matchmaker,
+        lobby=Lobby(matchmaker, games, store, settings),
+    )  # fmt: skip
+
+
+async def drain(app: web.Application) -> None:
+    """Stop taking players and ask every socket to reconnect elsewhere (close 1012)."""
+    services = app.get(SERVICES)
+    if services is None or services.draining:
+        return
+    services.draining = True
+    for conn in list(services.connections):
+        conn.close(CLOSE_RESTART, "server restarting")
+    loop = asyncio.get_running_loop()
+    until = loop.time() + services.settings.drain_grace
+    while services.connections and loop.time() < until:
+        await asyncio.sleep(0.05)
+
+
+async def healthz(request: web.Request) -> web.Response:
+    """Alive: the process answers."""
+    return web.json_response({"ok": True})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    """Ready: Redis answers and we are not draining."""
+    services = request.app.get(SERVICES)
+    if services is None or services.draining:
+        return web.json_response({"ready": False, "reason": "draining"}, status=503)
+    try:
+        await services.store.redis.ping()
+    except (RedisError, OSError) as exc:
+        return web.json_response({"ready": False, "reason": str(exc)}, status=503)
+    return web.json_response({"ready": True, "instance": services.settings.instance_id})
+
+
+async def serve(settings: Settings) -> None:
+    """Run one instance until SIGINT or SIGTERM, then drain and shut down cleanly."""
+    app = create_app(settings)
+    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=settings.drain_grace)
+    await runner.setup()
+    try:
+        site = web.TCPSite(runner, settings.host, settings.port)
+        await site.start()
+        log.info(
+            "Moose House %s listening on http://%s:%d (WebSocket at /ws)",
+            settings.instance_id, settings.host, settings.port,
+        )  # fmt: skip
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+        log.info("shutting down: draining for up to %.1f s", settings.drain_grace)
+        await drain(app)
+    finally:
+        await runner.cleanup()
+        log.info("stopped")

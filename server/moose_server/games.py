@@ -1,0 +1,375 @@
+"""Games: load -> rules.apply -> commit -> fan out; the only place rules meet Redis.
+
+One move is one read (`Store.load`) and one atomic commit (`Store.commit`, a
+Lua script checking the version and the move id). A lost race reads again. The
+commit appends the events to the game's stream and publishes a wake-up; the hub
+of every instance turns those into per-seat messages.
+
+Seats the server plays (bots, away seats, a pass that is the only legal move)
+are played at once by the instance that committed the move before, in a task;
+their deadline (`auto_delay`) is the safety net should that instance die.
+
+Errors: `GameError(code, message)`, with a PROTOCOL.md error code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import secrets
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from moose import rules
+from moose_server.settings import Settings
+from moose_server.store import Commit, Store
+
+__all__ = ["Game", "GameError", "Games", "Seat"]
+
+log = logging.getLogger(__name__)
+
+Seat = tuple[str | None, str, str | None]  # (player id, name, bot name)
+Move = dict[str, Any]
+Event = dict[str, Any]
+RETRIES = 20
+FALLBACK_BOT = "greedy"
+
+
+class GameError(Exception):
+    """A request the game refuses; `code` is the PROTOCOL.md error code."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Game:
+    """A game as stored: the rules state plus who sits where."""
+
+    id: str
+    version: int
+    deadline: int
+    state: rules.State
+    players: list[str | None]
+    names: list[str]
+    bots: list[str | None]
+    away: list[bool]
+    misses: list[int]
+    moves: list[Move]
+
+    @classmethod
+    def from_data(cls, game_id: str, version: int, deadline: int, d: dict[str, Any]) -> Game:
+        """A game from its stored data."""
+        return cls(
+            game_id, version, deadline, rules.State.from_dict(d["state"]), d["players"],
+            d["names"], d["bots"], d["away"], d["misses"], d["moves"],
+        )  # fmt: skip
+
+    def to_data(self) -> dict[str, Any]:
+        """The stored data (everything but id, version and deadline)."""
+        return {
+            "state": self.state.to_dict(), "players": self.players, "names": self.names,
+            "bots": self.bots, "away": self.away, "misses": self.misses, "moves": self.moves,
+        }  # fmt: skip
+
+    def seat_of(self, player: str) -> int | None:
+        """The player's seat, or None."""
+        return self.players.index(player) if player in self.players else None
+
+    def humans(self) -> list[str]:
+        """The player ids seated at this game."""
+        return [p for p in self.players if p is not None]
+
+    def auto_kind(self) -> str | None:
+        """How the server plays the seat to act now: 'bot', 'forced', or None (a person)."""
+        seat = rules.to_act(self.state)
+        if seat is None:
+            return None
+        if self.bots[seat] is not None or self.away[seat]:
+            return "bot"
+        if rules.legal_moves(self.state) == [{"action": "pass"}]:
+            return "forced"
+        return None
+
+    def record(self) -> dict[str, Any]:
+        """The game record of RULES.md section 7."""
+        s = self.state
+        rec: dict[str, Any] = {
+            "players": s.n, "dealer": s.dealer, "deck": list(s.deck),
+            "moves": self.moves, "names": self.names,
+        }  # fmt: skip
+        if s.over:
+            rec["result"] = {"scores": rules.scores(s), "winners": rules.winners(s)}
+        return rec
+
+
+def _bots_module() -> Any:
+    try:
+        from moose import bots
+    except ImportError:  # the bots may not be installed in a trimmed client
+        return None
+    return bots
+
+
+def timeout_move(view: dict[str, Any], legal: list[Move]) -> Move:
+    """The move played when a seat's time runs out (also for away seats)."""
+    bots = _bots_module()
+    choose = getattr(bots, "choose_timeout_move", None)
+    if choose is not None:
+        return dict(choose(view, legal))
+    return next((m for m in legal if m["action"] == "trap"), legal[0])
+
+
+def bot_move(game: Game, name: str, view: dict[str, Any], legal: list[Move]) -> Move:
+    """A bot seat's move; the seed comes from the game and version, so replays agree."""
+    bots = _bots_module()
+    if bots is None:
+        return legal[0]
+    seed = zlib.crc32(f"{game.id}:{game.version}".encode())
+    try:
+        bot = bots.make_bot(name, seed)
+    except ValueError:
+        bot = bots.make_bot(FALLBACK_BOT, seed)
+    return dict(bot.choose(view, legal))
+
+
+def over_event(state: rules.State) -> Event:
+    """The event that ends a game."""
+    return {"kind": "over", "scores": rules.scores(state), "winners": rules.winners(state)}
+
+
+class Games:
+    """Creates games and plays moves on them, for every instance alike."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = store
+        self.settings = settings
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def close(self) -> None:
+        """Cancel and await the auto-play tasks this instance started."""
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    # -- reading --------------------------------------------------------------
+
+    async def load(self, game_id: str) -> Game:
+        """The game, or GameError no_such_game."""
+        loaded = await self.store.load(game_id)
+        if loaded.data is None:
+            raise GameError("no_such_game", f"no game {game_id[:64]!r}")
+        return Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+
+    async def record(self, game_id: str) -> dict[str, Any]:
+        """The record of a finished game, or GameError not_over."""
+        game = await self.load(game_id)
+        if not game.state.over:
+            raise GameError("not_over", "the game is still being played")
+        return game.record()
+
+    # -- creating -------------------------------------------------------------
+
+    async def create(
+        self, seats: Sequence[Seat], *, seed: int | None = None, dealer: int | None = None,
+        deck: Sequence[str] | None = None,
+    ) -> Game:  # fmt: skip
+        """Deal a new game, tell every seated player (`match`) and let bots start."""
+        n = len(seats)
+        state = rules.new_game(
+            n, seed=secrets.randbits(64) if seed is None else seed, dealer=dealer, deck=deck
+        )
+        game = Game(
+            f"g_{secrets.token_hex(5)}", 0, 0, state, [p for p, _, _ in seats],
+            [name for _, name, _ in seats], [b for _, _, b in seats], [False] * n, [0] * n, [],
+        )  # fmt: skip
+        start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names}
+        await self.store.add_player_game(game.humans(), game.id)
+        _, created = await self._commit(game, game, [start], "")
+        if created is None:
+            raise GameError("internal", "a new game id was taken")
+        for seat, player in enumerate(created.players):
+            if player is not None:
+                match = {"type": "match", "game": game.id, "seat": seat, "players": n,
+                         "names": game.names}  # fmt: skip
+                await self.store.publish_player(player, match)
+        self._spawn_autoplay(created)
+        return created
+
+    # -- moves ------------------------------------------------------------------
+
+    async def move(
+        self, game_id: str, player: str, move: Any, seq: int | None = None,
+        move_id: str | None = None,
+    ) -> int:  # fmt: skip
+        """Play a player's move; return the seq of the event it produced."""
+        # Without a move id, a random one still makes redis-py's resend harmless.
+        field = self.store.move_field_of(player, move_id or f"~{secrets.token_hex(8)}")
+        for _ in range(RETRIES):
+            loaded = await self.store.load(game_id, field)
+            if loaded.dup is not None:
+                return loaded.dup
+            if loaded.data is None:
+                raise GameError("no_such_game", f"no game {game_id[:64]!r}")
+            game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+            new, events = self._player_move(game, player, move, seq)
+            got, result = await self._commit(game, new, events, field)
+            if got.status == "dup":
+                return got.seq
+            if result is not None:
+                self._spawn_autoplay(result)
+                return got.seq
+        raise GameError("unavailable", "the game is too busy; try again")
+
+    def _player_move(
+        self, game: Game, player: str, move: Any, seq: int | None
+    ) -> tuple[Game, list[Event]]:
+        """Check and apply a player's own move (pure: no Redis)."""
+        seat = game.seat_of(player)
+        if seat is None:
+            raise GameError("not_in_game", f"you have no seat in game {game.id}")
+        if game.state.over:
+            raise GameError("game_over", "the game has ended")
+        if seq is not None and seq != game.version:
+            raise GameError("stale_seq", f"the game is at seq {game.version}, not {seq}")
+        actor = rules.to_act(game.state)
+        if actor != seat:
+            raise GameError("not_your_turn", f"it is seat {actor}'s move, you are seat {seat}")
+        try:
+            state = rules.apply(game.state, move)
+            canon = rules.normalize_move(move)
+        except rules.IllegalMove as exc:
+            raise GameError("illegal_move", str(exc)) from None
+        canon.pop("seat", None)
+        misses = game.misses.copy()
+        misses[seat] = 0
+        new = dataclasses.replace(game, state=state, misses=misses, moves=[*game.moves, canon])
+        events: list[Event] = [{"kind": "move", "seat": seat, "move": canon, "auto": None}]
+        return new, events + ([over_event(state)] if state.over else [])
+
+    def _server_move(self, game: Game, timed_out: bool) -> tuple[Game, list[Event]] | None:
+        """The move the server makes for the seat to act, or None if it is a person's turn."""
+        seat = rules.to_act(game.state)
+        kind = game.auto_kind()
+        if seat is None or (kind is None and not timed_out):
+            return None
+        legal = rules.legal_moves(game.state)
+        view = rules.view(game.state, seat)
+        bot = game.bots[seat]
+        if kind == "forced":
+            move = legal[0]
+        elif bot is not None:
+            move = bot_move(game, bot, view, legal)
+        else:
+            move = timeout_move(view, legal)
+        state = rules.apply(game.state, move)
+        misses, away = game.misses.copy(), game.away.copy()
+        auto = kind or "timeout"
+        events: list[Event] = [{"kind": "move", "seat": seat, "move": move, "auto": auto}]
+        if auto == "timeout":
+            misses[seat] += 1
+            if misses[seat] >= self.settings.away_after and not state.over:
+                away[seat] = True
+                events.append({"kind": "away", "seat": seat})
+        if state.over:
+            events.append(over_event(state))
+        new = dataclasses.replace(
+            game, state=state, misses=misses, away=away, moves=[*game.moves, move]
+        )
+        return new, events
+
+    async def timeout(self, game_id: str, now: int) -> None:
+        """A claimed deadline is due: play for the seat to act (version-checked: fires once)."""
+        loaded = await self.store.load(game_id)
+        if loaded.data is None:
+            await self.store.drop_deadline(game_id)
+            return
+        game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+        if game.state.over:
+            await self.store.drop_deadline(game_id)
+            return
+        if game.deadline > now:
+            return  # a move set a new deadline after this one was claimed
+        step = self._server_move(game, timed_out=True)
+        if step is not None:
+            _, result = await self._commit(game, step[0], step[1], "")
+            if result is not None:
+                await self.autoplay(result)
+
+    async def back(self, game_id: str, player: str) -> None:
+        """The away player sent a message: the seat is theirs again (event `back`)."""
+        for _ in range(RETRIES):
+            game = await self.load(game_id)
+            seat = game.seat_of(player)
+            if seat is None or not game.away[seat] or game.state.over:
+                return
+            away, misses = game.away.copy(), game.misses.copy()
+            away[seat], misses[seat] = False, 0
+            new = dataclasses.replace(game, away=away, misses=misses)
+            _, result = await self._commit(game, new, [{"kind": "back", "seat": seat}], "")
+            if result is not None:
+                return
+
+    async def autoplay(self, game: Game) -> None:
+        """Play the seats the server plays, one commit each, until a person must move."""
+        for _ in range(10_000):  # a game has fewer moves than this; it only bounds bugs
+            step = self._server_move(game, timed_out=False)
+            if step is None:
+                return
+            _, result = await self._commit(game, step[0], step[1], "")
+            if result is None:
+                return  # someone else moved first; whoever did plays on
+            game = result
+
+    def _spawn_autoplay(self, game: Game) -> None:
+        if game.auto_kind() is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._autoplay_logged(game))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _autoplay_logged(self, game: Game) -> None:
+        try:
+            await self.autoplay(game)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # The deadline of the seat is the safety net: another poll plays it.
+            log.exception("auto-play of %s failed", game.id)
+
+    # -- committing ---------------------------------------------------------------
+
+    def _deadline_delta(self, new: Game, events: list[Event]) -> int:
+        """Milliseconds to the next deadline; 0 clears it, -1 keeps the current one."""
+        s = self.settings
+        if new.state.over:
+            return 0
+        if events[0]["kind"] == "back" and rules.to_act(new.state) != events[0]["seat"]:
+            return -1
+        if new.auto_kind() is not None:
+            return max(1, int(min(s.auto_delay, s.turn_time) * 1000))
+        return max(1, int((s.answer_time if new.state.pending else s.turn_time) * 1000))
+
+    async def _commit(
+        self, old: Game, new: Game, events: list[Event], field: str
+    ) -> tuple[Commit, Game | None]:
+        """Commit `new` over `old`: the answer, and the new game if it was written."""
+        snapshot = new.state.to_dict()
+        ttl = self.settings.game_ttl if new.state.over else 0
+        delta = self._deadline_delta(new, events)
+        got = await self.store.commit(
+            new.id, old.version, field, new.to_data(), [(e, snapshot) for e in events], delta,
+            ttl,
+        )  # fmt: skip
+        if got.status != "ok":
+            return got, None
+        if new.state.over:
+            await self.store.remove_player_game(new.humans(), new.id)
+        written = dataclasses.replace(new, version=old.version + len(events), deadline=got.deadline)
+        return got, written

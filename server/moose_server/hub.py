@@ -1,0 +1,199 @@
+"""The hub of one instance: one pub/sub subscription fanning out to local sockets.
+
+A game's wake-up ("<game id> <seq>") makes the hub read the game's stream once
+from the lowest seq its local sockets have seen, then give each socket the
+events it has not had, each with that socket's own view. Pub/sub may lose a
+wake-up while it reconnects: the hub then re-reads every game it serves, and a
+socket that sees a gap reads the stream itself, so the stream is the record.
+
+Player messages (`match`, `table`) travel on one channel as [player, message].
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from moose import rules
+from moose_server.games import Game
+from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store, unpack
+
+__all__ = ["Hub", "Peer", "Sub", "event_message", "state_message"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Sub:
+    """A socket's place in one game: its seat (None: spectator) and last seq sent."""
+
+    seat: int | None
+    seen: int
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+class Peer(Protocol):
+    """What the hub needs of a socket."""
+
+    player: str | None
+    subs: dict[str, Sub]
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Queue a message for the socket."""
+
+    def note_away(self, game: str) -> None:
+        """The socket's own seat in `game` has just been marked away."""
+
+    async def on_player_message(self, message: dict[str, Any]) -> None:
+        """A message for the socket's player arrived on the player channel."""
+
+
+def event_message(game: str, entry: Entry, seat: int | None, state: rules.State) -> dict[str, Any]:
+    """The `event` message of one stream entry as `seat` sees it."""
+    view = rules.view(state, seat)
+    mine = seat is not None and view["to_act"] == seat
+    return {
+        "type": "event", "game": game, "seq": entry.seq, "event": entry.event, "view": view,
+        "legal": rules.legal_moves(state) if mine else None,
+        "deadline": entry.deadline if mine and entry.deadline else None,
+        "server_time": entry.time,
+    }  # fmt: skip
+
+
+def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
+    """An `event` of kind `state`: the game as `seat` sees it now."""
+    entry = Entry(game.version, {"kind": "state"}, {}, game.deadline, now)
+    return event_message(game.id, entry, seat, game.state)
+
+
+class Hub:
+    """Fans game events and player messages out to this instance's sockets."""
+
+    def __init__(self, store: Store, pubsub_redis: aioredis.Redis) -> None:
+        self.store = store
+        self.pubsub_redis = pubsub_redis
+        self.games: dict[str, set[Peer]] = {}
+        self.players: dict[str, set[Peer]] = {}
+        self.ready = asyncio.Event()
+
+    # -- local registrations ----------------------------------------------------
+
+    def add_player(self, peer: Peer) -> None:
+        """Deliver the player's channel messages to this socket."""
+        assert peer.player is not None
+        self.players.setdefault(peer.player, set()).add(peer)
+
+    def join(self, peer: Peer, game: str, seat: int | None, seen: int) -> Sub:
+        """Follow a game from seq `seen` on (kept if the socket follows it already)."""
+        sub = peer.subs.get(game)
+        if sub is None or sub.seat != seat:
+            sub = peer.subs[game] = Sub(seat, seen)
+        self.games.setdefault(game, set()).add(peer)
+        return sub
+
+    def leave(self, peer: Peer, game: str) -> None:
+        """Stop following a game."""
+        peer.subs.pop(game, None)
+        peers = self.games.get(game)
+        if peers is not None:
+            peers.discard(peer)
+            if not peers:
+                del self.games[game]
+
+    def drop(self, peer: Peer) -> None:
+        """Forget a closed socket."""
+        for game in list(peer.subs):
+            self.leave(peer, game)
+        if peer.player is not None:
+            peers = self.players.get(peer.player)
+            if peers is not None:
+                peers.discard(peer)
+                if not peers:
+                    del self.players[peer.player]
+
+    def player_peers(self, player: str) -> set[Peer]:
+        """This instance's sockets of a player."""
+        return self.players.get(player, set())
+
+    # -- delivery ---------------------------------------------------------------
+
+    async def deliver(self, peer: Peer, game: str, entries: Iterable[Entry] | None = None) -> None:
+        """Send the socket every event it has not seen, in order, reading any gap."""
+        sub = peer.subs.get(game)
+        if sub is None:
+            return
+        async with sub.lock:
+            todo = [e for e in entries or () if e.seq > sub.seen]
+            if not todo or todo[0].seq != sub.seen + 1:
+                todo = await self.store.events(game, sub.seen)
+            self._send(peer, game, sub, todo)
+
+    async def resend(self, peer: Peer, game: str, since: int) -> int:
+        """`sync`: send the events after `since` again; return the last seq sent."""
+        sub = peer.subs[game]
+        async with sub.lock:
+            entries = await self.store.events(game, since)
+            sub.seen = min(sub.seen, since)
+            self._send(peer, game, sub, entries)
+            return sub.seen
+
+    def _send(self, peer: Peer, game: str, sub: Sub, entries: Iterable[Entry]) -> None:
+        for entry in entries:
+            if entry.seq != sub.seen + 1:
+                continue
+            state = rules.State.from_dict(entry.state)
+            peer.send(event_message(game, entry, sub.seat, state))
+            sub.seen = entry.seq
+            if entry.event["kind"] == "away" and entry.event["seat"] == sub.seat:
+                peer.note_away(game)
+
+    async def _on_game(self, game: str, seq: int | None) -> None:
+        peers = list(self.games.get(game, ()))
+        behind = [p.subs[game].seen for p in peers if game in p.subs]
+        if not behind or (seq is not None and min(behind) >= seq):
+            return
+        entries = await self.store.events(game, min(behind))
+        for peer in peers:
+            await self.deliver(peer, game, entries)
+
+    async def _on_player(self, player: str, message: dict[str, Any]) -> None:
+        for peer in list(self.players.get(player, ())):
+            await peer.on_player_message(message)
+
+    # -- the subscription -------------------------------------------------------
+
+    async def run(self) -> None:
+        """Listen until cancelled; after a lost connection, re-read every local game."""
+        while True:
+            try:
+                async with self.pubsub_redis.pubsub() as pubsub:
+                    await pubsub.subscribe(GAMES_CHANNEL, PLAYERS_CHANNEL)
+                    self.ready.set()
+                    for game in list(self.games):
+                        await self._on_game(game, None)
+                    async for message in pubsub.listen():
+                        await self._dispatch(message)
+            except (RedisError, OSError) as exc:
+                log.warning("pub/sub connection lost (%s); resubscribing", exc)
+                await asyncio.sleep(0.2)
+
+    async def _dispatch(self, message: dict[str, Any]) -> None:
+        if message.get("type") != "message":
+            return
+        try:
+            if message["channel"] == GAMES_CHANNEL:
+                game, seq = message["data"].decode().split(" ")
+                await self._on_game(game, int(seq))
+            elif message["channel"] == PLAYERS_CHANNEL:
+                player, payload = unpack(message["data"])
+                await self._on_player(player, payload)
+        except (RedisError, OSError):
+            raise
+        except Exception:
+            log.exception("cannot deliver %r", message)

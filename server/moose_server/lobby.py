@@ -1,0 +1,68 @@
+"""The lobby: matchmaking meets games. Forms queue tables and starts private ones.
+
+Every instance runs the loop; `Matchmaker.form_tables` is atomic in Redis, so a
+queued player is seated once whichever instance forms the table. Table changes
+reach everyone seated through the player channel.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from moose_server.games import Game, Games
+from moose_server.matchmaking import FormedTable, Matchmaker, TableInfo
+from moose_server.settings import Settings
+from moose_server.store import Store
+
+__all__ = ["Lobby"]
+
+log = logging.getLogger(__name__)
+
+
+class Lobby:
+    """Starts games from the matchmaker's tables and tells players about tables."""
+
+    def __init__(self, matchmaker: Matchmaker, games: Games, store: Store, settings: Settings):
+        self.matchmaker = matchmaker
+        self.games = games
+        self.store = store
+        self.settings = settings
+
+    async def start(self, table: FormedTable) -> Game:
+        """Deal the game of a formed table; every seated player gets `match`."""
+        seats = [(s.player, s.name, s.bot) for s in table.seats]
+        game = await self.games.create(seats)
+        log.info("game %s started from %s with %d seats", game.id, table.source, len(seats))
+        return game
+
+    async def tell_table(self, info: TableInfo | None, skip: str | None, code: str = "") -> None:
+        """Send the table's new state to everyone seated at it but `skip`."""
+        if info is None:
+            return
+        message = info.as_message()
+        for seat in info.seats:
+            if seat is not None and seat.player is not None and seat.player != skip:
+                await self.store.publish_player(seat.player, message)
+
+    @staticmethod
+    def started_message(code: str, host: str, table: FormedTable) -> dict[str, Any]:
+        """The `table` answer to `start_table`: the seats the game starts with."""
+        seats = [s.as_dict() for s in table.seats]
+        return {"type": "table", "code": code, "host": host, "players": len(seats),
+                "seats": seats}  # fmt: skip
+
+    async def run(self) -> None:
+        """Form queue tables until cancelled."""
+        while True:
+            try:
+                for table in await self.matchmaker.form_tables():
+                    await self.start(table)
+            except (RedisError, OSError) as exc:
+                log.warning("matchmaking cannot reach Redis: %s", exc)
+            except Exception:
+                log.exception("matchmaking failed")
+            await asyncio.sleep(self.settings.match_interval)

@@ -1,0 +1,94 @@
+"""Server settings: one frozen dataclass, read from the environment (MOOSE_*) and flags.
+
+Only the entry point (`moose serve`, tests) builds a `Settings`; everything else
+takes the object it is given.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import platformdirs
+
+__all__ = ["Settings"]
+
+
+def _default_data_dir() -> str:
+    return platformdirs.user_data_dir("moose-house", appauthor=False)
+
+
+def _instance_id() -> str:
+    return f"i_{secrets.token_hex(4)}"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every knob of a server instance. Times are in seconds."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    redis_url: str | None = None  # None: start the bundled redis-server in data_dir
+    data_dir: str = field(default_factory=_default_data_dir)
+    turn_time: float = 30.0
+    answer_time: float = 8.0  # a trap answer
+    away_after: int = 2  # timeouts in a row before a seat is away
+    match_wait: float = 10.0  # then the matchmaker seats a player at a smaller table
+    queue_bots_after: float = 0.0  # fill a waiting queue table with bots (0 = never)
+    game_ttl: int = 86400  # finished games (and their records) expire after this
+    token_secret: str | None = None  # None: generated once and shared through Redis
+    token_ttl: float = 7 * 86400
+    max_msg_size: int = 64 * 1024
+    rate: float = 20.0  # messages per second a socket may send...
+    burst: int = 40  # ...with this many at once
+    rate_strikes: int = 5  # rate_limited errors in a row before closing with 1008
+    heartbeat: float = 20.0
+    send_queue: int = 256  # frames waiting for a slow client before it is dropped
+    poll_interval: float = 0.25  # how often every instance looks for due deadlines
+    lease: float = 5.0  # a claimed deadline comes back after this if its claimer died
+    auto_delay: float = 2.0  # safety deadline of a seat the server plays at once
+    match_interval: float = 0.5  # how often the matchmaker tries to form tables
+    buckets: int = 16  # must stay the same for the life of the data (ids hash into it)
+    drain_grace: float = 5.0  # on shutdown, time for requests in flight
+    redis_connections: int = 64
+    instance_id: str = field(default_factory=_instance_id)
+
+    def __post_init__(self) -> None:
+        if self.buckets < 1:
+            raise ValueError("buckets must be at least 1")
+        for name in ("turn_time", "answer_time", "poll_interval", "lease", "rate"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from MOOSE_<NAME> variables, then `overrides` (flags) on top."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = env.get(f"MOOSE_{f.name.upper()}")
+            if raw is not None and raw != "":
+                values[f.name] = _parse(f, raw)
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> Settings:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+def _parse(f: dataclasses.Field[Any], raw: str) -> Any:
+    """One environment value, converted to the field's type."""
+    kind = str(f.type)
+    try:
+        if kind.startswith("int"):
+            return int(raw)
+        if kind.startswith("float"):
+            return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"MOOSE_{f.name.upper()}={raw!r} is not a number") from exc
+    return raw

@@ -1,0 +1,231 @@
+"""Every Redis key name and script of the server, and the calls that use them.
+
+Keys of one game share the hash tag of its bucket, so that the commit script can
+touch the game, its event stream and the bucket's deadline set in one step, in a
+Redis Cluster too::
+
+    {b7}:game:<id>      hash: v (version = last seq), data (msgpack), dl (deadline
+                        ms), and one field per move id ("m:<player>:<move_id>" -> seq)
+    {b7}:events:<id>    stream, entry id "<seq>-0": e (event), s (state snapshot),
+                        d (deadline ms), t (server time ms)
+    {b7}:deadlines      sorted set: game id -> deadline ms
+    moose:player:<id>:games   set of the player's unfinished games
+    moose:secret        the token secret every instance shares
+
+Channels (pub/sub is only a wake-up; the streams are the record):
+`moose:games` carries "<game id> <last seq>", `moose:players` carries msgpack
+[player id, message].
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+import msgpack
+import redis.asyncio as aioredis
+
+__all__ = ["GAMES_CHANNEL", "PLAYERS_CHANNEL", "Commit", "Entry", "Loaded", "Store", "connect"]
+
+GAMES_CHANNEL = b"moose:games"
+PLAYERS_CHANNEL = b"moose:players"
+SECRET_KEY = "moose:secret"
+CLAIM_LIMIT = 100
+
+
+def pack(value: Any) -> bytes:
+    """msgpack bytes of plain data."""
+    return msgpack.packb(value, use_bin_type=True)
+
+
+def unpack(blob: bytes) -> Any:
+    """The inverse of `pack`."""
+    return msgpack.unpackb(blob, raw=False)
+
+
+def connect(url: str, max_connections: int, *, blocking: bool = False) -> aioredis.Redis:
+    """A client on `url`: a BlockingConnectionPool for commands, or one for pub/sub."""
+    if blocking:
+        # Pub/sub and blocking reads wait as long as they like: no socket timeout.
+        return aioredis.Redis.from_url(url, socket_timeout=None, health_check_interval=10)
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=10, socket_timeout=10
+    )
+    return aioredis.Redis(connection_pool=pool)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A game as read: version, data blob (None if missing), deadline, earlier answer."""
+
+    version: int
+    data: dict[str, Any] | None
+    deadline: int
+    dup: int | None
+
+
+@dataclass(frozen=True)
+class Commit:
+    """What the commit script answered."""
+
+    status: str  # "ok", "dup" or "stale"
+    seq: int  # ok/dup: seq of the first event written; stale: the current version
+    now: int
+    deadline: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One event of a game's stream."""
+
+    seq: int
+    event: dict[str, Any]
+    state: dict[str, Any]
+    deadline: int
+    time: int
+
+
+def _script(name: str) -> str:
+    return resources.files("moose_server").joinpath("lua", name).read_text()
+
+
+class Store:
+    """Key names, scripts and the few Redis calls of games, timers and sessions."""
+
+    def __init__(self, redis: aioredis.Redis, buckets: int) -> None:
+        self.redis = redis
+        self.buckets = buckets
+        self._commit = redis.register_script(_script("commit.lua"))
+        self._claim = redis.register_script(_script("claim.lua"))
+
+    # -- key names ------------------------------------------------------------
+
+    def bucket(self, game: str) -> int:
+        """The bucket of a game id (crc32, like Redis Cluster hashes its slots)."""
+        return zlib.crc32(game.encode()) % self.buckets
+
+    def game_key(self, game: str) -> str:
+        """The game's hash."""
+        return f"{{b{self.bucket(game)}}}:game:{game}"
+
+    def events_key(self, game: str) -> str:
+        """The game's event stream."""
+        return f"{{b{self.bucket(game)}}}:events:{game}"
+
+    def deadlines_key(self, bucket: int) -> str:
+        """The deadline set of one bucket."""
+        return f"{{b{bucket}}}:deadlines"
+
+    @staticmethod
+    def player_games_key(player: str) -> str:
+        """The set of a player's unfinished games."""
+        return f"moose:player:{player}:games"
+
+    @staticmethod
+    def move_field_of(player: str, move_id: str) -> str:
+        """The game-hash field remembering the answer to a player's move id."""
+        return f"m:{player}:{move_id}"
+
+    # -- games ------------------------------------------------------------------
+
+    async def load(self, game: str, move_field: str | None = None) -> Loaded:
+        """Read a game's version, data and deadline (and a move id's answer) at once."""
+        fields = ["v", "data", "dl"] + ([move_field] if move_field else [])
+        got = await self.redis.hmget(self.game_key(game), fields)
+        dup = int(got[3]) if move_field and got[3] is not None else None
+        data = unpack(got[1]) if got[1] is not None else None
+        return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
+
+    async def commit(
+        self,
+        game: str,
+        expected: int,
+        move_field: str,
+        data: dict[str, Any],
+        events: list[tuple[dict[str, Any], dict[str, Any]]],
+        deadline_ms: int,
+        ttl: int = 0,
+    ) -> Commit:
+        """Run the commit script: version check, move id, state, events, deadline."""
+        args: list[Any] = [
+            expected,
+            move_field,
+            pack(data),
+            deadline_ms,
+            game,
+            GAMES_CHANNEL,
+            ttl,
+            len(events),
+        ]
+        for event, state in events:
+            args += [pack(event), pack(state)]
+        keys = [self.game_key(game), self.events_key(game), self.deadlines_key(self.bucket(game))]
+        status, seq, now, deadline = await self._commit(keys=keys, args=args)
+        return Commit(status.decode(), int(seq), int(now), int(deadline))
+
+    async def drop_deadline(self, game: str) -> None:
+        """Forget the deadline of a finished or expired game."""
+        await self.redis.zrem(self.deadlines_key(self.bucket(game)), game)
+
+    async def events(self, game: str, since: int = 0) -> list[Entry]:
+        """The events of a game after seq `since`, in order."""
+        rows = await self.redis.xrange(self.events_key(game), f"{since + 1}-0", "+")
+        return [
+            Entry(
+                int(entry_id.split(b"-")[0]),
+                unpack(f[b"e"]),
+                unpack(f[b"s"]),
+                int(f[b"d"]),
+                int(f[b"t"]),
+            )
+            for entry_id, f in rows
+        ]
+
+    async def claim(self, lease_ms: int) -> tuple[int, list[str]]:
+        """Claim the due deadlines of every bucket; return Redis' time and game ids."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for b in range(self.buckets):
+                await self._claim(
+                    keys=[self.deadlines_key(b)], args=[lease_ms, CLAIM_LIMIT], client=pipe
+                )
+            replies = await pipe.execute()
+        now = int(replies[0][0]) if replies else 0
+        return now, [gid.decode() for reply in replies for gid in reply[1:]]
+
+    # -- players, sessions, time ------------------------------------------------
+
+    async def add_player_game(self, players: list[str], game: str) -> None:
+        """Remember the game among each player's unfinished games."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in players:
+                pipe.sadd(self.player_games_key(player), game)
+            await pipe.execute()
+
+    async def remove_player_game(self, players: list[str], game: str) -> None:
+        """Forget a finished game for each player."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in players:
+                pipe.srem(self.player_games_key(player), game)
+            await pipe.execute()
+
+    async def player_games(self, player: str) -> list[str]:
+        """The player's unfinished games (maybe a few finished ones not yet forgotten)."""
+        members = await self.redis.smembers(self.player_games_key(player))
+        return sorted(m.decode() for m in members)
+
+    async def shared_secret(self, candidate: str) -> str:
+        """The secret all instances share: `candidate` if nobody set one before."""
+        await self.redis.set(SECRET_KEY, candidate, nx=True)
+        value = await self.redis.get(SECRET_KEY)
+        return value.decode() if value else candidate
+
+    async def now_ms(self) -> int:
+        """Redis' clock, in ms since the epoch."""
+        sec, usec = await self.redis.time()
+        return int(sec) * 1000 + int(usec) // 1000
+
+    async def publish_player(self, player: str, message: dict[str, Any]) -> None:
+        """Send a message to a player's sockets on every instance."""
+        await self.redis.publish(PLAYERS_CHANNEL, pack([player, message]))

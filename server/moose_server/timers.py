@@ -1,0 +1,53 @@
+"""The deadline loop: every instance polls, claims due deadlines, plays the timeouts.
+
+Claiming (lua/claim.lua) pushes an entry a lease into the future, so two
+instances never work on it at once and one that dies after claiming only
+delays it until the lease ends. The timeout itself is a commit checked against
+the game's version: it fires once, whoever claims it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from redis.exceptions import RedisError
+
+from moose_server.games import GameError, Games
+from moose_server.settings import Settings
+from moose_server.store import Store
+
+__all__ = ["Timers"]
+
+log = logging.getLogger(__name__)
+
+
+class Timers:
+    """Polls the deadline sets of every bucket and applies what is due."""
+
+    def __init__(self, store: Store, games: Games, settings: Settings) -> None:
+        self.store = store
+        self.games = games
+        self.settings = settings
+
+    async def tick(self) -> int:
+        """Claim and apply every due deadline once; return how many were due."""
+        now, due = await self.store.claim(int(self.settings.lease * 1000))
+        for game in due:
+            try:
+                await self.games.timeout(game, now)
+            except (GameError, RedisError, OSError) as exc:
+                # The claim's lease brings it back at a later poll.
+                log.warning("timeout of %s failed: %s", game, exc)
+            except Exception:
+                log.exception("timeout of %s failed", game)
+        return len(due)
+
+    async def run(self) -> None:
+        """Poll until cancelled."""
+        while True:
+            try:
+                await self.tick()
+            except (RedisError, OSError) as exc:
+                log.warning("deadline poll cannot reach Redis: %s", exc)
+            await asyncio.sleep(self.settings.poll_interval)
