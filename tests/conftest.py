@@ -1,18 +1,42 @@
-"""Shared fixtures: real redis-server processes from the bundled binary.
+"""Shared fixtures: real redis-server processes and real Moose House servers.
 
 Tests never mock Redis and never touch a Redis they did not start: every server
 here is started on a private loopback port in a temporary folder and stopped at
 the end.
+
+- `redis_url`: the session's redis-server, emptied for each test.
+- `redis_factory`: start extra redis-servers.
+- `moose_server`: ``url = await moose_server(**settings)`` runs a server instance
+  in the test's event loop and returns its ``ws://127.0.0.1:PORT/ws``.
+- `ws_client`: ``c = await ws_client(url, name="alice")``: a raw socket that
+  has said hello (`RawClient`: send, request, expect, closed).
+- `moose_serve`: ``proc = moose_serve("--data-dir", d)`` runs `moose serve` as a
+  subprocess (``proc.url``, ``proc.kill()``, ``proc.stop()``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import asyncio
+import contextlib
+import itertools
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
 
+import aiohttp
 import pytest
 import redis
+from aiohttp import web
 
+from moose import protocol
+from moose_server.app import create_app
 from moose_server.embedded import EmbeddedRedis, free_port
+from moose_server.settings import Settings
 
 
 @pytest.fixture(scope="session")
@@ -32,7 +56,9 @@ def redis_url(redis_server: EmbeddedRedis) -> str:
 
 
 @pytest.fixture
-def redis_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., EmbeddedRedis]]:
+def redis_factory(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Callable[..., EmbeddedRedis]]:
     """Start extra redis-servers (own folder, own port); all stopped at the end."""
     started: list[EmbeddedRedis] = []
 
@@ -46,3 +72,207 @@ def redis_factory(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable
     yield start
     for server in started:
         server.stop()
+
+
+# -- Moose House servers ----------------------------------------------------------
+
+
+@pytest.fixture
+async def moose_server(
+    redis_url: str, tmp_path: Path
+) -> AsyncIterator[Callable[..., Awaitable[str]]]:
+    """Start server instances (in this event loop) over the test Redis.
+
+    ``url = await moose_server(turn_time=0.2)`` starts one instance with those
+    Settings overrides on a free loopback port and returns its WebSocket URL,
+    ``ws://127.0.0.1:PORT/ws``. Call it again for more instances sharing the same
+    Redis. Timings default to short polls; everything stops at the end of the test.
+    """
+    runners: list[web.AppRunner] = []
+
+    async def start(**overrides: Any) -> str:
+        port = free_port()
+        settings = Settings(
+            host="127.0.0.1", port=port, redis_url=redis_url, data_dir=str(tmp_path / "data"),
+            match_wait=0.2, match_interval=0.05, poll_interval=0.05, drain_grace=0.5,
+        ).replace(**overrides)  # fmt: skip
+        runner = web.AppRunner(create_app(settings), shutdown_timeout=1.0)
+        await runner.setup()
+        runners.append(runner)
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        return f"ws://127.0.0.1:{port}/ws"
+
+    yield start
+    for runner in reversed(runners):
+        await runner.cleanup()
+
+
+class ServeProcess:
+    """`moose serve` as a real subprocess: start, wait until ready, kill or stop."""
+
+    def __init__(self, args: list[str], port: int, log: Path) -> None:
+        self.args, self.port, self.log = args, port, log
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        """The WebSocket URL."""
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    def start(self, timeout: float = 30.0) -> ServeProcess:
+        """Start the process and wait until /readyz answers 200."""
+        cmd = [sys.executable, "-m", "moose", "serve", "--port", str(self.port), *self.args]
+        with self.log.open("ab") as out:
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"moose serve exited: {self.log.read_text()[-2000:]}")
+            with contextlib.suppress(OSError):
+                ready = f"http://127.0.0.1:{self.port}/readyz"
+                with urllib.request.urlopen(ready, timeout=1) as resp:
+                    if resp.status == 200:
+                        return self
+            time.sleep(0.05)
+        raise RuntimeError(f"moose serve not ready: {self.log.read_text()[-2000:]}")
+
+    def kill(self) -> None:
+        """SIGKILL, as a crash would."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self, timeout: float = 20.0) -> int:
+        """SIGTERM and wait for a clean exit; returns the exit code."""
+        if self.proc is None:
+            return 0
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        return self.proc.returncode
+
+
+@pytest.fixture
+def moose_serve(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
+    """Run `moose serve` as a subprocess: ``proc = moose_serve("--data-dir", d)``.
+
+    Returns a started, ready `ServeProcess` on a free port (pass ``port=`` to
+    reuse one after a restart); every process is stopped at the end of the test.
+    Without ``--redis`` the server runs its bundled Redis in ``--data-dir``.
+    """
+    started: list[ServeProcess] = []
+
+    def start(*args: str, port: int | None = None) -> ServeProcess:
+        proc = ServeProcess(list(args), port or free_port(), tmp_path / "serve.log")
+        started.append(proc)
+        return proc.start()
+
+    yield start
+    for proc in started:
+        proc.stop()
+
+
+# -- a raw WebSocket client, for protocol-level tests ---------------------------------
+
+
+class RawClient:
+    """A bare WebSocket speaking PROTOCOL.md frames; keeps every message it receives."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse, binary: bool) -> None:
+        self.ws, self.binary = ws, binary
+        self.received: list[dict[str, Any]] = []  # everything, in order (for leak checks)
+        self._unread: list[dict[str, Any]] = []
+        self._arrived = asyncio.Event()
+        self._ids = itertools.count(1000)
+        self.player = self.token = self.name = ""
+        self.close_code: int | None = None
+        self._reader = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        async for raw in self.ws:
+            if raw.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT):
+                msg = protocol.decode(raw.data)
+                self.received.append(msg)
+                self._unread.append(msg)
+                self._arrived.set()
+        self.close_code = self.ws.close_code
+        self._arrived.set()
+
+    async def send(self, msg: dict[str, Any], *, binary: bool | None = None) -> None:
+        """Send one message in our encoding (or the one given)."""
+        await self.send_frame(
+            protocol.encode(msg, binary=self.binary if binary is None else binary)
+        )
+
+    async def send_frame(self, frame: bytes | str) -> None:
+        """Send a raw frame, valid or not."""
+        if isinstance(frame, bytes):
+            await self.ws.send_bytes(frame)
+        else:
+            await self.ws.send_str(frame)
+
+    async def expect(self, timeout: float = 10.0, **match: Any) -> dict[str, Any]:
+        """The first unread message whose fields equal `match` (others stay unread)."""
+        async with asyncio.timeout(timeout):
+            while True:
+                for i, msg in enumerate(self._unread):
+                    if all(msg.get(k) == v for k, v in match.items()):
+                        return self._unread.pop(i)
+                if self._reader.done():
+                    raise ConnectionError(f"closed ({self.close_code}) waiting for {match}")
+                self._arrived.clear()
+                await self._arrived.wait()
+
+    async def request(self, mtype: str, **fields: Any) -> dict[str, Any]:
+        """Send a request with a fresh id and return its answer (or error)."""
+        msg_id = next(self._ids)
+        await self.send({"type": mtype, "id": msg_id, **fields})
+        return await self.expect(id=msg_id)
+
+    async def hello(self, name: str = "", token: str = "") -> dict[str, Any]:
+        """Say hello; remember the player, name and token of the welcome."""
+        fields: dict[str, Any] = {"token": token} if token else {"name": name}
+        answer = await self.request("hello", protocol=1, **fields)
+        if answer["type"] == "welcome":
+            self.player, self.token, self.name = answer["player"], answer["token"], answer["name"]
+        return answer
+
+    async def closed(self, timeout: float = 10.0) -> int | None:
+        """Wait until the server closes the socket; its close code."""
+        async with asyncio.timeout(timeout):
+            await asyncio.shield(self._reader)
+        return self.close_code
+
+    async def close(self) -> None:
+        """Close our side and stop reading."""
+        await self.ws.close()
+        self._reader.cancel()
+        await asyncio.gather(self._reader, return_exceptions=True)
+
+
+@pytest.fixture
+async def ws_client() -> AsyncIterator[Callable[..., Awaitable[RawClient]]]:
+    """``c = await ws_client(url, name="alice", binary=True)``: a raw socket, hello said.
+
+    With ``name=None`` no hello is sent. All sockets are closed at the end.
+    """
+    session = aiohttp.ClientSession()
+    clients: list[RawClient] = []
+
+    async def connect(url: str, name: str | None = "", *, binary: bool = True) -> RawClient:
+        ws = await session.ws_connect(url, max_msg_size=0)
+        client = RawClient(ws, binary)
+        clients.append(client)
+        if name is not None:
+            welcome = await client.hello(name or f"p{len(clients)}")
+            assert welcome["type"] == "welcome", welcome
+        return client
+
+    yield connect
+    for client in clients:
+        await client.close()
+    await session.close()

@@ -8,6 +8,7 @@ it answers, and on exit asks it to shut down (saving) and waits for the process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import socket
@@ -98,6 +99,7 @@ class EmbeddedRedis:
         """Start the server and wait until it answers; return its URL."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         if self.port is None:
+            self._stop_orphan()
             self.socket_path.unlink(missing_ok=True)
             self.url = f"unix://{self.socket_path}"
         else:
@@ -119,6 +121,23 @@ class EmbeddedRedis:
             time.sleep(0.02)
         self.stop()
         raise EmbeddedRedisError("redis-server did not answer within 15 s")
+
+    def _stop_orphan(self) -> None:
+        """Shut down a redis-server left on our socket by a killed `moose serve`.
+
+        It runs in its own session, so it outlives its parent; two servers must
+        never share one AOF. SHUTDOWN makes it write the AOF before it exits.
+        """
+        if not self.socket_path.exists() or not self._ping():
+            return
+        with contextlib.suppress(OSError), socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(5)
+            sock.connect(str(self.socket_path))
+            sock.sendall(b"SHUTDOWN\r\n")
+            sock.recv(64)  # the server closes the socket as it exits
+        deadline = time.monotonic() + 15
+        while self._ping() and time.monotonic() < deadline:
+            time.sleep(0.02)
 
     def _ping(self) -> bool:
         try:

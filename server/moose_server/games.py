@@ -178,13 +178,13 @@ class Games:
 
     async def create(
         self, seats: Sequence[Seat], *, seed: int | None = None, dealer: int | None = None,
-        deck: Sequence[str] | None = None,
+        deck: Sequence[str] | None = None, state: rules.State | None = None,
     ) -> Game:  # fmt: skip
-        """Deal a new game, tell every seated player (`match`) and let bots start."""
+        """Deal a new game (or start from `state`), tell every seated player, let bots start."""
         n = len(seats)
-        state = rules.new_game(
-            n, seed=secrets.randbits(64) if seed is None else seed, dealer=dealer, deck=deck
-        )
+        if state is None:
+            seed = secrets.randbits(64) if seed is None else seed
+            state = rules.new_game(n, seed=seed, dealer=dealer, deck=deck)
         game = Game(
             f"g_{secrets.token_hex(5)}", 0, 0, state, [p for p, _, _ in seats],
             [name for _, name, _ in seats], [b for _, _, b in seats], [False] * n, [0] * n, [],
@@ -361,6 +361,9 @@ class Games:
     ) -> tuple[Commit, Game | None]:
         """Commit `new` over `old`: the answer, and the new game if it was written."""
         snapshot = new.state.to_dict()
+        # Stored beside the state so that a seat the server plays at once is not
+        # offered legal moves it would race the server for.
+        snapshot["auto"] = new.auto_kind() is not None
         ttl = self.settings.game_ttl if new.state.over else 0
         delta = self._deadline_delta(new, events)
         got = await self.store.commit(

@@ -57,7 +57,7 @@ class Peer(Protocol):
 def event_message(game: str, entry: Entry, seat: int | None, state: rules.State) -> dict[str, Any]:
     """The `event` message of one stream entry as `seat` sees it."""
     view = rules.view(state, seat)
-    mine = seat is not None and view["to_act"] == seat
+    mine = seat is not None and view["to_act"] == seat and not entry.state.get("auto")
     return {
         "type": "event", "game": game, "seq": entry.seq, "event": entry.event, "view": view,
         "legal": rules.legal_moves(state) if mine else None,
@@ -68,7 +68,8 @@ def event_message(game: str, entry: Entry, seat: int | None, state: rules.State)
 
 def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
     """An `event` of kind `state`: the game as `seat` sees it now."""
-    entry = Entry(game.version, {"kind": "state"}, {}, game.deadline, now)
+    auto = {"auto": game.auto_kind() is not None}
+    entry = Entry(game.version, {"kind": "state"}, auto, game.deadline, now)
     return event_message(game.id, entry, seat, game.state)
 
 

@@ -82,7 +82,7 @@ class Entry:
 
     seq: int
     event: dict[str, Any]
-    state: dict[str, Any]
+    state: dict[str, Any]  # rules.State.to_dict(), plus "auto": the server plays next
     deadline: int
     time: int
 

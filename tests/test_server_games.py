@@ -1,0 +1,193 @@
+"""Whole games over real sockets: private tables, the queue, bots, several instances.
+
+Raw aiohttp WebSockets (msgpack and JSON mixed), a real redis-server. Every test
+also checks what each seat received: seqs without gaps, views equal to
+`rules.view` of the replayed record, and no card a seat may not see.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from typing import Any
+
+import pytest
+
+from moose import rules
+
+Message = dict[str, Any]
+
+
+async def table_game(clients: list[Any], bots: tuple[str, ...] = ()) -> tuple[str, list[int]]:
+    """Seat the clients (and bots) at a private table and start it; game id and seats."""
+    host = clients[0]
+    table = await host.request("create_table", players=len(clients) + len(bots))
+    assert table["type"] == "table", table
+    for client in clients[1:]:
+        joined = await client.request("join_table", code=table["code"])
+        assert joined["type"] == "table", joined
+        await host.expect(type="table", code=table["code"])  # the host hears of each join
+    for bot in bots:
+        assert (await host.request("add_bot", code=table["code"], bot=bot))["type"] == "table"
+    started = await host.request("start_table", code=table["code"])
+    assert started["type"] == "table"
+    matches = [await c.expect(type="match") for c in clients]
+    assert len({m["game"] for m in matches}) == 1
+    return matches[0]["game"], [m["seat"] for m in matches]
+
+
+async def play_out(client: Any, game: str, seed: int, *, timeout: float = 30) -> list[Message]:
+    """Play random legal moves for our seat until the game is over; every event seen."""
+    rng = random.Random(seed)
+    events: list[Message] = []
+    while True:
+        event = await client.expect(type="event", game=game, timeout=timeout)
+        events.append(event)
+        if event["event"]["kind"] == "over":
+            return events
+        if event["legal"]:
+            answer = await client.request(
+                "move", game=game, seq=event["seq"], move=rng.choice(event["legal"]),
+                move_id=f"{client.player}-{event['seq']}",
+            )  # fmt: skip
+            assert answer["type"] == "moved", answer
+            assert answer["seq"] == event["seq"] + 1
+
+
+def replay_states(record: Message, events: list[Message]) -> list[rules.State]:
+    """The state after each event, replaying the record's moves at each `move` event."""
+    state = rules.new_game(record["players"], deck=record["deck"], dealer=record["dealer"])
+    moves = iter(record["moves"])
+    states = []
+    for event in events:
+        if event["event"]["kind"] == "move":
+            state = rules.apply(state, next(moves))
+        states.append(state)
+    return states
+
+
+def card_codes(value: Any) -> list[str]:
+    """Every card code anywhere in a message (a room's cover "door" is not a card code)."""
+    if isinstance(value, dict):
+        return [c for k, v in value.items() if k != "cover" for c in card_codes(v)]
+    if isinstance(value, list):
+        return [c for v in value for c in card_codes(v)]
+    return [value] if isinstance(value, str) and value in rules.CARD_CODES else []
+
+
+def check_no_leak(msg: Message, seat: int | None, state: rules.State) -> None:
+    """A message shows no other hand and no draw pile: only cards this seat may see."""
+    assert not {"hands", "deck", "draw"} & set(_keys(msg)), msg
+    own = state.hands[seat] if seat is not None else []
+    public = set(state.discard) | set(own)
+    event = msg.get("event") or {}
+    if event.get("kind") == "move" and "card" in event["move"]:
+        public.add(event["move"]["card"])
+    if state.pending:
+        public.add(state.pending[2])
+    leaked = set(card_codes(msg)) - public
+    assert not leaked, (seat, leaked, msg)
+    view = msg["view"]
+    assert view["seat"] == seat
+    if seat is None:
+        assert "hand" not in view and msg["legal"] is None
+    else:
+        assert view["hand"] == sorted(own)
+    assert view == rules.view(state, seat)
+
+
+def _keys(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [*value, *(k for v in value.values() for k in _keys(v))]
+    if isinstance(value, list):
+        return [k for v in value for k in _keys(v)]
+    return []
+
+
+async def check_game(client: Any, game: str, seat: int | None, events: list[Message]) -> Message:
+    """Seqs from 1 without gaps, views and secrecy right, record replays; the record."""
+    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
+    assert events[0]["event"]["kind"] == "start"
+    answer = await client.request("record", game=game)
+    assert answer["type"] == "record", answer
+    record = answer["record"]
+    final = None
+    for msg, state in zip(events, replay_states(record, events), strict=True):
+        check_no_leak(msg, seat, state)
+        final = state
+    assert final is not None and final.over
+    assert events[-1]["event"] == {
+        "kind": "over", "scores": rules.scores(final), "winners": rules.winners(final),
+    }  # fmt: skip
+    assert record["result"] == {"scores": rules.scores(final), "winners": rules.winners(final)}
+    return record
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
+async def test_full_private_table_game_over_two_instances(players, moose_server, ws_client):
+    urls = [await moose_server(), await moose_server()]
+    clients = [await ws_client(urls[i % 2], f"seat{i}", binary=i % 2 == 0) for i in range(players)]
+    game, seats = await table_game(clients)
+    all_events = await asyncio.gather(*(play_out(c, game, seed=i) for i, c in enumerate(clients)))
+    for client, seat, events in zip(clients, seats, all_events, strict=True):
+        record = await check_game(client, game, seat, events)
+    assert record["names"] == [f"seat{i}" for i in range(players)]
+    for client in clients:  # everything a seat got, answers and errors included, kept secrets
+        assert not [m for m in client.received if m["type"] == "error"]
+
+
+async def test_humans_and_bots_play_to_the_end(moose_server, ws_client):
+    url = await moose_server()
+    clients = [await ws_client(url, "ann"), await ws_client(url, "bea", binary=False)]
+    game, seats = await table_game(clients, bots=("greedy", "random"))
+    all_events = await asyncio.gather(*(play_out(c, game, seed=7) for c in clients))
+    for client, seat, events in zip(clients, seats, all_events, strict=True):
+        record = await check_game(client, game, seat, events)
+    assert record["names"][2:] == ["greedy-bot 1", "random-bot 2"] or len(record["names"]) == 4
+    autos = {e["event"]["auto"] for e in all_events[0] if e["event"]["kind"] == "move"}
+    assert "bot" in autos
+
+
+async def test_public_queue_seats_players_and_they_play(moose_server, ws_client):
+    url = await moose_server(match_wait=0.1)
+    clients = [await ws_client(url, "q1"), await ws_client(url, "q2", binary=False)]
+    for client in clients:
+        queued = await client.request("queue", min_players=2, max_players=2)
+        assert queued["type"] == "queued" and queued["max_players"] == 2
+    matches = [await c.expect(type="match") for c in clients]
+    game = matches[0]["game"]
+    assert {m["seat"] for m in matches} == {0, 1}
+    all_events = await asyncio.gather(*(play_out(c, game, seed=3) for c in clients))
+    for client, match, events in zip(clients, matches, all_events, strict=True):
+        await check_game(client, game, match["seat"], events)
+
+
+async def test_leave_queue_and_not_queued(moose_server, ws_client):
+    client = await ws_client(await moose_server())
+    assert (await client.request("queue", min_players=3, max_players=3))["type"] == "queued"
+    again = await client.request("queue", min_players=3, max_players=3)
+    assert again["code"] == "already_queued"
+    assert (await client.request("leave_queue"))["type"] == "left"
+    assert (await client.request("leave_queue"))["code"] == "not_queued"
+
+
+async def test_spectator_sees_public_views_only(moose_server, ws_client):
+    url = await moose_server()
+    clients = [await ws_client(url, "pa"), await ws_client(url, "pb")]
+    game, _ = await table_game(clients)
+    fan = await ws_client(await moose_server(), "fan", binary=False)
+    watching = await fan.request("watch", game=game)
+    assert watching["type"] == "watching"
+    first = await fan.expect(type="event", game=game)
+    assert first["event"] == {"kind": "state"} and first["seq"] == watching["seq"]
+    player_events = await asyncio.gather(*(play_out(c, game, seed=5) for c in clients))
+    seen = [first]
+    while seen[-1]["event"]["kind"] != "over":
+        seen.append(await fan.expect(type="event", game=game))
+    assert [e["seq"] for e in seen] == list(range(first["seq"], seen[-1]["seq"] + 1))
+    record = (await fan.request("record", game=game))["record"]
+    states = replay_states(record, player_events[0])
+    for msg in seen:
+        check_no_leak(msg, None, states[msg["seq"] - 1])
+        assert msg["deadline"] is None
+    assert (await fan.request("unwatch", game=game))["type"] == "unwatched"
