@@ -1,0 +1,166 @@
+"""Every bad input gets its stable error code, and the game in Redis stays unchanged.
+
+Each row shows the error the sender gets AND that the game's version in Redis is
+what it was; the socket stays open unless PROTOCOL.md says it closes.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgpack
+import pytest
+import redis.asyncio as aioredis
+from test_server_games import table_game
+
+from moose_server.store import Store
+from moose_server.tokens import Tokens
+
+
+@pytest.fixture
+async def store(redis_url: str) -> Any:
+    """A Store over the test Redis, to read games as the server wrote them."""
+    client = aioredis.Redis.from_url(redis_url)
+    yield Store(client, 16)
+    await client.aclose()
+
+
+@pytest.fixture
+async def game(moose_server, ws_client, store) -> Any:
+    """A started 2-seat game: (url, game id, [client to act, the other], version)."""
+    url = await moose_server()
+    a, b = await ws_client(url, "ada"), await ws_client(url, "bob", binary=False)
+    game_id, seats = await table_game([a, b])
+    first = await a.expect(type="event", game=game_id)
+    await b.expect(type="event", game=game_id)
+    actor, other = (a, b) if first["view"]["to_act"] == seats[0] else (b, a)
+    version = (await store.load(game_id)).version
+    return url, game_id, [actor, other], version
+
+
+async def version(store: Store, game_id: str) -> int:
+    """The game's version in Redis."""
+    return (await store.load(game_id)).version
+
+
+@pytest.mark.parametrize(
+    ("frame", "code"),
+    [
+        (b"\xc1", "bad_frame"),  # never valid msgpack
+        ("{not json", "bad_frame"),
+        (msgpack.packb([1, 2]), "bad_message"),
+        ('{"id": 3}', "bad_message"),  # no type
+        (msgpack.packb({"type": "dance", "id": 3}), "unknown_type"),
+        ('{"type": "move", "id": 3, "game": 5, "move": {}}', "bad_message"),
+        ('{"type": "move", "id": 3, "game": "g", "move": {}, "seq": "7"}', "bad_message"),
+        (msgpack.packb({"type": "sync", "id": 3, "game": "g", "since": 1.5}), "bad_message"),
+    ],
+)
+async def test_bad_frames_get_errors_and_change_nothing(game, store, frame, code):
+    _, game_id, (actor, _other), before = game
+    await actor.send_frame(frame)
+    error = await actor.expect(type="error")
+    assert error["code"] == code
+    assert (await actor.request("ping"))["type"] == "pong"  # the socket stays open
+    assert await version(store, game_id) == before
+
+
+async def test_game_errors_leave_the_game_unchanged(game, store, ws_client):
+    url, game_id, (actor, other), before = game
+    event = await actor.request("sync", game=game_id)  # a state event, then synced
+    state = await actor.expect(type="event", game=game_id, seq=before)
+    legal = state["legal"]
+    assert event["type"] == "synced" and legal
+    stranger = await ws_client(url, "eve")
+    rows = [
+        (actor, {"move": {"action": "play", "card": "trap", "target": 1}}, "illegal_move"),
+        (actor, {"move": {"action": "fly"}}, "illegal_move"),
+        (other, {"move": legal[0]}, "not_your_turn"),
+        (stranger, {"move": legal[0]}, "not_in_game"),
+        (actor, {"move": legal[0], "seq": before - 1}, "stale_seq"),
+    ]
+    for client, fields, code in rows:
+        answer = await client.request("move", game=game_id, **fields)
+        assert answer["code"] == code, (code, answer)
+        assert await version(store, game_id) == before
+    missing = await actor.request("move", game="g_nope", move=legal[0])
+    assert missing["code"] == "no_such_game"
+    assert (await actor.request("record", game=game_id))["code"] == "not_over"
+    assert (await stranger.request("sync", game=game_id))["code"] == "not_in_game"
+    assert await version(store, game_id) == before
+
+
+async def test_repeated_move_id_gets_the_same_answer_and_moves_once(game, store):
+    _, game_id, (actor, _other), before = game
+    await actor.request("sync", game=game_id)
+    legal = (await actor.expect(type="event", game=game_id, seq=before))["legal"]
+    first = await actor.request("move", game=game_id, move=legal[0], move_id="once")
+    assert first == {"type": "moved", "game": game_id, "seq": before + 1, "id": first["id"]}
+    after = await version(store, game_id)
+    again = await actor.request("move", game=game_id, move=legal[0], move_id="once")
+    assert again["type"] == "moved" and again["seq"] == first["seq"]
+    assert await version(store, game_id) == after
+    moves = (await store.load(game_id)).data["moves"]
+    assert len(moves) == 1
+
+
+async def test_session_errors(game, store, ws_client, redis_url):
+    url, game_id, (actor, _), before = game
+    fresh = await ws_client(url, None)
+    assert (await fresh.request("ping"))["code"] == "hello_required"
+    assert (await fresh.request("hello", protocol=2, name="x"))["code"] == "protocol_version"
+    assert (await fresh.request("hello", protocol=1, name=""))["code"] == "bad_message"
+    assert (await fresh.request("hello", protocol=1))["code"] == "bad_message"
+    secret = (await store.redis.get("moose:secret")).decode()
+    now = time.time()
+    forged = Tokens("not-the-secret", 3600).issue(actor.player, "ada", now)
+    expired = Tokens(secret, 10).issue(actor.player, "ada", now - 3600)
+    tampered = actor.token[:-1] + ("0" if actor.token[-1] != "0" else "1")
+    rows = [("garbage", "bad_token"), (forged, "bad_token"), (tampered, "bad_token")]
+    for token, code in [*rows, (expired, "token_expired")]:
+        assert (await fresh.hello(token=token))["code"] == code
+    welcome = await fresh.hello(token=actor.token)  # the socket stayed open all along
+    assert welcome["player"] == actor.player and welcome["games"] == [game_id]
+    assert (await fresh.request("hello", protocol=1, name="again"))["code"] == "already_hello"
+    assert await version(store, game_id) == before
+
+
+async def test_table_errors(moose_server, ws_client):
+    url = await moose_server()
+    host, guest, third = [await ws_client(url, n) for n in ("h", "g", "t")]
+    table = await host.request("create_table", players=2)
+    code = table["code"]
+    assert (await guest.request("join_table", code="ZZZZZZ"))["code"] == "bad_code"
+    assert (await guest.request("join_table", code="no!"))["code"] == "bad_code"
+    assert (await guest.request("join_table", code=code))["type"] == "table"
+    assert (await guest.request("join_table", code=code))["code"] == "already_seated"
+    assert (await third.request("join_table", code=code))["code"] == "table_full"
+    assert (await guest.request("start_table", code=code))["code"] == "not_host"
+    assert (await guest.request("add_bot", code=code, bot="greedy"))["code"] == "not_host"
+    assert (await guest.request("queue"))["code"] == "already_queued"
+    left = await guest.request("leave_table", code=code)
+    assert left["type"] == "table"
+    joined = await host.expect(type="table", code=code, id=None)
+    assert joined["seats"][1]["player"] == guest.player
+    update = await host.expect(type="table", code=code, id=None)
+    assert update["seats"][1] is None
+
+
+async def test_frames_over_64_kib_close_with_1009(moose_server, ws_client):
+    client = await ws_client(await moose_server())
+    await client.send({"type": "ping", "id": 1, "pad": "x" * (64 * 1024 + 10)})
+    assert await client.closed() == 1009
+
+
+async def test_a_flood_is_rate_limited_then_closed_with_1008(game, store):
+    _, game_id, (actor, _), before = game
+    for i in range(200):
+        try:
+            await actor.send({"type": "ping", "id": i})
+        except ConnectionError:
+            break
+    assert await actor.closed() == 1008
+    codes = [m.get("code") for m in actor.received if m["type"] == "error"]
+    assert "rate_limited" in codes
+    assert await version(store, game_id) == before
