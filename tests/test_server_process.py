@@ -1,0 +1,62 @@
+"""`moose serve` as a real process: killed mid-game and restarted, or stopped cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import subprocess
+import sys
+from typing import Any
+
+from test_server_games import check_game, table_game
+from test_server_session import play
+
+Message = dict[str, Any]
+
+
+async def test_killed_server_restarts_and_the_game_goes_on(moose_serve, ws_client, tmp_path):
+    data = str(tmp_path / "data")
+    server = moose_serve("--data-dir", data)
+    a, b = await ws_client(server.url, "ann"), await ws_client(server.url, "bob", binary=False)
+    game, (seat_a, seat_b) = await table_game([a, b])
+    seen = {a: [], b: []}
+    rngs = {a: random.Random(1), b: random.Random(2)}
+    # Both play until a few moves are in, then the server crashes.
+    await asyncio.gather(*(play(c, game, rngs[c], seen[c], stop=8) for c in (a, b)))
+    server.kill()  # SIGKILL: no drain, no goodbye; the bundled Redis keeps its AOF
+    for client in (a, b):
+        assert await client.closed() is not None
+
+    again = moose_serve("--data-dir", data, port=server.port)
+    resumed = {}
+    for old, binary in ((a, True), (b, False)):
+        new = await ws_client(again.url, None, binary=binary)
+        welcome = await new.hello(token=old.token)
+        assert welcome["games"] == [game]
+        await new.request("sync", game=game, since=seen[old][-1]["seq"])
+        resumed[old] = new
+    await asyncio.gather(*(play(resumed[c], game, rngs[c], seen[c]) for c in (a, b)))
+    await check_game(resumed[a], game, seat_a, seen[a])
+    await check_game(resumed[b], game, seat_b, seen[b])
+
+
+async def test_sigterm_drains_with_1012_and_exits_cleanly(moose_serve, ws_client, tmp_path):
+    data = tmp_path / "data"
+    server = moose_serve("--data-dir", str(data), "--drain-grace", "2")
+    client = await ws_client(server.url, "ann")
+    assert server.stop() == 0
+    assert await client.closed() == 1012
+    log = server.log.read_text()
+    assert "listening on http://127.0.0.1" in log and "embedded redis-server" in log
+    assert "stopped" in log
+    assert not (data / "redis" / "redis.sock").exists()  # the bundled Redis is gone too
+
+
+def test_serve_help_lists_the_settings():
+    out = subprocess.run(
+        [sys.executable, "-m", "moose", "serve", "--help"], capture_output=True, text=True,
+        check=True,
+    )  # fmt: skip
+    for flag in ("--redis", "--data-dir", "--turn-time", "--answer-time", "--away-after",
+                 "--match-wait", "--game-ttl", "--token-ttl", "--buckets"):  # fmt: skip
+        assert flag in out.stdout
