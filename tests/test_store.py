@@ -1,0 +1,99 @@
+"""The store's scripts on a real Redis: commit (version, move id, stream, deadline) and claim."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from moose_server.store import GAMES_CHANNEL, Store, connect
+
+
+@pytest.fixture
+async def store(redis_url: str) -> Any:
+    """A Store over the test Redis with a BlockingConnectionPool."""
+    client = connect(redis_url, 8)
+    yield Store(client, 16)
+    await client.aclose()
+
+
+EV = ({"kind": "move", "seat": 0}, {"turn": 1})
+
+
+async def test_keys_share_their_bucket_hash_tag(store):
+    tag = f"{{b{store.bucket('g_abc')}}}"
+    assert store.game_key("g_abc").startswith(tag + ":game:")
+    assert store.events_key("g_abc").startswith(tag + ":events:")
+    assert store.deadlines_key(store.bucket("g_abc")) == tag + ":deadlines"
+
+
+async def test_commit_checks_the_version_and_appends_events(store):
+    first = await store.commit("g_1", 0, "", {"n": 1}, [EV, EV], 0)
+    assert (first.status, first.seq) == ("ok", 1)
+    stale = await store.commit("g_1", 0, "", {"n": 2}, [EV], 0)
+    assert (stale.status, stale.seq) == ("stale", 2)
+    loaded = await store.load("g_1")
+    assert (loaded.version, loaded.data) == (2, {"n": 1})
+    entries = await store.events("g_1")
+    assert [e.seq for e in entries] == [1, 2]
+    assert entries[0].event == EV[0] and entries[0].state == EV[1]
+    assert [e.seq for e in await store.events("g_1", since=1)] == [2]
+
+
+async def test_a_repeated_move_id_returns_the_first_answer(store):
+    await store.commit("g_2", 0, "", {"n": 0}, [EV], 0)
+    field = store.move_field_of("p_1", "m-1")
+    first = await store.commit("g_2", 1, field, {"n": 1}, [EV], 0)
+    again = await store.commit("g_2", 1, field, {"n": 99}, [EV], 0)
+    later = await store.commit("g_2", 2, field, {"n": 99}, [EV], 0)
+    assert (first.status, first.seq) == ("ok", 2)
+    assert (again.status, again.seq) == ("dup", 2) and (later.status, later.seq) == ("dup", 2)
+    loaded = await store.load("g_2", field)
+    assert (loaded.version, loaded.data, loaded.dup) == (2, {"n": 1}, 2)
+
+
+async def test_deadlines_use_redis_time_and_can_be_kept_or_cleared(store):
+    key = store.deadlines_key(store.bucket("g_3"))
+    set_ = await store.commit("g_3", 0, "", {}, [EV], 60_000)
+    assert set_.deadline == set_.now + 60_000
+    assert await store.redis.zscore(key, "g_3") == set_.deadline
+    kept = await store.commit("g_3", 1, "", {}, [EV], -1)
+    assert kept.deadline == set_.deadline
+    assert (await store.events("g_3"))[1].deadline == set_.deadline
+    cleared = await store.commit("g_3", 2, "", {}, [EV], 0, ttl=100)
+    assert cleared.deadline == 0 and await store.redis.zscore(key, "g_3") is None
+    assert 0 < await store.redis.ttl(store.game_key("g_3")) <= 100
+    assert 0 < await store.redis.ttl(store.events_key("g_3")) <= 100
+
+
+async def test_commit_publishes_a_wake_up(store, redis_url):
+    listener = aioredis.Redis.from_url(redis_url)
+    async with listener.pubsub() as pubsub:
+        await pubsub.subscribe(GAMES_CHANNEL)
+        await store.commit("g_4", 0, "", {}, [EV, EV, EV], 0)
+        async with asyncio.timeout(10):
+            async for msg in pubsub.listen():
+                if msg["type"] == "message":
+                    assert msg["data"] == b"g_4 3"
+                    break
+    await listener.aclose()
+
+
+async def test_claim_takes_due_deadlines_once_per_lease(store):
+    await store.commit("g_5", 0, "", {}, [EV], 1)
+    await store.commit("g_6", 0, "", {}, [EV], 3_600_000)
+    for _ in range(1000):
+        now, due = await store.claim(60_000)
+        if due:
+            break
+    assert due == ["g_5"] and now > 0
+    assert (await store.claim(60_000))[1] == []  # leased: nobody else takes it
+    key = store.deadlines_key(store.bucket("g_5"))
+    assert await store.redis.zscore(key, "g_5") == now + 60_000
+
+
+async def test_the_shared_secret_is_set_once(store):
+    assert await store.shared_secret("first") == "first"
+    assert await store.shared_secret("second") == "first"
