@@ -650,9 +650,10 @@ def test_view_shows_scores_only_once_the_game_is_over() -> None:
     assert rules.view(over, 0)["scores"] == rules.scores(over)
 
 
-def test_view_of_a_seat_outside_the_table_is_refused() -> None:
-    with pytest.raises(ValueError, match="seat 3 is not at this table"):
-        rules.view(rules.new_game(3, seed=1), 3)
+@pytest.mark.parametrize("seat", [3, -1, True, "0"])
+def test_view_of_a_seat_outside_the_table_is_refused(seat: object) -> None:
+    with pytest.raises(ValueError, match=f"seat {seat!r} is not at this table"):
+        rules.view(rules.new_game(3, seed=1), seat)  # type: ignore[arg-type]
 
 
 # -- the seat field and the shape of moves --------------------------------------------
@@ -676,6 +677,10 @@ def test_a_move_naming_another_seat_is_refused() -> None:
         ({"action": "play", "card": "room:kitchen", "target": 1, "room": 0}, "takes no room"),
         ({"action": "pass", "card": "trap"}, "takes no card"),
         (["play"], "a move must be a map"),
+        ({"action": ["play"]}, "unknown action"),  # unhashable: once a TypeError
+        ({"action": {"play": 1}}, "unknown action"),
+        ({"action": "discard", "card": "trap", "target": 1}, "'discard' takes no target"),
+        ({"action": "play", "card": "door", "room": True}, "must be an integer, not True"),
     ],
 )
 def test_malformed_moves_are_refused_with_a_reason(move: object, reason: str) -> None:

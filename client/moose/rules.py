@@ -2,7 +2,9 @@
 
 Pure and deterministic: no I/O, no clock, no logging, no global random. A game
 is a `State`; `apply(state, move)` returns the next one and never changes its
-argument. Moves are plain maps in the RULES.md notation::
+argument. States share the lists a move did not touch with the states they came
+from, so never change a state in place: take `state.copy()` first. Moves are
+plain maps in the RULES.md notation::
 
     {"action": "play", "card": "moose:kitchen", "target": 2, "room": 1}
 
@@ -72,14 +74,18 @@ class InvalidGame(ValueError):
 
 
 class State:
-    """One position of a game. Treat as immutable; `copy()` is cheap."""
+    """One position of a game. Immutable by contract: `copy()` before changing one.
+
+    `apply` builds each new state sharing every list the move left alone (hands,
+    rooms, piles) with the old one, which is what makes it fast.
+    """
 
     __slots__ = (
-        "deck",
         "dealer",
+        "deck",
         "discard",
-        "drew",
         "draw",
+        "drew",
         "hands",
         "has_house",
         "n",
@@ -92,7 +98,7 @@ class State:
     n: int
     dealer: int
     deck: tuple[str, ...]  # the initial deck, top first (hidden until the end)
-    draw: list[str]  # the draw pile, top card LAST so a draw is list.pop()
+    draw: list[str]  # the draw pile, top card LAST so a draw takes draw[-1]
     hands: list[list[str]]
     has_house: list[bool]
     rooms: list[list[tuple[str, int]]]  # per seat: (room type, cover)
@@ -113,6 +119,27 @@ class State:
         s.has_house = self.has_house.copy()
         s.rooms = [r.copy() for r in self.rooms]
         s.discard = self.discard.copy()
+        s.turn = self.turn
+        s.drew = self.drew
+        s.pending = self.pending
+        s.over = self.over
+        return s
+
+    def _clone(self) -> State:
+        """A copy sharing the inner lists: whoever changes one must replace it first.
+
+        `apply` copies only the hands, houses and piles a move touches, which is
+        most of what makes it fast; `copy()` is the safe version for everyone else.
+        """
+        s = State.__new__(State)
+        s.n = self.n
+        s.dealer = self.dealer
+        s.deck = self.deck
+        s.draw = self.draw
+        s.hands = self.hands.copy()
+        s.has_house = self.has_house
+        s.rooms = self.rooms.copy()
+        s.discard = self.discard
         s.turn = self.turn
         s.drew = self.drew
         s.pending = self.pending
@@ -164,8 +191,7 @@ class State:
 
     def __repr__(self) -> str:
         return (
-            f"<State players={self.n} to_act={to_act(self)} draw={len(self.draw)}"
-            f" over={self.over}>"
+            f"<State players={self.n} to_act={to_act(self)} draw={len(self.draw)} over={self.over}>"
         )
 
 
@@ -239,8 +265,10 @@ def new_game(
 
 def _start_turn(s: State) -> None:
     """The seat in `s.turn` begins its turn: draw if the pile is not empty."""
-    if s.draw:
-        s.hands[s.turn].append(s.draw.pop())
+    draw = s.draw
+    if draw:
+        s.hands[s.turn] = [*s.hands[s.turn], draw[-1]]
+        s.draw = draw[:-1]
         s.drew = True
     else:
         s.drew = False
@@ -271,49 +299,62 @@ def phase(state: State) -> str:
 
 
 def _open_count(rooms: list[tuple[str, int]]) -> int:
-    return sum(1 for _, cover in rooms if cover == OPEN)
+    count = 0
+    for _, cover in rooms:
+        if cover == OPEN:
+            count += 1
+    return count
+
+
+# The opponents of each seat, in play order from its left: _OPPONENTS[n][seat].
+_OPPONENTS: dict[int, tuple[tuple[int, ...], ...]] = {
+    n: tuple(tuple((seat + k) % n for k in range(1, n)) for seat in range(n))
+    for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)
+}
 
 
 def _plays(s: State, seat: int) -> list[dict[str, Any]]:
     """Every legal play (a-d) of `seat`, de-duplicated, in a stable order."""
-    out: list[dict[str, Any]] = []
     hand = s.hands[seat]
+    out: list[dict[str, Any]] = []
     if not hand:
         return out
-    n = s.n
-    opponents = [(seat + k) % n for k in range(1, n)]
-    seen: set[str] = set()
-    for card in sorted(hand):
-        if card in seen:
-            continue
-        seen.add(card)
-        if card == "house":
-            out.extend(
-                {"action": "play", "card": card, "target": t}
-                for t in opponents
-                if not s.has_house[t]
-            )
-        elif card == "door":
-            out.extend(
-                {"action": "play", "card": card, "room": i}
-                for i, (_, cover) in enumerate(s.rooms[seat])
-                if cover == OPEN
-            )
-        elif card.startswith("room:"):
-            out.extend(
-                {"action": "play", "card": card, "target": t}
-                for t in opponents
-                if _open_count(s.rooms[t]) < MAX_OPEN_ROOMS
-            )
-        elif card.startswith("moose:"):
+    opponents = _OPPONENTS[s.n][seat]
+    rooms = s.rooms
+    has_house = s.has_house
+    open_rooms: list[tuple[int, int, str]] | None = None  # (target, index, type)
+    room_targets: list[int] | None = None
+    # Sorted codes give the order door, house, moose:*, room:*, trap.
+    for card in sorted(set(hand)):
+        kind = card[0]
+        if kind == "m":  # moose:T
+            if open_rooms is None:
+                open_rooms = [
+                    (t, i, typ)
+                    for t in opponents
+                    if has_house[t]
+                    for i, (typ, cover) in enumerate(rooms[t])
+                    if cover == OPEN
+                ]
             rtype = card[6:]
-            for t in opponents:
-                if s.has_house[t]:
-                    out.extend(
-                        {"action": "play", "card": card, "target": t, "room": i}
-                        for i, (typ, cover) in enumerate(s.rooms[t])
-                        if typ == rtype and cover == OPEN
-                    )
+            out += [
+                {"action": "play", "card": card, "target": t, "room": i}
+                for t, i, typ in open_rooms
+                if typ == rtype
+            ]
+        elif kind == "r":  # room:T
+            if room_targets is None:
+                room_targets = [t for t in opponents if _open_count(rooms[t]) < MAX_OPEN_ROOMS]
+            out += [{"action": "play", "card": card, "target": t} for t in room_targets]
+        elif kind == "h":  # house
+            out += [{"action": "play", "card": card, "target": t} for t in opponents
+                    if not has_house[t]]  # fmt: skip
+        elif kind == "d":  # door
+            out += [
+                {"action": "play", "card": card, "room": i}
+                for i, (_, cover) in enumerate(rooms[seat])
+                if cover == OPEN
+            ]
     return out
 
 
@@ -322,23 +363,29 @@ def _has_play(s: State, seat: int) -> bool:
     hand = s.hands[seat]
     if not hand:
         return False
-    n = s.n
+    opponents = _OPPONENTS[s.n][seat]
+    rooms = s.rooms
+    has_house = s.has_house
     for card in set(hand):
-        if card == "door":
-            if any(c == OPEN for _, c in s.rooms[seat]):
-                return True
-        elif card == "house":
-            if any(not s.has_house[t] for t in range(n) if t != seat):
-                return True
-        elif card.startswith("room:"):
-            if any(_open_count(s.rooms[t]) < MAX_OPEN_ROOMS for t in range(n) if t != seat):
-                return True
-        elif card.startswith("moose:"):
+        if card == "house":
+            for t in opponents:
+                if not has_house[t]:
+                    return True
+        elif card == "door":
+            for _, cover in rooms[seat]:
+                if cover == OPEN:
+                    return True
+        elif card[0] == "m":  # moose:T
             rtype = card[6:]
-            for t in range(n):
-                if t != seat and s.has_house[t]:
-                    if any(typ == rtype and c == OPEN for typ, c in s.rooms[t]):
-                        return True
+            for t in opponents:
+                if has_house[t]:
+                    for typ, cover in rooms[t]:
+                        if cover == OPEN and typ == rtype:
+                            return True
+        elif card[0] == "r":  # room:T
+            for t in opponents:
+                if _open_count(rooms[t]) < MAX_OPEN_ROOMS:
+                    return True
     return False
 
 
@@ -364,45 +411,38 @@ def _int_field(move: Mapping[str, Any], key: str) -> int:
     if key not in move:
         raise IllegalMove(f"{move['action']} {move.get('card', '')}: '{key}' is required".strip())
     v = move[key]
-    if isinstance(v, bool) or not isinstance(v, int):
+    if type(v) is not int and (isinstance(v, bool) or not isinstance(v, int)):
         raise IllegalMove(f"'{key}' must be an integer, not {v!r}")
     return v
 
 
 def normalize_move(move: Any) -> dict[str, Any]:
     """Check a move's shape (not its legality) and return it in canonical form."""
-    if not isinstance(move, Mapping):
+    # `type is dict` first: isinstance against an ABC is slow, and most moves are dicts.
+    if type(move) is not dict and not isinstance(move, Mapping):
         raise IllegalMove(f"a move must be a map, not {type(move).__name__}")
-    unknown = set(move) - _MOVE_KEYS
-    if unknown:
+    if not _MOVE_KEYS.issuperset(move):
+        unknown = set(move) - _MOVE_KEYS
         raise IllegalMove(f"unknown move field(s): {', '.join(sorted(map(str, unknown)))}")
     action = move.get("action")
-    if action not in ACTIONS:
-        raise IllegalMove(f"unknown action {action!r} (expected one of {', '.join(sorted(ACTIONS))})")
+    # A str check first: an unhashable action (a list from JSON) must not reach `in`.
+    if not isinstance(action, str) or action not in ACTIONS:
+        raise IllegalMove(
+            f"unknown action {action!r} (expected one of {', '.join(sorted(ACTIONS))})"
+        )
     out: dict[str, Any] = {"action": action}
-    if action in ("play", "discard"):
+    if action == "play" or action == "discard":
         card = move.get("card")
         if not isinstance(card, str) or card not in CARD_CODES:
             raise IllegalMove(f"unknown card code {card!r}")
         out["card"] = card
-    elif "card" in move:
-        raise IllegalMove(f"'{action}' takes no card")
-    if action == "play":
-        card = out["card"]
-        if card in ("house",) or card.startswith("room:"):
-            out["target"] = _int_field(move, "target")
-            if "room" in move:
-                raise IllegalMove(f"playing {card} takes no room")
-        elif card.startswith("moose:"):
-            out["target"] = _int_field(move, "target")
-            out["room"] = _int_field(move, "room")
-        elif card == "door":
-            out["room"] = _int_field(move, "room")
-            if "target" in move:
-                raise IllegalMove("a door is played on your own room: it takes no target")
-        else:  # trap
-            raise IllegalMove("a trap is never played as an action; it answers a moose")
+        if action == "play":
+            _play_fields(move, card, out)
+        elif "target" in move or "room" in move:
+            raise IllegalMove(f"'discard' takes no {'target' if 'target' in move else 'room'}")
     else:
+        if "card" in move:
+            raise IllegalMove(f"'{action}' takes no card")
         for key in ("target", "room"):
             if key in move:
                 raise IllegalMove(f"'{action}' takes no {key}")
@@ -411,8 +451,22 @@ def normalize_move(move: Any) -> dict[str, Any]:
     return out
 
 
-def _take(hand: list[str], card: str) -> None:
-    hand.remove(card)
+def _play_fields(move: Mapping[str, Any], card: str, out: dict[str, Any]) -> None:
+    """Copy the target and room a play of `card` needs into `out`, refusing the rest."""
+    kind = card[0]
+    if kind == "h" or kind == "r":  # house, room:T
+        out["target"] = _int_field(move, "target")
+        if "room" in move:
+            raise IllegalMove(f"playing {card} takes no room")
+    elif kind == "m":  # moose:T
+        out["target"] = _int_field(move, "target")
+        out["room"] = _int_field(move, "room")
+    elif kind == "d":  # door
+        out["room"] = _int_field(move, "room")
+        if "target" in move:
+            raise IllegalMove("a door is played on your own room: it takes no target")
+    else:  # trap
+        raise IllegalMove("a trap is never played as an action; it answers a moose")
 
 
 def _check_target(s: State, seat: int, target: int) -> None:
@@ -429,87 +483,109 @@ def _check_room(s: State, owner: int, room: int) -> tuple[str, int]:
     return rooms[room]
 
 
+def _without(hand: list[str], card: str) -> list[str]:
+    """A new hand: `hand` less one `card` (the old list may belong to an older state)."""
+    out = hand.copy()
+    out.remove(card)
+    return out
+
+
 def apply(state: State, move: Mapping[str, Any]) -> State:
     """The state after `move`, or raise `IllegalMove` saying why."""
     m = normalize_move(move)
     if state.over:
         raise IllegalMove("the game is over")
-    actor = to_act(state)
-    assert actor is not None
+    actor = state.pending[0] if state.pending else state.turn
     if "seat" in m and m["seat"] != actor:
         raise IllegalMove(f"it is seat {actor}'s move, not seat {m['seat']}'s")
-    s = state.copy()
     action = m["action"]
-    if s.pending:
-        if action not in ("trap", "allow"):
+    if state.pending:
+        if action != "trap" and action != "allow":
             raise IllegalMove(f"seat {actor} must answer the moose: 'trap' or 'allow'")
+        s = state._clone()
         _answer(s, action == "trap")
         _finish_action(s)
         return s
-    if action in ("trap", "allow"):
-        raise IllegalMove(f"there is no moose to answer with '{action}'")
     if action == "play":
-        _play(s, actor, m)
+        s = _play(state, actor, m)
     elif action == "discard":
-        if m["card"] not in s.hands[actor]:
-            raise IllegalMove(f"seat {actor} holds no {m['card']}")
-        if not s.drew:
+        card = m["card"]
+        if card not in state.hands[actor]:
+            raise IllegalMove(f"seat {actor} holds no {card}")
+        if not state.drew:
             raise IllegalMove("no discarding in the end phase (the draw pile is empty): pass")
-        if _has_play(s, actor):
+        if _has_play(state, actor):
             raise IllegalMove("a card can be played, so discarding is not allowed")
-        _take(s.hands[actor], m["card"])
-        s.discard.append(m["card"])
-    else:  # pass
-        if s.drew:
+        s = state._clone()
+        s.hands[actor] = _without(s.hands[actor], card)
+        s.discard = [*s.discard, card]
+    elif action == "pass":
+        if state.drew:
             raise IllegalMove("passing is only allowed in the end phase; discard instead")
-        if _has_play(s, actor):
+        if _has_play(state, actor):
             raise IllegalMove("a card can be played, so passing is not allowed")
+        s = state._clone()
+    else:
+        raise IllegalMove(f"there is no moose to answer with '{action}'")
     if not s.pending:
         _finish_action(s)
     return s
 
 
-def _play(s: State, seat: int, m: dict[str, Any]) -> None:
+def _play(state: State, seat: int, m: dict[str, Any]) -> State:
+    """Check play `m` by `seat` against `state`; return the state with the card played."""
     card = m["card"]
-    hand = s.hands[seat]
-    if card not in hand:
+    if card not in state.hands[seat]:
         raise IllegalMove(f"seat {seat} holds no {card}")
-    if card == "house":
+    kind = card[0]
+    if kind == "h":  # house
         t = m["target"]
-        _check_target(s, seat, t)
-        if s.has_house[t]:
+        _check_target(state, seat, t)
+        if state.has_house[t]:
             raise IllegalMove(f"seat {t} already has a house card")
-        _take(hand, card)
+        s = state._clone()
+        s.has_house = s.has_house.copy()
         s.has_house[t] = True
-    elif card.startswith("room:"):
+    elif kind == "r":  # room:T
         t = m["target"]
-        _check_target(s, seat, t)
-        if _open_count(s.rooms[t]) >= MAX_OPEN_ROOMS:
+        _check_target(state, seat, t)
+        if _open_count(state.rooms[t]) >= MAX_OPEN_ROOMS:
             raise IllegalMove(f"seat {t} already has {MAX_OPEN_ROOMS} open rooms")
-        _take(hand, card)
-        s.rooms[t].append((card[5:], OPEN))
-    elif card == "door":
+        s = state._clone()
+        s.rooms[t] = [*s.rooms[t], (card[5:], OPEN)]
+    elif kind == "d":  # door
         r = m["room"]
-        _, cover = _check_room(s, seat, r)
+        rtype, cover = _check_room(state, seat, r)
         if cover != OPEN:
-            raise IllegalMove(f"room {r} of seat {seat} is not open (it has a {_COVER_NAMES[cover]})")
-        _take(hand, card)
-        s.rooms[seat][r] = (s.rooms[seat][r][0], DOOR)
-    else:  # moose
+            raise IllegalMove(
+                f"room {r} of seat {seat} is not open (it has a {_COVER_NAMES[cover]})"
+            )
+        s = state._clone()
+        s.rooms[seat] = _covered(s.rooms[seat], r, DOOR)
+    else:  # moose:T
         t, r = m["target"], m["room"]
-        _check_target(s, seat, t)
-        if not s.has_house[t]:
+        _check_target(state, seat, t)
+        if not state.has_house[t]:
             raise IllegalMove(f"seat {t} has no house card, so no moose can enter")
-        rtype, cover = _check_room(s, t, r)
+        rtype, cover = _check_room(state, t, r)
         if cover != OPEN:
             raise IllegalMove(f"room {r} of seat {t} is not open (it has a {_COVER_NAMES[cover]})")
         if rtype != card[6:]:
             raise IllegalMove(f"{card} does not match room {r} of seat {t} ({rtype})")
-        _take(hand, card)
+        s = state._clone()
         if "trap" in s.hands[t]:
             s.pending = (t, r, card)
         else:
-            s.rooms[t][r] = (rtype, MOOSE)
+            s.rooms[t] = _covered(s.rooms[t], r, MOOSE)
+    s.hands[seat] = _without(s.hands[seat], card)
+    return s
+
+
+def _covered(rooms: list[tuple[str, int]], index: int, cover: int) -> list[tuple[str, int]]:
+    """A new room list with room `index` given `cover`."""
+    out = rooms.copy()
+    out[index] = (out[index][0], cover)
+    return out
 
 
 def _answer(s: State, trap: bool) -> None:
@@ -517,20 +593,19 @@ def _answer(s: State, trap: bool) -> None:
     victim, r, card = s.pending
     s.pending = None
     if trap:
-        _take(s.hands[victim], "trap")
-        s.discard.append(card)
-        s.discard.append("trap")
+        hand = _without(s.hands[victim], "trap")
+        s.discard = [*s.discard, card, "trap"]
         if s.draw:
-            s.hands[victim].append(s.draw.pop())
+            hand.append(s.draw[-1])
+            s.draw = s.draw[:-1]
+        s.hands[victim] = hand
     else:
-        s.rooms[victim][r] = (s.rooms[victim][r][0], MOOSE)
+        s.rooms[victim] = _covered(s.rooms[victim], r, MOOSE)
 
 
 def _finish_action(s: State) -> None:
     """End the current turn: decide whether the game is over, else start the next."""
-    if all(not h for h in s.hands) or (
-        not s.draw and not any(_has_play(s, k) for k in range(s.n))
-    ):
+    if not any(s.hands) or (not s.draw and not any(_has_play(s, k) for k in range(s.n))):
         s.over = True
         return
     s.turn = (s.turn + 1) % s.n
@@ -578,8 +653,10 @@ def _house_view(state: State, seat: int) -> dict[str, Any]:
 
 def view(state: State, seat: int | None) -> dict[str, Any]:
     """What `seat` may see (RULES.md section 6); `None` is a spectator."""
-    if seat is not None and not 0 <= seat < state.n:
-        raise ValueError(f"seat {seat} is not at this table")
+    if seat is not None and (
+        isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < state.n
+    ):
+        raise ValueError(f"seat {seat!r} is not at this table")
     v: dict[str, Any] = {
         "players": state.n,
         "dealer": state.dealer,
