@@ -1,0 +1,333 @@
+"""deploy/nginx.conf in front of three real `moose serve` processes over one Redis.
+
+nginx runs the very nginx.conf of the repo (symlinked into a temporary prefix,
+beside an upstream file that lists three instances on loopback ports). Bots play
+whole games through it; then one instance is killed (SIGKILL) or drained
+(SIGTERM) in the middle of the games, and the games still finish: the client
+library reconnects through nginx to another instance, which picks the games up
+from Redis.
+
+Needs nginx: skipped when it is not installed, except in CI (CI set), where a
+missing nginx is a failure (.ci/run installs it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import moose
+from moose import rules
+from moose.bots import make_bot
+from moose.client import Client, ServerError
+from moose_server.embedded import free_port
+
+Message = dict[str, Any]
+
+NGINX_CONF = Path(__file__).resolve().parent.parent / "deploy" / "nginx.conf"
+START_TIMEOUT = 30.0  # for a process to answer on its port
+GAME_TIMEOUT = 60.0  # for a handful of bot games, a kill and the reconnects
+SBIN = "/usr/sbin:/usr/local/sbin:/usr/local/nginx/sbin"  # not on a normal user's PATH
+
+
+@pytest.fixture(scope="module")
+def nginx_bin() -> str:
+    """The nginx binary; skip without it, but fail in CI."""
+    found = shutil.which("nginx") or shutil.which("nginx", path=SBIN)
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but nginx is not installed (.ci/run installs nginx-light)")
+        pytest.skip("nginx is not installed (apt-get install nginx-light); CI runs these tests")
+    return found
+
+
+# -- processes -----------------------------------------------------------------------
+
+
+@dataclass
+class Proc:
+    """A child process whose output goes to log files."""
+
+    name: str
+    process: subprocess.Popen[bytes]
+    stdout: Path
+    stderr: Path
+
+    def alive(self) -> bool:
+        """Whether the process is still running."""
+        return self.process.poll() is None
+
+    def tail(self, lines: int = 30) -> str:
+        """The end of its output, for failure messages."""
+        text = ""
+        for path in (self.stdout, self.stderr):
+            if path.exists():
+                text += "".join(path.read_text(errors="replace").splitlines(True)[-lines:])
+        return f"--- {self.name} (exit {self.process.poll()}) ---\n{text}"
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        """Send `sig`, wait for the exit (kill after `timeout`); the exit code."""
+        if self.alive():
+            self.process.send_signal(sig)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            return self.process.wait(timeout)
+
+
+def spawn(name: str, cmd: list[str], folder: Path, env: dict[str, str] | None = None) -> Proc:
+    """Start `cmd` with its stdout and stderr in files of `folder`."""
+    out, err = folder / f"{name}.out", folder / f"{name}.err"
+    with out.open("wb") as o, err.open("wb") as e:
+        process = subprocess.Popen(cmd, stdout=o, stderr=e, stdin=subprocess.DEVNULL, env=env)
+    return Proc(name, process, out, err)
+
+
+def http_get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
+    """GET `url`: the status and the body (also for 4xx and 5xx answers)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+def wait_ok(proc: Proc, url: str) -> None:
+    """Wait until `url` answers 200; fail with the process' output if it never does."""
+    deadline = time.monotonic() + START_TIMEOUT
+    while time.monotonic() < deadline:
+        if not proc.alive():
+            break
+        try:
+            if http_get(url, timeout=2.0)[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"{url} did not answer 200 in time\n{proc.tail()}")
+
+
+def moose_serve(redis_url: str, port: int, folder: Path) -> Proc:
+    """`moose serve` on 127.0.0.1:`port` over the test Redis, tuned for quick tests."""
+    cmd = [
+        sys.executable, "-m", "moose", "serve",
+        "--redis", redis_url, "--host", "127.0.0.1", "--port", str(port),
+        "--instance-id", f"i_{port}", "--match-wait", "0.2", "--poll-interval", "0.05",
+        "--drain-grace", "2", "--log-level", "INFO",
+    ]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MOOSE_")}
+    env["MOOSE_MATCH_INTERVAL"] = "0.05"
+    return spawn(f"moose-{port}", cmd, folder, env)
+
+
+def nginx_prefix(folder: Path, listen: int, upstreams: list[int]) -> Path:
+    """A prefix holding a symlink to deploy/nginx.conf and the files it includes."""
+    prefix = folder / "nginx"
+    (prefix / "nginx").mkdir(parents=True)
+    (prefix / "nginx.conf").symlink_to(NGINX_CONF)
+    lines = [f"server 127.0.0.1:{port} max_fails=1 fail_timeout=10s;\n" for port in upstreams]
+    (prefix / "nginx" / "upstream.conf").write_text("".join(lines))
+    (prefix / "nginx" / "listen.conf").write_text(f"listen 127.0.0.1:{listen};\n")
+    return prefix
+
+
+def nginx_cmd(nginx_bin: str, prefix: Path, *extra: str) -> list[str]:
+    """The nginx command line for `prefix`, in the foreground."""
+    return [
+        nginx_bin, "-p", f"{prefix}/", "-c", str(prefix / "nginx.conf"),
+        "-g", f"daemon off; pid {prefix}/nginx.pid;", *extra,
+    ]  # fmt: skip
+
+
+@dataclass
+class Cluster:
+    """Three instances behind nginx."""
+
+    port: int  # nginx
+    instances: list[Proc]
+    ports: list[int]
+    nginx: Proc
+    procs: list[Proc] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        """The WebSocket URL through nginx."""
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    @property
+    def http(self) -> str:
+        """The HTTP base URL through nginx."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def tails(self) -> str:
+        """Every process' last lines, for failure messages."""
+        return "\n".join(p.tail() for p in [*self.instances, self.nginx])
+
+    def upstreams_of_sockets(self) -> set[str]:
+        """The instances that WebSockets went to, from nginx's access log (closed ones)."""
+        log = self.nginx.stdout.read_text(errors="replace")
+        return set(re.findall(r'"GET /ws HTTP/1\.1" 101 .*?upstream=(\S+)', log))
+
+
+@pytest.fixture
+def cluster(nginx_bin: str, redis_url: str, tmp_path: Path) -> Iterator[Cluster]:
+    """Three `moose serve` processes over the test Redis, and nginx in front of them."""
+    ports = [free_port() for _ in range(3)]
+    instances = [moose_serve(redis_url, port, tmp_path) for port in ports]
+    listen = free_port()
+    prefix = nginx_prefix(tmp_path, listen, ports)
+    nginx = spawn("nginx", nginx_cmd(nginx_bin, prefix), tmp_path)
+    cluster = Cluster(listen, instances, ports, nginx)
+    try:
+        for proc, port in zip(instances, ports, strict=True):
+            wait_ok(proc, f"http://127.0.0.1:{port}/readyz")
+        wait_ok(nginx, f"{cluster.http}/healthz")
+        yield cluster
+    finally:
+        nginx.stop()
+        for proc in instances:
+            proc.stop()
+
+
+# -- nginx alone -----------------------------------------------------------------------
+
+
+def test_nginx_accepts_the_deploy_conf(nginx_bin: str, tmp_path: Path) -> None:
+    prefix = nginx_prefix(tmp_path, free_port(), [free_port(), free_port()])
+    out = subprocess.run(nginx_cmd(nginx_bin, prefix, "-t"), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+# -- through nginx ---------------------------------------------------------------------
+
+
+def test_probes_go_through_nginx_to_every_instance(cluster: Cluster) -> None:
+    status, body = http_get(f"{cluster.http}/healthz")
+    assert status == 200 and json.loads(body) == {"ok": True}
+    seen = set()
+    for _ in range(9):
+        status, body = http_get(f"{cluster.http}/readyz")
+        assert status == 200, body
+        seen.add(json.loads(body)["instance"])
+    # No stickiness: with no sockets open, requests take turns over the instances.
+    assert seen == {f"i_{port}" for port in cluster.ports}
+
+
+def test_metrics_are_proxied_and_other_paths_are_not(cluster: Cluster) -> None:
+    direct = http_get(f"http://127.0.0.1:{cluster.ports[0]}/metrics")[0]
+    assert http_get(f"{cluster.http}/metrics")[0] == direct
+    assert http_get(f"{cluster.http}/nothing-here")[0] == 404
+    assert http_get(f"{cluster.http}/healthz/../ws-not")[0] == 404
+
+
+async def test_bots_play_whole_games_through_nginx(cluster: Cluster) -> None:
+    async with asyncio.timeout(GAME_TIMEOUT):
+        results = await asyncio.gather(
+            *(
+                moose.play_bot(cluster.url, "greedy", 1, name=f"bot{i}", max_players=2, seed=i)
+                for i in range(4)
+            )
+        )
+    by_game: dict[str, list[moose.GameResult]] = {}
+    for (result,) in results:
+        by_game.setdefault(result.game, []).append(result)
+    assert len(by_game) == 2, cluster.tails()
+    for seats in by_game.values():
+        assert sorted(r.seat for r in seats) == [0, 1]
+        assert seats[0].scores == seats[1].scores and seats[0].winners == seats[1].winners
+    async with asyncio.timeout(GAME_TIMEOUT):
+        async with moose.connect(cluster.url, name="referee") as client:
+            for game, seats in by_game.items():
+                check_record(await client.record(game), seats[0].scores)
+    # least_conn spreads four sockets over all three instances (the log has closed ones).
+    await asyncio.sleep(0.2)
+    expected = {f"127.0.0.1:{port}" for port in cluster.ports}
+    assert cluster.upstreams_of_sockets() == expected, cluster.nginx.stdout.read_text()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["kill", "drain"])
+async def test_games_finish_when_an_instance_goes_away(cluster: Cluster, sig: int) -> None:
+    clients = [Client(cluster.url, name=f"bot{i}", reconnect_timeout=30.0) for i in range(4)]
+    progress: dict[str, int] = {}
+    try:
+        async with asyncio.timeout(GAME_TIMEOUT):
+            for client in clients:
+                await client.open()
+            tasks = [
+                asyncio.create_task(play_slowly(c, seed=i, progress=progress))
+                for i, c in enumerate(clients)
+            ]
+            # Both games are under way (a few moves in, none over) before the instance goes.
+            while len(progress) < 2 or min(progress.values()) < 4:
+                assert not any(t.done() for t in tasks), cluster.tails()
+                await asyncio.sleep(0.02)
+            victim = cluster.instances[0]
+            victim.process.send_signal(sig)
+            finished = await asyncio.gather(*tasks)
+            code = await asyncio.to_thread(victim.process.wait, 15)
+            by_game: dict[str, list[tuple[int, Message]]] = {}
+            for game, seat, view in finished:
+                by_game.setdefault(game, []).append((seat, view))
+            for game, seats in by_game.items():
+                assert sorted(seat for seat, _ in seats) == [0, 1]
+                scores = seats[0][1]["scores"]
+                assert seats[1][1]["scores"] == scores
+                check_record(await clients[0].record(game), scores)
+    finally:
+        for client in clients:
+            await client.close()
+    assert len(by_game) == 2
+    # Four sockets over three instances: the victim held at least one of them.
+    assert sum(c.reconnects for c in clients) >= 1, cluster.tails()
+    assert code == (-signal.SIGKILL if sig == signal.SIGKILL else 0), victim.tail()
+
+
+async def play_slowly(
+    client: Client, *, seed: int, progress: dict[str, int], delay: float = 0.05
+) -> tuple[str, int, Message]:
+    """Queue for a 2-seat table and play it with a pause before each move."""
+    bot = make_bot("greedy", seed=seed)
+    await client.queue(2, 2)
+    game, seat = "", -1
+    async for msg in client.events():
+        if msg["type"] == "match":
+            game, seat = msg["game"], msg["seat"]
+            continue
+        if msg["type"] != "event" or msg["game"] != game:
+            continue
+        progress[game] = max(progress.get(game, 0), msg["seq"])
+        view = msg["view"]
+        if view["over"]:
+            return game, seat, view
+        if msg.get("legal") and view["to_act"] == seat:
+            await asyncio.sleep(delay)
+            try:
+                await client.move(game, bot.choose(view, msg["legal"]), seq=msg["seq"])
+            except ServerError as exc:
+                assert exc.code in ("stale_seq", "not_your_turn"), exc
+    raise AssertionError("the events ended before the game did")
+
+
+def check_record(record: Message, scores: list[int]) -> None:
+    """The game's record replays to its end with the scores the players saw."""
+    state = rules.new_game(record["players"], deck=record["deck"], dealer=record["dealer"])
+    for move in record["moves"]:
+        state = rules.apply(state, move)
+    assert rules.is_over(state)
+    assert rules.scores(state) == scores == record["result"]["scores"]
