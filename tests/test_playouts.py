@@ -71,10 +71,26 @@ def _plays(s: State, seat: int) -> list[Move]:
     return [m for m in rules.legal_moves(t) if m["action"] == "play"]
 
 
+def check_deal(s: State) -> None:
+    """Four rounds, one card at a time from the first player; the first player draws."""
+    n, first = s.n, (s.dealer + 1) % s.n
+    assert rules.to_act(s) == first
+    for k in range(n):
+        dealt = [s.deck[r * n + (k - first) % n] for r in range(rules.HAND_SIZE)]
+        assert s.hands[k][:4] == dealt
+    assert s.hands[first][4] == s.deck[4 * n]
+
+
 def check_step(before: State, move: Move, after: State) -> None:
-    """Invariants of one move: the hand shrinks by the card played, piles only shrink."""
+    """Invariants of one move: turn order, the card played leaves the hand, piles."""
     assert len(after.draw) <= len(before.draw)
     assert after.discard[: len(before.discard)] == before.discard
+    if not after.over:
+        # A moose waiting for its answer keeps the turn; anything else passes it left.
+        expected = before.turn if after.pending else (before.turn + 1) % before.n
+        assert after.turn == expected
+    if move["action"] == "trap":
+        assert after.discard[len(before.discard) :] == [before.pending[2], "trap"]
     if move["action"] in ("play", "discard"):
         seat = before.turn
         gone = Counter(before.hands[seat]) - Counter(after.hands[seat])
@@ -158,6 +174,20 @@ def check_views_hide_secrets(s: State, rng: random.Random) -> None:
             assert v["hand"] == sorted(s.hands[seat])
 
 
+def check_result(s: State) -> None:
+    """Scores and winners counted again from the public view of the end."""
+    v = rules.view(s, None)
+    scores = [
+        sum(r["cover"] == "moose" for r in v["houses"][k]["rooms"])
+        + sum(c.startswith("moose:") for c in s.hands[k])
+        for k in range(s.n)
+    ]
+    doors = [sum(r["cover"] == "door" for r in h["rooms"]) for h in v["houses"]]
+    low = [k for k in range(s.n) if scores[k] == min(scores)]
+    best = [k for k in low if doors[k] == max(doors[j] for j in low)]
+    assert v["scores"] == scores and v["winners"] == best
+
+
 def check_round_trip(s: State) -> None:
     """`to_dict` survives JSON and `from_dict` gives back an equal state."""
     back = State.from_dict(json.loads(json.dumps(s.to_dict())))
@@ -174,6 +204,7 @@ def playout(players: int, seed: int, choose: Chooser, *, deep: bool) -> None:
     rng = random.Random(f"checks-{seed}")
     state = rules.new_game(players, seed=seed)
     start, moves, passes = state, [], 0
+    check_deal(state)
     check_state(state)
     while not state.over:
         legal = rules.legal_moves(state)
@@ -193,6 +224,7 @@ def playout(players: int, seed: int, choose: Chooser, *, deep: bool) -> None:
         moves.append(move)
         assert len(moves) <= move_bound(players)
         state = after
+    check_result(state)
     result = records.replay(records.loads(records.dumps(records.from_game(start, moves))))
     assert result.ok and result.applied == len(moves)
     assert result.state == state

@@ -273,6 +273,11 @@ def test_door_on_an_opponents_room_is_refused() -> None:
     refused(state, {"action": "play", "card": "door", "target": 0, "room": 0}, "no target")
 
 
+def test_door_on_a_room_with_a_moose_is_refused() -> None:
+    state = play(_moose_ready(), moose("kitchen", 1, 0))
+    refused(state, door(0), "room 0 of seat 1 is not open .it has a moose.")
+
+
 def test_door_on_a_covered_or_missing_room_is_refused() -> None:
     state = play(
         deal(2, _ROOMS, ["moose:bathroom", "door"]), room("kitchen", 1), door(0), room("kitchen", 1)
@@ -633,6 +638,9 @@ def test_view_shows_your_hand_and_hides_the_others_and_the_deck_order() -> None:
     deck = stacked_deck(2, hands, ["room:bedroom", "room:kitchen"])
     far = next(i for i in range(20, 58) if deck[i] not in hands[0])
     deck[0], deck[far] = deck[far], deck[0]
+    # ...nor a change in the order of the pile, its next card included.
+    deck[9], deck[far + 1] = deck[far + 1], deck[9]
+    assert deck[9] != stacked_deck(2, hands, ["room:bedroom", "room:kitchen"])[9]
     two = rules.new_game(2, deck=deck, dealer=1)
     assert one.hands[0] != two.hands[0] and one.draw != two.draw
     assert rules.view(one, 1) == rules.view(two, 1)
@@ -692,11 +700,14 @@ def test_a_card_not_in_hand_cannot_be_played() -> None:
 
 
 def test_apply_never_changes_its_argument() -> None:
-    state = _trap_pending()
-    snapshot = copy.deepcopy(state.to_dict())
-    play(state, TRAP)
-    play(state, ALLOW)
-    assert state.to_dict() == snapshot
+    # Snapshots taken as the games go, so that a leak cannot reach them in advance.
+    games = (State.from_dict(s.to_dict()) for n in (2, 5) for s, _ in random_game(n, seed=n))
+    positions = [_trap_pending(), *games]
+    for state in positions:
+        snapshot = copy.deepcopy(state.to_dict())
+        for move in rules.legal_moves(state):
+            play(state, move)
+        assert state.to_dict() == snapshot
 
 
 def test_state_survives_a_round_trip_through_plain_data() -> None:
