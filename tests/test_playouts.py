@@ -27,7 +27,7 @@ except ImportError:  # the bots are written by another hand; test them once they
 Move = dict[str, Any]
 Chooser = Callable[[State, list[Move]], Move]
 
-GAMES_PER_SEAT_COUNT = 500  # random games for each of 2..6 seats
+GAMES_PER_SEAT_COUNT = 400  # random games for each of 2..6 seats
 DEEP_EVERY = 10  # every n-th game also gets the costly checks
 BOT_GAMES = 30  # games per bot kind and seat count
 ALL_CARDS = Counter(CARDS)

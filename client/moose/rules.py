@@ -347,8 +347,9 @@ def _plays(s: State, seat: int) -> list[dict[str, Any]]:
                 room_targets = [t for t in opponents if _open_count(rooms[t]) < MAX_OPEN_ROOMS]
             out += [{"action": "play", "card": card, "target": t} for t in room_targets]
         elif kind == "h":  # house
-            out += [{"action": "play", "card": card, "target": t} for t in opponents
-                    if not has_house[t]]  # fmt: skip
+            out += [
+                {"action": "play", "card": card, "target": t} for t in opponents if not has_house[t]
+            ]
         elif kind == "d":  # door
             out += [
                 {"action": "play", "card": card, "room": i}
