@@ -322,40 +322,39 @@ def _plays(s: State, seat: int) -> list[dict[str, Any]]:
     opponents = _OPPONENTS[s.n][seat]
     rooms = s.rooms
     has_house = s.has_house
-    open_rooms: list[tuple[int, int, str]] | None = None  # (target, index, type)
     room_targets: list[int] | None = None
+    # Plain loops rather than comprehensions: legal lists are short (about 4
+    # moves), so the cost is in the calls, and this is the engine's hot spot.
     # Sorted codes give the order door, house, moose:*, room:*, trap.
     for card in sorted(set(hand)):
         kind = card[0]
         if kind == "m":  # moose:T
-            if open_rooms is None:
-                open_rooms = [
-                    (t, i, typ)
-                    for t in opponents
-                    if has_house[t]
-                    for i, (typ, cover) in enumerate(rooms[t])
-                    if cover == OPEN
-                ]
             rtype = card[6:]
-            out += [
-                {"action": "play", "card": card, "target": t, "room": i}
-                for t, i, typ in open_rooms
-                if typ == rtype
-            ]
+            for t in opponents:
+                if has_house[t]:
+                    for i, (typ, cover) in enumerate(rooms[t]):
+                        if cover == OPEN and typ == rtype:
+                            out.append({"action": "play", "card": card, "target": t, "room": i})
         elif kind == "r":  # room:T
             if room_targets is None:
-                room_targets = [t for t in opponents if _open_count(rooms[t]) < MAX_OPEN_ROOMS]
-            out += [{"action": "play", "card": card, "target": t} for t in room_targets]
+                room_targets = []
+                for t in opponents:
+                    n_open = 0
+                    for _, cover in rooms[t]:
+                        if cover == OPEN:
+                            n_open += 1
+                    if n_open < MAX_OPEN_ROOMS:
+                        room_targets.append(t)
+            for t in room_targets:
+                out.append({"action": "play", "card": card, "target": t})
         elif kind == "h":  # house
-            out += [
-                {"action": "play", "card": card, "target": t} for t in opponents if not has_house[t]
-            ]
+            for t in opponents:
+                if not has_house[t]:
+                    out.append({"action": "play", "card": card, "target": t})
         elif kind == "d":  # door
-            out += [
-                {"action": "play", "card": card, "room": i}
-                for i, (_, cover) in enumerate(rooms[seat])
-                if cover == OPEN
-            ]
+            for i, (_, cover) in enumerate(rooms[seat]):
+                if cover == OPEN:
+                    out.append({"action": "play", "card": card, "room": i})
     return out
 
 
