@@ -617,16 +617,22 @@ def _finish_action(s: State) -> None:
 
 def scores(state: State) -> list[int]:
     """Each seat's score: moose in its house plus moose cards in its hand."""
-    return [
-        sum(1 for _, c in state.rooms[k] if c == MOOSE)
-        + sum(1 for card in state.hands[k] if card.startswith("moose:"))
-        for k in range(state.n)
-    ]
+    out = []
+    for rooms, hand in zip(state.rooms, state.hands, strict=True):
+        score = 0
+        for _, cover in rooms:
+            if cover == MOOSE:
+                score += 1
+        for card in hand:
+            if card[0] == "m":  # moose:T
+                score += 1
+        out.append(score)
+    return out
 
 
 def doors(state: State) -> list[int]:
     """Each seat's number of doors in its house (the tie-break)."""
-    return [sum(1 for _, c in rs if c == DOOR) for rs in state.rooms]
+    return [[cover for _, cover in rooms].count(DOOR) for rooms in state.rooms]
 
 
 def winners(state: State) -> list[int]:
@@ -644,19 +650,22 @@ def winners(state: State) -> list[int]:
 # -- views ------------------------------------------------------------------------
 
 
-def _house_view(state: State, seat: int) -> dict[str, Any]:
-    return {
-        "house": state.has_house[seat],
-        "rooms": [{"type": t, "cover": _COVER_NAMES[c]} for t, c in state.rooms[seat]],
-    }
-
-
 def view(state: State, seat: int | None) -> dict[str, Any]:
     """What `seat` may see (RULES.md section 6); `None` is a spectator."""
     if seat is not None and (
         isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < state.n
     ):
         raise ValueError(f"seat {seat!r} is not at this table")
+    # Built with plain loops: bots, the server and `simulate` take a view at every
+    # move, so this costs as much as the rules themselves.
+    names = _COVER_NAMES
+    houses = []
+    for has_house, rooms in zip(state.has_house, state.rooms, strict=True):
+        room_views = []
+        for rtype, cover in rooms:
+            room_views.append({"type": rtype, "cover": names[cover]})
+        houses.append({"house": has_house, "rooms": room_views})
+    pending = state.pending
     v: dict[str, Any] = {
         "players": state.n,
         "dealer": state.dealer,
@@ -666,14 +675,13 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         "phase": phase(state),
         "draw_pile": len(state.draw),
         "discard": list(state.discard),
-        "houses": [_house_view(state, k) for k in range(state.n)],
+        "houses": houses,
         "hand_sizes": [len(h) for h in state.hands],
-        "pending": None,
+        "pending": None
+        if pending is None
+        else {"seat": pending[0], "attacker": state.turn, "room": pending[1], "card": pending[2]},
         "over": state.over,
     }
-    if state.pending:
-        victim, room, card = state.pending
-        v["pending"] = {"seat": victim, "attacker": state.turn, "room": room, "card": card}
     if seat is not None:
         v["hand"] = sorted(state.hands[seat])
     if state.over:
