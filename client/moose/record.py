@@ -71,8 +71,8 @@ class Record:
         if self.names is not None:
             d["names"] = list(self.names)
         if self.result is not None:
-            d["result"] = {"scores": list(self.result["scores"]),
-                           "winners": list(self.result["winners"])}  # fmt: skip
+            result = self.result
+            d["result"] = {"scores": list(result["scores"]), "winners": list(result["winners"])}
         return d
 
 
@@ -159,11 +159,20 @@ def validate(data: Any) -> Record:
     return Record(players, dealer, tuple(deck), tuple(moves), names, result)
 
 
+# What JSON calls each type that json.loads can return, for error messages.
+_JSON_KINDS: dict[type, str] = {
+    dict: "an object",
+    list: "a list",
+    str: "a string",
+    bool: "a boolean",
+    int: "a number",
+    float: "a number",
+    type(None): "null",
+}
+
+
 def _kind(value: Any) -> str:
-    """A JSON-ish name for the type of `value`, for error messages."""
-    kinds = {dict: "an object", list: "a list", str: "a string", bool: "a boolean",
-             int: "a number", float: "a number", type(None): "null"}  # fmt: skip
-    return kinds.get(type(value), type(value).__name__)
+    return _JSON_KINDS.get(type(value), type(value).__name__)
 
 
 # -- reading and writing ---------------------------------------------------------------
