@@ -478,13 +478,12 @@ def test_the_turn_that_draws_the_last_card_is_a_normal_turn() -> None:
 
 
 def test_end_phase_turns_draw_nothing() -> None:
-    state = find_position(lambda s: not s.over and not s.pending and not s.draw and not s.drew)
-    assert rules.phase(state) == "end"
-    seat = state.turn
-    size = len(state.hands[seat])
-    after = play(state, rules.legal_moves(state)[0])
-    assert len(after.hands[seat]) in (size, size - 1)  # a pass keeps it, a play uses one
-    assert sum(map(len, after.hands)) <= sum(map(len, state.hands))
+    state = _emptying()
+    assert rules.phase(state) == "end" and rules.view(state, None)["draw_pile"] == 0
+    assert [len(h) for h in state.hands] == [4, 4]
+    state = play(state, EMPTYING_END[0])
+    assert rules.phase(state) == "end" and rules.to_act(state) == 1
+    assert [len(h) for h in state.hands] == [3, 4]
 
 
 def test_pass_in_the_end_phase_only_without_a_play() -> None:
