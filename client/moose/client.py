@@ -92,6 +92,7 @@ class _Request:
     future: asyncio.Future[Message] | None = None  # None: the client's own request
     on_answer: Callable[[Message], None] | None = None
     sent_on: int = -1  # the socket generation it was last sent on
+    order: int = 0  # when it was sent: the server answers in this order
 
 
 @dataclass
@@ -160,6 +161,10 @@ class Client:
         # Called with ("send" | "recv", message) for every message; for logs and tests.
         self.trace: Callable[[str, Message], None] | None = None
         self._ids = itertools.count(1)
+        self._sends = itertools.count(1)
+        # The server allows 20 messages a second in bursts of 40 (by default).
+        self.rate, self.burst = 15.0, 30.0
+        self._allowance, self._checked = self.burst, time.monotonic()
         self._pending: dict[int, _Request] = {}
         self._outbox: list[_Request] = []
         self._games: dict[str, _Game] = {}
@@ -358,13 +363,19 @@ class Client:
         legal = msg.get("legal")
         if legal and view.get("to_act") == seat.seat:
             move = bot.choose(view, legal)
-            try:
-                await self.move(msg["game"], move, seq=msg["seq"])
-                seat.moves += 1
-            except ServerError as exc:
-                # The game moved on (a timeout, or a newer event is queued): wait for it.
-                if exc.code not in ("stale_seq", "not_your_turn", "game_over"):
-                    raise
+            for attempt in range(1, 6):
+                try:
+                    await self.move(msg["game"], move, seq=msg["seq"])
+                    seat.moves += 1
+                    break
+                except ServerError as exc:
+                    if exc.code == "rate_limited":
+                        await asyncio.sleep(0.2 * attempt)
+                        continue
+                    # The game moved on (a timeout, or a newer event is queued): wait for it.
+                    if exc.code not in ("stale_seq", "not_your_turn", "game_over"):
+                        raise
+                    break
         return None
 
     async def _request(self, mtype: str, **fields: Any) -> Message:
@@ -372,6 +383,7 @@ class Client:
             raise self._failed
         if self._closed:
             raise ConnectionLost("the client is closed")
+        await self._pace()
         msg: Message = {"type": mtype, "id": next(self._ids)}
         msg.update({k: v for k, v in fields.items() if v is not None})
         req = _Request(msg, asyncio.get_running_loop().create_future())
@@ -391,8 +403,18 @@ class Client:
         self._pending[msg["id"]] = req
         self._outbox.append(req)
 
+    async def _pace(self) -> None:
+        """Stay under the server's rate limit (a token bucket), so bots never trip it."""
+        now = time.monotonic()
+        self._allowance = min(self.burst, self._allowance + (now - self._checked) * self.rate)
+        self._checked = now
+        self._allowance -= 1  # below zero: callers already waiting for tokens
+        if self._allowance < 0:
+            await asyncio.sleep(-self._allowance / self.rate)
+
     async def _send_request(self, req: _Request) -> None:
         req.sent_on = self._gen
+        req.order = next(self._sends)
         await self._send(req.message)
 
     async def _send(self, msg: Message) -> None:
@@ -593,9 +615,23 @@ class Client:
             self._inbox.put_nowait(msg)
         elif mtype == "table":
             self._inbox.put_nowait(msg)
+        elif mtype == "error" and msg.get("code") == "rate_limited":
+            self._refuse_oldest(msg)
         elif mtype == "error":
             log.warning("server error: %s: %s", msg.get("code"), msg.get("message"))
         await self._flush()
+
+    def _refuse_oldest(self, msg: Message) -> None:
+        """A `rate_limited` error without id: the frame refused is our oldest unanswered one.
+
+        The server reads a socket's frames in order and answers each before the
+        next, so every request sent earlier has had its answer already.
+        """
+        sent = [r for r in self._pending.values() if r.sent_on == self._gen]
+        if sent:
+            req = min(sent, key=lambda r: r.order)
+            del self._pending[req.message["id"]]
+            self._answer(req, {**msg, "id": req.message["id"]})
 
     def _answer(self, req: _Request, msg: Message) -> None:
         if req.on_answer is not None:

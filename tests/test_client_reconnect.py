@@ -1,0 +1,113 @@
+"""The client library survives dropped sockets and restarting servers, missing nothing.
+
+Sockets are cut from the test (the transport aborted, as a network failure
+would) or closed by a draining server (close code 1012); the game is then
+checked event by event against its record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from test_client import Serve, check_views, play_seat, serve_fixture, url_fixture
+
+import moose
+from moose.client import Client
+
+__all__ = ["serve_fixture", "url_fixture"]  # the fixtures `serve` and `url`
+
+Message = dict[str, Any]
+
+
+def cut_at(client: Client, *seqs: int) -> Any:
+    """An on_event hook that cuts the client's socket after the events with these seqs."""
+
+    async def hook(msg: Message) -> None:
+        if msg["seq"] in seqs:
+            client._abort()
+
+    return hook
+
+
+async def test_dropped_socket_resumes_with_no_missing_seq(url: str) -> None:
+    async with moose.connect(url, name="alice") as client:
+        player = client.player
+        bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
+        await client.queue(2, 2)
+        game, seat, events = await play_seat(client, on_event=cut_at(client, 3, 9, 10))
+        await bot
+        record = await client.record(game)
+        assert client.reconnects == 3
+        assert client.player == player  # the token brought back the same player and seat
+    check_views(events, record, seat)  # seq 1..N, each once, each the right view
+
+
+async def test_move_in_flight_is_resent_with_the_same_move_id(url: str) -> None:
+    sent: list[Message] = []
+    async with moose.connect(url, name="alice") as client:
+        loop = asyncio.get_running_loop()
+
+        def trace(way: str, msg: Message) -> None:
+            if way == "send" and msg["type"] == "move":
+                sent.append(msg)
+                if len(sent) in (1, 4):
+                    # Right after the frame is written: the server applies the move
+                    # and its answer is lost with the socket.
+                    loop.call_soon(client._abort)
+
+        client.trace = trace
+        bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
+        await client.queue(2, 2)
+        game, seat, events = await play_seat(client)
+        await bot
+        record = await client.record(game)
+    ids = [m["move_id"] for m in sent]
+    assert ids[0] == ids[1] and ids[3] == ids[4]  # resent as they were
+    assert sent[0] == sent[1] and len(set(ids)) == len(ids) - 2
+    check_views(events, record, seat)  # and each applied once
+
+
+async def test_a_repeated_move_id_gets_the_first_answer(url: str) -> None:
+    async with moose.connect(url, name="alice") as client:
+        bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
+        await client.queue(2, 2)
+        async for msg in client.events():
+            if msg["type"] == "event" and msg.get("legal"):
+                break
+        fields = {"game": msg["game"], "move": msg["legal"][0], "seq": msg["seq"], "move_id": "x-1"}
+        first = await client._request("move", **fields)
+        again = await client._request("move", **fields)
+        assert (first["seq"], again["seq"]) == (msg["seq"] + 1, msg["seq"] + 1)
+        await client.close()
+        bot.cancel()
+
+
+async def test_dropped_socket_while_queued_queues_again(url: str) -> None:
+    async with moose.connect(url, name="alice") as client:
+        await client.queue(2, 2)
+        client._abort()
+        bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
+        _, _, events = await play_seat(client)
+        await bot
+        assert events[-1]["view"]["over"] and client.reconnects == 1
+
+
+async def test_restarting_server_sends_clients_to_the_next_instance(serve: Serve) -> None:
+    first = await serve()
+    restarted: list[Any] = []
+
+    async def restart(msg: Message) -> None:
+        if msg["seq"] == 5:
+            await first.stop()  # drains: every socket is closed with 1012
+            restarted.append(await serve(port=first.port))
+
+    async with moose.connect(first.url, name="alice") as client:
+        bot = asyncio.create_task(moose.play_bot(first.url, "greedy", min_players=2, max_players=2))
+        await client.queue(2, 2)
+        game, seat, events = await play_seat(client, on_event=restart)
+        results = await bot
+        record = await client.record(game)
+        assert client.reconnects == 1 and restarted
+    assert results[0].game == game
+    check_views(events, record, seat)
