@@ -99,13 +99,14 @@ async def play_seat(
     bot_name: str = "greedy",
     *,
     on_event: Callable[[Message], Awaitable[None]] | None = None,
+    game: str = "",
+    seat: int = -1,
 ) -> tuple[str, int, list[Message]]:
-    """Queue and play one game with a bot; the game, our seat and every event delivered."""
+    """Play one game with a bot (the next match, or `game`); our seat and every event."""
     bot = make_bot(bot_name, seed=1)
     events: list[Message] = []
-    game, seat = "", -1
     async for msg in client.events():
-        if msg["type"] == "match":
+        if msg["type"] == "match" and not game:
             game, seat = msg["game"], msg["seat"]
             continue
         if msg["type"] != "event" or msg["game"] != game:

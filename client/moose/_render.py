@@ -60,7 +60,8 @@ def describe_move(
     if action == "allow":
         return f"{who} let the moose in"
     if card == "door" and seat is not None:
-        return f"{who} played door on {_possessive(who)} {_room(view, seat, move.get('room', 0))}"
+        whose = "your" if who == "you" else "their"
+        return f"{who} played door on {whose} {_room(view, seat, move.get('room', 0))}"
     target = seat_name(names, move.get("target"), me)
     if card.startswith("moose:"):
         where = _room(view, move.get("target", 0), move.get("room", 0))
@@ -161,7 +162,7 @@ def board(view: Message, names: Sequence[str] | None = None) -> Table:
     )
     table.add_column("seat")
     table.add_column("house")
-    table.add_column("rooms (index type+cover)")
+    table.add_column("rooms (index:type+cover)")
     table.add_column("hand", justify="right")
     scores = view.get("scores")
     if scores:
@@ -177,7 +178,7 @@ def board(view: Message, names: Sequence[str] | None = None) -> Table:
                 rooms.append("  ")
             cover = room.get("cover")
             rooms.append(
-                f"{i} {room.get('type')}{_COVER_MARK.get(cover, '')}",
+                f"{i}:{room.get('type')}{_COVER_MARK.get(cover, '')}",
                 style=_COVER_STYLE.get(cover, ""),
             )
         row: list[RenderableType] = [

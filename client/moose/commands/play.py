@@ -216,7 +216,8 @@ class Session:
         self.console.print(_render.hand_line(view))
         self.console.print(_render.status_line(view, self.names, self.seconds_left()))
         self.console.print(_render.choices(legal, view, self.names))
-        self.console.print(f"Type a move number (1-{len(legal)}) and Enter:")
+        numbers = "1" if len(legal) == 1 else f"1-{len(legal)}"
+        self.console.print(f"Type a move number ({numbers}) and Enter:")
         sys.stdout.flush()
 
     def legal(self) -> list[Message] | None:

@@ -1,0 +1,173 @@
+"""`moose play` and `moose bots` as real subprocesses against a real server.
+
+The player's stdin is a pipe: the test reads the output line by line and types
+a move number whenever the command asks for one, as a person (or tmux) would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from test_client import play_seat, serve_fixture, url_fixture
+
+import moose
+from moose_server.embedded import free_port
+
+__all__ = ["serve_fixture", "url_fixture"]  # the fixtures `serve` and `url`
+
+ASK = "Type a move number"
+
+
+@dataclass
+class Run:
+    """What a finished `moose` subprocess printed."""
+
+    code: int
+    out: list[str] = field(default_factory=list)
+    err: str = ""
+
+    @property
+    def text(self) -> str:
+        """All of stdout."""
+        return "".join(self.out)
+
+
+async def spawn(*args: str) -> asyncio.subprocess.Process:
+    """Start `python -m moose ARGS` with pipes for stdin, stdout and stderr."""
+    env = {**os.environ, "COLUMNS": "120", "PYTHONUNBUFFERED": "1"}
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "moose", *args, env=env,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+
+
+async def drive(
+    proc: asyncio.subprocess.Process,
+    answer: Callable[[str, Run], str | None] = lambda line, run: "1" if ASK in line else None,
+) -> Run:
+    """Read the output to the end, typing `answer(line)` (when not None) after each line."""
+    assert proc.stdout is not None and proc.stdin is not None and proc.stderr is not None
+    run = Run(code=-1)
+    while line := (await proc.stdout.readline()).decode():
+        run.out.append(line)
+        typed = answer(line, run)
+        if typed is not None:
+            proc.stdin.write(typed.encode() + b"\n")
+            await proc.stdin.drain()
+    run.err = (await proc.stderr.read()).decode()
+    run.code = await proc.wait()
+    return run
+
+
+def assert_finished(run: Run) -> None:
+    """The game ran to its end and the command exited cleanly."""
+    assert run.code == 0, run.text + run.err
+    assert "Traceback" not in run.err, run.err
+    assert re.search(r"Final: scores .*won\.  You (won!|lost\.)", run.text), run.text
+    assert "draw pile" in run.text  # the board was drawn
+
+
+async def test_play_a_game_from_the_queue_against_a_bot(url: str) -> None:
+    proc = await spawn("play", "--url", url, "--name", "alice", "--players", "2")
+    bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
+    asked: list[str] = []
+
+    def answer(line: str, run: Run) -> str | None:
+        if ASK not in line:
+            return None
+        asked.append(line)
+        return "99\nhello\n1" if len(asked) == 1 else "1"
+
+    run = await drive(proc, answer)
+    (result,) = await bot
+    assert_finished(run)
+    assert "choose a move from 1 to" in run.text and "type a move number" in run.text
+    assert f"game {result.game}: you are seat {1 - result.seat} of 2" in run.text
+    assert "waiting in the queue for a table of 2-2 players" in run.text
+    assert "alice" in run.text and "(you)" in run.text
+
+
+async def test_play_creates_a_table_with_server_bots_and_starts_it(url: str) -> None:
+    proc = await spawn("play", "--url", url, "--name", "host", "--create", "3",
+                       "--bots", "greedy,random")  # fmt: skip
+    run = await drive(proc)
+    assert_finished(run)
+    code = re.search(r"table (\w+) created with 3 seats", run.text)
+    assert code, run.text
+    assert f"moose play --code {code[1]}" in run.text
+    assert f"table {code[1]}: 3/3 seats" in run.text
+    assert "of 3" in run.text
+
+
+async def test_play_joins_a_table_by_code_and_the_host_starts_it(url: str) -> None:
+    async with moose.connect(url, name="host") as host:
+        table = await host.create_table(2)
+        proc = await spawn("play", "--url", url, "--name", "guest", "--code", table["code"])
+        async for msg in host.events():
+            if msg["type"] == "table" and all(msg["seats"]):
+                break
+        await host.start_table(table["code"])
+        playing = asyncio.create_task(play_seat(host))
+        run = await drive(proc)
+        await playing
+    assert_finished(run)
+    assert f"table {table['code']}: 2/2 seats: host, guest" in run.text
+
+
+async def test_host_types_start_before_the_table_is_full(url: str) -> None:
+    proc = await spawn("play", "--url", url, "--name", "host", "--create", "4")
+
+    async def guest(code: str) -> None:
+        async with moose.connect(url, name="guest") as client:
+            await client.join_table(code)
+            await play_seat(client)
+
+    joined: list[asyncio.Task[None]] = []
+
+    def answer(line: str, run: Run) -> str | None:
+        found = re.search(r"table (\w+) created", line)
+        if found:
+            joined.append(asyncio.create_task(guest(found[1])))
+        if re.search(r"table \w+: 2/4 seats", line):
+            return "start"
+        return "1" if ASK in line else None
+
+    run = await drive(proc, answer)
+    await asyncio.gather(*joined)
+    assert_finished(run)
+    assert "type `start` to start" in run.text and "of 2" in run.text
+
+
+async def test_play_against_moose_bots_in_another_process(url: str) -> None:
+    player = await spawn("play", "--url", url, "--name", "alice", "--players", "2")
+    bots = await spawn("bots", "--url", url, "--count", "1", "--games", "1", "--players", "2")
+    run, bots_run = await asyncio.gather(drive(player), drive(bots))
+    assert_finished(run)
+    assert bots_run.code == 0, bots_run.text + bots_run.err
+    assert "1 games finished" in bots_run.text and "errors: 0" in bots_run.text
+
+
+async def test_moose_bots_play_until_enough_games_finished(url: str) -> None:
+    args = ["--count", "3", "--games", "4", "--players", "2-3", "--bot", "random", "--seed", "7"]
+    run = await drive(await spawn("bots", "--url", url, *args))
+    assert run.code == 0, run.text + run.err
+    finished = re.search(r"(\d+) games finished", run.text)
+    assert finished and int(finished[1]) >= 4, run.text
+    for name in ("random-1", "random-2", "random-3"):
+        assert name in run.text
+    assert "errors: 0" in run.text
+
+
+async def test_commands_say_when_the_server_is_unreachable() -> None:
+    url = f"ws://127.0.0.1:{free_port()}/ws"
+    for args in (["play"], ["bots", "--count", "2"], ["watch", "g_0123456789"]):
+        run = await drive(await spawn(*args, "--url", url))
+        assert run.code == 1
+        assert f"cannot reach {url}: is `moose serve` running?" in run.text + run.err
+        assert "Traceback" not in run.err

@@ -1,0 +1,108 @@
+"""What `moose play` and `moose watch` print for events, views and legal moves."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+
+from moose import _render, rules
+from moose.bots import make_bot, play_game
+
+Message = dict[str, Any]
+NAMES = ["alice", "bob", "carol"]
+
+
+def text(renderable: Any) -> str:
+    """A renderable as plain text."""
+    console = Console(width=120, no_color=True, record=True)
+    with console.capture() as cap:
+        console.print(renderable)
+    return cap.get()
+
+
+def event(kind: str, seq: int = 7, view: Message | None = None, **fields: Any) -> Message:
+    """An `event` message."""
+    return {"type": "event", "game": "g_1", "seq": seq, "event": {"kind": kind, **fields},
+            "view": view or {}}  # fmt: skip
+
+
+def trap_view() -> Message:
+    """Seat 1 (bob) must answer carol's moose on its kitchen, holding a trap."""
+    return {
+        "players": 3, "dealer": 0, "seat": 1, "turn": 2, "to_act": 1, "phase": "answer",
+        "draw_pile": 20, "discard": ["door"],
+        "houses": [{"house": False, "rooms": []},
+                   {"house": True, "rooms": [{"type": "living", "cover": "door"},
+                                             {"type": "kitchen", "cover": None}]},
+                   {"house": True, "rooms": [{"type": "bedroom", "cover": "moose"}]}],
+        "hand_sizes": [4, 5, 4], "over": False, "hand": ["door", "trap"],
+        "pending": {"seat": 1, "attacker": 2, "room": 1, "card": "moose:kitchen"},
+    }  # fmt: skip
+
+
+def test_every_event_kind_reads_as_a_sentence() -> None:
+    view = trap_view()
+    moose_move = {"action": "play", "card": "moose:kitchen", "target": 1, "room": 1}
+    lines = [
+        _render.describe_event(event("start", 1, players=3, dealer=0, names=NAMES)),
+        _render.describe_event(event("move", 8, view, seat=2, move=moose_move, auto=None), NAMES),
+        _render.describe_event(
+            event("move", 9, view, seat=1, move={"action": "trap"}, auto="timeout"), NAMES, me=1
+        ),
+        _render.describe_event(event("away", seat=2), NAMES),
+        _render.describe_event(event("back", seat=2), NAMES),
+        _render.describe_event(event("over", scores=[1, 0, 2], winners=[1]), NAMES, me=0),
+    ]
+    assert lines == [
+        "[1] cards dealt to alice, bob, carol; alice dealt",
+        "[8] carol played moose:kitchen on bob's room 1 (kitchen)",
+        "[9] you sprang a trap: the moose and the trap go to the discard pile (timeout)",
+        "[7] carol is away: the server plays for them",
+        "[7] carol is back",
+        "[7] game over: scores you 1, bob 0, carol 2; bob won",
+    ]
+
+
+def test_the_trap_answer_prompt_names_the_attacker_and_room() -> None:
+    view = trap_view()
+    status = _render.status_line(view, NAMES, seconds_left=7.6).plain
+    assert (
+        status
+        == "carol plays moose:kitchen on your room 1 (kitchen)! Trap it or allow it - 7s left"
+    )
+    menu = _render.choices([{"action": "trap"}, {"action": "allow"}], view, NAMES).plain
+    assert menu.splitlines() == [
+        "  1) trap: discard the moose with your trap (and draw a card)",
+        "  2) allow: let the moose in (keep your trap)",
+    ]
+
+
+def test_board_shows_every_house_with_covers_and_marks_the_seat_to_act() -> None:
+    out = text(_render.board(trap_view(), NAMES))
+    assert "0:living+door" in out and "1:kitchen" in out and "0:bedroom+moose" in out
+    assert "> bob (you)" in out and "alice D" in out
+    assert "draw pile 20, discard top door" in out
+
+
+def test_legal_moves_are_numbered_in_order_for_a_whole_game() -> None:
+    state, _ = play_game([make_bot("random", seed=1), make_bot("random", seed=2)], seed=3)
+    start = rules.new_game(2, seed=3)
+    seat = rules.to_act(start)
+    legal = rules.legal_moves(start)
+    menu = _render.choices(legal, rules.view(start, seat), ["a", "b"]).plain.splitlines()
+    assert [line.split(")")[0].strip() for line in menu] == [
+        str(i) for i in range(1, len(legal) + 1)
+    ]
+    final = _render.final_scores(rules.view(state, 0), ["a", "b"]).plain
+    assert final.startswith("Final: scores a ") and final.endswith(("You won!", "You lost."))
+
+
+def test_screen_puts_board_moves_log_and_prompt_together() -> None:
+    view = trap_view()
+    legal = [{"action": "trap"}, {"action": "allow"}]
+    out = text(_render.screen(view, NAMES, legal=legal, seconds_left=5, log=["[8] x"],
+                              header="moose play", prompt="> 1"))  # fmt: skip
+    for part in ("moose play", "Your hand: door trap", "Trap it or allow it", "2) allow",
+                 "[8] x", "> 1"):  # fmt: skip
+        assert part in out
