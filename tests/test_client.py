@@ -19,7 +19,14 @@ from aiohttp import web
 import moose
 from moose import rules
 from moose.bots import make_bot
-from moose.client import Client, ConnectError, ConnectionLost, MooseError, ServerError
+from moose.client import (
+    Client,
+    ConnectError,
+    ConnectionLost,
+    MooseError,
+    ServerError,
+    is_final,
+)
 from moose_server.app import create_app
 from moose_server.embedded import free_port
 from moose_server.settings import Settings
@@ -115,7 +122,7 @@ async def play_seat(
         if on_event is not None:
             await on_event(msg)
         view = msg["view"]
-        if view["over"]:
+        if is_final(msg):
             return game, seat, events
         if msg.get("legal") and view["to_act"] == seat:
             try:

@@ -46,6 +46,7 @@ __all__ = [
     "MooseError",
     "ServerError",
     "connect",
+    "is_final",
     "play_bot",
 ]
 
@@ -351,7 +352,7 @@ class Client:
         view, event = msg.get("view") or {}, msg.get("event") or {}
         if event.get("kind") == "start":
             seat.names = event.get("names") or seat.names
-        if event.get("kind") == "over" or view.get("over"):
+        if is_final(msg):
             return GameResult(
                 game=msg["game"],
                 seat=seat.seat,
@@ -677,7 +678,7 @@ class Client:
                     "resumed": True,
                 }
             )
-        if kind == "over" or view.get("over"):
+        if is_final(msg):
             known.over = True
         self._inbox.put_nowait(msg)
 
@@ -710,6 +711,12 @@ class Client:
     def _log_error(self, answer: Message) -> None:
         if answer.get("type") == "error" and answer.get("code") != "already_queued":
             log.warning("%s: %s", answer.get("code"), answer.get("message"))
+
+
+def is_final(msg: Message) -> bool:
+    """Whether an event ends its game: the `over` event, or a `state` of a finished game."""
+    kind = (msg.get("event") or {}).get("kind")
+    return kind == "over" or (kind == "state" and bool((msg.get("view") or {}).get("over")))
 
 
 def connect(

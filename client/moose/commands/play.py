@@ -311,6 +311,7 @@ class Session:
     async def follow(self) -> int:
         """Handle the server's messages until our game is over."""
         from moose import _render
+        from moose.client import is_final
 
         async for msg in self.client.events():
             if msg["type"] == "table" and self.game is None:
@@ -325,7 +326,7 @@ class Session:
                     self.names = event.get("names") or self.names
                 self.last = msg
                 self.say(_render.describe_event(msg, self.names, self.seat))
-                if (msg.get("view") or {}).get("over"):
+                if is_final(msg):
                     if self.live is None:
                         self.console.print(_render.board(msg["view"], self.names))
                         self.console.print(_render.final_scores(msg["view"], self.names))

@@ -37,7 +37,7 @@ async def _main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from moose import _render
-    from moose.client import Client, ConnectError, ConnectionLost, ServerError
+    from moose.client import Client, ConnectError, ConnectionLost, ServerError, is_final
 
     console = Console(highlight=False)
     err = Console(stderr=True, highlight=False)
@@ -62,7 +62,7 @@ async def _main(args: argparse.Namespace) -> int:
                 console.print(_render.describe_event(msg, names), markup=False)
                 if event.get("kind") == "state":
                     console.print(_render.board(msg.get("view") or {}, names))
-            if (msg.get("view") or {}).get("over"):
+            if is_final(msg):
                 if not args.json:
                     console.print(_render.board(msg["view"], names))
                 return 0
