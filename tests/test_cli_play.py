@@ -7,9 +7,13 @@ a move number whenever the command asks for one, as a person (or tmux) would.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
+import pty
 import re
+import struct
 import sys
+import termios
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -150,7 +154,7 @@ async def test_play_against_moose_bots_in_another_process(url: str) -> None:
     run, bots_run = await asyncio.gather(drive(player), drive(bots))
     assert_finished(run)
     assert bots_run.code == 0, bots_run.text + bots_run.err
-    assert "1 games finished" in bots_run.text and "errors: 0" in bots_run.text
+    assert "1 game finished" in bots_run.text and "errors: 0" in bots_run.text
 
 
 async def test_moose_bots_play_until_enough_games_finished(url: str) -> None:
@@ -171,3 +175,52 @@ async def test_commands_say_when_the_server_is_unreachable() -> None:
         assert run.code == 1
         assert f"cannot reach {url}: is `moose serve` running?" in run.text + run.err
         assert "Traceback" not in run.err
+
+
+async def test_play_on_a_terminal_draws_a_live_screen_and_reads_keys(url: str) -> None:
+    """On a pseudo-terminal: a live screen, typed keys in cbreak mode, the end kept on screen."""
+    main, other = pty.openpty()
+    fcntl.ioctl(other, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "moose", "play", "--url", url, "--name", "alice", "--players", "2",
+        stdin=other, stdout=other, stderr=other, env={**os.environ, "TERM": "xterm"},
+    )  # fmt: skip
+    os.close(other)
+    bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
+    screen = bytearray()
+    ended = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    def readable() -> None:
+        try:
+            data = os.read(main, 65536)
+        except OSError:  # the other end closed: the process is gone
+            data = b""
+        if not data:
+            loop.remove_reader(main)
+            ended.set()
+        screen.extend(data)
+
+    async def type_keys() -> None:
+        # A player pressing 1 and Enter now and then; when it is not their move
+        # the command only says so.
+        while True:
+            os.write(main, b"1\r")
+            await asyncio.sleep(0.05)
+
+    loop.add_reader(main, readable)
+    typing = asyncio.create_task(type_keys())
+    try:
+        code = await proc.wait()
+        await ended.wait()
+    finally:
+        typing.cancel()
+        loop.remove_reader(main)
+        os.close(main)
+    await bot
+    raw = screen.decode(errors="replace")
+    assert "\x1b[?1049h" in raw  # the alternate screen
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
+    assert code == 0, text[-3000:]
+    assert re.search(r"Final: scores .*won\.  You (won!|lost\.)", text), text[-3000:]
+    assert "Traceback" not in text

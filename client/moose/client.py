@@ -612,7 +612,8 @@ class Client:
             self._on_event(msg)
         elif mtype == "match":
             self._queue_args = None
-            self._games[msg["game"]] = _Game(seat=msg.get("seat"))
+            known = self._games.setdefault(msg["game"], _Game(seat=msg.get("seat")))
+            known.seat, known.announced = msg.get("seat"), True
             self._inbox.put_nowait(msg)
         elif mtype == "table":
             self._inbox.put_nowait(msg)

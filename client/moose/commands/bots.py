@@ -171,7 +171,8 @@ async def _stop_when_done(tally: Tally, clients: list[Client]) -> None:
 def _summary(console: Console, tally: Tally, clients: list[Client]) -> None:
     from rich.table import Table
 
-    table = Table(title=f"{len(tally.games)} games finished")
+    count = len(tally.games)
+    table = Table(title=f"{count} game{'' if count == 1 else 's'} finished")
     table.add_column("bot")
     table.add_column("games", justify="right")
     table.add_column("wins", justify="right")
