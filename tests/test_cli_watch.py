@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from typing import Any
 
 from test_cli_play import drive, spawn
 from test_client import play_seat, serve_fixture, url_fixture
@@ -22,7 +23,7 @@ async def first_match(client: Client) -> tuple[str, int]:
     raise AssertionError("no match")
 
 
-async def watch_a_game(url: str, *args: str) -> tuple[list[str], int, list[dict]]:
+async def watch_a_game(url: str, *args: str) -> tuple[list[str], int, list[dict[str, Any]]]:
     """Start a game, start `moose watch`, then play the game out; its lines and exit code."""
     async with moose.connect(url, name="alice") as alice:
         bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))

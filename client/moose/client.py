@@ -294,7 +294,8 @@ class Client:
     async def record(self, game: str) -> Message:
         """The record of a finished game (RULES.md section 7)."""
         answer = await self._request("record", game=game)
-        return answer["record"]
+        record: Message = answer["record"]
+        return record
 
     def events(self) -> _Events:
         """An async iterator of `match`, `table` and `event` messages."""
@@ -759,7 +760,8 @@ class _Events:
         item = await inbox.get()
         if item is _CLOSED or isinstance(item, MooseError):
             inbox.put_nowait(item)  # every later reader ends the same way
-            if item is _CLOSED:
-                raise StopAsyncIteration
-            raise item
-        return item
+            if isinstance(item, MooseError):
+                raise item
+            raise StopAsyncIteration
+        message: Message = item
+        return message

@@ -232,7 +232,7 @@ class Session:
     def seconds_left(self) -> float | None:
         """Seconds to our deadline, on the server's clock."""
         deadline = self.last.get("deadline") if self.last and self.legal() else None
-        if not deadline:
+        if not isinstance(deadline, int | float):
             return None
         return (deadline - self.client.server_time()) / 1000
 
