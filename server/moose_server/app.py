@@ -28,6 +28,7 @@ from moose_server.matchmaking import Matchmaker
 from moose_server.services import Services
 from moose_server.settings import Settings
 from moose_server.store import Store, connect
+from moose_server.tasks import cancel_and_wait
 from moose_server.timers import Timers
 from moose_server.tokens import Tokens
 from moose_server.ws import CLOSE_RESTART, SERVICES, websocket
@@ -87,9 +88,7 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
                 await services.hub.ready.wait()
             yield
         finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
+            await cancel_and_wait(tasks)
 
 
 async def _build(settings: Settings, redis: object, pubsub: object) -> Services:

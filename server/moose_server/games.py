@@ -26,6 +26,7 @@ from typing import Any
 from moose import rules
 from moose_server.settings import Settings
 from moose_server.store import Commit, Store
+from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = ["Game", "GameError", "Games", "Seat"]
 
@@ -153,10 +154,7 @@ class Games:
 
     async def close(self) -> None:
         """Cancel and await the auto-play tasks this instance started."""
-        tasks = list(self._tasks)
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        await cancel_and_wait(list(self._tasks))
 
     # -- reading --------------------------------------------------------------
 
@@ -340,6 +338,8 @@ class Games:
         except asyncio.CancelledError:
             raise
         except Exception:
+            if cancelling():
+                raise asyncio.CancelledError from None
             # The deadline of the seat is the safety net: another poll plays it.
             log.exception("auto-play of %s failed", game.id)
 

@@ -23,6 +23,7 @@ from redis.exceptions import RedisError
 from moose import rules
 from moose_server.games import Game
 from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store, unpack
+from moose_server.tasks import cancelling
 
 __all__ = ["Hub", "Peer", "Sub", "event_message", "state_message"]
 
@@ -181,6 +182,8 @@ class Hub:
                     async for message in pubsub.listen():
                         await self._dispatch(message)
             except (RedisError, OSError) as exc:
+                if cancelling():
+                    raise asyncio.CancelledError from exc
                 log.warning("pub/sub connection lost (%s); resubscribing", exc)
                 await asyncio.sleep(0.2)
 

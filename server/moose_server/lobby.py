@@ -17,6 +17,7 @@ from moose_server.games import Game, Games
 from moose_server.matchmaking import FormedTable, Matchmaker, TableInfo
 from moose_server.settings import Settings
 from moose_server.store import Store
+from moose_server.tasks import cancelling
 
 __all__ = ["Lobby"]
 
@@ -62,6 +63,8 @@ class Lobby:
                 for table in await self.matchmaker.form_tables():
                     await self.start(table)
             except (RedisError, OSError) as exc:
+                if cancelling():
+                    raise asyncio.CancelledError from exc
                 log.warning("matchmaking cannot reach Redis: %s", exc)
             except Exception:
                 log.exception("matchmaking failed")

@@ -16,6 +16,7 @@ from redis.exceptions import RedisError
 from moose_server.games import GameError, Games
 from moose_server.settings import Settings
 from moose_server.store import Store
+from moose_server.tasks import cancelling
 
 __all__ = ["Timers"]
 
@@ -37,6 +38,8 @@ class Timers:
             try:
                 await self.games.timeout(game, now)
             except (GameError, RedisError, OSError) as exc:
+                if cancelling():
+                    raise asyncio.CancelledError from exc
                 # The claim's lease brings it back at a later poll.
                 log.warning("timeout of %s failed: %s", game, exc)
             except Exception:
@@ -49,5 +52,7 @@ class Timers:
             try:
                 await self.tick()
             except (RedisError, OSError) as exc:
+                if cancelling():
+                    raise asyncio.CancelledError from exc
                 log.warning("deadline poll cannot reach Redis: %s", exc)
             await asyncio.sleep(self.settings.poll_interval)

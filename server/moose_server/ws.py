@@ -25,6 +25,7 @@ from moose_server.handlers import HANDLERS
 from moose_server.hub import Sub
 from moose_server.matchmaking import MatchError
 from moose_server.services import Services
+from moose_server.tasks import cancel_and_wait
 from moose_server.tokens import TokenError
 
 __all__ = ["SERVICES", "Connection", "websocket"]
@@ -78,9 +79,7 @@ class Connection:
         s = self.services
         s.connections.discard(self)
         s.hub.drop(self)
-        for task in self._tasks:
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await cancel_and_wait(self._tasks)
         if self.player is not None and not s.hub.player_peers(self.player):
             with contextlib.suppress(RedisError, OSError, MatchError):
                 await s.matchmaker.leave(self.player)
