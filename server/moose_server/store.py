@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-import msgpack
+import msgpack  # type: ignore[import-untyped]
 import redis.asyncio as aioredis
 
 __all__ = ["GAMES_CHANNEL", "PLAYERS_CHANNEL", "Commit", "Entry", "Loaded", "Store", "connect"]
@@ -37,7 +37,8 @@ CLAIM_LIMIT = 100
 
 def pack(value: Any) -> bytes:
     """msgpack bytes of plain data."""
-    return msgpack.packb(value, use_bin_type=True)
+    blob: bytes = msgpack.packb(value, use_bin_type=True)
+    return blob
 
 
 def unpack(blob: bytes) -> Any:
@@ -133,7 +134,7 @@ class Store:
     async def load(self, game: str, move_field: str | None = None) -> Loaded:
         """Read a game's version, data and deadline (and a move id's answer) at once."""
         fields = ["v", "data", "dl"] + ([move_field] if move_field else [])
-        got = await self.redis.hmget(self.game_key(game), fields)
+        got: list[Any] = await self.redis.hmget(self.game_key(game), fields)
         dup = int(got[3]) if move_field and got[3] is not None else None
         data = unpack(got[1]) if got[1] is not None else None
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
@@ -171,7 +172,7 @@ class Store:
 
     async def events(self, game: str, since: int = 0) -> list[Entry]:
         """The events of a game after seq `since`, in order."""
-        rows = await self.redis.xrange(self.events_key(game), f"{since + 1}-0", "+")
+        rows: Any = await self.redis.xrange(self.events_key(game), f"{since + 1}-0", "+")
         return [
             Entry(
                 int(entry_id.split(b"-")[0]),
@@ -212,13 +213,13 @@ class Store:
 
     async def player_games(self, player: str) -> list[str]:
         """The player's unfinished games (maybe a few finished ones not yet forgotten)."""
-        members = await self.redis.smembers(self.player_games_key(player))
+        members: Any = await self.redis.smembers(self.player_games_key(player))
         return sorted(m.decode() for m in members)
 
     async def shared_secret(self, candidate: str) -> str:
         """The secret all instances share: `candidate` if nobody set one before."""
         await self.redis.set(SECRET_KEY, candidate, nx=True)
-        value = await self.redis.get(SECRET_KEY)
+        value: Any = await self.redis.get(SECRET_KEY)
         return value.decode() if value else candidate
 
     async def now_ms(self) -> int:
