@@ -95,12 +95,14 @@ async def _build(settings: Settings, redis: object, pubsub: object) -> Services:
     store = Store(redis, settings.buckets)  # type: ignore[arg-type]
     secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
     games = Games(store, settings)
+    hub = Hub(store, pubsub)  # type: ignore[arg-type]
+    games.on_commit = hub.remember
     matchmaker = Matchmaker(
         redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
         instance=settings.instance_id,
     )  # fmt: skip
     return Services(
-        settings=settings, store=store, games=games, hub=Hub(store, pubsub),  # type: ignore[arg-type]
+        settings=settings, store=store, games=games, hub=hub,
         tokens=Tokens(secret, settings.token_ttl), matchmaker=matchmaker,
         lobby=Lobby(matchmaker, games, store, settings),
     )  # fmt: skip

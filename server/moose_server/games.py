@@ -19,13 +19,13 @@ import dataclasses
 import logging
 import secrets
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from moose import rules
 from moose_server.settings import Settings
-from moose_server.store import Commit, Store
+from moose_server.store import Commit, Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = ["Game", "GameError", "Games", "Seat"]
@@ -151,6 +151,8 @@ class Games:
         self.store = store
         self.settings = settings
         self._tasks: set[asyncio.Task[None]] = set()
+        # Told of every commit of this instance, with the stream entries it wrote.
+        self.on_commit: Callable[[str, list[Entry]], None] | None = None
 
     async def close(self) -> None:
         """Cancel and await the auto-play tasks this instance started."""
@@ -372,6 +374,12 @@ class Games:
         )  # fmt: skip
         if got.status != "ok":
             return got, None
+        if self.on_commit is not None:
+            entries = [
+                Entry(got.seq + i, event, snapshot, got.deadline, got.now)
+                for i, event in enumerate(events)
+            ]
+            self.on_commit(new.id, entries)
         if new.state.over:
             await self.store.remove_player_game(new.humans(), new.id)
         written = dataclasses.replace(new, version=old.version + len(events), deadline=got.deadline)

@@ -2,7 +2,10 @@
 
 A game's wake-up ("<game id> <seq>") makes the hub read the game's stream once
 from the lowest seq its local sockets have seen, then give each socket the
-events it has not had, each with that socket's own view. Pub/sub may lose a
+events it has not had, each with that socket's own view. Events this instance
+committed itself are kept (`remember`) until their wake-up arrives, so that
+wake-up needs no stream read: the hub handles wake-ups one after the other, and
+a read per event made Redis' round trip the limit of every game's pace. Pub/sub may lose a
 wake-up while it reconnects: the hub then re-reads every game it serves, and a
 socket that sees a gap reads the stream itself, so the stream is the record.
 
@@ -28,6 +31,9 @@ from moose_server.tasks import cancelling
 __all__ = ["Hub", "Peer", "Sub", "event_message", "state_message"]
 
 log = logging.getLogger(__name__)
+
+RECENT_GAMES = 1024  # games whose committed events wait for their wake-up, at most
+RECENT_EVENTS = 16  # events kept per game, at most
 
 
 @dataclass
@@ -83,6 +89,7 @@ class Hub:
         self.games: dict[str, set[Peer]] = {}
         self.players: dict[str, set[Peer]] = {}
         self.ready = asyncio.Event()
+        self._recent: dict[str, list[Entry]] = {}  # game -> events committed here, in order
 
     # -- local registrations ----------------------------------------------------
 
@@ -155,12 +162,43 @@ class Hub:
             if entry.event["kind"] == "away" and entry.event["seat"] == sub.seat:
                 peer.note_away(game)
 
+    def remember(self, game: str, entries: list[Entry]) -> None:
+        """Events this instance has just committed: their wake-up needs no stream read."""
+        if game not in self.games or not entries:
+            return
+        recent = self._recent.pop(game, [])
+        if recent and recent[-1].seq + 1 != entries[0].seq:
+            recent = []
+        self._recent[game] = (recent + entries)[-RECENT_EVENTS:]
+        if len(self._recent) > RECENT_GAMES:
+            del self._recent[next(iter(self._recent))]  # the oldest: it reads the stream
+
+    def _recalled(self, game: str, after: int, upto: int | None) -> list[Entry] | None:
+        """The remembered events after seq `after` up to `upto`, if every one is here."""
+        recent = self._recent.get(game)
+        if not recent or upto is None or recent[0].seq > after + 1 or recent[-1].seq < upto:
+            return None
+        return [e for e in recent if e.seq > after]
+
+    def _forget(self, game: str, upto: int | None) -> None:
+        recent = self._recent.get(game)
+        if recent is not None:
+            kept = [e for e in recent if upto is not None and e.seq > upto]
+            if kept:
+                self._recent[game] = kept
+            else:
+                del self._recent[game]
+
     async def _on_game(self, game: str, seq: int | None) -> None:
         peers = list(self.games.get(game, ()))
         behind = [p.subs[game].seen for p in peers if game in p.subs]
         if not behind or (seq is not None and min(behind) >= seq):
+            self._forget(game, seq)
             return
-        entries = await self.store.events(game, min(behind))
+        entries = self._recalled(game, min(behind), seq)
+        self._forget(game, seq)
+        if entries is None:
+            entries = await self.store.events(game, min(behind))
         for peer in peers:
             await self.deliver(peer, game, entries)
 
