@@ -40,6 +40,7 @@ log = logging.getLogger("moose_server")
 SETTINGS = web.AppKey("settings", Settings)
 REDIS_URL = web.AppKey("redis_url", str)
 READY_TIMEOUT = 15.0
+SHUTDOWN_TIMEOUT = 15.0
 
 
 def create_app(settings: Settings) -> web.Application:
@@ -159,5 +160,10 @@ async def serve(settings: Settings) -> None:
         log.info("shutting down: draining for up to %.1f s", settings.drain_grace)
         await drain(app)
     finally:
-        await runner.cleanup()
+        try:
+            # A bound, so that a stuck part can never keep the process alive.
+            async with asyncio.timeout(settings.drain_grace + SHUTDOWN_TIMEOUT):
+                await runner.cleanup()
+        except TimeoutError:
+            log.error("shutdown did not finish within %.0f s; exiting", SHUTDOWN_TIMEOUT)
         log.info("stopped")
