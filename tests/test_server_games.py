@@ -182,7 +182,8 @@ async def test_spectator_sees_public_views_only(moose_server, ws_client):
     watching = await fan.request("watch", game=game)
     assert watching["type"] == "watching"
     first = await fan.expect(type="event", game=game)
-    assert first["event"] == {"kind": "state"} and first["seq"] == watching["seq"]
+    assert first["event"] == {"kind": "state", "names": ["pa", "pb"]}
+    assert first["seq"] == watching["seq"]
     player_events = await asyncio.gather(*(play_out(c, game, seed=5) for c in clients))
     seen = [first]
     while seen[-1]["event"]["kind"] != "over":

@@ -63,9 +63,30 @@ async def test_sync_without_since_sends_the_current_state(moose_server, ws_clien
     first = await a.expect(type="event", game=game, seq=1)
     synced = await a.request("sync", game=game)
     state = await a.expect(type="event", game=game, seq=synced["seq"])
-    assert state["event"] == {"kind": "state"}
+    assert state["event"] == {"kind": "state", "names": first["event"]["names"]}
     assert state["view"] == first["view"] and state["view"]["seat"] == seat_a
     assert state["legal"] == first["legal"] and state["deadline"] == first["deadline"]
+
+
+async def test_state_events_name_the_seats_for_spectators_and_resumed_seats(
+    moose_server, ws_client
+):
+    url = await moose_server()
+    a, b = await ws_client(url, "ann"), await ws_client(url, "bob")
+    game, seats = await table_game([a, b])
+    names = ["", ""]
+    names[seats[0]], names[seats[1]] = "ann", "bob"
+    fan = await ws_client(await moose_server(), "fan", binary=False)
+    watching = await fan.request("watch", game=game)
+    state = await fan.expect(type="event", game=game, seq=watching["seq"])
+    assert state["event"] == {"kind": "state", "names": names}
+    await a.close()  # ann comes back on a new socket and asks for the state
+    back = await ws_client(url, None)
+    assert (await back.hello(token=a.token))["games"] == [game]
+    synced = await back.request("sync", game=game)
+    state = await back.expect(type="event", game=game, seq=synced["seq"])
+    assert state["event"] == {"kind": "state", "names": names}
+    assert state["view"]["seat"] == seats[0]
 
 
 async def test_a_token_gives_the_same_player_on_any_instance(moose_server, ws_client):

@@ -351,7 +351,7 @@ class Client:
     async def _bot_event(self, bot: Bot, seat: _Seat, msg: Message) -> GameResult | None:
         """Act on one event of a bot's game; the result when the game is over."""
         view, event = msg.get("view") or {}, msg.get("event") or {}
-        if event.get("kind") == "start":
+        if event.get("kind") in ("start", "state"):
             seat.names = event.get("names") or seat.names
         if is_final(msg):
             return GameResult(
@@ -676,7 +676,7 @@ class Client:
                     "game": game_id,
                     "seat": known.seat,
                     "players": view.get("players"),
-                    "names": None,
+                    "names": (msg.get("event") or {}).get("names"),  # a `state` names them
                     "resumed": True,
                 }
             )

@@ -25,6 +25,7 @@ __all__ = [
     "decode",
     "encode",
     "error",
+    "request_id",
 ]
 
 PROTOCOL_VERSION = 1
@@ -143,14 +144,20 @@ def decode(frame: bytes | str) -> dict[str, Any]:
     return data
 
 
+def request_id(message: Mapping[str, Any]) -> int | str | None:
+    """The message's `id` when it is a valid one (an integer or a short string), else None."""
+    msg_id = message.get("id")
+    if isinstance(msg_id, bool) or not isinstance(msg_id, _ID):
+        return None
+    if isinstance(msg_id, str) and len(msg_id) > _MAX_STR:
+        return None
+    return msg_id
+
+
 def check(message: Mapping[str, Any]) -> str:
     """Validate a client message's type and fields; return its type."""
-    msg_id = message.get("id")
-    if msg_id is not None and (
-        isinstance(msg_id, bool)
-        or not isinstance(msg_id, _ID)
-        or (isinstance(msg_id, str) and len(msg_id) > _MAX_STR)
-    ):
+    msg_id = request_id(message)
+    if msg_id is None and message.get("id") is not None:
         raise ProtocolError("bad_message", "'id' must be an integer or a short string")
     mtype = message.get("type")
     if not isinstance(mtype, str):

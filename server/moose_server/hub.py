@@ -74,9 +74,10 @@ def event_message(game: str, entry: Entry, seat: int | None, state: rules.State)
 
 
 def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
-    """An `event` of kind `state`: the game as `seat` sees it now."""
+    """An `event` of kind `state`: the game as `seat` sees it now, with the seats' names."""
     auto = {"auto": game.auto_kind() is not None}
-    entry = Entry(game.version, {"kind": "state"}, auto, game.deadline, now)
+    # A spectator or a resumed seat never saw the `start` event that named the seats.
+    entry = Entry(game.version, {"kind": "state", "names": game.names}, auto, game.deadline, now)
     return event_message(game.id, entry, seat, game.state)
 
 

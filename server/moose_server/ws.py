@@ -90,12 +90,12 @@ class Connection:
         if self.player is None:
             self.binary = isinstance(data, bytes)  # answers follow the hello's encoding
         if not self._allow():
-            self._limited()
+            self._limited(data)
             return
         msg_id = None
         try:
             msg = protocol.decode(data)
-            msg_id = msg.get("id") if isinstance(msg.get("id"), int | str) else None
+            msg_id = protocol.request_id(msg)
             mtype = protocol.check(msg)
             answer = await self._dispatch(mtype, msg)
         except _Refusal as exc:
@@ -143,8 +143,11 @@ class Connection:
         self._strikes += 1
         return False
 
-    def _limited(self) -> None:
-        self.send_error("rate_limited", "too many messages; slow down")
+    def _limited(self, data: bytes | str) -> None:
+        msg_id = None
+        with contextlib.suppress(ProtocolError):  # a refused frame still gets its id back
+            msg_id = protocol.request_id(protocol.decode(data))
+        self.send_error("rate_limited", "too many messages; slow down", msg_id)
         if self._strikes >= self.services.settings.rate_strikes:
             log.info("closing a flooding socket of %s", self.player)
             self.close(CLOSE_FLOOD, "flooding")

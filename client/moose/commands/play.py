@@ -322,7 +322,7 @@ class Session:
                 self.say(f"game {self.game}: you are seat {self.seat} of {msg.get('players')}")
             elif msg["type"] == "event" and msg.get("game") == self.game:
                 event = msg.get("event") or {}
-                if event.get("kind") == "start":
+                if event.get("kind") in ("start", "state"):
                     self.names = event.get("names") or self.names
                 self.last = msg
                 self.say(_render.describe_event(msg, self.names, self.seat))
