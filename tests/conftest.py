@@ -6,12 +6,17 @@ the end.
 
 - `redis_url`: the session's redis-server, emptied for each test.
 - `redis_factory`: start extra redis-servers.
+- `redis_cluster`: the session's Redis Cluster (three masters, no replicas),
+  emptied for each test; `backend_url` is parametrized over "single" (the
+  `redis_url` server) and "cluster" (a node of it: the server detects the cluster),
+  so one test body runs against every backend.
 - `moose_server`: ``url = await moose_server(**settings)`` runs a server instance
   in the test's event loop and returns its ``ws://127.0.0.1:PORT/ws``.
 - `ws_client`: ``c = await ws_client(url, name="alice")``: a raw socket that
   has said hello (`RawClient`: send, request, expect, closed).
 - `moose_serve`: ``proc = moose_serve("--data-dir", d)`` runs `moose serve` as a
-  subprocess (``proc.url``, ``proc.kill()``, ``proc.stop()``).
+  subprocess (``proc.url``, ``proc.kill()``, ``proc.stop()``); ``wait=False``
+  starts several at once (then ``proc.wait_ready()`` each).
 """
 
 from __future__ import annotations
@@ -19,7 +24,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
+import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -35,7 +43,7 @@ from aiohttp import web
 
 from moose import protocol
 from moose_server.app import create_app
-from moose_server.embedded import EmbeddedRedis, free_port
+from moose_server.embedded import EmbeddedRedis, free_port, redis_server_binary
 from moose_server.settings import Settings
 
 
@@ -74,6 +82,103 @@ def redis_factory(
         server.stop()
 
 
+def cluster_port() -> int:
+    """A free port whose cluster bus port (+10000) is free too; Redis wants it <= 55535."""
+    for _ in range(100):
+        port = random.randint(20000, 45000)
+        with contextlib.ExitStack() as stack:
+            try:
+                for p in (port, port + 10000):
+                    sock = stack.enter_context(socket.socket())
+                    sock.bind(("127.0.0.1", p))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port pair for a cluster node")
+
+
+class RedisClusterNodes:
+    """Three cluster-enabled redis-servers joined into one Redis Cluster."""
+
+    def __init__(self, folder: Path) -> None:
+        extra = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                 "--cluster-node-timeout", "2000"]  # fmt: skip
+        self.nodes = [
+            EmbeddedRedis(folder / f"node{i}", port=cluster_port(), appendonly=False, extra=extra)
+            for i in range(3)
+        ]
+
+    @property
+    def url(self) -> str:
+        """A plain URL of the first node: the server finds out it is a cluster."""
+        return f"redis://127.0.0.1:{self.nodes[0].port}/0"
+
+    @property
+    def cluster_url(self) -> str:
+        """The explicit form with every node as a seed."""
+        return "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+
+    def start(self) -> None:
+        """Start the nodes, create the cluster and wait until every node says ok."""
+        for node in self.nodes:
+            node.start()
+        cli = str(Path(redis_server_binary()).with_name("redis-cli"))
+        addresses = [f"127.0.0.1:{n.port}" for n in self.nodes]
+        subprocess.run(
+            [cli, "--cluster", "create", *addresses, "--cluster-replicas", "0", "--cluster-yes"],
+            check=True, capture_output=True, timeout=30,
+        )  # fmt: skip
+        deadline = time.monotonic() + 30
+        while any(not self._ok(n) for n in self.nodes):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the Redis Cluster did not reach cluster_state:ok")
+            time.sleep(0.05)
+
+    @staticmethod
+    def _ok(node: EmbeddedRedis) -> bool:
+        with redis.Redis(port=node.port) as r:
+            info = r.execute_command("CLUSTER", "INFO").decode()
+        return "cluster_state:ok" in info and "cluster_known_nodes:3" in info
+
+    def flush(self) -> None:
+        """Empty every node (FLUSHALL is per node in a cluster)."""
+        for node in self.nodes:
+            with redis.Redis(port=node.port) as r:
+                r.flushall()
+
+    def stop(self) -> None:
+        """Stop every node."""
+        for node in self.nodes:
+            node.stop()
+
+
+@pytest.fixture(scope="session")
+def redis_cluster_nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisClusterNodes]:
+    """One Redis Cluster for the whole session."""
+    cluster = RedisClusterNodes(tmp_path_factory.mktemp("cluster"))
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.stop()
+
+
+@pytest.fixture
+def redis_cluster(redis_cluster_nodes: RedisClusterNodes) -> RedisClusterNodes:
+    """The session's Redis Cluster, emptied before the test."""
+    redis_cluster_nodes.flush()
+    return redis_cluster_nodes
+
+
+@pytest.fixture(params=["single", "cluster"])
+def backend_url(request: pytest.FixtureRequest) -> str:
+    """A Redis URL of each backend in turn: one redis-server, then a Redis Cluster."""
+    if request.param == "single":
+        return str(request.getfixturevalue("redis_url"))
+    cluster: RedisClusterNodes = request.getfixturevalue("redis_cluster")
+    return cluster.url
+
+
 # -- Moose House servers ----------------------------------------------------------
 
 
@@ -110,8 +215,10 @@ async def moose_server(
 class ServeProcess:
     """`moose serve` as a real subprocess: start, wait until ready, kill or stop."""
 
-    def __init__(self, args: list[str], port: int, log: Path) -> None:
-        self.args, self.port, self.log = args, port, log
+    def __init__(
+        self, args: list[str], port: int, log: Path, env: dict[str, str] | None = None
+    ) -> None:
+        self.args, self.port, self.log, self.env = args, port, log, env
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -119,11 +226,22 @@ class ServeProcess:
         """The WebSocket URL."""
         return f"ws://127.0.0.1:{self.port}/ws"
 
-    def start(self, timeout: float = 30.0) -> ServeProcess:
-        """Start the process and wait until /readyz answers 200."""
+    @property
+    def http(self) -> str:
+        """The HTTP base URL."""
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 30.0, *, wait: bool = True) -> ServeProcess:
+        """Start the process and (unless `wait` is false) wait until /readyz answers 200."""
         cmd = [sys.executable, "-m", "moose", "serve", "--port", str(self.port), *self.args]
+        env = None if self.env is None else {**os.environ, **self.env}
         with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+        return self.wait_ready(timeout) if wait else self
+
+    def wait_ready(self, timeout: float = 30.0) -> ServeProcess:
+        """Wait until /readyz answers 200."""
+        assert self.proc is not None
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -163,13 +281,18 @@ def moose_serve(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
     Returns a started, ready `ServeProcess` on a free port (pass ``port=`` to
     reuse one after a restart); every process is stopped at the end of the test.
     Without ``--redis`` the server runs its bundled Redis in ``--data-dir``.
+    ``env=`` adds environment variables (MOOSE_* settings without a flag);
+    ``log=`` names the log file in the test's folder (default serve.log).
     """
     started: list[ServeProcess] = []
 
-    def start(*args: str, port: int | None = None) -> ServeProcess:
-        proc = ServeProcess(list(args), port or free_port(), tmp_path / "serve.log")
+    def start(
+        *args: str, port: int | None = None, wait: bool = True,
+        env: dict[str, str] | None = None, log: str = "serve.log",
+    ) -> ServeProcess:  # fmt: skip
+        proc = ServeProcess(list(args), port or free_port(), tmp_path / log, env)
         started.append(proc)
-        return proc.start()
+        return proc.start(wait=wait)
 
     yield start
     for proc in started:

@@ -58,7 +58,7 @@ async def test_a_claimer_that_dies_only_delays_the_timeout(parts):
     store, quick, (t1, _) = parts
     game = await quick.create(SEATS)
     async with asyncio.timeout(20):
-        while not (await store.claim(50))[1]:  # claimed by an instance that then dies
+        while not await store.claim(50):  # claimed by an instance that then dies
             pass
     assert await wait_version(store, game.id, 1, t1.tick) == 2
 
@@ -67,10 +67,10 @@ async def test_a_deadline_claimed_before_a_move_does_not_fire(parts):
     store, quick, (t1, _) = parts
     game = await quick.create(SEATS)
     async with asyncio.timeout(20):
-        while not (claimed := await store.claim(60_000))[1]:
+        while not (claimed := await store.claim(60_000)):
             pass
     owner = SEATS[game.state.turn][0]
     await t1.games.move(game.id, owner, rules.legal_moves(game.state)[0])
-    await t1.games.timeout(game.id, claimed[0])  # the stale claim is applied late
+    await t1.games.timeout(game.id, claimed[0][1])  # the stale claim is applied late
     loaded = await store.load(game.id)
     assert loaded.version == 2 and loaded.data["misses"] == [0, 0]

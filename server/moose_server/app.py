@@ -20,6 +20,7 @@ from pathlib import Path
 from aiohttp import web
 from redis.exceptions import RedisError
 
+from moose_server.connections import open_redis
 from moose_server.embedded import EmbeddedRedis
 from moose_server.games import Games
 from moose_server.hub import Hub
@@ -27,7 +28,7 @@ from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
 from moose_server.services import Services
 from moose_server.settings import Settings
-from moose_server.store import Store, connect
+from moose_server.store import Store
 from moose_server.tasks import cancel_and_wait
 from moose_server.timers import Timers
 from moose_server.tokens import Tokens
@@ -71,11 +72,9 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
     async with contextlib.AsyncExitStack() as stack:
         url = await _redis_url(settings, stack)
         app[REDIS_URL] = url
-        redis = connect(url, settings.redis_connections)
-        stack.push_async_callback(redis.aclose)
-        pubsub = connect(url, 1, blocking=True)
-        stack.push_async_callback(pubsub.aclose)
-        services = await _build(settings, redis, pubsub)
+        backend = await open_redis(url, settings.redis_connections)
+        stack.push_async_callback(backend.aclose)
+        services = await _build(settings, backend.redis, backend.pubsub)
         app[SERVICES] = services
         stack.push_async_callback(services.games.close)
         timers = Timers(services.store, services.games, settings)

@@ -20,10 +20,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from moose import rules
+from moose_server.connections import PubSubSource
 from moose_server.games import Game
 from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store, unpack
 from moose_server.tasks import cancelling
@@ -84,7 +84,7 @@ def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
 class Hub:
     """Fans game events and player messages out to this instance's sockets."""
 
-    def __init__(self, store: Store, pubsub_redis: aioredis.Redis) -> None:
+    def __init__(self, store: Store, pubsub_redis: PubSubSource) -> None:
         self.store = store
         self.pubsub_redis = pubsub_redis
         self.games: dict[str, set[Peer]] = {}

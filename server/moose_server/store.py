@@ -19,6 +19,7 @@ Channels (pub/sub is only a wake-up; the streams are the record):
 
 from __future__ import annotations
 
+import asyncio
 import zlib
 from dataclasses import dataclass
 from importlib import resources
@@ -26,6 +27,7 @@ from typing import Any
 
 import msgpack  # type: ignore[import-untyped]
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
 
 __all__ = ["GAMES_CHANNEL", "PLAYERS_CHANNEL", "Commit", "Entry", "Loaded", "Store", "connect"]
 
@@ -44,6 +46,11 @@ def pack(value: Any) -> bytes:
 def unpack(blob: bytes) -> Any:
     """The inverse of `pack`."""
     return msgpack.unpackb(blob, raw=False)
+
+
+def is_cluster(redis: object) -> bool:
+    """Whether a command client talks to a Redis Cluster (see connections.py)."""
+    return isinstance(redis, RedisCluster)
 
 
 def connect(url: str, max_connections: int, *, blocking: bool = False) -> aioredis.Redis:
@@ -184,16 +191,21 @@ class Store:
             for entry_id, f in rows
         ]
 
-    async def claim(self, lease_ms: int) -> tuple[int, list[str]]:
-        """Claim the due deadlines of every bucket; return Redis' time and game ids."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for b in range(self.buckets):
-                await self._claim(
-                    keys=[self.deadlines_key(b)], args=[lease_ms, CLAIM_LIMIT], client=pipe
-                )
-            replies = await pipe.execute()
-        now = int(replies[0][0]) if replies else 0
-        return now, [gid.decode() for reply in replies for gid in reply[1:]]
+    async def claim(self, lease_ms: int) -> list[tuple[str, int]]:
+        """Claim the due deadlines of every bucket: (game id, its bucket's Redis time)."""
+        args = [lease_ms, CLAIM_LIMIT]
+        if is_cluster(self.redis):
+            # One call per bucket: each runs on the node of its slot (and may read
+            # another clock), and a cluster pipeline would not reload a script a
+            # failed-over node has never seen.
+            keys = [[self.deadlines_key(b)] for b in range(self.buckets)]
+            replies = await asyncio.gather(*(self._claim(keys=k, args=args) for k in keys))
+        else:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for b in range(self.buckets):
+                    await self._claim(keys=[self.deadlines_key(b)], args=args, client=pipe)
+                replies = await pipe.execute()
+        return [(gid.decode(), int(reply[0])) for reply in replies for gid in reply[1:]]
 
     # -- players, sessions, time ------------------------------------------------
 

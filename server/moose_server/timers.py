@@ -33,8 +33,8 @@ class Timers:
 
     async def tick(self) -> int:
         """Claim and apply every due deadline once; return how many were due."""
-        now, due = await self.store.claim(int(self.settings.lease * 1000))
-        for game in due:
+        due = await self.store.claim(int(self.settings.lease * 1000))
+        for game, now in due:
             try:
                 await self.games.timeout(game, now)
             except (GameError, RedisError, OSError) as exc:

@@ -1,0 +1,114 @@
+"""connections.py: one Redis node or a Redis Cluster, found from the URL.
+
+The cluster is real: three redis-server masters joined by redis-cli (the
+`redis_cluster` fixture). Tests taking `backend_url` run once per backend.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from redis.exceptions import RedisClusterException
+from test_server_games import check_game, play_out, table_game
+
+from moose_server.connections import open_redis
+from moose_server.matchmaking import Matchmaker
+from moose_server.store import GAMES_CHANNEL, Store
+
+
+async def test_a_plain_url_to_a_cluster_node_gets_the_cluster_client(redis_cluster):
+    backend = await open_redis(redis_cluster.url, 8)
+    try:
+        assert backend.cluster
+        # Keys of every slot answer through the one URL: no MovedError.
+        for i in range(30):
+            await backend.redis.set(f"k{i}", i)
+        assert [int(await backend.redis.get(f"k{i}")) for i in range(30)] == list(range(30))
+    finally:
+        await backend.aclose()
+
+
+async def test_the_explicit_cluster_url_lists_seed_nodes(redis_cluster):
+    backend = await open_redis(redis_cluster.cluster_url, 8)
+    try:
+        assert backend.cluster
+        assert len(backend.redis.get_primaries()) == 3
+    finally:
+        await backend.aclose()
+
+
+async def test_a_single_node_stays_a_single_node(redis_url):
+    backend = await open_redis(redis_url, 8)
+    try:
+        assert not backend.cluster and await backend.redis.ping()
+    finally:
+        await backend.aclose()
+
+
+async def test_pubsub_hears_scripts_of_every_node_and_moves_on_after_a_failure(redis_cluster):
+    backend = await open_redis(redis_cluster.url, 8)
+    store = Store(backend.redis, buckets=16)
+    try:
+        async with backend.pubsub.pubsub() as pubsub:
+            await pubsub.subscribe(GAMES_CHANNEL)
+            # Games in buckets on all three masters: each commit publishes on its own node.
+            games = [f"g_{i}" for i in range(12)]
+            nodes = {backend.redis.get_node_from_key(store.game_key(g)).name for g in games}
+            assert len(nodes) == 3
+            for game in games:
+                await store.commit(game, 0, "", {}, [({"kind": "start"}, {})], 0)
+            heard = set()
+            async with asyncio.timeout(5):
+                while len(heard) < len(games):
+                    msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
+                    if msg is not None:
+                        heard.add(msg["data"].decode().split()[0])
+            assert heard == set(games)
+        first = backend.pubsub.node  # type: ignore[attr-defined]
+        async with backend.pubsub.pubsub():  # what the hub asks for after a lost connection
+            assert backend.pubsub.node != first  # type: ignore[attr-defined]
+    finally:
+        await backend.aclose()
+
+
+async def test_every_game_and_matchmaking_script_stays_in_one_slot(redis_cluster):
+    backend = await open_redis(redis_cluster.url, 8)
+    try:
+        store = Store(backend.redis, buckets=16)
+        await store.commit("g_x", 0, "m:p:1", {"a": 1}, [({"kind": "start"}, {})], 1)
+        async with asyncio.timeout(5):
+            while not (due := await store.claim(1000)):
+                await asyncio.sleep(0.01)
+        assert [game for game, _ in due] == ["g_x"]
+        mm = Matchmaker(backend.redis, match_wait=0, instance="i_a")
+        await mm.enqueue("p1", "ann", 2, 2)
+        await mm.enqueue("p2", "bob", 2, 2)
+        [table] = await mm.form_tables()
+        assert sorted(s.player or "" for s in table.seats) == ["p1", "p2"]
+        # The client itself refuses a script whose keys span two slots.
+        with pytest.raises(RedisClusterException):
+            await store._commit(keys=["{b1}:game:x", "{b2}:events:x", "{b1}:deadlines"], args=[])
+    finally:
+        await backend.aclose()
+
+
+async def test_many_commands_at_once_wait_for_a_connection(redis_cluster):
+    backend = await open_redis(redis_cluster.url, 2)  # two connections per node at most
+    try:
+        got = await asyncio.gather(*(backend.redis.incr(f"n{i % 5}") for i in range(200)))
+        assert sorted(got)[-1] == 40
+    finally:
+        await backend.aclose()
+
+
+@pytest.mark.parametrize("players", [2, 4])
+async def test_a_game_over_two_instances_on_each_backend(
+    backend_url, players, moose_server, ws_client
+):
+    urls = [await moose_server(redis_url=backend_url), await moose_server(redis_url=backend_url)]
+    clients = [await ws_client(urls[i % 2], f"seat{i}", binary=i % 2 == 0) for i in range(players)]
+    game, seats = await table_game(clients)
+    all_events = await asyncio.gather(*(play_out(c, game, seed=i) for i, c in enumerate(clients)))
+    for client, seat, events in zip(clients, seats, all_events, strict=True):
+        await check_game(client, game, seat, events)
