@@ -14,6 +14,7 @@ from test_client import Serve, check_views, play_seat, serve_fixture, url_fixtur
 
 import moose
 from moose.client import Client
+from moose_server.embedded import free_port
 
 __all__ = ["serve_fixture", "url_fixture"]  # the fixtures `serve` and `url`
 
@@ -110,4 +111,27 @@ async def test_restarting_server_sends_clients_to_the_next_instance(serve: Serve
         record = await client.record(game)
         assert client.reconnects == 1 and restarted
     assert results[0].game == game
+    check_views(events, record, seat)
+
+
+async def test_a_list_of_urls_skips_a_dead_one_and_reconnects_to_the_next(serve: Serve) -> None:
+    first, second = await serve(), await serve()
+    dead = f"ws://127.0.0.1:{free_port()}/ws"  # nothing listens there
+    moved: list[str] = []
+
+    async def drain_first(msg: Message) -> None:
+        if msg["seq"] == 5 and client.url == first.url:
+            await first.stop()  # close 1012: the client goes on to the next URL in the list
+            moved.append(client.url)
+
+    async with moose.connect([dead, first.url, second.url], name="alice") as client:
+        assert client.url == first.url  # the dead one was skipped at open
+        bot = asyncio.create_task(
+            moose.play_bot(second.url, "greedy", min_players=2, max_players=2)
+        )
+        await client.queue(2, 2)
+        game, seat, events = await play_seat(client, on_event=drain_first)
+        await bot
+        record = await client.record(game)
+        assert client.reconnects == 1 and client.url == second.url and moved
     check_views(events, record, seat)

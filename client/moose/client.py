@@ -6,8 +6,9 @@
             ...
 
 The client says hello, keeps the session token and matches each answer to its
-request by `id`. When the socket drops it reconnects by itself to the same URL
-(exponential backoff with jitter; at once after close code 1012), says hello
+request by `id`. When the socket drops it reconnects by itself (exponential
+backoff with jitter; at once after close code 1012) to the same URL, or, given
+a list of URLs (several instances), to the next one in turn; it says hello
 with its token, resumes every game it follows with `sync` from the last seq it
 saw, and resends the requests in flight (a move keeps its `move_id`, so the
 server applies it once).
@@ -29,7 +30,7 @@ import logging
 import random
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,14 +144,17 @@ class Client:
 
     def __init__(
         self,
-        url: str,
+        url: str | Sequence[str],
         *,
         name: str | None = None,
         token: str | None = None,
         binary: bool = True,
         reconnect_timeout: float | None = 120.0,
     ) -> None:
-        self.url = url
+        self.urls = [url] if isinstance(url, str) else list(url)
+        if not self.urls:
+            raise ValueError("no server URL")
+        self.url = self.urls[0]  # the one in use; reconnects go round the list
         self.name = name
         self.token = token
         self.binary = binary
@@ -191,7 +195,14 @@ class Client:
         """Connect and say hello; `ConnectError` when nothing answers."""
         self._session = aiohttp.ClientSession()
         try:
-            await self._connect_once()
+            for left in range(len(self.urls) - 1, -1, -1):
+                try:
+                    await self._connect_once()
+                    break
+                except ConnectError:
+                    if not left:
+                        raise
+                    self._next_url()
         except BaseException:
             await self._session.close()
             raise
@@ -371,7 +382,7 @@ class Client:
                     seat.moves += 1
                     break
                 except ServerError as exc:
-                    if exc.code == "rate_limited":
+                    if exc.code in ("rate_limited", "unavailable"):  # unavailable: Redis is down
                         await asyncio.sleep(0.2 * attempt)
                         continue
                     # The game moved on (a timeout, or a newer event is queued): wait for it.
@@ -571,6 +582,7 @@ class Client:
                 await asyncio.sleep(random.uniform(0, delay))  # full jitter: no thundering herd
                 delay = min(_BACKOFF_MAX, delay * 2)
             attempt += 1
+            self._next_url()
             try:
                 await self._connect_once()
                 break
@@ -588,6 +600,10 @@ class Client:
         self.reconnects += 1
         log.info("reconnected to %s (attempt %d)", self.url, attempt)
         await self._resume()
+
+    def _next_url(self) -> None:
+        """Move to the next URL of the list: the instance we were on may be gone."""
+        self.url = self.urls[(self.urls.index(self.url) + 1) % len(self.urls)]
 
     def _fail(self, exc: MooseError) -> None:
         self._failed = exc
@@ -722,14 +738,21 @@ def is_final(msg: Message) -> bool:
 
 
 def connect(
-    url: str, *, name: str | None = None, token: str | None = None, binary: bool = True
+    url: str | Sequence[str],
+    *,
+    name: str | None = None,
+    token: str | None = None,
+    binary: bool = True,
 ) -> Client:
-    """A client for `async with`: connects and says hello on entry, closes on exit."""
+    """A client for `async with`: connects and says hello on entry, closes on exit.
+
+    `url` may be a list of instances' URLs: reconnects go round it.
+    """
     return Client(url, name=name, token=token, binary=binary)
 
 
 async def play_bot(
-    url: str,
+    url: str | Sequence[str],
     bot: Bot | str,
     games: int = 1,
     *,
