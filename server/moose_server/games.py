@@ -194,11 +194,13 @@ class Games:
         _, created = await self._commit(game, game, [start], "")
         if created is None:
             raise GameError("internal", "a new game id was taken")
-        for seat, player in enumerate(created.players):
-            if player is not None:
-                match = {"type": "match", "game": game.id, "seat": seat, "players": n,
-                         "names": game.names}  # fmt: skip
-                await self.store.publish_player(player, match)
+        matches = [
+            (player, {"type": "match", "game": game.id, "seat": seat, "players": n,
+                      "names": game.names})
+            for seat, player in enumerate(created.players) if player is not None
+        ]  # fmt: skip
+        if matches:
+            await self.store.publish_players(matches)
         self._spawn_autoplay(created)
         return created
 

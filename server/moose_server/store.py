@@ -242,3 +242,9 @@ class Store:
     async def publish_player(self, player: str, message: dict[str, Any]) -> None:
         """Send a message to a player's sockets on every instance."""
         await self.redis.publish(PLAYERS_CHANNEL, pack([player, message]))
+
+    async def publish_players(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        """Send each (player, message) like `publish_player`, all at once."""
+        await asyncio.gather(
+            *(self.redis.publish(PLAYERS_CHANNEL, pack([p, m])) for p, m in messages)
+        )
