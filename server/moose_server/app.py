@@ -26,6 +26,8 @@ from moose_server.games import Games
 from moose_server.hub import Hub
 from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
+from moose_server.metrics import Metrics
+from moose_server.observe import observe
 from moose_server.services import Services
 from moose_server.settings import Settings
 from moose_server.store import Store
@@ -45,7 +47,7 @@ SHUTDOWN_TIMEOUT = 15.0
 
 
 def create_app(settings: Settings) -> web.Application:
-    """A server instance: /ws, /healthz, /readyz."""
+    """A server instance: /ws, /healthz, /readyz, /metrics."""
     app = web.Application()
     app[SETTINGS] = settings
     app.cleanup_ctx.append(_services_ctx)
@@ -53,6 +55,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/ws", websocket)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
     return app
 
 
@@ -76,6 +79,7 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
         stack.push_async_callback(backend.aclose)
         services = await _build(settings, backend.redis, backend.pubsub)
         app[SERVICES] = services
+        observe(services)
         stack.push_async_callback(services.games.close)
         timers = Timers(services.store, services.games, settings)
         tasks = [
@@ -104,7 +108,7 @@ async def _build(settings: Settings, redis: object, pubsub: object) -> Services:
     return Services(
         settings=settings, store=store, games=games, hub=hub,
         tokens=Tokens(secret, settings.token_ttl), matchmaker=matchmaker,
-        lobby=Lobby(matchmaker, games, store, settings),
+        lobby=Lobby(matchmaker, games, store, settings), metrics=Metrics(),
     )  # fmt: skip
 
 
@@ -137,6 +141,14 @@ async def readyz(request: web.Request) -> web.Response:
     except (RedisError, OSError) as exc:
         return web.json_response({"ready": False, "reason": str(exc)}, status=503)
     return web.json_response({"ready": True, "instance": services.settings.instance_id})
+
+
+async def metrics(request: web.Request) -> web.StreamResponse:
+    """Prometheus metrics of this instance (text format)."""
+    services = request.app.get(SERVICES)
+    if services is None:
+        raise web.HTTPServiceUnavailable(text="starting")
+    return await services.metrics.scrape(request)
 
 
 async def serve(settings: Settings) -> None:

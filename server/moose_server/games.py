@@ -153,6 +153,8 @@ class Games:
         self._tasks: set[asyncio.Task[None]] = set()
         # Told of every commit of this instance, with the stream entries it wrote.
         self.on_commit: Callable[[str, list[Entry]], None] | None = None
+        # Told how late (ms, Redis time) each deadline this instance fired was played.
+        self.on_timeout: Callable[[int], None] | None = None
 
     async def close(self) -> None:
         """Cancel and await the auto-play tasks this instance started."""
@@ -300,8 +302,10 @@ class Games:
             return  # a move set a new deadline after this one was claimed
         step = self._server_move(game, timed_out=True)
         if step is not None:
-            _, result = await self._commit(game, step[0], step[1], "")
+            got, result = await self._commit(game, step[0], step[1], "")
             if result is not None:
+                if self.on_timeout is not None:
+                    self.on_timeout(got.now - game.deadline)
                 await self.autoplay(result)
 
     async def back(self, game_id: str, player: str) -> None:

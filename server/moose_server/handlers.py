@@ -7,6 +7,7 @@ Each takes the socket and the checked message and returns the answer (without
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +48,7 @@ async def hello(conn: Connection, msg: Message) -> Message:
     now = await s.store.now_ms()
     if msg.get("token"):
         player, name = s.tokens.check(msg["token"], now / 1000)
+        s.metrics.reconnects.inc()
     else:
         if msg.get("name") is None:
             raise ProtocolError("bad_message", "'hello' needs a 'name' or a 'token'")
@@ -142,10 +144,9 @@ async def start_table(conn: Connection, msg: Message) -> Message:
 
 async def move(conn: Connection, msg: Message) -> Message:
     """Play a move in one of our games."""
-    game = msg["game"]
-    seq = await conn.services.games.move(
-        game, _player(conn), msg["move"], msg.get("seq"), msg.get("move_id")
-    )
+    s, game, received = conn.services, msg["game"], time.perf_counter()
+    seq = await s.games.move(game, _player(conn), msg["move"], msg.get("seq"), msg.get("move_id"))
+    s.metrics.commit_latency.observe(time.perf_counter() - received)
     return {"type": "moved", "game": game, "seq": seq}
 
 

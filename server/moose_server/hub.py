@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -87,6 +87,8 @@ class Hub:
     def __init__(self, store: Store, pubsub_redis: PubSubSource) -> None:
         self.store = store
         self.pubsub_redis = pubsub_redis
+        # Told when a wake-up (game, seq) has been handled: the events are on their way.
+        self.on_fanout: Callable[[str, int], None] | None = None
         self.games: dict[str, set[Peer]] = {}
         self.players: dict[str, set[Peer]] = {}
         self.ready = asyncio.Event()
@@ -233,6 +235,8 @@ class Hub:
             if message["channel"] == GAMES_CHANNEL:
                 game, seq = message["data"].decode().split(" ")
                 await self._on_game(game, int(seq))
+                if self.on_fanout is not None:
+                    self.on_fanout(game, int(seq))
             elif message["channel"] == PLAYERS_CHANNEL:
                 player, payload = unpack(message["data"])
                 await self._on_player(player, payload)

@@ -1,4 +1,4 @@
-"""What every socket of an instance shares: settings, storage, games, hub, lobby."""
+"""What every socket of an instance shares: settings, storage, games, hub, lobby, metrics."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from moose_server.games import Games
 from moose_server.hub import Hub
 from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
+from moose_server.metrics import Metrics
 from moose_server.settings import Settings
 from moose_server.store import Store
 from moose_server.tokens import Tokens
@@ -30,5 +31,6 @@ class Services:
     tokens: Tokens
     matchmaker: Matchmaker
     lobby: Lobby
+    metrics: Metrics
     connections: set[Connection] = field(default_factory=set)
     draining: bool = False

@@ -177,6 +177,13 @@ class Store:
         """Forget the deadline of a finished or expired game."""
         await self.redis.zrem(self.deadlines_key(self.bucket(game)), game)
 
+    async def running_games(self) -> int:
+        """Unfinished games of the whole service: every one has a deadline until it ends."""
+        total = 0
+        for b in range(self.buckets):  # one bucket at a time: each may be on its own node
+            total += int(await self.redis.zcard(self.deadlines_key(b)))
+        return total
+
     async def events(self, game: str, since: int = 0) -> list[Entry]:
         """The events of a game after seq `since`, in order."""
         rows: Any = await self.redis.xrange(self.events_key(game), f"{since + 1}-0", "+")

@@ -172,6 +172,7 @@ class Connection:
         if code not in protocol.ERROR_CODES:
             log.error("unknown error code %s: %s", code, message)
             code = "internal"
+        self.services.metrics.error(code)
         self.send(protocol.error(code, message, msg_id))
 
     def close(self, code: int, message: str = "") -> None:
