@@ -100,7 +100,7 @@ async def _build(settings: Settings, redis: object, pubsub: object) -> Services:
     secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
     games = Games(store, settings)
     hub = Hub(store, pubsub)  # type: ignore[arg-type]
-    games.on_commit = hub.remember
+    games.on_commit, hub.on_wakeup = hub.remember, games.saw
     matchmaker = Matchmaker(
         redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
         instance=settings.instance_id,

@@ -5,6 +5,13 @@ Lua script checking the version and the move id). A lost race reads again. The
 commit appends the events to the game's stream and publishes a wake-up; the hub
 of every instance turns those into per-seat messages.
 
+Each instance keeps the games it last wrote (`Games._recent`, bounded). A
+player's move on such a game is checked against that copy and committed at
+once: the commit script checks the version anyway, so a copy that is behind
+costs one refused commit and then the usual read. A wake-up from another
+instance drops the copy it makes old (`Games.saw`). Anything the copy refuses
+is decided from a fresh read, so a resent move id still gets its first answer.
+
 Seats the server plays (bots, away seats, a pass that is the only legal move)
 are played at once by the instance that committed the move before, in a task;
 their deadline (`auto_delay`) is the safety net should that instance die.
@@ -36,6 +43,7 @@ Seat = tuple[str | None, str, str | None]  # (player id, name, bot name)
 Move = dict[str, Any]
 Event = dict[str, Any]
 RETRIES = 20
+RECENT_GAMES = 2048  # games this instance keeps as it last wrote them
 FALLBACK_BOT = "greedy"
 
 
@@ -155,6 +163,7 @@ class Games:
         self.on_commit: Callable[[str, list[Entry]], None] | None = None
         # Told how late (ms, Redis time) each deadline this instance fired was played.
         self.on_timeout: Callable[[int], None] | None = None
+        self._recent: dict[str, Game] = {}  # game id -> as last written here (LRU order)
 
     async def close(self) -> None:
         """Cancel and await the auto-play tasks this instance started."""
@@ -215,6 +224,19 @@ class Games:
         """Play a player's move; return the seq of the event it produced."""
         # Without a move id, a random one still makes redis-py's resend harmless.
         field = self.store.move_field_of(player, move_id or f"~{secrets.token_hex(8)}")
+        known = self._recent.get(game_id)
+        if known is not None:
+            try:
+                new, events = self._player_move(known, player, move, seq)
+            except GameError:
+                pass  # maybe a resend, or the copy is behind: decide from a fresh read
+            else:
+                got, result = await self._commit(known, new, events, field)
+                if got.status == "dup":
+                    return got.seq
+                if result is not None:
+                    self._spawn_autoplay(result)
+                    return got.seq
         for _ in range(RETRIES):
             loaded = await self.store.load(game_id, field)
             if loaded.dup is not None:
@@ -389,4 +411,23 @@ class Games:
         if new.state.over:
             await self.store.remove_player_game(new.humans(), new.id)
         written = dataclasses.replace(new, version=old.version + len(events), deadline=got.deadline)
+        self._keep(written)
         return got, written
+
+    # -- the games this instance wrote last ---------------------------------------
+
+    def _keep(self, game: Game) -> None:
+        known = self._recent.pop(game.id, None)
+        if game.state.over:
+            return
+        if known is not None and known.version > game.version:
+            game = known  # a later commit of ours got here first
+        self._recent[game.id] = game
+        if len(self._recent) > RECENT_GAMES:
+            del self._recent[next(iter(self._recent))]
+
+    def saw(self, game_id: str, seq: int) -> None:
+        """A wake-up: the game is at `seq` now; forget our copy if it is older."""
+        known = self._recent.get(game_id)
+        if known is not None and known.version < seq:
+            del self._recent[game_id]

@@ -93,6 +93,7 @@ class Hub:
         self.players: dict[str, set[Peer]] = {}
         self.ready = asyncio.Event()
         self._recent: dict[str, list[Entry]] = {}  # game -> events committed here, in order
+        self.on_wakeup: Callable[[str, int], None] | None = None  # told of every wake-up
 
     # -- local registrations ----------------------------------------------------
 
@@ -234,6 +235,8 @@ class Hub:
         try:
             if message["channel"] == GAMES_CHANNEL:
                 game, seq = message["data"].decode().split(" ")
+                if self.on_wakeup is not None:
+                    self.on_wakeup(game, int(seq))
                 await self._on_game(game, int(seq))
                 if self.on_fanout is not None:
                     self.on_fanout(game, int(seq))
