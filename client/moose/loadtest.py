@@ -18,7 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import os
 import resource
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -33,6 +35,7 @@ __all__ = ["Job", "Pacer", "Player", "Tally", "raise_nofile", "run_job"]
 
 CONNECT_AT_ONCE = 64  # per worker: more overflows the server's accept backlog
 HELLO_TIMEOUT = 30.0
+LEAVE_ID = -1  # the id of the `leave_queue` that ends a player's run
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,7 @@ class Player:
         self._moves: dict[int, float] = {}  # request id -> monotonic send time
         self._queued_at = 0.0
         self._pending_seq: dict[str, float] = {}  # game -> send time of our move
+        self.last: dict[str, tuple[Any, ...]] = {}  # game -> (seq, to_act, legal?, when)
 
     async def connect(self) -> None:
         """Open the socket and say hello (raises on failure)."""
@@ -197,7 +201,11 @@ class Player:
             elif kind == "match":
                 self.seats[msg["game"]] = msg["seat"]
                 self.run.tally.match_ms.append((time.monotonic() - self._queued_at) * 1000)
+            elif kind == "left":
+                return  # out of the queue at the end of the window
             elif kind == "error":
+                if msg.get("id") == LEAVE_ID:
+                    continue  # not_queued: just seated, and the `match` is on its way
                 self._moves.pop(msg.get("id", -1), None)
                 self.run.tally.errors[msg.get("code", "?")] += 1
 
@@ -225,6 +233,7 @@ class Player:
             else:
                 seen[0] = max(seen[0], now)
                 seen[1] += 1
+        self.last[game] = (msg["seq"], msg["view"].get("to_act"), bool(msg.get("legal")), now)
         event = msg["event"]
         if event.get("kind") == "move" and event.get("seat") == self.seats.get(game):
             sent = self._pending_seq.pop(game, None)
@@ -362,8 +371,9 @@ async def _games(run: Run, players: list[Player]) -> None:
     run.queueing = False
     run.pacer.rate = 0  # finish quickly: the drain is not measured
     for p in players:
-        if not p.seats:
-            await p.close()  # waiting in the queue: closing the socket leaves it
+        if not p.seats:  # in the queue, or seated with the `match` still on its way
+            with contextlib.suppress(ConnectionError, RuntimeError):
+                await p._send({"type": "leave_queue", "id": LEAVE_ID})
     _, late = await asyncio.wait(tasks, timeout=run.job.drain)
     for task in late:
         task.cancel()
@@ -373,6 +383,10 @@ async def _games(run: Run, players: list[Player]) -> None:
             run.tally.errors[f"client: {type(r).__name__}"] += 1
     if late:
         run.tally.errors["unfinished at drain"] += len(late)
+        if os.environ.get("MOOSE_LOADTEST_DEBUG"):
+            for p in players:
+                if p.seats:
+                    print("unfinished:", p.name, p.seats, p.last, file=sys.stderr)
 
 
 async def _matchmaking(run: Run, players: list[Player]) -> None:

@@ -1,0 +1,112 @@
+"""A/B of server versions under `moose loadtest`, interleaved, on a noisy machine.
+
+    python bench/ab.py OUT.json REV_A REV_B [--rounds 3] [-- loadtest flags...]
+
+Each REV (a git revision, WORK for the work tree, or a folder holding client/
+and server/) is exported to a temporary
+folder; every round runs, for each revision in turn, a fresh redis-server and
+`moose serve` from that revision's code (PYTHONPATH), then `moose loadtest
+--url` from the work tree against it. Rounds alternate A and B so that noise
+from other processes lands on both; the report gives each run and the medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
+
+from moose.loadtest_probes import free_port, stop_process, wait_ready  # noqa: E402
+from moose_server.embedded import EmbeddedRedis  # noqa: E402
+
+
+def export(rev: str, into: Path) -> Path:
+    """The client and server code of `rev` in a folder of its own."""
+    if rev == "WORK":
+        return ROOT
+    if Path(rev).is_dir():
+        return Path(rev)
+    folder = into / rev
+    folder.mkdir(parents=True)
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "client", "server"],
+                             check=True, capture_output=True).stdout  # fmt: skip
+    subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    return folder
+
+
+def one_run(code: Path, flags: list[str], tmp: Path) -> dict[str, object]:
+    """One redis-server + `moose serve` from `code`, one load test against it."""
+    env = dict(os.environ, PYTHONPATH=f"{code / 'client'}:{code / 'server'}")
+    with tempfile.TemporaryDirectory(dir=tmp) as data, EmbeddedRedis(Path(data) / "redis") as r:
+        port = free_port()
+        cmd = [sys.executable, "-m", "moose", "serve", "--port", str(port), "--redis", r.url,
+               "--data-dir", data]  # fmt: skip
+        with open(Path(data) / "serve.log", "wb") as log:
+            server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_ready(f"http://127.0.0.1:{port}/readyz", server)
+            test = [sys.executable, "-m", "moose", "loadtest", "--url",
+                    f"ws://127.0.0.1:{port}/ws", "--server-pid", str(server.pid),
+                    "--redis-url", r.url, "--json", *flags]  # fmt: skip
+            out = subprocess.run(test, capture_output=True, text=True, timeout=900)
+            if out.returncode != 0:
+                raise RuntimeError(out.stderr[-2000:])
+            return json.loads(out.stdout)  # type: ignore[no-any-return]
+        finally:
+            stop_process(server)
+
+
+def main() -> int:
+    """Run the rounds; write every report and the medians to OUT."""
+    args, flags = sys.argv[1:], []
+    if "--" in args:
+        at = args.index("--")
+        args, flags = args[:at], args[at + 1 :]
+    p = argparse.ArgumentParser()
+    p.add_argument("out")
+    p.add_argument("revs", nargs="+")
+    p.add_argument("--rounds", type=int, default=3)
+    a = p.parse_args(args)
+    runs: dict[str, list[dict[str, object]]] = {rev: [] for rev in a.revs}
+    with tempfile.TemporaryDirectory() as tmp:
+        codes = {rev: export(rev, Path(tmp)) for rev in a.revs}
+        for r in range(a.rounds):
+            for rev in a.revs if r % 2 == 0 else reversed(a.revs):
+                report = one_run(codes[rev], flags, Path(tmp))
+                runs[rev].append(report)
+                print(rev, r, report.get("moves_per_second"), report.get("move_latency_ms"),
+                      report.get("errors"), file=sys.stderr, flush=True)  # fmt: skip
+    summary = {}
+    for rev, reports in runs.items():
+        def med(path: str, reports: list[dict[str, object]] = reports) -> float | None:
+            values = []
+            for rep in reports:
+                v: object = rep
+                for key in path.split("."):
+                    v = v.get(key) if isinstance(v, dict) else None  # type: ignore[assignment]
+                if isinstance(v, int | float):
+                    values.append(float(v))
+            return round(statistics.median(values), 2) if values else None
+
+        summary[rev] = {k: med(k) for k in (
+            "moves_per_second", "move_latency_ms.p50", "move_latency_ms.p99",
+            "event_latency_ms.p50", "all_seats_latency_ms.p99", "matchmaking_wait_ms.p50",
+            "server.cpu_percent", "redis.commands_per_move", "redis.round_trips.per_commit",
+            "matchmaking.all_seated_s", "connections.bytes_per_connection",
+            "connections.server_rss_mb")}  # fmt: skip
+    Path(a.out).write_text(json.dumps({"flags": flags, "medians": summary, "runs": runs},
+                                      indent=1))  # fmt: skip
+    print(json.dumps(summary, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
