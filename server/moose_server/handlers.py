@@ -6,6 +6,7 @@ Each takes the socket and the checked message and returns the answer (without
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from collections.abc import Awaitable, Callable
@@ -20,6 +21,8 @@ if TYPE_CHECKING:
     from moose_server.ws import Connection
 
 __all__ = ["HANDLERS"]
+
+log = logging.getLogger(__name__)
 
 Message = dict[str, Any]
 Handler = Callable[["Connection", Message], Awaitable[Message | None]]
@@ -56,6 +59,9 @@ async def hello(conn: Connection, msg: Message) -> Message:
     conn.player, conn.name = player, name
     s.hub.add_player(conn)
     games = await _resume(conn)
+    resumed = "resumed" if msg.get("token") else "new"
+    log.info("hello %s (%s, %s session, %d games)", player, name, resumed, len(games),
+             extra={"event": "hello", "player": player, "games": games or None})  # fmt: skip
     return {
         "type": "welcome", "protocol": PROTOCOL_VERSION, "player": player, "name": name,
         "token": s.tokens.issue(player, name, now / 1000), "server_time": now, "games": games,
@@ -91,6 +97,8 @@ async def queue(conn: Connection, msg: Message) -> Message:
     """Join the public queue."""
     low, high = msg.get("min_players", 2), msg.get("max_players", 6)
     since = await conn.services.matchmaker.enqueue(_player(conn), conn.name, low, high)
+    log.info("queue %s for %s-%s seats", conn.player, low, high,
+             extra={"event": "queue", "player": conn.player})  # fmt: skip
     return {"type": "queued", "min_players": low, "max_players": high, "server_time": since}
 
 
@@ -98,6 +106,7 @@ async def leave_queue(conn: Connection, msg: Message) -> Message:
     """Leave the public queue."""
     if not await conn.services.matchmaker.leave(_player(conn)):
         raise MatchError("not_queued", "you are not in the queue")
+    log.info("leave_queue %s", conn.player, extra={"event": "leave_queue", "player": conn.player})
     return {"type": "left"}
 
 

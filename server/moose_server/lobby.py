@@ -39,7 +39,9 @@ class Lobby:
         """Deal the game of a formed table; every seated player gets `match`."""
         seats = [(s.player, s.name, s.bot) for s in table.seats]
         game = await self.games.create(seats)
-        log.info("game %s started from %s with %d seats", game.id, table.source, len(seats))
+        players = [s.player for s in table.seats if s.player is not None]
+        log.info("match: game %s from %s with %d seats", game.id, table.source, len(seats),
+                 extra={"event": "match", "game": game.id, "players": players})  # fmt: skip
         return game
 
     async def tell_table(self, info: TableInfo | None, skip: str | None, code: str = "") -> None:

@@ -1,5 +1,7 @@
 """How an instance watches itself: its parts report commits, fired deadlines and
-fan-outs here, and this module turns them into metrics (metrics.py).
+fan-outs here, and this module turns them into metrics (metrics.py) and log
+lines. Game events are logged by the instance that committed them, so each is
+logged once in the whole service: game_start, timeout, away, back, game_over.
 
 `observe(services)` wires it once the parts are built; the parts only know a
 callback each (`Games.on_commit`, `Games.on_timeout`, `Hub.on_fanout`).
@@ -7,6 +9,7 @@ callback each (`Games.on_commit`, `Games.on_timeout`, `Hub.on_fanout`).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 from moose_server.hub import Hub
@@ -14,6 +17,8 @@ from moose_server.services import Services
 from moose_server.store import Entry
 
 __all__ = ["observe"]
+
+log = logging.getLogger("moose_server.games")
 
 
 def observe(services: Services) -> None:
@@ -23,6 +28,7 @@ def observe(services: Services) -> None:
 
     def on_commit(game: str, entries: list[Entry]) -> None:
         metrics.committed(game, entries, _awaited(hub, game, entries))
+        _log_events(game, entries)
         if remember is not None:
             remember(game, entries)
 
@@ -42,3 +48,24 @@ def _awaited(hub: Hub, game: str, entries: Sequence[Entry]) -> bool:
         if sub is not None and sub.seen < last:
             return True
     return False
+
+
+def _log_events(game: str, entries: Sequence[Entry]) -> None:
+    """One log line for each event worth one: not the plain moves."""
+    for entry in entries:
+        event = entry.event
+        kind = event["kind"]
+        if kind == "move" and event["auto"] != "timeout":
+            continue
+        ids = {"game": game, "seat": event.get("seat"), "seq": entry.seq}
+        if kind == "move":
+            log.info("timeout: seat %d of %s played %s", event["seat"], game, event["move"],
+                     extra={"event": "timeout", **ids})  # fmt: skip
+        elif kind in ("away", "back"):
+            log.info("%s: seat %d of %s", kind, event["seat"], game, extra={"event": kind, **ids})
+        elif kind == "start":
+            log.info("game %s dealt for %s", game, ", ".join(event["names"]),
+                     extra={"event": "game_start", **ids})  # fmt: skip
+        elif kind == "over":
+            log.info("game %s over: scores %s, winners %s", game, event["scores"],
+                     event["winners"], extra={"event": "game_over", **ids})  # fmt: skip

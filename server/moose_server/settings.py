@@ -56,6 +56,7 @@ class Settings:
     drain_grace: float = 5.0  # on shutdown, time for requests in flight
     redis_connections: int = 64
     instance_id: str = field(default_factory=_instance_id)
+    log_format: str = "text"  # "text" for a terminal, "json" (one object a line) for operators
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -63,6 +64,8 @@ class Settings:
         for name in ("turn_time", "answer_time", "poll_interval", "lease", "rate"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
+        if self.log_format not in ("text", "json"):
+            raise ValueError(f"log_format must be text or json, not {self.log_format!r}")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

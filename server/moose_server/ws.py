@@ -77,6 +77,12 @@ class Connection:
 
     async def _cleanup(self) -> None:
         s = self.services
+        log.info(
+            "disconnect %s (close code %s)",
+            self.player or "before hello",
+            self.ws.close_code,
+            extra={"event": "disconnect", "player": self.player},
+        )
         s.connections.discard(self)
         s.hub.drop(self)
         await cancel_and_wait(self._tasks)
@@ -93,20 +99,24 @@ class Connection:
             self._limited(data)
             return
         msg_id = None
+        msg = None
         try:
             msg = protocol.decode(data)
             msg_id = protocol.request_id(msg)
             mtype = protocol.check(msg)
             answer = await self._dispatch(mtype, msg)
         except _Refusal as exc:
-            self.send_error(exc.code, exc.message, msg_id)
+            self.send_error(exc.code, exc.message, msg_id, _game_of(msg))
             return
         except (RedisError, OSError) as exc:
-            log.warning("storage unavailable: %s", exc)
+            log.warning("storage unavailable: %s", exc,
+                        extra={"event": "redis_error", "player": self.player})  # fmt: skip
             self.send_error("unavailable", "the server cannot reach its storage; try again", msg_id)
             return
         except Exception:
-            log.exception("request failed")
+            log.exception("request failed", extra={
+                "event": "internal_error", "player": self.player, "game": _game_of(msg),
+            })  # fmt: skip
             self.send_error("internal", "internal error (logged)", msg_id)
             return
         if answer is not None:
@@ -149,7 +159,8 @@ class Connection:
             msg_id = protocol.request_id(protocol.decode(data))
         self.send_error("rate_limited", "too many messages; slow down", msg_id)
         if self._strikes >= self.services.settings.rate_strikes:
-            log.info("closing a flooding socket of %s", self.player)
+            log.info("closing a flooding socket of %s", self.player,
+                     extra={"event": "flood", "player": self.player})  # fmt: skip
             self.close(CLOSE_FLOOD, "flooding")
 
     # -- writing ------------------------------------------------------------------
@@ -162,17 +173,25 @@ class Connection:
         try:
             self._queue.put_nowait(frame)
         except asyncio.QueueFull:
-            log.info("dropping a slow client (%s)", self.player)
+            log.info("dropping a slow client (%s)", self.player,
+                     extra={"event": "slow_client", "player": self.player})  # fmt: skip
             self._closing = True
             self._tasks[0].cancel()  # the writer is stuck on the socket: stop waiting
             self._tasks.append(asyncio.create_task(self.ws.close(code=CLOSE_SLOW)))
 
-    def send_error(self, code: str, message: str, msg_id: Any = None) -> None:
-        """Send an error with a stable code."""
+    def send_error(
+        self, code: str, message: str, msg_id: Any = None, game: str | None = None
+    ) -> None:
+        """Send an error with a stable code (`game`: the game it is about, for the log)."""
         if code not in protocol.ERROR_CODES:
             log.error("unknown error code %s: %s", code, message)
             code = "internal"
         self.services.metrics.error(code)
+        level = logging.INFO if code == "rate_limited" else logging.DEBUG
+        if log.isEnabledFor(level):
+            log.log(level, "error %s to %s: %s", code, self.player, message, extra={
+                "event": "error", "code": code, "player": self.player, "game": game,
+            })  # fmt: skip
         self.send(protocol.error(code, message, msg_id))
 
     def close(self, code: int, message: str = "") -> None:
@@ -222,5 +241,12 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     if services.draining:
         raise web.HTTPServiceUnavailable(text="draining")
     await ws.prepare(request)
+    log.info("connect from %s", request.remote, extra={"event": "connect"})
     await Connection(ws, services).run()
     return ws
+
+
+def _game_of(msg: dict[str, Any] | None) -> str | None:
+    """The game a request is about, if it names one."""
+    game = msg.get("game") if msg is not None else None
+    return game if isinstance(game, str) else None

@@ -31,6 +31,7 @@ FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--buckets", "buckets", int, "game buckets (default 16; never change on live data)"),
     ("--drain-grace", "drain_grace", float, "seconds to drain sockets on shutdown (default 5)"),
     ("--instance-id", "instance_id", str, "this instance's name in logs (default random)"),
+    ("--log-format", "log_format", str, "log lines: text (default) or json, one object a line"),
 )  # fmt: skip
 
 
@@ -51,17 +52,15 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build the settings and serve until Ctrl-C or SIGTERM."""
     import asyncio
-    import logging
 
     from moose_server.app import serve
+    from moose_server.logs import configure
     from moose_server.settings import Settings
 
-    logging.basicConfig(
-        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
     overrides = {dest: getattr(args, dest) for _, dest, _, _ in FLAGS}
     try:
         settings = Settings.from_env(**overrides)
+        configure(settings.log_format, args.log_level, settings.instance_id)
     except (TypeError, ValueError) as exc:
         print(f"moose serve: {exc}")
         return 2
