@@ -1,8 +1,18 @@
-"""Health and readiness endpoints, and what a client gets when Redis goes away."""
+"""Health and readiness endpoints, draining, and what a client gets when Redis goes away."""
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
+from aiohttp import web
+
+from moose_server.app import create_app, drain
+from moose_server.embedded import free_port
+from moose_server.matchmaking import Matchmaker
+from moose_server.settings import Settings
+from moose_server.store import Store
+from moose_server.ws import SERVICES
 
 
 async def get(url: str) -> tuple[int, dict]:
@@ -30,3 +40,46 @@ async def test_lost_redis_means_unavailable_and_not_ready(moose_server, ws_clien
     assert (await get(base + "/healthz"))[0] == 200  # alive, just not ready
     redis.start()
     assert (await client.request("ping"))["type"] == "pong"  # the same socket, once back
+
+
+class Stuck:
+    """A socket that never goes away: it holds a drain for the whole grace."""
+
+    def close(self, code: int, message: str = "") -> None:
+        """Ignore the request to reconnect."""
+
+
+async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, tmp_path):
+    settings = Settings(
+        port=free_port(), redis_url=redis_url, data_dir=str(tmp_path), drain_grace=1.5,
+        poll_interval=0.05, match_interval=0.05, match_wait=0,
+    )  # fmt: skip
+    app = create_app(settings)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", settings.port).start()
+    base = f"http://127.0.0.1:{settings.port}"
+    try:
+        polite = await ws_client(f"ws://127.0.0.1:{settings.port}/ws", "ann")
+        services = app[SERVICES]
+        services.connections.add(Stuck())  # type: ignore[arg-type]
+        draining = asyncio.create_task(drain(app))
+        assert await polite.closed() == 1012
+        assert (await get(base + "/readyz")) == (503, {"ready": False, "reason": "draining"})
+        async with aiohttp.ClientSession() as session, session.get(base + "/ws") as resp:
+            assert resp.status == 503
+        # New work appears: a deadline falls due, two tickets could make a table.
+        store = Store(services.store.redis, settings.buckets)
+        key = store.deadlines_key(store.bucket("g_due"))
+        await store.commit("g_due", 0, "", {}, [({"kind": "start"}, {})], 50)
+        due = await store.redis.zscore(key, "g_due")
+        others = Matchmaker(services.store.redis, match_wait=0, instance="i_other")
+        await others.enqueue("p1", "bob", 2, 2)
+        await others.enqueue("p2", "cid", 2, 2)
+        await asyncio.sleep(0.5)
+        assert not draining.done()  # the stuck socket holds the drain
+        assert await store.redis.zscore(key, "g_due") == due  # a claim would push it on
+        assert (await others.queue_sizes())["2"] == 2  # nobody seated
+        await asyncio.wait_for(draining, settings.drain_grace)  # then it gives up
+    finally:
+        await runner.cleanup()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import random
+import signal
 import subprocess
 import sys
+import time
 from typing import Any
 
 from test_server_games import check_game, table_game
@@ -60,3 +62,19 @@ def test_serve_help_lists_the_settings():
     for flag in ("--redis", "--data-dir", "--turn-time", "--answer-time", "--away-after",
                  "--match-wait", "--game-ttl", "--token-ttl", "--buckets"):  # fmt: skip
         assert flag in out.stdout
+
+
+async def test_sigterm_closes_sockets_at_once_and_exits_within_the_grace(
+    moose_serve, ws_client, redis_url
+):
+    grace = 3.0
+    server = moose_serve("--redis", redis_url, "--drain-grace", str(grace))
+    a, b = await ws_client(server.url, "ann"), await ws_client(server.url, "bob")
+    await table_game([a, b])  # a game under way, with its deadline in Redis
+    assert server.proc is not None
+    started = time.monotonic()
+    server.proc.send_signal(signal.SIGTERM)
+    assert await a.closed() == await b.closed() == 1012
+    assert time.monotonic() - started < 1.0  # at once: the clients go elsewhere
+    code = await asyncio.to_thread(server.proc.wait, grace + 2)
+    assert code == 0 and time.monotonic() - started < grace  # nothing held it

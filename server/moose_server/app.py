@@ -24,6 +24,7 @@ from moose_server.connections import open_redis
 from moose_server.embedded import EmbeddedRedis
 from moose_server.games import Games
 from moose_server.hub import Hub
+from moose_server.liveness import Liveness
 from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
 from moose_server.metrics import Metrics
@@ -42,6 +43,8 @@ log = logging.getLogger("moose_server")
 
 SETTINGS = web.AppKey("settings", Settings)
 REDIS_URL = web.AppKey("redis_url", str)
+# The loops that take new work (deadlines, tables), each with its task: drain stops them.
+WORK = web.AppKey("work", list)
 READY_TIMEOUT = 15.0
 SHUTDOWN_TIMEOUT = 15.0
 
@@ -82,10 +85,20 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
         observe(services)
         stack.push_async_callback(services.games.close)
         timers = Timers(services.store, services.games, settings)
+        liveness = Liveness(
+            services.store, services.matchmaker, settings,
+            on_presumed_dead=lambda: _ask_to_reconnect(services, "this instance lost Redis"),
+        )  # fmt: skip
+        await liveness.beat()
+        work = [
+            (timers, asyncio.create_task(timers.run(), name="timers")),
+            (services.lobby, asyncio.create_task(services.lobby.run(), name="lobby")),
+        ]
+        app[WORK] = work
         tasks = [
             asyncio.create_task(services.hub.run(), name="hub"),
-            asyncio.create_task(timers.run(), name="timers"),
-            asyncio.create_task(services.lobby.run(), name="lobby"),
+            asyncio.create_task(liveness.run(), name="liveness"),
+            *(task for _, task in work),
         ]
         try:
             async with asyncio.timeout(READY_TIMEOUT):
@@ -113,17 +126,30 @@ async def _build(settings: Settings, redis: object, pubsub: object) -> Services:
 
 
 async def drain(app: web.Application) -> None:
-    """Stop taking players and ask every socket to reconnect elsewhere (close 1012)."""
+    """Stop taking players and new work; ask every socket to reconnect elsewhere (1012).
+
+    /readyz and new sockets answer 503 from here on; deadlines and matchmaking
+    are left to the other instances (the poll or round under way ends first).
+    """
     services = app.get(SERVICES)
     if services is None or services.draining:
         return
     services.draining = True
-    for conn in list(services.connections):
-        conn.close(CLOSE_RESTART, "server restarting")
+    work = app.get(WORK, [])
+    for part, _ in work:
+        part.stop()
+    _ask_to_reconnect(services, "server restarting")
     loop = asyncio.get_running_loop()
     until = loop.time() + services.settings.drain_grace
-    while services.connections and loop.time() < until:
+    tasks = {task for _, task in work}
+    while (services.connections or any(not t.done() for t in tasks)) and loop.time() < until:
         await asyncio.sleep(0.05)
+
+
+def _ask_to_reconnect(services: Services, reason: str) -> None:
+    """Close every socket with 1012: the client library reconnects at once and resumes."""
+    for conn in list(services.connections):
+        conn.close(CLOSE_RESTART, reason)
 
 
 async def healthz(request: web.Request) -> web.Response:

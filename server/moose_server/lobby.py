@@ -34,6 +34,7 @@ class Lobby:
         self.games = games
         self.store = store
         self.settings = settings
+        self.running = True
 
     async def start(self, table: FormedTable) -> Game:
         """Deal the game of a formed table; every seated player gets `match`."""
@@ -60,9 +61,13 @@ class Lobby:
         return {"type": "table", "code": code, "host": host, "players": len(seats),
                 "seats": seats}  # fmt: skip
 
+    def stop(self) -> None:
+        """Form no more tables (draining): `run` ends after the round under way."""
+        self.running = False
+
     async def run(self) -> None:
-        """Form queue tables until cancelled."""
-        while True:
+        """Form queue tables until stopped or cancelled."""
+        while self.running:
             try:
                 await self.start_all(await self.matchmaker.form_tables())
             except (RedisError, OSError) as exc:

@@ -79,6 +79,11 @@ def done_at_key(prefix: str) -> str:
     return f"{prefix}:{HASH_TAG}:done_at"
 
 
+def instances_key(prefix: str) -> str:
+    """Hash: server instance id -> tickets taken through it (to find a dead one's)."""
+    return f"{prefix}:{HASH_TAG}:instances"
+
+
 def mm_keys(prefix: str) -> list[str]:
     """Every matchmaking key, in the order the scripts read KEYS."""
     return [
@@ -91,6 +96,7 @@ def mm_keys(prefix: str) -> list[str]:
         seated_key(prefix),
         done_key(prefix),
         done_at_key(prefix),
+        instances_key(prefix),
     ]
 
 
@@ -280,6 +286,11 @@ class Matchmaker:
         for key, value in counts.items():
             sizes[key.decode() if isinstance(key, bytes) else str(key)] = int(value)
         return sizes
+
+    async def ticket_instances(self) -> dict[str, int]:
+        """The instances that took the tickets waiting now, with how many each."""
+        counts = await self.redis.hgetall(instances_key(self.prefix))
+        return {k.decode(): int(v) for k, v in counts.items() if int(v) > 0}
 
     async def forget_instance(self, instance: str) -> int:
         """Drop the tickets taken through a dead instance; return how many."""

@@ -55,13 +55,14 @@ class Settings:
     buckets: int = 16  # must stay the same for the life of the data (ids hash into it)
     drain_grace: float = 5.0  # on shutdown, time for requests in flight
     redis_connections: int = 64
+    instance_ttl: float = 10.0  # no heartbeat for this long: the instance is dead
     instance_id: str = field(default_factory=_instance_id)
     log_format: str = "text"  # "text" for a terminal, "json" (one object a line) for operators
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
             raise ValueError("buckets must be at least 1")
-        for name in ("turn_time", "answer_time", "poll_interval", "lease", "rate"):
+        for name in ("turn_time", "answer_time", "poll_interval", "lease", "rate", "instance_ttl"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
         if self.log_format not in ("text", "json"):

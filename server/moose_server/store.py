@@ -11,6 +11,8 @@ Redis Cluster too::
     {b7}:deadlines      sorted set: game id -> deadline ms
     moose:player:<id>:games   set of the player's unfinished games
     moose:secret        the token secret every instance shares
+    moose:instance:<id> an instance's heartbeat: "1" with a TTL, or "dead" once
+                        another instance dropped its queue tickets
 
 Channels (pub/sub is only a wake-up; the streams are the record):
 `moose:games` carries "<game id> <last seq>", `moose:players` carries msgpack
@@ -240,6 +242,27 @@ class Store:
         await self.redis.set(SECRET_KEY, candidate, nx=True)
         value: Any = await self.redis.get(SECRET_KEY)
         return value.decode() if value else candidate
+
+    @staticmethod
+    def instance_key(instance: str) -> str:
+        """An instance's heartbeat."""
+        return f"moose:instance:{instance}"
+
+    async def heartbeat(self, instance: str, ttl_ms: int) -> bytes | None:
+        """Renew the instance's heartbeat; what it held: b"1", b"dead", or None (lapsed)."""
+        old: Any = await self.redis.set(self.instance_key(instance), b"1", px=ttl_ms, get=True)
+        return bytes(old) if old is not None else None
+
+    async def mark_dead(self, instance: str, ttl_ms: int) -> None:
+        """Tell the instance, should it come back, that it was taken for dead."""
+        await self.redis.set(self.instance_key(instance), b"dead", px=ttl_ms)
+
+    async def alive(self, instances: list[str]) -> list[bool]:
+        """Which of the instances have a heartbeat (or a "dead" mark) now."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for instance in instances:
+                pipe.exists(self.instance_key(instance))
+            return [bool(n) for n in await pipe.execute()]
 
     async def now_ms(self) -> int:
         """Redis' clock, in ms since the epoch."""

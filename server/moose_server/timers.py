@@ -30,6 +30,7 @@ class Timers:
         self.store = store
         self.games = games
         self.settings = settings
+        self.running = True
 
     async def tick(self) -> int:
         """Claim and apply every due deadline once; return how many were due."""
@@ -46,9 +47,13 @@ class Timers:
                 log.exception("timeout of %s failed", game)
         return len(due)
 
+    def stop(self) -> None:
+        """Claim no more deadlines (draining): `run` ends after the poll under way."""
+        self.running = False
+
     async def run(self) -> None:
-        """Poll until cancelled."""
-        while True:
+        """Poll until stopped or cancelled."""
+        while self.running:
             try:
                 await self.tick()
             except (RedisError, OSError) as exc:

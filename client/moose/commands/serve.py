@@ -31,6 +31,7 @@ FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--buckets", "buckets", int, "game buckets (default 16; never change on live data)"),
     ("--drain-grace", "drain_grace", float, "seconds to drain sockets on shutdown (default 5)"),
     ("--instance-id", "instance_id", str, "this instance's name in logs (default random)"),
+    ("--instance-ttl", "instance_ttl", float, "no heartbeat for S s: an instance is dead (10)"),
     ("--log-format", "log_format", str, "log lines: text (default) or json, one object a line"),
 )  # fmt: skip
 

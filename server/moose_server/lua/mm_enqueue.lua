@@ -12,5 +12,7 @@ local function main()
   redis.call('ZADD', K_QUEUE, int(score), player)
   redis.call('HSET', K_TICKETS, player, ticket)
   redis.call('HINCRBY', K_COUNTS, max, 1)
+  local inst = cjson.decode(ticket).inst
+  if type(inst) == 'string' and inst ~= '' then redis.call('HINCRBY', K_INSTS, inst, 1) end
   return cjson.encode({since = int(math.floor(score / 1000))})
 end

@@ -6,9 +6,10 @@ local function main()
   for i = 1, #all, 2 do
     local t = cjson.decode(all[i + 1])
     if t.inst == ARGV[2] then
-      drop_ticket(all[i], t.max)
+      drop_ticket(all[i], t)
       n = n + 1
     end
   end
+  redis.call('HDEL', K_INSTS, ARGV[2])
   return cjson.encode({dropped = n})
 end

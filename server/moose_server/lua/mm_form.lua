@@ -32,7 +32,7 @@ local function main()
     for j = 1, #part do raw[s + j - 1] = part[j] end
   end
 
-  local lo, hi, name = {}, {}, {}
+  local lo, hi, name, tk = {}, {}, {}, {}
   local acc, top, cnt, ctop, pa, pt = {}, {}, {}, {}, {}, {}
   for k = 2, 6 do
     acc[k], top[k], cnt[k], ctop[k], pa[k], pt[k] = {}, {}, 0, 0, 1, 1
@@ -40,7 +40,7 @@ local function main()
   for i = 1, n do
     if raw[i] then
       local t = cjson.decode(raw[i])
-      lo[i], hi[i], name[i] = t.min, t.max, t.name
+      lo[i], hi[i], name[i], tk[i] = t.min, t.max, t.name, t
       for k = lo[i], hi[i] do
         acc[k][#acc[k] + 1] = i
         cnt[k] = cnt[k] + 1
@@ -80,7 +80,7 @@ local function main()
     for _, j in ipairs(members) do
       row[#row + 1] = ids[j]
       row[#row + 1] = name[j]
-      drop_ticket(ids[j], hi[j])
+      drop_ticket(ids[j], tk[j])
     end
     out[#out + 1] = row
   end

@@ -6,6 +6,6 @@ local function main()
     REMEMBER = false
     return cjson.encode({left = false})
   end
-  drop_ticket(ARGV[2], cjson.decode(raw).max)
+  drop_ticket(ARGV[2], cjson.decode(raw))
   return cjson.encode({left = true})
 end

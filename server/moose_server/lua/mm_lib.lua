@@ -9,7 +9,7 @@ if redis.replicate_commands then redis.replicate_commands() end -- TIME before w
 
 local K_QUEUE, K_TICKETS, K_COUNTS, K_CLOCK = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_TABLES, K_EXPIRY, K_SEATED = KEYS[5], KEYS[6], KEYS[7]
-local K_DONE, K_DONE_AT = KEYS[8], KEYS[9]
+local K_DONE, K_DONE_AT, K_INSTS = KEYS[8], KEYS[9], KEYS[10]
 
 local NONCE = ARGV[1]
 local DONE_KEEP_US = 60000000
@@ -33,10 +33,14 @@ local function fail(code, at)
   return cjson.encode({err = code, at = at})
 end
 
-local function drop_ticket(player, max)
+-- t: the decoded ticket ({name, min, max, inst}).
+local function drop_ticket(player, t)
   redis.call('ZREM', K_QUEUE, player)
   redis.call('HDEL', K_TICKETS, player)
-  redis.call('HINCRBY', K_COUNTS, max, -1)
+  redis.call('HINCRBY', K_COUNTS, t.max, -1)
+  if type(t.inst) == 'string' and t.inst ~= '' and redis.call('HINCRBY', K_INSTS, t.inst, -1) <= 0 then
+    redis.call('HDEL', K_INSTS, t.inst)
+  end
 end
 
 local function drop_table(code, t)

@@ -1,0 +1,189 @@
+"""Several `moose serve` processes over one Redis, or over a Redis Cluster.
+
+Bot clients, each given every instance's URL (the client goes round the list
+when it reconnects), play whole games with short turns, some moves late so that
+deadlines fire. One instance is killed (SIGKILL) mid-game: every game still
+ends, and each game's stream in Redis is checked event by event: seqs 1..N,
+every state the rules' own result of the move before, the record's moves equal
+to the move events, and each timeout fired once, at or after its deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from conftest import ServeProcess
+
+from moose import rules
+from moose.bots import make_bot
+from moose.client import Client, ServerError
+from moose_server.connections import open_redis
+from moose_server.matchmaking import Matchmaker
+from moose_server.store import Store
+
+Message = dict[str, Any]
+
+GAME_TIMEOUT = 60.0
+FLAGS = ("--turn-time", "0.5", "--answer-time", "0.5", "--match-wait", "0.2",
+         "--poll-interval", "0.05", "--drain-grace", "1")  # fmt: skip
+ENV = {"MOOSE_MATCH_INTERVAL": "0.05", "MOOSE_LEASE": "1", "MOOSE_AUTO_DELAY": "0.3",
+       "MOOSE_INSTANCE_TTL": "1"}  # fmt: skip
+LATE = 0.7  # a late move: past the 0.5 s turn, so the deadline fires first
+
+
+def start_instances(
+    moose_serve: Callable[..., ServeProcess], redis_url: str, count: int, *flags: str
+) -> list[ServeProcess]:
+    """`count` instances over `redis_url`, started at once, each with its own log."""
+    args = ("--redis", redis_url, *FLAGS, *flags)
+    procs = [
+        moose_serve(*args, "--instance-id", f"i_{n}", wait=False, env=ENV, log=f"serve{n}.log")
+        for n in range(count)
+    ]
+    return [p.wait_ready() for p in procs]
+
+
+def urls_from(procs: list[ServeProcess], first: int) -> list[str]:
+    """Every instance's URL, starting with instance `first`."""
+    return [procs[(first + k) % len(procs)].url for k in range(len(procs))]
+
+
+async def play(client: Client, seed: int, progress: dict[str, int]) -> tuple[str, list[int]]:
+    """Queue for a 2-seat table and play it to the end, the third own move late.
+
+    Returns the game and the seqs of the events the client delivered.
+    """
+    bot = make_bot("greedy", seed=seed)
+    await client.queue(2, 2)
+    game, seat, turns, seqs = "", -1, 0, []
+    async for msg in client.events():
+        if msg["type"] == "match":
+            game, seat = msg["game"], msg["seat"]
+            continue
+        if msg["type"] != "event" or msg["game"] != game:
+            continue
+        seqs.append(msg["seq"])
+        progress[game] = max(progress.get(game, 0), msg["seq"])
+        view = msg["view"]
+        if view["over"]:
+            return game, seqs
+        if msg.get("legal") and view["to_act"] == seat:
+            turns += 1
+            await asyncio.sleep(LATE if turns == 3 else 0.01)
+            for attempt in range(1, 30):
+                try:
+                    await client.move(game, bot.choose(view, msg["legal"]), seq=msg["seq"])
+                except ServerError as exc:
+                    if exc.code == "unavailable":  # Redis is down: try again
+                        await asyncio.sleep(0.1 * attempt)
+                        continue
+                    # A late move lost to the deadline, or an event is on its way.
+                    assert exc.code in ("stale_seq", "not_your_turn", "game_over"), exc
+                break
+    raise AssertionError("the events ended before the game did")
+
+
+async def check_stream(store: Store, game: str) -> Message:
+    """The game's stream is whole and replays; each timeout fired once. The record."""
+    entries = await store.events(game)
+    assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
+    data = (await store.load(game)).data
+    assert data is not None
+    state = rules.new_game(len(data["players"]), deck=data["state"]["deck"],
+                           dealer=data["state"]["dealer"])  # fmt: skip
+    assert entries[0].event["kind"] == "start" and entries[-1].event["kind"] == "over"
+    fired: list[int] = []
+    moves = []
+    for before, entry in itertools.pairwise(entries):
+        if entry.event["kind"] != "move":
+            continue
+        state = rules.apply(state, entry.event["move"])
+        moves.append(entry.event["move"])
+        snapshot = dict(entry.state)
+        snapshot.pop("auto", None)
+        assert snapshot == state.to_dict(), f"seq {entry.seq} is not the move's result"
+        if entry.event["auto"] == "timeout":
+            # The deadline of the version before: fired once, and not early.
+            assert 0 < before.deadline <= entry.time
+            fired.append(before.deadline)
+    assert len(fired) == len(set(fired))
+    assert moves == data["moves"]
+    assert state.over
+    record = {"players": state.n, "deck": data["state"]["deck"], "moves": data["moves"]}
+    return {**record, "timeouts": len(fired)}
+
+
+@contextlib.asynccontextmanager
+async def open_store(redis_url: str) -> Any:
+    """A Store on the test's Redis (either backend)."""
+    backend = await open_redis(redis_url, 8)
+    try:
+        yield Store(backend.redis, buckets=16)
+    finally:
+        await backend.aclose()
+
+
+async def play_games(
+    procs: list[ServeProcess], clients: int, *, during: Callable[[], Any] | None = None
+) -> tuple[list[Client], list[tuple[str, list[int]]]]:
+    """`clients` bots (spread over the instances) play; `during` runs once every game
+    has a few moves in. Returns the clients and each one's game and seqs."""
+    bots = [Client(urls_from(procs, i), name=f"bot{i}", reconnect_timeout=30.0)
+            for i in range(clients)]  # fmt: skip
+    progress: dict[str, int] = {}
+    try:
+        async with asyncio.timeout(GAME_TIMEOUT):
+            for bot in bots:
+                await bot.open()
+            tasks = [asyncio.create_task(play(b, i, progress)) for i, b in enumerate(bots)]
+            if during is not None:
+                while len(progress) < clients // 2 or min(progress.values()) < 4:
+                    assert not any(t.done() for t in tasks), [t.result() for t in tasks if t.done()]
+                    await asyncio.sleep(0.02)
+                await during()
+            results = await asyncio.gather(*tasks)
+    finally:
+        for bot in bots:
+            await bot.close()
+    return bots, results
+
+
+async def check_games(redis_url: str, results: list[tuple[str, list[int]]]) -> int:
+    """Every game's stream is right, and each client saw its events in order, once."""
+    games = {game for game, _ in results}
+    assert len(games) == len(results) // 2  # two seats a game
+    for _, seqs in results:
+        assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), seqs
+    timeouts = 0
+    async with open_store(redis_url) as store:
+        for game in games:
+            timeouts += (await check_stream(store, game))["timeouts"]
+    return timeouts
+
+
+async def test_games_finish_when_an_instance_is_killed(backend_url, moose_serve, ws_client):
+    procs = start_instances(moose_serve, backend_url, 3)
+    # A player alone in the queue through the instance that will die: no table for
+    # three will form, and nobody will reconnect for them.
+    lonely = await ws_client(procs[0].url, "lonely")
+    assert (await lonely.request("queue", min_players=3, max_players=3))["type"] == "queued"
+
+    async def kill() -> None:
+        procs[0].kill()
+
+    bots, results = await play_games(procs, 6, during=kill)
+    assert procs[0].proc is not None and procs[0].proc.returncode == -9
+    # Bots 0 and 3 started on the killed instance.
+    assert bots[0].reconnects >= 1 and bots[3].reconnects >= 1
+    assert await check_games(backend_url, results) >= 1  # late moves made deadlines fire
+    # The other instances found the dead one's heartbeat gone and dropped its ticket.
+    async with open_store(backend_url) as store:
+        mm = Matchmaker(store.redis, match_wait=1)
+        async with asyncio.timeout(10):
+            while await mm.ticket_instances():
+                await asyncio.sleep(0.1)
+        assert (await mm.queue_sizes())["3"] == 0
