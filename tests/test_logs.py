@@ -51,8 +51,10 @@ def test_json_lines_hold_the_traceback():
 
 
 def test_text_lines_show_the_ids_after_the_message():
-    line = TextFormatter().format(record("over", event="game_over", game="g_1", seq=9))
+    rec = record("over", event="game_over", game="g_1", seq=9, scores=[1, 2])
+    line = TextFormatter().format(rec)
     assert line.endswith("INFO moose_server.test: over [event=game_over game=g_1 seq=9]")
+    assert TextFormatter().format(record("plain")).endswith("INFO moose_server.test: plain")
 
 
 def test_the_log_format_is_a_setting():

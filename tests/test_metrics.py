@@ -7,6 +7,7 @@ and the events the players saw, never against durations.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -135,3 +136,9 @@ async def test_each_instance_counts_its_own_commits(moose_server, ws_client):
     assert first("moose_move_latency_seconds_count", stage="commit") > 0
     assert second("moose_move_latency_seconds_count", stage="commit") > 0
     assert first("moose_sockets") == second("moose_sockets") == 1
+
+
+def test_deploy_readme_lists_every_family():
+    text = (Path(__file__).resolve().parent.parent / "deploy" / "README.md").read_text()
+    for name, kind in FAMILIES.items():
+        assert f"`{name}_total`" in text if kind == "counter" else f"`{name}`" in text, name

@@ -3,7 +3,8 @@
 Code logs with the standard `logging` module and names what the line is about
 in `extra=`: `event` (a short stable name: hello, game_over, ...), `game`,
 `player`, `seat`, `seq`, `code`, and sometimes more. Both formatters show these
-fields; the JSON one writes one object per line, with `instance` on every line::
+fields (the text one only those six); the JSON one writes one object per line,
+with `instance` and every `extra=` field::
 
     {"time": "2026-11-29T14:44:44.123Z", "level": "INFO", "logger": "moose_server.ws",
      "message": "hello p_1b2c3d4e5f (alice)", "instance": "i_9f8e7d6c",
@@ -62,7 +63,11 @@ class JsonFormatter(logging.Formatter):
 
 
 class TextFormatter(logging.Formatter):
-    """The usual `time level logger: message`, then the extra fields as key=value."""
+    """The usual `time level logger: message`, then the ids (FIELDS) as key=value.
+
+    Only those: the message says the rest, and libraries' own extras (aiohttp's
+    access log has a dozen) would drown it.
+    """
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -70,7 +75,7 @@ class TextFormatter(logging.Formatter):
     def formatMessage(self, record: logging.LogRecord) -> str:
         """The line before any traceback."""
         line = super().formatMessage(record)
-        fields = _extra(record)
+        fields = {k: v for k in FIELDS if (v := getattr(record, k, None)) is not None}
         if fields:
             line += " [" + " ".join(f"{k}={v}" for k, v in fields.items()) + "]"
         return line
