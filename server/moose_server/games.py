@@ -79,11 +79,15 @@ class Game:
             d["names"], d["bots"], d["away"], d["misses"], d["moves"],
         )  # fmt: skip
 
-    def to_data(self) -> dict[str, Any]:
-        """The stored data (everything but id, version and deadline)."""
+    def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The stored data (everything but id, version and deadline).
+
+        `state` is `self.state.to_dict()` when the caller has made it already.
+        """
         return {
-            "state": self.state.to_dict(), "players": self.players, "names": self.names,
-            "bots": self.bots, "away": self.away, "misses": self.misses, "moves": self.moves,
+            "state": self.state.to_dict() if state is None else state, "players": self.players,
+            "names": self.names, "bots": self.bots, "away": self.away, "misses": self.misses,
+            "moves": self.moves,
         }  # fmt: skip
 
     def seat_of(self, player: str) -> int | None:
@@ -390,15 +394,15 @@ class Games:
         self, old: Game, new: Game, events: list[Event], field: str
     ) -> tuple[Commit, Game | None]:
         """Commit `new` over `old`: the answer, and the new game if it was written."""
-        snapshot = new.state.to_dict()
+        state = new.state.to_dict()  # once: it goes into the data and every snapshot
         # Stored beside the state so that a seat the server plays at once is not
         # offered legal moves it would race the server for.
-        snapshot["auto"] = new.auto_kind() is not None
+        snapshot = {**state, "auto": new.auto_kind() is not None}
         ttl = self.settings.game_ttl if new.state.over else 0
         delta = self._deadline_delta(new, events)
         got = await self.store.commit(
-            new.id, old.version, field, new.to_data(), [(e, snapshot) for e in events], delta,
-            ttl,
+            new.id, old.version, field, new.to_data(state), [(e, snapshot) for e in events],
+            delta, ttl,
         )  # fmt: skip
         if got.status != "ok":
             return got, None
