@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import secrets
 import signal
@@ -46,6 +47,7 @@ REDIS_URL = web.AppKey("redis_url", str)
 # The loops that take new work (deadlines, tables), each with its task: drain stops them.
 WORK = web.AppKey("work", list)
 READY_TIMEOUT = 15.0
+GC_YOUNG = 20_000  # allocations between young collections (CPython's default: 700)
 SHUTDOWN_TIMEOUT = 15.0
 
 
@@ -177,6 +179,18 @@ async def metrics(request: web.Request) -> web.StreamResponse:
     return await services.metrics.scrape(request)
 
 
+def _tune_gc() -> None:
+    """Keep the collector off what lives as long as the process, and run it less often.
+
+    Under load a full collection walked every module, function and class object
+    too (about 130,000) and paused the loop for up to ~190 ms; young
+    collections ran every 700 allocations, several times per move.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
+
+
 async def serve(settings: Settings) -> None:
     """Run one instance until SIGINT or SIGTERM, then drain and shut down cleanly."""
     app = create_app(settings)
@@ -185,6 +199,7 @@ async def serve(settings: Settings) -> None:
     try:
         site = web.TCPSite(runner, settings.host, settings.port)
         await site.start()
+        _tune_gc()
         log.info(
             "Moose House %s listening on http://%s:%d (WebSocket at /ws)",
             settings.instance_id, settings.host, settings.port,
