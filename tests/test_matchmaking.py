@@ -182,7 +182,7 @@ async def test_a_resent_call_runs_once(make_mm, redis):
     mm = make_mm(match_wait=0)
     await queue(mm, [(2, 2)] * 2)
     form = mm._scripts["form"]
-    args = ["nonce-1", 0, 0, 1000]
+    args = ["nonce-1", 0, 0, 1000, 30_000_000]
     first = await form(keys=mm_keys("moose"), args=args)
     await queue(mm, [(2, 2)] * 2, tag="q")
     assert await form(keys=mm_keys("moose"), args=args) == first
@@ -408,3 +408,16 @@ async def test_two_thousand_players_are_all_seated(make_mm):
     assert set(seated) == set(ranges) and max(seated.values()) == 1
     check_tables([t for t in formed if all(s.bot is None for s in t.seats)], ranges)
     assert calls <= 6  # 1000 tickets looked at per call
+
+
+async def test_a_formed_table_comes_back_until_started(make_mm):
+    mm = make_mm(match_wait=0, lease=0.1)
+    await queue(mm, [(2, 2)] * 2)
+    [table] = await mm.form_tables()
+    assert await mm.form_tables() == []  # leased to whoever formed it
+    await asyncio.sleep(0.15)
+    [again] = await mm.form_tables()  # its dealer never said it was dealt
+    assert again == table and table.key
+    await mm.started(table.key)
+    await asyncio.sleep(0.15)
+    assert await mm.form_tables() == []

@@ -118,7 +118,7 @@ async def _build(settings: Settings, redis: object, pubsub: object) -> Services:
     games.on_commit, hub.on_wakeup = hub.remember, games.saw
     matchmaker = Matchmaker(
         redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
-        instance=settings.instance_id,
+        instance=settings.instance_id, lease=settings.lease,
     )  # fmt: skip
     return Services(
         settings=settings, store=store, games=games, hub=hub,

@@ -194,21 +194,30 @@ class Games:
     async def create(
         self, seats: Sequence[Seat], *, seed: int | None = None, dealer: int | None = None,
         deck: Sequence[str] | None = None, state: rules.State | None = None,
+        game_id: str | None = None,
     ) -> Game:  # fmt: skip
-        """Deal a new game (or start from `state`), tell every seated player, let bots start."""
+        """Deal a new game (or start from `state`), tell every seated player, let bots start.
+
+        With `game_id`, dealing again is harmless: a game of that id with the same
+        players is taken as this one (dealt before by someone whose answer was lost).
+        """
         n = len(seats)
         if state is None:
             seed = secrets.randbits(64) if seed is None else seed
             state = rules.new_game(n, seed=seed, dealer=dealer, deck=deck)
         game = Game(
-            f"g_{secrets.token_hex(5)}", 0, 0, state, [p for p, _, _ in seats],
+            game_id or f"g_{secrets.token_hex(5)}", 0, 0, state, [p for p, _, _ in seats],
             [name for _, name, _ in seats], [b for _, _, b in seats], [False] * n, [0] * n, [],
         )  # fmt: skip
         start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names}
         await self.store.add_player_game(game.humans(), game.id)
         _, created = await self._commit(game, game, [start], "")
         if created is None:
-            raise GameError("internal", "a new game id was taken")
+            # Taken: by this very game when redis-py re-sent our commit or another
+            # instance dealt the same formed table; its players hear of it again.
+            created = await self.load(game.id)
+            if created.players != game.players:
+                raise GameError("internal", "a new game id was taken")
         matches = [
             (player, {"type": "match", "game": game.id, "seat": seat, "players": n,
                       "names": game.names})

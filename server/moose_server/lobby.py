@@ -1,13 +1,17 @@
 """The lobby: matchmaking meets games. Forms queue tables and starts private ones.
 
 Every instance runs the loop; `Matchmaker.form_tables` is atomic in Redis, so a
-queued player is seated once whichever instance forms the table. Table changes
-reach everyone seated through the player channel.
+queued player is seated once whichever instance forms the table. A formed table
+waits in Redis until its game is dealt; should the dealer fail (its Redis call,
+or the instance itself), another round hands the table out again after a lease,
+and the game id, made from the table's key, keeps that from dealing two games.
+Table changes reach everyone seated through the player channel.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from typing import Any
 
@@ -26,6 +30,11 @@ log = logging.getLogger(__name__)
 START_AT_ONCE = 32  # games of one matchmaking round dealt concurrently
 
 
+def game_id_of(key: str) -> str:
+    """The id of the game of a formed table: the same whoever deals it, and however often."""
+    return f"g_{hashlib.sha1(key.encode()).hexdigest()[:10]}"
+
+
 class Lobby:
     """Starts games from the matchmaker's tables and tells players about tables."""
 
@@ -39,7 +48,9 @@ class Lobby:
     async def start(self, table: FormedTable) -> Game:
         """Deal the game of a formed table; every seated player gets `match`."""
         seats = [(s.player, s.name, s.bot) for s in table.seats]
-        game = await self.games.create(seats)
+        game = await self.games.create(seats, game_id=game_id_of(table.key) if table.key else None)
+        if table.key:
+            await self.matchmaker.started(table.key)
         players = [s.player for s in table.seats if s.player is not None]
         log.info("match: game %s from %s with %d seats", game.id, table.source, len(seats),
                  extra={"event": "match", "game": game.id, "players": players})  # fmt: skip

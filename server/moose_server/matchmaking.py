@@ -84,6 +84,16 @@ def instances_key(prefix: str) -> str:
     return f"{prefix}:{HASH_TAG}:instances"
 
 
+def starting_key(prefix: str) -> str:
+    """Hash: start key -> a formed table whose game is not dealt yet (see mm_lib.lua)."""
+    return f"{prefix}:{HASH_TAG}:starting"
+
+
+def starting_at_key(prefix: str) -> str:
+    """Sorted set: start key -> when another instance may deal it (Redis microseconds)."""
+    return f"{prefix}:{HASH_TAG}:starting_at"
+
+
 def mm_keys(prefix: str) -> list[str]:
     """Every matchmaking key, in the order the scripts read KEYS."""
     return [
@@ -97,6 +107,8 @@ def mm_keys(prefix: str) -> list[str]:
         done_key(prefix),
         done_at_key(prefix),
         instances_key(prefix),
+        starting_key(prefix),
+        starting_at_key(prefix),
     ]
 
 
@@ -113,7 +125,7 @@ except ImportError:  # the bots module is optional for the server
     BOT_NAMES = frozenset({"random", "greedy"})
 
 _SCRIPTS = ("enqueue", "leave", "form", "forget", "create", "join", "add_bot", "leave_table",
-            "start", "table")  # fmt: skip
+            "start", "started", "table")  # fmt: skip
 _READ_ONLY = frozenset({"table"})
 
 
@@ -132,10 +144,15 @@ class Seat:
 
 @dataclass(frozen=True)
 class FormedTable:
-    """Seats ready for a game; `source` is "queue" or "table:<code>"."""
+    """Seats ready for a game; `source` is "queue" or "table:<code>".
+
+    Until `Matchmaker.started(key)`, the table waits in Redis under `key`, and
+    `form_tables` hands it out again once its lease is over.
+    """
 
     seats: list[Seat]
     source: str
+    key: str = ""
 
 
 @dataclass(frozen=True)
@@ -226,6 +243,7 @@ class Matchmaker:
         instance: str = "",
         prefix: str = "moose",
         scan: int = 1000,
+        lease: float = 30.0,
     ) -> None:
         if bot not in BOT_NAMES:
             raise ValueError(f"unknown bot {bot!r} (known: {', '.join(sorted(BOT_NAMES))})")
@@ -237,6 +255,7 @@ class Matchmaker:
         self.instance = instance
         self.prefix = prefix
         self.scan = scan  # oldest tickets one form_tables call looks at: bounds its cost
+        self.lease = lease  # a formed table not dealt within this is handed out again
         self._keys = mm_keys(prefix)
         self._scripts = {name: redis.register_script(_load_script(name)) for name in _SCRIPTS}
 
@@ -268,16 +287,26 @@ class Matchmaker:
         return bool((await self._run("leave", player))["left"])
 
     async def form_tables(self) -> list[FormedTable]:
-        """Seat whoever the queue can seat now (see mm_form.lua); atomic across instances."""
-        args = (_us(self.match_wait), _us(self.queue_bots_after), self.scan)
+        """Seat whoever the queue can seat now (see mm_form.lua); atomic across instances.
+
+        Tables formed earlier whose game was not dealt within the lease come again.
+        Deal each table's game, then call `started(table.key)`.
+        """
+        args = (_us(self.match_wait), _us(self.queue_bots_after), self.scan, _us(self.lease))
         rows = await self._run("form", *args)
-        tables = []
-        for row in rows or []:
-            bots, flat = int(row[0]), row[1:]
-            seats = [Seat(flat[i], flat[i + 1], None) for i in range(0, len(flat), 2)]
-            seats += [Seat(None, f"{self.bot}-bot {n}", self.bot) for n in range(1, bots + 1)]
-            tables.append(FormedTable(seats=seats, source="queue"))
-        return tables
+        return [self._formed(key, entry) for key, entry in rows or []]
+
+    def _formed(self, key: str, entry: dict[str, Any]) -> FormedTable:
+        if "t" in entry:
+            return FormedTable([_seat(s) for s in entry["seats"]], f"table:{entry['t']}", key)
+        bots, flat = int(entry["q"][0]), entry["q"][1:]
+        seats = [Seat(flat[i], flat[i + 1], None) for i in range(0, len(flat), 2)]
+        seats += [Seat(None, f"{self.bot}-bot {n}", self.bot) for n in range(1, bots + 1)]
+        return FormedTable(seats=seats, source="queue", key=key)
+
+    async def started(self, key: str) -> None:
+        """The game of the formed table `key` is dealt: it is not handed out again."""
+        await self._run("started", key)
 
     async def queue_sizes(self) -> dict[str, int]:
         """Players waiting, by requested max_players ("2".."6")."""
@@ -336,8 +365,9 @@ class Matchmaker:
     async def start_table(self, code: str, player: str) -> FormedTable:
         """The host starts the table with its filled seats (at least 2); the table is removed."""
         code = normalize_code(code)
-        data = await self._run("start", code, player, code=code)
-        return FormedTable(seats=[_seat(s) for s in data["seats"]], source=f"table:{code}")
+        data = await self._run("start", code, player, _us(self.lease), code=code)
+        seats = [_seat(s) for s in data["seats"]]
+        return FormedTable(seats=seats, source=f"table:{code}", key=data["key"])
 
     async def table(self, code: str) -> TableInfo:
         """The private table with that join code, or `bad_code`."""

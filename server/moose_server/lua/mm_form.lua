@@ -1,6 +1,10 @@
 -- Form every table the queue allows now, and remove the seated tickets.
--- ARGV: nonce, match_wait_us, bots_after_us (0 = never), scan (oldest tickets looked at).
--- Reply: a JSON list of tables, each [bot seats, player, name, player, name, ...].
+-- ARGV: nonce, match_wait_us, bots_after_us (0 = never), scan (oldest tickets looked at),
+--       lease_us.
+-- Reply: a JSON list of [key, {"q": [bot seats, player, name, player, name, ...]}]
+-- for each new table, and [key, entry] for each table formed earlier whose game
+-- was not dealt within its lease (its dealer died, or Redis failed it): dealing
+-- it again under the same key is harmless, the game id comes from the key.
 --
 -- Tickets are visited oldest first; each still waiting gets the best table it can now:
 --  * waited match_wait: the largest k in its range that k waiting tickets accept,
@@ -14,10 +18,20 @@
 -- head of each list, so a call costs O(scan * 5).
 local function main()
   local wait, bots_after, scan = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
+  local lease = tonumber(ARGV[5])
   local now = now_us()
+  local out = {}
+  for _, key in ipairs(redis.call('ZRANGEBYSCORE', K_STARTING_AT, '-inf', int(now), 'LIMIT', 0, 50)) do
+    local entry = redis.call('HGET', K_STARTING, key)
+    if entry then
+      out[#out + 1] = starting(key, entry, now, lease)
+    else
+      redis.call('ZREM', K_STARTING_AT, key)
+    end
+  end
   local rows = redis.call('ZRANGE', K_QUEUE, 0, scan - 1, 'WITHSCORES')
   local n = #rows / 2
-  if n == 0 then
+  if n == 0 and #out == 0 then
     REMEMBER = false
     return '[]'
   end
@@ -73,7 +87,6 @@ local function main()
     ptr[k] = p -- everything before p is seated now
   end
 
-  local out = {}
   local function form(members, bots)
     table.sort(members) -- seats in queue order: oldest first
     local row = {bots}
@@ -82,7 +95,7 @@ local function main()
       row[#row + 1] = name[j]
       drop_ticket(ids[j], tk[j])
     end
-    out[#out + 1] = row
+    out[#out + 1] = starting(NONCE .. ':' .. (#out + 1), cjson.encode({q = row}), now, lease)
   end
 
   for i = 1, n do
@@ -117,5 +130,5 @@ local function main()
     REMEMBER = false
     return '[]'
   end
-  return cjson.encode(out)
+  return '[' .. table.concat(out, ',') .. ']'
 end

@@ -10,6 +10,7 @@ if redis.replicate_commands then redis.replicate_commands() end -- TIME before w
 local K_QUEUE, K_TICKETS, K_COUNTS, K_CLOCK = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_TABLES, K_EXPIRY, K_SEATED = KEYS[5], KEYS[6], KEYS[7]
 local K_DONE, K_DONE_AT, K_INSTS = KEYS[8], KEYS[9], KEYS[10]
+local K_STARTING, K_STARTING_AT = KEYS[11], KEYS[12]
 
 local NONCE = ARGV[1]
 local DONE_KEEP_US = 60000000
@@ -95,6 +96,15 @@ local function purge_tables(now)
     local raw = redis.call('HGET', K_TABLES, code)
     if raw then drop_table(code, cjson.decode(raw)) else redis.call('ZREM', K_EXPIRY, code) end
   end
+end
+
+-- A formed table waits here, under a key, until its game is dealt (mm_started.lua);
+-- should that not happen within the lease, mm_form.lua hands it out again.
+-- entry: JSON {"q": [bots, player, name, ...]} or {"t": code, "seats": [...]}.
+local function starting(key, entry, now, lease_us)
+  redis.call('HSET', K_STARTING, key, entry)
+  redis.call('ZADD', K_STARTING_AT, int(now + lease_us), key)
+  return '["' .. key .. '",' .. entry .. ']'
 end
 
 local function in_queue(player)

@@ -1,7 +1,9 @@
 -- The host starts a private table: the filled seats, in order, become the
--- game's seats and the table is gone. ARGV: nonce, code, player.
+-- game's seats and the table is gone, waiting to be dealt under a key (see
+-- starting() in mm_lib.lua). ARGV: nonce, code, player, lease_us.
+-- Reply: {"seats": [...], "key": key}.
 local function main()
-  local code, player = ARGV[2], ARGV[3]
+  local code, player, lease = ARGV[2], ARGV[3], tonumber(ARGV[4])
   local now = now_us()
   purge_tables(now)
   local t = load_table(code, now)
@@ -13,5 +15,7 @@ local function main()
   end
   if #seats < 2 then return fail('too_few') end
   drop_table(code, t)
-  return cjson.encode({seats = seats})
+  local key = NONCE .. ':t'
+  starting(key, cjson.encode({t = code, seats = seats}), now, lease)
+  return cjson.encode({seats = seats, key = key})
 end
