@@ -2,10 +2,11 @@
 
 Bot clients, each given every instance's URL (the client goes round the list
 when it reconnects), play whole games with short turns, some moves late so that
-deadlines fire. One instance is killed (SIGKILL) mid-game: every game still
-ends, and each game's stream in Redis is checked event by event: seqs 1..N,
-every state the rules' own result of the move before, the record's moves equal
-to the move events, and each timeout fired once, at or after its deadline.
+deadlines fire. One instance is killed (SIGKILL) mid-game, or Redis restarts
+mid-game: every game still ends, and each game's stream in Redis is checked
+event by event: seqs 1..N, every state the rules' own result of the move
+before, the record's moves equal to the move events, and each timeout fired
+once, at or after its deadline.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import itertools
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from conftest import ServeProcess
 
 from moose import rules
@@ -187,3 +189,22 @@ async def test_games_finish_when_an_instance_is_killed(backend_url, moose_serve,
             while await mm.ticket_instances():
                 await asyncio.sleep(0.1)
         assert (await mm.queue_sizes())["3"] == 0
+
+
+@pytest.mark.parametrize("down", [0.0, 2.0], ids=["restart", "outage"])
+async def test_games_finish_across_a_redis_restart(moose_serve, redis_factory, down):
+    """Redis (AOF on) stops cleanly mid-game and starts again on its port and folder,
+    at once or after `down` seconds, longer than a turn: moves meanwhile answer
+    `unavailable`, deadlines wait, and every game then ends whole."""
+    redis = redis_factory(appendonly=True)
+    procs = start_instances(moose_serve, redis.url, 2)
+
+    async def restart() -> None:
+        await asyncio.to_thread(redis.stop)  # SIGTERM: the AOF is written out
+        await asyncio.sleep(down)
+        await asyncio.to_thread(redis.start)
+
+    _, results = await play_games(procs, 4, during=restart)
+    await check_games(redis.url, results)
+    logs = "".join(p.log.read_text() for p in procs)
+    assert "pub/sub connection lost" in logs  # the hubs saw it go, and came back

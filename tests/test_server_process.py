@@ -60,8 +60,10 @@ def test_serve_help_lists_the_settings():
         check=True,
     )  # fmt: skip
     for flag in ("--redis", "--data-dir", "--turn-time", "--answer-time", "--away-after",
-                 "--match-wait", "--game-ttl", "--token-ttl", "--buckets"):  # fmt: skip
+                 "--match-wait", "--game-ttl", "--token-ttl", "--buckets",
+                 "--instance-ttl"):  # fmt: skip
         assert flag in out.stdout
+    assert "redis+cluster://" in out.stdout  # how to name a Redis Cluster
 
 
 async def test_sigterm_closes_sockets_at_once_and_exits_within_the_grace(

@@ -14,7 +14,9 @@ from typing import Any
 FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--host", "host", str, "address to listen on (default 127.0.0.1)"),
     ("--port", "port", int, "port to listen on (default 8080)"),
-    ("--redis", "redis_url", str, "Redis URL (default: a bundled redis-server in --data-dir)"),
+    ("--redis", "redis_url", str, "Redis URL: redis://host:6379/0, any node of a Redis Cluster "
+     "(found out by itself), or redis+cluster://host:port,host:port (several seed nodes); "
+     "default: a bundled redis-server in --data-dir"),
     ("--data-dir", "data_dir", str, "folder of the bundled Redis' data (default: user data dir)"),
     ("--turn-time", "turn_time", float, "seconds for a turn (default 30)"),
     ("--answer-time", "answer_time", float, "seconds for a trap answer (default 8)"),
