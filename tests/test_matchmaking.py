@@ -6,11 +6,12 @@ import asyncio
 import random
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 
 from moose.protocol import ERROR_CODES
+from moose_server.connections import open_redis
 from moose_server.matchmaking import (
     CODE_ALPHABET,
     FormedTable,
@@ -24,16 +25,17 @@ WAIT = 0.1  # match_wait of most tests: short, so tests stay quick
 
 
 @pytest.fixture
-async def redis(redis_url: str) -> AsyncIterator[aioredis.Redis]:
-    # A blocking pool: gathering hundreds of calls must wait for a connection, not fail.
-    pool = aioredis.BlockingConnectionPool.from_url(redis_url, max_connections=32)
-    client = aioredis.Redis.from_pool(pool)  # owns the pool: aclose() closes it
-    yield client
-    await client.aclose()
+async def redis(backend_url: str) -> AsyncIterator[Any]:
+    """One redis-server, then a Redis Cluster: every script must run on both."""
+    # The command client of the server: gathering hundreds of calls waits for a
+    # connection instead of failing.
+    backend = await open_redis(backend_url, 32)
+    yield backend.redis
+    await backend.aclose()
 
 
 @pytest.fixture
-def make_mm(redis: aioredis.Redis) -> Callable[..., Matchmaker]:
+def make_mm(redis: Any) -> Callable[..., Matchmaker]:
     def make(**kwargs: object) -> Matchmaker:
         kwargs.setdefault("match_wait", WAIT)
         return Matchmaker(redis, **kwargs)  # type: ignore[arg-type]
@@ -295,12 +297,12 @@ def random_ranges(rng: random.Random, n: int) -> list[tuple[int, int]]:
     return out
 
 
-async def test_concurrent_form_tables_seat_everyone_once(redis_url):
+async def test_concurrent_form_tables_seat_everyone_once(backend_url):
     rng = random.Random(7)
     ranges = dict(zip([f"p{i}" for i in range(240)], random_ranges(rng, 240), strict=True))
-    clients = [aioredis.Redis.from_url(redis_url) for _ in range(12)]
+    clients = [await open_redis(backend_url, 4) for _ in range(12)]
     mms = [
-        Matchmaker(c, match_wait=0.05, queue_bots_after=0.1, instance=f"i{n}")
+        Matchmaker(c.redis, match_wait=0.05, queue_bots_after=0.1, instance=f"i{n}")
         for n, c in enumerate(clients)
     ]
     formed: list[FormedTable] = []
@@ -334,12 +336,12 @@ async def test_concurrent_form_tables_seat_everyone_once(redis_url):
         await c.aclose()
 
 
-async def test_simultaneous_form_tables_over_a_full_queue(redis_url, make_mm):
+async def test_simultaneous_form_tables_over_a_full_queue(backend_url, make_mm):
     rng = random.Random(3)
     ranges = dict(zip([f"p{i}" for i in range(300)], random_ranges(rng, 300), strict=True))
     await queue(make_mm(), list(ranges.values()))
-    clients = [aioredis.Redis.from_url(redis_url) for _ in range(20)]
-    mms = [Matchmaker(c, match_wait=0) for c in clients]
+    clients = [await open_redis(backend_url, 4) for _ in range(20)]
+    mms = [Matchmaker(c.redis, match_wait=0) for c in clients]
     formed: list[FormedTable] = []
     for _ in range(5):  # 20 connections fire at the same moment, a few times over
         for tables in await asyncio.gather(*(mm.form_tables() for mm in mms)):

@@ -139,7 +139,8 @@ class _GatedCluster(RedisCluster):
 
     def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
         if transaction or shard_hint:
-            return super().pipeline(transaction, shard_hint)  # raises: no MULTI across slots
+            # The server uses no MULTI; redis-py refuses one whose keys span slots.
+            return super().pipeline(transaction, shard_hint)
         return _GatedPipeline(self)  # type: ignore[abstract]  # as redis-py builds its own
 
 
