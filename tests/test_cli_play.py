@@ -17,9 +17,10 @@ import termios
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from test_client import play_seat, serve_fixture, url_fixture
+from test_client import Serve, play_seat, serve_fixture, url_fixture
 
 import moose
+from moose.commands.bots import spread
 from moose_server.embedded import free_port
 
 __all__ = ["serve_fixture", "url_fixture"]  # the fixtures `serve` and `url`
@@ -224,3 +225,19 @@ async def test_play_on_a_terminal_draws_a_live_screen_and_reads_keys(url: str) -
     assert code == 0, text[-3000:]
     assert re.search(r"Final: scores .*won\.  You (won!|lost\.)", text), text[-3000:]
     assert "Traceback" not in text
+
+
+def test_bots_given_several_urls_start_spread_over_them() -> None:
+    urls = "ws://a/ws, ws://b/ws,ws://c/ws"
+    assert spread(urls, 0) == ["ws://a/ws", "ws://b/ws", "ws://c/ws"]
+    assert spread(urls, 1) == ["ws://b/ws", "ws://c/ws", "ws://a/ws"]
+    assert spread(urls, 3) == spread(urls, 0)
+    assert spread("ws://one/ws", 5) == ["ws://one/ws"]
+
+
+async def test_moose_bots_play_over_two_instances(serve: Serve) -> None:
+    first, second = await serve(), await serve()
+    args = ["--count", "2", "--games", "1", "--players", "2"]
+    run = await drive(await spawn("bots", "--url", f"{first.url},{second.url}", *args))
+    assert run.code == 0, run.text + run.err
+    assert "1 game finished" in run.text and "errors: 0" in run.text

@@ -37,7 +37,12 @@ def add_parser(subparsers: Any) -> None:
         default=None,
         help="stop once this many games have finished (default: COUNT)",
     )
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument(
+        "--url",
+        default=DEFAULT_URL,
+        help="server WebSocket URL (default %(default)s); several instances' URLs, comma "
+        "separated: the bots start spread over them and reconnect to the next one in turn",
+    )
     p.add_argument(
         "--players",
         type=players_range,
@@ -78,6 +83,13 @@ class Tally:
         return len(self.games) >= self.target
 
 
+def spread(url: str, index: int) -> list[str]:
+    """The URL list of bot `index`: "a,b,c" starts bot 0 on a, bot 1 on b, bot 3 on a..."""
+    urls = [u.strip() for u in url.split(",") if u.strip()] or [url]
+    turn = index % len(urls)
+    return urls[turn:] + urls[:turn]
+
+
 async def _main(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -87,7 +99,7 @@ async def _main(args: argparse.Namespace) -> int:
     console = Console(highlight=False, stderr=False)
     tally = Tally(target=args.games or args.count)
     prefix = args.name or args.bot
-    clients = [Client(args.url, name=f"{prefix}-{i + 1}") for i in range(args.count)]
+    clients = [Client(spread(args.url, i), name=f"{prefix}-{i + 1}") for i in range(args.count)]
     try:
         await asyncio.gather(*(c.open() for c in clients))
     except ConnectError:
