@@ -202,7 +202,13 @@ async def storage_ceiling(
     from redis.exceptions import RedisError
 
     script = resources.files("moose_server").joinpath("lua", "commit.lua").read_text()
-    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=POOL, timeout=10)
+    # The server's pool holds 64 connections; at least one per loop here, because
+    # loops that issue their next command at once starve the pool's other waiters
+    # (redis-py's BlockingConnectionPool is not FIFO), which left 136 of 200 loops
+    # idle and measured 64 concurrent games instead of 200.
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=max(POOL, games), timeout=10
+    )
     redis = aioredis.Redis(connection_pool=pool)
     listener = aioredis.Redis.from_url(url)
     commit = redis.register_script(script)
