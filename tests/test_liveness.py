@@ -15,7 +15,7 @@ import pytest
 
 from moose_server.connections import open_redis
 from moose_server.liveness import Liveness
-from moose_server.matchmaking import Matchmaker
+from moose_server.matchmaking import MatchError, Matchmaker
 from moose_server.settings import Settings
 from moose_server.store import Store
 
@@ -99,3 +99,20 @@ async def test_tickets_that_leave_or_are_seated_are_no_longer_counted(redis):
     assert len(await mm.form_tables()) == 1
     await mm.leave("p3")
     assert await mm.ticket_instances() == {}
+
+
+async def test_a_player_back_on_another_instance_keeps_their_ticket(redis):
+    live, mm_live = instance(redis, "i_live")
+    gone, mm_gone = instance(redis, "i_gone")
+    await gone.beat()
+    await mm_gone.enqueue("p1", "ann", 2, 3)
+    await mm_gone.enqueue("p2", "bob", 4, 4)
+    # i_gone dies; ann's client reconnects to i_live and queues again.
+    with pytest.raises(MatchError) as refused:
+        await mm_live.enqueue("p1", "ann", 2, 3)
+    assert refused.value.code == "already_queued"  # the same ticket, same place
+    assert await mm_live.ticket_instances() == {"i_live": 1, "i_gone": 1}
+    await beating(live, TTL * 1.5)
+    assert await live.reap() == ["i_gone"]
+    assert await mm_live.leave("p1")  # still queued: i_live holds the ticket now
+    assert not await mm_live.leave("p2")  # bob never came back

@@ -1,10 +1,16 @@
 -- Put a ticket in the queue. ARGV: nonce, player, ticket (JSON), max players.
 -- The score is Redis time in microseconds, made strictly increasing so that
 -- "oldest first" is a total order even for tickets within one microsecond.
+-- A player queued already keeps their ticket and place, now taken through this
+-- instance: they came back on a new socket here (theirs died with its instance),
+-- so it is this instance's heartbeat that keeps the ticket from now on.
 local function main()
   local player, ticket, max = ARGV[2], ARGV[3], ARGV[4]
   local now = now_us()
-  if in_queue(player) then return fail('already_queued') end
+  if in_queue(player) then
+    move_ticket(player, cjson.decode(ticket).inst)
+    return fail('already_queued')
+  end
   local at = seated_at(player, now)
   if at then return fail('already_queued', at) end
   local score = math.max(now, (tonumber(redis.call('GET', K_CLOCK)) or 0) + 1)
@@ -12,7 +18,6 @@ local function main()
   redis.call('ZADD', K_QUEUE, int(score), player)
   redis.call('HSET', K_TICKETS, player, ticket)
   redis.call('HINCRBY', K_COUNTS, max, 1)
-  local inst = cjson.decode(ticket).inst
-  if type(inst) == 'string' and inst ~= '' then redis.call('HINCRBY', K_INSTS, inst, 1) end
+  count_ticket(cjson.decode(ticket).inst, 1)
   return cjson.encode({since = int(math.floor(score / 1000))})
 end

@@ -34,14 +34,31 @@ local function fail(code, at)
   return cjson.encode({err = code, at = at})
 end
 
+-- The tickets taken through each instance, so that a dead one's are found at once.
+local function count_ticket(inst, by)
+  if type(inst) == 'string' and inst ~= '' and redis.call('HINCRBY', K_INSTS, inst, by) <= 0 then
+    redis.call('HDEL', K_INSTS, inst)
+  end
+end
+
 -- t: the decoded ticket ({name, min, max, inst}).
 local function drop_ticket(player, t)
   redis.call('ZREM', K_QUEUE, player)
   redis.call('HDEL', K_TICKETS, player)
   redis.call('HINCRBY', K_COUNTS, t.max, -1)
-  if type(t.inst) == 'string' and t.inst ~= '' and redis.call('HINCRBY', K_INSTS, t.inst, -1) <= 0 then
-    redis.call('HDEL', K_INSTS, t.inst)
-  end
+  count_ticket(t.inst, -1)
+end
+
+-- The player's ticket is now held by instance `inst` (same place in the queue).
+local function move_ticket(player, inst)
+  local raw = redis.call('HGET', K_TICKETS, player)
+  if not raw or type(inst) ~= 'string' or inst == '' then return end
+  local t = cjson.decode(raw)
+  if t.inst == inst then return end
+  count_ticket(t.inst, -1)
+  t.inst = inst
+  redis.call('HSET', K_TICKETS, player, cjson.encode(t))
+  count_ticket(inst, 1)
 end
 
 local function drop_table(code, t)
