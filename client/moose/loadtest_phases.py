@@ -208,7 +208,7 @@ def _source_ips(opts: Options, sockets: int) -> int:
 def _ratio(ours: float, ceiling: dict[str, Any] | None) -> float | None:
     if not ceiling or not ceiling.get("moves_per_second"):
         return None
-    return round(ours / ceiling["moves_per_second"], 3)
+    return round(ours / float(ceiling["moves_per_second"]), 3)
 
 
 async def run(opts: Options, ui: Ui) -> dict[str, Any]:

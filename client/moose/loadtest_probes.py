@@ -46,7 +46,7 @@ def wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float = READY_T
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args} exited with {proc.returncode}")
+            raise RuntimeError(f"{proc.args!r} exited with {proc.returncode}")
         with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=1) as resp:
             if resp.status == 200:
                 return

@@ -17,7 +17,7 @@ import os
 import random
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -107,7 +107,11 @@ async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:
 
 
 async def run_workers(
-    job: Job, procs: int, ui: Ui, label: str, window: Callable[[float, list[int]], Awaitable[None]]
+    job: Job,
+    procs: int,
+    ui: Ui,
+    label: str,
+    window: Callable[[float, list[int]], Coroutine[Any, Any, None]],
 ) -> dict[str, Any]:
     """Run `job` split over `procs` processes; `window(start, pids)` measures meanwhile."""
     ctx = mp.get_context("spawn")
@@ -132,7 +136,7 @@ async def run_workers(
         await _until_ready(ready, workers, progress, ui, f"{label}: connecting", job.players)
         start.value = time.monotonic() + 0.05
         go.set()
-        measuring = asyncio.create_task(window(start.value, [p.pid for p in workers]))
+        measuring = asyncio.create_task(window(start.value, [p.pid or 0 for p in workers]))
         results = await _collect(pipes, workers, progress, ui, label, job, start.value)
         await measuring
     finally:
