@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from moose.loadtest_run import merge, percentiles
+from moose.loadtest.run import merge, percentiles
 
 
 def test_percentiles_of_nothing_and_of_a_list() -> None:

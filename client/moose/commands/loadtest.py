@@ -1,7 +1,7 @@
 """`moose loadtest`: many bot clients against one server, with the ceilings beside it.
 
 See BENCHMARKS.md for what it measures and the figures of this project. The
-logic is in `moose.loadtest*`; this module is flags, the progress bar and the
+logic is in `moose.loadtest`; this module is flags, the progress bar and the
 summary table.
 """
 
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from moose.bots import BOTS
-    from moose.loadtest_run import Options
+    from moose.loadtest.run import Options
 
     console = Console(stderr=args.json, highlight=False)
     if args.bot not in BOTS:
@@ -118,7 +118,7 @@ class _Bar:
 async def _main(opts: Any, console: Console) -> dict[str, Any]:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from moose.loadtest_phases import run as run_phases
+    from moose.loadtest.phases import run as run_phases
 
     columns = (TextColumn("{task.description:<32}"), BarColumn(), TimeElapsedColumn(),
                TextColumn("{task.fields[info]}"))  # fmt: skip

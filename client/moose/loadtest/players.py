@@ -4,11 +4,11 @@ One `Player` is one WebSocket speaking PROTOCOL.md with msgpack frames. It says
 hello, queues, and answers every event that offers it legal moves at once with
 a built-in bot; it never waits for the answer to a move before reading on, so
 what is timed is the server, not the client library's bookkeeping. The same
-players drive the socket ceiling (`loadtest_ceilings.EchoServer`), so both are
+players drive the socket ceiling (`ceilings.EchoServer`), so both are
 measured with the same code and concurrency.
 
-A worker process (`loadtest_run.worker_main`) runs one `Job` and sends its `Tally` back;
-`loadtest_run` merges the tallies of every worker. Times are
+A worker process (`run.worker_main`) runs one `Job` and sends its `Tally` back;
+`run` merges the tallies of every worker. Times are
 `time.monotonic()`, which is one clock for every process of a machine, so the
 moment the last seat of a game saw an event can be found across processes.
 """
@@ -60,7 +60,7 @@ class Job:
 
 @dataclass
 class Tally:
-    """What one worker saw; merged by `loadtest_run`."""
+    """What one worker saw; merged by `run`."""
 
     moves: int = 0  # moves answered `moved` that were sent inside the window
     moves_total: int = 0

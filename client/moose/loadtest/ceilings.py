@@ -4,15 +4,15 @@
   just enough of PROTOCOL.md for the load-test players (hello, queue, move):
   it seats players at once and answers each move with `moved` plus an `event`
   to every seat, built from real views, but with no Redis and no rules. The
-  same `loadtest.Player`s drive it with the same concurrency.
+  same `players.Player`s drive it with the same concurrency.
 - **Storage ceiling**: `storage_ceiling()`, a bare redis-py asyncio client doing
   per move exactly what the server does in Redis: one HMGET of the game hash and
   one EVALSHA of the server's own commit script with a payload of real size,
   one loop per concurrent game, and one pub/sub subscriber draining the wake-ups
   the script publishes (as every server instance has).
 
-Both run in their own process: ``python -m moose.loadtest_ceilings echo PORT`` and
-``python -m moose.loadtest_ceilings storage URL GAMES WARMUP DURATION`` (prints JSON).
+Both run in their own process: ``python -m moose.loadtest.ceilings echo PORT`` and
+``python -m moose.loadtest.ceilings storage URL GAMES WARMUP DURATION`` (prints JSON).
 """
 
 from __future__ import annotations

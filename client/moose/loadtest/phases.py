@@ -2,8 +2,8 @@
 
 Phases, in order, each with its own warm-up and measured window:
 
-1. socket ceiling: the same players against `loadtest_ceilings.echo_app`;
-2. storage ceiling: `loadtest_ceilings.storage_ceiling` on the server's Redis;
+1. socket ceiling: the same players against `ceilings.echo_app`;
+2. storage ceiling: `ceilings.storage_ceiling` on the server's Redis;
 3. games: the players against the server, through its public queue;
 4. matchmaking: N players queue at once, until every one is seated;
 5. connections: N idle sessions held open, server memory per connection.
@@ -20,8 +20,8 @@ import sys
 import time
 from typing import Any
 
-from moose.loadtest import Job, raise_nofile
-from moose.loadtest_probes import (
+from moose.loadtest.players import Job, raise_nofile
+from moose.loadtest.probes import (
     ProcessProbe,
     RedisProbe,
     Spawned,
@@ -30,7 +30,7 @@ from moose.loadtest_probes import (
     stop_process,
     wait_ready,
 )
-from moose.loadtest_run import Options, Ui, in_thread, percentiles, run_workers
+from moose.loadtest.run import Options, Ui, in_thread, percentiles, run_workers
 
 __all__ = ["run"]
 
@@ -115,7 +115,7 @@ async def games_phase(
 async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
     """The same players against a bare aiohttp echo server (its own process)."""
     port = free_port()
-    cmd = [sys.executable, "-m", "moose.loadtest_ceilings", "echo", str(port), str(opts.table)]
+    cmd = [sys.executable, "-m", "moose.loadtest.ceilings", "echo", str(port), str(opts.table)]
     proc = subprocess.Popen(cmd)
     cpu: dict[str, float] = {}
     try:
@@ -140,7 +140,7 @@ async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
 async def storage_ceiling(opts: Options, redis_url: str, ui: Ui) -> dict[str, Any]:
     """A bare redis-py client doing the server's commands per move (its own process)."""
     ui.phase("storage ceiling", opts.warmup + opts.duration)
-    cmd = [sys.executable, "-m", "moose.loadtest_ceilings", "storage", redis_url,
+    cmd = [sys.executable, "-m", "moose.loadtest.ceilings", "storage", redis_url,
            str(opts.games), str(opts.warmup), str(opts.duration), str(opts.table)]  # fmt: skip
     proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE)
     t0 = time.monotonic()

@@ -1,6 +1,6 @@
 """`moose loadtest` plumbing: options, worker processes, merging their tallies.
 
-`run_workers` splits a `loadtest.Job` over worker processes, holds them at a
+`run_workers` splits a `players.Job` over worker processes, holds them at a
 barrier until every socket is open, starts them together and, while they run,
 lets the caller measure the window (server CPU, Redis counters). `merge` joins
 their tallies; the latency until every seat has an event is found here, since
@@ -21,7 +21,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from moose.loadtest import Job, Tally, run_job
+from moose.loadtest.players import Job, Tally, run_job
 
 __all__ = ["Options", "Ui", "merge", "percentiles", "run_workers"]
 

@@ -1,0 +1,8 @@
+"""`moose loadtest`: bot players, worker processes, phases, probes and ceilings.
+
+- `players`: lean msgpack bot players that time every step (`Job`, `Tally`);
+- `run`: worker processes, the start barrier, merging the tallies;
+- `phases`: the games, matchmaking and connections phases of one run;
+- `probes`: server CPU and memory, Redis INFO and MONITOR, `--spawn`;
+- `ceilings`: the bare WebSocket and bare Redis ceilings measured beside it.
+"""
