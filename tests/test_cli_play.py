@@ -169,6 +169,18 @@ async def test_moose_bots_play_until_enough_games_finished(url: str) -> None:
     assert "errors: 0" in run.text
 
 
+async def test_moose_bots_without_games_stop_after_one_game_each(url: str) -> None:
+    # Two bots at one table finish one game; before, the default target was
+    # COUNT games, so they queued again and waited for a second game forever.
+    args = ["--count", "2", "--players", "2", "--bot", "random", "--seed", "3"]
+    run = await drive(await spawn("bots", "--url", url, *args))
+    assert run.code == 0, run.text + run.err
+    assert "1 game finished" in run.text, run.text
+    assert re.search(r"random-1\s*│\s*1\s*│", run.text), run.text
+    assert re.search(r"random-2\s*│\s*1\s*│", run.text), run.text
+    assert "errors: 0" in run.text
+
+
 async def test_commands_say_when_the_server_is_unreachable() -> None:
     url = f"ws://127.0.0.1:{free_port()}/ws"
     for args in (["play"], ["bots", "--count", "2"], ["watch", "g_0123456789"]):

@@ -27,7 +27,8 @@ def add_parser(subparsers: Any) -> None:
         "bots",
         help="run bot players against a server",
         description="Connect COUNT bots to a server; they play from the public queue until "
-        "GAMES games have finished (games already running are played out).",
+        "GAMES games have finished (games already running are played out), or, without "
+        "--games, until every bot has played one game.",
     )
     p.add_argument("--count", type=int, default=2, help="bot clients to run (default 2)")
     p.add_argument("--bot", default="greedy", choices=sorted(BOTS), help="bot kind")
@@ -35,7 +36,7 @@ def add_parser(subparsers: Any) -> None:
         "--games",
         type=int,
         default=None,
-        help="stop once this many games have finished (default: COUNT)",
+        help="stop once this many games have finished in all (default: every bot plays one)",
     )
     p.add_argument(
         "--url",
@@ -70,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
 class Tally:
     """What the bots did, for the progress bar and the summary."""
 
-    target: int
+    target: int | None  # games in all; None: one game for each of `bots`
+    bots: int
     games: set[str] = field(default_factory=set)
     wins: Counter[str] = field(default_factory=Counter)
     played: Counter[str] = field(default_factory=Counter)
@@ -80,7 +82,23 @@ class Tally:
     @property
     def done(self) -> bool:
         """Whether enough games have finished."""
+        if self.target is None:
+            return len(self.played) >= self.bots
         return len(self.games) >= self.target
+
+    @property
+    def total(self) -> int:
+        """The progress bar's total."""
+        return self.bots if self.target is None else self.target
+
+    @property
+    def progress(self) -> int:
+        """The progress bar's count."""
+        return len(self.played) if self.target is None else min(len(self.games), self.target)
+
+    def bot_done(self, name: str) -> bool:
+        """Whether the bot called `name` should stop after its game."""
+        return self.played[name] >= 1 if self.target is None else self.done
 
 
 def spread(url: str, index: int) -> list[str]:
@@ -97,7 +115,7 @@ async def _main(args: argparse.Namespace) -> int:
     from moose.client import Client, ConnectError
 
     console = Console(highlight=False, stderr=False)
-    tally = Tally(target=args.games or args.count)
+    tally = Tally(target=args.games, bots=args.count)
     prefix = args.name or args.bot
     clients = [Client(spread(args.url, i), name=f"{prefix}-{i + 1}") for i in range(args.count)]
     try:
@@ -106,9 +124,10 @@ async def _main(args: argparse.Namespace) -> int:
         console.print(f"cannot reach {args.url}: is `moose serve` running?", markup=False)
         await asyncio.gather(*(c.close() for c in clients))
         return 1
-    columns = (TextColumn("games finished"), BarColumn(), MofNCompleteColumn())
+    what = "bots done" if tally.target is None else "games finished"
+    columns = (TextColumn(what), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=console, transient=False) as progress:
-        bar = progress.add_task("games", total=tally.target)
+        bar = progress.add_task("games", total=tally.total)
         tasks = [
             asyncio.create_task(_bot(c, i, args, tally, progress, bar))
             for i, c in enumerate(clients)
@@ -143,9 +162,8 @@ async def _bot(
     def on_result(result: GameResult) -> None:
         tally.played[name] += 1
         tally.wins[name] += result.won
-        if result.game not in tally.games:
-            tally.games.add(result.game)
-            progress.update(bar, completed=min(len(tally.games), tally.target))
+        tally.games.add(result.game)
+        progress.update(bar, completed=tally.progress)
         if tally.done:
             tally.finished.set()
 
@@ -156,7 +174,7 @@ async def _bot(
             None,
             min_players=low,
             max_players=high,
-            stop=lambda: tally.done,
+            stop=lambda: tally.bot_done(name),
             on_result=on_result,
         )
     except MooseError as exc:
