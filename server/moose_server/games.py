@@ -417,7 +417,7 @@ class Games:
             return got, None
         if self.on_commit is not None:
             entries = [
-                Entry(got.seq + i, event, snapshot, got.deadline, got.now)
+                Entry(got.seq + i, event, snapshot, got.deadline, got.now, new.state)
                 for i, event in enumerate(events)
             ]
             self.on_commit(new.id, entries)

@@ -73,6 +73,49 @@ def event_message(game: str, entry: Entry, seat: int | None, state: rules.State)
     }  # fmt: skip
 
 
+class _Prepared:
+    """One stream entry ready for every seat: the state and public view built once.
+
+    Views differ only in `seat` and `hand`; `legal` and `deadline` go to the seat
+    to act alone. `message(seat)` equals `event_message(game, entry, seat, state)`.
+    """
+
+    __slots__ = ("entry", "game", "head", "legal", "mine_seat", "state", "tail")
+
+    def __init__(self, game: str, entry: Entry) -> None:
+        state = entry.parsed if entry.parsed is not None else rules.State.from_dict(entry.state)
+        head = rules.view(state, None)
+        tail: dict[str, Any] = {}
+        if state.over:
+            tail = {"scores": head.pop("scores"), "winners": head.pop("winners")}
+        self.game = game
+        self.entry = entry
+        self.state = state
+        self.head = head
+        self.tail = tail
+        self.mine_seat = None if entry.state.get("auto") else head["to_act"]
+        self.legal: list[dict[str, Any]] | None = None
+
+    def message(self, seat: int | None) -> dict[str, Any]:
+        """The `event` message as `seat` sees it."""
+        state, entry = self.state, self.entry
+        if seat is None:
+            view = {**self.head, **self.tail}
+        elif type(seat) is int and 0 <= seat < state.n:
+            view = {**self.head, "seat": seat, "hand": sorted(state.hands[seat]), **self.tail}
+        else:
+            view = rules.view(state, seat)  # raises, as it always did
+        mine = seat is not None and seat == self.mine_seat
+        if mine and self.legal is None:
+            self.legal = rules.legal_moves(state)
+        return {
+            "type": "event", "game": self.game, "seq": entry.seq, "event": entry.event,
+            "view": view, "legal": self.legal if mine else None,
+            "deadline": entry.deadline if mine and entry.deadline else None,
+            "server_time": entry.time,
+        }  # fmt: skip
+
+
 def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
     """An `event` of kind `state`: the game as `seat` sees it now, with the seats' names."""
     auto = {"auto": game.auto_kind() is not None}
@@ -136,8 +179,14 @@ class Hub:
 
     # -- delivery ---------------------------------------------------------------
 
-    async def deliver(self, peer: Peer, game: str, entries: Iterable[Entry] | None = None) -> None:
-        """Send the socket every event it has not seen, in order, reading any gap."""
+    async def deliver(
+        self, peer: Peer, game: str, entries: Iterable[Entry] | None = None,
+        prepared: dict[int, _Prepared] | None = None,
+    ) -> None:  # fmt: skip
+        """Send the socket every event it has not seen, in order, reading any gap.
+
+        `prepared` (seq -> entry made ready) is shared by the sockets of one wake-up.
+        """
         sub = peer.subs.get(game)
         if sub is None:
             return
@@ -145,7 +194,8 @@ class Hub:
             todo = [e for e in entries or () if e.seq > sub.seen]
             if not todo or todo[0].seq != sub.seen + 1:
                 todo = await self.store.events(game, sub.seen)
-            self._send(peer, game, sub, todo)
+                prepared = None  # other entry objects: not the ones prepared
+            self._send(peer, game, sub, todo, prepared)
 
     async def resend(self, peer: Peer, game: str, since: int) -> int:
         """`sync`: send the events after `since` again; return the last seq sent."""
@@ -156,12 +206,19 @@ class Hub:
             self._send(peer, game, sub, entries)
             return sub.seen
 
-    def _send(self, peer: Peer, game: str, sub: Sub, entries: Iterable[Entry]) -> None:
+    def _send(
+        self, peer: Peer, game: str, sub: Sub, entries: Iterable[Entry],
+        prepared: dict[int, _Prepared] | None = None,
+    ) -> None:  # fmt: skip
+        if prepared is None:
+            prepared = {}
         for entry in entries:
             if entry.seq != sub.seen + 1:
                 continue
-            state = rules.State.from_dict(entry.state)
-            peer.send(event_message(game, entry, sub.seat, state))
+            ready = prepared.get(entry.seq)
+            if ready is None or ready.entry is not entry:
+                ready = prepared[entry.seq] = _Prepared(game, entry)
+            peer.send(ready.message(sub.seat))
             sub.seen = entry.seq
             if entry.event["kind"] == "away" and entry.event["seat"] == sub.seat:
                 peer.note_away(game)
@@ -203,8 +260,9 @@ class Hub:
         self._forget(game, seq)
         if entries is None:
             entries = await self.store.events(game, min(behind))
+        prepared: dict[int, _Prepared] = {}
         for peer in peers:
-            await self.deliver(peer, game, entries)
+            await self.deliver(peer, game, entries, prepared)
 
     async def _on_player(self, player: str, message: dict[str, Any]) -> None:
         for peer in list(self.players.get(player, ())):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -95,6 +95,9 @@ class Entry:
     state: dict[str, Any]  # rules.State.to_dict(), plus "auto": the server plays next
     deadline: int
     time: int
+    # The state as a rules.State when the caller has it already (a commit of this
+    # instance): the hub then need not rebuild it from `state`. Not compared.
+    parsed: Any = field(default=None, compare=False, repr=False)
 
 
 def _script(name: str) -> str:
