@@ -32,7 +32,7 @@ from typing import Any
 
 from moose import rules
 from moose_server.settings import Settings
-from moose_server.store import Commit, Entry, Store
+from moose_server.store import Commit, Entry, Store, pack
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = ["Game", "GameError", "Games", "Seat"]
@@ -70,6 +70,11 @@ class Game:
     away: list[bool]
     misses: list[int]
     moves: list[Move]
+    # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
+    # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
+    packed_moves: tuple[int, bytes] = dataclasses.field(
+        default=(0, b""), compare=False, repr=False
+    )
 
     @classmethod
     def from_data(cls, game_id: str, version: int, deadline: int, d: dict[str, Any]) -> Game:
@@ -89,6 +94,27 @@ class Game:
             "names": self.names, "bots": self.bots, "away": self.away, "misses": self.misses,
             "moves": self.moves,
         }  # fmt: skip
+
+    def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
+        """`pack(self.to_data(state))`, `pack({**state, "auto": auto})` and the moves' cache.
+
+        The same bytes as packing the maps, but the state is packed once and the
+        moves already written are not packed again.
+        """
+        packed_state = pack(state)
+        k, done = self.packed_moves
+        moves = self.moves
+        if len(state) >= 15 or packed_state[0] != 0x80 | len(state) or k > len(moves):
+            data = pack(self.to_data(state))
+            return data, pack({**state, "auto": auto}), (0, b"")
+        done += b"".join([pack(m) for m in moves[k:]])
+        snapshot = b"%c%s%s%s" % (0x80 | (len(state) + 1), packed_state[1:], _AUTO, pack(auto))
+        data = b"".join([
+            _DATA_HEAD, packed_state, _PLAYERS, pack(self.players), _NAMES, pack(self.names),
+            _BOTS, pack(self.bots), _AWAY, pack(self.away), _MISSES, pack(self.misses), _MOVES,
+            _array_head(len(moves)), done,
+        ])  # fmt: skip
+        return data, snapshot, (len(moves), done)
 
     def seat_of(self, player: str) -> int | None:
         """The player's seat, or None."""
@@ -119,6 +145,20 @@ class Game:
         if s.over:
             rec["result"] = {"scores": rules.scores(s), "winners": rules.winners(s)}
         return rec
+
+
+_DATA_HEAD = b"\x87" + pack("state")  # the map of `Game.to_data`: 7 keys, in that order
+_PLAYERS, _NAMES, _BOTS = pack("players"), pack("names"), pack("bots")
+_AWAY, _MISSES, _MOVES, _AUTO = pack("away"), pack("misses"), pack("moves"), pack("auto")
+
+
+def _array_head(n: int) -> bytes:
+    """The msgpack header of an array of `n` items."""
+    if n < 16:
+        return bytes((0x90 | n,))
+    if n < 0x10000:
+        return b"\xdc" + n.to_bytes(2, "big")
+    return b"\xdd" + n.to_bytes(4, "big")
 
 
 def _bots_module() -> Any:
@@ -406,11 +446,13 @@ class Games:
         state = new.state.to_dict()  # once: it goes into the data and every snapshot
         # Stored beside the state so that a seat the server plays at once is not
         # offered legal moves it would race the server for.
-        snapshot = {**state, "auto": new.auto_kind() is not None}
+        auto = new.auto_kind() is not None
+        snapshot = {**state, "auto": auto}
+        data, packed_snapshot, packed_moves = new.packed(state, auto)
         ttl = self.settings.game_ttl if new.state.over else 0
         delta = self._deadline_delta(new, events)
         got = await self.store.commit(
-            new.id, old.version, field, new.to_data(state), [(e, snapshot) for e in events],
+            new.id, old.version, field, data, [(e, packed_snapshot) for e in events],
             delta, ttl,
         )  # fmt: skip
         if got.status != "ok":
@@ -423,7 +465,10 @@ class Games:
             self.on_commit(new.id, entries)
         if new.state.over:
             await self.store.remove_player_game(new.humans(), new.id)
-        written = dataclasses.replace(new, version=old.version + len(events), deadline=got.deadline)
+        written = dataclasses.replace(
+            new, version=old.version + len(events), deadline=got.deadline,
+            packed_moves=packed_moves,
+        )  # fmt: skip
         self._keep(written)
         return got, written
 

@@ -156,16 +156,19 @@ class Store:
         game: str,
         expected: int,
         move_field: str,
-        data: dict[str, Any],
-        events: list[tuple[dict[str, Any], dict[str, Any]]],
+        data: dict[str, Any] | bytes,
+        events: list[tuple[dict[str, Any], dict[str, Any] | bytes]],
         deadline_ms: int,
         ttl: int = 0,
     ) -> Commit:
-        """Run the commit script: version check, move id, state, events, deadline."""
+        """Run the commit script: version check, move id, state, events, deadline.
+
+        `data` and each event's state may come packed already (bytes).
+        """
         args: list[Any] = [
             expected,
             move_field,
-            pack(data),
+            data if isinstance(data, bytes) else pack(data),
             deadline_ms,
             game,
             GAMES_CHANNEL,
@@ -173,7 +176,7 @@ class Store:
             len(events),
         ]
         for event, state in events:
-            args += [pack(event), pack(state)]
+            args += [pack(event), state if isinstance(state, bytes) else pack(state)]
         keys = [self.game_key(game), self.events_key(game), self.deadlines_key(self.bucket(game))]
         status, seq, now, deadline = await self._commit(keys=keys, args=args)
         return Commit(status.decode(), int(seq), int(now), int(deadline))

@@ -1,0 +1,54 @@
+"""The server's hand-assembled msgpack and per-seat views equal the plain versions."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+from moose import rules
+from moose_server.games import Game
+from moose_server.hub import _Prepared, event_message
+from moose_server.store import Entry, pack
+
+
+def _games(count: int) -> list[list[rules.State]]:
+    out = []
+    for g in range(count):
+        rng = random.Random(g)
+        s = rules.new_game(rng.choice([2, 3, 4]), seed=g)
+        states = [s]
+        while not s.over:
+            s = rules.apply(s, rng.choice(rules.legal_moves(s)))
+            states.append(s)
+        out.append(states)
+    return out
+
+
+def test_game_packed_equals_pack_of_the_maps() -> None:
+    for states in _games(40):
+        n = states[0].n
+        game = Game("g_x", 0, 0, states[0], [f"p{i}" for i in range(n)], ["a"] * n,
+                    [None] * n, [False] * n, [0] * n, [])  # fmt: skip
+        for k, s in enumerate(states):
+            moves = [{"action": "pass", "i": i} for i in range(k * 3)]  # past 15: the 0xdc header too
+            game = dataclasses.replace(game, state=s, moves=moves, misses=[k % 3] * n)
+            d = s.to_dict()
+            for auto in (False, True):
+                data, snapshot, cache = game.packed(d, auto)
+                assert data == pack(game.to_data(d))
+                assert snapshot == pack({**d, "auto": auto})
+                assert cache[0] == len(moves)
+            game = dataclasses.replace(game, packed_moves=cache)
+
+
+def test_prepared_messages_equal_event_message() -> None:
+    for states in _games(30):
+        for i, s in enumerate(states):
+            d = {**s.to_dict(), "auto": i % 5 == 0}
+            for parsed in (None, s):
+                e = Entry(i + 1, {"kind": "move"}, d, i % 2 * 1234, 99, parsed)
+                ready = _Prepared("g", e)
+                for seat in [None, *range(s.n)]:
+                    got, want = ready.message(seat), event_message("g", e, seat, s)
+                    assert got == want
+                    assert list(got["view"]) == list(want["view"])  # same key order
