@@ -212,14 +212,10 @@ async def moose_server(
         await runner.cleanup()
 
 
-class ServeProcess:
-    """`moose serve` as a real subprocess: start, wait until ready, kill or stop."""
+class LoopbackPort:
+    """The URLs of a server on loopback port `port` (set by the subclass)."""
 
-    def __init__(
-        self, args: list[str], port: int, log: Path, env: dict[str, str] | None = None
-    ) -> None:
-        self.args, self.port, self.log, self.env = args, port, log, env
-        self.proc: subprocess.Popen[bytes] | None = None
+    port: int
 
     @property
     def url(self) -> str:
@@ -230,6 +226,16 @@ class ServeProcess:
     def http(self) -> str:
         """The HTTP base URL."""
         return f"http://127.0.0.1:{self.port}"
+
+
+class ServeProcess(LoopbackPort):
+    """`moose serve` as a real subprocess: start, wait until ready, kill or stop."""
+
+    def __init__(
+        self, args: list[str], port: int, log: Path, env: dict[str, str] | None = None
+    ) -> None:
+        self.args, self.port, self.log, self.env = args, port, log, env
+        self.proc: subprocess.Popen[bytes] | None = None
 
     def start(self, timeout: float = 30.0, *, wait: bool = True) -> ServeProcess:
         """Start the process and (unless `wait` is false) wait until /readyz answers 200."""
@@ -247,7 +253,7 @@ class ServeProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"moose serve exited: {self.log.read_text()[-2000:]}")
             with contextlib.suppress(OSError):
-                ready = f"http://127.0.0.1:{self.port}/readyz"
+                ready = f"{self.http}/readyz"
                 with urllib.request.urlopen(ready, timeout=1) as resp:
                     if resp.status == 200:
                         return self

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import LoopbackPort
 
 import moose
 from moose import rules
@@ -160,24 +161,14 @@ def nginx_cmd(nginx_bin: str, prefix: Path, *extra: str) -> list[str]:
 
 
 @dataclass
-class Cluster:
-    """Three instances behind nginx."""
+class Cluster(LoopbackPort):
+    """Three instances behind nginx (`url` and `http` go through nginx)."""
 
     port: int  # nginx
     instances: list[Proc]
     ports: list[int]
     nginx: Proc
     procs: list[Proc] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        """The WebSocket URL through nginx."""
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    @property
-    def http(self) -> str:
-        """The HTTP base URL through nginx."""
-        return f"http://127.0.0.1:{self.port}"
 
     def tails(self) -> str:
         """Every process' last lines, for failure messages."""
