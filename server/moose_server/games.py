@@ -284,12 +284,9 @@ class Games:
             except GameError:
                 pass  # maybe a resend, or the copy is behind: decide from a fresh read
             else:
-                got, result = await self._commit(known, new, events, field)
-                if got.status == "dup":
-                    return got.seq
-                if result is not None:
-                    self._spawn_autoplay(result)
-                    return got.seq
+                done = await self._commit_move(known, new, events, field)
+                if done is not None:
+                    return done
         for _ in range(RETRIES):
             loaded = await self.store.load(game_id, field)
             if loaded.dup is not None:
@@ -298,13 +295,22 @@ class Games:
                 raise GameError("no_such_game", f"no game {game_id[:64]!r}")
             game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
             new, events = self._player_move(game, player, move, seq)
-            got, result = await self._commit(game, new, events, field)
-            if got.status == "dup":
-                return got.seq
-            if result is not None:
-                self._spawn_autoplay(result)
-                return got.seq
+            done = await self._commit_move(game, new, events, field)
+            if done is not None:
+                return done
         raise GameError("unavailable", "the game is too busy; try again")
+
+    async def _commit_move(
+        self, old: Game, new: Game, events: list[Event], field: str
+    ) -> int | None:
+        """Commit a player's move: the seq of its event, or None if the game moved on."""
+        got, result = await self._commit(old, new, events, field)
+        if got.status == "dup":
+            return got.seq
+        if result is None:
+            return None
+        self._spawn_autoplay(result)
+        return got.seq
 
     def _player_move(
         self, game: Game, player: str, move: Any, seq: int | None
