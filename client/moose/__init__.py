@@ -34,23 +34,12 @@ __all__ = [
 __version__ = "0.1.0"
 
 # The client pulls in aiohttp, which `moose replay` and `moose simulate` do not
-# need: its names are imported on first use.
-_CLIENT_NAMES = frozenset(
-    {
-        "Client",
-        "ConnectError",
-        "ConnectionLost",
-        "GameResult",
-        "MooseError",
-        "ServerError",
-        "connect",
-        "play_bot",
-    }
-)
+# need: its names are imported on first use. A name of `__all__` that lands here
+# is one of them, as the others are bound above.
 
 
 def __getattr__(name: str) -> Any:
-    if name in _CLIENT_NAMES:
+    if name in __all__:
         from moose import client
 
         return getattr(client, name)
