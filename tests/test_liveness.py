@@ -44,11 +44,16 @@ def instance(redis: Any, name: str, **kwargs: Any) -> tuple[Liveness, Matchmaker
     return Liveness(Store(redis, 16), mm, settings, **kwargs), mm
 
 
+async def beaten(redis: Any, *names: str) -> list[tuple[Liveness, Matchmaker]]:
+    """`instance` for each name, each having beaten once."""
+    made = [instance(redis, name) for name in names]
+    for liveness, _ in made:
+        await liveness.beat()
+    return made
+
+
 async def test_tickets_of_an_instance_without_heartbeat_are_dropped(redis):
-    live, mm_live = instance(redis, "i_live")
-    gone, mm_gone = instance(redis, "i_gone")
-    await live.beat()
-    await gone.beat()
+    (live, mm_live), (_, mm_gone) = await beaten(redis, "i_live", "i_gone")
     await mm_live.enqueue("p1", "ann", 2, 3)
     await mm_gone.enqueue("p2", "bob", 4, 5)
     await mm_gone.enqueue("p3", "cid", 6, 6)
@@ -78,10 +83,7 @@ async def test_an_instance_taken_for_dead_asks_its_sockets_to_reconnect(redis):
 
 
 async def test_after_its_own_heartbeat_lapsed_an_instance_waits_before_judging(redis):
-    one, _ = instance(redis, "i_one")
-    two, mm_two = instance(redis, "i_two")
-    await one.beat()
-    await two.beat()
+    (one, _), (two, mm_two) = await beaten(redis, "i_one", "i_two")
     await mm_two.enqueue("p1", "ann", 2, 2)
     await asyncio.sleep(TTL * 1.5)  # Redis was away: every heartbeat lapsed
     await one.beat()
