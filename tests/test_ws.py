@@ -16,6 +16,7 @@ class StuckSocket:
     def __init__(self) -> None:
         self.sent = 0
         self.closed_with: int | None = None
+        self.closes = 0
         self.forever = asyncio.Event()
 
     async def send_bytes(self, data: bytes) -> None:
@@ -24,6 +25,7 @@ class StuckSocket:
 
     async def close(self, code: int = 1000, message: bytes = b"") -> None:
         self.closed_with = code
+        self.closes += 1
 
 
 async def test_a_client_that_stops_reading_is_dropped_with_1013():
@@ -38,7 +40,10 @@ async def test_a_client_that_stops_reading_is_dropped_with_1013():
         while ws.closed_with is None:
             await asyncio.sleep(0.01)
     assert ws.closed_with == CLOSE_SLOW and ws.sent == 1
+    queued = conn._queue.qsize()
     conn.send({"type": "pong", "id": 99, "server_time": 0})  # ignored once closing
+    await asyncio.sleep(0.05)
+    assert conn._queue.qsize() == queued and ws.closes == 1 and ws.sent == 1
     for task in conn._tasks:
         task.cancel()
     await asyncio.gather(*conn._tasks, return_exceptions=True)
