@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from moose import rules
+from moose_server.errors import Refusal
 from moose_server.settings import Settings
 from moose_server.store import Commit, Entry, Store, pack
 from moose_server.tasks import cancel_and_wait, cancelling
@@ -47,13 +48,8 @@ RECENT_GAMES = 2048  # games this instance keeps as it last wrote them
 FALLBACK_BOT = "greedy"
 
 
-class GameError(Exception):
+class GameError(Refusal):
     """A request the game refuses; `code` is the PROTOCOL.md error code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 @dataclass(frozen=True)

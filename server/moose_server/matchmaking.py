@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from moose_server.errors import Refusal
+
 __all__ = [
     "BOT_NAMES",
     "CODE_ALPHABET",
@@ -171,13 +173,8 @@ class TableInfo:
                 "players": self.players, "seats": seats}  # fmt: skip
 
 
-class MatchError(Exception):
+class MatchError(Refusal):
     """A player's request the matchmaker refuses; `code` is a PROTOCOL.md error code."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def _load_script(name: str) -> str:

@@ -12,18 +12,15 @@ import binascii
 import hashlib
 import hmac
 
+from moose_server.errors import Refusal
+
 __all__ = ["TokenError", "Tokens"]
 
 _SIG_HEX = 32
 
 
-class TokenError(Exception):
+class TokenError(Refusal):
     """A token that cannot be used; `code` is bad_token or token_expired."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
 
 
 def _b64(text: str) -> str:

@@ -20,13 +20,12 @@ from redis.exceptions import RedisError
 
 from moose import protocol
 from moose.protocol import ProtocolError
-from moose_server.games import GameError
+from moose_server.errors import Refusal
 from moose_server.handlers import HANDLERS
 from moose_server.hub import Sub
 from moose_server.matchmaking import MatchError
 from moose_server.services import Services
 from moose_server.tasks import cancel_and_wait
-from moose_server.tokens import TokenError
 
 __all__ = ["SERVICES", "Connection", "websocket"]
 
@@ -36,7 +35,7 @@ SERVICES = web.AppKey("services", Services)
 CLOSE_FLOOD = 1008
 CLOSE_SLOW = 1013
 CLOSE_RESTART = 1012
-_Refusal = (ProtocolError, GameError, MatchError, TokenError)
+_Refusal = (ProtocolError, Refusal)
 
 
 class Connection:

@@ -1,0 +1,14 @@
+"""The base of the errors a request is refused with: a PROTOCOL.md code and a message."""
+
+from __future__ import annotations
+
+__all__ = ["Refusal"]
+
+
+class Refusal(Exception):
+    """A request refused; `code` is a PROTOCOL.md error code, `message` for people."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
