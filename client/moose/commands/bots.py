@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from moose.commands.play import DEFAULT_URL, players_range
+from moose.commands.play import DEFAULT_URL, add_players_option
 
 if TYPE_CHECKING:  # the client pulls in aiohttp: imported when the command runs
     from rich.console import Console
@@ -44,13 +44,7 @@ def add_parser(subparsers: Any) -> None:
         help="server WebSocket URL (default %(default)s); several instances' URLs, comma "
         "separated: the bots start spread over them and reconnect to the next one in turn",
     )
-    p.add_argument(
-        "--players",
-        type=players_range,
-        default=(2, 4),
-        metavar="MIN-MAX",
-        help="table size wanted from the queue, e.g. 2-4 (default 2-4)",
-    )
+    add_players_option(p, "table size wanted from the queue, e.g. 2-4 (default 2-4)")
     p.add_argument("--seed", type=int, default=None, help="seed of the first bot (+1 per bot)")
     p.add_argument("--name", default=None, help="name prefix (default: the bot kind)")
     p.set_defaults(func=run)

@@ -34,13 +34,7 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
     p.add_argument("--name", default=None, help="your name at the table (default: your login)")
-    p.add_argument(
-        "--players",
-        type=players_range,
-        default=(2, 4),
-        metavar="MIN-MAX",
-        help="table size wanted from the public queue, e.g. 2-4 or 3 (default 2-4)",
-    )
+    add_players_option(p, "table size wanted from the public queue, e.g. 2-4 or 3 (default 2-4)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--code", help="join the private table with this join code")
     where.add_argument("--create", type=int, metavar="N", help="create a private table of N seats")
@@ -61,6 +55,11 @@ def add_parser(subparsers: Any) -> None:
         help="line-by-line output even on a terminal (the default when piped)",
     )
     p.set_defaults(func=run)
+
+
+def add_players_option(p: argparse.ArgumentParser, help: str) -> None:
+    """`--players MIN-MAX`: the table size wanted from the queue, (2, 4) by default."""
+    p.add_argument("--players", type=players_range, default=(2, 4), metavar="MIN-MAX", help=help)
 
 
 def players_range(text: str) -> tuple[int, int]:
