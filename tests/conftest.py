@@ -46,6 +46,8 @@ from moose_server.app import create_app
 from moose_server.embedded import EmbeddedRedis, free_port, redis_server_binary
 from moose_server.settings import Settings
 
+Message = dict[str, Any]
+
 
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
@@ -210,6 +212,31 @@ async def moose_server(
     yield start
     for runner in reversed(runners):
         await runner.cleanup()
+
+
+async def play_match(
+    client: Any, progress: dict[str, int], on_turn: Callable[[str, Message], Awaitable[None]]
+) -> tuple[str, int, list[Message]]:
+    """Follow the next match of `client` (a `moose.client.Client`) to its end.
+
+    `progress[game]` keeps the highest seq seen; `on_turn(game, msg)` is awaited on
+    each event where it is our seat's turn with legal moves. Returns the game, our
+    seat and every event of the game delivered, the last one the end.
+    """
+    game, seat, events = "", -1, []
+    async for msg in client.events():
+        if msg["type"] == "match":
+            game, seat = msg["game"], msg["seat"]
+            continue
+        if msg["type"] != "event" or msg["game"] != game:
+            continue
+        events.append(msg)
+        progress[game] = max(progress.get(game, 0), msg["seq"])
+        if msg["view"]["over"]:
+            return game, seat, events
+        if msg.get("legal") and msg["view"]["to_act"] == seat:
+            await on_turn(game, msg)
+    raise AssertionError("the events ended before the game did")
 
 
 class LoopbackPort:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import ServeProcess
+from conftest import ServeProcess, play_match
 
 from moose import rules
 from moose.bots import make_bot
@@ -60,33 +60,26 @@ async def play(client: Client, seed: int, progress: dict[str, int]) -> tuple[str
     Returns the game and the seqs of the events the client delivered.
     """
     bot = make_bot("greedy", seed=seed)
+    turns = 0
+
+    async def turn(game: str, msg: Message) -> None:
+        nonlocal turns
+        turns += 1
+        await asyncio.sleep(LATE if turns == 3 else 0.01)
+        for attempt in range(1, 30):
+            try:
+                await client.move(game, bot.choose(msg["view"], msg["legal"]), seq=msg["seq"])
+            except ServerError as exc:
+                if exc.code == "unavailable":  # Redis is down: try again
+                    await asyncio.sleep(0.1 * attempt)
+                    continue
+                # A late move lost to the deadline, or an event is on its way.
+                assert exc.code in ("stale_seq", "not_your_turn", "game_over"), exc
+            break
+
     await client.queue(2, 2)
-    game, seat, turns, seqs = "", -1, 0, []
-    async for msg in client.events():
-        if msg["type"] == "match":
-            game, seat = msg["game"], msg["seat"]
-            continue
-        if msg["type"] != "event" or msg["game"] != game:
-            continue
-        seqs.append(msg["seq"])
-        progress[game] = max(progress.get(game, 0), msg["seq"])
-        view = msg["view"]
-        if view["over"]:
-            return game, seqs
-        if msg.get("legal") and view["to_act"] == seat:
-            turns += 1
-            await asyncio.sleep(LATE if turns == 3 else 0.01)
-            for attempt in range(1, 30):
-                try:
-                    await client.move(game, bot.choose(view, msg["legal"]), seq=msg["seq"])
-                except ServerError as exc:
-                    if exc.code == "unavailable":  # Redis is down: try again
-                        await asyncio.sleep(0.1 * attempt)
-                        continue
-                    # A late move lost to the deadline, or an event is on its way.
-                    assert exc.code in ("stale_seq", "not_your_turn", "game_over"), exc
-                break
-    raise AssertionError("the events ended before the game did")
+    game, _, events = await play_match(client, progress, turn)
+    return game, [msg["seq"] for msg in events]
 
 
 async def check_stream(store: Store, game: str) -> Message:

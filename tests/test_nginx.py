@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import LoopbackPort
+from conftest import LoopbackPort, play_match
 
 import moose
 from moose import rules
@@ -309,25 +309,17 @@ async def play_slowly(
 ) -> tuple[str, int, Message]:
     """Queue for a 2-seat table and play it with a pause before each move."""
     bot = make_bot("greedy", seed=seed)
+
+    async def turn(game: str, msg: Message) -> None:
+        await asyncio.sleep(delay)
+        try:
+            await client.move(game, bot.choose(msg["view"], msg["legal"]), seq=msg["seq"])
+        except ServerError as exc:
+            assert exc.code in ("stale_seq", "not_your_turn"), exc
+
     await client.queue(2, 2)
-    game, seat = "", -1
-    async for msg in client.events():
-        if msg["type"] == "match":
-            game, seat = msg["game"], msg["seat"]
-            continue
-        if msg["type"] != "event" or msg["game"] != game:
-            continue
-        progress[game] = max(progress.get(game, 0), msg["seq"])
-        view = msg["view"]
-        if view["over"]:
-            return game, seat, view
-        if msg.get("legal") and view["to_act"] == seat:
-            await asyncio.sleep(delay)
-            try:
-                await client.move(game, bot.choose(view, msg["legal"]), seq=msg["seq"])
-            except ServerError as exc:
-                assert exc.code in ("stale_seq", "not_your_turn"), exc
-    raise AssertionError("the events ended before the game did")
+    game, seat, events = await play_match(client, progress, turn)
+    return game, seat, events[-1]["view"]
 
 
 def check_record(record: Message, scores: list[int]) -> None:
