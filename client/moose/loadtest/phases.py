@@ -34,7 +34,6 @@ from moose.loadtest.run import Options, Ui, in_thread, percentiles, run_workers
 
 __all__ = ["run"]
 
-FILES_PER_SOCKET = 1
 PORTS_PER_ADDRESS = 20_000  # of the ~28,000 ephemeral ports of one source address
 
 

@@ -114,11 +114,6 @@ class Spawned:
             self.redis.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
 
-    def log_tail(self, chars: int = 2000) -> str:
-        """The end of the server's log (for error reports)."""
-        path = self.folder / "serve.log"
-        return path.read_text(errors="replace")[-chars:] if path.exists() else ""
-
 
 class ProcessProbe:
     """CPU share and memory of one process (and its children) over a window."""
