@@ -722,3 +722,8 @@ def test_every_public_name_of_rules_exists_and_is_listed():
     assert {"phase", "doors", "cards_in_play", "check_deck", "moves_equal"} <= names
     for name in names:
         assert hasattr(rules, name), name
+    defined = {
+        name for name, value in vars(rules).items()
+        if not name.startswith("_") and getattr(value, "__module__", None) == rules.__name__
+    }  # fmt: skip
+    assert defined <= names, "functions and classes of rules missing from __all__"
