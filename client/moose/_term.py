@@ -8,6 +8,7 @@ drawn inside a live screen (`buffer`) instead of being echoed over it.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
 import sys
@@ -62,7 +63,8 @@ class InputReader:
         return line
 
     def _pump(self) -> None:
-        decoder = _Utf8()
+        # A multi-byte character may be split between reads: the decoder keeps the part.
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         while True:
             try:
                 data = os.read(self._fd, 1 if self.keys else 4096)
@@ -71,7 +73,7 @@ class InputReader:
             if not data:
                 self._emit(None)
                 return
-            for char in decoder.feed(data):
+            for char in decoder.decode(data):
                 if not self._key(char):
                     self._emit(None)
                     return
@@ -100,16 +102,3 @@ class InputReader:
         if self.keys and self.on_change is not None and self._loop is not None:
             with contextlib.suppress(RuntimeError):
                 self._loop.call_soon_threadsafe(self.on_change)
-
-
-class _Utf8:
-    """Bytes to characters, keeping a partial multi-byte character for the next read."""
-
-    def __init__(self) -> None:
-        import codecs
-
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-
-    def feed(self, data: bytes) -> str:
-        """The characters completed by `data`."""
-        return self._decoder.decode(data)
