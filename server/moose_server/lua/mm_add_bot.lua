@@ -2,9 +2,7 @@
 -- Bots are named "<bot>-bot <n>", n counting the bots of that kind at the table.
 local function main()
   local code, player, bot, ttl = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
-  local now = now_us()
-  purge_tables(now)
-  local t = load_table(code, now)
+  local t, now = open_table(code)
   if not t then return fail('bad_code') end
   if t.host ~= player then return fail('not_host') end
   local same, free = 0, nil

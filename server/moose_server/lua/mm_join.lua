@@ -1,9 +1,7 @@
 -- Take the first empty seat of a private table. ARGV: nonce, code, player, name, ttl_us.
 local function main()
   local code, player, name, ttl = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
-  local now = now_us()
-  purge_tables(now)
-  local t = load_table(code, now)
+  local t, now = open_table(code)
   if not t then return fail('bad_code') end
   local at = seated_at(player, now)
   if at then return fail('already_seated', at) end

@@ -4,9 +4,7 @@
 -- the table comes back unchanged.
 local function main()
   local code, player, ttl = ARGV[2], ARGV[3], tonumber(ARGV[4])
-  local now = now_us()
-  purge_tables(now)
-  local t = load_table(code, now)
+  local t, now = open_table(code)
   if not t then return fail('bad_code') end
   local i = seat_of(t, player)
   if not i then return cjson.encode(t) end

@@ -115,6 +115,14 @@ local function purge_tables(now)
   end
 end
 
+-- How each call on one private table begins: the clock, a few expired tables
+-- purged, then the live table under `code` (or nil) and the time.
+local function open_table(code)
+  local now = now_us()
+  purge_tables(now)
+  return load_table(code, now), now
+end
+
 -- A formed table waits here, under a key, until its game is dealt (mm_started.lua);
 -- should that not happen within the lease, mm_form.lua hands it out again.
 -- entry: JSON {"q": [bots, player, name, ...]} or {"t": code, "seats": [...]}.

@@ -4,9 +4,7 @@
 -- Reply: {"seats": [...], "key": key}.
 local function main()
   local code, player, lease = ARGV[2], ARGV[3], tonumber(ARGV[4])
-  local now = now_us()
-  purge_tables(now)
-  local t = load_table(code, now)
+  local t, now = open_table(code)
   if not t then return fail('bad_code') end
   if t.host ~= player then return fail('not_host') end
   local seats = {}
