@@ -1,4 +1,4 @@
-"""Shared helpers for rules tests: stacked decks, scripted moves, seeded games.
+"""Shared helpers for game tests: stacked decks, scripted moves, seeded games, records replayed.
 
 Not a test module (the leading underscore keeps pytest away); import it as
 ``from _games import ...`` (pytest puts ``tests/`` on the path in rootdir mode).
@@ -80,6 +80,12 @@ def play(state: State, *moves: Mapping[str, Any]) -> State:
     for m in moves:
         state = rules.apply(state, m)
     return state
+
+
+def replay(record: Mapping[str, Any]) -> State:
+    """The final state of a game record: its moves applied to its seats, deck and dealer."""
+    start = rules.new_game(record["players"], deck=record["deck"], dealer=record["dealer"])
+    return play(start, *record["moves"])
 
 
 def house(target: int) -> dict[str, Any]:

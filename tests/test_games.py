@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
+from _games import replay
 
 from moose import rules
 from moose_server.games import GameError, Games
@@ -29,14 +30,6 @@ async def finished(games: Games, game_id: str) -> Any:
         while not (game := await games.load(game_id)).state.over:
             await asyncio.sleep(0.01)
     return game
-
-
-def replay(record: dict[str, Any]) -> rules.State:
-    """The final state of a record's moves."""
-    state = rules.new_game(record["players"], deck=record["deck"], dealer=record["dealer"])
-    for move in record["moves"]:
-        state = rules.apply(state, move)
-    return state
 
 
 @pytest.mark.parametrize("bots", [("greedy", "random"), ("cautious", "greedy", "random", "x")])

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _games import replay
 from conftest import LoopbackPort, play_match
 
 import moose
@@ -324,8 +325,6 @@ async def play_slowly(
 
 def check_record(record: Message, scores: list[int]) -> None:
     """The game's record replays to its end with the scores the players saw."""
-    state = rules.new_game(record["players"], deck=record["deck"], dealer=record["dealer"])
-    for move in record["moves"]:
-        state = rules.apply(state, move)
+    state = replay(record)
     assert rules.is_over(state)
     assert rules.scores(state) == scores == record["result"]["scores"]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _games import replay
 
 from moose import rules
 
@@ -71,13 +72,6 @@ def test_table_output_names_the_bots_and_the_rate() -> None:
         assert text in proc.stdout
 
 
-def _replay(record: dict[str, Any]) -> rules.State:
-    state = rules.new_game(record["players"], dealer=record["dealer"], deck=record["deck"])
-    for move in record["moves"]:
-        state = rules.apply(state, move)
-    return state
-
-
 def test_record_dir_holds_records_that_replay_to_their_result(tmp_path: Path) -> None:
     out_dir = tmp_path / "records"
     out = simulate_json(
@@ -90,7 +84,7 @@ def test_record_dir_holds_records_that_replay_to_their_result(tmp_path: Path) ->
     for path in files:
         record = json.loads(path.read_text())
         assert set(record) == {"players", "dealer", "deck", "moves", "names", "result"}
-        state = _replay(record)
+        state = replay(record)
         assert rules.is_over(state)
         assert record["result"] == {
             "scores": rules.scores(state),
