@@ -85,9 +85,7 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
     sent: dict[str, float] = {}
     seen: dict[str, list[float]] = {}
     for t in tallies:
-        for key in ("moves", "moves_total", "connected"):
-            out[key] += t[key]
-        for key in ("move_ms", "event_ms", "match_ms", "connect_ms"):
+        for key in out:  # counts add up, latency lists join
             out[key] += t[key]
         games.update(t["games"])
         errors.update(t["errors"])
@@ -158,7 +156,8 @@ async def _until_ready(
     while got < len(workers):
         if await in_thread(ready.acquire, True, 0.25):
             got += 1
-        ui.update(sum(c[2] for c in progress), f"{sum(c[2] for c in progress)} sockets")
+        sockets = sum(c[2] for c in progress)
+        ui.update(sockets, f"{sockets} sockets")
         if any(not p.is_alive() for p in workers) or time.monotonic() > deadline:
             raise RuntimeError("load-test workers did not get ready (see errors above)")
 
