@@ -113,7 +113,6 @@ class Run:
         self.window = (start + job.warmup, start + job.warmup + job.duration)
         self.tally.window = self.window
         self.queueing = True  # cleared at the window's end, or at max_games
-        self.finished = 0
 
     def in_window(self, t: float) -> bool:
         """Whether a move sent at `t` counts."""
@@ -121,11 +120,9 @@ class Run:
 
     def game_over(self, game: str) -> None:
         """A game ended (seen by one of its seats here)."""
-        if game not in self.tally.games:
-            self.tally.games.add(game)
-            self.finished += 1
-            if self.job.max_games and self.finished >= self.job.max_games:
-                self.queueing = False
+        self.tally.games.add(game)
+        if self.job.max_games and len(self.tally.games) >= self.job.max_games:
+            self.queueing = False
 
 
 class Player:
@@ -306,8 +303,7 @@ async def _connect_all(run: Run, players: list[Player]) -> list[Player]:
                 return None
 
     done = await asyncio.gather(*(one(p) for p in players))
-    ok = [p for p in done if p is not None]
-    return ok
+    return [p for p in done if p is not None]
 
 
 async def run_job(job: Job, ready: Any = None, go: Any = None, progress: Any = None) -> Tally:
