@@ -17,12 +17,8 @@ import pytest
 
 from moose import record as records
 from moose import rules
+from moose.bots import BOTS, make_bot
 from moose.rules import CARD_CODES, CARDS, IllegalMove, State
-
-try:
-    from moose.bots import BOTS, make_bot
-except ImportError:  # the bots are written by another hand; test them once they exist
-    BOTS, make_bot = {}, None  # type: ignore[assignment]
 
 Move = dict[str, Any]
 Chooser = Callable[[State, list[Move]], Move]
@@ -242,7 +238,6 @@ def test_random_playouts_keep_every_invariant(players: int) -> None:
         playout(players, seed, random_chooser(seed), deep=seed % DEEP_EVERY == 0)
 
 
-@pytest.mark.skipif(not BOTS, reason="moose.bots is not there yet")
 @pytest.mark.parametrize("bot", sorted(BOTS))
 def test_bot_playouts_keep_every_invariant(bot: str) -> None:
     for players in range(rules.MIN_PLAYERS, rules.MAX_PLAYERS + 1):
@@ -256,7 +251,6 @@ def test_bot_playouts_keep_every_invariant(bot: str) -> None:
             playout(players, 10_000 + seed, choose, deep=seed % DEEP_EVERY == 0)
 
 
-@pytest.mark.skipif(not BOTS, reason="moose.bots is not there yet")
 def test_mixed_bot_tables_keep_every_invariant() -> None:
     names = sorted(BOTS)
     for seed in range(40):
