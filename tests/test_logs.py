@@ -125,6 +125,7 @@ async def test_a_game_logs_its_events_with_game_and_player_ids(moose_server, ws_
         assert find(lines, "hello", player=client.player)
     assert find(lines, "match", game=game)[0]["players"] == [a.player, b.player]
     assert find(lines, "game_start", game=game, seq=1)
+    assert set(codes) == {"illegal_move", "not_your_turn"}  # one error line of each to find
     for code, client in codes.items():
         assert find(lines, "error", code=code, game=game, player=client.player)
     timeouts = find(lines, "timeout", game=game)
