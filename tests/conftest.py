@@ -214,6 +214,11 @@ async def moose_server(
         await runner.cleanup()
 
 
+def http_base(ws_url: str) -> str:
+    """The HTTP base URL of the server whose WebSocket is at `ws_url`."""
+    return ws_url.replace("ws://", "http://").removesuffix("/ws")
+
+
 async def play_match(
     client: Any, progress: dict[str, int], on_turn: Callable[[str, Message], Awaitable[None]]
 ) -> tuple[str, int, list[Message]]:

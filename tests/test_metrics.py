@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from conftest import http_base
 from prometheus_client.parser import text_string_to_metric_families
 from test_server_games import play_out, table_game
 
@@ -50,8 +51,7 @@ class Scrape:
 
 async def scrape(url: str) -> Scrape:
     """GET the /metrics of the instance whose WebSocket is at `url`."""
-    base = url.replace("ws://", "http://").removesuffix("/ws")
-    async with aiohttp.ClientSession() as session, session.get(base + "/metrics") as resp:
+    async with aiohttp.ClientSession() as session, session.get(http_base(url) + "/metrics") as resp:
         assert resp.status == 200
         assert resp.content_type == "text/plain"
         return Scrape(await resp.text())

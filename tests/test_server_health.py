@@ -6,6 +6,7 @@ import asyncio
 
 import aiohttp
 from aiohttp import web
+from conftest import http_base
 
 from moose_server.app import create_app, drain
 from moose_server.embedded import free_port
@@ -22,7 +23,7 @@ async def get(url: str) -> tuple[int, dict]:
 
 
 async def test_healthz_and_readyz_answer(moose_server):
-    base = (await moose_server()).replace("ws://", "http://").removesuffix("/ws")
+    base = http_base(await moose_server())
     assert (await get(base + "/healthz"))[0] == 200
     status, body = await get(base + "/readyz")
     assert status == 200 and body["ready"] is True
@@ -31,7 +32,7 @@ async def test_healthz_and_readyz_answer(moose_server):
 async def test_lost_redis_means_unavailable_and_not_ready(moose_server, ws_client, redis_factory):
     redis = redis_factory(appendonly=False)
     url = await moose_server(redis_url=redis.url)
-    base = url.replace("ws://", "http://").removesuffix("/ws")
+    base = http_base(url)
     client = await ws_client(url, "ann")
     redis.stop()
     answer = await client.request("ping")
