@@ -430,14 +430,17 @@ class Games:
 
     # -- committing ---------------------------------------------------------------
 
-    def _deadline_delta(self, new: Game, events: list[Event]) -> int:
-        """Milliseconds to the next deadline; 0 clears it, -1 keeps the current one."""
+    def _deadline_delta(self, new: Game, events: list[Event], auto: bool) -> int:
+        """Milliseconds to the next deadline; 0 clears it, -1 keeps the current one.
+
+        `auto` is whether the server plays the seat to act (`new.auto_kind()`).
+        """
         s = self.settings
         if new.state.over:
             return 0
         if events[0]["kind"] == "back" and rules.to_act(new.state) != events[0]["seat"]:
             return -1
-        if new.auto_kind() is not None:
+        if auto:
             return max(1, int(min(s.auto_delay, s.turn_time) * 1000))
         return max(1, int((s.answer_time if new.state.pending else s.turn_time) * 1000))
 
@@ -452,7 +455,7 @@ class Games:
         snapshot = {**state, "auto": auto}
         data, packed_snapshot, packed_moves = new.packed(state, auto)
         ttl = self.settings.game_ttl if new.state.over else 0
-        delta = self._deadline_delta(new, events)
+        delta = self._deadline_delta(new, events, auto)
         got = await self.store.commit(
             new.id, old.version, field, data, [(e, packed_snapshot) for e in events],
             delta, ttl,
