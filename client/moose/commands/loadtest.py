@@ -11,6 +11,7 @@ import argparse
 import asyncio
 import json
 import sys
+from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -77,14 +78,9 @@ def run(args: argparse.Namespace) -> int:
     if min(args.games, args.procs - 1, args.matchmaking, args.connections) < 0:
         console.print("moose loadtest: counts must not be negative")
         return 2
-    opts = Options(
-        url=args.url, spawn=args.spawn, redis=args.redis, redis_url=args.redis_url,
-        server_pid=args.server_pid, games=args.games, table=args.table, procs=args.procs,
-        bot=args.bot, rate=args.rate, warmup=args.warmup, duration=args.duration,
-        drain=args.drain, max_games=args.max_games, ceilings=not args.no_ceilings,
-        matchmaking=args.matchmaking, connections=args.connections, hold=args.hold,
-        source_ips=args.source_ips, monitor=args.monitor,
-    )  # fmt: skip
+    # Every field but `ceilings` is the flag of the same name.
+    flags = {f.name: getattr(args, f.name) for f in fields(Options) if f.name != "ceilings"}
+    opts = Options(**flags, ceilings=not args.no_ceilings)
     try:
         report = asyncio.run(_main(opts, console))
     except (RuntimeError, ValueError, OSError) as exc:
