@@ -20,16 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from moose import rules
+from moose import record, rules
 from moose.bots import BOTS, make_bot, play_game
-
-# moose.record is written alongside this command; until it lands, records are
-# written here as plain dicts in the same RULES.md section 7 form.
-_record: Any
-try:
-    from moose import record as _record
-except ImportError:
-    _record = None
 
 PROG = "moose simulate"
 # Work handed to a worker process at once: small enough for a smooth progress
@@ -154,37 +146,13 @@ def lineup_for(bots: Sequence[str], index: int) -> tuple[str, ...]:
     return tuple(bots[(seat + index) % n] for seat in range(n))
 
 
-def game_record(
-    state: rules.State, moves: list[dict[str, Any]], names: Sequence[str]
-) -> dict[str, Any]:
-    """A finished game as a RULES.md section 7 record."""
-    return {
-        "players": state.n,
-        "dealer": state.dealer,
-        "deck": list(state.deck),
-        "moves": [dict(m) for m in moves],
-        "names": list(names),
-        "result": {"scores": rules.scores(state), "winners": rules.winners(state)},
-    }
-
-
-def write_record(
-    path: Path, state: rules.State, moves: list[dict[str, Any]], names: Sequence[str]
-) -> None:
-    """Write a finished game's record as one line of JSON, with moose.record if it is there."""
-    if _record is not None and hasattr(_record, "from_game") and hasattr(_record, "dump"):
-        _record.dump(_record.from_game(state, moves, names), path)
-    else:
-        path.write_text(json.dumps(game_record(state, moves, names)) + "\n")
-
-
 def play_one(bots: Sequence[str], index: int, seed: int, record_dir: Path | None) -> GameResult:
     """Play game `index` of a run from its own seed; write its record if asked."""
     names = lineup_for(bots, index)
     players = [make_bot(name, seed=seed + 1 + seat) for seat, name in enumerate(names)]
     state, moves = play_game(players, seed=seed)
     if record_dir is not None:
-        write_record(record_dir / f"game-{index:06d}.json", state, moves, names)
+        record.dump(record.from_game(state, moves, names), record_dir / f"game-{index:06d}.json")
     return GameResult(index, names, tuple(rules.scores(state)), tuple(rules.winners(state)))
 
 
