@@ -56,7 +56,7 @@ class Lobby:
                  extra={"event": "match", "game": game.id, "players": players})  # fmt: skip
         return game
 
-    async def tell_table(self, info: TableInfo | None, skip: str | None, code: str = "") -> None:
+    async def tell_table(self, info: TableInfo | None, skip: str | None) -> None:
         """Send the table's new state to everyone seated at it but `skip`."""
         if info is None:
             return
