@@ -243,14 +243,12 @@ class Connection:
             await self._send(hello)
             async with asyncio.timeout(_HELLO_TIMEOUT):
                 welcome = await self._await_answer(ws, hello["id"])
+            if welcome["type"] == "error":
+                raise ServerError(welcome.get("code", "internal"), welcome.get("message", ""))
         except BaseException:
             await ws.close()
             self._ws = None
             raise
-        if welcome["type"] == "error":
-            await ws.close()
-            self._ws = None
-            raise ServerError(welcome.get("code", "internal"), welcome.get("message", ""))
         self.player = welcome.get("player")
         self.token = welcome.get("token", self.token)
         self.name = welcome.get("name", self.name)
