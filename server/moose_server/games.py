@@ -33,7 +33,7 @@ from typing import Any
 from moose import rules
 from moose_server.errors import Refusal
 from moose_server.settings import Settings
-from moose_server.store import Commit, Entry, Store, pack
+from moose_server.store import Commit, Entry, Loaded, Store, pack
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = ["Game", "GameError", "Games", "Seat"]
@@ -187,6 +187,13 @@ def bot_move(game: Game, name: str, view: dict[str, Any], legal: list[Move]) -> 
     return dict(bot.choose(view, legal))
 
 
+def _game_of(game_id: str, loaded: Loaded) -> Game:
+    """The game as read, or GameError no_such_game."""
+    if loaded.data is None:
+        raise GameError("no_such_game", f"no game {game_id[:64]!r}")
+    return Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+
+
 def over_event(state: rules.State) -> Event:
     """The event that ends a game."""
     return {"kind": "over", "scores": rules.scores(state), "winners": rules.winners(state)}
@@ -213,10 +220,7 @@ class Games:
 
     async def load(self, game_id: str) -> Game:
         """The game, or GameError no_such_game."""
-        loaded = await self.store.load(game_id)
-        if loaded.data is None:
-            raise GameError("no_such_game", f"no game {game_id[:64]!r}")
-        return Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+        return _game_of(game_id, await self.store.load(game_id))
 
     async def record(self, game_id: str) -> dict[str, Any]:
         """The record of a finished game, or GameError not_over."""
@@ -287,9 +291,7 @@ class Games:
             loaded = await self.store.load(game_id, field)
             if loaded.dup is not None:
                 return loaded.dup
-            if loaded.data is None:
-                raise GameError("no_such_game", f"no game {game_id[:64]!r}")
-            game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+            game = _game_of(game_id, loaded)
             new, events = self._player_move(game, player, move, seq)
             done = await self._commit_move(game, new, events, field)
             if done is not None:
