@@ -30,7 +30,8 @@ def test_game_packed_equals_pack_of_the_maps() -> None:
         game = Game("g_x", 0, 0, states[0], [f"p{i}" for i in range(n)], ["a"] * n,
                     [None] * n, [False] * n, [0] * n, [])  # fmt: skip
         for k, s in enumerate(states):
-            moves = [{"action": "pass", "i": i} for i in range(k * 3)]  # past 15: the 0xdc header too
+            # Past 15 moves the list takes the 0xdc header too.
+            moves = [{"action": "pass", "i": i} for i in range(k * 3)]
             game = dataclasses.replace(game, state=s, moves=moves, misses=[k % 3] * n)
             d = s.to_dict()
             for auto in (False, True):
