@@ -1,0 +1,305 @@
+"""A lean pipelined Redis connection for the hot commands of a move.
+
+redis-py's asyncio client spends ~170 us of CPU per EVALSHA under concurrency
+(a pooled connection per call, a parser and locks per connection); `Pipe` sends
+every command on one connection, in order, and matches the replies to the
+callers first in, first out, for about a tenth of that:
+
+- commands are encoded into a buffer that is written once per event-loop
+  iteration (`loop.call_soon`), so concurrent callers share one write;
+- replies are parsed by `hiredis.Reader`: bytes, ints, lists, None — the same
+  raw replies redis-py gives (without ``decode_responses``);
+- no task, lock or `asyncio.wait_for` per call: a call is one future.
+
+``await pipe.call("HMGET", key, "v")`` sends one command; ``await
+pipe.evalsha(source, keys, args)`` runs a Lua script by its SHA1 and sends the
+source with EVAL when the server does not know it (NOSCRIPT, e.g. after a
+restart or SCRIPT FLUSH), which also caches it there.
+
+Errors are redis-py's, so ``except RedisError`` keeps working: an error reply
+is raised to its caller only (`ResponseError`, or the subclass redis-py would
+raise, e.g. `NoScriptError`); a lost connection fails every pending call with
+`ConnectionError` and the next call reconnects (connect timeout 10 s; AUTH and
+SELECT first when the URL has credentials or a database); a reply later than
+`timeout` (10 s, as the server's redis-py `socket_timeout`) fails every pending
+call with `TimeoutError` and drops the connection. A periodic check runs while
+anything is pending. `aclose()` fails pending calls with `ConnectionError`.
+
+URLs: ``redis://[[user]:password@]host[:port][/db]`` and
+``unix://path[?db=N&password=...]``, read by redis-py's own `parse_url`.
+TLS (``rediss://``) and Redis Cluster are not supported (`Pipe.supports` says
+so): the cluster path stays redis-py's, which routes each command to the node
+of its slot; a pipe per cluster node is future work. The server uses a pipe
+for the commit script and the game read only (store.py), with redis-py as the
+fallback and for everything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import hashlib
+from collections import deque
+from typing import Any
+from urllib.parse import urlsplit
+
+import hiredis
+from redis._parsers import BaseParser
+from redis.connection import parse_url
+from redis.exceptions import (
+    ConnectionError,
+    DataError,
+    InvalidResponse,
+    NoScriptError,
+    RedisError,
+    TimeoutError,
+)
+
+__all__ = ["Pipe"]
+
+CONNECT_TIMEOUT = 10.0
+REPLY_TIMEOUT = 10.0
+SCHEMES = ("redis", "unix")
+
+
+def _reply_error(message: str) -> RedisError:
+    """The redis-py exception for an error reply ("NOSCRIPT ..." -> NoScriptError)."""
+    error: RedisError = BaseParser.parse_error(message)
+    return error
+
+
+class _Connection(asyncio.Protocol):
+    """One socket: the write buffer, the reader and the callers waiting, in order."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, timeout: float) -> None:
+        self.loop = loop
+        self.timeout = timeout
+        self.transport: asyncio.Transport | None = None
+        self.reader = hiredis.Reader(protocolError=InvalidResponse, replyError=_reply_error)
+        # (future, time sent) of every call without its reply yet, oldest first.
+        self.waiting: deque[tuple[asyncio.Future[Any], float]] = deque()
+        self.out: list[bytes] = []
+        self.flushing = False
+        self.timer: asyncio.TimerHandle | None = None
+        self.lost = False
+
+    # -- asyncio.Protocol ------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.reader.feed(data)
+        waiting = self.waiting
+        while True:
+            try:
+                reply = self.reader.gets()
+            except InvalidResponse as exc:
+                self.fail(ConnectionError(f"Redis protocol error: {exc}"))
+                return
+            if reply is False:
+                return
+            if not waiting:
+                self.fail(ConnectionError("Redis sent a reply nobody asked for"))
+                return
+            future = waiting.popleft()[0]
+            if future.done():  # its caller was cancelled: the reply is dropped
+                continue
+            if isinstance(reply, Exception):
+                future.set_exception(reply)
+            else:
+                future.set_result(reply)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        reason = f"Redis connection lost: {exc}" if exc else "Redis closed the connection"
+        self.fail(ConnectionError(reason))
+
+    # -- calls -----------------------------------------------------------------------
+
+    def send(self, args: tuple[Any, ...]) -> asyncio.Future[Any]:
+        """Queue one command; its future gets the reply."""
+        if self.lost:
+            raise ConnectionError("Redis connection lost")
+        out = self.out
+        out.append(b"*%d\r\n" % len(args))
+        for arg in args:
+            if type(arg) is not bytes:
+                arg = _encode(arg)
+            out.append(b"$%d\r\n" % len(arg))
+            out.append(arg)
+            out.append(b"\r\n")
+        loop = self.loop
+        if not self.flushing:
+            self.flushing = True
+            loop.call_soon(self._flush)
+        if self.timer is None:
+            self.timer = loop.call_later(self._every(), self._check)
+        future = loop.create_future()
+        self.waiting.append((future, loop.time()))
+        return future
+
+    def _flush(self) -> None:
+        self.flushing = False
+        if self.lost or self.transport is None:
+            self.out.clear()
+            return
+        self.transport.write(b"".join(self.out))
+        self.out.clear()
+
+    def _every(self) -> float:
+        return min(1.0, max(self.timeout / 4, 0.01))
+
+    def _check(self) -> None:
+        """The reply timeout: runs every `_every()` s while a call is pending."""
+        self.timer = None
+        if self.lost or not self.waiting:
+            return
+        if self.loop.time() - self.waiting[0][1] > self.timeout:
+            self.fail(TimeoutError(f"no reply from Redis within {self.timeout:g} s"))
+            return
+        self.timer = self.loop.call_later(self._every(), self._check)
+
+    def fail(self, error: RedisError) -> None:
+        """Drop the connection: every pending call gets `error`."""
+        self.lost = True
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        self.out.clear()
+        if self.transport is not None:
+            self.transport.abort()  # no more data_received; connection_lost comes later
+        waiting, self.waiting = self.waiting, deque()
+        for future, _ in waiting:
+            if not future.done():
+                future.set_exception(error)
+
+
+def _encode(arg: Any) -> bytes:
+    if isinstance(arg, str):
+        return arg.encode()
+    if isinstance(arg, (bytes, bytearray, memoryview)):
+        return bytes(arg)
+    if isinstance(arg, (int, float)) and not isinstance(arg, bool):
+        return repr(arg).encode()
+    raise DataError(f"Invalid input of type {type(arg).__name__}: give bytes, str, int or float")
+
+
+class Pipe:
+    """One pipelined connection to a Redis node (see the module docstring)."""
+
+    def __init__(
+        self, url: str, *, timeout: float = REPLY_TIMEOUT, connect_timeout: float = CONNECT_TIMEOUT
+    ) -> None:
+        if not self.supports(url):
+            raise ValueError(f"Pipe speaks redis:// and unix:// only, not {url.split(':')[0]}://")
+        self.url = url
+        self.options = parse_url(url)
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self._conn: _Connection | None = None
+        self._connecting: asyncio.Task[_Connection] | None = None
+        self._shas: dict[str, bytes] = {}
+        self._closed = False
+
+    @staticmethod
+    def supports(url: str) -> bool:
+        """Whether a Pipe can talk to `url`: plain TCP or a unix socket (no TLS, no cluster)."""
+        return urlsplit(url).scheme in SCHEMES
+
+    async def call(self, *args: Any) -> Any:
+        """Send one command (bytes, str, int or float arguments); its reply."""
+        conn = self._conn
+        if conn is None or conn.lost:
+            conn = await self._connect()
+        return await conn.send(args)
+
+    async def evalsha(self, script: str, keys: list[Any], args: list[Any]) -> Any:
+        """Run a Lua script by SHA1; on NOSCRIPT send its source with EVAL instead."""
+        sha = self._shas.get(script)
+        if sha is None:
+            sha = self._shas[script] = hashlib.sha1(script.encode()).hexdigest().encode()
+        try:
+            return await self.call(b"EVALSHA", sha, len(keys), *keys, *args)
+        except NoScriptError:
+            return await self.call(b"EVAL", script, len(keys), *keys, *args)
+
+    async def aclose(self) -> None:
+        """Close the connection; pending calls fail with ConnectionError, later ones too."""
+        self._closed = True
+        if self._connecting is not None:
+            self._connecting.cancel()
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.fail(ConnectionError("the Redis pipe is closed"))
+
+    # -- connecting --------------------------------------------------------------------
+
+    async def _connect(self) -> _Connection:
+        """The live connection: one connect at a time, shared by every caller."""
+        if self._closed:
+            raise ConnectionError("the Redis pipe is closed")
+        task = self._connecting
+        if task is None:
+            task = self._connecting = asyncio.get_running_loop().create_task(self._open())
+            task.add_done_callback(self._connected)
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and self._closed and not (current and current.cancelling()):
+                raise ConnectionError("the Redis pipe is closed") from None
+            raise  # our caller is cancelled
+
+    def _connected(self, task: asyncio.Task[_Connection]) -> None:
+        self._connecting = None
+        if task.cancelled() or task.exception() is not None:
+            return  # the exception is retrieved: the callers that waited got it
+        if self._closed:
+            task.result().fail(ConnectionError("the Redis pipe is closed"))
+        else:
+            self._conn = task.result()
+
+    async def _open(self) -> _Connection:
+        loop = asyncio.get_running_loop()
+        opts = self.options
+        conn: _Connection | None = None
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                if "path" in opts:
+                    _, conn = await loop.create_unix_connection(
+                        lambda: _Connection(loop, self.timeout), opts["path"]
+                    )
+                else:
+                    _, conn = await loop.create_connection(
+                        lambda: _Connection(loop, self.timeout),
+                        opts.get("host", "localhost"), opts.get("port", 6379),
+                    )  # fmt: skip
+                if opts.get("password"):
+                    user = [opts["username"]] if opts.get("username") else []
+                    await conn.send((b"AUTH", *user, opts["password"]))
+                if opts.get("db"):
+                    await conn.send((b"SELECT", opts["db"]))
+        except BaseException as exc:
+            if conn is not None:
+                conn.fail(ConnectionError("connect failed"))
+            error = self._connect_error(exc)
+            if error is exc:
+                raise
+            raise error from exc
+        if self._closed:  # closed while the hello was under way
+            conn.fail(ConnectionError("the Redis pipe is closed"))
+            raise ConnectionError("the Redis pipe is closed")
+        return conn
+
+    def _connect_error(self, exc: BaseException) -> BaseException:
+        """What a failed connect raises: redis-py's errors, as its own client would."""
+        where = self.options.get("path") or f"{self.options.get('host')}:{self.options.get('port')}"
+        if isinstance(exc, asyncio.CancelledError):
+            return ConnectionError("the Redis pipe is closed") if self._closed else exc
+        if isinstance(exc, RedisError):
+            return exc
+        if isinstance(exc, builtins.TimeoutError):
+            return TimeoutError(f"connecting to Redis at {where} timed out")
+        if isinstance(exc, OSError):
+            return ConnectionError(f"cannot connect to Redis at {where}: {exc}")
+        return exc

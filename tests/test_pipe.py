@@ -1,0 +1,202 @@
+"""The pipelined Redis connection on real redis-servers: order, errors, NOSCRIPT, auth, loss."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+import redis
+import redis.asyncio as aioredis
+from redis.exceptions import AuthenticationError, ConnectionError, ResponseError, TimeoutError
+
+from moose_server.embedded import EmbeddedRedis, free_port
+from moose_server.pipe import Pipe
+
+Factory = Callable[..., EmbeddedRedis]
+
+
+@pytest.fixture
+async def pipes() -> AsyncIterator[Callable[..., Pipe]]:
+    """``p = pipes(url, timeout=...)``: every pipe made is closed at the end."""
+    made: list[Pipe] = []
+
+    def make(url: str, **kwargs: Any) -> Pipe:
+        made.append(Pipe(url, **kwargs))
+        return made[-1]
+
+    yield make
+    for pipe in made:
+        await pipe.aclose()
+
+
+@pytest.fixture(params=["tcp", "unix"])
+def server(request: pytest.FixtureRequest, redis_factory: Factory) -> EmbeddedRedis:
+    """A private redis-server on a loopback port, then on a unix socket."""
+    port = free_port() if request.param == "tcp" else None
+    return redis_factory(port=port, appendonly=False)
+
+
+def test_supports_plain_tcp_and_unix_sockets_only() -> None:
+    assert Pipe.supports("redis://127.0.0.1:6379/0") and Pipe.supports("unix:///tmp/r.sock")
+    for url in ("rediss://h:6380", "redis+cluster://h:1,h:2", "http://h"):
+        assert not Pipe.supports(url)
+        with pytest.raises(ValueError):
+            Pipe(url)
+
+
+async def test_concurrent_calls_get_their_own_replies_in_order(server, pipes):
+    pipe = pipes(server.url)
+    big = bytes(range(256)) * 400  # 100 KB, every byte value
+    calls: list[tuple[Any, ...]] = []
+    expected: list[Any] = []
+    for i in range(500):
+        if i % 5 == 0:
+            calls.append(("INCR", "counter"))
+            expected.append(i // 5 + 1)
+        elif i % 5 == 1:
+            calls.append(("ECHO", f"payload {i} é"))
+            expected.append(f"payload {i} é".encode())
+        elif i % 5 == 2:
+            calls.append((b"ECHO", big + str(i).encode()))
+            expected.append(big + str(i).encode())
+        elif i % 5 == 3:
+            calls.append(("SET", f"k{i}", i))
+            expected.append(b"OK")
+        else:
+            calls.append(("HMGET", "nohash", "a", "b"))
+            expected.append([None, None])
+    got = await asyncio.gather(*(pipe.call(*c) for c in calls))
+    assert got == expected
+    # Every caller shared one connection, opened once.
+    ids = await asyncio.gather(*(pipe.call("CLIENT", "ID") for _ in range(50)))
+    assert len(set(ids)) == 1
+    assert await pipe.call("GET", "k3") == b"3"
+    assert await pipe.call("MGET", "k3", "k8", "nope") == [b"3", b"8", None]
+
+
+async def test_an_error_reply_fails_only_its_caller(redis_url, pipes):
+    pipe = pipes(redis_url)
+    await pipe.call("SET", "s", "text")
+    replies = await asyncio.gather(
+        pipe.call("INCR", "n"), pipe.call("INCR", "s"), pipe.call("INCR", "n"),
+        pipe.call("NOSUCHCOMMAND"), pipe.call("GET", "s"),
+        return_exceptions=True,
+    )  # fmt: skip
+    assert replies[0] == 1 and replies[2] == 2 and replies[4] == b"text"
+    assert isinstance(replies[1], ResponseError) and "not an integer" in str(replies[1])
+    assert isinstance(replies[3], ResponseError) and "unknown command" in str(replies[3])
+    assert await pipe.call("INCR", "n") == 3  # the connection goes on
+
+
+async def test_evalsha_survives_a_script_flush(redis_url, pipes):
+    pipe = pipes(redis_url)
+    script = "redis.call('INCR', KEYS[1]); return {ARGV[1], tonumber(redis.call('GET', KEYS[1]))}"
+    assert await pipe.evalsha(script, ["c"], ["a"]) == [b"a", 1]
+    assert await pipe.evalsha(script, ["c"], [b"b"]) == [b"b", 2]
+    await pipe.call("SCRIPT", "FLUSH")
+    got = await asyncio.gather(*(pipe.evalsha(script, ["c"], [i]) for i in range(20)))
+    assert got == [[str(i).encode(), 3 + i] for i in range(20)]
+    with redis.Redis.from_url(redis_url) as r:
+        assert r.script_exists(redis.Redis().register_script(script).sha) == [True]
+    await pipe.call("SET", "s", "x")
+    with pytest.raises(ResponseError, match="not an integer"):  # a script's error is not NOSCRIPT
+        await pipe.evalsha("return redis.call('INCR', KEYS[1])", ["s"], [])
+
+
+async def test_the_url_gives_user_password_and_database(redis_factory, pipes):
+    server = redis_factory(appendonly=False)
+    with redis.Redis(port=server.port) as r:
+        r.execute_command("ACL", "SETUSER", "moose", "on", ">s3cret", "~*", "&*", "+@all")
+        r.config_set("requirepass", "pw")
+    port = server.port
+    default = pipes(f"redis://:pw@127.0.0.1:{port}/3")
+    user = pipes(f"redis://moose:s3cret@127.0.0.1:{port}/3")
+    await default.call("SET", "where", "db3")
+    assert await user.call("GET", "where") == b"db3"
+    assert await user.call("ACL", "WHOAMI") == b"moose"
+    assert b" db=3 " in await default.call("CLIENT", "INFO")
+    with redis.Redis(port=port, password="pw", db=0) as r:
+        assert r.get("where") is None
+    with pytest.raises(AuthenticationError):
+        await pipes(f"redis://:wrong@127.0.0.1:{port}/0").call("PING")
+    with pytest.raises(AuthenticationError):
+        await pipes(f"redis://127.0.0.1:{port}/0").call("PING")  # NOAUTH
+
+
+async def test_a_lost_server_fails_pending_calls_and_a_restart_is_picked_up(server, pipes):
+    pipe = pipes(server.url)
+    assert await pipe.call("SET", "k", "1") == b"OK"
+    pending = [asyncio.ensure_future(pipe.call("BLPOP", "list", 0)) for _ in range(3)]
+    await asyncio.sleep(0.1)
+    server.kill()
+    for call in pending:
+        with pytest.raises(ConnectionError):
+            await asyncio.wait_for(call, 5)
+    with pytest.raises(ConnectionError):  # nobody listens: the reconnect fails
+        await pipe.call("PING")
+    await asyncio.to_thread(server.start)
+    assert await pipe.call("PING") == b"PONG"
+    many = await asyncio.gather(*(pipe.call("ECHO", str(i)) for i in range(100)))
+    assert many == [str(i).encode() for i in range(100)]
+
+
+async def test_a_late_reply_times_out_every_pending_call(redis_url, pipes):
+    pipe = pipes(redis_url, timeout=0.3)
+    first = await pipe.call("CLIENT", "ID")
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    stuck = asyncio.gather(
+        pipe.call("BLPOP", "list", 10), pipe.call("PING"), return_exceptions=True
+    )
+    replies = await asyncio.wait_for(stuck, 5)
+    assert all(isinstance(r, TimeoutError) for r in replies), replies
+    assert 0.3 <= loop.time() - start < 2.0
+    assert await pipe.call("CLIENT", "ID") != first  # a new connection
+    assert await pipe.call("PING") == b"PONG"
+
+
+async def test_a_cancelled_caller_leaves_the_others_their_replies(redis_url, pipes):
+    pipe = pipes(redis_url)
+    await pipe.call("PING")
+    slow = asyncio.ensure_future(pipe.call("BLPOP", "list", 0.3))
+    after = asyncio.ensure_future(pipe.call("ECHO", "mine"))
+    await asyncio.sleep(0.05)
+    slow.cancel()
+    assert await after == b"mine"
+    assert await pipe.call("ECHO", "next") == b"next"
+
+
+async def test_aclose_fails_pending_calls(redis_url, pipes):
+    pipe = pipes(redis_url)
+    await pipe.call("PING")
+    pending = asyncio.ensure_future(pipe.call("BLPOP", "list", 0))
+    await asyncio.sleep(0.05)
+    await pipe.aclose()
+    with pytest.raises(ConnectionError):
+        await pending
+    with pytest.raises(ConnectionError):
+        await pipe.call("PING")
+
+
+async def test_aclose_during_the_connect(redis_url, pipes):
+    pipe = pipes(redis_url)
+    calls = [asyncio.ensure_future(pipe.call("PING")) for _ in range(5)]
+    await asyncio.sleep(0)
+    await pipe.aclose()
+    for call in calls:
+        with pytest.raises(ConnectionError):
+            await call
+
+
+async def test_a_redis_py_client_and_the_pipe_agree_on_raw_replies(redis_url, pipes):
+    pipe = pipes(redis_url)
+    r = aioredis.Redis.from_url(redis_url)
+    try:
+        await r.hset("h", mapping={"v": 3, "data": b"\x00\xff", "dl": 0})
+        assert await pipe.call("HMGET", "h", "v", "data", "dl", "x") == await r.hmget(
+            "h", ["v", "data", "dl", "x"]
+        )
+    finally:
+        await r.aclose()
