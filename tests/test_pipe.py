@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -13,6 +14,7 @@ from redis.exceptions import AuthenticationError, ConnectionError, ResponseError
 
 from moose_server.embedded import EmbeddedRedis, free_port
 from moose_server.pipe import Pipe
+from moose_server.store import Store, connect
 
 Factory = Callable[..., EmbeddedRedis]
 
@@ -188,6 +190,69 @@ async def test_aclose_during_the_connect(redis_url, pipes):
     for call in calls:
         with pytest.raises(ConnectionError):
             await call
+
+
+# -- the Store with a pipe ---------------------------------------------------------
+
+EV = ({"kind": "move", "seat": 0}, {"turn": 1})
+
+
+async def _scenario(store: Store, game: str) -> list[Any]:
+    """Commits and loads covering ok, dup and stale; the parts that do not depend on time."""
+    field = store.move_field_of("p_1", "m-1")
+    out: list[Any] = []
+    first = await store.commit(game, 0, "", {"n": 0}, [EV, EV], 60_000)
+    out.append((first.status, first.seq, first.deadline - first.now))
+    again = await store.commit(game, 2, field, {"n": 1}, [EV], -1)
+    out.append((again.status, again.seq, again.deadline == first.deadline))
+    for expected, data in ((2, {"n": 9}), (3, {"n": 9}), (0, b"\x80")):
+        c = await store.commit(game, expected, field, data, [EV], 0)
+        out.append((c.status, c.seq, c.now > 0 if c.status == "ok" else c.now, c.deadline))
+    stale = await store.commit(game, 1, "", {"n": 5}, [(EV[0], b"\x81\xa1s\x01")], 0)
+    out.append((stale.status, stale.seq, stale.now, stale.deadline))
+    for name, move_field in ((game, ""), (game, field), (game, "m:p_2:x"), ("g_none", field)):
+        loaded = await store.load(name, move_field or None)
+        since = loaded.deadline - first.now if loaded.deadline else 0
+        out.append(dataclasses.replace(loaded, deadline=since))
+    out.append([(e.seq, e.event, e.state, e.deadline > 0) for e in await store.events(game)])
+    return out
+
+
+async def test_store_commit_and_load_match_with_and_without_the_pipe(redis_url, pipes):
+    client = connect(redis_url, 8)
+    try:
+        plain = Store(client, 16)
+        piped = Store(client, 16, pipes(redis_url))
+        assert await _scenario(piped, "g_piped") == await _scenario(plain, "g_plain")
+        result = await _scenario(plain, "g_plain2")
+        assert [r[0] for r in result[:5]] == ["ok", "ok", "dup", "dup", "dup"]
+        assert result[5][0] == "stale"
+        # Both see the same game whichever path wrote it.
+        assert await piped.load("g_plain") == await plain.load("g_plain")
+    finally:
+        await client.aclose()
+
+
+async def test_store_falls_back_to_redis_py_when_the_pipe_fails(redis_url, pipes):
+    client = connect(redis_url, 8)
+    try:
+        nowhere = pipes(f"redis://127.0.0.1:{free_port()}/0")  # nobody listens there
+        store = Store(client, 16, nowhere)
+        c = await store.commit("g_1", 0, "", {"n": 1}, [EV], 0)
+        assert (c.status, c.seq) == ("ok", 1)
+        loaded = await store.load("g_1")
+        assert (loaded.version, loaded.data) == (1, {"n": 1})
+        # A pipe that times out: the same commit is sent again through redis-py.
+        slow = pipes(redis_url, timeout=0.2)
+        store = Store(client, 16, slow)
+        blocker = asyncio.ensure_future(slow.call("BLPOP", "list", 5))
+        c = await store.commit("g_1", 1, "m:p:1", {"n": 2}, [EV], 0)
+        assert (c.status, c.seq) == ("ok", 2)
+        with pytest.raises(TimeoutError):
+            await blocker
+        assert (await store.load("g_1", "m:p:1")).dup == 2
+    finally:
+        await client.aclose()
 
 
 async def test_a_redis_py_client_and_the_pipe_agree_on_raw_replies(redis_url, pipes):

@@ -8,14 +8,18 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from moose_server.pipe import Pipe
 from moose_server.store import GAMES_CHANNEL, Store, connect
 
 
-@pytest.fixture
-async def store(redis_url: str) -> Any:
-    """A Store over the test Redis with a BlockingConnectionPool."""
+@pytest.fixture(params=["redis-py", "pipe"])
+async def store(request: pytest.FixtureRequest, redis_url: str) -> Any:
+    """A Store over the test Redis with a BlockingConnectionPool (and then a Pipe too)."""
     client = connect(redis_url, 8)
-    yield Store(client, 16)
+    pipe = Pipe(redis_url) if request.param == "pipe" else None
+    yield Store(client, 16, pipe)
+    if pipe is not None:
+        await pipe.aclose()
     await client.aclose()
 
 

@@ -17,6 +17,13 @@ Redis Cluster too::
 Channels (pub/sub is only a wake-up; the streams are the record):
 `moose:games` carries "<game id> <last seq>", `moose:players` carries msgpack
 [player id, message].
+
+Calls go through redis-py, except the two of every move when the Store has a
+`Pipe` (pipe.py; one Redis node only): the game read (HMGET) and the commit
+script. Should the pipe lose its connection or time out, that call is sent
+once more through redis-py, as redis-py's own retry would: the commit script
+checks the version and the move id, so a commit that did run answers "dup" or
+"stale" the second time.
 """
 
 from __future__ import annotations
@@ -30,6 +37,10 @@ from typing import Any
 import msgpack  # type: ignore[import-untyped]
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from moose_server.pipe import Pipe
 
 __all__ = ["GAMES_CHANNEL", "PLAYERS_CHANNEL", "Commit", "Entry", "Loaded", "Store", "connect"]
 
@@ -107,10 +118,12 @@ def _script(name: str) -> str:
 class Store:
     """Key names, scripts and the few Redis calls of games, timers and sessions."""
 
-    def __init__(self, redis: aioredis.Redis, buckets: int) -> None:
+    def __init__(self, redis: aioredis.Redis, buckets: int, pipe: Pipe | None = None) -> None:
         self.redis = redis
         self.buckets = buckets
-        self._commit = redis.register_script(_script("commit.lua"))
+        self.pipe = pipe  # for load and commit, when given (see the module docstring)
+        self._commit_lua = _script("commit.lua")
+        self._commit = redis.register_script(self._commit_lua)
         self._claim = redis.register_script(_script("claim.lua"))
 
     # -- key names ------------------------------------------------------------
@@ -146,7 +159,15 @@ class Store:
     async def load(self, game: str, move_field: str | None = None) -> Loaded:
         """Read a game's version, data and deadline (and a move id's answer) at once."""
         fields = ["v", "data", "dl"] + ([move_field] if move_field else [])
-        got: list[Any] = await self.redis.hmget(self.game_key(game), fields)
+        key = self.game_key(game)
+        got: Any
+        if self.pipe is None:
+            got = await self.redis.hmget(key, fields)
+        else:
+            try:
+                got = await self.pipe.call(b"HMGET", key, *fields)
+            except (RedisConnectionError, RedisTimeoutError):
+                got = await self.redis.hmget(key, fields)
         dup = int(got[3]) if move_field and got[3] is not None else None
         data = unpack(got[1]) if got[1] is not None else None
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
@@ -178,7 +199,15 @@ class Store:
         for event, state in events:
             args += [pack(event), state if isinstance(state, bytes) else pack(state)]
         keys = [self.game_key(game), self.events_key(game), self.deadlines_key(self.bucket(game))]
-        status, seq, now, deadline = await self._commit(keys=keys, args=args)
+        reply: Any
+        if self.pipe is None:
+            reply = await self._commit(keys=keys, args=args)
+        else:
+            try:
+                reply = await self.pipe.evalsha(self._commit_lua, keys, args)
+            except (RedisConnectionError, RedisTimeoutError):
+                reply = await self._commit(keys=keys, args=args)
+        status, seq, now, deadline = reply
         return Commit(status.decode(), int(seq), int(now), int(deadline))
 
     async def drop_deadline(self, game: str) -> None:
