@@ -10,11 +10,17 @@ from typing import Any
 import pytest
 import redis
 import redis.asyncio as aioredis
+from aiohttp import web
 from redis.exceptions import AuthenticationError, ConnectionError, ResponseError, TimeoutError
+from test_server_games import table_game
 
+from moose_server.app import create_app
+from moose_server.connections import open_redis
 from moose_server.embedded import EmbeddedRedis, free_port
 from moose_server.pipe import Pipe
+from moose_server.settings import Settings
 from moose_server.store import Store, connect
+from moose_server.ws import SERVICES
 
 Factory = Callable[..., EmbeddedRedis]
 
@@ -265,3 +271,58 @@ async def test_a_redis_py_client_and_the_pipe_agree_on_raw_replies(redis_url, pi
         )
     finally:
         await r.aclose()
+
+
+# -- wiring: which backends get a pipe -------------------------------------------------
+
+
+async def test_a_single_node_gets_a_pipe_unless_turned_off(redis_url, redis_cluster):
+    backend = await open_redis(redis_url, 8, pipe=True)
+    try:
+        assert backend.pipe is not None and await backend.pipe.call("PING") == b"PONG"
+    finally:
+        await backend.aclose()
+    with pytest.raises(ConnectionError):  # closed with the backend
+        await backend.pipe.call("PING")
+    off = await open_redis(redis_url, 8, pipe=False)
+    cluster = await open_redis(redis_cluster.url, 8, pipe=True)
+    try:
+        assert off.pipe is None
+        assert cluster.cluster and cluster.pipe is None  # the cluster path is redis-py's
+    finally:
+        await off.aclose()
+        await cluster.aclose()
+
+
+def test_the_setting_reads_the_environment() -> None:
+    assert Settings().redis_pipe is True
+    assert Settings.from_env({"MOOSE_REDIS_PIPE": "0"}).redis_pipe is False
+    assert Settings.from_env({"MOOSE_REDIS_PIPE": "true"}).redis_pipe is True
+    with pytest.raises(ValueError, match="MOOSE_REDIS_PIPE"):
+        Settings.from_env({"MOOSE_REDIS_PIPE": "maybe"})
+
+
+@pytest.mark.parametrize("on", [True, False])
+async def test_a_server_commits_moves_through_its_pipe(redis_url, tmp_path, ws_client, on):
+    port = free_port()
+    settings = Settings(
+        host="127.0.0.1", port=port, redis_url=redis_url, data_dir=str(tmp_path), redis_pipe=on
+    )
+    app = create_app(settings)
+    runner = web.AppRunner(app, shutdown_timeout=1.0)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        url = f"ws://127.0.0.1:{port}/ws"
+        clients = [await ws_client(url, "alice"), await ws_client(url, "bob")]
+        game, _ = await table_game(clients)
+        store = app[SERVICES].store
+        assert (store.pipe is not None) is on
+        if on:
+            assert store.pipe._conn is not None  # connected on first use: it was used
+        assert (await store.load(game)).version >= 1
+    finally:
+        await runner.cleanup()
+    if on:
+        with pytest.raises(ConnectionError):  # closed at shutdown
+            await store.pipe.call("PING")

@@ -30,6 +30,7 @@ from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
 from moose_server.metrics import Metrics
 from moose_server.observe import observe
+from moose_server.pipe import Pipe
 from moose_server.services import Services
 from moose_server.settings import Settings
 from moose_server.store import Store
@@ -80,9 +81,9 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
     async with contextlib.AsyncExitStack() as stack:
         url = await _redis_url(settings, stack)
         app[REDIS_URL] = url
-        backend = await open_redis(url, settings.redis_connections)
+        backend = await open_redis(url, settings.redis_connections, pipe=settings.redis_pipe)
         stack.push_async_callback(backend.aclose)
-        services = await _build(settings, backend.redis, backend.pubsub)
+        services = await _build(settings, backend.redis, backend.pubsub, backend.pipe)
         app[SERVICES] = services
         observe(services)
         stack.push_async_callback(services.games.close)
@@ -110,8 +111,10 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
             await cancel_and_wait(tasks)
 
 
-async def _build(settings: Settings, redis: object, pubsub: object) -> Services:
-    store = Store(redis, settings.buckets)  # type: ignore[arg-type]
+async def _build(
+    settings: Settings, redis: object, pubsub: object, pipe: Pipe | None = None
+) -> Services:
+    store = Store(redis, settings.buckets, pipe)  # type: ignore[arg-type]
     secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
     games = Games(store, settings)
     hub = Hub(store, pubsub)  # type: ignore[arg-type]

@@ -5,7 +5,10 @@ commands and scripts, and a source of pub/sub connections for the hub.
 
 - ``redis://``, ``rediss://``, ``unix://``: one node, unless the node says it is
   part of a cluster (``INFO cluster`` shows ``cluster_enabled:1``): then the
-  cluster client, with that node as the seed.
+  cluster client, with that node as the seed. With ``pipe=True`` a single
+  ``redis://`` or ``unix://`` node also gets a `Pipe` (pipe.py), one pipelined
+  connection for the two Redis calls of every move; ``rediss://`` and clusters
+  keep redis-py only (a pipe per cluster node is future work).
 - ``redis+cluster://host:port[,host:port...]`` (``rediss+cluster://`` for TLS):
   a cluster for sure, with every listed node as a seed (no probe).
 
@@ -30,6 +33,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 
+from moose_server.pipe import Pipe
 from moose_server.store import connect
 
 __all__ = ["Backend", "NodePubSub", "PubSubSource", "open_redis"]
@@ -53,19 +57,25 @@ class PubSubSource(Protocol):
 
 @dataclass
 class Backend:
-    """An instance's Redis clients: `redis` for commands, `pubsub` for the hub."""
+    """An instance's Redis clients: `redis` for commands, `pubsub` for the hub.
+
+    `pipe`, when there is one, carries the store's hot calls (see store.py).
+    """
 
     redis: Any  # aioredis.Redis or RedisCluster: the same commands
     pubsub: PubSubSource
     cluster: bool
+    pipe: Pipe | None = None
 
     async def aclose(self) -> None:
-        """Close both clients."""
+        """Close every client."""
+        if self.pipe is not None:
+            await self.pipe.aclose()
         await self.pubsub.aclose()
         await self.redis.aclose()
 
 
-async def open_redis(url: str, max_connections: int) -> Backend:
+async def open_redis(url: str, max_connections: int, *, pipe: bool = False) -> Backend:
     """The clients for `url`: a single node or a cluster (see the module docstring)."""
     parts = urlsplit(url)
     if parts.scheme in CLUSTER_SCHEMES:
@@ -76,7 +86,9 @@ async def open_redis(url: str, max_connections: int) -> Backend:
     if parts.scheme != "unix" and await _cluster_enabled(url):
         log.info("Redis at %s is a cluster node: using the cluster protocol", parts.hostname)
         return await _open_cluster(urlunsplit(parts._replace(path="")), [], max_connections)
-    return Backend(connect(url, max_connections), connect(url, 1, blocking=True), cluster=False)
+    lean = Pipe(url) if pipe and Pipe.supports(url) else None
+    commands, pubsub = connect(url, max_connections), connect(url, 1, blocking=True)
+    return Backend(commands, pubsub, cluster=False, pipe=lean)
 
 
 async def _cluster_enabled(url: str) -> bool:

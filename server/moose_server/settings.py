@@ -55,6 +55,7 @@ class Settings:
     buckets: int = 16  # must stay the same for the life of the data (ids hash into it)
     drain_grace: float = 5.0  # on shutdown, time for requests in flight
     redis_connections: int = 64
+    redis_pipe: bool = True  # a move's two Redis calls on one pipelined connection (pipe.py)
     instance_ttl: float = 10.0  # no heartbeat for this long: the instance is dead
     instance_id: str = field(default_factory=_instance_id)
     log_format: str = "text"  # "text" for a terminal, "json" (one object a line) for operators
@@ -88,6 +89,12 @@ class Settings:
 def _parse(f: dataclasses.Field[Any], raw: str) -> Any:
     """One environment value, converted to the field's type."""
     kind = str(f.type)
+    if kind == "bool":
+        if raw.lower() in ("1", "true", "yes", "on"):
+            return True
+        if raw.lower() in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"MOOSE_{f.name.upper()}={raw!r} is not 1/0, true/false, yes/no, on/off")
     try:
         if kind.startswith("int"):
             return int(raw)
