@@ -1,49 +1,148 @@
-"""The socket's send side: a client that stops reading is dropped, not waited for."""
+"""The socket's send side, over a real socket: frames arrive whole and in order, and a
+client that stops reading is dropped with 1013 instead of being waited for."""
 
 from __future__ import annotations
 
 import asyncio
+import base64
+import os
+import socket
+import struct
 from types import SimpleNamespace
 from typing import Any
+
+import msgpack
+from aiohttp import web
 
 from moose_server.settings import Settings
 from moose_server.ws import CLOSE_SLOW, Connection
 
+SMALL = 4096  # socket buffers of both ends, so that a client that stops reading shows soon
 
-class StuckSocket:
-    """A WebSocket whose peer never reads: every send waits forever."""
 
-    def __init__(self) -> None:
-        self.sent = 0
-        self.closed_with: int | None = None
-        self.closes = 0
-        self.forever = asyncio.Event()
+class Server:
+    """A bare aiohttp app whose one WebSocket is served by a real `Connection`."""
 
-    async def send_bytes(self, data: bytes) -> None:
-        self.sent += 1
-        await self.forever.wait()
+    def __init__(self, send_buffer: int) -> None:
+        self.settings = Settings(send_buffer=send_buffer)
+        self.conn: Connection | None = None
+        self.ready = asyncio.Event()
+        self.done = asyncio.Event()
 
-    async def close(self, code: int = 1000, message: bytes = b"") -> None:
-        self.closed_with = code
-        self.closes += 1
+    async def handler(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse(compress=False)
+        await ws.prepare(request)
+        sock = request.transport.get_extra_info("socket")  # type: ignore[union-attr]
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SMALL)
+        services: Any = SimpleNamespace(settings=self.settings)
+        self.conn = Connection(ws, services, request.transport)
+        self.ready.set()
+        await self.done.wait()
+        return ws
+
+
+async def _start(server: Server) -> tuple[web.AppRunner, int]:
+    app = web.Application()
+    app.router.add_get("/ws", server.handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+    return runner, port
+
+
+async def _raw_client(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A WebSocket handshake by hand on a socket with a small receive buffer."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SMALL)
+    sock.setblocking(False)
+    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", port))
+    reader, writer = await asyncio.open_connection(sock=sock, limit=1 << 22)
+    key = base64.b64encode(os.urandom(16)).decode()
+    writer.write(
+        f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
+    head = await reader.readuntil(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 101"), head
+    return reader, writer
+
+
+async def _frame(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    """One server frame: (opcode, payload)."""
+    b0, b1 = await reader.readexactly(2)
+    assert b0 & 0x80 and not b1 & 0x80, "a whole, unmasked frame"
+    n = b1 & 0x7F
+    if n == 126:
+        (n,) = struct.unpack("!H", await reader.readexactly(2))
+    elif n == 127:
+        (n,) = struct.unpack("!Q", await reader.readexactly(8))
+    return b0 & 0x0F, await reader.readexactly(n)
+
+
+async def test_frames_arrive_whole_and_in_order_binary_and_text():
+    server = Server(send_buffer=1 << 20)
+    runner, port = await _start(server)
+    try:
+        reader, writer = await _raw_client(port)
+        await server.ready.wait()
+        conn = server.conn
+        assert conn is not None
+        sizes = [1, 125, 126, 65535, 65536, 3000]  # every length encoding, at its edges
+        for i, size in enumerate(sizes):
+            conn.send({"type": "pong", "id": i, "pad": "x" * size})  # one loop turn
+        await asyncio.sleep(0)
+        conn.send({"type": "pong", "id": 99})  # the next turn
+        conn.send_frame('{"type":"pong","id":100}')  # a text frame, as JSON clients get
+        got = [await _frame(reader) for _ in range(len(sizes) + 2)]
+        assert [op for op, _ in got] == [2] * (len(sizes) + 1) + [1]
+        msgs = [msgpack.unpackb(p) for _, p in got[:-1]]
+        assert [m["id"] for m in msgs] == [*range(len(sizes)), 99]
+        assert [len(m.get("pad", "")) for m in msgs[:-1]] == sizes
+        assert got[-1][1] == b'{"type":"pong","id":100}'
+        writer.close()
+    finally:
+        server.done.set()
+        await runner.cleanup()
 
 
 async def test_a_client_that_stops_reading_is_dropped_with_1013():
-    ws = StuckSocket()
-    services: Any = SimpleNamespace(settings=Settings(send_queue=3))
-    conn = Connection(ws, services)  # type: ignore[arg-type]
-    conn._tasks.append(asyncio.create_task(conn._write_loop()))
-    for i in range(10):
-        conn.send({"type": "pong", "id": i, "server_time": 0})
-        await asyncio.sleep(0)
-    async with asyncio.timeout(10):
-        while ws.closed_with is None:
-            await asyncio.sleep(0.01)
-    assert ws.closed_with == CLOSE_SLOW and ws.sent == 1
-    queued = conn._queue.qsize()
-    conn.send({"type": "pong", "id": 99, "server_time": 0})  # ignored once closing
-    await asyncio.sleep(0.05)
-    assert conn._queue.qsize() == queued and ws.closes == 1 and ws.sent == 1
-    for task in conn._tasks:
-        task.cancel()
-    await asyncio.gather(*conn._tasks, return_exceptions=True)
+    server = Server(send_buffer=64 * 1024)
+    runner, port = await _start(server)
+    try:
+        reader, writer = await _raw_client(port)  # and then it reads nothing
+        await server.ready.wait()
+        conn = server.conn
+        assert conn is not None
+        transport = conn._transport
+        sent = 0
+        for _ in range(2000):  # 2000 x 10 KB: far beyond the buffers and the limit
+            conn.send({"type": "pong", "id": sent, "pad": "x" * 10_000})
+            sent += 1
+            await asyncio.sleep(0)
+            if conn._closing:
+                break
+        assert conn._closing, "never dropped"
+        # Dropped soon after the transport held more than the limit, not after 20 MB.
+        assert sent < 200, sent
+        held = transport.get_write_buffer_size()
+        conn.send({"type": "pong", "id": -1})  # ignored once closing
+        await asyncio.sleep(0.05)
+        assert conn._out == [] and transport.get_write_buffer_size() <= held
+        # The client reads again: every frame sent before the drop, whole and in order,
+        # then the close frame with 1013.
+        ids = []
+        async with asyncio.timeout(10):
+            while True:
+                op, payload = await _frame(reader)
+                if op == 8:
+                    break
+                ids.append(msgpack.unpackb(payload)["id"])
+        assert struct.unpack("!H", payload[:2])[0] == CLOSE_SLOW
+        assert ids == list(range(len(ids))) and len(ids) >= sent - 1
+        writer.close()
+    finally:
+        server.done.set()
+        await runner.cleanup()

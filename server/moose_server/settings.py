@@ -47,7 +47,7 @@ class Settings:
     burst: int = 40  # ...with this many at once
     rate_strikes: int = 5  # rate_limited errors in a row before closing with 1008
     heartbeat: float = 20.0
-    send_queue: int = 256  # frames waiting for a slow client before it is dropped
+    send_buffer: int = 1 << 20  # bytes a slow client has not taken before it is dropped
     poll_interval: float = 0.25  # how often every instance looks for due deadlines
     lease: float = 5.0  # a claimed deadline comes back after this if its claimer died
     auto_delay: float = 2.0  # safety deadline of a seat the server plays at once

@@ -1,11 +1,14 @@
-"""One WebSocket: read loop -> dispatch -> bounded send queue with one writer task.
+"""One WebSocket: read loop -> dispatch; sends written out once per loop turn.
 
 The reader decodes and checks each frame, applies the rate limit and runs one
-small handler per message type (`handlers.py`). Everything sent goes through a
-bounded queue drained by a single writer, so a client that reads too slowly is
-dropped (close 1013) instead of stalling the hub. Client mistakes become `error`
-messages with a stable code and the socket stays open; Redis trouble becomes
-`unavailable`; anything else is logged and answered `internal`.
+small handler per message type (`handlers.py`). `send` never waits: it frames
+the message and the frames a socket got during one turn of the event loop go out
+in one write to its transport (a move's `moved` and `event` share a syscall).
+The kernel and the transport buffer what the client has not read; once the
+transport holds more than `send_buffer` bytes the client reads too slowly and
+is dropped (close 1013) instead of stalling the hub. Client mistakes become
+`error` messages with a stable code and the socket stays open; Redis trouble
+becomes `unavailable`; anything else is logged and answered `internal`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import struct
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -36,12 +40,19 @@ CLOSE_FLOOD = 1008
 CLOSE_SLOW = 1013
 CLOSE_RESTART = 1012
 _Refusal = (ProtocolError, Refusal)
+# Server frame headers (RFC 6455 5.2: FIN + opcode, unmasked length), as aiohttp builds them.
+_LEN1 = struct.Struct("!BB").pack
+_LEN2 = struct.Struct("!BBH").pack
+_LEN3 = struct.Struct("!BBQ").pack
 
 
 class Connection:
     """One client's socket: its player, the games it follows, its send queue."""
 
-    def __init__(self, ws: web.WebSocketResponse, services: Services) -> None:
+    def __init__(
+        self, ws: web.WebSocketResponse, services: Services,
+        transport: asyncio.BaseTransport | None,
+    ) -> None:  # fmt: skip
         self.ws = ws
         self.services = services
         settings = services.settings
@@ -50,18 +61,18 @@ class Connection:
         self.name = ""
         self.subs: dict[str, Sub] = {}
         self.away: set[str] = set()  # games where our seat is away: back on any message
-        self._queue: asyncio.Queue[bytes | str | tuple[int, str]] = asyncio.Queue(
-            settings.send_queue
-        )
+        self._transport: Any = transport  # the socket's: frames are written to it directly
+        self._out: list[bytes] = []  # frames of this loop turn, not yet written
+        self._limit = settings.send_buffer
+        self._loop = asyncio.get_running_loop()
         self._allowance = float(settings.burst)
-        self._checked = asyncio.get_running_loop().time()
+        self._checked = self._loop.time()
         self._strikes = 0
         self._closing = False
         self._tasks: list[asyncio.Task[Any]] = []
 
     async def run(self) -> None:
         """Serve the socket until it closes; then forget it everywhere."""
-        self._tasks.append(asyncio.create_task(self._write_loop()))
         self.services.connections.add(self)
         try:
             async for raw in self.ws:
@@ -165,18 +176,44 @@ class Connection:
     # -- writing ------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:
-        """Queue a message; a client whose queue is full is dropped."""
+        """Send a message (written at the end of this loop turn); never waits."""
+        if not self._closing:
+            self.send_frame(protocol.encode(message, binary=self.binary))
+
+    def send_frame(self, payload: bytes | str) -> None:
+        """Send an encoded message: bytes as a binary frame, str as a text frame."""
         if self._closing:
             return
-        frame = protocol.encode(message, binary=self.binary)
-        try:
-            self._queue.put_nowait(frame)
-        except asyncio.QueueFull:
+        if isinstance(payload, str):
+            payload, opcode = payload.encode(), 0x81
+        else:
+            opcode = 0x82
+        n = len(payload)
+        if n < 126:
+            head = _LEN1(opcode, n)
+        elif n < 0x10000:
+            head = _LEN2(opcode, 126, n)
+        else:
+            head = _LEN3(opcode, 127, n)
+        out = self._out
+        if not out:
+            self._loop.call_soon(self._flush)
+        out.append(head)
+        out.append(payload)
+
+    def _flush(self) -> None:
+        """Write this turn's frames in one go; drop a client that stopped reading."""
+        out, self._out = self._out, []
+        transport = self._transport
+        if not out or transport is None or transport.is_closing():
+            return
+        if transport.get_write_buffer_size() > self._limit:
             log.info("dropping a slow client (%s)", self.player,
                      extra={"event": "slow_client", "player": self.player})  # fmt: skip
             self._closing = True
-            self._tasks[0].cancel()  # the writer is stuck on the socket: stop waiting
             self._tasks.append(asyncio.create_task(self.ws.close(code=CLOSE_SLOW)))
+            return
+        transport.write(b"".join(out))
 
     def send_error(
         self, code: str, message: str, msg_id: Any = None, game: str | None = None
@@ -194,26 +231,12 @@ class Connection:
         self.send(protocol.error(code, message, msg_id))
 
     def close(self, code: int, message: str = "") -> None:
-        """Close after what is queued has been sent."""
+        """Close after what was sent before has been written."""
         if self._closing:
             return
-        try:
-            self._queue.put_nowait((code, message))
-        except asyncio.QueueFull:
-            self._tasks.append(asyncio.create_task(self.ws.close(code=code)))
+        self._flush()
         self._closing = True
-
-    async def _write_loop(self) -> None:
-        with contextlib.suppress(ConnectionError, RuntimeError):
-            while True:
-                item = await self._queue.get()
-                if isinstance(item, tuple):
-                    await self.ws.close(code=item[0], message=item[1].encode())
-                    return
-                if isinstance(item, bytes):
-                    await self.ws.send_bytes(item)
-                else:
-                    await self.ws.send_str(item)
+        self._tasks.append(asyncio.create_task(self.ws.close(code=code, message=message.encode())))
 
     # -- called by the hub --------------------------------------------------------
 
@@ -241,7 +264,7 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
         raise web.HTTPServiceUnavailable(text="draining")
     await ws.prepare(request)
     log.info("connect from %s", request.remote, extra={"event": "connect"})
-    await Connection(ws, services).run()
+    await Connection(ws, services, request.transport).run()
     return ws
 
 
