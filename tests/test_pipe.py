@@ -11,7 +11,13 @@ import pytest
 import redis
 import redis.asyncio as aioredis
 from aiohttp import web
-from redis.exceptions import AuthenticationError, ConnectionError, ResponseError, TimeoutError
+from redis.exceptions import (
+    AuthenticationError,
+    ConnectionError,
+    DataError,
+    ResponseError,
+    TimeoutError,
+)
 from test_server_games import table_game
 
 from moose_server.app import create_app
@@ -96,6 +102,17 @@ async def test_an_error_reply_fails_only_its_caller(redis_url, pipes):
     assert isinstance(replies[1], ResponseError) and "not an integer" in str(replies[1])
     assert isinstance(replies[3], ResponseError) and "unknown command" in str(replies[3])
     assert await pipe.call("INCR", "n") == 3  # the connection goes on
+
+
+async def test_an_argument_of_another_type_is_refused_before_anything_is_sent(redis_url, pipes):
+    pipe = pipes(redis_url)
+    before = asyncio.ensure_future(pipe.call("ECHO", "before"))
+    with pytest.raises(DataError):
+        await pipe.call("SET", "k", None)
+    with pytest.raises(DataError):
+        await pipe.call("SET", "k", True)
+    assert await before == b"before"
+    assert await pipe.call("SET", "k", 1.5) == b"OK" and await pipe.call("GET", "k") == b"1.5"
 
 
 async def test_evalsha_survives_a_script_flush(redis_url, pipes):

@@ -121,13 +121,18 @@ class _Connection(asyncio.Protocol):
         if self.lost:
             raise ConnectionError("Redis connection lost")
         out = self.out
+        start = len(out)
         out.append(b"*%d\r\n" % len(args))
-        for arg in args:
-            if type(arg) is not bytes:
-                arg = _encode(arg)
-            out.append(b"$%d\r\n" % len(arg))
-            out.append(arg)
-            out.append(b"\r\n")
+        try:
+            for arg in args:
+                if type(arg) is not bytes:
+                    arg = _encode(arg)
+                out.append(b"$%d\r\n" % len(arg))
+                out.append(arg)
+                out.append(b"\r\n")
+        except DataError:
+            del out[start:]  # nothing of a command that cannot be sent
+            raise
         loop = self.loop
         if not self.flushing:
             self.flushing = True
