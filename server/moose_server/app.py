@@ -118,7 +118,7 @@ async def _build(
     secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
     games = Games(store, settings)
     hub = Hub(store, pubsub)  # type: ignore[arg-type]
-    games.on_commit, hub.on_wakeup = hub.remember, games.saw
+    games.on_commit, hub.on_wakeup = hub.committed, games.saw
     matchmaker = Matchmaker(
         redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
         instance=settings.instance_id, lease=settings.lease,

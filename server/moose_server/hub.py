@@ -1,13 +1,16 @@
 """The hub of one instance: one pub/sub subscription fanning out to local sockets.
 
-A game's wake-up ("<game id> <seq>") makes the hub read the game's stream once
-from the lowest seq its local sockets have seen, then give each socket the
-events it has not had, each with that socket's own view. Events this instance
-committed itself are kept (`remember`) until their wake-up arrives, so that
-wake-up needs no stream read: the hub handles wake-ups one after the other, and
-a read per event made Redis' round trip the limit of every game's pace. Pub/sub may lose a
-wake-up while it reconnects: the hub then re-reads every game it serves, and a
-socket that sees a gap reads the stream itself, so the stream is the record.
+Events this instance commits itself go to its local sockets at once
+(`committed`, called by the commit), without waiting for their wake-up; they are
+also kept until that wake-up arrives, for a socket that could not take them
+then (it was reading a gap), so the wake-up needs no stream read.
+
+Another instance's wake-up ("<game id> <seq>") makes the hub read the game's
+stream once from the lowest seq its local sockets have seen, then give each
+socket the events it has not had, each with that socket's own view. Pub/sub may
+lose a wake-up while it reconnects: the hub then re-reads every game it serves,
+and a socket that sees a gap reads the stream itself, so the stream is the
+record.
 
 Player messages (`match`, `table`) travel on one channel as [player, message].
 """
@@ -16,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -26,7 +29,7 @@ from moose import rules
 from moose_server.connections import PubSubSource
 from moose_server.games import Game
 from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store, unpack
-from moose_server.tasks import cancelling
+from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = ["Hub", "Peer", "Sub", "event_message", "state_message"]
 
@@ -136,6 +139,7 @@ class Hub:
         self.players: dict[str, set[Peer]] = {}
         self.ready = asyncio.Event()
         self._recent: dict[str, list[Entry]] = {}  # game -> events committed here, in order
+        self._tasks: set[asyncio.Task[None]] = set()  # deliveries that read Redis
         self.on_wakeup: Callable[[str, int], None] | None = None  # told of every wake-up
 
     # -- local registrations ----------------------------------------------------
@@ -192,6 +196,8 @@ class Hub:
             return
         async with sub.lock:
             todo = [e for e in entries or () if e.seq > sub.seen]
+            if entries is not None and not todo:
+                return  # it has them all
             if not todo or todo[0].seq != sub.seen + 1:
                 todo = await self.store.events(game, sub.seen)
                 prepared = None  # other entry objects: not the ones prepared
@@ -223,10 +229,37 @@ class Hub:
             if entry.event["kind"] == "away" and entry.event["seat"] == sub.seat:
                 peer.note_away(game)
 
-    def remember(self, game: str, entries: list[Entry]) -> None:
-        """Events this instance has just committed: their wake-up needs no stream read."""
-        if game not in self.games or not entries:
+    def committed(self, game: str, entries: list[Entry]) -> None:
+        """Events this instance has just committed: send them to the local sockets now.
+
+        A socket that is reading a gap (its lock is held) or is behind gets them
+        from the wake-up, which finds them here (`_recalled`) instead of in Redis.
+        """
+        peers = self.games.get(game)
+        if not peers or not entries:
             return
+        prepared: dict[int, _Prepared] = {}
+        late = [p for p in peers if not self._offer(p, game, entries, prepared)]
+        if late:
+            self._remember(game, entries)
+
+    def _offer(
+        self, peer: Peer, game: str, entries: list[Entry], prepared: dict[int, _Prepared]
+    ) -> bool:
+        """Send the entries the socket lacks, if that needs no wait; False: `deliver` it.
+
+        It needs a wait when the socket is reading a gap (its lock is held) or
+        lacks events before the first of `entries`.
+        """
+        sub = peer.subs.get(game)
+        if sub is None or entries[-1].seq <= sub.seen:
+            return True
+        if sub.lock.locked() or entries[0].seq > sub.seen + 1:
+            return False
+        self._send(peer, game, sub, entries, prepared)
+        return True
+
+    def _remember(self, game: str, entries: list[Entry]) -> None:
         recent = self._recent.pop(game, [])
         if recent and recent[-1].seq + 1 != entries[0].seq:
             recent = []
@@ -250,44 +283,95 @@ class Hub:
             else:
                 del self._recent[game]
 
-    async def _on_game(self, game: str, seq: int | None) -> None:
+    def _on_game(self, game: str, seq: int | None) -> None:
+        """A wake-up: serve the local sockets at once from memory; read Redis in a task."""
         peers = list(self.games.get(game, ()))
         behind = [p.subs[game].seen for p in peers if game in p.subs]
         if not behind or (seq is not None and min(behind) >= seq):
             self._forget(game, seq)
+            self._fanned_out(game, seq)
             return
         entries = self._recalled(game, min(behind), seq)
         self._forget(game, seq)
         if entries is None:
-            entries = await self.store.events(game, min(behind))
+            self._spawn(self._deliver_all(game, seq, peers, None, None))
+            return
         prepared: dict[int, _Prepared] = {}
-        for peer in peers:
-            await self.deliver(peer, game, entries, prepared)
+        late = [p for p in peers if not self._offer(p, game, entries, prepared)]
+        if late:
+            self._spawn(self._deliver_all(game, seq, late, entries, prepared))
+        else:
+            self._fanned_out(game, seq)
 
-    async def _on_player(self, player: str, message: dict[str, Any]) -> None:
+    async def _deliver_all(
+        self, game: str, seq: int | None, peers: list[Peer], entries: list[Entry] | None,
+        prepared: dict[int, _Prepared] | None,
+    ) -> None:  # fmt: skip
+        """The slow part of a wake-up: one stream read for all, then each socket in turn."""
+        try:
+            if entries is None:
+                lowest = min((p.subs[game].seen for p in peers if game in p.subs), default=None)
+                if lowest is None:
+                    return
+                entries = await self.store.events(game, lowest)
+            for peer in peers:
+                await self.deliver(peer, game, entries, prepared)
+        except (RedisError, OSError) as exc:
+            # The next wake-up of the game reads from where each socket is, and a
+            # client that sees a gap can `sync`: nothing is lost but time.
+            log.warning("cannot read the events of %s: %s", game, exc)
+            return
+        self._fanned_out(game, seq)
+
+    def _fanned_out(self, game: str, seq: int | None) -> None:
+        if self.on_fanout is not None and seq is not None:
+            self.on_fanout(game, seq)
+
+    def _on_player(self, player: str, message: dict[str, Any]) -> None:
         for peer in list(self.players.get(player, ())):
-            await peer.on_player_message(message)
+            self._spawn(peer.on_player_message(message))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run hub work that waits (Redis reads) beside the subscription, not in its way."""
+        task = asyncio.get_running_loop().create_task(self._logged(work))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _logged(work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except (RedisError, OSError) as exc:
+            log.warning("cannot deliver: %s", exc)
+        except Exception:
+            if cancelling():
+                raise asyncio.CancelledError from None
+            log.exception("cannot deliver")
 
     # -- the subscription -------------------------------------------------------
 
     async def run(self) -> None:
         """Listen until cancelled; after a lost connection, re-read every local game."""
-        while True:
-            try:
-                async with self.pubsub_redis.pubsub() as pubsub:
-                    await pubsub.subscribe(GAMES_CHANNEL, PLAYERS_CHANNEL)
-                    self.ready.set()
-                    for game in list(self.games):
-                        await self._on_game(game, None)
-                    async for message in pubsub.listen():
-                        await self._dispatch(message)
-            except (RedisError, OSError) as exc:
-                if cancelling():
-                    raise asyncio.CancelledError from exc
-                log.warning("pub/sub connection lost (%s); resubscribing", exc)
-                await asyncio.sleep(0.2)
+        try:
+            while True:
+                try:
+                    async with self.pubsub_redis.pubsub() as pubsub:
+                        await pubsub.subscribe(GAMES_CHANNEL, PLAYERS_CHANNEL)
+                        self.ready.set()
+                        for game in list(self.games):
+                            self._on_game(game, None)
+                        async for message in pubsub.listen():
+                            self._dispatch(message)
+                except (RedisError, OSError) as exc:
+                    if cancelling():
+                        raise asyncio.CancelledError from exc
+                    log.warning("pub/sub connection lost (%s); resubscribing", exc)
+                    await asyncio.sleep(0.2)
+        finally:
+            await cancel_and_wait(self._tasks)
 
-    async def _dispatch(self, message: dict[str, Any]) -> None:
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        """One pub/sub message; never waits, so the subscription never falls behind."""
         if message.get("type") != "message":
             return
         try:
@@ -295,13 +379,9 @@ class Hub:
                 game, seq = message["data"].decode().split(" ")
                 if self.on_wakeup is not None:
                     self.on_wakeup(game, int(seq))
-                await self._on_game(game, int(seq))
-                if self.on_fanout is not None:
-                    self.on_fanout(game, int(seq))
+                self._on_game(game, int(seq))
             elif message["channel"] == PLAYERS_CHANNEL:
                 player, payload = unpack(message["data"])
-                await self._on_player(player, payload)
-        except (RedisError, OSError):
-            raise
+                self._on_player(player, payload)
         except Exception:
             log.exception("cannot deliver %r", message)

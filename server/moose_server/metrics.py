@@ -122,8 +122,15 @@ class Metrics:
 
     # -- the hot path -------------------------------------------------------------
 
-    def committed(self, game: str, entries: Sequence[Entry], followed: bool) -> None:
-        """One commit of this instance: count its moves; time its fan-out if `followed`."""
+    def committed(
+        self, game: str, entries: Sequence[Entry], started: float, local: bool, waiting: bool
+    ) -> None:
+        """One commit of this instance: count its moves; time its fan-out.
+
+        `started`: perf_counter() when the commit came back; `local`: the game has
+        sockets here; `waiting`: some of them did not get the events at once (the
+        wake-up will bring them: timed by `fanned_out`).
+        """
         for entry in entries:
             event = entry.event
             if event["kind"] == "move":
@@ -131,10 +138,12 @@ class Metrics:
                 child = self._auto.get(event["auto"])
                 if child is not None:
                     child.inc()
-        if followed and entries and game not in self._pending:
+        if waiting and entries and game not in self._pending:
             if len(self._pending) >= PENDING_MAX:
                 self._pending.clear()
-            self._pending[game] = (entries[0].seq, time.perf_counter())
+            self._pending[game] = (entries[0].seq, started)
+        elif local and entries:
+            self._fanout.observe(time.perf_counter() - started)
 
     def fanned_out(self, game: str, seq: int) -> None:
         """The hub has handled the wake-up of `game` up to `seq`."""

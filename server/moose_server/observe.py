@@ -10,6 +10,7 @@ callback each (`Games.on_commit`, `Games.on_timeout`, `Hub.on_fanout`).
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 
 from moose_server.hub import Hub
@@ -24,13 +25,14 @@ log = logging.getLogger("moose_server.games")
 def observe(services: Services) -> None:
     """Report the instance's commits, deadlines and fan-outs to its metrics."""
     games, hub, metrics = services.games, services.hub, services.metrics
-    remember = games.on_commit
+    deliver = games.on_commit
 
     def on_commit(game: str, entries: list[Entry]) -> None:
-        metrics.committed(game, entries, _awaited(hub, game, entries))
+        started = time.perf_counter()
+        if deliver is not None:
+            deliver(game, entries)
+        metrics.committed(game, entries, started, game in hub.games, _awaited(hub, game, entries))
         _log_events(game, entries)
-        if remember is not None:
-            remember(game, entries)
 
     games.on_commit = on_commit
     games.on_timeout = metrics.fired
@@ -39,7 +41,7 @@ def observe(services: Services) -> None:
 
 
 def _awaited(hub: Hub, game: str, entries: Sequence[Entry]) -> bool:
-    """Whether a local socket still waits for these events (the hub may have been first)."""
+    """Whether a local socket still waits for these events (it was reading a gap)."""
     if not entries:
         return False
     last = entries[-1].seq
