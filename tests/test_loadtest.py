@@ -60,3 +60,15 @@ def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
     conns = report["connections"]
     assert (conns["connected"], conns["errors"]) == (20, {})
     assert conns["bytes_per_connection"] is not None
+
+
+def test_a_paced_run_plays_and_reports(tmp_path: object) -> None:
+    """--rate: moves wait for the pacer in tasks of their own; the run still plays."""
+    cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--games", "2",
+           "--rate", "20", "--warmup", "1", "--duration", "2", "--drain", "60",
+           "--no-ceilings", "--json"]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=220)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert report["errors"] == {} and report["games"] >= 2
+    assert 0 < report["moves_per_second"] <= 20 * 1.1  # the pacer holds the rate

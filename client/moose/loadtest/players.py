@@ -141,6 +141,7 @@ class Player:
         self._queued_at = 0.0
         self._pending_seq: dict[str, float] = {}  # game -> send time of our move
         self.last: dict[str, tuple[Any, ...]] = {}  # game -> (seq, to_act, legal?, when)
+        self._paced: set[asyncio.Task[None]] = set()  # moves waiting for the pacer
 
     async def connect(self) -> None:
         """Open the socket and say hello (raises on failure)."""
@@ -157,7 +158,9 @@ class Player:
         self.run.tally.connect_ms.append((time.monotonic() - t0) * 1000)
 
     async def close(self) -> None:
-        """Close the socket."""
+        """Close the socket (moves still waiting for the pacer are dropped)."""
+        for task in self._paced:
+            task.cancel()
         if self.ws is not None:
             with contextlib.suppress(Exception):
                 await self.ws.close()
@@ -247,14 +250,26 @@ class Player:
         legal = msg.get("legal")
         if legal and view.get("to_act") == self.seats.get(game):
             move = self.bot.choose(view, legal)
-            await run.pacer.wait()
-            mid = next(self._ids)
-            sent = time.monotonic()
-            self._moves[mid] = sent
-            self._pending_seq[game] = sent
-            await self._send({"type": "move", "id": mid, "game": game, "seq": msg["seq"],
-                              "move": move, "move_id": f"{self.name}-{mid}"})  # fmt: skip
+            if run.pacer.rate > 0:
+                # Wait for the pacer in a task: the reader goes on, so what arrives
+                # meanwhile (this move's `moved` may come after its event) is timed
+                # when it arrives, not when the pacer lets this player go.
+                task = asyncio.create_task(self._move(game, msg["seq"], move, paced=True))
+                self._paced.add(task)
+                task.add_done_callback(self._paced.discard)
+            else:
+                await self._move(game, msg["seq"], move)
         return False
+
+    async def _move(self, game: str, seq: int, move: dict[str, Any], paced: bool = False) -> None:
+        if paced:
+            await self.run.pacer.wait()
+        mid = next(self._ids)
+        sent = time.monotonic()
+        self._moves[mid] = sent
+        self._pending_seq[game] = sent
+        await self._send({"type": "move", "id": mid, "game": game, "seq": seq, "move": move,
+                          "move_id": f"{self.name}-{mid}"})  # fmt: skip
 
 
 def msg_pack(msg: dict[str, Any]) -> bytes:
