@@ -40,7 +40,8 @@ import asyncio
 import builtins
 import hashlib
 from collections import deque
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import hiredis
@@ -60,6 +61,9 @@ __all__ = ["Pipe"]
 CONNECT_TIMEOUT = 10.0
 REPLY_TIMEOUT = 10.0
 SCHEMES = ("redis", "unix")
+
+
+_C = TypeVar("_C", bound="_Connection")
 
 
 def _reply_error(message: str) -> RedisError:
@@ -266,28 +270,12 @@ class Pipe:
 
     async def _open(self) -> _Connection:
         loop = asyncio.get_running_loop()
-        opts = self.options
-        conn: _Connection | None = None
         try:
-            async with asyncio.timeout(self.connect_timeout):
-                if "path" in opts:
-                    _, conn = await loop.create_unix_connection(
-                        lambda: _Connection(loop, self.timeout), opts["path"]
-                    )
-                else:
-                    _, conn = await loop.create_connection(
-                        lambda: _Connection(loop, self.timeout),
-                        opts.get("host", "localhost"), opts.get("port", 6379),
-                    )  # fmt: skip
-                if opts.get("password"):
-                    user = [opts["username"]] if opts.get("username") else []
-                    await conn.send((b"AUTH", *user, opts["password"]))
-                if opts.get("db"):
-                    await conn.send((b"SELECT", opts["db"]))
+            conn = await _dial(
+                self.options, lambda: _Connection(loop, self.timeout), self.connect_timeout
+            )
         except BaseException as exc:
-            if conn is not None:
-                conn.fail(ConnectionError("connect failed"))
-            error = self._connect_error(exc)
+            error = _connect_error(self.options, exc, self._closed)
             if error is exc:
                 raise
             raise error from exc
@@ -296,15 +284,40 @@ class Pipe:
             raise ConnectionError("the Redis pipe is closed")
         return conn
 
-    def _connect_error(self, exc: BaseException) -> BaseException:
-        """What a failed connect raises: redis-py's errors, as its own client would."""
-        where = self.options.get("path") or f"{self.options.get('host')}:{self.options.get('port')}"
-        if isinstance(exc, asyncio.CancelledError):
-            return ConnectionError("the Redis pipe is closed") if self._closed else exc
-        if isinstance(exc, RedisError):
-            return exc
-        if isinstance(exc, builtins.TimeoutError):
-            return TimeoutError(f"connecting to Redis at {where} timed out")
-        if isinstance(exc, OSError):
-            return ConnectionError(f"cannot connect to Redis at {where}: {exc}")
+
+async def _dial(options: dict[str, Any], factory: Callable[[], _C], connect_timeout: float) -> _C:
+    """A connection to the node of `options` (parse_url's), AUTH and SELECT done."""
+    loop = asyncio.get_running_loop()
+    conn: _C | None = None
+    try:
+        async with asyncio.timeout(connect_timeout):
+            if "path" in options:
+                _, conn = await loop.create_unix_connection(factory, options["path"])
+            else:
+                _, conn = await loop.create_connection(
+                    factory, options.get("host", "localhost"), options.get("port", 6379)
+                )
+            if options.get("password"):
+                user = [options["username"]] if options.get("username") else []
+                await conn.send((b"AUTH", *user, options["password"]))
+            if options.get("db"):
+                await conn.send((b"SELECT", options["db"]))
+    except BaseException:
+        if conn is not None:
+            conn.fail(ConnectionError("connect failed"))
+        raise
+    return conn
+
+
+def _connect_error(options: dict[str, Any], exc: BaseException, closed: bool) -> BaseException:
+    """What a failed connect raises: redis-py's errors, as its own client would."""
+    where = options.get("path") or f"{options.get('host')}:{options.get('port')}"
+    if isinstance(exc, asyncio.CancelledError):
+        return ConnectionError("the Redis pipe is closed") if closed else exc
+    if isinstance(exc, RedisError):
         return exc
+    if isinstance(exc, builtins.TimeoutError):
+        return TimeoutError(f"connecting to Redis at {where} timed out")
+    if isinstance(exc, OSError):
+        return ConnectionError(f"cannot connect to Redis at {where}: {exc}")
+    return exc
