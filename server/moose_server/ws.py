@@ -29,6 +29,7 @@ from moose_server.handlers import HANDLERS
 from moose_server.hub import Sub
 from moose_server.matchmaking import MatchError
 from moose_server.services import Services
+from moose_server.store import pack
 from moose_server.tasks import cancel_and_wait
 
 __all__ = ["SERVICES", "Connection", "websocket"]
@@ -177,8 +178,9 @@ class Connection:
 
     def send(self, message: dict[str, Any]) -> None:
         """Send a message (written at the end of this loop turn); never waits."""
-        if not self._closing:
-            self.send_frame(protocol.encode(message, binary=self.binary))
+        if self._closing:
+            return
+        self.send_frame(pack(message) if self.binary else protocol.encode(message, binary=False))
 
     def send_frame(self, payload: bytes | str) -> None:
         """Send an encoded message: bytes as a binary frame, str as a text frame."""
