@@ -5,7 +5,9 @@ from __future__ import annotations
 import dataclasses
 import random
 
-from moose import rules
+import pytest
+
+from moose import protocol, rules
 from moose_server.games import Game
 from moose_server.hub import _Prepared, event_message
 from moose_server.store import Entry, pack
@@ -15,7 +17,7 @@ def _games(count: int) -> list[list[rules.State]]:
     out = []
     for g in range(count):
         rng = random.Random(g)
-        s = rules.new_game(rng.choice([2, 3, 4]), seed=g)
+        s = rules.new_game(rng.choice([2, 3, 4, 5, 6]), seed=g)
         states = [s]
         while not s.over:
             s = rules.apply(s, rng.choice(rules.legal_moves(s)))
@@ -53,3 +55,17 @@ def test_prepared_messages_equal_event_message() -> None:
                     got, want = ready.message(seat), event_message("g", e, seat, s)
                     assert got == want
                     assert list(got["view"]) == list(want["view"])  # same key order
+                    # The frame a binary socket gets: the very bytes of the message.
+                    assert ready.frame(seat) == protocol.encode(want)
+
+
+def test_game_but_equals_dataclasses_replace() -> None:
+    s = rules.new_game(3, seed=1)
+    game = Game("g_x", 4, 9, s, ["p0", None, "p2"], ["a", "b", "c"], [None, "greedy", None],
+                [False] * 3, [0] * 3, [{"action": "pass"}], packed_moves=(1, b"\x81"))  # fmt: skip
+    changes = {"version": 5, "misses": [1, 0, 0], "packed_moves": (0, b"")}
+    new = game.but(**changes)
+    assert new == dataclasses.replace(game, **changes) and new.packed_moves == (0, b"")
+    assert game.version == 4 and game.misses == [0] * 3  # the original is untouched
+    with pytest.raises(AssertionError):
+        game.but(versoin=5)  # a misspelt field is refused, not added

@@ -112,6 +112,16 @@ class Game:
         ])  # fmt: skip
         return data, snapshot, (len(moves), done)
 
+    def but(self, **changes: Any) -> Game:
+        """A copy with some fields changed: `dataclasses.replace` at a quarter of its cost.
+
+        Every move makes two copies; replace() runs __init__ with its checks.
+        """
+        assert changes.keys() <= _FIELDS, changes.keys() - _FIELDS
+        new = object.__new__(Game)
+        new.__dict__.update(self.__dict__, **changes)
+        return new
+
     def seat_of(self, player: str) -> int | None:
         """The player's seat, or None."""
         return self.players.index(player) if player in self.players else None
@@ -143,6 +153,7 @@ class Game:
         return rec
 
 
+_FIELDS = frozenset(f.name for f in dataclasses.fields(Game))
 _DATA_HEAD = b"\x87" + pack("state")  # the map of `Game.to_data`: 7 keys, in that order
 _PLAYERS, _NAMES, _BOTS = pack("players"), pack("names"), pack("bots")
 _AWAY, _MISSES, _MOVES, _AUTO = pack("away"), pack("misses"), pack("moves"), pack("auto")
@@ -332,7 +343,7 @@ class Games:
         canon.pop("seat", None)
         misses = game.misses.copy()
         misses[seat] = 0
-        new = dataclasses.replace(game, state=state, misses=misses, moves=[*game.moves, canon])
+        new = game.but(state=state, misses=misses, moves=[*game.moves, canon])
         events: list[Event] = [{"kind": "move", "seat": seat, "move": canon, "auto": None}]
         return new, events + ([over_event(state)] if state.over else [])
 
@@ -362,9 +373,7 @@ class Games:
                 events.append({"kind": "away", "seat": seat})
         if state.over:
             events.append(over_event(state))
-        new = dataclasses.replace(
-            game, state=state, misses=misses, away=away, moves=[*game.moves, move]
-        )
+        new = game.but(state=state, misses=misses, away=away, moves=[*game.moves, move])
         return new, events
 
     async def timeout(self, game_id: str, now: int) -> None:
@@ -396,7 +405,7 @@ class Games:
                 return
             away, misses = game.away.copy(), game.misses.copy()
             away[seat], misses[seat] = False, 0
-            new = dataclasses.replace(game, away=away, misses=misses)
+            new = game.but(away=away, misses=misses)
             _, result = await self._commit(game, new, [{"kind": "back", "seat": seat}], "")
             if result is not None:
                 return
@@ -472,10 +481,9 @@ class Games:
             self.on_commit(new.id, entries)
         if new.state.over:
             await self.store.remove_player_game(new.humans(), new.id)
-        written = dataclasses.replace(
-            new, version=old.version + len(events), deadline=got.deadline,
-            packed_moves=packed_moves,
-        )  # fmt: skip
+        written = new.but(
+            version=old.version + len(events), deadline=got.deadline, packed_moves=packed_moves
+        )
         self._keep(written)
         return got, written
 

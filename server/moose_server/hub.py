@@ -28,7 +28,7 @@ from redis.exceptions import RedisError
 from moose import rules
 from moose_server.connections import PubSubSource
 from moose_server.games import Game
-from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store, unpack
+from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store, pack, unpack
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = ["Hub", "Peer", "Sub", "event_message", "state_message"]
@@ -53,9 +53,13 @@ class Peer(Protocol):
 
     player: str | None
     subs: dict[str, Sub]
+    binary: bool  # msgpack frames (else JSON text)
 
     def send(self, message: dict[str, Any]) -> None:
         """Queue a message for the socket."""
+
+    def send_frame(self, payload: bytes) -> None:
+        """Queue a message already packed (binary sockets)."""
 
     def note_away(self, game: str) -> None:
         """The socket's own seat in `game` has just been marked away."""
@@ -83,7 +87,7 @@ class _Prepared:
     to act alone. `message(seat)` equals `event_message(game, entry, seat, state)`.
     """
 
-    __slots__ = ("entry", "game", "head", "legal", "mine_seat", "state", "tail")
+    __slots__ = ("_packed", "entry", "game", "head", "legal", "mine_seat", "state", "tail")
 
     def __init__(self, game: str, entry: Entry) -> None:
         state = entry.parsed if entry.parsed is not None else rules.State.from_dict(entry.state)
@@ -98,6 +102,7 @@ class _Prepared:
         self.tail = tail
         self.mine_seat = None if entry.state.get("auto") else head["to_act"]
         self.legal: list[dict[str, Any]] | None = None
+        self._packed: tuple[bytes, ...] | None = None
 
     def message(self, seat: int | None) -> dict[str, Any]:
         """The `event` message as `seat` sees it."""
@@ -117,6 +122,68 @@ class _Prepared:
             "deadline": entry.deadline if mine and entry.deadline else None,
             "server_time": entry.time,
         }  # fmt: skip
+
+    def frame(self, seat: int | None) -> bytes:
+        """`pack(self.message(seat))`, assembled from parts packed once per entry.
+
+        Only the seat, its hand and (for the seat to act) `legal` and `deadline`
+        are packed per socket; the bytes are those of packing the message.
+        """
+        if seat is not None and (type(seat) is not int or not 0 <= seat < self.state.n):
+            return pack(self.message(seat))
+        parts = self._packed
+        if parts is None:
+            parts = self._packed = self._pack_parts()
+        top, before, after, tail, end = parts
+        size = len(self.head) + len(self.tail)
+        if seat is None:
+            return b"".join((top, _map_head(size), before, _NIL, after, tail, end))
+        if seat == self.mine_seat:
+            end = self._mine_end()
+        hand = pack(sorted(self.state.hands[seat]))
+        return b"".join(
+            (top, _map_head(size + 1), before, pack(seat), after, _HAND, hand, tail, end)
+        )
+
+    def _pack_parts(self) -> tuple[bytes, ...]:
+        """The message's packed parts around the seat, the hand and the mover's fields."""
+        entry, head = self.entry, self.head
+        keys = list(head)
+        at = keys.index("seat")  # the view keeps its key order: `seat` in place, then `hand`
+        top = b"".join((
+            b"\x88", _TYPE, _EVENT, _GAME, pack(self.game), _SEQ, pack(entry.seq),
+            _EVENT_KEY, pack(entry.event), _VIEW,
+        ))  # fmt: skip
+        before = _pairs({k: head[k] for k in keys[: at + 1]})[: -len(_NIL)]  # up to "seat"
+        after = _pairs({k: head[k] for k in keys[at + 1 :]})
+        end = b"".join((_LEGAL, _NIL, _DEADLINE, _NIL, _TIME, pack(entry.time)))
+        return top, before, after, _pairs(self.tail), end
+
+    def _mine_end(self) -> bytes:
+        """The last three fields for the seat to act: its legal moves and deadline."""
+        if self.legal is None:
+            self.legal = rules.legal_moves(self.state)
+        deadline = self.entry.deadline or None
+        return b"".join((
+            _LEGAL, pack(self.legal), _DEADLINE, pack(deadline), _TIME, pack(self.entry.time),
+        ))  # fmt: skip
+
+
+_NIL = pack(None)
+_TYPE, _EVENT, _GAME, _SEQ = pack("type"), pack("event"), pack("game"), pack("seq")
+_EVENT_KEY, _VIEW, _HAND = _EVENT, pack("view"), pack("hand")
+_LEGAL, _DEADLINE, _TIME = pack("legal"), pack("deadline"), pack("server_time")
+
+
+def _map_head(n: int) -> bytes:
+    """The msgpack header of a map of `n` entries."""
+    return bytes((0x80 | n,)) if n < 16 else b"\xde" + n.to_bytes(2, "big")
+
+
+def _pairs(d: dict[str, Any]) -> bytes:
+    """A map's packed keys and values, without its header."""
+    packed = pack(d)
+    return packed[len(_map_head(len(d))) :]
 
 
 def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
@@ -224,7 +291,10 @@ class Hub:
             ready = prepared.get(entry.seq)
             if ready is None or ready.entry is not entry:
                 ready = prepared[entry.seq] = _Prepared(game, entry)
-            peer.send(ready.message(sub.seat))
+            if peer.binary:
+                peer.send_frame(ready.frame(sub.seat))
+            else:
+                peer.send(ready.message(sub.seat))
             sub.seen = entry.seq
             if entry.event["kind"] == "away" and entry.event["seat"] == sub.seat:
                 peer.note_away(game)
