@@ -33,7 +33,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 
-from moose_server.pipe import Pipe
+from moose_server.pipe import Pipe, PipePubSub, PipeSubscriber
 from moose_server.store import connect
 
 __all__ = ["Backend", "NodePubSub", "PubSubSource", "open_redis"]
@@ -44,9 +44,13 @@ CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
 
 class PubSubSource(Protocol):
-    """What the hub subscribes through: a new PubSub per (re)connection."""
+    """What the hub subscribes through: a new PubSub per (re)connection.
 
-    def pubsub(self) -> PubSub:
+    redis-py's `PubSub`, or a `PipeSubscriber`: an async context manager with
+    ``await subscribe(*channels)`` and ``listen()``.
+    """
+
+    def pubsub(self) -> PubSub | PipeSubscriber:
         """A PubSub on a connection of its own."""
         ...
 
@@ -86,9 +90,10 @@ async def open_redis(url: str, max_connections: int, *, pipe: bool = False) -> B
     if parts.scheme != "unix" and await _cluster_enabled(url):
         log.info("Redis at %s is a cluster node: using the cluster protocol", parts.hostname)
         return await _open_cluster(urlunsplit(parts._replace(path="")), [], max_connections)
-    lean = Pipe(url) if pipe and Pipe.supports(url) else None
-    commands, pubsub = connect(url, max_connections), connect(url, 1, blocking=True)
-    return Backend(commands, pubsub, cluster=False, pipe=lean)
+    commands = connect(url, max_connections)
+    if pipe and Pipe.supports(url):
+        return Backend(commands, PipePubSub(url), cluster=False, pipe=Pipe(url))
+    return Backend(commands, connect(url, 1, blocking=True), cluster=False)
 
 
 async def _cluster_enabled(url: str) -> bool:

@@ -56,7 +56,7 @@ from redis.exceptions import (
     TimeoutError,
 )
 
-__all__ = ["Pipe"]
+__all__ = ["Pipe", "PipePubSub", "PipeSubscriber"]
 
 CONNECT_TIMEOUT = 10.0
 REPLY_TIMEOUT = 10.0
@@ -283,6 +283,285 @@ class Pipe:
             conn.fail(ConnectionError("the Redis pipe is closed"))
             raise ConnectionError("the Redis pipe is closed")
         return conn
+
+
+# -- pub/sub -----------------------------------------------------------------------
+
+PING = b"*1\r\n$4\r\nPING\r\n"
+KEEPALIVE = 10.0  # redis-py's health_check_interval of the hub's old client
+CONFIRMS = (b"subscribe", b"unsubscribe")
+
+
+class _Subscription(_Connection):
+    """A subscribed socket: messages queued for `PipeSubscriber.listen`, a PING when quiet.
+
+    The hello (AUTH, SELECT) goes through `send` as on a pipe; after it the only
+    commands are SUBSCRIBE and the keepalive PING, written straight away.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, timeout: float) -> None:
+        super().__init__(loop, timeout)
+        self.messages: deque[dict[str, Any]] = deque()
+        self.waiter: asyncio.Future[None] | None = None  # the listener, when it waits
+        self.error: RedisError | None = None
+        # One [confirmations still due, future] per SUBSCRIBE sent, oldest first.
+        self.confirming: deque[list[Any]] = deque()
+        self.heard = False  # data since the last keepalive tick
+        self.quiet_since = 0.0
+        self.ping_at: float | None = None
+        self.interval = KEEPALIVE
+        self.step = 1.0
+        self.ticker: asyncio.TimerHandle | None = None
+
+    def data_received(self, data: bytes) -> None:
+        self.heard = True
+        reader = self.reader
+        reader.feed(data)
+        messages = self.messages
+        while True:
+            try:
+                reply = reader.gets()
+            except InvalidResponse as exc:
+                self.fail(ConnectionError(f"Redis protocol error: {exc}"))
+                return
+            if reply is False:
+                break
+            if type(reply) is list and reply:
+                kind = reply[0]
+                if kind == b"message" and len(reply) == 3:
+                    messages.append(
+                        {"type": "message", "pattern": None, "channel": reply[1], "data": reply[2]}
+                    )
+                    continue
+                if kind in CONFIRMS:
+                    self._confirmed()
+                    continue
+                if kind == b"pong":  # the keepalive's answer; `heard` says enough
+                    continue
+            if not self.waiting:  # a reply to a command of the hello, or nothing
+                if reply == b"PONG":  # a keepalive before any SUBSCRIBE
+                    continue
+                self.fail(ConnectionError(f"Redis sent a reply nobody asked for: {reply!r}"))
+                return
+            future = self.waiting.popleft()[0]
+            if not future.done():
+                if isinstance(reply, Exception):
+                    future.set_exception(reply)
+                else:
+                    future.set_result(reply)
+        waiter = self.waiter
+        if messages and waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def _confirmed(self) -> None:
+        if not self.confirming:
+            return  # an UNSUBSCRIBE nobody waits for
+        head = self.confirming[0]
+        head[0] -= 1
+        if head[0] <= 0:
+            self.confirming.popleft()
+            if not head[1].done():
+                head[1].set_result(None)
+
+    def subscribe(self, channels: tuple[Any, ...]) -> asyncio.Future[None]:
+        """Send SUBSCRIBE; the future is done once every channel is confirmed."""
+        if self.lost or self.transport is None:
+            raise ConnectionError(f"Redis connection lost: {self.error or 'not connected'}")
+        future: asyncio.Future[None] = self.loop.create_future()
+        self.confirming.append([len(channels), future])
+        self.transport.write(_pack((b"SUBSCRIBE", *channels)))
+        return future
+
+    def start_keepalive(self, interval: float) -> None:
+        """PING after `interval` s without data; no answer within `timeout` s drops the socket."""
+        self.interval = interval
+        self.step = max(0.005, min(interval, self.timeout) / 4)
+        self.quiet_since = self.loop.time()
+        self.ticker = self.loop.call_later(self.step, self._tick)
+
+    def _tick(self) -> None:
+        self.ticker = None
+        if self.lost or self.transport is None:
+            return
+        now = self.loop.time()
+        if self.heard:
+            self.heard = False
+            self.quiet_since = now
+            self.ping_at = None
+        elif self.ping_at is not None:
+            if now - self.ping_at > self.timeout:
+                self.fail(ConnectionError(f"no answer to PING from Redis in {self.timeout:g} s"))
+                return
+        elif now - self.quiet_since >= self.interval:
+            self.ping_at = now
+            self.transport.write(PING)
+        self.ticker = self.loop.call_later(self.step, self._tick)
+
+    def fail(self, error: RedisError) -> None:
+        if self.error is None:
+            self.error = error
+        if self.ticker is not None:
+            self.ticker.cancel()
+            self.ticker = None
+        super().fail(error)
+        confirming, self.confirming = self.confirming, deque()
+        for _, future in confirming:
+            if not future.done():
+                future.set_exception(ConnectionError(str(self.error)))
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)  # the listener raises `error` once the queue is empty
+
+
+def _pack(args: tuple[Any, ...]) -> bytes:
+    """One command in RESP."""
+    out = [b"*%d\r\n" % len(args)]
+    for arg in args:
+        if type(arg) is not bytes:
+            arg = _encode(arg)
+        out += (b"$%d\r\n" % len(arg), arg, b"\r\n")
+    return b"".join(out)
+
+
+class PipeSubscriber:
+    """One pub/sub connection: what the hub uses of redis-py's `PubSub`, leaner.
+
+    ``async with sub: await sub.subscribe(*channels)``, then ``async for
+    message in sub.listen()`` yields ``{"type": "message", "pattern": None,
+    "channel": bytes, "data": bytes}`` in the order Redis sent them
+    (confirmations are not yielded). A lost connection, or no answer to the
+    keepalive PING within `timeout`, ends `listen()` with `ConnectionError`
+    once the messages already received are taken; the subscriber is then done
+    (take a new one to subscribe again). Leaving the context closes it.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float = REPLY_TIMEOUT,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        keepalive: float = KEEPALIVE,
+        on_close: Callable[[PipeSubscriber], None] | None = None,
+    ) -> None:
+        if not Pipe.supports(url):
+            raise ValueError(f"Pipe speaks redis:// and unix:// only, not {url.split(':')[0]}://")
+        self.options = parse_url(url)
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.keepalive = keepalive
+        self._on_close = on_close
+        self._conn: _Subscription | None = None
+        self._closed = False
+
+    async def __aenter__(self) -> PipeSubscriber:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    @property
+    def subscribed(self) -> bool:
+        """Whether the connection is up (it subscribed at least once and is not lost)."""
+        return self._conn is not None and not self._conn.lost
+
+    async def subscribe(self, *channels: bytes | str) -> None:
+        """Subscribe (connecting first, on the first call) and wait for the confirmations."""
+        if not channels:
+            raise ValueError("subscribe to at least one channel")
+        conn = self._conn or await self._open()
+        future = conn.subscribe(channels)
+        try:
+            async with asyncio.timeout(self.timeout):
+                await future
+        except builtins.TimeoutError:
+            conn.fail(ConnectionError(f"no SUBSCRIBE confirmation in {self.timeout:g} s"))
+            raise ConnectionError(str(conn.error)) from None
+
+    def listen(self) -> PipeSubscriber:
+        """The messages, as an async iterator (this object)."""
+        return self
+
+    def __aiter__(self) -> PipeSubscriber:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        conn = self._conn
+        if conn is None:
+            raise ConnectionError("the subscriber is closed" if self._closed else "not subscribed")
+        messages = conn.messages
+        while not messages:
+            if conn.error is not None:
+                raise ConnectionError(str(conn.error))
+            waiter = conn.waiter = conn.loop.create_future()
+            try:
+                await waiter
+            finally:
+                conn.waiter = None
+        return messages.popleft()
+
+    async def aclose(self) -> None:
+        """Close the connection; a waiting `listen()` raises ConnectionError."""
+        if not self._closed:
+            self._closed = True
+            if self._on_close is not None:
+                self._on_close(self)
+        conn = self._conn
+        if conn is not None and not conn.lost:
+            conn.fail(ConnectionError("the subscriber is closed"))
+
+    async def _open(self) -> _Subscription:
+        if self._closed:
+            raise ConnectionError("the subscriber is closed")
+        loop = asyncio.get_running_loop()
+        try:
+            conn = await _dial(
+                self.options, lambda: _Subscription(loop, self.timeout), self.connect_timeout
+            )
+        except BaseException as exc:
+            error = _connect_error(self.options, exc, False)
+            if error is exc:
+                raise
+            raise error from exc
+        if self._closed:  # closed while connecting
+            conn.fail(ConnectionError("the subscriber is closed"))
+            raise ConnectionError("the subscriber is closed")
+        conn.start_keepalive(self.keepalive)
+        self._conn = conn
+        return conn
+
+
+class PipePubSub:
+    """A source of `PipeSubscriber`s for the hub: a new connection per `pubsub()`.
+
+    The same URLs as `Pipe`; `aclose()` closes every subscriber still open.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        timeout: float = REPLY_TIMEOUT,
+        connect_timeout: float = CONNECT_TIMEOUT,
+        keepalive: float = KEEPALIVE,
+    ) -> None:
+        if not Pipe.supports(url):
+            raise ValueError(f"Pipe speaks redis:// and unix:// only, not {url.split(':')[0]}://")
+        self.url = url
+        self.kwargs = {"timeout": timeout, "connect_timeout": connect_timeout,
+                       "keepalive": keepalive}  # fmt: skip
+        self.open: set[PipeSubscriber] = set()
+
+    def pubsub(self) -> PipeSubscriber:
+        """A subscriber on a connection of its own (connected by its first subscribe)."""
+        sub = PipeSubscriber(self.url, on_close=self.open.discard, **self.kwargs)
+        self.open.add(sub)
+        return sub
+
+    async def aclose(self) -> None:
+        """Close every subscriber still open."""
+        for sub in list(self.open):
+            await sub.aclose()
 
 
 async def _dial(options: dict[str, Any], factory: Callable[[], _C], connect_timeout: float) -> _C:
