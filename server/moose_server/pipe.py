@@ -25,13 +25,29 @@ SELECT first when the URL has credentials or a database); a reply later than
 call with `TimeoutError` and drops the connection. A periodic check runs while
 anything is pending. `aclose()` fails pending calls with `ConnectionError`.
 
+`PipeSubscriber` is the same idea for the hub's subscription, in place of
+redis-py's `PubSub` (several layers of coroutines per message, ~3 % of the
+server's CPU): ``async with sub: await sub.subscribe(*channels)`` (waits
+for the confirmations), then ``async for message in sub.listen()`` yields
+``{"type": "message", "pattern": None, "channel": bytes, "data": bytes}`` in
+order. Messages are parsed by hiredis in `data_received` and queued in a deque
+the listener drains, woken by one future when it waited: no task per message.
+A lost connection ends `listen()` with `ConnectionError` (after the messages
+already received); so does silence: after `keepalive` (10 s, redis-py's
+``health_check_interval``) without data it sends PING (RESP2 answers
+["pong", ""] in subscribed mode) and drops the connection when nothing comes
+back within `timeout` (10 s). A subscriber connects on its first subscribe and
+is done once lost: `PipePubSub.pubsub()` gives the hub a new one per
+(re)subscription, and its `aclose()` closes those still open.
+
 URLs: ``redis://[[user]:password@]host[:port][/db]`` and
 ``unix://path[?db=N&password=...]``, read by redis-py's own `parse_url`.
 TLS (``rediss://``) and Redis Cluster are not supported (`Pipe.supports` says
 so): the cluster path stays redis-py's, which routes each command to the node
 of its slot; a pipe per cluster node is future work. The server uses a pipe
 for the commit script and the game read only (store.py), with redis-py as the
-fallback and for everything else.
+fallback and for everything else, and a `PipePubSub` for the hub on the same
+single nodes (connections.py).
 """
 
 from __future__ import annotations
