@@ -242,3 +242,25 @@ async def test_a_single_node_with_the_pipe_subscribes_through_it(redis_url, redi
     finally:
         await off.aclose()
         await cluster.aclose()
+
+
+async def test_a_listener_far_behind_pauses_reading_and_still_gets_everything(
+    redis_url, subscribers
+):
+    sub = subscribers(redis_url, keepalive=0.05, timeout=0.1)
+    await sub.subscribe(GAMES_CHANNEL)
+    n = 30_000
+    with redis.Redis.from_url(redis_url) as r:
+        pipe = r.pipeline(transaction=False)
+        for i in range(n):
+            pipe.publish(GAMES_CHANNEL, b"g_%d %d" % (i, i))
+        pipe.execute()
+    async with asyncio.timeout(10):
+        while not sub._conn.paused:  # nobody takes them: reading stops past the backlog
+            await asyncio.sleep(0.01)
+    queued = len(sub._conn.messages)
+    await asyncio.sleep(0.3)  # longer than keepalive + timeout: a paused socket is not dead
+    assert len(sub._conn.messages) == queued and sub.subscribed
+    got = await take(sub, n)
+    assert [m["data"] for m in got] == [b"g_%d %d" % (i, i) for i in range(n)]
+    assert not sub._conn.paused

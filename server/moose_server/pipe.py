@@ -31,7 +31,8 @@ server's CPU): ``async with sub: await sub.subscribe(*channels)`` (waits
 for the confirmations), then ``async for message in sub.listen()`` yields
 ``{"type": "message", "pattern": None, "channel": bytes, "data": bytes}`` in
 order. Messages are parsed by hiredis in `data_received` and queued in a deque
-the listener drains, woken by one future when it waited: no task per message.
+the listener drains, woken by one future when it waited: no task per message
+(past 10,000 messages not taken, reading pauses until the listener caught up).
 A lost connection ends `listen()` with `ConnectionError` (after the messages
 already received); so does silence: after `keepalive` (10 s, redis-py's
 ``health_check_interval``) without data it sends PING (RESP2 answers
@@ -306,6 +307,7 @@ class Pipe:
 PING = b"*1\r\n$4\r\nPING\r\n"
 KEEPALIVE = 10.0  # redis-py's health_check_interval of the hub's old client
 CONFIRMS = (b"subscribe", b"unsubscribe")
+BACKLOG = 10_000  # messages queued and not taken: stop reading the socket until they are
 
 
 class _Subscription(_Connection):
@@ -328,6 +330,7 @@ class _Subscription(_Connection):
         self.interval = KEEPALIVE
         self.step = 1.0
         self.ticker: asyncio.TimerHandle | None = None
+        self.paused = False
 
     def data_received(self, data: bytes) -> None:
         self.heard = True
@@ -365,9 +368,21 @@ class _Subscription(_Connection):
                     future.set_exception(reply)
                 else:
                     future.set_result(reply)
-        waiter = self.waiter
-        if messages and waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if messages:
+            waiter = self.waiter
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+            elif len(messages) > BACKLOG and self.transport is not None:
+                # A listener this far behind: the rest waits in the kernel and in Redis
+                # (whose pubsub output buffer limit drops a subscriber that never reads).
+                self.paused = True
+                self.transport.pause_reading()
+
+    def resume(self) -> None:
+        """Read again: the listener took every message queued."""
+        self.paused = False
+        if not self.lost and self.transport is not None:
+            self.transport.resume_reading()
 
     def _confirmed(self) -> None:
         if not self.confirming:
@@ -400,7 +415,7 @@ class _Subscription(_Connection):
         if self.lost or self.transport is None:
             return
         now = self.loop.time()
-        if self.heard:
+        if self.heard or self.paused:  # paused: the listener is behind, not the server
             self.heard = False
             self.quiet_since = now
             self.ping_at = None
@@ -509,6 +524,8 @@ class PipeSubscriber:
         while not messages:
             if conn.error is not None:
                 raise ConnectionError(str(conn.error))
+            if conn.paused:
+                conn.resume()
             waiter = conn.waiter = conn.loop.create_future()
             try:
                 await waiter
