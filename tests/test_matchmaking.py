@@ -25,20 +25,31 @@ WAIT = 0.1  # match_wait of most tests: short, so tests stay quick
 
 
 @pytest.fixture
-async def redis(backend_url: str) -> AsyncIterator[Any]:
-    """One redis-server, then a Redis Cluster: every script must run on both."""
+async def backend(backend_url: str) -> AsyncIterator[Any]:
+    """One redis-server, then a Redis Cluster: every script must run on both.
+
+    The server's clients: on the single node the scripts run through its Pipe,
+    on the cluster through redis-py.
+    """
     # The command client of the server: gathering hundreds of calls waits for a
     # connection instead of failing.
-    backend = await open_redis(backend_url, 32)
-    yield backend.redis
+    backend = await open_redis(backend_url, 32, pipe=True)
+    assert (backend.pipe is None) == backend.cluster
+    yield backend
     await backend.aclose()
 
 
 @pytest.fixture
-def make_mm(redis: Any) -> Callable[..., Matchmaker]:
+def redis(backend: Any) -> Any:
+    return backend.redis
+
+
+@pytest.fixture
+def make_mm(backend: Any) -> Callable[..., Matchmaker]:
     def make(**kwargs: object) -> Matchmaker:
         kwargs.setdefault("match_wait", WAIT)
-        return Matchmaker(redis, **kwargs)  # type: ignore[arg-type]
+        kwargs.setdefault("pipe", backend.pipe)
+        return Matchmaker(backend.redis, **kwargs)  # type: ignore[arg-type]
 
     return make
 

@@ -121,7 +121,7 @@ async def _build(
     games.on_commit, hub.on_wakeup = hub.committed, games.saw
     matchmaker = Matchmaker(
         redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
-        instance=settings.instance_id, lease=settings.lease,
+        instance=settings.instance_id, lease=settings.lease, pipe=pipe,
     )  # fmt: skip
     return Services(
         settings=settings, store=store, games=games, hub=hub,

@@ -165,15 +165,7 @@ class Store:
     async def load(self, game: str, move_field: str | None = None) -> Loaded:
         """Read a game's version, data and deadline (and a move id's answer) at once."""
         fields = ["v", "data", "dl"] + ([move_field] if move_field else [])
-        key = self.game_key(game)
-        got: Any
-        if self.pipe is None:
-            got = await self.redis.hmget(key, fields)
-        else:
-            try:
-                got = await self.pipe.call(b"HMGET", key, *fields)
-            except (RedisConnectionError, RedisTimeoutError):
-                got = await self.redis.hmget(key, fields)
+        got = await self._call("HMGET", self.game_key(game), *fields)
         dup = int(got[3]) if move_field and got[3] is not None else None
         data = unpack(got[1]) if got[1] is not None else None
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
@@ -229,17 +221,14 @@ class Store:
 
     async def events(self, game: str, since: int = 0) -> list[Entry]:
         """The events of a game after seq `since`, in order."""
-        rows: Any = await self.redis.xrange(self.events_key(game), f"{since + 1}-0", "+")
-        return [
-            Entry(
-                int(entry_id.split(b"-")[0]),
-                unpack(f[b"e"]),
-                unpack(f[b"s"]),
-                int(f[b"d"]),
-                int(f[b"t"]),
-            )
-            for entry_id, f in rows
-        ]
+        rows: Any = await self._call("XRANGE", self.events_key(game), f"{since + 1}-0", "+")
+        entries = []
+        for entry_id, fields in rows:
+            # The pipe's raw [field, value, ...]; redis-py makes a dict of it.
+            f = fields if isinstance(fields, dict) else dict(zip(*[iter(fields)] * 2, strict=True))
+            seq = int(entry_id.split(b"-")[0])
+            entries.append(Entry(seq, unpack(f[b"e"]), unpack(f[b"s"]), int(f[b"d"]), int(f[b"t"])))
+        return entries
 
     async def claim(self, lease_ms: int) -> list[tuple[str, int]]:
         """Claim the due deadlines of every bucket: (game id, its bucket's Redis time)."""
@@ -261,17 +250,11 @@ class Store:
 
     async def add_player_game(self, players: list[str], game: str) -> None:
         """Remember the game among each player's unfinished games."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for player in players:
-                pipe.sadd(self.player_games_key(player), game)
-            await pipe.execute()
+        await self._each("SADD", [(self.player_games_key(p), game) for p in players])
 
     async def remove_player_game(self, players: list[str], game: str) -> None:
         """Forget a finished game for each player."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for player in players:
-                pipe.srem(self.player_games_key(player), game)
-            await pipe.execute()
+        await self._each("SREM", [(self.player_games_key(p), game) for p in players])
 
     async def player_games(self, player: str) -> list[str]:
         """The player's unfinished games (maybe a few finished ones not yet forgotten)."""
@@ -312,10 +295,33 @@ class Store:
 
     async def publish_player(self, player: str, message: dict[str, Any]) -> None:
         """Send a message to a player's sockets on every instance."""
-        await self.redis.publish(PLAYERS_CHANNEL, pack([player, message]))
+        await self._call("PUBLISH", PLAYERS_CHANNEL, pack([player, message]))
 
     async def publish_players(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
         """Send each (player, message) like `publish_player`, all at once."""
-        await asyncio.gather(
-            *(self.redis.publish(PLAYERS_CHANNEL, pack([p, m])) for p, m in messages)
-        )
+        await self._each("PUBLISH", [(PLAYERS_CHANNEL, pack([p, m])) for p, m in messages])
+
+    # -- the two clients ----------------------------------------------------------
+
+    async def _call(self, *args: Any) -> Any:
+        """One command: through the pipe when there is one, else redis-py.
+
+        The pipe gives raw replies; redis-py parses some (XRANGE: dicts of fields).
+
+        A pipe that lost its connection or timed out leaves the call to redis-py
+        (its pool reconnects and retries): every command sent this way is safe
+        to send twice, as redis-py's own retry already assumed.
+        """
+        if self.pipe is not None:
+            try:
+                return await self.pipe.call(*args)
+            except (RedisConnectionError, RedisTimeoutError):
+                pass
+        return await self.redis.execute_command(*args)
+
+    async def _each(self, command: str, argsets: list[tuple[Any, ...]]) -> None:
+        """The same command once per argument set, all sent at once."""
+        if len(argsets) == 1:
+            await self._call(command, *argsets[0])
+        elif argsets:
+            await asyncio.gather(*(self._call(command, *a) for a in argsets))
