@@ -104,6 +104,17 @@ async def test_an_error_reply_fails_only_its_caller(redis_url, pipes):
     assert await pipe.call("INCR", "n") == 3  # the connection goes on
 
 
+async def test_call_many_sends_every_command_and_answers_in_order(redis_url, pipes):
+    pipe = pipes(redis_url)
+    replies = await pipe.call_many([("SADD", "k", "a"), ("SADD", "k", "b", "a"), ("SCARD", "k")])
+    assert replies == [1, 1, 2]
+    with pytest.raises(ResponseError, match="WRONGTYPE"):
+        await pipe.call_many([("SET", "t", "x"), ("SADD", "t", "y"), ("SET", "u", "z")])
+    # The error failed the batch's answer only: every command reached Redis.
+    assert await pipe.call_many([("GET", "t"), ("GET", "u")]) == [b"x", b"z"]
+    assert await pipe.call_many([]) == []
+
+
 async def test_an_argument_of_another_type_is_refused_before_anything_is_sent(redis_url, pipes):
     pipe = pipes(redis_url)
     before = asyncio.ensure_future(pipe.call("ECHO", "before"))

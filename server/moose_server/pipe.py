@@ -239,6 +239,16 @@ class Pipe:
             conn = await self._connect()
         return await conn.send(args)
 
+    async def call_many(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Send several commands at once (one write); their replies, in order.
+
+        The first error reply raises, as `call` would; the other commands still run.
+        """
+        conn = self._conn
+        if conn is None or conn.lost:
+            conn = await self._connect()
+        return await asyncio.gather(*[conn.send(args) for args in commands])
+
     async def evalsha(self, script: str, keys: list[Any], args: list[Any]) -> Any:
         """Run a Lua script by SHA1; on NOSCRIPT send its source with EVAL instead."""
         sha = self._shas.get(script)

@@ -320,8 +320,13 @@ class Store:
         return await self.redis.execute_command(*args)
 
     async def _each(self, command: str, argsets: list[tuple[Any, ...]]) -> None:
-        """The same command once per argument set, all sent at once."""
-        if len(argsets) == 1:
-            await self._call(command, *argsets[0])
-        elif argsets:
-            await asyncio.gather(*(self._call(command, *a) for a in argsets))
+        """The same command once per argument set, all sent at once (idempotent ones)."""
+        if not argsets:
+            return
+        if self.pipe is not None:
+            try:
+                await self.pipe.call_many([(command, *a) for a in argsets])
+                return
+            except (RedisConnectionError, RedisTimeoutError):
+                pass
+        await asyncio.gather(*(self.redis.execute_command(command, *a) for a in argsets))
