@@ -12,6 +12,7 @@ import random
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
 from moose import rules
 
@@ -36,12 +37,18 @@ async def table_game(clients: list[Any], bots: tuple[str, ...] = ()) -> tuple[st
     return matches[0]["game"], [m["seat"] for m in matches]
 
 
-async def play_out(client: Any, game: str, seed: int, *, timeout: float = 30) -> list[Message]:
-    """Play random legal moves for our seat until the game is over; every event seen."""
+async def play_out(
+    client: Any, game: str, seed: int, *, timeout: float = 30, first: Message | None = None
+) -> list[Message]:
+    """Play random legal moves for our seat until the game is over; every event seen.
+
+    `first`: an event already taken from the socket, handled before the others.
+    """
     rng = random.Random(seed)
     events: list[Message] = []
     while True:
-        event = await client.expect(type="event", game=game, timeout=timeout)
+        event = first or await client.expect(type="event", game=game, timeout=timeout)
+        first = None
         events.append(event)
         if event["event"]["kind"] == "over":
             return events
@@ -195,3 +202,28 @@ async def test_spectator_sees_public_views_only(moose_server, ws_client):
         check_no_leak(msg, None, states[msg["seq"] - 1])
         assert msg["deadline"] is None
     assert (await fan.request("unwatch", game=game))["type"] == "unwatched"
+
+
+async def test_players_of_a_game_dealt_here_get_its_first_events_without_a_stream_read(
+    redis_url, moose_server, ws_client
+):
+    """The dealing instance keeps a new game's events for its players' first delivery.
+
+    (With bots at the table the kept events grow with the bots' moves: the test
+    above plays such a game on one instance.)
+    """
+    url = await moose_server()
+    clients = [await ws_client(url, "cid"), await ws_client(url, "dot", binary=False)]
+    redis = aioredis.Redis.from_url(redis_url)
+    await redis.config_resetstat()
+    game, seats = await table_game(clients)
+    first = [await c.expect(type="event", game=game) for c in clients]
+    stats = await redis.info("commandstats")
+    await redis.aclose()
+    assert "cmdstat_xrange" not in stats, stats.get("cmdstat_xrange")
+    assert [e["seq"] for e in first] == [1, 1] and first[0]["event"]["kind"] == "start"
+    rests = await asyncio.gather(*(
+        play_out(c, game, seed=s, first=f) for c, s, f in zip(clients, seats, first, strict=True)
+    ))  # fmt: skip
+    for client, seat, events in zip(clients, seats, rests, strict=True):
+        await check_game(client, game, seat, events)

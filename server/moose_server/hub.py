@@ -206,6 +206,8 @@ class Hub:
         self.players: dict[str, set[Peer]] = {}
         self.ready = asyncio.Event()
         self._recent: dict[str, list[Entry]] = {}  # game -> events committed here, in order
+        # game dealt here -> (its events so far, their prepared views): see `fresh`
+        self._fresh: dict[str, tuple[list[Entry], dict[int, _Prepared]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # deliveries that read Redis
         self.on_wakeup: Callable[[str, int], None] | None = None  # told of every wake-up
 
@@ -305,13 +307,40 @@ class Hub:
         A socket that is reading a gap (its lock is held) or is behind gets them
         from the wake-up, which finds them here (`_recalled`) instead of in Redis.
         """
+        if not entries:
+            return
+        self._keep_fresh(game, entries)
         peers = self.games.get(game)
-        if not peers or not entries:
+        if not peers:
             return
         prepared: dict[int, _Prepared] = {}
         late = [p for p in peers if not self._offer(p, game, entries, prepared)]
         if late:
             self._remember(game, entries)
+
+    # A game this instance deals is followed by its players only once their `match`
+    # has come back through pub/sub. Its first events are kept (`_fresh`) until then,
+    # so that a player's first delivery needs no stream read. They are only offered
+    # while they hold every event this hub knows of: each commit of ours extends
+    # them, and a wake-up beyond them (another instance moved) drops them; any event
+    # after a player joined reaches it like every other event.
+
+    def _keep_fresh(self, game: str, entries: list[Entry]) -> None:
+        fresh = self._fresh.get(game)
+        if fresh is None:
+            if entries[0].seq == 1:  # a game dealt here
+                self._fresh[game] = (list(entries), {})
+                if len(self._fresh) > RECENT_GAMES:
+                    del self._fresh[next(iter(self._fresh))]
+        elif fresh[0][-1].seq + 1 == entries[0].seq and len(fresh[0]) < RECENT_EVENTS:
+            fresh[0].extend(entries)
+        else:
+            del self._fresh[game]
+
+    def fresh(self, game: str) -> tuple[list[Entry] | None, dict[int, _Prepared] | None]:
+        """A game dealt here: its events so far (None: read them) and their prepared views."""
+        fresh = self._fresh.get(game)
+        return fresh if fresh is not None else (None, None)
 
     def _offer(
         self, peer: Peer, game: str, entries: list[Entry], prepared: dict[int, _Prepared]
@@ -355,6 +384,9 @@ class Hub:
 
     def _on_game(self, game: str, seq: int | None) -> None:
         """A wake-up: serve the local sockets at once from memory; read Redis in a task."""
+        fresh = self._fresh.get(game)
+        if fresh is not None and (seq is None or seq > fresh[0][-1].seq):
+            del self._fresh[game]  # events we do not hold
         peers = list(self.games.get(game, ()))
         behind = [p.subs[game].seen for p in peers if game in p.subs]
         if not behind or (seq is not None and min(behind) >= seq):
@@ -428,6 +460,7 @@ class Hub:
                     async with self.pubsub_redis.pubsub() as pubsub:
                         await pubsub.subscribe(GAMES_CHANNEL, PLAYERS_CHANNEL)
                         self.ready.set()
+                        self._fresh.clear()  # wake-ups may have been missed meanwhile
                         for game in list(self.games):
                             self._on_game(game, None)
                         async for message in pubsub.listen():

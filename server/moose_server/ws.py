@@ -250,9 +250,9 @@ class Connection:
         """A `match` or `table` for our player; after a match, the game's first events."""
         self.send(message)
         if message.get("type") == "match":
-            game = message["game"]
-            self.services.hub.join(self, game, message.get("seat"), 0)
-            await self.services.hub.deliver(self, game)
+            game, hub = message["game"], self.services.hub
+            hub.join(self, game, message.get("seat"), 0)
+            await hub.deliver(self, game, *hub.fresh(game))
 
 
 async def websocket(request: web.Request) -> web.WebSocketResponse:
