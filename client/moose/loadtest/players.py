@@ -233,14 +233,14 @@ class Player:
             else:
                 seen[0] = max(seen[0], now)
                 seen[1] += 1
-        self.last[game] = (msg["seq"], msg["view"].get("to_act"), bool(msg.get("legal")), now)
+        view = msg["view"]  # None unless the event offers legal moves (see msg_unpack)
+        self.last[game] = (msg["seq"], view and view.get("to_act"), bool(msg.get("legal")), now)
         event = msg["event"]
         if event.get("kind") == "move" and event.get("seat") == self.seats.get(game):
             sent = self._pending_seq.pop(game, None)
             if sent is not None and run.in_window(sent):
                 run.tally.event_ms.append((now - sent) * 1000)
-        view = msg["view"]
-        if view.get("over") or event.get("kind") == "over":
+        if event.get("kind") == "over" or (view and view.get("over")):
             if self.seats.pop(game, None) is not None:
                 run.game_over(game)
                 if not run.queueing:
@@ -278,8 +278,32 @@ def msg_pack(msg: dict[str, Any]) -> bytes:
 
 
 def msg_unpack(data: bytes) -> Any:
-    """A decoded msgpack frame."""
-    return msgpack.unpackb(data, raw=False)
+    """A decoded msgpack frame, but an event's `view` only when it offers legal moves.
+
+    The view is most of an event's bytes, and three seats of four only need to
+    know that the event came: skipping it halves the load generator's decoding
+    (19 -> 9 us an event), CPU the server's machine gets back. Such an event has
+    ``"view": None``.
+    """
+    up = msgpack.Unpacker(raw=False)
+    up.feed(data)
+    try:
+        size = up.read_map_header()
+    except msgpack.UnpackValueError:  # not a map: decode it whole
+        return msgpack.unpackb(data, raw=False)
+    msg, view = {}, None
+    for _ in range(size):
+        key = up.unpack()
+        if key == "view":
+            start = up.tell()
+            up.skip()
+            view = (start, up.tell())
+        else:
+            msg[key] = up.unpack()
+    if view is not None:
+        start, end = view
+        msg["view"] = msgpack.unpackb(data[start:end], raw=False) if msg.get("legal") else None
+    return msg
 
 
 def raise_nofile(wanted: int) -> tuple[int, int]:
