@@ -157,7 +157,9 @@ async def _echo_move(
     event = {"kind": "move", "seat": game.turn, "move": msg["move"], "auto": None}
     game.turn = (game.turn + 1) % echo.table
     if game.seq > GAME_MOVES:
-        await echo.event(game, event, over=True)
+        # The last move's event ends the game as the server's `over` event does.
+        over = {"kind": "over", "scores": [0] * echo.table, "winners": [0]}
+        await echo.event(game, over, over=True)
         del games[game.id]
     else:
         await echo.event(game, event)
