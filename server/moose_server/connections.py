@@ -7,7 +7,7 @@ commands and scripts, and a source of pub/sub connections for the hub.
   part of a cluster (``INFO cluster`` shows ``cluster_enabled:1``): then the
   cluster client, with that node as the seed. With ``pipe=True`` a single
   ``redis://`` or ``unix://`` node also gets a `Pipe` (pipe.py), one pipelined
-  connection for the two Redis calls of every move; ``rediss://`` and clusters
+  connection for the frequent calls (store.py); ``rediss://`` and clusters
   keep redis-py only (a pipe per cluster node is future work).
 - ``redis+cluster://host:port[,host:port...]`` (``rediss+cluster://`` for TLS):
   a cluster for sure, with every listed node as a seed (no probe).

@@ -46,9 +46,10 @@ URLs: ``redis://[[user]:password@]host[:port][/db]`` and
 TLS (``rediss://``) and Redis Cluster are not supported (`Pipe.supports` says
 so): the cluster path stays redis-py's, which routes each command to the node
 of its slot; a pipe per cluster node is future work. The server uses a pipe
-for the commit script and the game read only (store.py), with redis-py as the
-fallback and for everything else, and a `PipePubSub` for the hub on the same
-single nodes (connections.py).
+for its frequent calls (store.py: a move's game read and commit script, event
+reads, the players' game sets and messages; matchmaking.py: its scripts), with
+redis-py as the fallback and for everything else, and a `PipePubSub` for the
+hub on the same single nodes (connections.py).
 """
 
 from __future__ import annotations

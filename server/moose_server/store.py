@@ -18,12 +18,13 @@ Channels (pub/sub is only a wake-up; the streams are the record):
 `moose:games` carries "<game id> <last seq>", `moose:players` carries msgpack
 [player id, message].
 
-Calls go through redis-py, except the two of every move when the Store has a
-`Pipe` (pipe.py; one Redis node only): the game read (HMGET) and the commit
-script. Should the pipe lose its connection or time out, that call is sent
-once more through redis-py, as redis-py's own retry would: the commit script
-checks the version and the move id, so a commit that did run answers "dup" or
-"stale" the second time.
+When the Store has a `Pipe` (pipe.py; one Redis node only) the frequent calls go
+through it: a move's game read (HMGET) and commit script, event reads (XRANGE),
+the players' game sets (SADD/SREM) and player messages (PUBLISH); the rest
+(deadline claims, heartbeats, sessions) through redis-py. Should the pipe lose
+its connection or time out, that call is sent once more through redis-py, as
+redis-py's own retry would: the commit script checks the version and the move
+id, so a commit that did run answers "dup" or "stale" the second time.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ class Store:
     def __init__(self, redis: aioredis.Redis, buckets: int, pipe: Pipe | None = None) -> None:
         self.redis = redis
         self.buckets = buckets
-        self.pipe = pipe  # for load and commit, when given (see the module docstring)
+        self.pipe = pipe  # for the frequent calls, when given (see the module docstring)
         self._commit_lua = _script("commit.lua")
         self._commit = redis.register_script(self._commit_lua)
         self._claim = redis.register_script(_script("claim.lua"))
@@ -320,7 +321,7 @@ class Store:
         return await self.redis.execute_command(*args)
 
     async def _each(self, command: str, argsets: list[tuple[Any, ...]]) -> None:
-        """The same command once per argument set, all sent at once (idempotent ones)."""
+        """The same command once per argument set, all sent at once (see `_call`)."""
         if not argsets:
             return
         if self.pipe is not None:

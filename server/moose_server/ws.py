@@ -48,7 +48,7 @@ _LEN3 = struct.Struct("!BBQ").pack
 
 
 class Connection:
-    """One client's socket: its player, the games it follows, its send queue."""
+    """One client's socket: its player, the games it follows, the frames it is sent."""
 
     def __init__(
         self, ws: web.WebSocketResponse, services: Services,
@@ -237,6 +237,8 @@ class Connection:
         if self._closing:
             return
         self._flush()
+        if self._closing:
+            return  # the flush found a client too slow: closing with 1013 already
         self._closing = True
         self._tasks.append(asyncio.create_task(self.ws.close(code=code, message=message.encode())))
 
