@@ -211,14 +211,19 @@ def _encode(arg: Any) -> bytes:
     raise DataError(f"Invalid input of type {type(arg).__name__}: give bytes, str, int or float")
 
 
+def _check_url(url: str) -> None:
+    """ValueError unless a pipe can talk to `url` (`Pipe.supports`)."""
+    if not Pipe.supports(url):
+        raise ValueError(f"Pipe speaks redis:// and unix:// only, not {url.split(':')[0]}://")
+
+
 class Pipe:
     """One pipelined connection to a Redis node (see the module docstring)."""
 
     def __init__(
         self, url: str, *, timeout: float = REPLY_TIMEOUT, connect_timeout: float = CONNECT_TIMEOUT
     ) -> None:
-        if not self.supports(url):
-            raise ValueError(f"Pipe speaks redis:// and unix:// only, not {url.split(':')[0]}://")
+        _check_url(url)
         self.url = url
         self.options = parse_url(url)
         self.timeout = timeout
@@ -486,8 +491,7 @@ class PipeSubscriber:
         keepalive: float = KEEPALIVE,
         on_close: Callable[[PipeSubscriber], None] | None = None,
     ) -> None:
-        if not Pipe.supports(url):
-            raise ValueError(f"Pipe speaks redis:// and unix:// only, not {url.split(':')[0]}://")
+        _check_url(url)
         self.options = parse_url(url)
         self.timeout = timeout
         self.connect_timeout = connect_timeout
@@ -589,8 +593,7 @@ class PipePubSub:
         connect_timeout: float = CONNECT_TIMEOUT,
         keepalive: float = KEEPALIVE,
     ) -> None:
-        if not Pipe.supports(url):
-            raise ValueError(f"Pipe speaks redis:// and unix:// only, not {url.split(':')[0]}://")
+        _check_url(url)
         self.url = url
         self.kwargs = {"timeout": timeout, "connect_timeout": connect_timeout,
                        "keepalive": keepalive}  # fmt: skip
