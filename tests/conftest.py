@@ -6,6 +6,7 @@ the end.
 
 - `redis_url`: the session's redis-server, emptied for each test.
 - `redis_factory`: start extra redis-servers.
+- `private_redis`: one of them, parametrized: on a loopback port, then on a unix socket.
 - `redis_cluster`: the session's Redis Cluster (three masters, no replicas),
   emptied for each test; `backend_url` is parametrized over "single" (the
   `redis_url` server) and "cluster" (a node of it: the server detects the cluster),
@@ -82,6 +83,15 @@ def redis_factory(
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture(params=["tcp", "unix"])
+def private_redis(
+    request: pytest.FixtureRequest, redis_factory: Callable[..., EmbeddedRedis]
+) -> EmbeddedRedis:
+    """A private redis-server (no AOF) on a loopback port, then on a unix socket."""
+    port = free_port() if request.param == "tcp" else None
+    return redis_factory(port=port, appendonly=False)
 
 
 def cluster_port() -> int:

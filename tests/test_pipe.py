@@ -45,13 +45,6 @@ async def pipes() -> AsyncIterator[Callable[..., Pipe]]:
         await pipe.aclose()
 
 
-@pytest.fixture(params=["tcp", "unix"])
-def server(request: pytest.FixtureRequest, redis_factory: Factory) -> EmbeddedRedis:
-    """A private redis-server on a loopback port, then on a unix socket."""
-    port = free_port() if request.param == "tcp" else None
-    return redis_factory(port=port, appendonly=False)
-
-
 def test_supports_plain_tcp_and_unix_sockets_only() -> None:
     assert Pipe.supports("redis://127.0.0.1:6379/0") and Pipe.supports("unix:///tmp/r.sock")
     for url in ("rediss://h:6380", "redis+cluster://h:1,h:2", "http://h"):
@@ -60,8 +53,8 @@ def test_supports_plain_tcp_and_unix_sockets_only() -> None:
             Pipe(url)
 
 
-async def test_concurrent_calls_get_their_own_replies_in_order(server, pipes):
-    pipe = pipes(server.url)
+async def test_concurrent_calls_get_their_own_replies_in_order(private_redis, pipes):
+    pipe = pipes(private_redis.url)
     big = bytes(range(256)) * 400  # 100 KB, every byte value
     calls: list[tuple[Any, ...]] = []
     expected: list[Any] = []
@@ -161,18 +154,18 @@ async def test_the_url_gives_user_password_and_database(redis_factory, pipes):
         await pipes(f"redis://127.0.0.1:{port}/0").call("PING")  # NOAUTH
 
 
-async def test_a_lost_server_fails_pending_calls_and_a_restart_is_picked_up(server, pipes):
-    pipe = pipes(server.url)
+async def test_a_lost_server_fails_pending_calls_and_a_restart_is_picked_up(private_redis, pipes):
+    pipe = pipes(private_redis.url)
     assert await pipe.call("SET", "k", "1") == b"OK"
     pending = [asyncio.ensure_future(pipe.call("BLPOP", "list", 0)) for _ in range(3)]
     await asyncio.sleep(0.1)
-    server.kill()
+    private_redis.kill()
     for call in pending:
         with pytest.raises(ConnectionError):
             await asyncio.wait_for(call, 5)
     with pytest.raises(ConnectionError):  # nobody listens: the reconnect fails
         await pipe.call("PING")
-    await asyncio.to_thread(server.start)
+    await asyncio.to_thread(private_redis.start)
     assert await pipe.call("PING") == b"PONG"
     many = await asyncio.gather(*(pipe.call("ECHO", str(i)) for i in range(100)))
     assert many == [str(i).encode() for i in range(100)]

@@ -13,7 +13,7 @@ import redis
 from redis.exceptions import ConnectionError
 
 from moose_server.connections import NodePubSub, open_redis
-from moose_server.embedded import EmbeddedRedis, free_port
+from moose_server.embedded import EmbeddedRedis
 from moose_server.pipe import PipePubSub, PipeSubscriber
 from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL
 
@@ -34,13 +34,6 @@ async def subscribers() -> AsyncIterator[Callable[..., PipeSubscriber]]:
         await sub.aclose()
 
 
-@pytest.fixture(params=["tcp", "unix"])
-def server(request: pytest.FixtureRequest, redis_factory: Factory) -> EmbeddedRedis:
-    """A private redis-server on a loopback port, then on a unix socket."""
-    port = free_port() if request.param == "tcp" else None
-    return redis_factory(port=port, appendonly=False)
-
-
 def subscriber_count(url: str) -> int:
     """How many clients of the server are in subscribed mode (CLIENT LIST sub=)."""
     with redis.Redis.from_url(url) as r:
@@ -57,12 +50,14 @@ async def take(sub: PipeSubscriber, n: int, timeout: float = 10.0) -> list[dict[
     raise AssertionError("listen() ended")
 
 
-async def test_messages_of_two_channels_arrive_in_order_with_their_bytes(server, subscribers):
-    sub = subscribers(server.url)
+async def test_messages_of_two_channels_arrive_in_order_with_their_bytes(
+    private_redis, subscribers
+):
+    sub = subscribers(private_redis.url)
     await sub.subscribe(GAMES_CHANNEL, PLAYERS_CHANNEL)
     big = bytes(range(256)) * 400  # 100 KB, every byte value
     expected: list[tuple[bytes, bytes]] = []
-    with redis.Redis.from_url(server.url) as r:
+    with redis.Redis.from_url(private_redis.url) as r:
         pipe = r.pipeline(transaction=False)
         for i in range(2000):
             if i % 3 == 0:
@@ -86,7 +81,7 @@ async def test_messages_of_two_channels_arrive_in_order_with_their_bytes(server,
     assert [(m["channel"], m["data"]) for m in got] == expected
     assert all(m["type"] == "message" and type(m["data"]) is bytes for m in got)
     # Nothing else was queued: the other channels never arrived.
-    with redis.Redis.from_url(server.url) as r:
+    with redis.Redis.from_url(private_redis.url) as r:
         r.publish(GAMES_CHANNEL, b"last")
     [last] = await take(sub, 1)
     assert last["data"] == b"last"
@@ -120,26 +115,26 @@ async def test_the_url_gives_password_and_database(redis_factory, subscribers):
 
 
 async def test_a_lost_server_ends_listen_and_a_fresh_subscriber_works_after_a_restart(
-    server, subscribers
+    private_redis, subscribers
 ):
-    sub = subscribers(server.url)
+    sub = subscribers(private_redis.url)
     await sub.subscribe(GAMES_CHANNEL)
-    with redis.Redis.from_url(server.url) as r:
+    with redis.Redis.from_url(private_redis.url) as r:
         r.publish(GAMES_CHANNEL, b"g 1")
     assert (await take(sub, 1))[0]["data"] == b"g 1"
     listening = asyncio.ensure_future(take(sub, 1))
     await asyncio.sleep(0.1)
-    server.kill()
+    private_redis.kill()
     with pytest.raises(ConnectionError):
         await asyncio.wait_for(listening, 5)
     with pytest.raises(ConnectionError):  # the subscriber is done
         await take(sub, 1)
     with pytest.raises(ConnectionError):  # nobody listens: the connect fails
-        await subscribers(server.url).subscribe(GAMES_CHANNEL)
-    await asyncio.to_thread(server.start)
-    fresh = subscribers(server.url)
+        await subscribers(private_redis.url).subscribe(GAMES_CHANNEL)
+    await asyncio.to_thread(private_redis.start)
+    fresh = subscribers(private_redis.url)
     await fresh.subscribe(GAMES_CHANNEL)
-    with redis.Redis.from_url(server.url) as r:
+    with redis.Redis.from_url(private_redis.url) as r:
         r.publish(GAMES_CHANNEL, b"g 2")
     assert (await take(fresh, 1))[0]["data"] == b"g 2"
 
