@@ -48,8 +48,9 @@ def test_prepared_messages_equal_event_message() -> None:
     for states in _games(30):
         for i, s in enumerate(states):
             d = {**s.to_dict(), "auto": i % 5 == 0}
-            for parsed in (None, s):
-                e = Entry(i + 1, {"kind": "move"}, d, i % 2 * 1234, 99, parsed)
+            # As read from the stream; as committed here; with the legal moves too.
+            for parsed, legal in ((None, None), (s, None), (s, rules.legal_moves(s))):
+                e = Entry(i + 1, {"kind": "move"}, d, i % 2 * 1234, 99, parsed, legal)
                 ready = _Prepared("g", e)
                 for seat in [None, *range(s.n)]:
                     got, want = ready.message(seat), event_message("g", e, seat, s)
@@ -69,3 +70,14 @@ def test_game_but_equals_dataclasses_replace() -> None:
     assert game.version == 4 and game.misses == [0] * 3  # the original is untouched
     with pytest.raises(AssertionError):
         game.but(versoin=5)  # a misspelt field is refused, not added
+
+
+def test_game_legal_is_computed_once_and_kept_by_but_until_the_state_changes() -> None:
+    s = rules.new_game(3, seed=2)
+    game = Game("g_x", 0, 0, s, ["p0", "p1", "p2"], ["a", "b", "c"], [None] * 3,
+                [False] * 3, [0] * 3, [])  # fmt: skip
+    legal = game.legal
+    assert legal == rules.legal_moves(s) and game.legal is legal
+    assert game.but(version=1, deadline=5).legal is legal  # the same state
+    moved = game.but(state=rules.apply(s, legal[0]))
+    assert moved.legal is not legal and moved.legal == rules.legal_moves(moved.state)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import secrets
 import zlib
@@ -116,10 +117,13 @@ class Game:
         """A copy with some fields changed: `dataclasses.replace` at a quarter of its cost.
 
         Every move makes two copies; replace() runs __init__ with its checks.
+        The copy keeps `legal` when it was computed, unless the state changes.
         """
         assert changes.keys() <= _FIELDS, changes.keys() - _FIELDS
         new = object.__new__(Game)
         new.__dict__.update(self.__dict__, **changes)
+        if "state" in changes:
+            new.__dict__.pop("legal", None)
         return new
 
     def seat_of(self, player: str) -> int | None:
@@ -130,6 +134,13 @@ class Game:
         """The player ids seated at this game."""
         return [p for p in self.players if p is not None]
 
+    @functools.cached_property
+    def legal(self) -> list[Move]:
+        """`rules.legal_moves(self.state)`, computed once: a move's commit, its auto-play
+        and the hub's message to the seat to act all need them. Do not change the list.
+        """
+        return rules.legal_moves(self.state)
+
     def auto_kind(self) -> str | None:
         """How the server plays the seat to act now: 'bot', 'forced', or None (a person)."""
         seat = rules.to_act(self.state)
@@ -137,7 +148,7 @@ class Game:
             return None
         if self.bots[seat] is not None or self.away[seat]:
             return "bot"
-        if rules.legal_moves(self.state) == [{"action": "pass"}]:
+        if self.legal == [{"action": "pass"}]:
             return "forced"
         return None
 
@@ -353,7 +364,7 @@ class Games:
         kind = game.auto_kind()
         if seat is None or (kind is None and not timed_out):
             return None
-        legal = rules.legal_moves(game.state)
+        legal = game.legal
         view = rules.view(game.state, seat)
         bot = game.bots[seat]
         if kind == "forced":
@@ -474,8 +485,10 @@ class Games:
         if got.status != "ok":
             return got, None
         if self.on_commit is not None:
+            # The seat to act gets its legal moves unless the server plays it.
+            legal = None if auto else new.legal
             entries = [
-                Entry(got.seq + i, event, snapshot, got.deadline, got.now, new.state)
+                Entry(got.seq + i, event, snapshot, got.deadline, got.now, new.state, legal)
                 for i, event in enumerate(events)
             ]
             self.on_commit(new.id, entries)

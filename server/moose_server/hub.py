@@ -101,7 +101,7 @@ class _Prepared:
         self.head = head
         self.tail = tail
         self.mine_seat = None if entry.state.get("auto") else head["to_act"]
-        self.legal: list[dict[str, Any]] | None = None
+        self.legal: list[dict[str, Any]] | None = entry.legal
         self._packed: tuple[bytes, ...] | None = None
 
     def message(self, seat: int | None) -> dict[str, Any]:

@@ -116,6 +116,8 @@ class Entry:
     # The state as a rules.State when the caller has it already (a commit of this
     # instance): the hub then need not rebuild it from `state`. Not compared.
     parsed: Any = field(default=None, compare=False, repr=False)
+    # rules.legal_moves(parsed), when the caller has them already. Not compared.
+    legal: list[dict[str, Any]] | None = field(default=None, compare=False, repr=False)
 
 
 def _script(name: str) -> str:
