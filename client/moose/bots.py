@@ -31,9 +31,9 @@ __all__ = [
 Move = dict[str, Any]
 View = dict[str, Any]
 
-_TRAPS_IN_DECK = 3
-_MOOSE_PER_TYPE = 5
-_DECK_SIZE = 58
+_DECK_SIZE = len(rules.CARDS)
+_TRAPS_IN_DECK = rules.CARDS.count("trap")
+_MOOSE_PER_TYPE = {t: rules.CARDS.count(f"moose:{t}") for t in rules.ROOM_TYPES}
 
 
 class Bot(Protocol):
@@ -71,29 +71,32 @@ class _Seen:
         self.houses: list[dict[str, Any]] = view["houses"]
         self.hand_sizes: list[int] = view["hand_sizes"]
         discard: list[str] = view["discard"]
-        self.visible = [sum(1 for r in h["rooms"] if r["cover"] == "moose") for h in self.houses]
-        self.doors = [sum(1 for r in h["rooms"] if r["cover"] == "door") for h in self.houses]
+        # One pass over the houses (bots take a view at every move): the moose and
+        # doors each seat shows, the cards on the table, the moose covering rooms.
+        self.visible: list[int] = []
+        self.doors: list[int] = []
+        on_table = 0
+        covered = dict.fromkeys(rules.ROOM_TYPES, 0)
+        for h in self.houses:
+            moose = doors = 0
+            for r in h["rooms"]:
+                if r["cover"] == "moose":
+                    moose += 1
+                    covered[r["type"]] += 1
+                elif r["cover"] == "door":
+                    doors += 1
+            self.visible.append(moose)
+            self.doors.append(doors)
+            on_table += int(h["house"]) + len(h["rooms"]) + moose + doors  # a room, its cover
         # Cards nobody has shown: the draw pile plus the opponents' hands.
-        on_table = sum(
-            int(h["house"]) + sum(1 + (r["cover"] is not None) for r in h["rooms"])
-            for h in self.houses
-        )
         self.unknown = max(1, _DECK_SIZE - len(discard) - len(self.hand) - on_table)
         self.unseen_traps = _TRAPS_IN_DECK - discard.count("trap") - self.hand.count("trap")
         self.unseen_moose: dict[str, int] = {}
-        for t in rules.ROOM_TYPES:
+        for t, total in _MOOSE_PER_TYPE.items():
             code = f"moose:{t}"
-            covered = sum(
-                1
-                for h in self.houses
-                for r in h["rooms"]
-                if r["type"] == t and r["cover"] == "moose"
-            )
-            left = _MOOSE_PER_TYPE - discard.count(code) - covered - self.hand.count(code)
+            left = total - discard.count(code) - covered[t] - self.hand.count(code)
             self.unseen_moose[t] = max(0, left)
-        opponents = [k for k in range(self.n) if k != self.me]
-        self.best_opp = min(self.visible[k] for k in opponents) if opponents else 0
-        self.worst_opp = max(self.visible[k] for k in opponents) if opponents else 0
+        self.worst_opp = max(v for k, v in enumerate(self.visible) if k != self.me)
 
     def p_trap(self, seat: int) -> float:
         """Chance that `seat` holds a trap, from the traps not yet seen."""
