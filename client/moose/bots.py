@@ -135,9 +135,9 @@ class GreedyBot:
         """The legal move with the best heuristic value (ties broken by the seed)."""
         if not legal:
             raise ValueError("no legal move to choose from")
-        actions = {m["action"] for m in legal}
-        if "trap" in actions:
-            return next(m for m in legal if m["action"] == "trap")
+        for move in legal:
+            if move["action"] == "trap":
+                return move
         if len(legal) == 1:
             return legal[0]
         seen = _Seen(view)
@@ -221,10 +221,7 @@ def make_bot(name: str, seed: int | None = None) -> Bot:
 
 
 def choose_timeout_move(view: View, legal: list[Move]) -> Move:
-    """The move played for a seat whose clock ran out: greedy's, and `trap` when it can."""
-    for move in legal:
-        if move["action"] == "trap":
-            return move
+    """The move played for a seat whose clock ran out: greedy's (`trap` whenever it can)."""
     return GreedyBot(seed=0).choose(view, legal)
 
 
