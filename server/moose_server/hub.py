@@ -415,6 +415,11 @@ class Hub:
                 lowest = min((p.subs[game].seen for p in peers if game in p.subs), default=None)
                 if lowest is None:
                     return
+                if seq is not None and lowest >= seq:
+                    # Our own commit's wake-up came before its reply, which has
+                    # delivered the events meanwhile (`committed`): nothing to read.
+                    self._fanned_out(game, seq)
+                    return
                 entries = await self.store.events(game, lowest)
             for peer in peers:
                 await self.deliver(peer, game, entries, prepared)
