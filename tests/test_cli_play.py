@@ -17,6 +17,7 @@ import termios
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import pytest
 from test_client import Serve, play_seat, serve_fixture, url_fixture
 
 import moose
@@ -237,6 +238,18 @@ async def test_play_on_a_terminal_draws_a_live_screen_and_reads_keys(url: str) -
     assert code == 0, text[-3000:]
     assert re.search(r"Final: scores .*won\.  You (won!|lost\.)", text), text[-3000:]
     assert "Traceback" not in text
+
+
+def test_ctrl_c_in_a_client_command_exits_with_130(monkeypatch: pytest.MonkeyPatch) -> None:
+    from moose import cli
+    from moose.commands import bots, play, watch
+
+    async def interrupted(*args: object) -> int:
+        raise KeyboardInterrupt
+
+    for module, argv in ((play, ["play"]), (bots, ["bots"]), (watch, ["watch", "g_0"])):
+        monkeypatch.setattr(module, "_main", interrupted)
+        assert cli.main(argv) == 130
 
 
 def test_bots_given_several_urls_start_spread_over_them() -> None:

@@ -55,10 +55,7 @@ def run(args: argparse.Namespace) -> int:
     if args.count < 1 or (args.games is not None and args.games < 1):
         print("moose bots: --count and --games must be at least 1", file=sys.stderr)
         return 2
-    try:
-        return asyncio.run(_main(args))
-    except KeyboardInterrupt:
-        return 130
+    return asyncio.run(_main(args))  # Ctrl-C: `cli.main` exits with 130
 
 
 @dataclass

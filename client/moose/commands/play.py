@@ -82,10 +82,7 @@ def run(args: argparse.Namespace) -> int:
     if args.bots and args.create is None:
         print("moose play: --bots needs --create", file=sys.stderr)
         return 2
-    try:
-        return asyncio.run(_main(args))
-    except KeyboardInterrupt:
-        return 130
+    return asyncio.run(_main(args))  # Ctrl-C: `cli.main` exits with 130
 
 
 async def _main(args: argparse.Namespace) -> int:

@@ -27,10 +27,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of `moose watch`."""
-    try:
-        return asyncio.run(_main(args))
-    except KeyboardInterrupt:
-        return 130
+    return asyncio.run(_main(args))  # Ctrl-C: `cli.main` exits with 130
 
 
 async def _main(args: argparse.Namespace) -> int:
