@@ -22,6 +22,15 @@ def test_percentiles_of_nothing_and_of_a_list() -> None:
     assert (p["p50"], p["p95"], p["p99"], p["max"]) == (50.0, 95.0, 99.0, 100.0)
 
 
+def test_loadtest_refuses_an_unknown_bot(capsys: pytest.CaptureFixture[str]) -> None:
+    from moose import cli
+
+    with pytest.raises(SystemExit) as exit:
+        cli.main(["loadtest", "--url", "ws://127.0.0.1:1/ws", "--bot", "clever"])
+    assert exit.value.code == 2
+    assert "invalid choice: 'clever'" in capsys.readouterr().err
+
+
 def test_merge_finds_the_last_seat_across_workers() -> None:
     def tally(seen: dict[str, list[float]], sent: dict[str, float]) -> dict[str, object]:
         return {"moves": len(sent), "moves_total": len(sent), "move_ms": [], "event_ms": [],

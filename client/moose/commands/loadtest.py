@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 def add_parser(subparsers: Any) -> None:
     """Register `moose loadtest`."""
+    from moose.bots import BOTS
+
     p = subparsers.add_parser(
         "loadtest",
         help="measure a server under many bot players",
@@ -42,7 +44,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--table", type=int, default=4, choices=range(2, 7), metavar="N",
                    help="players per game (default 4)")  # fmt: skip
     p.add_argument("--procs", type=int, default=1, help="load-generator processes (default 1)")
-    p.add_argument("--bot", default="greedy", help="bot of every player (default greedy)")
+    p.add_argument("--bot", default="greedy", choices=sorted(BOTS),
+                   help="bot of every player (default greedy)")  # fmt: skip
     p.add_argument("--rate", type=float, default=0.0,
                    help="cap on moves per second in all (default 0: no cap)")  # fmt: skip
     p.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring (3)")
@@ -68,13 +71,9 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of `moose loadtest`."""
     from rich.console import Console
 
-    from moose.bots import BOTS
     from moose.loadtest.run import Options
 
     console = Console(stderr=args.json, highlight=False)
-    if args.bot not in BOTS:
-        console.print(f"moose loadtest: unknown bot {args.bot!r}", markup=False)
-        return 2
     if min(args.games, args.procs - 1, args.matchmaking, args.connections) < 0:
         console.print("moose loadtest: counts must not be negative")
         return 2
