@@ -19,11 +19,9 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
 from moose_server.errors import Refusal
 from moose_server.pipe import Pipe
+from moose_server.store import run_script
 
 __all__ = [
     "BOT_NAMES",
@@ -259,23 +257,14 @@ class Matchmaker:
         self.scan = scan  # oldest tickets one form_tables call looks at: bounds its cost
         self.lease = lease  # a formed table not dealt within this is handed out again
         self._keys = mm_keys(prefix)
-        self._sources = {name: _load_script(name) for name in _SCRIPTS}
-        self._scripts = {name: redis.register_script(src) for name, src in self._sources.items()}
+        self._scripts = {name: redis.register_script(_load_script(name)) for name in _SCRIPTS}
         self.pipe = pipe  # when given, scripts run through it (as store.Store's calls)
 
-    async def _script(self, script: str, args: list[Any]) -> Any:
-        """Run a script through the pipe if there is one; redis-py when it fails or is none."""
-        if self.pipe is not None:
-            try:
-                return await self.pipe.evalsha(self._sources[script], self._keys, args)
-            except (RedisConnectionError, RedisTimeoutError):
-                pass  # redis-py sends it again, nonce and all
-        return await self._scripts[script](keys=self._keys, args=args)
-
     async def _run(self, script: str, *args: Any, code: str | None = None) -> Any:
-        # A fresh nonce per call: redis-py re-sends it unchanged when it retries.
+        # A fresh nonce per call: redis-py re-sends it unchanged when it retries
+        # (its own retry, or `run_script`'s after the pipe failed).
         nonce = secrets.token_hex(8)
-        raw = await self._script(script, [nonce, *args])
+        raw = await run_script(self._scripts[script], self._keys, [nonce, *args], self.pipe)
         data = json.loads(raw)
         if isinstance(data, dict) and "err" in data:
             raise _error(data, code)

@@ -33,11 +33,12 @@ import asyncio
 import zlib
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, cast
 
 import msgpack  # type: ignore[import-untyped]
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
+from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -124,6 +125,24 @@ def _script(name: str) -> str:
     return resources.files("moose_server").joinpath("lua", name).read_text()
 
 
+async def run_script(
+    script: AsyncScript, keys: list[Any], args: list[Any], pipe: Pipe | None
+) -> Any:
+    """Run a registered script: through the pipe when there is one, else redis-py.
+
+    Should the pipe lose its connection or time out, redis-py sends it once more
+    (see `Store._call`): the scripts check versions, move ids or nonces, so a
+    script that did run answers as it did the first time.
+    """
+    if pipe is not None:
+        try:
+            source = cast(str, script.script)  # the server registers its scripts as text
+            return await pipe.evalsha(source, keys, args)
+        except (RedisConnectionError, RedisTimeoutError):
+            pass
+    return await script(keys=keys, args=args)
+
+
 class Store:
     """Key names, scripts and the few Redis calls of games, timers and sessions."""
 
@@ -131,8 +150,7 @@ class Store:
         self.redis = redis
         self.buckets = buckets
         self.pipe = pipe  # for the frequent calls, when given (see the module docstring)
-        self._commit_lua = _script("commit.lua")
-        self._commit = redis.register_script(self._commit_lua)
+        self._commit = redis.register_script(_script("commit.lua"))
         self._claim = redis.register_script(_script("claim.lua"))
 
     # -- key names ------------------------------------------------------------
@@ -200,15 +218,7 @@ class Store:
         for event, state in events:
             args += [pack(event), state if isinstance(state, bytes) else pack(state)]
         keys = [self.game_key(game), self.events_key(game), self.deadlines_key(self.bucket(game))]
-        reply: Any
-        if self.pipe is None:
-            reply = await self._commit(keys=keys, args=args)
-        else:
-            try:
-                reply = await self.pipe.evalsha(self._commit_lua, keys, args)
-            except (RedisConnectionError, RedisTimeoutError):
-                reply = await self._commit(keys=keys, args=args)
-        status, seq, now, deadline = reply
+        status, seq, now, deadline = await run_script(self._commit, keys, args, self.pipe)
         return Commit(status.decode(), int(seq), int(now), int(deadline))
 
     async def drop_deadline(self, game: str) -> None:
