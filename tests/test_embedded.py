@@ -22,5 +22,7 @@ def test_unix_socket_server_keeps_data_across_restart(tmp_path):
 
 def test_session_server_is_private_and_empty(redis_url):
     with redis.Redis.from_url(redis_url) as r:
-        assert r.dbsize() == 0
+        assert r.dbsize() == 0  # the fixture empties it: the next two lines make it private
+        assert r.config_get("bind") == {"bind": "127.0.0.1"}
+        assert r.config_get("protected-mode") == {"protected-mode": "yes"}
         assert r.ping()
