@@ -69,9 +69,7 @@ class Game:
     moves: list[Move]
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
-    packed_moves: tuple[int, bytes] = dataclasses.field(
-        default=(0, b""), compare=False, repr=False
-    )
+    packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
 
     @classmethod
     def from_data(cls, game_id: str, version: int, deadline: int, d: dict[str, Any]) -> Game:

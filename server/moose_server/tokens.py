@@ -55,9 +55,7 @@ class Tokens:
         if not hmac.compare_digest(self._sign(body), parts[3]):
             raise TokenError("bad_token", "the session token is not signed by this service")
         if int(parts[2]) <= now:
-            raise TokenError(
-                "token_expired", "the session token has expired; say hello again"
-            )
+            raise TokenError("token_expired", "the session token has expired; say hello again")
         try:
             return _unb64(parts[0]), _unb64(parts[1])
         except (binascii.Error, UnicodeDecodeError, ValueError):
