@@ -115,19 +115,12 @@ class State:
 
     def copy(self) -> State:
         """A copy that shares nothing mutable with this state."""
-        s = State.__new__(State)
-        s.n = self.n
-        s.dealer = self.dealer
-        s.deck = self.deck
+        s = self._clone()
         s.draw = self.draw.copy()
         s.hands = [h.copy() for h in self.hands]
         s.has_house = self.has_house.copy()
         s.rooms = [r.copy() for r in self.rooms]
         s.discard = self.discard.copy()
-        s.turn = self.turn
-        s.drew = self.drew
-        s.pending = self.pending
-        s.over = self.over
         return s
 
     def _clone(self) -> State:
@@ -342,14 +335,7 @@ def _plays(s: State, seat: int) -> list[dict[str, Any]]:
                             out.append({"action": "play", "card": card, "target": t, "room": i})
         elif kind == "r":  # room:T
             if room_targets is None:
-                room_targets = []
-                for t in opponents:
-                    n_open = 0
-                    for _, cover in rooms[t]:
-                        if cover == OPEN:
-                            n_open += 1
-                    if n_open < MAX_OPEN_ROOMS:
-                        room_targets.append(t)
+                room_targets = [t for t in opponents if _open_count(rooms[t]) < MAX_OPEN_ROOMS]
             for t in room_targets:
                 out.append({"action": "play", "card": card, "target": t})
         elif kind == "h":  # house
