@@ -31,6 +31,8 @@ import msgpack
 from aiohttp import WSMsgType, web
 
 from moose import bots, rules
+from moose.loadtest.players import msg_pack as pack
+from moose.protocol import PROTOCOL_VERSION
 
 __all__ = ["GAME_MOVES", "echo_app", "storage_ceiling"]
 
@@ -50,11 +52,6 @@ def _sample(players: int) -> tuple[rules.State, list[dict[str, Any]]]:
         state = rules.apply(state, move)
         moves.append(move)
     return state, moves
-
-
-def pack(value: Any) -> bytes:
-    """msgpack bytes, as the server writes them."""
-    return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
 
 
 # -- the socket ceiling ---------------------------------------------------------
@@ -115,7 +112,7 @@ async def _echo_socket(request: web.Request) -> web.WebSocketResponse:
         msg = msgpack.unpackb(raw.data, raw=False)
         kind, mid = msg.get("type"), msg.get("id")
         if kind == "hello":
-            await ws.send_bytes(pack({"type": "welcome", "id": mid, "protocol": 1,
+            await ws.send_bytes(pack({"type": "welcome", "id": mid, "protocol": PROTOCOL_VERSION,
                                       "player": f"p_{next(echo.ids)}", "name": msg.get("name"),
                                       "token": "-", "server_time": 0, "games": []}))  # fmt: skip
         elif kind == "queue":

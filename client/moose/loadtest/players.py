@@ -30,6 +30,7 @@ import aiohttp
 import msgpack
 
 from moose.bots import make_bot
+from moose.protocol import PROTOCOL_VERSION
 
 __all__ = ["Job", "Pacer", "Player", "Tally", "raise_nofile", "run_job"]
 
@@ -149,7 +150,8 @@ class Player:
         self.ws = await self.session.ws_connect(
             self.run.job.url, autoping=True, heartbeat=None, max_msg_size=0, compress=0
         )
-        await self._send({"type": "hello", "id": 0, "protocol": 1, "name": self.name})
+        hello = {"type": "hello", "id": 0, "protocol": PROTOCOL_VERSION, "name": self.name}
+        await self._send(hello)
         async with asyncio.timeout(HELLO_TIMEOUT):
             welcome = await self._receive()
         if welcome is None or welcome.get("type") != "welcome":
