@@ -86,6 +86,7 @@ def main() -> int:
                       report.get("errors"), file=sys.stderr, flush=True)  # fmt: skip
     summary = {}
     for rev, reports in runs.items():
+
         def med(path: str, reports: list[dict[str, object]] = reports) -> float | None:
             values = []
             for rep in reports:

@@ -20,8 +20,9 @@ import timeit
 from moose import rules
 from moose_server import games as G
 from moose_server import hub as H
+from moose_server.codec import pack
 from moose_server.settings import Settings
-from moose_server.store import Entry, pack
+from moose_server.store import Entry
 
 
 def main() -> None:

@@ -8,9 +8,10 @@ import random
 import pytest
 
 from moose import protocol, rules
+from moose_server.codec import pack
 from moose_server.games import Game
 from moose_server.hub import _Prepared, event_message
-from moose_server.store import Entry, pack
+from moose_server.store import Entry
 
 
 def _games(count: int) -> list[list[rules.State]]:

@@ -92,5 +92,8 @@ def test_check_refuses_bad_messages_with_stable_codes(msg, code):
 
 def test_error_carries_the_request_id():
     assert protocol.error("illegal_move", "no", 7) == {
-        "type": "error", "code": "illegal_move", "message": "no", "id": 7,
+        "type": "error",
+        "code": "illegal_move",
+        "message": "no",
+        "id": 7,
     }

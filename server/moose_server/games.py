@@ -32,9 +32,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from moose import rules
+from moose_server.codec import pack
 from moose_server.errors import Refusal
 from moose_server.settings import Settings
-from moose_server.store import Commit, Entry, Loaded, Store, pack
+from moose_server.store import Commit, Entry, Loaded, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = ["Game", "GameError", "Games", "Seat"]

@@ -26,9 +26,10 @@ from typing import Any, Protocol
 from redis.exceptions import RedisError
 
 from moose import rules
+from moose_server.codec import pack, unpack
 from moose_server.connections import PubSubSource
 from moose_server.games import Game
-from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store, pack, unpack
+from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = ["Hub", "Peer", "Sub", "event_message", "state_message"]

@@ -35,13 +35,13 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, cast
 
-import msgpack  # type: ignore[import-untyped]
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from moose_server.codec import pack, unpack
 from moose_server.pipe import Pipe
 
 __all__ = ["GAMES_CHANNEL", "PLAYERS_CHANNEL", "Commit", "Entry", "Loaded", "Store", "connect"]
@@ -50,23 +50,6 @@ GAMES_CHANNEL = b"moose:games"
 PLAYERS_CHANNEL = b"moose:players"
 SECRET_KEY = "moose:secret"
 CLAIM_LIMIT = 100
-
-
-# One Packer for the process: msgpack.packb builds a new one per call, which costs
-# more than packing a small value. The server packs on its one event-loop thread
-# only, and a Packer starts afresh after a failed pack.
-_PACKER = msgpack.Packer(use_bin_type=True)
-
-
-def pack(value: Any) -> bytes:
-    """msgpack bytes of plain data (the same bytes as `msgpack.packb`)."""
-    blob: bytes = _PACKER.pack(value)
-    return blob
-
-
-def unpack(blob: bytes) -> Any:
-    """The inverse of `pack`."""
-    return msgpack.unpackb(blob, raw=False)
 
 
 def is_cluster(redis: object) -> bool:

@@ -24,12 +24,12 @@ from redis.exceptions import RedisError
 
 from moose import protocol
 from moose.protocol import ProtocolError
+from moose_server.codec import pack
 from moose_server.errors import Refusal
 from moose_server.handlers import HANDLERS
 from moose_server.hub import Sub
 from moose_server.matchmaking import MatchError
 from moose_server.services import Services
-from moose_server.store import pack
 from moose_server.tasks import cancel_and_wait
 
 __all__ = ["SERVICES", "Connection", "websocket"]
