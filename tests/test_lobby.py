@@ -95,15 +95,25 @@ async def test_a_private_table_started_by_a_host_whose_deal_failed_is_dealt_late
     assert games == [game_id_of(table.key)]
     game = await lobby.games.load(games[0])
     assert game.players == ["h", None] and game.bots == [None, "greedy"]
+    assert game.code == info.code  # a private table's game knows its join code
+
+
+async def test_a_game_from_the_public_queue_has_no_join_code(lobby):
+    await lobby.matchmaker.enqueue("p1", "ann", 2, 2)
+    await lobby.matchmaker.enqueue("p2", "bob", 2, 2)
+    [game_id] = await form_until_dealt(lobby, "p1")
+    assert (await lobby.games.load(game_id)).code is None
 
 
 async def test_a_server_deals_the_table_an_instance_formed_before_it_died(
     redis_url, moose_server, ws_client
 ):
-    url = await moose_server(lease=LEASE, match_wait=60)  # its own rounds form nothing
+    url = await moose_server(lease=LEASE, match_wait=60)
     ann, bob = await ws_client(url, "ann"), await ws_client(url, "bob")
     for client in (ann, bob):
-        assert (await client.request("queue", min_players=2, max_players=2))["type"] == "queued"
+        # Two players who want up to 3 seats fill no table at once: the server's own
+        # rounds wait `match_wait` for a third, so only the dying instance forms one.
+        assert (await client.request("queue", min_players=2, max_players=3))["type"] == "queued"
     backend = await open_redis(redis_url, 4)
     try:  # another instance forms their table, and dies before dealing it
         dying = Matchmaker(backend.redis, match_wait=0, instance="i_dying", lease=LEASE)

@@ -35,7 +35,8 @@ def test_game_packed_equals_pack_of_the_maps() -> None:
         for k, s in enumerate(states):
             # Past 15 moves the list takes the 0xdc header too.
             moves = [{"action": "pass", "i": i} for i in range(k * 3)]
-            game = dataclasses.replace(game, state=s, moves=moves, misses=[k % 3] * n)
+            code = "KX7P2M" if k % 2 else None  # a private table's game, or a queue's
+            game = dataclasses.replace(game, state=s, moves=moves, misses=[k % 3] * n, code=code)
             d = s.to_dict()
             for auto in (False, True):
                 data, snapshot, cache = game.packed(d, auto)

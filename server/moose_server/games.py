@@ -68,6 +68,7 @@ class Game:
     away: list[bool]
     misses: list[int]
     moves: list[Move]
+    code: str | None = None  # the join code of the private table it came from; None: queue
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
@@ -77,7 +78,7 @@ class Game:
         """A game from its stored data."""
         return cls(
             game_id, version, deadline, rules.State.from_dict(d["state"]), d["players"],
-            d["names"], d["bots"], d["away"], d["misses"], d["moves"],
+            d["names"], d["bots"], d["away"], d["misses"], d["moves"], d.get("code"),
         )  # fmt: skip
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -88,7 +89,7 @@ class Game:
         return {
             "state": self.state.to_dict() if state is None else state, "players": self.players,
             "names": self.names, "bots": self.bots, "away": self.away, "misses": self.misses,
-            "moves": self.moves,
+            "moves": self.moves, "code": self.code,
         }  # fmt: skip
 
     def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
@@ -108,7 +109,7 @@ class Game:
         data = b"".join([
             _DATA_HEAD, packed_state, _PLAYERS, pack(self.players), _NAMES, pack(self.names),
             _BOTS, pack(self.bots), _AWAY, pack(self.away), _MISSES, pack(self.misses), _MOVES,
-            _array_head(len(moves)), done,
+            _array_head(len(moves)), done, _CODE, pack(self.code),
         ])  # fmt: skip
         return data, snapshot, (len(moves), done)
 
@@ -164,9 +165,10 @@ class Game:
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Game))
-_DATA_HEAD = b"\x87" + pack("state")  # the map of `Game.to_data`: 7 keys, in that order
+_DATA_HEAD = b"\x88" + pack("state")  # the map of `Game.to_data`: 8 keys, in that order
 _PLAYERS, _NAMES, _BOTS = pack("players"), pack("names"), pack("bots")
 _AWAY, _MISSES, _MOVES, _AUTO = pack("away"), pack("misses"), pack("moves"), pack("auto")
+_CODE = pack("code")
 
 
 def _array_head(n: int) -> bytes:
@@ -255,7 +257,7 @@ class Games:
     async def create(
         self, seats: Sequence[Seat], *, seed: int | None = None, dealer: int | None = None,
         deck: Sequence[str] | None = None, state: rules.State | None = None,
-        game_id: str | None = None,
+        game_id: str | None = None, code: str | None = None,
     ) -> Game:  # fmt: skip
         """Deal a new game (or start from `state`), tell every seated player, let bots start.
 
@@ -269,6 +271,7 @@ class Games:
         game = Game(
             game_id or f"g_{secrets.token_hex(5)}", 0, 0, state, [p for p, _, _ in seats],
             [name for _, name, _ in seats], [b for _, _, b in seats], [False] * n, [0] * n, [],
+            code,
         )  # fmt: skip
         start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names}
         await self.store.add_player_game(game.humans(), game.id)

@@ -48,7 +48,8 @@ class Lobby:
     async def start(self, table: FormedTable) -> Game:
         """Deal the game of a formed table; every seated player gets `match`."""
         seats = [(s.player, s.name, s.bot) for s in table.seats]
-        game = await self.games.create(seats, game_id=game_id_of(table.key) if table.key else None)
+        game_id = game_id_of(table.key) if table.key else None
+        game = await self.games.create(seats, game_id=game_id, code=table.code)
         if table.key:
             await self.matchmaker.started(table.key)
         players = [s.player for s in table.seats if s.player is not None]

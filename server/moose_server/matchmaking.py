@@ -158,6 +158,11 @@ class FormedTable:
     source: str
     key: str = ""
 
+    @property
+    def code(self) -> str | None:
+        """The join code of a private table; None for a table from the public queue."""
+        return self.source.removeprefix("table:") if self.source.startswith("table:") else None
+
 
 @dataclass(frozen=True)
 class TableInfo:
