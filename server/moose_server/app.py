@@ -24,6 +24,7 @@ from redis.exceptions import RedisError
 from moose_server.connections import open_redis
 from moose_server.embedded import EmbeddedRedis
 from moose_server.games import Games
+from moose_server.handlers import Handlers
 from moose_server.hub import Hub
 from moose_server.liveness import Liveness
 from moose_server.lobby import Lobby
@@ -123,10 +124,12 @@ async def _build(
         redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
         instance=settings.instance_id, lease=settings.lease, pipe=pipe,
     )  # fmt: skip
+    tokens, metrics = Tokens(secret, settings.token_ttl), Metrics()
+    lobby = Lobby(matchmaker, games, store, settings)
+    handlers = Handlers(store, games, hub, tokens, matchmaker, lobby, metrics)
     return Services(
-        settings=settings, store=store, games=games, hub=hub,
-        tokens=Tokens(secret, settings.token_ttl), matchmaker=matchmaker,
-        lobby=Lobby(matchmaker, games, store, settings), metrics=Metrics(),
+        settings=settings, store=store, games=games, hub=hub, tokens=tokens,
+        matchmaker=matchmaker, lobby=lobby, metrics=metrics, handlers=handlers,
     )  # fmt: skip
 
 

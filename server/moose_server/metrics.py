@@ -15,8 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Sequence
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -26,8 +25,8 @@ from redis.exceptions import RedisError
 from moose.protocol import ERROR_CODES
 from moose_server.store import Entry
 
-if TYPE_CHECKING:
-    from moose_server.services import Services
+# What a scrape reads from Redis: queue sizes by max_players, and running games.
+GaugeReader = Callable[[], Awaitable[tuple[dict[str, int], int]]]
 
 __all__ = ["Metrics"]
 
@@ -111,14 +110,16 @@ class Metrics:
         for size in QUEUE_SIZES:
             self.queue.labels(size)
         self._pending: dict[str, tuple[int, float]] = {}  # game -> (first seq, commit time)
-        self._services: Services | None = None
+        self._read: GaugeReader | None = None
         self._view = make_aiohttp_handler(self.registry, disable_compression=True)
 
-    def bind(self, services: Services) -> None:
-        """Read the local gauges from a running instance's parts."""
-        self._services = services
-        self.sockets.set_function(lambda: len(services.connections))
-        self.games_followed.set_function(lambda: len(services.hub.games))
+    def bind(
+        self, sockets: Callable[[], int], games_followed: Callable[[], int], read: GaugeReader
+    ) -> None:
+        """Read the local gauges from these functions, and the service-wide ones with `read`."""
+        self._read = read
+        self.sockets.set_function(sockets)
+        self.games_followed.set_function(games_followed)
 
     # -- the hot path -------------------------------------------------------------
 
@@ -166,13 +167,11 @@ class Metrics:
 
     async def refresh(self) -> None:
         """Read the service-wide gauges from Redis; on trouble keep the last values."""
-        s = self._services
-        if s is None:
+        if self._read is None:
             return
         try:
             async with asyncio.timeout(SCRAPE_TIMEOUT):
-                sizes = await s.matchmaker.queue_sizes()
-                running = await s.store.running_games()
+                sizes, running = await self._read()
         except (RedisError, OSError, TimeoutError) as exc:
             self.redis_up.set(0)
             log.warning("metrics: cannot read Redis: %s", exc, extra={"event": "redis_error"})

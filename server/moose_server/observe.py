@@ -37,7 +37,11 @@ def observe(services: Services) -> None:
     games.on_commit = on_commit
     games.on_timeout = metrics.fired
     hub.on_fanout = metrics.fanned_out
-    metrics.bind(services)
+
+    async def read() -> tuple[dict[str, int], int]:
+        return await services.matchmaker.queue_sizes(), await services.store.running_games()
+
+    metrics.bind(lambda: len(services.connections), lambda: len(hub.games), read)
 
 
 def _awaited(hub: Hub, game: str, entries: Sequence[Entry]) -> bool:

@@ -1,11 +1,12 @@
-"""What every socket of an instance shares: settings, storage, games, hub, lobby, metrics."""
+"""What every socket of an instance shares: settings, storage, games, hub, lobby, handlers."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from moose_server.games import Games
+from moose_server.handlers import Handlers
 from moose_server.hub import Hub
 from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
@@ -14,10 +15,14 @@ from moose_server.settings import Settings
 from moose_server.store import Store
 from moose_server.tokens import Tokens
 
-if TYPE_CHECKING:
-    from moose_server.ws import Connection
+__all__ = ["Services", "Socket"]
 
-__all__ = ["Services"]
+
+class Socket(Protocol):
+    """What the instance needs of an open socket: a way to ask it to close."""
+
+    def close(self, code: int, message: str = "") -> None:
+        """Close after what was sent before has been written."""
 
 
 @dataclass
@@ -32,5 +37,6 @@ class Services:
     matchmaker: Matchmaker
     lobby: Lobby
     metrics: Metrics
-    connections: set[Connection] = field(default_factory=set)
+    handlers: Handlers
+    connections: set[Socket] = field(default_factory=set)
     draining: bool = False

@@ -26,7 +26,6 @@ from moose import protocol
 from moose.protocol import ProtocolError
 from moose_server.codec import pack
 from moose_server.errors import Refusal
-from moose_server.handlers import HANDLERS
 from moose_server.hub import Sub
 from moose_server.matchmaking import MatchError
 from moose_server.services import Services
@@ -142,7 +141,7 @@ class Connection:
             raise ProtocolError("already_hello", "this socket has said hello already")
         if self.away:
             await self._come_back()
-        return await HANDLERS[mtype](self, msg)
+        return await self.services.handlers.handle(mtype, self, msg)
 
     async def _come_back(self) -> None:
         """The player sent something: every seat of theirs that was away is back."""
