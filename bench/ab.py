@@ -24,8 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
-from moose.loadtest.probes import free_port, stop_process, wait_ready  # noqa: E402
 from moose_server.embedded import EmbeddedRedis  # noqa: E402
+from moose_server.loadtest.probes import free_port, stop_process, wait_ready  # noqa: E402
 
 
 def export(rev: str, into: Path) -> Path:

@@ -13,7 +13,7 @@ import sys
 
 import pytest
 
-from moose.loadtest.run import merge, percentiles
+from moose_server.loadtest.run import merge, percentiles
 
 
 def test_percentiles_of_nothing_and_of_a_list() -> None:

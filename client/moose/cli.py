@@ -1,4 +1,9 @@
-"""The `moose` command: one subcommand per module in `moose.commands`."""
+"""The `moose` command: one subcommand per module in `moose.commands`, plus plug-ins.
+
+Other installed packages add subcommands through the ``moose.commands``
+entry-point group (the server adds `serve` and `loadtest`): each entry point
+names an `add_parser(subparsers)` function, which sets `func`.
+"""
 
 from __future__ import annotations
 
@@ -6,10 +11,12 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from importlib.metadata import entry_points
 
 # Each module has `add_parser(subparsers)` (which sets `func`) and is imported
-# only when listed here, so that `moose replay` never pays for aiohttp or redis.
-COMMANDS = ("serve", "play", "bots", "watch", "replay", "simulate", "loadtest")
+# only when listed here, so that `moose replay` never pays for aiohttp.
+COMMANDS = ("play", "bots", "watch", "replay", "simulate")
+ENTRY_POINTS = "moose.commands"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -20,13 +27,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:
-            module = importlib.import_module(f"moose.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"moose.commands.{name}":
-                raise
-            continue
-        module.add_parser(sub)
+        importlib.import_module(f"moose.commands.{name}").add_parser(sub)
+    for plugin in sorted(entry_points(group=ENTRY_POINTS), key=lambda e: e.name):
+        if plugin.name not in COMMANDS:
+            plugin.load()(sub)
     return parser
 
 

@@ -11,8 +11,8 @@
   one loop per concurrent game, and one pub/sub subscriber draining the wake-ups
   the script publishes (as every server instance has).
 
-Both run in their own process: ``python -m moose.loadtest.ceilings echo PORT`` and
-``python -m moose.loadtest.ceilings storage URL GAMES WARMUP DURATION`` (prints JSON).
+Both run in their own process: ``python -m moose_server.loadtest.ceilings echo PORT`` and
+``python -m moose_server.loadtest.ceilings storage URL GAMES WARMUP DURATION`` (prints JSON).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ import msgpack
 from aiohttp import WSMsgType, web
 
 from moose import bots, rules
-from moose.loadtest.players import msg_pack as pack
 from moose.protocol import PROTOCOL_VERSION
+from moose_server.loadtest.players import msg_pack as pack
 
 __all__ = ["GAME_MOVES", "echo_app", "storage_ceiling"]
 

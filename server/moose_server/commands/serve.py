@@ -1,13 +1,14 @@
 """`moose serve`: run a Moose House server instance.
 
 Flags override MOOSE_* environment variables, which override the defaults of
-`moose_server.settings.Settings`. The server package is imported only when the
-command runs, so the client never needs it.
+`moose_server.settings.Settings`. The rest of the server is imported only when
+the command runs, so `moose --help` works without the server's dependencies.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 # (flag, Settings field, type, help); every flag defaults to None = "not given".
@@ -55,6 +56,12 @@ def add_parser(sub: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Build the settings and serve until Ctrl-C or SIGTERM."""
     import asyncio
+
+    from moose_server.commands import require_server_extra
+
+    if (missing := require_server_extra("serve")) is not None:
+        print(missing, file=sys.stderr)
+        return 2
 
     from moose_server.app import serve
     from moose_server.logs import configure

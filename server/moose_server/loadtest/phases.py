@@ -20,8 +20,8 @@ import sys
 import time
 from typing import Any
 
-from moose.loadtest.players import Job, raise_nofile
-from moose.loadtest.probes import (
+from moose_server.loadtest.players import Job, raise_nofile
+from moose_server.loadtest.probes import (
     ProcessProbe,
     RedisProbe,
     Spawned,
@@ -30,7 +30,7 @@ from moose.loadtest.probes import (
     stop_process,
     wait_ready,
 )
-from moose.loadtest.run import Options, Ui, in_thread, percentiles, run_workers
+from moose_server.loadtest.run import Options, Ui, in_thread, percentiles, run_workers
 
 __all__ = ["run"]
 
@@ -114,7 +114,14 @@ async def games_phase(
 async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
     """The same players against a bare aiohttp echo server (its own process)."""
     port = free_port()
-    cmd = [sys.executable, "-m", "moose.loadtest.ceilings", "echo", str(port), str(opts.table)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "moose_server.loadtest.ceilings",
+        "echo",
+        str(port),
+        str(opts.table),
+    ]
     proc = subprocess.Popen(cmd)
     cpu: dict[str, float] = {}
     try:
@@ -139,7 +146,7 @@ async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
 async def storage_ceiling(opts: Options, redis_url: str, ui: Ui) -> dict[str, Any]:
     """A bare redis-py client doing the server's commands per move (its own process)."""
     ui.phase("storage ceiling", opts.warmup + opts.duration)
-    cmd = [sys.executable, "-m", "moose.loadtest.ceilings", "storage", redis_url,
+    cmd = [sys.executable, "-m", "moose_server.loadtest.ceilings", "storage", redis_url,
            str(opts.games), str(opts.warmup), str(opts.duration), str(opts.table)]  # fmt: skip
     proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE)
     t0 = time.monotonic()

