@@ -123,7 +123,8 @@ class ProtocolError(Exception):
 def encode(message: Mapping[str, Any], *, binary: bool = True) -> bytes | str:
     """A message as a frame: msgpack bytes, or JSON text when `binary` is false."""
     if binary:
-        return msgpack.packb(message, use_bin_type=True)
+        blob: bytes = msgpack.packb(message, use_bin_type=True)
+        return blob
     return json.dumps(message, separators=(",", ":"))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgpack  # type: ignore[import-untyped]
+import msgpack
 
 __all__ = ["pack", "unpack"]
 

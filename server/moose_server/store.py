@@ -313,7 +313,7 @@ class Store:
                 return await self.pipe.call(*args)
             except (RedisConnectionError, RedisTimeoutError):
                 pass
-        return await self.redis.execute_command(*args)
+        return await self.redis.execute_command(*args)  # type: ignore[no-untyped-call]
 
     async def _each(self, command: str, argsets: list[tuple[Any, ...]]) -> None:
         """The same command once per argument set, all sent at once (see `_call`)."""
@@ -325,4 +325,5 @@ class Store:
                 return
             except (RedisConnectionError, RedisTimeoutError):
                 pass
-        await asyncio.gather(*(self.redis.execute_command(command, *a) for a in argsets))
+        run = self.redis.execute_command
+        await asyncio.gather(*(run(command, *a) for a in argsets))  # type: ignore[no-untyped-call]
