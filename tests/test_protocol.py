@@ -97,3 +97,47 @@ def test_error_carries_the_request_id():
         "message": "no",
         "id": 7,
     }
+
+
+@pytest.mark.parametrize(
+    "msg",
+    [
+        {"type": "ping", "id": "\ud800"},  # a lone surrogate: JSON can say it, UTF-8 cannot
+        {"type": "ping", "id": 100000000000000000000000000000},  # JSON: any size
+        {"type": "ping", "id": 2**64 - 1},  # msgpack: up to 2**64-1
+        {"type": "ping", "id": -(2**63)},
+        {"type": "watch", "game": "g_\udfff"},
+        {"type": "record", "game": "\ud800"},
+        {"type": "hello", "protocol": 1, "name": "a\udc80b"},
+        {"type": "hello", "protocol": 2**60},
+        {"type": "sync", "game": "g_1", "since": 2**53},
+        {"type": "queue", "min_players": -(2**53)},
+        {"type": "move", "game": "g_1", "move": {"action": "\ud800"}},
+        {"type": "move", "game": "g_1", "move": {"action": "play", "target": 2**64 - 1}},
+        {"type": "move", "game": "g_1", "move": {"action": "play", "room": float("nan")}},
+        {"type": "move", "game": "g_1", "move": {"a": {"b": {"c": {"d": {"e": 1}}}}}},
+    ],
+)
+def test_values_that_cannot_be_echoed_are_bad_message(msg):
+    with pytest.raises(ProtocolError) as err:
+        protocol.check(msg)
+    assert err.value.code == "bad_message"
+    # The refusal itself can be sent in either encoding.
+    answer = protocol.error(err.value.code, err.value.message, err.value.msg_id)
+    for binary in (True, False):
+        assert protocol.decode(protocol.encode(answer, binary=binary)) == answer
+
+
+@pytest.mark.parametrize("msg_id", ["\ud800", 10**29, 2**64 - 1, 2**53])
+def test_an_id_that_cannot_be_echoed_is_not_echoed(msg_id):
+    assert protocol.request_id({"type": "ping", "id": msg_id}) is None
+
+
+def test_the_largest_safe_integers_and_any_unicode_pass():
+    big = protocol.MAX_INT
+    assert protocol.check({"type": "ping", "id": big}) == "ping"
+    assert protocol.check({"type": "ping", "id": -big}) == "ping"
+    assert protocol.check({"type": "sync", "game": "g_1", "since": big}) == "sync"
+    assert protocol.check({"type": "hello", "protocol": 1, "name": "Zoë 🦌 ムース"}) == "hello"
+    move = {"action": "play", "card": "door", "room": 0, "seat": 1, "note": [1.5, None, True]}
+    assert protocol.check({"type": "move", "game": "g_1", "move": move}) == "move"

@@ -177,3 +177,32 @@ async def test_rate_limited_errors_carry_the_request_id(moose_server, ws_client)
     assert {a["code"] for a in refused} == {"rate_limited"}
     await client.send_frame(b"\xc1")  # refused too, and with no id to give back
     assert (await client.expect(type="error", id=None))["code"] == "rate_limited"
+
+
+async def test_values_that_cannot_be_encoded_are_bad_message_and_the_socket_stays(
+    game, store, caplog
+):
+    """A JSON frame after a msgpack hello: the answer is msgpack, which cannot hold these."""
+    _, game_id, clients, before = game
+    actor = next(c for c in clients if c.binary)
+    rows = [
+        '{"type": "ping", "id": "\\ud800"}',
+        '{"type": "ping", "id": 100000000000000000000000000000}',
+        '{"type": "ping", "id": 1, "x": 1}'.replace("1, ", "18446744073709551615, "),
+        *(
+            f'{{"type": "{kind}", "id": 7, "game": "g_\\ud800"{extra}}}'
+            for kind, extra in [("record", ""), ("watch", ""), ("sync", ""),
+                                ("move", ', "move": {"action": "pass"}')]
+        ),
+        '{"type": "move", "id": 7, "game": "GAME", "move": {"action": "\\udc00"}}'.replace(
+            "GAME", game_id
+        ),
+    ]  # fmt: skip
+    with caplog.at_level("WARNING"):
+        for frame in rows:
+            await actor.send_frame(frame)
+            error = await actor.expect(type="error")
+            assert error["code"] == "bad_message", (frame, error)
+            assert (await actor.request("ping"))["type"] == "pong"  # still open
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+    assert await version(store, game_id) == before

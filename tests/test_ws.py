@@ -146,3 +146,23 @@ async def test_a_client_that_stops_reading_is_dropped_with_1013():
     finally:
         server.done.set()
         await runner.cleanup()
+
+
+async def test_a_message_that_cannot_be_encoded_is_sent_as_internal_and_the_socket_stays():
+    server = Server(send_buffer=1 << 20)
+    runner, port = await _start(server)
+    try:
+        reader, writer = await _raw_client(port)
+        await server.ready.wait()
+        conn = server.conn
+        assert conn is not None
+        conn.send({"type": "pong", "id": 10**30})  # msgpack holds no such integer
+        conn.send({"type": "pong", "id": "\ud800"})  # nor a lone surrogate
+        conn.send({"type": "pong", "id": 3})
+        got = [msgpack.unpackb(p) for _, p in [await _frame(reader) for _ in range(3)]]
+        assert [m.get("code") for m in got[:2]] == ["internal", "internal"]
+        assert got[2] == {"type": "pong", "id": 3}
+        writer.close()
+    finally:
+        server.done.set()
+        await runner.cleanup()

@@ -9,6 +9,7 @@ message against `CLIENT_MESSAGES`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,6 +19,7 @@ __all__ = [
     "CLIENT_MESSAGES",
     "ERROR_CODES",
     "MAX_FRAME",
+    "MAX_INT",
     "PROTOCOL_VERSION",
     "SERVER_MESSAGES",
     "ProtocolError",
@@ -108,6 +110,11 @@ SERVER_MESSAGES = frozenset(
 
 _MAX_STR = 64  # ids, codes, names, tokens are short; a move_id is at most this
 _MAX_TOKEN = 512
+# Integers a client sends must fit in a double without loss (what a browser's JSON
+# holds) and so in msgpack too: JSON carries integers of any size, and an answer
+# that echoes one must be encodable in either encoding.
+MAX_INT = 2**53 - 1
+_MAX_DEPTH = 4  # maps and lists nested in a field (a move is one map of scalars)
 
 
 class ProtocolError(Exception):
@@ -150,13 +157,57 @@ def request_id(message: Mapping[str, Any]) -> int | str | None:
     msg_id = message.get("id")
     if isinstance(msg_id, bool) or not isinstance(msg_id, _ID):
         return None
-    if isinstance(msg_id, str) and len(msg_id) > _MAX_STR:
+    if isinstance(msg_id, str) and (len(msg_id) > _MAX_STR or not _unicode(msg_id)):
+        return None
+    if isinstance(msg_id, int) and not -MAX_INT <= msg_id <= MAX_INT:
         return None
     return msg_id
 
 
+def _unicode(text: str) -> bool:
+    """Whether `text` is valid Unicode: JSON's \\ud800 escapes decode to lone surrogates."""
+    if text.isascii():
+        return True
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _plain(value: Any, depth: int = 0) -> str | None:
+    """Why `value` cannot be echoed in both encodings, or None when it can."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else "a finite number"
+    if isinstance(value, int):
+        return None if -MAX_INT <= value <= MAX_INT else f"an integer within +-{MAX_INT}"
+    if isinstance(value, str):
+        return None if _unicode(value) else "valid Unicode (no lone surrogates)"
+    if depth >= _MAX_DEPTH:
+        return f"nested at most {_MAX_DEPTH} deep"
+    if isinstance(value, list):
+        items = value
+    elif isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            return "a map with string keys"
+        items = [*value, *value.values()]
+    else:
+        return "plain data"
+    for item in items:
+        why = _plain(item, depth + 1)
+        if why is not None:
+            return why
+    return None
+
+
 def check(message: Mapping[str, Any]) -> str:
-    """Validate a client message's type and fields; return its type."""
+    """Validate a client message's type and fields; return its type.
+
+    Every field must be one the server can hold and echo: strings valid Unicode
+    and short, integers within `MAX_INT`, maps plain data; else `bad_message`.
+    """
     msg_id = request_id(message)
     if msg_id is None and message.get("id") is not None:
         raise ProtocolError("bad_message", "'id' must be an integer or a short string")
@@ -180,6 +231,9 @@ def check(message: Mapping[str, Any]) -> str:
         limit = _MAX_TOKEN if name == "token" else _MAX_STR
         if isinstance(value, str) and len(value) > limit:
             raise ProtocolError("bad_message", f"'{mtype}.{name}' is too long", msg_id)
+        why = _plain(value)
+        if why is not None:
+            raise ProtocolError("bad_message", f"'{mtype}.{name}' must be {why}", msg_id)
     return mtype
 
 

@@ -40,6 +40,7 @@ CLOSE_FLOOD = 1008
 CLOSE_SLOW = 1013
 CLOSE_RESTART = 1012
 _Refusal = (ProtocolError, Refusal)
+_UNENCODABLE = protocol.error("internal", "the answer could not be encoded (logged)")
 # Server frame headers (RFC 6455 5.2: FIN + opcode, unmasked length), as aiohttp builds them.
 _LEN1 = struct.Struct("!BB").pack
 _LEN2 = struct.Struct("!BBH").pack
@@ -68,6 +69,7 @@ class Connection:
         self._allowance = float(settings.burst)
         self._checked = self._loop.time()
         self._strikes = 0
+        self._unencodable = False  # logged once: a client must not be able to flood the log
         self._closing = False
         self._tasks: list[asyncio.Task[Any]] = []
 
@@ -179,7 +181,17 @@ class Connection:
         """Send a message (written at the end of this loop turn); never waits."""
         if self._closing:
             return
-        self.send_frame(pack(message) if self.binary else protocol.encode(message, binary=False))
+        try:
+            frame = pack(message) if self.binary else protocol.encode(message, binary=False)
+        except (ValueError, TypeError, OverflowError) as exc:
+            # A value the protocol check let through by mistake: the client gets
+            # `internal` instead of a dead socket, and the log one line per socket.
+            if not self._unencodable:
+                self._unencodable = True
+                log.error("cannot encode a %s message: %s", message.get("type"), exc,
+                          extra={"event": "internal_error", "player": self.player})  # fmt: skip
+            frame = protocol.encode(_UNENCODABLE, binary=self.binary)
+        self.send_frame(frame)
 
     def send_frame(self, payload: bytes | str) -> None:
         """Send an encoded message: bytes as a binary frame, str as a text frame."""
