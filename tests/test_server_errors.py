@@ -147,9 +147,22 @@ async def test_table_errors(moose_server, ws_client):
     assert update["seats"][1] is None
 
 
-async def test_frames_over_64_kib_close_with_1009(moose_server, ws_client):
+def _frame_of(size: int) -> bytes:
+    """A msgpack ping of exactly `size` bytes."""
+    head = len(msgpack.packb({"type": "ping", "id": 1, "pad": ""}))
+    pad = size - head - 2  # a str of 256..65535 bytes has a 3-byte header, "" a 1-byte one
+    frame = msgpack.packb({"type": "ping", "id": 1, "pad": "x" * pad})
+    assert len(frame) == size
+    return frame
+
+
+async def test_a_frame_of_exactly_64_kib_is_read_and_one_byte_more_closes_with_1009(
+    moose_server, ws_client
+):
     client = await ws_client(await moose_server())
-    await client.send({"type": "ping", "id": 1, "pad": "x" * (64 * 1024 + 10)})
+    await client.send_frame(_frame_of(64 * 1024))
+    assert (await client.expect(id=1))["type"] == "pong"
+    await client.send_frame(_frame_of(64 * 1024 + 1))
     assert await client.closed() == 1009
 
 

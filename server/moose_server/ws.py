@@ -272,8 +272,9 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     """GET /ws: one client connection."""
     services = request.app[SERVICES]
     settings = services.settings
+    # aiohttp refuses a frame of max_msg_size bytes already; PROTOCOL.md lets it through.
     ws = web.WebSocketResponse(
-        heartbeat=settings.heartbeat, max_msg_size=settings.max_msg_size, compress=False
+        heartbeat=settings.heartbeat, max_msg_size=settings.max_msg_size + 1, compress=False
     )
     if services.draining:
         raise web.HTTPServiceUnavailable(text="draining")
