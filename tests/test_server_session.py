@@ -94,3 +94,30 @@ async def test_a_token_gives_the_same_player_on_any_instance(moose_server, ws_cl
     again = await ws_client(await moose_server(), None)
     welcome = await again.hello(token=first.token)
     assert (welcome["player"], welcome["name"]) == (first.player, "cleo")
+
+
+async def test_invisible_names_are_refused_and_the_socket_can_say_hello_again(
+    moose_server, ws_client
+):
+    client = await ws_client(await moose_server(), None)
+    for name in ["\u3164", "\u3164\u3164", "\u0301\u0301", "\u2800", "a\u200bb", " \u00a0 "]:
+        answer = await client.request("hello", protocol=1, name=name)
+        assert answer["code"] == "bad_message", (name, answer)
+    assert (await client.request("ping"))["code"] == "hello_required"  # no session yet
+    welcome = await client.hello("  Zoë\u3000K ")
+    assert welcome["type"] == "welcome" and welcome["name"] == "Zoë K"
+
+
+async def test_look_alike_names_at_a_table_get_their_seat_number(moose_server, ws_client):
+    url = await moose_server()
+    clients = [await ws_client(url, n) for n in ("alice", "bob", "ALICE", "\u0430lice")]
+    host = clients[0]
+    code = (await host.request("create_table", players=4))["code"]
+    answers = [await c.request("join_table", code=code) for c in clients[1:]]
+    assert [s["name"] for s in answers[1]["seats"][:3]] == ["alice #1", "bob", "ALICE #3"]
+    assert (await host.request("start_table", code=code))["type"] == "table"
+    match = await clients[1].expect(type="match")
+    names = ["alice #1", "bob", "ALICE #3", "\u0430lice #4"]
+    assert match["names"] == names
+    start = await clients[1].expect(type="event", game=match["game"], seq=1)
+    assert start["event"]["names"] == names

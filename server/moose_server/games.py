@@ -34,6 +34,7 @@ from typing import Any
 from moose import rules
 from moose_server.codec import pack
 from moose_server.errors import Refusal
+from moose_server.names import distinct
 from moose_server.settings import Settings
 from moose_server.store import Commit, Entry, Loaded, Store
 from moose_server.tasks import cancel_and_wait, cancelling
@@ -270,8 +271,8 @@ class Games:
             state = rules.new_game(n, seed=seed, dealer=dealer, deck=deck)
         game = Game(
             game_id or f"g_{secrets.token_hex(5)}", 0, 0, state, [p for p, _, _ in seats],
-            [name for _, name, _ in seats], [b for _, _, b in seats], [False] * n, [0] * n, [],
-            code,
+            distinct([name for _, name, _ in seats]), [b for _, _, b in seats], [False] * n,
+            [0] * n, [], code,
         )  # fmt: skip
         start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names}
         await self.store.add_player_game(game.humans(), game.id)

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from moose.protocol import PROTOCOL_VERSION, ProtocolError
+from moose_server import names
 from moose_server.games import GameError, Games
 from moose_server.hub import Hub, Peer, state_message
 from moose_server.lobby import Lobby
@@ -27,16 +28,7 @@ __all__ = ["Handlers", "Session"]
 log = logging.getLogger(__name__)
 
 Message = dict[str, Any]
-MAX_NAME = 24
 DEFAULT_TABLE = 4
-
-
-def _name(value: Any) -> str:
-    if not isinstance(value, str) or not 1 <= len(value.strip()) <= MAX_NAME:
-        raise ProtocolError("bad_message", f"a name is 1 to {MAX_NAME} characters")
-    if not value.isprintable():
-        raise ProtocolError("bad_message", "a name has printable characters only")
-    return value.strip()
 
 
 def _player(conn: Session) -> str:
@@ -90,7 +82,7 @@ class Handlers:
         else:
             if msg.get("name") is None:
                 raise ProtocolError("bad_message", "'hello' needs a 'name' or a 'token'")
-            player, name = f"p_{secrets.token_hex(5)}", _name(msg["name"])
+            player, name = f"p_{secrets.token_hex(5)}", names.clean(msg["name"])
         conn.player, conn.name = player, name
         self.hub.add_player(conn)
         games = await self._resume(conn)

@@ -20,6 +20,7 @@ from importlib import resources
 from typing import Any
 
 from moose_server.errors import Refusal
+from moose_server.names import distinct
 from moose_server.pipe import Pipe
 from moose_server.store import run_script
 
@@ -175,7 +176,9 @@ class TableInfo:
 
     def as_message(self) -> dict[str, Any]:
         """The `table` message of PROTOCOL.md (without `id`)."""
-        seats = [None if s is None else s.as_dict() for s in self.seats]
+        filled = [i for i, s in enumerate(self.seats) if s is not None]
+        shown = iter(distinct([s.name for s in self.seats if s is not None], filled))
+        seats = [None if s is None else {**s.as_dict(), "name": next(shown)} for s in self.seats]
         return {"type": "table", "code": self.code, "host": self.host,
                 "players": self.players, "seats": seats}  # fmt: skip
 
