@@ -230,9 +230,10 @@ async def test_names_keep_every_character(make_mm):
 async def test_private_table_flow_and_errors(make_mm):
     mm = make_mm()
     info = await mm.create_table("h", "Host", 3)
-    assert len(info.code) == 6 and set(info.code) <= set(CODE_ALPHABET)
+    assert len(info.code) == 8 and set(info.code) <= set(CODE_ALPHABET)
     assert info.seats == [Seat("h", "Host", None), None, None]
-    await expect("bad_code", mm.join_table("ZZZZZZ", "x", "X"))
+    await expect("bad_code", mm.join_table("ZZZZZZZZ", "x", "X"))
+    await expect("bad_code", mm.join_table(info.code[:6], "x", "X"))
     await expect("bad_code", mm.join_table("no!", "x", "X"))
     joined = await mm.join_table(f" {info.code.lower()} ", "x", "X")
     assert joined.seats[1] == Seat("x", "X", None)
@@ -277,7 +278,9 @@ async def test_host_leaving_hands_over_then_closes(make_mm):
     info = await mm.create_table("h", "Host", 4)
     await mm.add_bot(info.code, "h", "greedy")
     await mm.join_table(info.code, "x", "X")
-    assert await mm.leave_table(info.code, "nobody") == await mm.table(info.code)
+    before = await mm.table(info.code)
+    await expect("bad_code", mm.leave_table(info.code, "nobody"))  # a stranger sees no table
+    assert await mm.table(info.code) == before
     after = await mm.leave_table(info.code, "h")
     assert after is not None and after.host == "x"
     assert after.seats[0] is None
@@ -434,3 +437,17 @@ async def test_a_formed_table_comes_back_until_started(make_mm):
     await mm.started(table.key)
     await asyncio.sleep(0.15)
     assert await mm.form_tables() == []
+
+
+async def test_a_stranger_gets_bad_code_for_a_table_as_for_no_table(make_mm):
+    """Only join_table tells a stranger that a code is live (table_full), and that is
+    a failed request the guess limit charges like bad_code (limits.CodeGuard)."""
+    mm = make_mm()
+    info = await mm.create_table("h", "Host", 2)
+    await mm.enqueue("q", "Queued")
+    for code in (info.code, "ZZZZZZZZ"):
+        await expect("bad_code", mm.add_bot(code, "s", "greedy"))
+        await expect("bad_code", mm.start_table(code, "s"))
+        await expect("bad_code", mm.leave_table(code, "s"))
+        await expect("already_queued", mm.join_table(code, "q", "Queued"))
+    assert (await mm.table(info.code)).seats == [Seat("h", "Host", None), None]

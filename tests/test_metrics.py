@@ -29,6 +29,7 @@ FAMILIES = {
     "moose_move_latency_seconds": "histogram",
     "moose_reconnects": "counter",
     "moose_errors": "counter",
+    "moose_sockets_refused": "counter",
 }
 
 

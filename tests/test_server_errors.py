@@ -131,7 +131,7 @@ async def test_table_errors(moose_server, ws_client):
     host, guest, third = [await ws_client(url, n) for n in ("h", "g", "t")]
     table = await host.request("create_table", players=2)
     code = table["code"]
-    assert (await guest.request("join_table", code="ZZZZZZ"))["code"] == "bad_code"
+    assert (await guest.request("join_table", code="ZZZZZZZZ"))["code"] == "bad_code"
     assert (await guest.request("join_table", code="no!"))["code"] == "bad_code"
     assert (await guest.request("join_table", code=code))["type"] == "table"
     assert (await guest.request("join_table", code=code))["code"] == "already_seated"

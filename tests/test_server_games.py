@@ -19,11 +19,18 @@ from moose import rules
 Message = dict[str, Any]
 
 
-async def table_game(clients: list[Any], bots: tuple[str, ...] = ()) -> tuple[str, list[int]]:
-    """Seat the clients (and bots) at a private table and start it; game id and seats."""
+async def table_game(
+    clients: list[Any], bots: tuple[str, ...] = (), codes: list[str] | None = None
+) -> tuple[str, list[int]]:
+    """Seat the clients (and bots) at a private table and start it; game id and seats.
+
+    The table's join code is appended to `codes`, when given.
+    """
     host = clients[0]
     table = await host.request("create_table", players=len(clients) + len(bots))
     assert table["type"] == "table", table
+    if codes is not None:
+        codes.append(table["code"])
     for client in clients[1:]:
         joined = await client.request("join_table", code=table["code"])
         assert joined["type"] == "table", joined
@@ -184,9 +191,10 @@ async def test_leave_queue_and_not_queued(moose_server, ws_client):
 async def test_spectator_sees_public_views_only(moose_server, ws_client):
     url = await moose_server()
     clients = [await ws_client(url, "pa"), await ws_client(url, "pb")]
-    game, _ = await table_game(clients)
+    codes: list[str] = []
+    game, _ = await table_game(clients, codes=codes)
     fan = await ws_client(await moose_server(), "fan", binary=False)
-    watching = await fan.request("watch", game=game)
+    watching = await fan.request("watch", game=game, code=codes[0])
     assert watching["type"] == "watching"
     first = await fan.expect(type="event", game=game)
     assert first["event"] == {"kind": "state", "names": ["pa", "pb"]}
@@ -196,7 +204,7 @@ async def test_spectator_sees_public_views_only(moose_server, ws_client):
     while seen[-1]["event"]["kind"] != "over":
         seen.append(await fan.expect(type="event", game=game))
     assert [e["seq"] for e in seen] == list(range(first["seq"], seen[-1]["seq"] + 1))
-    record = (await fan.request("record", game=game))["record"]
+    record = (await fan.request("record", game=game, code=codes[0]))["record"]
     states = replay_states(record, player_events[0])
     for msg in seen:
         check_no_leak(msg, None, states[msg["seq"] - 1])
@@ -227,3 +235,34 @@ async def test_players_of_a_game_dealt_here_get_its_first_events_without_a_strea
     ))  # fmt: skip
     for client, seat, events in zip(clients, seats, rests, strict=True):
         await check_game(client, game, seat, events)
+
+
+async def test_a_private_game_is_watched_by_its_players_and_with_its_code(moose_server, ws_client):
+    url = await moose_server()
+    a, b, eve = [await ws_client(url, n) for n in ("ann", "bob", "eve")]
+    codes: list[str] = []
+    game, _ = await table_game([a, b], codes=codes)
+    code = codes[0]
+    # A stranger with the game id alone sees nothing; a wrong code neither.
+    assert (await eve.request("watch", game=game))["code"] == "not_in_game"
+    assert (await eve.request("record", game=game))["code"] == "not_in_game"
+    wrong = "".join(sorted(code)) if "".join(sorted(code)) != code else code[::-1]
+    assert (await eve.request("watch", game=game, code=wrong))["code"] == "bad_code"
+    assert not [m for m in eve.received if m["type"] == "event"]
+    # Its seated players, and whoever holds the join code (any case, dashes), may.
+    assert (await b.request("watch", game=game))["type"] == "watching"
+    dashed = f"{code[:4]}-{code[4:]}".lower()
+    assert (await eve.request("watch", game=game, code=dashed))["type"] == "watching"
+    state = await eve.expect(type="event", game=game)
+    assert state["view"]["seat"] is None and "hand" not in state["view"]
+    assert (await eve.request("record", game=game, code=code))["code"] == "not_over"
+
+
+async def test_a_queue_game_is_watched_by_anyone(moose_server, ws_client):
+    url = await moose_server()
+    a, b, eve = [await ws_client(url, n) for n in ("ann", "bob", "eve")]
+    for c in (a, b):
+        assert (await c.request("queue", min_players=2, max_players=2))["type"] == "queued"
+    game = (await a.expect(type="match"))["game"]
+    assert (await eve.request("watch", game=game))["type"] == "watching"
+    assert (await eve.request("record", game=game))["code"] == "not_over"

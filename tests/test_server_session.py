@@ -73,11 +73,12 @@ async def test_state_events_name_the_seats_for_spectators_and_resumed_seats(
 ):
     url = await moose_server()
     a, b = await ws_client(url, "ann"), await ws_client(url, "bob")
-    game, seats = await table_game([a, b])
+    codes: list[str] = []
+    game, seats = await table_game([a, b], codes=codes)
     names = ["", ""]
     names[seats[0]], names[seats[1]] = "ann", "bob"
     fan = await ws_client(await moose_server(), "fan", binary=False)
-    watching = await fan.request("watch", game=game)
+    watching = await fan.request("watch", game=game, code=codes[0])
     state = await fan.expect(type="event", game=game, seq=watching["seq"])
     assert state["event"] == {"kind": "state", "names": names}
     await a.close()  # ann comes back on a new socket and asks for the state

@@ -85,9 +85,9 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "move_id": (_STR, False),
     },
     "sync": {"game": (_STR, True), "since": (_INT, False)},
-    "watch": {"game": (_STR, True)},
+    "watch": {"game": (_STR, True), "code": (_STR, False)},
     "unwatch": {"game": (_STR, True)},
-    "record": {"game": (_STR, True)},
+    "record": {"game": (_STR, True), "code": (_STR, False)},
 }
 
 SERVER_MESSAGES = frozenset(

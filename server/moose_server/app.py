@@ -26,6 +26,7 @@ from moose_server.embedded import EmbeddedRedis
 from moose_server.games import Games
 from moose_server.handlers import Handlers
 from moose_server.hub import Hub
+from moose_server.limits import CodeGuard, Sockets
 from moose_server.liveness import Liveness
 from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
@@ -126,10 +127,12 @@ async def _build(
     )  # fmt: skip
     tokens, metrics = Tokens(secret, settings.token_ttl), Metrics()
     lobby = Lobby(matchmaker, games, store, settings)
-    handlers = Handlers(store, games, hub, tokens, matchmaker, lobby, metrics)
+    guard = CodeGuard(store, settings)
+    handlers = Handlers(store, games, hub, tokens, matchmaker, lobby, metrics, guard)
     return Services(
         settings=settings, store=store, games=games, hub=hub, tokens=tokens,
         matchmaker=matchmaker, lobby=lobby, metrics=metrics, handlers=handlers,
+        sockets=Sockets(settings),
     )  # fmt: skip
 
 
@@ -200,7 +203,12 @@ def _tune_gc() -> None:
 async def serve(settings: Settings) -> None:
     """Run one instance until SIGINT or SIGTERM, then drain and shut down cleanly."""
     app = create_app(settings)
-    runner = web.AppRunner(app, handle_signals=False, shutdown_timeout=settings.drain_grace)
+    # keepalive_timeout also bounds how long a new connection may take to send its
+    # first request's headers (aiohttp closes it then), so slowloris gets nowhere.
+    runner = web.AppRunner(
+        app, handle_signals=False, shutdown_timeout=settings.drain_grace,
+        keepalive_timeout=settings.header_timeout,
+    )  # fmt: skip
     await runner.setup()
     try:
         site = web.TCPSite(runner, settings.host, settings.port)

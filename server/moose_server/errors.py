@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["Refusal"]
 
 
@@ -12,3 +14,4 @@ class Refusal(Exception):
         super().__init__(message)
         self.code = code
         self.message = message
+        self.fields: dict[str, Any] = {}  # more fields of the error message (`retry_after`)

@@ -39,7 +39,7 @@ from moose_server.settings import Settings
 from moose_server.store import Commit, Entry, Loaded, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
-__all__ = ["Game", "GameError", "Games", "Seat"]
+__all__ = ["Game", "GameError", "Games", "Seat", "finished_record"]
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,13 @@ FALLBACK_BOT = "greedy"
 
 class GameError(Refusal):
     """A request the game refuses; `code` is the PROTOCOL.md error code."""
+
+
+def finished_record(game: Game) -> dict[str, Any]:
+    """The game's record (deck included) once it is over, or GameError not_over."""
+    if not game.state.over:
+        raise GameError("not_over", "the game is still being played")
+    return game.record()
 
 
 @dataclass(frozen=True)
@@ -248,10 +255,7 @@ class Games:
 
     async def record(self, game_id: str) -> dict[str, Any]:
         """The record of a finished game, or GameError not_over."""
-        game = await self.load(game_id)
-        if not game.state.over:
-            raise GameError("not_over", "the game is still being played")
-        return game.record()
+        return finished_record(await self.load(game_id))
 
     # -- creating -------------------------------------------------------------
 

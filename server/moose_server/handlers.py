@@ -15,10 +15,11 @@ from typing import Any, Protocol
 
 from moose.protocol import PROTOCOL_VERSION, ProtocolError
 from moose_server import names
-from moose_server.games import GameError, Games
+from moose_server.games import Game, GameError, Games, finished_record
 from moose_server.hub import Hub, Peer, state_message
+from moose_server.limits import CodeGuard
 from moose_server.lobby import Lobby
-from moose_server.matchmaking import MatchError, Matchmaker
+from moose_server.matchmaking import MatchError, Matchmaker, normalize_code
 from moose_server.metrics import Metrics
 from moose_server.store import Store
 from moose_server.tokens import Tokens
@@ -40,6 +41,7 @@ class Session(Peer, Protocol):
     """What a handler needs of a socket: the hub's view of it, plus who it is."""
 
     name: str
+    address: str  # the client's address (addresses.py), for the limits kept per client
 
 
 class Handlers:
@@ -47,7 +49,7 @@ class Handlers:
 
     def __init__(
         self, store: Store, games: Games, hub: Hub, tokens: Tokens, matchmaker: Matchmaker,
-        lobby: Lobby, metrics: Metrics,
+        lobby: Lobby, metrics: Metrics, guard: CodeGuard,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
@@ -56,6 +58,7 @@ class Handlers:
         self.matchmaker = matchmaker
         self.lobby = lobby
         self.metrics = metrics
+        self.guard = guard
         self.table: dict[str, Callable[[Session, Message], Awaitable[Message | None]]] = {
             "hello": self.hello, "ping": self.ping, "queue": self.queue,
             "leave_queue": self.leave_queue, "create_table": self.create_table,
@@ -141,21 +144,27 @@ class Handlers:
         info = await mm.create_table(_player(conn), conn.name, msg.get("players", DEFAULT_TABLE))
         return info.as_message()
 
+    # Every request naming a join code pays the guess limit (limits.CodeGuard) if refused.
+
     async def join_table(self, conn: Session, msg: Message) -> Message:
         """Sit at a private table; everyone there hears of it."""
-        info = await self.matchmaker.join_table(msg["code"], _player(conn), conn.name)
+        async with self.guard.attempt(conn.address, _player(conn)):
+            info = await self.matchmaker.join_table(msg["code"], _player(conn), conn.name)
         await self.lobby.tell_table(info, skip=conn.player)
         return info.as_message()
 
     async def add_bot(self, conn: Session, msg: Message) -> Message:
         """The host seats a bot."""
-        info = await self.matchmaker.add_bot(msg["code"], _player(conn), msg.get("bot", "greedy"))
+        player, bot = _player(conn), msg.get("bot", "greedy")
+        async with self.guard.attempt(conn.address, player):
+            info = await self.matchmaker.add_bot(msg["code"], player, bot)
         await self.lobby.tell_table(info, skip=conn.player)
         return info.as_message()
 
     async def leave_table(self, conn: Session, msg: Message) -> Message:
         """Leave a private table before it starts."""
-        info = await self.matchmaker.leave_table(msg["code"], _player(conn))
+        async with self.guard.attempt(conn.address, _player(conn)):
+            info = await self.matchmaker.leave_table(msg["code"], _player(conn))
         await self.lobby.tell_table(info, skip=conn.player)
         if info is None:
             return {"type": "table", "code": msg["code"], "host": None, "players": 0, "seats": []}
@@ -163,7 +172,8 @@ class Handlers:
 
     async def start_table(self, conn: Session, msg: Message) -> Message:
         """The host starts the game; every seated player gets `match`."""
-        table = await self.matchmaker.start_table(msg["code"], _player(conn))
+        async with self.guard.attempt(conn.address, _player(conn)):
+            table = await self.matchmaker.start_table(msg["code"], _player(conn))
         await self.lobby.start(table)
         return self.lobby.started_message(msg["code"], _player(conn), table)
 
@@ -201,10 +211,26 @@ class Handlers:
             conn.send(state_message(game, sub.seat, await self.store.now_ms()))
             sub.seen = max(sub.seen, game.version)
 
+    async def _visible(self, conn: Session, game_id: str, code: str | None) -> Game:
+        """The game, when this player may look at it: any queue game; a private table's
+        game for its seated players and whoever holds its join code (a wrong code pays
+        the guess limit)."""
+        if code is None:
+            game = await self.games.load(game_id)
+            if game.code is not None and game.seat_of(_player(conn)) is None:
+                raise GameError("not_in_game", "a private table's game is watched with its code")
+            return game
+        async with self.guard.attempt(conn.address, _player(conn)):
+            game = await self.games.load(game_id)
+            stranger = game.code is not None and game.seat_of(_player(conn)) is None
+            if stranger and normalize_code(code) != game.code:
+                raise MatchError("bad_code", f"that is not the join code of game {game_id}")
+        return game
+
     async def watch(self, conn: Session, msg: Message) -> Message:
         """Follow a game as a spectator (a seated player keeps their seat's view)."""
         game_id = msg["game"]
-        game = await self.games.load(game_id)
+        game = await self._visible(conn, game_id, msg.get("code"))
         self.hub.join(conn, game_id, game.seat_of(_player(conn)), game.version)
         await self._send_state(conn, game_id)
         return {"type": "watching", "game": game_id, "seq": conn.subs[game_id].seen}
@@ -217,6 +243,6 @@ class Handlers:
         return {"type": "unwatched", "game": msg["game"]}
 
     async def record(self, conn: Session, msg: Message) -> Message:
-        """The record of a finished game."""
-        rec = await self.games.record(msg["game"])
-        return {"type": "record", "game": msg["game"], "record": rec}
+        """The record of a finished game (of a private table's: as for `watch`)."""
+        game = await self._visible(conn, msg["game"], msg.get("code"))
+        return {"type": "record", "game": msg["game"], "record": finished_record(game)}

@@ -117,9 +117,11 @@ def mm_keys(prefix: str) -> list[str]:
     ]
 
 
-# No 0/O, 1/I/L: a join code is read aloud and typed by hand.
+# No 0/O, 1/I/L: a join code is read aloud and typed by hand. 31**8 = 8.5e11
+# codes: with the guess limit (limits.CodeGuard) finding any one of the tables
+# waiting takes far longer than a table waits (deploy/README.md has the sums).
 CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
-CODE_LENGTH = 6
+CODE_LENGTH = 8
 _CODE_RE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
 
 try:
@@ -345,7 +347,7 @@ class Matchmaker:
             try:
                 data = await self._run("create", code, host, name, count, _us(self.table_ttl))
             except MatchError as exc:
-                if exc.code == "code_taken":  # 31**6 codes: a clash is rare, retry
+                if exc.code == "code_taken":  # 31**8 codes: a clash is rare, retry
                     continue
                 raise
             return _table_info(code, data)

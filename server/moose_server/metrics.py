@@ -102,6 +102,12 @@ class Metrics:
             "moose_errors", "error messages sent to clients, by code (PROTOCOL.md).", ["code"],
             registry=r,
         )  # fmt: skip
+        self.refused = Counter(
+            "moose_sockets_refused",
+            "WebSocket handshakes refused by a cap: full (the instance has "
+            "MOOSE_MAX_SOCKETS open: 503) or address (that address has "
+            "MOOSE_MAX_SOCKETS_PER_ADDRESS open here: 429).", ["reason"], registry=r,
+        )  # fmt: skip
         # Children bound once: the hot path never looks a label up.
         self._auto = {kind: self.auto_moves.labels(kind) for kind in AUTO_KINDS}
         self._errors = {code: self.errors.labels(code) for code in sorted(ERROR_CODES)}
@@ -109,6 +115,8 @@ class Metrics:
         self._fanout = self.move_latency.labels("fanout")
         for size in QUEUE_SIZES:
             self.queue.labels(size)
+        for reason in ("full", "address"):
+            self.refused.labels(reason)
         self._pending: dict[str, tuple[int, float]] = {}  # game -> (first seq, commit time)
         self._read: GaugeReader | None = None
         self._view = make_aiohttp_handler(self.registry, disable_compression=True)

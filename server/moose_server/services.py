@@ -8,6 +8,7 @@ from typing import Protocol
 from moose_server.games import Games
 from moose_server.handlers import Handlers
 from moose_server.hub import Hub
+from moose_server.limits import Sockets
 from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
 from moose_server.metrics import Metrics
@@ -38,5 +39,6 @@ class Services:
     lobby: Lobby
     metrics: Metrics
     handlers: Handlers
+    sockets: Sockets
     connections: set[Socket] = field(default_factory=set)
     draining: bool = False

@@ -15,6 +15,8 @@ from typing import Any
 
 import platformdirs
 
+from moose_server.addresses import networks
+
 __all__ = ["Settings"]
 
 
@@ -47,6 +49,15 @@ class Settings:
     burst: int = 40  # ...with this many at once
     rate_strikes: int = 5  # rate_limited errors in a row before closing with 1008
     heartbeat: float = 20.0
+    # Limits for a service open to the internet (deploy/README.md, "Running it in public").
+    header_timeout: float = 10.0  # an HTTP request's headers, and an idle keep-alive, within this
+    hello_timeout: float = 10.0  # a socket that has not said hello by then is closed (4408)
+    close_timeout: float = 5.0  # a closing socket whose peer does not take the close is cut
+    max_sockets: int = 20_000  # open sockets of this instance; more are answered 503
+    max_sockets_per_address: int = 64  # open sockets of one client address here; more: 429
+    trusted_proxies: str = ""  # addresses/networks whose X-Forwarded-For names the client
+    code_guesses: int = 10  # failed join-code requests a client may make at once...
+    code_guess_interval: float = 6.0  # ...and one more every this many seconds
     send_buffer: int = 1 << 20  # bytes a slow client has not taken before it is dropped
     poll_interval: float = 0.25  # how often every instance looks for due deadlines
     lease: float = 5.0  # a claimed deadline comes back after this if its claimer died
@@ -63,9 +74,13 @@ class Settings:
     def __post_init__(self) -> None:
         if self.buckets < 1:
             raise ValueError("buckets must be at least 1")
-        for name in ("turn_time", "answer_time", "poll_interval", "lease", "rate", "instance_ttl"):
+        positive = ("turn_time", "answer_time", "poll_interval", "lease", "rate", "instance_ttl",
+                    "header_timeout", "hello_timeout", "close_timeout", "max_sockets",
+                    "max_sockets_per_address", "code_guesses", "code_guess_interval")  # fmt: skip
+        for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
+        networks(self.trusted_proxies)  # a typo must stop the start, not trust no one
         if self.log_format not in ("text", "json"):
             raise ValueError(f"log_format must be text or json, not {self.log_format!r}")
 

@@ -13,6 +13,8 @@ Redis Cluster too::
     moose:secret        the token secret every instance shares
     moose:instance:<id> an instance's heartbeat: "1" with a TTL, or "dead" once
                         another instance dropped its queue tickets
+    moose:limit:<kind>:<client>   a per-client rate limit (lua/limit.lua): the
+                        bucket's next free time in ms, expiring when it is full
 
 Channels (pub/sub is only a wake-up; the streams are the record):
 `moose:games` carries "<game id> <last seq>", `moose:players` carries msgpack
@@ -135,6 +137,7 @@ class Store:
         self.pipe = pipe  # for the frequent calls, when given (see the module docstring)
         self._commit = redis.register_script(_script("commit.lua"))
         self._claim = redis.register_script(_script("claim.lua"))
+        self._limit = redis.register_script(_script("limit.lua"))
 
     # -- key names ------------------------------------------------------------
 
@@ -283,6 +286,21 @@ class Store:
             for instance in instances:
                 pipe.exists(self.instance_key(instance))
             return [bool(n) for n in await pipe.execute()]
+
+    # -- per-client limits, shared by every instance ----------------------------
+
+    @staticmethod
+    def limit_key(kind: str, client: str) -> str:
+        """The rate limit `kind` ("code:address", "code:player") of one client."""
+        return f"moose:limit:{kind}:{client}"
+
+    async def limit_take(self, key: str, interval_ms: int, burst: int) -> int:
+        """Take a token from a rate limit: 0, or the ms until one is free (none taken)."""
+        return int(await self._limit(keys=[key], args=[interval_ms, burst, "take"]))
+
+    async def limit_give(self, key: str, interval_ms: int) -> None:
+        """Give back a token taken from a rate limit (the request it paid for succeeded)."""
+        await self._limit(keys=[key], args=[interval_ms, 0, "give"])
 
     async def now_ms(self) -> int:
         """Redis' clock, in ms since the epoch."""

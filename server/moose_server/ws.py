@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import math
 import struct
 from typing import Any
 
@@ -39,6 +40,7 @@ SERVICES = web.AppKey("services", Services)
 CLOSE_FLOOD = 1008
 CLOSE_SLOW = 1013
 CLOSE_RESTART = 1012
+CLOSE_NO_HELLO = 4408  # no hello within MOOSE_HELLO_TIMEOUT of the upgrade
 _Refusal = (ProtocolError, Refusal)
 _UNENCODABLE = protocol.error("internal", "the answer could not be encoded (logged)")
 # Server frame headers (RFC 6455 5.2: FIN + opcode, unmasked length), as aiohttp builds them.
@@ -52,10 +54,11 @@ class Connection:
 
     def __init__(
         self, ws: web.WebSocketResponse, services: Services,
-        transport: asyncio.BaseTransport | None,
+        transport: asyncio.BaseTransport | None, address: str = "unknown",
     ) -> None:  # fmt: skip
         self.ws = ws
         self.services = services
+        self.address = address
         settings = services.settings
         self.binary = True
         self.player: str | None = None
@@ -71,11 +74,14 @@ class Connection:
         self._strikes = 0
         self._unencodable = False  # logged once: a client must not be able to flood the log
         self._closing = False
+        self._cut: asyncio.TimerHandle | None = None  # aborts the transport (see `_cut_later`)
         self._tasks: list[asyncio.Task[Any]] = []
 
     async def run(self) -> None:
         """Serve the socket until it closes; then forget it everywhere."""
         self.services.connections.add(self)
+        timeout = self.services.settings.hello_timeout
+        hello = self._loop.call_later(timeout, self._no_hello)
         try:
             async for raw in self.ws:
                 if self._closing:
@@ -85,7 +91,14 @@ class Connection:
                 elif raw.type == WSMsgType.ERROR:
                     break
         finally:
+            hello.cancel()
             await self._cleanup()
+
+    def _no_hello(self) -> None:
+        if self.player is None:
+            log.info("closing a socket from %s that said no hello", self.address,
+                     extra={"event": "no_hello"})  # fmt: skip
+            self.close(CLOSE_NO_HELLO, "no hello in time")
 
     async def _cleanup(self) -> None:
         s = self.services
@@ -98,6 +111,7 @@ class Connection:
         s.connections.discard(self)
         s.hub.drop(self)
         await cancel_and_wait(self._tasks)
+        self._cut_later()
         if self.player is not None and not s.hub.player_peers(self.player):
             with contextlib.suppress(RedisError, OSError, MatchError):
                 await s.matchmaker.leave(self.player)
@@ -118,7 +132,8 @@ class Connection:
             mtype = protocol.check(msg)
             answer = await self._dispatch(mtype, msg)
         except _Refusal as exc:
-            self.send_error(exc.code, exc.message, msg_id, _game_of(msg))
+            fields = getattr(exc, "fields", None)
+            self.send_error(exc.code, exc.message, msg_id, _game_of(msg), fields)
             return
         except (RedisError, OSError) as exc:
             log.warning("storage unavailable: %s", exc,
@@ -169,7 +184,9 @@ class Connection:
         msg_id = None
         with contextlib.suppress(ProtocolError):  # a refused frame still gets its id back
             msg_id = protocol.request_id(protocol.decode(data))
-        self.send_error("rate_limited", "too many messages; slow down", msg_id)
+        rate = self.services.settings.rate
+        wait = {"retry_after": max(1, math.ceil((1 - self._allowance) / rate * 1000))}
+        self.send_error("rate_limited", "too many messages; slow down", msg_id, None, wait)
         if self._strikes >= self.services.settings.rate_strikes:
             log.info("closing a flooding socket of %s", self.player,
                      extra={"event": "flood", "player": self.player})  # fmt: skip
@@ -223,15 +240,16 @@ class Connection:
         if transport.get_write_buffer_size() > self._limit:
             log.info("dropping a slow client (%s)", self.player,
                      extra={"event": "slow_client", "player": self.player})  # fmt: skip
-            self._closing = True
-            self._tasks.append(asyncio.create_task(self.ws.close(code=CLOSE_SLOW)))
+            self._close(CLOSE_SLOW, "")
             return
         transport.write(b"".join(out))
 
     def send_error(
-        self, code: str, message: str, msg_id: Any = None, game: str | None = None
-    ) -> None:
-        """Send an error with a stable code (`game`: the game it is about, for the log)."""
+        self, code: str, message: str, msg_id: Any = None, game: str | None = None,
+        fields: dict[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        """Send an error with a stable code (`game`: the game it is about, for the log;
+        `fields`: more fields of the message, such as `retry_after`)."""
         if code not in protocol.ERROR_CODES:
             log.error("unknown error code %s: %s", code, message)
             code = "internal"
@@ -241,7 +259,8 @@ class Connection:
             log.log(level, "error %s to %s: %s", code, self.player, message, extra={
                 "event": "error", "code": code, "player": self.player, "game": game,
             })  # fmt: skip
-        self.send(protocol.error(code, message, msg_id))
+        error = protocol.error(code, message, msg_id)
+        self.send({**error, **fields} if fields else error)
 
     def close(self, code: int, message: str = "") -> None:
         """Close after what was sent before has been written."""
@@ -250,8 +269,25 @@ class Connection:
         self._flush()
         if self._closing:
             return  # the flush found a client too slow: closing with 1013 already
+        self._close(code, message)
+
+    def _close(self, code: int, message: str) -> None:
+        """Send the close frame after what is queued, and cut the socket should it linger."""
         self._closing = True
-        self._tasks.append(asyncio.create_task(self.ws.close(code=code, message=message.encode())))
+        close = self.ws.close(code=code, message=message.encode(), drain=False)
+        self._tasks.append(asyncio.create_task(close))
+        self._cut_later()
+
+    def _cut_later(self) -> None:
+        """Abort the transport `close_timeout` from now, unless it has closed by then.
+
+        A clean close waits until the peer has read everything queued for it, and
+        a peer that never reads never lets it finish: its socket would stay open,
+        holding the kernel's send queue and ours, long after we dropped it.
+        """
+        if self._cut is None and self._transport is not None:
+            timeout = self.services.settings.close_timeout
+            self._cut = self._loop.call_later(timeout, self._transport.abort)
 
     # -- called by the hub --------------------------------------------------------
 
@@ -274,13 +310,21 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     settings = services.settings
     # aiohttp refuses a frame of max_msg_size bytes already; PROTOCOL.md lets it through.
     ws = web.WebSocketResponse(
-        heartbeat=settings.heartbeat, max_msg_size=settings.max_msg_size + 1, compress=False
-    )
+        heartbeat=settings.heartbeat, max_msg_size=settings.max_msg_size + 1, compress=False,
+        timeout=settings.close_timeout,
+    )  # fmt: skip
     if services.draining:
         raise web.HTTPServiceUnavailable(text="draining")
-    await ws.prepare(request)
-    log.info("connect from %s", request.remote, extra={"event": "connect"})
-    await Connection(ws, services, request.transport).run()
+    sockets = services.sockets
+    address = sockets.address(request.remote, request.headers.get("X-Forwarded-For"))
+    refused = sockets.refusal(address)
+    if refused is not None:
+        services.metrics.refused.labels("full" if refused.status == 503 else "address").inc()
+        raise refused
+    with sockets.held(address):
+        await ws.prepare(request)
+        log.info("connect from %s", address, extra={"event": "connect"})
+        await Connection(ws, services, request.transport, address).run()
     return ws
 
 

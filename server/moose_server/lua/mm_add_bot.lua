@@ -3,7 +3,7 @@
 local function main()
   local code, player, bot, ttl = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
   local t, now = open_table(code)
-  if not t then return fail('bad_code') end
+  if not t or not seat_of(t, player) then return fail('bad_code') end  -- strangers learn nothing
   if t.host ~= player then return fail('not_host') end
   local same, free = 0, nil
   for i, seat in ipairs(t.seats) do

@@ -1,13 +1,12 @@
 -- A player leaves a private table. ARGV: nonce, code, player, ttl_us.
 -- A leaving host hands the table to the next human in seat order; with no
--- human left the table closes ({"closed": true}). Not being seated is no error:
--- the table comes back unchanged.
+-- human left the table closes ({"closed": true}). A player not seated there gets
+-- bad_code, as for a table that does not exist: the table is no stranger's to see.
 local function main()
   local code, player, ttl = ARGV[2], ARGV[3], tonumber(ARGV[4])
   local t, now = open_table(code)
-  if not t then return fail('bad_code') end
-  local i = seat_of(t, player)
-  if not i then return cjson.encode(t) end
+  local i = t and seat_of(t, player)
+  if not i then return fail('bad_code') end
   t.seats[i] = cjson.null
   redis.call('HDEL', K_SEATED, player)
   if t.host == player then

@@ -5,7 +5,7 @@
 local function main()
   local code, player, lease = ARGV[2], ARGV[3], tonumber(ARGV[4])
   local t, now = open_table(code)
-  if not t then return fail('bad_code') end
+  if not t or not seat_of(t, player) then return fail('bad_code') end  -- strangers learn nothing
   if t.host ~= player then return fail('not_host') end
   local seats = {}
   for _, seat in ipairs(t.seats) do

@@ -1,0 +1,179 @@
+"""Per-client limits: join-code guesses (in Redis, shared by every instance) and the
+socket caps of an instance (per address and in all), over real sockets and Redis."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import aiohttp
+import pytest
+from conftest import RawClient
+
+from moose_server.limits import CodeGuard, Limited
+from moose_server.matchmaking import MatchError
+from moose_server.settings import Settings
+from moose_server.store import Store, connect
+
+
+@pytest.fixture
+async def store(redis_url: str) -> Any:
+    client = connect(redis_url, 8)
+    yield Store(client, 16)
+    await client.aclose()
+
+
+async def test_refused_requests_use_up_the_guesses_and_successes_do_not(store):
+    guard = CodeGuard(store, Settings(code_guesses=3, code_guess_interval=60))
+    for _ in range(10):  # an honest host: every request succeeds, none is counted
+        async with guard.attempt("198.51.100.1", "p_host"):
+            pass
+    for _ in range(3):
+        with pytest.raises(MatchError):
+            async with guard.attempt("203.0.113.9", "p_eve"):
+                raise MatchError("bad_code", "no such table")
+    with pytest.raises(Limited) as err:
+        async with guard.attempt("203.0.113.9", "p_eve"):
+            raise AssertionError("a limited request must not be tried")
+    assert err.value.code == "rate_limited"
+    assert 0 < err.value.fields["retry_after"] <= 60_000
+    # Per address and per player: eve from another address, and another player from eve's.
+    for address, player in (("192.0.2.1", "p_eve"), ("203.0.113.9", "p_mallory")):
+        with pytest.raises(Limited):
+            async with guard.attempt(address, player):
+                pass
+    async with guard.attempt("192.0.2.1", "p_mallory"):  # neither is eve's
+        pass
+
+
+async def test_a_guess_earns_back_one_try_per_interval(store):
+    guard = CodeGuard(store, Settings(code_guesses=1, code_guess_interval=0.2))
+    with pytest.raises(MatchError):
+        async with guard.attempt("203.0.113.9", "p_eve"):
+            raise MatchError("bad_code", "no such table")
+    with pytest.raises(Limited) as err:
+        async with guard.attempt("203.0.113.9", "p_eve"):
+            pass
+    assert err.value.fields["retry_after"] <= 200
+    await asyncio.sleep(err.value.fields["retry_after"] / 1000 + 0.05)
+    async with guard.attempt("203.0.113.9", "p_eve"):
+        pass
+
+
+async def connect_as(url: str, address: str | None, name: str, token: str = "") -> RawClient:
+    """A raw socket whose X-Forwarded-For says `address`; hello said."""
+    session = aiohttp.ClientSession()
+    headers = {"X-Forwarded-For": address} if address else {}
+    ws = await session.ws_connect(url, headers=headers, max_msg_size=0)
+    client = RawClient(ws, True)
+    client.session = session  # type: ignore[attr-defined]
+    welcome = await client.hello(name=name, token=token)
+    assert welcome["type"] == "welcome", welcome
+    return client
+
+
+async def close_all(clients: list[RawClient]) -> None:
+    for client in clients:
+        await client.close()
+        await client.session.close()  # type: ignore[attr-defined]
+
+
+async def test_join_code_guesses_are_limited_per_address_and_player_across_instances(
+    moose_server,
+):
+    limits = {"code_guesses": 3, "code_guess_interval": 60, "trusted_proxies": "127.0.0.1"}
+    one, two = await moose_server(**limits), await moose_server(**limits)
+    clients: list[RawClient] = []
+    try:
+        host = await connect_as(one, "198.51.100.1", "host")
+        clients.append(host)
+        code = (await host.request("create_table", players=2))["code"]
+        eve = await connect_as(one, "203.0.113.9", "eve")
+        clients.append(eve)
+        codes = [await eve.request("join_table", code="ZZZZZZZZ") for _ in range(3)]
+        assert [c["code"] for c in codes] == ["bad_code"] * 3
+        # The right code now: refused before it is looked at, on the other instance too.
+        for client in [eve, await connect_as(two, "203.0.113.9", "eve2")]:
+            clients.append(client)
+            refused = await client.request("join_table", code=code)
+            assert refused["code"] == "rate_limited" and refused["retry_after"] > 0, refused
+        # Eve, back with her token from another address: the player is limited too.
+        back = await connect_as(two, "192.0.2.77", "", token=eve.token)
+        clients.append(back)
+        assert (await back.request("join_table", code=code))["code"] == "rate_limited"
+        # Someone else from elsewhere joins; the table was never touched meanwhile.
+        friend = await connect_as(two, "192.0.2.5", "friend")
+        clients.append(friend)
+        joined = await friend.request("join_table", code=code)
+        assert [s and s["name"] for s in joined["seats"]] == ["host", "friend"]
+        # A full table costs a stranger a guess, as a bad code does.
+        mallory = await connect_as(one, "192.0.2.99", "mallory")
+        clients.append(mallory)
+        answers = [(await mallory.request("join_table", code=code))["code"] for _ in range(4)]
+        assert answers == ["table_full"] * 3 + ["rate_limited"]
+    finally:
+        await close_all(clients)
+
+
+async def test_forwarded_for_is_ignored_from_an_untrusted_peer(moose_server):
+    url = await moose_server(code_guesses=2, code_guess_interval=60)  # trusts no proxy
+    clients: list[RawClient] = []
+    try:
+        for address in ("203.0.113.1", "203.0.113.2"):
+            client = await connect_as(url, address, "eve")
+            clients.append(client)
+            assert (await client.request("join_table", code="ZZZZZZZZ"))["code"] == "bad_code"
+        # Both came from 127.0.0.1 whatever they wrote: its two guesses are spent.
+        third = await connect_as(url, "203.0.113.3", "eve")
+        clients.append(third)
+        assert (await third.request("join_table", code="ZZZZZZZZ"))["code"] == "rate_limited"
+    finally:
+        await close_all(clients)
+
+
+async def test_sockets_over_the_caps_are_refused_before_the_upgrade(moose_server):
+    url = await moose_server(max_sockets=4, max_sockets_per_address=2,
+                             trusted_proxies="127.0.0.1")  # fmt: skip
+    session = aiohttp.ClientSession()
+    try:
+        open_ = [await session.ws_connect(url, headers={"X-Forwarded-For": "192.0.2.1"})
+                 for _ in range(2)]  # fmt: skip
+        with pytest.raises(aiohttp.WSServerHandshakeError) as err:
+            await session.ws_connect(url, headers={"X-Forwarded-For": "192.0.2.1"})
+        assert err.value.status == 429 and err.value.headers["Retry-After"]
+        open_ += [await session.ws_connect(url, headers={"X-Forwarded-For": f"192.0.2.{i}"})
+                  for i in (2, 3)]  # fmt: skip
+        with pytest.raises(aiohttp.WSServerHandshakeError) as err:
+            await session.ws_connect(url, headers={"X-Forwarded-For": "192.0.2.9"})
+        assert err.value.status == 503  # full: a balancer tries another instance
+        await open_.pop().close()
+        for _ in range(50):  # the server sees the close soon after
+            try:
+                open_.append(
+                    await session.ws_connect(url, headers={"X-Forwarded-For": "192.0.2.9"})
+                )
+                break
+            except aiohttp.WSServerHandshakeError:
+                await asyncio.sleep(0.05)
+        assert len(open_) == 4
+        async with session.get(
+            url.replace("ws://", "http://").removesuffix("/ws") + "/metrics"
+        ) as r:
+            text = await r.text()
+        assert 'moose_sockets_refused_total{reason="address"} 1.0' in text
+        assert 'moose_sockets_refused_total{reason="full"}' in text
+    finally:
+        for ws in open_:
+            await ws.close()
+        await session.close()
+
+
+async def test_a_socket_that_says_no_hello_is_closed_with_4408(moose_server, ws_client):
+    url = await moose_server(hello_timeout=0.5)
+    silent = await ws_client(url, None)
+    talker = await ws_client(url, None)
+    assert (await talker.request("ping"))["code"] == "hello_required"  # talking is not hello
+    polite = await ws_client(url, "polite")
+    assert await silent.closed() == 4408
+    assert await talker.closed() == 4408
+    assert (await polite.request("ping"))["type"] == "pong"  # hello said in time: stays
