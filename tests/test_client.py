@@ -255,3 +255,27 @@ async def test_no_frame_holds_another_seats_hand(url: str) -> None:
             assert msg["view"]["seat"] == seat
         else:
             assert msg["type"] == "record" or "deck" not in str(msg)
+
+
+async def test_a_private_game_is_watched_with_its_code_also_after_a_reconnect(
+    serve: Serve,
+) -> None:
+    # The host never moves: their turns time out, so the game goes on slowly.
+    first, second = await serve(turn_time=0.5, away_after=1000), await serve(turn_time=0.5)
+    async with moose.connect(first.url, name="host") as host:
+        code = (await host.create_table(2))["code"]
+        await host.add_bot(code, "greedy")
+        await host.start_table(code)
+        game = next(m for m in [await anext(aiter(host.events()))] if m["type"] == "match")
+        async with moose.connect([first.url, second.url], name="fan") as fan:
+            with pytest.raises(ServerError) as refused:
+                await fan.watch(game["game"])
+            assert refused.value.code == "not_in_game"
+            await fan.watch(game["game"], code=code.lower())
+            state = await anext(aiter(fan.events()))
+            assert state["event"]["kind"] == "state" and state["view"]["seat"] is None
+            await first.stop()  # 1012: the fan goes on to the second and watches again
+            events = aiter(fan.events())
+            while (await anext(events))["seq"] <= state["seq"] + 2:
+                pass  # events committed after the reconnect come: the code was sent again
+            assert fan.reconnects == 1 and fan.url == second.url

@@ -29,6 +29,7 @@ class _Game:
     seq: int = 0  # the last seq delivered
     top: int = 0  # the highest seq seen, ahead of `seq` while there is a gap
     watching: bool = False
+    code: str | None = None  # the join code watched with (a private table's game)
     announced: bool = True  # whether `match` was delivered for it
     syncing: bool = False
     over: bool = False
@@ -69,7 +70,8 @@ class Session(Connection):
             known.syncing = False
             self._sync(game, known)
             if known.watching:
-                self._internal("watch", self._log_error, game=game)
+                code = {"code": known.code} if known.code else {}
+                self._internal("watch", self._log_error, game=game, **code)
         queueing = any(r.message["type"] == "queue" for r in self._pending.values())
         if self._queue_args is not None and not queueing:
             self._internal("queue", self._log_error, **self._queue_args)

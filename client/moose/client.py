@@ -145,11 +145,15 @@ class Client(Session):
         move_id = f"{uuid.uuid4().hex[:16]}-{next(self._ids)}"
         return await self._request("move", game=game, move=move, seq=seq, move_id=move_id)
 
-    async def watch(self, game: str) -> Message:
-        """Follow a game as a spectator: its events arrive through `events()`."""
+    async def watch(self, game: str, code: str | None = None) -> Message:
+        """Follow a game as a spectator: its events arrive through `events()`.
+
+        A private table's game is shown to its players and to whoever gives its
+        join `code`.
+        """
         known = self._games.setdefault(game, _Game(seat=None))
-        known.watching = True
-        return await self._request("watch", game=game)
+        known.watching, known.code = True, code
+        return await self._request("watch", game=game, **({"code": code} if code else {}))
 
     async def unwatch(self, game: str) -> Message:
         """Stop following a game as a spectator."""
@@ -158,9 +162,9 @@ class Client(Session):
             known.watching = False
         return await self._request("unwatch", game=game)
 
-    async def record(self, game: str) -> Message:
-        """The record of a finished game (RULES.md section 7)."""
-        answer = await self._request("record", game=game)
+    async def record(self, game: str, code: str | None = None) -> Message:
+        """The record of a finished game (RULES.md section 7); `code` as for `watch`."""
+        answer = await self._request("record", game=game, **({"code": code} if code else {}))
         record: Message = answer["record"]
         return record
 

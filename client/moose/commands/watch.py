@@ -22,6 +22,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON line per event message")
     p.add_argument("--name", default="spectator", help="the name to say hello with")
+    p.add_argument("--code", help="the join code of a private table's game (else only queue "
+                   "games and your own can be watched)")  # fmt: skip
     p.set_defaults(func=run)
 
 
@@ -46,7 +48,7 @@ async def _main(args: argparse.Namespace) -> int:
         return 1
     names: list[str] | None = None
     try:
-        await client.watch(args.game)
+        await client.watch(args.game, args.code)
         async for msg in client.events():
             if msg.get("type") != "event" or msg.get("game") != args.game:
                 continue
