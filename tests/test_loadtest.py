@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -81,3 +82,35 @@ def test_a_paced_run_plays_and_reports(tmp_path: object) -> None:
     report = json.loads(done.stdout)
     assert report["errors"] == {} and report["games"] >= 2
     assert 0 < report["moves_per_second"] <= 20 * 1.1  # the pacer holds the rate
+
+
+async def test_a_player_socket_keeps_under_the_default_server_rate() -> None:
+    """A socket sends at most MOOSE_RATE's default: a burst, then SOCKET_RATE a second."""
+    from moose_server.loadtest.players import SOCKET_BURST, SOCKET_RATE, SocketPacer
+    from moose_server.settings import Settings
+
+    defaults = Settings()
+    assert defaults.rate > SOCKET_RATE and defaults.burst > SOCKET_BURST
+    pacer, sent = SocketPacer(), 0
+    started = time.monotonic()
+    while sent < SOCKET_BURST + 10:
+        await pacer.wait()
+        sent += 1
+    # The pacer can only be slower than this on a busy machine, never faster.
+    assert time.monotonic() - started >= (sent - SOCKET_BURST - 1) / SOCKET_RATE
+
+
+def test_sockets_are_spread_over_loopback_addresses_under_the_default_cap() -> None:
+    from moose_server.loadtest.phases import _source_ips
+    from moose_server.loadtest.players import SOCKETS_PER_ADDRESS, local_address
+    from moose_server.loadtest.run import Options
+    from moose_server.settings import Settings
+
+    assert Settings().max_sockets_per_address == SOCKETS_PER_ADDRESS
+    for sockets, procs in ((80, 1), (800, 1), (800, 2), (10_000, 2)):
+        opts = Options(procs=procs)
+        n = _source_ips(opts, sockets, "ws://127.0.0.1:8080/ws")
+        assert sockets / procs / n <= SOCKETS_PER_ADDRESS, (sockets, procs, n)
+        addresses = {local_address(w * n + k) for w in range(procs) for k in range(n)}
+        assert len(addresses) == procs * n  # no two workers share an address
+    assert _source_ips(Options(), 800, "ws://192.0.2.1:8080/ws") == 0  # not ours to pick

@@ -30,7 +30,10 @@ def add_parser(subparsers: Any) -> None:
         "latencies, matchmaking, errors, server CPU and memory and Redis commands per move, "
         "beside two ceilings measured in the same run on the same machine: a bare aiohttp "
         "WebSocket server (socket ceiling) and a bare redis-py client doing the server's "
-        "Redis commands per move (storage ceiling). Every phase is bounded in time.",
+        "Redis commands per move (storage ceiling). Every phase is bounded in time. Each "
+        "bot keeps to what a server with the default limits allows one client: under "
+        "MOOSE_RATE messages a second per socket, and (for a server on this machine) at "
+        "most MOOSE_MAX_SOCKETS_PER_ADDRESS sockets per loopback source address.",
     )
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--url", help="WebSocket URL of a running server")
@@ -60,7 +63,9 @@ def add_parser(subparsers: Any) -> None:
                    help="also: hold N idle sessions; server memory per connection")  # fmt: skip
     p.add_argument("--hold", type=float, default=3.0, help="seconds to hold them (default 3)")
     p.add_argument("--source-ips", type=int, default=0,
-                   help="connect from 127.0.0.1..N (default: one per 20,000 sockets)")  # fmt: skip
+                   help="loopback source addresses per load-generator process (default: one "
+                        "per 64 sockets, the default MOOSE_MAX_SOCKETS_PER_ADDRESS, for a "
+                        "server on this machine)")  # fmt: skip
     p.add_argument("--monitor", type=float, default=2.0,
                    help="seconds of Redis MONITOR in the warm-up (default 2; 0: off)")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object (progress on stderr)")

@@ -13,14 +13,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ipaddress
 import json
 import math
 import subprocess
 import sys
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
-from moose_server.loadtest.players import Job, raise_nofile
+from moose_server.loadtest.players import SOCKETS_PER_ADDRESS, Job, raise_nofile
 from moose_server.loadtest.probes import (
     ProcessProbe,
     RedisProbe,
@@ -40,7 +42,8 @@ PORTS_PER_ADDRESS = 20_000  # of the ~28,000 ephemeral ports of one source addre
 def _job(opts: Options, mode: str, url: str, players: int, **extra: Any) -> Job:
     return Job(mode=mode, url=url, players=players, table=opts.table, bot=opts.bot,
                warmup=opts.warmup, duration=opts.duration, drain=opts.drain,
-               max_games=opts.max_games, **extra)  # fmt: skip
+               max_games=opts.max_games, source_ips=_source_ips(opts, players, url),
+               **extra)  # fmt: skip
 
 
 def _summary(merged: dict[str, Any], duration: float) -> dict[str, Any]:
@@ -166,7 +169,7 @@ async def matchmaking_phase(opts: Options, url: str, ui: Ui) -> dict[str, Any]:
     """N players, connected beforehand, all queue at once: time until every one is seated."""
     n = opts.matchmaking - opts.matchmaking % opts.table  # a partial table would wait
     job = Job(mode="matchmaking", url=url, players=n, table=opts.table, warmup=0,
-              duration=max(30.0, opts.duration), source_ips=_source_ips(opts, n))  # fmt: skip
+              duration=max(30.0, opts.duration), source_ips=_source_ips(opts, n, url))  # fmt: skip
 
     async def window(start: float, workers: list[int]) -> None:
         return None
@@ -185,7 +188,7 @@ async def connections_phase(opts: Options, url: str, pid: int | None, ui: Ui) ->
     base = probe.rss() if probe else 0
     seen: dict[str, int] = {}
     job = Job(mode="connections", url=url, players=n, table=opts.table, warmup=0,
-              duration=opts.hold, hold=opts.hold, source_ips=_source_ips(opts, n))  # fmt: skip
+              duration=opts.hold, hold=opts.hold, source_ips=_source_ips(opts, n, url))  # fmt: skip
 
     async def window(start: float, workers: list[int]) -> None:
         await asyncio.sleep(min(1.0, opts.hold / 2))
@@ -205,10 +208,25 @@ async def connections_phase(opts: Options, url: str, pid: int | None, ui: Ui) ->
     return out
 
 
-def _source_ips(opts: Options, sockets: int) -> int:
+def _source_ips(opts: Options, sockets: int, url: str) -> int:
+    """Loopback addresses per worker: few enough sockets on each for a server's default
+    cap per address (MOOSE_MAX_SOCKETS_PER_ADDRESS) and for its ephemeral ports. A
+    server elsewhere is reached from the machine's own address (0)."""
     if opts.source_ips:
         return opts.source_ips
-    return max(1, math.ceil(sockets / max(1, opts.procs) / PORTS_PER_ADDRESS))
+    if not is_loopback(url):
+        return 0
+    per_address = min(PORTS_PER_ADDRESS, SOCKETS_PER_ADDRESS)
+    return max(1, math.ceil(sockets / max(1, opts.procs) / per_address))
+
+
+def is_loopback(url: str) -> bool:
+    """Whether the URL's host is this machine (127.0.0.0/8, ::1, localhost)."""
+    host = urlsplit(url).hostname or ""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _ratio(ours: float, ceiling: dict[str, Any] | None) -> float | None:
@@ -235,6 +253,11 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
             redis_url = redis_url or spawned.redis_url
         if not url:
             raise ValueError("give --url or --spawn")
+        if not is_loopback(url) and sockets / max(1, opts.procs) > SOCKETS_PER_ADDRESS:
+            report.setdefault("warnings", []).append(
+                f"a server with default limits takes {SOCKETS_PER_ADDRESS} sockets per client "
+                "address: raise MOOSE_MAX_SOCKETS_PER_ADDRESS there, or load it from more machines"
+            )
         report["url"], report["server_pid"], report["redis_url"] = url, pid, redis_url
         if opts.games > 0:
             ceilings: dict[str, Any] = {"socket": None, "storage": None}

@@ -31,8 +31,19 @@ import msgpack
 
 from moose.bots import make_bot
 from moose.protocol import PROTOCOL_VERSION
+from moose_server.settings import Settings
 
-__all__ = ["Job", "Pacer", "Player", "Tally", "raise_nofile", "run_job"]
+__all__ = [
+    "SOCKETS_PER_ADDRESS", "Job", "Pacer", "Player", "SocketPacer", "Tally", "local_address",
+    "raise_nofile", "run_job",
+]  # fmt: skip
+
+# What a server with the default settings lets one client do: every player stays
+# under it, so a run against such a server is never refused for its own pace.
+_DEFAULTS = Settings()
+SOCKET_RATE = 0.9 * _DEFAULTS.rate  # messages a second per socket (the server's: 20)...
+SOCKET_BURST = _DEFAULTS.burst // 2  # ...at most this many at once (the server's: 40)
+SOCKETS_PER_ADDRESS = _DEFAULTS.max_sockets_per_address  # open per source address
 
 CONNECT_AT_ONCE = 64  # per worker: more overflows the server's accept backlog
 HELLO_TIMEOUT = 30.0
@@ -53,7 +64,7 @@ class Job:
     duration: float = 20.0
     drain: float = 60.0  # after the window, time for running games to finish
     max_games: int = 0  # stop queueing after this many games finished here (0: no cap)
-    source_ips: int = 1  # connect from 127.0.0.1 .. 127.0.0.N
+    source_ips: int = 0  # connect from N loopback addresses of this worker's (0: any address)
     hold: float = 3.0  # connections mode: seconds the idle sessions stay open
     worker: int = 0
     seed: int = 0
@@ -103,6 +114,27 @@ class Pacer:
             await asyncio.sleep(slot - now)
 
 
+class SocketPacer:
+    """A token bucket per socket: `SOCKET_RATE` messages a second, `SOCKET_BURST` at once.
+
+    At full speed a player of a small run would send more than the server lets a
+    socket send (MOOSE_RATE); then its moves wait here instead of being refused.
+    """
+
+    def __init__(self) -> None:
+        self._allowance = float(SOCKET_BURST)
+        self._checked = time.monotonic()
+
+    async def wait(self) -> None:
+        """Return when one more message may be sent (at once while under the rate)."""
+        now = time.monotonic()
+        elapsed, self._checked = now - self._checked, now
+        self._allowance = min(float(SOCKET_BURST), self._allowance + elapsed * SOCKET_RATE)
+        self._allowance -= 1
+        if self._allowance < 0:
+            await asyncio.sleep(-self._allowance / SOCKET_RATE)
+
+
 class Run:
     """What the players of one worker share: the job, the tally, the clock, the stop flag."""
 
@@ -143,6 +175,7 @@ class Player:
         self._pending_seq: dict[str, float] = {}  # game -> send time of our move
         self.last: dict[str, tuple[Any, ...]] = {}  # game -> (seq, to_act, legal?, when)
         self._paced: set[asyncio.Task[None]] = set()  # moves waiting for the pacer
+        self._socket_pacer = SocketPacer()
 
     async def connect(self) -> None:
         """Open the socket and say hello (raises on failure)."""
@@ -169,6 +202,7 @@ class Player:
 
     async def _send(self, msg: dict[str, Any]) -> None:
         assert self.ws is not None
+        await self._socket_pacer.wait()
         await self.ws.send_bytes(msg_pack(msg))
 
     async def _receive(self) -> dict[str, Any] | None:
@@ -318,11 +352,17 @@ def raise_nofile(wanted: int) -> tuple[int, int]:
     return soft, hard
 
 
+def local_address(index: int) -> str:
+    """The `index`-th loopback source address: 127.0.0.1, 127.0.0.2, ... 127.0.1.1, ..."""
+    return f"127.0.{index // 250}.{index % 250 + 1}"
+
+
 def _sessions(job: Job) -> list[aiohttp.ClientSession]:
-    """One client session per source address (127.0.0.1 .. 127.0.0.N)."""
+    """One client session per source address; each worker has addresses of its own."""
     out = []
     for k in range(max(1, job.source_ips)):
-        local = (f"127.0.0.{k + 1}", 0) if job.source_ips > 1 else None
+        first = job.worker * job.source_ips
+        local = (local_address(first + k), 0) if job.source_ips else None
         conn = aiohttp.TCPConnector(limit=0, local_addr=local, force_close=False)
         out.append(aiohttp.ClientSession(connector=conn))
     return out
