@@ -176,26 +176,37 @@ def _unicode(text: str) -> bool:
 
 
 def _plain(value: Any, depth: int = 0) -> str | None:
-    """Why `value` cannot be echoed in both encodings, or None when it can."""
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, float):
-        return None if math.isfinite(value) else "a finite number"
-    if isinstance(value, int):
+    """Why `value` cannot be echoed in both encodings, or None when it can.
+
+    Strings and integers are checked inline (this runs on every move).
+    """
+    kind = type(value)
+    if kind is str:
+        return None if value.isascii() or _unicode(value) else "valid Unicode (no lone surrogates)"
+    if kind is int:
         return None if -MAX_INT <= value <= MAX_INT else f"an integer within +-{MAX_INT}"
-    if isinstance(value, str):
-        return None if _unicode(value) else "valid Unicode (no lone surrogates)"
+    if value is None or kind is bool:
+        return None
+    if kind is float:
+        return None if math.isfinite(value) else "a finite number"
+    if kind is not dict and kind is not list:
+        return "plain data"
     if depth >= _MAX_DEPTH:
         return f"nested at most {_MAX_DEPTH} deep"
-    if isinstance(value, list):
-        items = value
-    elif isinstance(value, dict):
-        if not all(isinstance(k, str) for k in value):
-            return "a map with string keys"
-        items = [*value, *value.values()]
-    else:
-        return "plain data"
-    for item in items:
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return "a map with string keys"
+            if not key.isascii() and not _unicode(key):
+                return "valid Unicode (no lone surrogates)"
+            kind = type(item)
+            if (kind is str and item.isascii()) or (kind is int and -MAX_INT <= item <= MAX_INT):
+                continue  # what a move holds: no call for it
+            why = _plain(item, depth + 1)
+            if why is not None:
+                return why
+        return None
+    for item in value:
         why = _plain(item, depth + 1)
         if why is not None:
             return why
@@ -228,9 +239,13 @@ def check(message: Mapping[str, Any]) -> str:
             got = type(value).__name__
             text = f"'{mtype}.{name}' must be {want}, not {got}"
             raise ProtocolError("bad_message", text, msg_id)
-        limit = _MAX_TOKEN if name == "token" else _MAX_STR
-        if isinstance(value, str) and len(value) > limit:
-            raise ProtocolError("bad_message", f"'{mtype}.{name}' is too long", msg_id)
+        if isinstance(value, str):
+            if len(value) > (_MAX_TOKEN if name == "token" else _MAX_STR):
+                raise ProtocolError("bad_message", f"'{mtype}.{name}' is too long", msg_id)
+            if value.isascii():
+                continue
+        elif isinstance(value, int) and -MAX_INT <= value <= MAX_INT:
+            continue
         why = _plain(value)
         if why is not None:
             raise ProtocolError("bad_message", f"'{mtype}.{name}' must be {why}", msg_id)
