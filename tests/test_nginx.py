@@ -29,9 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 from _games import replay
-from conftest import LoopbackPort, play_match
+from conftest import LoopbackPort, RawClient, play_match
 
 import moose
 from moose import rules
@@ -139,6 +140,7 @@ def moose_serve(redis_url: str, port: int, folder: Path) -> Proc:
     ]  # fmt: skip
     env = {k: v for k, v in os.environ.items() if not k.startswith("MOOSE_")}
     env["MOOSE_MATCH_INTERVAL"] = "0.05"
+    env["MOOSE_TRUSTED_PROXIES"] = "127.0.0.1"  # nginx: its X-Forwarded-For names the client
     return spawn(f"moose-{port}", cmd, folder, env)
 
 
@@ -328,3 +330,62 @@ def check_record(record: Message, scores: list[int]) -> None:
     state = replay(record)
     assert rules.is_over(state)
     assert rules.scores(state) == scores == record["result"]["scores"]
+
+
+# -- limits per client address ------------------------------------------------------
+
+
+async def open_sockets(url: str, address: str, count: int) -> tuple[list[Any], list[int]]:
+    """Up to `count` sockets from `address` that said hello, all at once; the statuses
+    of the handshakes refused."""
+    session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=(address, 0)))
+
+    async def one(i: int) -> Any:
+        try:
+            client = RawClient(await session.ws_connect(url), True)
+        except aiohttp.WSServerHandshakeError as exc:
+            return exc.status
+        await client.hello(f"p{i}")
+        return client
+
+    done = await asyncio.gather(*(one(i) for i in range(count)))
+    opened = [c for c in done if isinstance(c, RawClient)]
+    opened.append(session)  # closed last by close_all
+    return opened, [s for s in done if isinstance(s, int)]
+
+
+async def close_all(opened: list[Any]) -> None:
+    for item in opened:
+        await item.close()
+
+
+async def test_nginx_limits_new_sockets_per_address(cluster: Cluster) -> None:
+    # 60 handshakes at once: a burst of 40 (and 10 a second) pass, the rest get 429.
+    opened, refused = await open_sockets(cluster.url, "127.0.0.2", 60)
+    try:
+        assert 41 <= len(opened) - 1 < 60 and set(refused) == {429}, (len(opened), refused)
+        assert "limiting requests" in cluster.nginx.stderr.read_text()
+    finally:
+        await close_all(opened)
+
+
+async def test_nginx_limits_open_sockets_per_address(cluster: Cluster) -> None:
+    # Sockets are opened as fast as the handshake limit lets them, until the 100 of one
+    # address are open: the next is refused 429 for the open sockets, not the rate.
+    opened: list[Any] = []
+    try:
+        async with asyncio.timeout(GAME_TIMEOUT):
+            while len(opened) < 2 * 100:
+                more, _ = await open_sockets(cluster.url, "127.0.0.3", 10)
+                opened += more
+                if len(more) < 11 and "limiting connections" in cluster.nginx.stderr.read_text():
+                    break
+                await asyncio.sleep(0.5)
+        assert sum(isinstance(c, RawClient) for c in opened) == 100
+        assert "limiting connections" in cluster.nginx.stderr.read_text()
+        # Another address is not held back by this one.
+        other, refused = await open_sockets(cluster.url, "127.0.0.4", 1)
+        opened += other
+        assert refused == []
+    finally:
+        await close_all(opened)
