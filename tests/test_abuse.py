@@ -32,7 +32,7 @@ from moose.bots import make_bot
 
 TURN_TIME = 30.0  # the server's default: the bound on an honest move's latency
 ENV = {
-    "MOOSE_HELLO_TIMEOUT": "2", "MOOSE_HEADER_TIMEOUT": "2", "MOOSE_CLOSE_TIMEOUT": "1",
+    "MOOSE_HELLO_TIMEOUT": "5", "MOOSE_HEADER_TIMEOUT": "2", "MOOSE_CLOSE_TIMEOUT": "1",
     "MOOSE_SEND_BUFFER": "65536", "MOOSE_MATCH_INTERVAL": "0.05",
     "MOOSE_CODE_GUESSES": "10", "MOOSE_CODE_GUESS_INTERVAL": "6",
     "MOOSE_MAX_SOCKETS_PER_ADDRESS": "64",
