@@ -101,7 +101,8 @@ def main() -> int:
             "moves_per_second", "move_latency_ms.p50", "move_latency_ms.p99",
             "event_latency_ms.p50", "all_seats_latency_ms.p99", "matchmaking_wait_ms.p50",
             "server.cpu_percent", "redis.commands_per_move", "redis.round_trips.per_commit",
-            "matchmaking.all_seated_s", "connections.bytes_per_connection",
+            "matchmaking.all_seated_s", "matchmaking.rating_spread.mean",
+            "matchmaking.rating_spread.random_mean", "connections.bytes_per_connection",
             "connections.server_rss_mb")}  # fmt: skip
     Path(a.out).write_text(json.dumps({"flags": flags, "medians": summary, "runs": runs},
                                       indent=1))  # fmt: skip

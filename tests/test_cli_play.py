@@ -97,6 +97,11 @@ async def test_play_a_game_from_the_queue_against_a_bot(url: str) -> None:
     assert f"game {result.game}: you are seat {1 - result.seat} of 2" in run.text
     assert "waiting in the queue for a table of 2-2 players" in run.text
     assert "alice" in run.text and "(you)" in run.text
+    # Each seat's rating (a newcomer's, provisional), the bot marked; the change at the end.
+    bot_name = result.names[result.seat]
+    seats = [f"{bot_name} [bot] 540?", "alice 540?"]
+    assert f"seats: {', '.join(seats if result.seat == 0 else seats[::-1])}" in run.text
+    assert "rating" in run.text and re.search(r"Your rating: \d+\? \([+-]\d+\)\.", run.text)
 
 
 async def test_play_creates_a_table_with_server_bots_and_starts_it(url: str) -> None:
@@ -109,6 +114,8 @@ async def test_play_creates_a_table_with_server_bots_and_starts_it(url: str) -> 
     assert f"moose play --code {code[1]}" in run.text
     assert f"table {code[1]}: 3/3 seats" in run.text
     assert "of 3" in run.text
+    assert "seats: host 540?, greedy-bot 1 [bot] -, random-bot 1 [bot] -" in run.text
+    assert "Your rating" not in run.text  # a private table is unrated
 
 
 async def test_play_joins_a_table_by_code_and_the_host_starts_it(url: str) -> None:

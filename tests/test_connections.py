@@ -88,7 +88,16 @@ async def test_every_game_and_matchmaking_script_stays_in_one_slot(redis_cluster
         assert sorted(s.player or "" for s in table.seats) == ["p1", "p2"]
         # The client itself refuses a script whose keys span two slots.
         with pytest.raises(RedisClusterException):
-            await store._commit(keys=["{b1}:game:x", "{b2}:events:x", "{b1}:deadlines"], args=[])
+            await store._commit(
+                keys=[
+                    "{b1}:game:x",
+                    "{b2}:events:x",
+                    "{b1}:deadlines",
+                    "{b1}:unrated",
+                    "{b1}:record:x",
+                ],
+                args=[],
+            )
     finally:
         await backend.aclose()
 

@@ -249,6 +249,7 @@ async def test_private_table_flow_and_errors(make_mm):
         "name": "random-bot 1",
         "player": None,
         "bot": "random",
+        "is_bot": True,
     }
     await expect("table_full", mm.join_table(info.code, "y", "Y"))
     await expect("table_full", mm.add_bot(info.code, "h", "greedy"))
@@ -451,3 +452,45 @@ async def test_a_stranger_gets_bad_code_for_a_table_as_for_no_table(make_mm):
         await expect("bad_code", mm.leave_table(code, "s"))
         await expect("already_queued", mm.join_table(code, "q", "Queued"))
     assert (await mm.table(info.code)).seats == [Seat("h", "Host", None), None]
+
+
+# -- ratings ------------------------------------------------------------------------
+
+
+async def test_young_tickets_are_seated_with_the_nearest_ratings(make_mm):
+    mm = make_mm(match_wait=60, window=100, widen=0)
+    skills = {"a": 1000, "b": 2000, "c": 1010, "d": 2005, "e": 1500}
+    for player, skill in skills.items():  # queued in this order: a is the oldest
+        await mm.enqueue(player, player.upper(), 2, 2, skill)
+    tables = await mm.form_tables()
+    assert sorted(sorted(humans(t)) for t in tables) == [["a", "c"], ["b", "d"]]
+    assert await mm.queue_sizes() == {"2": 1, "3": 0, "4": 0, "5": 0, "6": 0}  # e waits
+
+
+async def test_ratings_never_hold_a_ticket_past_match_wait(make_mm):
+    mm = make_mm(match_wait=0.3, window=100, widen=0)
+    await mm.enqueue("low", "LOW", 2, 3, 500)
+    await mm.enqueue("high", "HIGH", 2, 2, 2500)
+    assert await mm.form_tables() == []  # 2,000 points apart: not while young
+    await asyncio.sleep(0.35)
+    [table] = await mm.form_tables()
+    assert sorted(humans(table)) == ["high", "low"]
+
+
+async def test_the_window_widens_with_waiting(make_mm):
+    mm = make_mm(match_wait=60, window=100, widen=1000)  # 1,000 points more a second
+    await mm.enqueue("a", "A", 2, 2, 1000)
+    await mm.enqueue("b", "B", 2, 2, 1400)
+    assert await mm.form_tables() == []
+    await asyncio.sleep(0.4)  # both windows past 400 points now
+    [table] = await mm.form_tables()
+    assert sorted(humans(table)) == ["a", "b"]
+
+
+async def test_a_full_table_takes_the_nearest_ratings_and_leaves_the_rest(make_mm):
+    mm = make_mm(match_wait=60, window=300, widen=0)
+    skills = [1500, 1200, 1550, 1480, 1790, 1520]
+    for i, skill in enumerate(skills):
+        await mm.enqueue(f"p{i}", f"P{i}", 4, 4, skill)
+    [table] = await mm.form_tables()
+    assert sorted(humans(table)) == ["p0", "p2", "p3", "p5"]  # within 70 of p0

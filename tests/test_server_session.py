@@ -56,6 +56,15 @@ async def test_reconnect_with_token_and_sync_resumes_the_game(moose_server, ws_c
     await check_game(b, game, seat_b, seen_b)
 
 
+_NEWCOMER = {"rating": 540, "provisional": True}
+_TWO_NEWCOMERS = {"bots": [False, False], "ratings": [_NEWCOMER, _NEWCOMER]}
+
+
+def _seats(start: dict) -> dict:
+    """The seats' names, bot flags and ratings a `start` event gives (a `state` repeats them)."""
+    return {k: start[k] for k in ("names", "bots", "ratings")}
+
+
 async def test_sync_without_since_sends_the_current_state(moose_server, ws_client):
     url = await moose_server()
     a, b = await ws_client(url, "ann"), await ws_client(url, "bob")
@@ -63,7 +72,7 @@ async def test_sync_without_since_sends_the_current_state(moose_server, ws_clien
     first = await a.expect(type="event", game=game, seq=1)
     synced = await a.request("sync", game=game)
     state = await a.expect(type="event", game=game, seq=synced["seq"])
-    assert state["event"] == {"kind": "state", "names": first["event"]["names"]}
+    assert state["event"] == {"kind": "state", **_seats(first["event"])}
     assert state["view"] == first["view"] and state["view"]["seat"] == seat_a
     assert state["legal"] == first["legal"] and state["deadline"] == first["deadline"]
 
@@ -80,13 +89,13 @@ async def test_state_events_name_the_seats_for_spectators_and_resumed_seats(
     fan = await ws_client(await moose_server(), "fan", binary=False)
     watching = await fan.request("watch", game=game, code=codes[0])
     state = await fan.expect(type="event", game=game, seq=watching["seq"])
-    assert state["event"] == {"kind": "state", "names": names}
+    assert state["event"] == {"kind": "state", "names": names, **_TWO_NEWCOMERS}
     await a.close()  # ann comes back on a new socket and asks for the state
     back = await ws_client(url, None)
     assert (await back.hello(token=a.token))["games"] == [game]
     synced = await back.request("sync", game=game)
     state = await back.expect(type="event", game=game, seq=synced["seq"])
-    assert state["event"] == {"kind": "state", "names": names}
+    assert state["event"] == {"kind": "state", "names": names, **_TWO_NEWCOMERS}
     assert state["view"]["seat"] == seats[0]
 
 

@@ -32,13 +32,25 @@ log = logging.getLogger("moose.client")
 
 Message = dict[str, Any]
 RESTART = 1012  # the server instance is going away: reconnect at once
+REVOKED = 4001  # the account logged out everywhere: this session's token is refused
 _HELLO_TIMEOUT = 10.0
 _BACKOFF_FIRST = 0.1
 _BACKOFF_MAX = 5.0
 # Requests that are safe to send twice; others fail with ConnectionLost when the
 # socket drops before their answer (a second create_table would make a second table).
 _RESENDABLE = frozenset(
-    {"move", "sync", "watch", "unwatch", "record", "ping", "queue", "leave_queue"}
+    {
+        "move",
+        "sync",
+        "watch",
+        "unwatch",
+        "record",
+        "ping",
+        "queue",
+        "leave_queue",
+        "leaderboard",
+        "profile",
+    }
 )
 CLOSED = object()  # put in the inbox when the client is closed
 
@@ -65,6 +77,8 @@ class Connection:
         token: str | None = None,
         binary: bool = True,
         reconnect_timeout: float | None = 120.0,
+        password: str | None = None,
+        bot: bool = False,
     ) -> None:
         self.urls = [url] if isinstance(url, str) else list(url)
         if not self.urls:
@@ -72,6 +86,9 @@ class Connection:
         self.url = self.urls[0]  # the one in use; reconnects go round the list
         self.name = name
         self.token = token
+        self.password = password  # with `name`: log in to that account (first hello only)
+        self.bot = bot  # say hello as a bot
+        self.account = False  # whether the server says we are an account
         self.binary = binary
         self.reconnect_timeout = reconnect_timeout
         self.player: str | None = None
@@ -238,6 +255,10 @@ class Connection:
             hello["token"] = self.token
         elif self.name:
             hello["name"] = self.name
+            if self.password is not None:
+                hello["password"] = self.password
+            if self.bot:
+                hello["bot"] = True
         self._ws = ws
         try:
             await self._send(hello)
@@ -252,6 +273,8 @@ class Connection:
         self.player = welcome.get("player")
         self.token = welcome.get("token", self.token)
         self.name = welcome.get("name", self.name)
+        self.account = bool(welcome.get("account"))
+        self.password = None  # the token says who we are from now on
         if "server_time" in welcome:
             self.clock_offset = welcome["server_time"] - time.time() * 1000
         self._gen += 1
@@ -299,6 +322,8 @@ class Connection:
                 self.connected = False
                 if self._closed:
                     return
+                if code == REVOKED:
+                    raise ConnectionLost("this account logged out everywhere; log in again")
                 await self._reconnect(at_once=code == RESTART)
         except MooseError as exc:
             self._fail(exc)
@@ -346,7 +371,7 @@ class Connection:
                 await self._connect_once()
                 break
             except ServerError as exc:
-                if exc.code in ("bad_token", "token_expired", "protocol_version"):
+                if exc.code in ("bad_token", "token_expired", "token_revoked", "protocol_version"):
                     raise ConnectionLost(f"cannot resume the session: {exc}") from exc
                 last: Exception = exc
             except (ConnectError, TimeoutError, protocol.ProtocolError) as exc:

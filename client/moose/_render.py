@@ -151,8 +151,22 @@ def status_line(view: Message, names: Sequence[str] | None, seconds_left: float 
     return Text(f"Waiting for {who}{clock}")
 
 
-def board(view: Message, names: Sequence[str] | None = None) -> Table:
-    """Every seat's house (rooms with covers) and hand size, one row per seat."""
+def rating_text(rating: Message | None) -> str:
+    """A seat's rating as shown: `1520`, `540?` while provisional, `-` for none."""
+    if not rating:
+        return "-"
+    return f"{rating.get('rating')}{'?' if rating.get('provisional') else ''}"
+
+
+def board(
+    view: Message,
+    names: Sequence[str] | None = None,
+    seats: Message | None = None,
+) -> Table:
+    """Every seat's house (rooms with covers) and hand size, one row per seat.
+
+    `seats`: the `bots` and `ratings` of the game's `match` or `start`, when known.
+    """
     me = view.get("seat")
     table = Table(
         title=f"draw pile {view.get('draw_pile', 0)}, discard top "
@@ -164,12 +178,17 @@ def board(view: Message, names: Sequence[str] | None = None) -> Table:
     table.add_column("house")
     table.add_column("rooms (index:type+cover)")
     table.add_column("hand", justify="right")
+    bots, ratings = (seats or {}).get("bots") or [], (seats or {}).get("ratings") or []
+    if ratings:
+        table.add_column("rating", justify="right")
     scores = view.get("scores")
     if scores:
         table.add_column("score", justify="right")
     for k, house in enumerate(view.get("houses") or []):
         marker = "> " if view.get("to_act") == k else "  "
         name = Text(marker + seat_name(names, k) + (" (you)" if k == me else ""))
+        if k < len(bots) and bots[k]:
+            name.append(" [bot]", style="magenta")
         if k == view.get("dealer"):
             name.append(" D", style="dim")
         rooms = Text()
@@ -187,6 +206,8 @@ def board(view: Message, names: Sequence[str] | None = None) -> Table:
             rooms or Text("-", style="dim"),
             str((view.get("hand_sizes") or [0] * (k + 1))[k]),
         ]
+        if ratings:
+            row.append(rating_text(ratings[k] if k < len(ratings) else None))
         if scores:
             row.append(str(scores[k]))
         table.add_row(*row)
@@ -212,13 +233,21 @@ def choices(legal: Sequence[Message], view: Message, names: Sequence[str] | None
     return out
 
 
-def final_scores(view: Message, names: Sequence[str] | None) -> Text:
-    """The result of a finished game, said to the seat that reads it."""
+def final_scores(
+    view: Message, names: Sequence[str] | None, ratings: Sequence[Message | None] | None = None
+) -> Text:
+    """The result of a finished game, said to the seat that reads it.
+
+    `ratings`: the `over` event's, when the game was rated.
+    """
     me = view.get("seat")
     scores, winners = view.get("scores") or [], view.get("winners") or []
     line = Text("Final: " + _result_line(scores, winners, names, None) + ".", style="bold")
     if me is not None:
         line.append("  You won!" if me in winners else "  You lost.", style="bold")
+    mine = ratings[me] if ratings and me is not None and me < len(ratings) else None
+    if mine:
+        line.append(f"  Your rating: {rating_text(mine)} ({mine.get('change', 0):+d}).")
     return line
 
 
@@ -231,15 +260,18 @@ def screen(
     log: Sequence[str],
     header: str,
     prompt: str,
+    seats: Message | None = None,
+    over_ratings: Sequence[Message | None] | None = None,
 ) -> RenderableType:
     """The whole `moose play` screen: board, hand, whose turn, moves, log and prompt."""
     parts: list[RenderableType] = [Text(header, style="dim")]
     if view is not None:
-        parts += [board(view, names), hand_line(view), status_line(view, names, seconds_left)]
+        parts += [board(view, names, seats), hand_line(view),
+                  status_line(view, names, seconds_left)]  # fmt: skip
         if legal:
             parts.append(choices(legal, view, names))
         if view.get("over"):
-            parts.append(final_scores(view, names))
+            parts.append(final_scores(view, names, over_ratings))
     parts.append(Text("\n".join(log[-8:]), style="dim"))
     parts.append(Text(prompt, style="bold"))
     return Group(*parts)

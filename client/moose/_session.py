@@ -46,10 +46,13 @@ class Session(Connection):
         token: str | None = None,
         binary: bool = True,
         reconnect_timeout: float | None = 120.0,
+        password: str | None = None,
+        bot: bool = False,
     ) -> None:
         super().__init__(
-            url, name=name, token=token, binary=binary, reconnect_timeout=reconnect_timeout
-        )
+            url, name=name, token=token, binary=binary, reconnect_timeout=reconnect_timeout,
+            password=password, bot=bot,
+        )  # fmt: skip
         self._games: dict[str, _Game] = {}
         self._queue_args: Message | None = None  # set while we want to be queued
 

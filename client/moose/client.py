@@ -162,6 +162,38 @@ class Client(Session):
             known.watching = False
         return await self._request("unwatch", game=game)
 
+    # -- accounts, ratings ------------------------------------------------------
+
+    async def register(self, password: str) -> Message:
+        """Claim our name as an account with `password`; we keep our player id."""
+        answer = await self._request("register", password=password)
+        self.token, self.account = answer["token"], True
+        return answer
+
+    async def change_password(self, password: str, new_password: str) -> Message:
+        """Change the account's password; its other sessions are logged out."""
+        answer = await self._request(
+            "change_password", password=password, new_password=new_password
+        )
+        self.token = answer["token"]
+        return answer
+
+    async def logout_all(self) -> Message:
+        """Log the account out everywhere else: every earlier token is refused."""
+        answer = await self._request("logout_all")
+        self.token = answer["token"]
+        return answer
+
+    async def leaderboard(self, kind: str = "humans", limit: int = 20) -> list[Message]:
+        """The best players of the humans' or the bots' leaderboard, best first."""
+        answer = await self._request("leaderboard", kind=kind, limit=limit)
+        players: list[Message] = answer["players"]
+        return players
+
+    async def profile(self, player: str | None = None, *, name: str | None = None) -> Message:
+        """A player's rating, rank and history (by id, or an account by name; default: ours)."""
+        return await self._request("profile", player=player, name=name)
+
     async def record(self, game: str, code: str | None = None) -> Message:
         """The record of a finished game (RULES.md section 7); `code` as for `watch`."""
         answer = await self._request("record", game=game, **({"code": code} if code else {}))
@@ -258,12 +290,15 @@ def connect(
     name: str | None = None,
     token: str | None = None,
     binary: bool = True,
+    password: str | None = None,
+    bot: bool = False,
 ) -> Client:
     """A client for `async with`: connects and says hello on entry, closes on exit.
 
-    `url` may be a list of instances' URLs: reconnects go round it.
+    `url` may be a list of instances' URLs: reconnects go round it. With
+    `password`, `name` is an account's to log in to; `bot` says we are a program.
     """
-    return Client(url, name=name, token=token, binary=binary)
+    return Client(url, name=name, token=token, binary=binary, password=password, bot=bot)
 
 
 async def play_bot(
@@ -280,5 +315,5 @@ async def play_bot(
     if isinstance(bot, str):
         bot = make_bot(bot, seed)
     name = name or f"{bot.name}-{uuid.uuid4().hex[:4]}"
-    async with connect(url, name=name) as client:
+    async with connect(url, name=name, bot=True) as client:
         return await client.run_bot(bot, games, min_players=min_players, max_players=max_players)

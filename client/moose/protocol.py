@@ -43,6 +43,13 @@ ERROR_CODES = frozenset(
         "protocol_version",
         "bad_token",
         "token_expired",
+        "token_revoked",
+        "bad_login",
+        "bad_password",
+        "name_taken",
+        "already_registered",
+        "not_registered",
+        "no_such_player",
         "illegal_move",
         "not_your_turn",
         "not_in_game",
@@ -66,14 +73,26 @@ _INT = (int,)
 _STR = (str,)
 _ID = (int, str)
 _MAP = (dict,)
+_BOOL = (bool,)
 
 # Client -> server: type -> {field: (types, required)}. `id` is allowed on all.
 CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
-    "hello": {"protocol": (_INT, True), "name": (_STR, False), "token": (_STR, False)},
+    "hello": {
+        "protocol": (_INT, True),
+        "name": (_STR, False),
+        "token": (_STR, False),
+        "password": (_STR, False),
+        "bot": (_BOOL, False),
+    },
+    "register": {"password": (_STR, True)},
+    "change_password": {"password": (_STR, True), "new_password": (_STR, True)},
+    "logout_all": {},
+    "leaderboard": {"kind": (_STR, False), "limit": (_INT, False)},
+    "profile": {"player": (_STR, False), "name": (_STR, False)},
     "ping": {},
     "queue": {"min_players": (_INT, False), "max_players": (_INT, False)},
     "leave_queue": {},
-    "create_table": {"players": (_INT, False)},
+    "create_table": {"players": (_INT, False), "rated": (_BOOL, False)},
     "join_table": {"code": (_STR, True)},
     "add_bot": {"code": (_STR, True), "bot": (_STR, False)},
     "start_table": {"code": (_STR, True)},
@@ -104,6 +123,11 @@ SERVER_MESSAGES = frozenset(
         "watching",
         "unwatched",
         "record",
+        "registered",
+        "password_changed",
+        "logged_out",
+        "leaderboard",
+        "profile",
         "error",
     }
 )
@@ -115,6 +139,8 @@ _MAX_TOKEN = 512
 # that echoes one must be encodable in either encoding.
 MAX_INT = 2**53 - 1
 _MAX_DEPTH = 4  # maps and lists nested in a field (a move is one map of scalars)
+_MAX_PASSWORD = 128
+_LIMITS = {"token": _MAX_TOKEN, "password": _MAX_PASSWORD, "new_password": _MAX_PASSWORD}
 
 
 class ProtocolError(Exception):
@@ -234,13 +260,13 @@ def check(message: Mapping[str, Any]) -> str:
             if required:
                 raise ProtocolError("bad_message", f"'{mtype}' needs the field '{name}'", msg_id)
             continue
-        if isinstance(value, bool) or not isinstance(value, types):
+        if isinstance(value, bool) != (types is _BOOL) or not isinstance(value, types):
             want = " or ".join(t.__name__ for t in types)
             got = type(value).__name__
             text = f"'{mtype}.{name}' must be {want}, not {got}"
             raise ProtocolError("bad_message", text, msg_id)
         if isinstance(value, str):
-            if len(value) > (_MAX_TOKEN if name == "token" else _MAX_STR):
+            if len(value) > _LIMITS.get(name, _MAX_STR):
                 raise ProtocolError("bad_message", f"'{mtype}.{name}' is too long", msg_id)
             if value.isascii():
                 continue

@@ -21,21 +21,26 @@ from pathlib import Path
 from aiohttp import web
 from redis.exceptions import RedisError
 
+from moose_server import api
+from moose_server.accounts import Accounts
+from moose_server.boards import Boards
 from moose_server.connections import open_redis
 from moose_server.embedded import EmbeddedRedis
 from moose_server.games import Games
 from moose_server.handlers import Handlers
 from moose_server.hub import Hub
-from moose_server.limits import CodeGuard, Sockets
+from moose_server.limits import CodeGuard, Meter, Sockets
 from moose_server.liveness import Liveness
 from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
 from moose_server.metrics import Metrics
 from moose_server.observe import observe
 from moose_server.pipe import Pipe
+from moose_server.results import Results
 from moose_server.services import Services
 from moose_server.settings import Settings
 from moose_server.store import Store
+from moose_server.store_players import PlayerStore
 from moose_server.tasks import cancel_and_wait
 from moose_server.timers import Timers
 from moose_server.tokens import Tokens
@@ -55,7 +60,7 @@ SHUTDOWN_TIMEOUT = 15.0
 
 
 def create_app(settings: Settings) -> web.Application:
-    """A server instance: /ws, /healthz, /readyz, /metrics."""
+    """A server instance: /ws, /healthz, /readyz, /metrics and the read-only /api/."""
     app = web.Application()
     app[SETTINGS] = settings
     app.cleanup_ctx.append(_services_ctx)
@@ -64,6 +69,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
+    api.add_routes(app)
     return app
 
 
@@ -98,6 +104,7 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
         work = [
             (timers, asyncio.create_task(timers.run(), name="timers")),
             (services.lobby, asyncio.create_task(services.lobby.run(), name="lobby")),
+            (services.results, asyncio.create_task(services.results.run(), name="results")),
         ]
         app[WORK] = work
         tasks = [
@@ -117,22 +124,30 @@ async def _build(
     settings: Settings, redis: object, pubsub: object, pipe: Pipe | None = None
 ) -> Services:
     store = Store(redis, settings.buckets, pipe)  # type: ignore[arg-type]
+    players = PlayerStore(redis, pipe)
     secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
-    games = Games(store, settings)
+    results = Results(store, players, settings)
+    games = Games(store, settings, results)
     hub = Hub(store, pubsub)  # type: ignore[arg-type]
     games.on_commit, hub.on_wakeup = hub.committed, games.saw
     matchmaker = Matchmaker(
         redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
         instance=settings.instance_id, lease=settings.lease, pipe=pipe,
+        window=settings.match_window, widen=settings.match_widen,
     )  # fmt: skip
     tokens, metrics = Tokens(secret, settings.token_ttl), Metrics()
-    lobby = Lobby(matchmaker, games, store, settings)
     guard = CodeGuard(store, settings)
-    handlers = Handlers(store, games, hub, tokens, matchmaker, lobby, metrics, guard)
+    logins = Meter(store, "login", settings.login_attempts,
+                   settings.login_window / settings.login_attempts,
+                   "too many failed logins; try again later")  # fmt: skip
+    accounts = Accounts(players, tokens, settings, logins)
+    boards = Boards(players, settings)
+    lobby = Lobby(matchmaker, games, store, settings, results)
+    handlers = Handlers(store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards)
     return Services(
         settings=settings, store=store, games=games, hub=hub, tokens=tokens,
         matchmaker=matchmaker, lobby=lobby, metrics=metrics, handlers=handlers,
-        sockets=Sockets(settings),
+        sockets=Sockets(settings), results=results, boards=boards,
     )  # fmt: skip
 
 

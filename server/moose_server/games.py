@@ -29,12 +29,13 @@ import secrets
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from moose import rules
 from moose_server.codec import pack
 from moose_server.errors import Refusal
 from moose_server.names import distinct
+from moose_server.ratings import Standing
 from moose_server.settings import Settings
 from moose_server.store import Commit, Entry, Loaded, Store
 from moose_server.tasks import cancel_and_wait, cancelling
@@ -62,6 +63,16 @@ def finished_record(game: Game) -> dict[str, Any]:
     return game.record()
 
 
+class Rater(Protocol):
+    """What games need of ratings (results.Results): the `over` event's and the update."""
+
+    def over_ratings(self, game: Game, state: rules.State) -> list[dict[str, Any] | None]:
+        """Each seat's new rating and its change, for the `over` event of a rated game."""
+
+    async def apply(self, game: Game, ended: int) -> None:
+        """Apply a finished rated game's rating changes (once, whoever calls); `ended`: ms."""
+
+
 @dataclass(frozen=True)
 class Game:
     """A game as stored: the rules state plus who sits where."""
@@ -77,6 +88,9 @@ class Game:
     misses: list[int]
     moves: list[Move]
     code: str | None = None  # the join code of the private table it came from; None: queue
+    rated: bool = False  # its end updates the seats' ratings
+    # Per seat at the start: {"bot", "mu", "sigma", "games"}, or None for a server bot.
+    profiles: list[dict[str, Any] | None] | None = None
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
@@ -87,6 +101,7 @@ class Game:
         return cls(
             game_id, version, deadline, rules.State.from_dict(d["state"]), d["players"],
             d["names"], d["bots"], d["away"], d["misses"], d["moves"], d.get("code"),
+            d.get("rated", False), d.get("profiles"),
         )  # fmt: skip
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -97,7 +112,8 @@ class Game:
         return {
             "state": self.state.to_dict() if state is None else state, "players": self.players,
             "names": self.names, "bots": self.bots, "away": self.away, "misses": self.misses,
-            "moves": self.moves, "code": self.code,
+            "moves": self.moves, "code": self.code, "rated": self.rated,
+            "profiles": self.profiles,
         }  # fmt: skip
 
     def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
@@ -117,7 +133,8 @@ class Game:
         data = b"".join([
             _DATA_HEAD, packed_state, _PLAYERS, pack(self.players), _NAMES, pack(self.names),
             _BOTS, pack(self.bots), _AWAY, pack(self.away), _MISSES, pack(self.misses), _MOVES,
-            _array_head(len(moves)), done, _CODE, pack(self.code),
+            _array_head(len(moves)), done, _CODE, pack(self.code), _RATED, pack(self.rated),
+            _PROFILES, pack(self.profiles),
         ])  # fmt: skip
         return data, snapshot, (len(moves), done)
 
@@ -173,10 +190,10 @@ class Game:
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Game))
-_DATA_HEAD = b"\x88" + pack("state")  # the map of `Game.to_data`: 8 keys, in that order
+_DATA_HEAD = b"\x8a" + pack("state")  # the map of `Game.to_data`: 10 keys, in that order
 _PLAYERS, _NAMES, _BOTS = pack("players"), pack("names"), pack("bots")
 _AWAY, _MISSES, _MOVES, _AUTO = pack("away"), pack("misses"), pack("moves"), pack("auto")
-_CODE = pack("code")
+_CODE, _RATED, _PROFILES = pack("code"), pack("rated"), pack("profiles")
 
 
 def _array_head(n: int) -> bytes:
@@ -225,6 +242,22 @@ def _game_of(game_id: str, loaded: Loaded) -> Game:
     return Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
 
 
+def seat_info(game: Game) -> dict[str, Any]:
+    """`bots` (each seat a bot, the server's or a player's) and `ratings` of a game's seats,
+    for `match`, `start` and `state`; a rating is {"rating", "provisional"} or None."""
+    profiles = game.profiles or [None] * len(game.players)
+    bots = [
+        b is not None or bool(p and p.get("bot")) for b, p in zip(game.bots, profiles, strict=True)
+    ]
+    ratings: list[dict[str, Any] | None] = [
+        None if p is None
+        else {"rating": Standing(p["mu"], p["sigma"], p["games"]).rating,
+              "provisional": p["provisional"]}
+        for p in profiles
+    ]  # fmt: skip
+    return {"bots": bots, "ratings": ratings}
+
+
 def over_event(state: rules.State) -> Event:
     """The event that ends a game."""
     return {"kind": "over", "scores": rules.scores(state), "winners": rules.winners(state)}
@@ -233,9 +266,10 @@ def over_event(state: rules.State) -> Event:
 class Games:
     """Creates games and plays moves on them, for every instance alike."""
 
-    def __init__(self, store: Store, settings: Settings) -> None:
+    def __init__(self, store: Store, settings: Settings, rater: Rater | None = None) -> None:
         self.store = store
         self.settings = settings
+        self.rater = rater  # rates finished games that are rated (None: none is)
         self._tasks: set[asyncio.Task[None]] = set()
         # Told of every commit of this instance, with the stream entries it wrote.
         self.on_commit: Callable[[str, list[Entry]], None] | None = None
@@ -257,12 +291,26 @@ class Games:
         """The record of a finished game, or GameError not_over."""
         return finished_record(await self.load(game_id))
 
+    async def public_record(self, game_id: str) -> dict[str, Any]:
+        """The record of a finished queue game, also once the game has expired while its
+        record is kept (a rated game's); a private table's game is `no_such_game` here."""
+        loaded = await self.store.load(game_id)
+        if loaded.data is None:
+            kept = await self.store.kept_record(game_id)
+            if kept is not None:
+                return kept
+        game = _game_of(game_id, loaded)
+        if game.code is not None:
+            raise GameError("no_such_game", f"no public game {game_id[:64]!r}")
+        return finished_record(game)
+
     # -- creating -------------------------------------------------------------
 
     async def create(
         self, seats: Sequence[Seat], *, seed: int | None = None, dealer: int | None = None,
         deck: Sequence[str] | None = None, state: rules.State | None = None,
-        game_id: str | None = None, code: str | None = None,
+        game_id: str | None = None, code: str | None = None, rated: bool = False,
+        profiles: list[dict[str, Any] | None] | None = None,
     ) -> Game:  # fmt: skip
         """Deal a new game (or start from `state`), tell every seated player, let bots start.
 
@@ -276,9 +324,10 @@ class Games:
         game = Game(
             game_id or f"g_{secrets.token_hex(5)}", 0, 0, state, [p for p, _, _ in seats],
             distinct([name for _, name, _ in seats]), [b for _, _, b in seats], [False] * n,
-            [0] * n, [], code,
+            [0] * n, [], code, rated and self.rater is not None, profiles,
         )  # fmt: skip
-        start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names}
+        start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names,
+                 **seat_info(game)}  # fmt: skip
         await self.store.add_player_game(game.humans(), game.id)
         _, created = await self._commit(game, game, [start], "")
         if created is None:
@@ -289,7 +338,7 @@ class Games:
                 raise GameError("internal", "a new game id was taken")
         matches = [
             (player, {"type": "match", "game": game.id, "seat": seat, "players": n,
-                      "names": game.names})
+                      "names": game.names, **seat_info(created)})
             for seat, player in enumerate(created.players) if player is not None
         ]  # fmt: skip
         if matches:
@@ -363,7 +412,14 @@ class Games:
         misses[seat] = 0
         new = game.but(state=state, misses=misses, moves=[*game.moves, canon])
         events: list[Event] = [{"kind": "move", "seat": seat, "move": canon, "auto": None}]
-        return new, events + ([over_event(state)] if state.over else [])
+        return new, events + ([self._over(game, state)] if state.over else [])
+
+    def _over(self, game: Game, state: rules.State) -> Event:
+        """The `over` event; a rated game's says each seat's new rating."""
+        event = over_event(state)
+        if game.rated and self.rater is not None:
+            event["ratings"] = self.rater.over_ratings(game, state)
+        return event
 
     def _server_move(self, game: Game, timed_out: bool) -> tuple[Game, list[Event]] | None:
         """The move the server makes for the seat to act, or None if it is a person's turn."""
@@ -390,7 +446,7 @@ class Games:
                 away[seat] = True
                 events.append({"kind": "away", "seat": seat})
         if state.over:
-            events.append(over_event(state))
+            events.append(self._over(game, state))
         new = game.but(state=state, misses=misses, away=away, moves=[*game.moves, move])
         return new, events
 
@@ -484,10 +540,13 @@ class Games:
         snapshot = {**state, "auto": auto}
         data, packed_snapshot, packed_moves = new.packed(state, auto)
         ttl = self.settings.game_ttl if new.state.over else 0
+        rated = new.state.over and new.rated
+        # A rated queue game's record is kept for record_ttl (histories point to it).
+        record = pack(new.record()) if rated and new.code is None else b""
         delta = self._deadline_delta(new, events, auto)
         got = await self.store.commit(
             new.id, old.version, field, data, [(e, packed_snapshot) for e in events],
-            delta, ttl,
+            delta, ttl, record, self.settings.record_ttl if rated else 0,
         )  # fmt: skip
         if got.status != "ok":
             return got, None
@@ -500,7 +559,12 @@ class Games:
             ]
             self.on_commit(new.id, entries)
         if new.state.over:
-            await self.store.remove_player_game(new.humans(), new.id)
+            # Both leave in one write (one round trip) when the store has a pipe.
+            forget = self.store.remove_player_game(new.humans(), new.id)
+            if rated and self.rater is not None:
+                await asyncio.gather(forget, self.rater.apply(new, got.now))
+            else:
+                await forget
         written = new.but(
             version=old.version + len(events), deadline=got.deadline, packed_moves=packed_moves
         )

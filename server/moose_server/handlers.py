@@ -8,13 +8,14 @@ takes the socket's session and the checked message and returns the answer
 from __future__ import annotations
 
 import logging
-import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from moose.protocol import PROTOCOL_VERSION, ProtocolError
-from moose_server import names
+from moose_server import names, ratings
+from moose_server.accounts import Accounts, Identity
+from moose_server.boards import DEFAULT_LIMIT, Boards
 from moose_server.games import Game, GameError, Games, finished_record
 from moose_server.hub import Hub, Peer, state_message
 from moose_server.limits import CodeGuard
@@ -22,7 +23,7 @@ from moose_server.lobby import Lobby
 from moose_server.matchmaking import MatchError, Matchmaker, normalize_code
 from moose_server.metrics import Metrics
 from moose_server.store import Store
-from moose_server.tokens import Tokens
+from moose_server.store_players import PlayerStore
 
 __all__ = ["Handlers", "Session"]
 
@@ -42,30 +43,40 @@ class Session(Peer, Protocol):
 
     name: str
     address: str  # the client's address (addresses.py), for the limits kept per client
+    bot: bool
+    generation: int | None  # an account's token generation; None: a guest
+
+
+def _identity(conn: Session) -> Identity:
+    return Identity(_player(conn), conn.name, conn.bot, conn.generation)
 
 
 class Handlers:
     """The message handlers of one instance, with the parts they call."""
 
     def __init__(
-        self, store: Store, games: Games, hub: Hub, tokens: Tokens, matchmaker: Matchmaker,
-        lobby: Lobby, metrics: Metrics, guard: CodeGuard,
+        self, store: Store, games: Games, hub: Hub, accounts: Accounts, matchmaker: Matchmaker,
+        lobby: Lobby, metrics: Metrics, guard: CodeGuard, boards: Boards,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
         self.hub = hub
-        self.tokens = tokens
+        self.accounts = accounts
+        self.players: PlayerStore = accounts.players
         self.matchmaker = matchmaker
         self.lobby = lobby
         self.metrics = metrics
         self.guard = guard
+        self.boards = boards
         self.table: dict[str, Callable[[Session, Message], Awaitable[Message | None]]] = {
             "hello": self.hello, "ping": self.ping, "queue": self.queue,
             "leave_queue": self.leave_queue, "create_table": self.create_table,
             "join_table": self.join_table, "add_bot": self.add_bot,
             "leave_table": self.leave_table, "start_table": self.start_table,
             "move": self.move, "sync": self.sync, "watch": self.watch, "unwatch": self.unwatch,
-            "record": self.record,
+            "record": self.record, "register": self.register,
+            "change_password": self.change_password, "logout_all": self.logout_all,
+            "leaderboard": self.leaderboard, "profile": self.profile,
         }  # fmt: skip
 
     async def handle(self, mtype: str, conn: Session, msg: Message) -> Message | None:
@@ -80,23 +91,79 @@ class Handlers:
             )
         now = await self.store.now_ms()
         if msg.get("token"):
-            player, name = self.tokens.check(msg["token"], now / 1000)
+            who = await self.accounts.resume(msg["token"], now / 1000)
             self.metrics.reconnects.inc()
+        elif msg.get("name") is None:
+            raise ProtocolError("bad_message", "'hello' needs a 'name' or a 'token'")
+        elif msg.get("password") is not None:
+            who = await self.accounts.login(msg["name"], msg["password"], conn.address)
         else:
-            if msg.get("name") is None:
-                raise ProtocolError("bad_message", "'hello' needs a 'name' or a 'token'")
-            player, name = f"p_{secrets.token_hex(5)}", names.clean(msg["name"])
-        conn.player, conn.name = player, name
+            who = await self.accounts.guest(names.clean(msg["name"]), bool(msg.get("bot")))
+        self._become(conn, who)
         self.hub.add_player(conn)
         games = await self._resume(conn)
-        resumed = "resumed" if msg.get("token") else "new"
-        log.info("hello %s (%s, %s session, %d games)", player, name, resumed, len(games),
-                 extra={"event": "hello", "player": player, "games": games or None})  # fmt: skip
+        how = "resumed" if msg.get("token") else "login" if msg.get("password") else "new"
+        log.info("hello %s (%s, %s session, %d games)", who.player, who.name, how, len(games),
+                 extra={"event": "hello", "player": who.player,
+                        "games": games or None})  # fmt: skip
         return {
-            "type": "welcome", "protocol": PROTOCOL_VERSION, "player": player, "name": name,
-            "token": self.tokens.issue(player, name, now / 1000), "server_time": now,
-            "games": games,
+            "type": "welcome", "protocol": PROTOCOL_VERSION, "player": who.player,
+            "name": who.name, "token": self.accounts.token(who, now / 1000), "server_time": now,
+            "games": games, "account": who.account, "bot": who.bot,
         }  # fmt: skip
+
+    @staticmethod
+    def _become(conn: Session, who: Identity) -> None:
+        conn.player, conn.name, conn.bot, conn.generation = (
+            who.player,
+            who.name,
+            who.bot,
+            who.generation,
+        )
+
+    async def register(self, conn: Session, msg: Message) -> Message:
+        """Claim the session's name as an account with a password (same player id)."""
+        now = await self.store.now_ms()
+        who = await self.accounts.register(_identity(conn), msg["password"], now)
+        self._become(conn, who)
+        log.info("register %s (%s)", who.player, who.name,
+                 extra={"event": "register", "player": who.player})  # fmt: skip
+        return {"type": "registered", "player": who.player, "name": who.name,
+                "token": self.accounts.token(who, now / 1000)}  # fmt: skip
+
+    async def change_password(self, conn: Session, msg: Message) -> Message:
+        """A new password; the account's other sessions are logged out."""
+        who = await self.accounts.change_password(
+            _identity(conn), msg["password"], msg["new_password"], conn.address
+        )
+        return {"type": "password_changed", "token": await self._revoke_others(conn, who)}
+
+    async def logout_all(self, conn: Session, msg: Message) -> Message:
+        """Refuse every earlier token of the account, and close its other sockets."""
+        who = await self.accounts.logout_all(_identity(conn))
+        return {"type": "logged_out", "token": await self._revoke_others(conn, who)}
+
+    async def _revoke_others(self, conn: Session, who: Identity) -> str:
+        """This socket takes the new generation; every older one, on any instance, closes."""
+        self._become(conn, who)
+        assert who.generation is not None
+        await self.store.publish_player(who.player, {"type": "revoked",
+                                                     "generation": who.generation})  # fmt: skip
+        log.info("logout everywhere %s", who.player,
+                 extra={"event": "revoke", "player": who.player})  # fmt: skip
+        return self.accounts.token(who, await self.store.now_ms() / 1000)
+
+    async def leaderboard(self, conn: Session, msg: Message) -> Message:
+        """The best players of the humans' or the bots' leaderboard."""
+        kind, limit = msg.get("kind", "humans"), msg.get("limit", DEFAULT_LIMIT)
+        players = await self.boards.top(kind, limit)
+        return {"type": "leaderboard", "kind": kind, "players": players}
+
+    async def profile(self, conn: Session, msg: Message) -> Message:
+        """A player's rating, rank and history (by id or account name; default: our own)."""
+        player, name = msg.get("player"), msg.get("name")
+        found = await self.boards.find(player, name) if player or name else _player(conn)
+        return {"type": "profile", **await self.boards.profile(found, await self.store.now_ms())}
 
     async def _resume(self, conn: Session) -> list[str]:
         """Follow the player's unfinished games again; an away seat comes back."""
@@ -124,7 +191,9 @@ class Handlers:
     async def queue(self, conn: Session, msg: Message) -> Message:
         """Join the public queue."""
         low, high = msg.get("min_players", 2), msg.get("max_players", 6)
-        since = await self.matchmaker.enqueue(_player(conn), conn.name, low, high)
+        [profile] = await self.players.profiles([_player(conn)])
+        skill = ratings.skill(float(profile.get("mu", ratings.MU)))
+        since = await self.matchmaker.enqueue(_player(conn), conn.name, low, high, skill)
         log.info("queue %s for %s-%s seats", conn.player, low, high,
                  extra={"event": "queue", "player": conn.player})  # fmt: skip
         return {"type": "queued", "min_players": low, "max_players": high, "server_time": since}
@@ -141,7 +210,8 @@ class Handlers:
     async def create_table(self, conn: Session, msg: Message) -> Message:
         """Open a private table with us as host."""
         mm = self.matchmaker
-        info = await mm.create_table(_player(conn), conn.name, msg.get("players", DEFAULT_TABLE))
+        players, rated = msg.get("players", DEFAULT_TABLE), bool(msg.get("rated"))
+        info = await mm.create_table(_player(conn), conn.name, players, rated, conn.bot)
         return info.as_message()
 
     # Every request naming a join code pays the guess limit (limits.CodeGuard) if refused.
@@ -149,7 +219,7 @@ class Handlers:
     async def join_table(self, conn: Session, msg: Message) -> Message:
         """Sit at a private table; everyone there hears of it."""
         async with self.guard.attempt(conn.address, _player(conn)):
-            info = await self.matchmaker.join_table(msg["code"], _player(conn), conn.name)
+            info = await self.matchmaker.join_table(msg["code"], _player(conn), conn.name, conn.bot)
         await self.lobby.tell_table(info, skip=conn.player)
         return info.as_message()
 
@@ -243,6 +313,13 @@ class Handlers:
         return {"type": "unwatched", "game": msg["game"]}
 
     async def record(self, conn: Session, msg: Message) -> Message:
-        """The record of a finished game (of a private table's: as for `watch`)."""
-        game = await self._visible(conn, msg["game"], msg.get("code"))
+        """The record of a finished game (of a private table's: as for `watch`); a rated
+        queue game's also after the game expired, while its record is kept."""
+        try:
+            game = await self._visible(conn, msg["game"], msg.get("code"))
+        except GameError as exc:
+            kept = await self.store.kept_record(msg["game"]) if exc.code == "no_such_game" else None
+            if kept is None:
+                raise
+            return {"type": "record", "game": msg["game"], "record": kept}
         return {"type": "record", "game": msg["game"], "record": finished_record(game)}

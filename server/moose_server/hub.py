@@ -28,7 +28,7 @@ from redis.exceptions import RedisError
 from moose import rules
 from moose_server.codec import pack, unpack
 from moose_server.connections import PubSubSource
-from moose_server.games import Game
+from moose_server.games import Game, seat_info
 from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
@@ -191,7 +191,8 @@ def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
     """An `event` of kind `state`: the game as `seat` sees it now, with the seats' names."""
     auto = {"auto": game.auto_kind() is not None}
     # A spectator or a resumed seat never saw the `start` event that named the seats.
-    entry = Entry(game.version, {"kind": "state", "names": game.names}, auto, game.deadline, now)
+    event = {"kind": "state", "names": game.names, **seat_info(game)}
+    entry = Entry(game.version, event, auto, game.deadline, now)
     return event_message(game.id, entry, seat, game.state)
 
 

@@ -6,7 +6,8 @@
   tries another), 429 when that address has its share here. These counts live
   in memory: a count kept in Redis would outlive an instance that dies. The
   service-wide cap per address is the load balancer's (deploy/nginx.conf).
-- `CodeGuard` meters the requests that name a private table's join code. Each
+- `Meter` meters a kind of request per client: `CodeGuard` the requests that
+  name a private table's join code, and accounts.py's the logins. Each
   takes a token from two buckets in Redis, the client address's and the
   player's, shared by every instance; a request that succeeds gives them back,
   so only failures (`bad_code`, `table_full`, ...) use them up. With none left
@@ -29,7 +30,7 @@ from moose_server.errors import Refusal
 from moose_server.settings import Settings
 from moose_server.store import Store
 
-__all__ = ["CodeGuard", "Limited", "Sockets"]
+__all__ = ["CodeGuard", "Limited", "Meter", "Sockets"]
 
 RETRY_AFTER = 5  # seconds, in the Retry-After of a refused handshake
 
@@ -80,26 +81,31 @@ class Sockets:
                 del self.by_subject[subject]
 
 
-class CodeGuard:
-    """Meters requests that name a join code, per client address and per player."""
+class Meter:
+    """Meters a kind of request per client address and per subject (a player, an account).
 
-    def __init__(self, store: Store, settings: Settings) -> None:
+    `burst` failures at once, then one more every `interval` seconds; successes are free.
+    """
+
+    def __init__(self, store: Store, kind: str, burst: int, interval: float, message: str) -> None:
         self.store = store
-        self.burst = settings.code_guesses
-        self.interval_ms = max(1, round(settings.code_guess_interval * 1000))
+        self.kind = kind
+        self.burst = burst
+        self.interval_ms = max(1, round(interval * 1000))
+        self.message = message
 
     @contextlib.asynccontextmanager
-    async def attempt(self, address: str, player: str) -> AsyncIterator[None]:
+    async def attempt(self, address: str, subject: str) -> AsyncIterator[None]:
         """Pay a token per client for the request inside; a success gets them back."""
-        keys = [self.store.limit_key("code:address", limit_subject(address)),
-                self.store.limit_key("code:player", player)]  # fmt: skip
+        keys = [self.store.limit_key(f"{self.kind}:address", limit_subject(address)),
+                self.store.limit_key(f"{self.kind}:player", subject)]  # fmt: skip
         waits = await asyncio.gather(
             *(self.store.limit_take(k, self.interval_ms, self.burst) for k in keys)
         )
         taken = [k for k, wait in zip(keys, waits, strict=True) if wait == 0]
         if len(taken) < len(keys):
             await self._give(taken)
-            raise Limited("too many join codes tried; wait and try again", max(waits))
+            raise Limited(self.message, max(waits))
         try:
             yield
         except Refusal:
@@ -112,3 +118,11 @@ class CodeGuard:
     async def _give(self, keys: list[str]) -> None:
         with contextlib.suppress(RedisError, OSError):
             await asyncio.gather(*(self.store.limit_give(k, self.interval_ms) for k in keys))
+
+
+class CodeGuard(Meter):
+    """Meters requests that name a join code, per client address and per player."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        super().__init__(store, "code", settings.code_guesses, settings.code_guess_interval,
+                         "too many join codes tried; wait and try again")  # fmt: skip

@@ -19,6 +19,7 @@ from redis.exceptions import RedisError
 
 from moose_server.games import Game, Games
 from moose_server.matchmaking import FormedTable, Matchmaker, TableInfo
+from moose_server.results import Results
 from moose_server.settings import Settings
 from moose_server.store import Store
 from moose_server.tasks import cancelling
@@ -38,18 +39,26 @@ def game_id_of(key: str) -> str:
 class Lobby:
     """Starts games from the matchmaker's tables and tells players about tables."""
 
-    def __init__(self, matchmaker: Matchmaker, games: Games, store: Store, settings: Settings):
+    def __init__(
+        self, matchmaker: Matchmaker, games: Games, store: Store, settings: Settings,
+        results: Results | None = None,
+    ) -> None:  # fmt: skip
         self.matchmaker = matchmaker
         self.games = games
         self.store = store
         self.settings = settings
+        self.results = results  # the seats' ratings and bot flags as a game starts
         self.running = True
 
     async def start(self, table: FormedTable) -> Game:
         """Deal the game of a formed table; every seated player gets `match`."""
         seats = [(s.player, s.name, s.bot) for s in table.seats]
         game_id = game_id_of(table.key) if table.key else None
-        game = await self.games.create(seats, game_id=game_id, code=table.code)
+        rated = table.rated if table.code is not None else self.settings.rate_queue
+        profiles = await self.results.profiles(table.seats) if self.results else None
+        game = await self.games.create(
+            seats, game_id=game_id, code=table.code, rated=rated, profiles=profiles
+        )
         if table.key:
             await self.matchmaker.started(table.key)
         players = [s.player for s in table.seats if s.player is not None]

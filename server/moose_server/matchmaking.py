@@ -142,11 +142,13 @@ class Seat:
 
     player: str | None
     name: str
-    bot: str | None
+    bot: str | None  # the server's bot playing it (its kind)
+    is_bot: bool = False  # a player who said hello as a bot
 
     def as_dict(self) -> dict[str, Any]:
         """The seat as PROTOCOL.md writes it in a `table` message."""
-        return {"name": self.name, "player": self.player, "bot": self.bot}
+        return {"name": self.name, "player": self.player, "bot": self.bot,
+                "is_bot": self.bot is not None or self.is_bot}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,7 @@ class FormedTable:
     seats: list[Seat]
     source: str
     key: str = ""
+    rated: bool = False  # a private table the host asked to rate (queue tables: a setting)
 
     @property
     def code(self) -> str | None:
@@ -175,6 +178,7 @@ class TableInfo:
     host: str
     players: int
     seats: list[Seat | None]
+    rated: bool = False
 
     def as_message(self) -> dict[str, Any]:
         """The `table` message of PROTOCOL.md (without `id`)."""
@@ -182,7 +186,7 @@ class TableInfo:
         shown = iter(distinct([s.name for s in self.seats if s is not None], filled))
         seats = [None if s is None else {**s.as_dict(), "name": next(shown)} for s in self.seats]
         return {"type": "table", "code": self.code, "host": self.host,
-                "players": self.players, "seats": seats}  # fmt: skip
+                "players": self.players, "seats": seats, "rated": self.rated}  # fmt: skip
 
 
 class MatchError(Refusal):
@@ -197,12 +201,12 @@ def _load_script(name: str) -> str:
 
 
 def _seat(data: dict[str, Any]) -> Seat:
-    return Seat(player=data.get("player"), name=data["name"], bot=data.get("bot"))
+    return Seat(data.get("player"), data["name"], data.get("bot"), bool(data.get("is_bot")))
 
 
 def _table_info(code: str, data: dict[str, Any]) -> TableInfo:
     seats = [None if s is None else _seat(s) for s in data["seats"]]
-    return TableInfo(code=code, host=data["host"], players=int(data["players"]), seats=seats)
+    return TableInfo(code, data["host"], int(data["players"]), seats, bool(data.get("rated")))
 
 
 def _error(err: dict[str, Any], code: str | None) -> MatchError:
@@ -254,6 +258,8 @@ class Matchmaker:
         scan: int = 1000,
         lease: float = 30.0,
         pipe: Pipe | None = None,
+        window: float = 100.0,
+        widen: float = 100.0,
     ) -> None:
         if bot not in BOT_NAMES:
             raise ValueError(f"unknown bot {bot!r} (known: {', '.join(sorted(BOT_NAMES))})")
@@ -269,6 +275,8 @@ class Matchmaker:
         self._keys = mm_keys(prefix)
         self._scripts = {name: redis.register_script(_load_script(name)) for name in _SCRIPTS}
         self.pipe = pipe  # when given, scripts run through it (as store.Store's calls)
+        # Queue tables of players within `window` rating points, `widen` more a second waited.
+        self.window, self.widen = window, widen
 
     async def _run(self, script: str, *args: Any, code: str | None = None) -> Any:
         # A fresh nonce per call: redis-py re-sends it unchanged when it retries
@@ -283,14 +291,19 @@ class Matchmaker:
     # -- the public queue ----------------------------------------------------
 
     async def enqueue(
-        self, player: str, name: str, min_players: int = 2, max_players: int = 6
-    ) -> int:
-        """Queue a player for a table of min..max seats; return the ticket's time (ms)."""
+        self, player: str, name: str, min_players: int = 2, max_players: int = 6,
+        skill: int = 1500,
+    ) -> int:  # fmt: skip
+        """Queue a player for a table of min..max seats; return the ticket's time (ms).
+
+        `skill` (ratings.skill) is what the queue compares to seat players of a level.
+        """
         low = _check_count(min_players, "min_players")
         high = _check_count(max_players, "max_players")
         if low > high:
             raise MatchError("bad_message", "min_players must not exceed max_players")
-        ticket = json.dumps({"name": name, "min": low, "max": high, "inst": self.instance})
+        ticket = json.dumps({"name": name, "min": low, "max": high, "inst": self.instance,
+                             "r": skill})  # fmt: skip
         data = await self._run("enqueue", player, ticket, high)
         return int(data["since"])
 
@@ -304,13 +317,15 @@ class Matchmaker:
         Tables formed earlier whose game was not dealt within the lease come again.
         Deal each table's game, then call `started(table.key)`.
         """
-        args = (_us(self.match_wait), _us(self.queue_bots_after), self.scan, _us(self.lease))
+        args = (_us(self.match_wait), _us(self.queue_bots_after), self.scan, _us(self.lease),
+                self.window, self.widen)  # fmt: skip
         rows = await self._run("form", *args)
         return [self._formed(key, entry) for key, entry in rows or []]
 
     def _formed(self, key: str, entry: dict[str, Any]) -> FormedTable:
         if "t" in entry:
-            return FormedTable([_seat(s) for s in entry["seats"]], f"table:{entry['t']}", key)
+            seats = [_seat(s) for s in entry["seats"]]
+            return FormedTable(seats, f"table:{entry['t']}", key, bool(entry.get("rated")))
         bots, flat = int(entry["q"][0]), entry["q"][1:]
         seats = [Seat(flat[i], flat[i + 1], None) for i in range(0, len(flat), 2)]
         seats += [Seat(None, f"{self.bot}-bot {n}", self.bot) for n in range(1, bots + 1)]
@@ -339,13 +354,17 @@ class Matchmaker:
 
     # -- private tables --------------------------------------------------------
 
-    async def create_table(self, host: str, name: str, players: int) -> TableInfo:
+    async def create_table(
+        self, host: str, name: str, players: int, rated: bool = False, is_bot: bool = False
+    ) -> TableInfo:
         """Open a private table of `players` seats with the host in seat 0."""
         count = _check_count(players, "players")
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             try:
-                data = await self._run("create", code, host, name, count, _us(self.table_ttl))
+                ttl = _us(self.table_ttl)
+                data = await self._run("create", code, host, name, count, ttl, int(rated),
+                                       int(is_bot))  # fmt: skip
             except MatchError as exc:
                 if exc.code == "code_taken":  # 31**8 codes: a clash is rare, retry
                     continue
@@ -353,10 +372,13 @@ class Matchmaker:
             return _table_info(code, data)
         raise RuntimeError("no free join code after 20 tries")
 
-    async def join_table(self, code: str, player: str, name: str) -> TableInfo:
+    async def join_table(
+        self, code: str, player: str, name: str, is_bot: bool = False
+    ) -> TableInfo:
         """Take the first empty seat of the table with that join code."""
         code = normalize_code(code)
-        data = await self._run("join", code, player, name, _us(self.table_ttl), code=code)
+        ttl = _us(self.table_ttl)
+        data = await self._run("join", code, player, name, ttl, int(is_bot), code=code)
         return _table_info(code, data)
 
     async def add_bot(self, code: str, player: str, bot: str) -> TableInfo:
@@ -379,7 +401,7 @@ class Matchmaker:
         code = normalize_code(code)
         data = await self._run("start", code, player, _us(self.lease), code=code)
         seats = [_seat(s) for s in data["seats"]]
-        return FormedTable(seats=seats, source=f"table:{code}", key=data["key"])
+        return FormedTable(seats, f"table:{code}", data["key"], bool(data.get("rated")))
 
     async def table(self, code: str) -> TableInfo:
         """The private table with that join code, or `bad_code`."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from moose_server.boards import Boards
 from moose_server.games import Games
 from moose_server.handlers import Handlers
 from moose_server.hub import Hub
@@ -12,6 +13,7 @@ from moose_server.limits import Sockets
 from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
 from moose_server.metrics import Metrics
+from moose_server.results import Results
 from moose_server.settings import Settings
 from moose_server.store import Store
 from moose_server.tokens import Tokens
@@ -40,5 +42,7 @@ class Services:
     metrics: Metrics
     handlers: Handlers
     sockets: Sockets
+    results: Results
+    boards: Boards
     connections: set[Socket] = field(default_factory=set)
     draining: bool = False

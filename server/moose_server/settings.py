@@ -70,6 +70,16 @@ class Settings:
     instance_ttl: float = 10.0  # no heartbeat for this long: the instance is dead
     instance_id: str = field(default_factory=_instance_id)
     log_format: str = "text"  # "text" for a terminal, "json" (one object a line) for operators
+    rate_queue: bool = True  # public queue games are rated (private tables: the host's choice)
+    provisional_games: int = 5  # a rating is provisional (and off the leaderboard) until then
+    history_size: int = 100  # a player's last rated games kept
+    record_ttl: int = 30 * 86400  # the record of a rated game is kept this long
+    guest_ttl: float = 7 * 86400  # a guest's rating and history, after their last game
+    rate_sweep_after: float = 10.0  # a game still unrated this long after its end: rate it
+    login_attempts: int = 10  # failed logins per address, and per account, per login_window
+    login_window: float = 300.0
+    match_window: float = 100.0  # rating points apart a queue table may be at once...
+    match_widen: float = 300.0  # ...widening by this many a second of waiting
 
     def __post_init__(self) -> None:
         if self.buckets < 1:

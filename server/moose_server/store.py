@@ -9,6 +9,8 @@ Redis Cluster too::
     {b7}:events:<id>    stream, entry id "<seq>-0": e (event), s (state snapshot),
                         d (deadline ms), t (server time ms)
     {b7}:deadlines      sorted set: game id -> deadline ms
+    {b7}:unrated        sorted set: rated game id -> when it ended (ms), until rated
+    {b7}:record:<id>    msgpack record of a rated game, kept record_ttl
     moose:player:<id>:games   set of the player's unfinished games
     moose:secret        the token secret every instance shares
     moose:instance:<id> an instance's heartbeat: "1" with a TTL, or "dead" once
@@ -157,6 +159,14 @@ class Store:
         """The deadline set of one bucket."""
         return f"{{b{bucket}}}:deadlines"
 
+    def unrated_key(self, bucket: int) -> str:
+        """The rated games of one bucket that ended and wait for their rating update."""
+        return f"{{b{bucket}}}:unrated"
+
+    def record_key(self, game: str) -> str:
+        """The kept record of a rated game."""
+        return f"{{b{self.bucket(game)}}}:record:{game}"
+
     @staticmethod
     def player_games_key(player: str) -> str:
         """The set of a player's unfinished games."""
@@ -186,10 +196,13 @@ class Store:
         events: list[tuple[dict[str, Any], dict[str, Any] | bytes]],
         deadline_ms: int,
         ttl: int = 0,
+        record: bytes = b"",
+        record_ttl: int = 0,
     ) -> Commit:
         """Run the commit script: version check, move id, state, events, deadline.
 
-        `data` and each event's state may come packed already (bytes).
+        `data` and each event's state may come packed already (bytes). `record`:
+        the packed record of a rated game this commit ends (kept `record_ttl`).
         """
         args: list[Any] = [
             expected,
@@ -200,12 +213,38 @@ class Store:
             GAMES_CHANNEL,
             ttl,
             len(events),
+            record,
+            record_ttl,
         ]
         for event, state in events:
             args += [pack(event), state if isinstance(state, bytes) else pack(state)]
-        keys = [self.game_key(game), self.events_key(game), self.deadlines_key(self.bucket(game))]
+        bucket = self.bucket(game)
+        keys = [self.game_key(game), self.events_key(game), self.deadlines_key(bucket),
+                self.unrated_key(bucket), self.record_key(game)]  # fmt: skip
         status, seq, now, deadline = await run_script(self._commit, keys, args, self.pipe)
         return Commit(status.decode(), int(seq), int(now), int(deadline))
+
+    async def kept_record(self, game: str) -> dict[str, Any] | None:
+        """The kept record of a rated game, or None (never rated, or expired)."""
+        raw: Any = await self.redis.get(self.record_key(game))
+        return unpack(raw) if raw is not None else None
+
+    async def unrated(self, before_ms: int, limit: int) -> list[str]:
+        """Rated games that ended before `before_ms` and are still waiting for their update."""
+        found: list[str] = []
+        for b in range(self.buckets):  # one bucket at a time: each may be on its own node
+            rows: Any = await self.redis.zrangebyscore(self.unrated_key(b), "-inf", before_ms,
+                                                       start=0, num=limit)  # fmt: skip
+            found += [r.decode() for r in rows]
+        return found
+
+    async def rated(self, games: list[str]) -> None:
+        """These games' rating updates are done: they wait no more."""
+        by_bucket: dict[int, list[str]] = {}
+        for game in games:
+            by_bucket.setdefault(self.bucket(game), []).append(game)
+        await asyncio.gather(*(self.redis.zrem(self.unrated_key(b), *gs)
+                               for b, gs in by_bucket.items()))  # fmt: skip
 
     async def drop_deadline(self, game: str) -> None:
         """Forget the deadline of a finished or expired game."""

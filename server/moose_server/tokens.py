@@ -1,8 +1,13 @@
-"""Session tokens: player id, name and expiry, signed with the service's shared secret.
+"""Session tokens: player id, name, expiry and kind, signed with the service's shared secret.
 
-A token is ``b64(player).b64(name).expiry.signature`` (base64url without padding,
-expiry in seconds since the epoch, signature an HMAC-SHA256 prefix in hex), so a
-player who reconnects to any instance gets the same id and seats back.
+A guest's token is ``b64(player).b64(name).expiry.signature`` (base64url without
+padding, expiry in seconds since the epoch, signature an HMAC-SHA256 prefix in
+hex), so a player who reconnects to any instance gets the same id and seats
+back. A bot guest's and an account's token carry one more part before the
+signature: ``b`` for a bot guest, ``a<generation>`` for an account. An
+account's generation goes up when it logs out everywhere or changes its
+password, and a hello with a token of an older generation is refused: that is
+the one Redis read a token costs, at hello only.
 """
 
 from __future__ import annotations
@@ -11,16 +16,27 @@ import base64
 import binascii
 import hashlib
 import hmac
+from dataclasses import dataclass
 
 from moose_server.errors import Refusal
 
-__all__ = ["TokenError", "Tokens"]
+__all__ = ["TokenError", "TokenInfo", "Tokens"]
 
 _SIG_HEX = 32
 
 
 class TokenError(Refusal):
-    """A token that cannot be used; `code` is bad_token or token_expired."""
+    """A token that cannot be used; `code` is bad_token, token_expired or token_revoked."""
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """What a valid token says: who, and for an account its generation."""
+
+    player: str
+    name: str
+    generation: int | None = None  # None: a guest
+    bot: bool = False  # a bot guest (an account's flag is in its profile)
 
 
 def _b64(text: str) -> str:
@@ -29,6 +45,15 @@ def _b64(text: str) -> str:
 
 def _unb64(part: str) -> str:
     return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)).decode()
+
+
+def _kind(part: str) -> tuple[int | None, bool]:
+    """(generation, bot) of a token's kind part, or TokenError."""
+    if part == "b":
+        return None, True
+    if part.startswith("a") and part[1:].isdigit():
+        return int(part[1:]), False
+    raise TokenError("bad_token", "the session token is malformed")
 
 
 class Tokens:
@@ -41,22 +66,30 @@ class Tokens:
     def _sign(self, body: str) -> str:
         return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()[:_SIG_HEX]
 
-    def issue(self, player: str, name: str, now: float) -> str:
+    def issue(
+        self, player: str, name: str, now: float, *, generation: int | None = None,
+        bot: bool = False,
+    ) -> str:  # fmt: skip
         """A token for the player, valid for `ttl` seconds from `now` (seconds)."""
         body = f"{_b64(player)}.{_b64(name)}.{int(now + self.ttl)}"
+        if generation is not None:
+            body += f".a{generation}"
+        elif bot:
+            body += ".b"
         return f"{body}.{self._sign(body)}"
 
-    def check(self, token: str, now: float) -> tuple[str, str]:
-        """The (player, name) of a valid token, or TokenError."""
+    def check(self, token: str, now: float) -> TokenInfo:
+        """What a valid token says, or TokenError (its generation is the caller's to check)."""
         parts = token.split(".")
-        if len(parts) != 4 or not parts[2].isdigit():
+        if len(parts) not in (4, 5) or not parts[2].isdigit():
             raise TokenError("bad_token", "the session token is malformed")
-        body = ".".join(parts[:3])
-        if not hmac.compare_digest(self._sign(body), parts[3]):
+        body = ".".join(parts[:-1])
+        if not hmac.compare_digest(self._sign(body), parts[-1]):
             raise TokenError("bad_token", "the session token is not signed by this service")
         if int(parts[2]) <= now:
             raise TokenError("token_expired", "the session token has expired; say hello again")
+        generation, bot = _kind(parts[3]) if len(parts) == 5 else (None, False)
         try:
-            return _unb64(parts[0]), _unb64(parts[1])
+            return TokenInfo(_unb64(parts[0]), _unb64(parts[1]), generation, bot)
         except (binascii.Error, UnicodeDecodeError, ValueError):
             raise TokenError("bad_token", "the session token is malformed") from None

@@ -41,6 +41,7 @@ CLOSE_FLOOD = 1008
 CLOSE_SLOW = 1013
 CLOSE_RESTART = 1012
 CLOSE_NO_HELLO = 4408  # no hello within MOOSE_HELLO_TIMEOUT of the upgrade
+CLOSE_REVOKED = 4001  # the account logged out everywhere (or changed its password)
 _Refusal = (ProtocolError, Refusal)
 _UNENCODABLE = protocol.error("internal", "the answer could not be encoded (logged)")
 # Server frame headers (RFC 6455 5.2: FIN + opcode, unmasked length), as aiohttp builds them.
@@ -63,6 +64,8 @@ class Connection:
         self.binary = True
         self.player: str | None = None
         self.name = ""
+        self.bot = False
+        self.generation: int | None = None  # an account's token generation; None: a guest
         self.subs: dict[str, Sub] = {}
         self.away: set[str] = set()  # games where our seat is away: back on any message
         self._transport: Any = transport  # the socket's: frames are written to it directly
@@ -296,7 +299,15 @@ class Connection:
         self.away.add(game)
 
     async def on_player_message(self, message: dict[str, Any]) -> None:
-        """A `match` or `table` for our player; after a match, the game's first events."""
+        """A `match` or `table` for our player; after a match, the game's first events.
+
+        `revoked` (the account logged out everywhere) closes every socket of an
+        older token generation.
+        """
+        if message.get("type") == "revoked":
+            if self.generation is not None and self.generation < message["generation"]:
+                self.close(CLOSE_REVOKED, "logged out everywhere")
+            return
         self.send(message)
         if message.get("type") == "match":
             game, hub = message["game"], self.services.hub

@@ -108,7 +108,9 @@ async def _main(args: argparse.Namespace) -> int:
     console = Console(highlight=False, stderr=False)
     tally = Tally(target=args.games, bots=args.count)
     prefix = args.name or args.bot
-    clients = [Client(spread(args.url, i), name=f"{prefix}-{i + 1}") for i in range(args.count)]
+    clients = [
+        Client(spread(args.url, i), name=f"{prefix}-{i + 1}", bot=True) for i in range(args.count)
+    ]
     try:
         await asyncio.gather(*(c.open() for c in clients))
     except ConnectError:

@@ -22,6 +22,7 @@ Message = dict[str, Any]
 DEFAULT_URL = os.environ.get("MOOSE_URL", "ws://127.0.0.1:8080/ws")
 _LOG_LINES = 200
 _QUIT = {"q", "quit", "exit"}
+_REDRAW = 0.05  # seconds between redraws of the live screen, at least
 
 
 def add_parser(subparsers: Any) -> None:
@@ -34,6 +35,11 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
     p.add_argument("--name", default=None, help="your name at the table (default: your login)")
+    p.add_argument(
+        "--login",
+        action="store_true",
+        help="play as the account --name (asks its password, or MOOSE_PASSWORD)",
+    )
     add_players_option(p, "table size wanted from the public queue, e.g. 2-4 or 3 (default 2-4)")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--code", help="join the private table with this join code")
@@ -93,7 +99,12 @@ async def _main(args: argparse.Namespace) -> int:
 
     live = not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
     console = Console(highlight=False)
-    client = Client(args.url, name=args.name or _login())
+    password = None
+    if args.login:
+        from moose.commands.account import ask
+
+        password = ask("password: ", "MOOSE_PASSWORD")
+    client = Client(args.url, name=args.name or _login(), password=password)
     try:
         await client.open()
     except ConnectError:
@@ -136,8 +147,11 @@ class Session:
         self.game: str | None = None
         self.seat: int | None = None
         self.names: list[str] | None = None
+        self.seats: Message = {}  # the game's `bots` and `ratings`, from `match` or `start`
+        self.over_ratings: list[Message | None] | None = None  # a rated game's, at its end
         self.last: Message | None = None  # the latest event of our game
         self.acted_on = -1  # the seq of the event we last sent a move for
+        self._redraw_due = False
 
     # -- output -------------------------------------------------------------------------
 
@@ -173,7 +187,17 @@ class Session:
             self.refresh()
 
     def refresh(self) -> None:
-        """Redraw the live screen now (typing, new events)."""
+        """Redraw the live screen soon (typing, new events): at most every REDRAW seconds.
+
+        A redraw renders the whole screen; one per keystroke and per line said
+        took the whole event loop on a busy machine, and the game's events waited.
+        """
+        if self.live is not None and not self._redraw_due:
+            self._redraw_due = True
+            asyncio.get_running_loop().call_later(_REDRAW, self._redraw)
+
+    def _redraw(self) -> None:
+        self._redraw_due = False
         if self.live is not None:
             self.live.refresh()
 
@@ -197,6 +221,8 @@ class Session:
             log=list(self.log)[-log_room:],
             header=header,
             prompt=prompt,
+            seats=self.seats,
+            over_ratings=self.over_ratings,
         )
 
     def show_turn(self) -> None:
@@ -208,7 +234,7 @@ class Session:
             return
         view = self.last["view"]
         legal = self.legal() or []
-        self.console.print(_render.board(view, self.names))
+        self.console.print(_render.board(view, self.names, self.seats))
         self.console.print(_render.hand_line(view))
         self.console.print(_render.status_line(view, self.names, self.seconds_left()))
         self.console.print(_render.choices(legal, view, self.names))
@@ -315,21 +341,45 @@ class Session:
             elif msg["type"] == "match" and self.game is None:
                 self.game, self.seat = msg["game"], msg["seat"]
                 self.names = msg.get("names") or self.names
+                self.take_seats(msg)
                 self.say(f"game {self.game}: you are seat {self.seat} of {msg.get('players')}")
+                self.say(self.seats_line())
             elif msg["type"] == "event" and msg.get("game") == self.game:
                 event = msg.get("event") or {}
                 if event.get("kind") in ("start", "state"):
                     self.names = event.get("names") or self.names
+                    self.take_seats(event)
+                if event.get("kind") == "over":
+                    self.over_ratings = event.get("ratings")
                 self.last = msg
                 self.say(_render.describe_event(msg, self.names, self.seat))
                 if is_final(msg):
                     if self.live is None:
-                        self.console.print(_render.board(msg["view"], self.names))
-                        self.console.print(_render.final_scores(msg["view"], self.names))
+                        self.console.print(_render.board(msg["view"], self.names, self.seats))
+                        self.console.print(
+                            _render.final_scores(msg["view"], self.names, self.over_ratings)
+                        )
                     return 0
                 if self.legal():
                     self.show_turn()
         return 1
+
+    def take_seats(self, msg: Message) -> None:
+        """Keep the seats' bot flags and ratings a `match`, `start` or `state` gives."""
+        if msg.get("ratings") is not None or msg.get("bots") is not None:
+            self.seats = {"bots": msg.get("bots") or [], "ratings": msg.get("ratings") or []}
+
+    def seats_line(self) -> str:
+        """Who sits where, with ratings and bots marked: `alice 1520, greedy-1 [bot] 540?`."""
+        from moose import _render
+
+        bots, ratings = self.seats.get("bots") or [], self.seats.get("ratings") or []
+        out = []
+        for k, name in enumerate(self.names or []):
+            bot = " [bot]" if k < len(bots) and bots[k] else ""
+            rating = _render.rating_text(ratings[k] if k < len(ratings) else None)
+            out.append(f"{name}{bot} {rating}")
+        return "seats: " + ", ".join(out)
 
     async def read_lines(self) -> int:
         """Act on typed lines: a move number, `start`, `quit`; never ends at end of input."""

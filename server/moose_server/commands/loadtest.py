@@ -177,6 +177,10 @@ def _summary(console: Console, r: dict[str, Any]) -> None:
         rows += [(f"matchmaking: {mm['players']} queued, seated", str(mm["seated"])),
                  ("  all seated after, s", str(mm["all_seated_s"])),
                  ("  queue -> match, ms", _ms(mm["wait_ms"]))]  # fmt: skip
+        if mm.get("rating_spread"):
+            sp = mm["rating_spread"]
+            rows += [("  mean rating spread per table", f"{sp['mean']}"),
+                     ("  ... seated at random", f"{sp['random_mean']}")]  # fmt: skip
     if "connections" in r:
         c = r["connections"]
         rows += [(f"connections: {c['wanted']} wanted, open", str(c["connected"])),

@@ -221,7 +221,8 @@ async def storage_ceiling(
     async def game_loop(i: int) -> None:
         for generation in itertools.count():
             gid = f"lt_{i}_{generation}"
-            keys = [f"{{lt}}:game:{gid}", f"{{lt}}:events:{gid}", "{lt}:deadlines"]
+            keys = [f"{{lt}}:game:{gid}", f"{{lt}}:events:{gid}", "{lt}:deadlines",
+                    "{lt}:unrated", f"{{lt}}:record:{gid}"]  # fmt: skip
             made.extend(keys[:2])
             for version in range(GAME_MOVES):
                 t0 = time.monotonic()
@@ -231,7 +232,7 @@ async def storage_ceiling(
                 try:
                     await redis.hmget(keys[0], ["v", "data", "dl", field])
                     await commit(keys=keys, args=[version, field, data, 30_000, gid, CHANNEL,
-                                                  0, 1, event, snapshot])  # fmt: skip
+                                                  0, 1, b"", 0, event, snapshot])  # fmt: skip
                 except RedisError as exc:  # the pool's wait timed out: count it, go on
                     errors[type(exc).__name__] += 1
                     continue

@@ -16,6 +16,7 @@ import contextlib
 import ipaddress
 import json
 import math
+import random
 import subprocess
 import sys
 import time
@@ -165,11 +166,19 @@ async def storage_ceiling(opts: Options, redis_url: str, ui: Ui) -> dict[str, An
     return json.loads(out.decode().strip().splitlines()[-1])  # type: ignore[no-any-return]
 
 
-async def matchmaking_phase(opts: Options, url: str, ui: Ui) -> dict[str, Any]:
-    """N players, connected beforehand, all queue at once: time until every one is seated."""
+async def matchmaking_phase(
+    opts: Options, url: str, redis_url: str | None, ui: Ui
+) -> dict[str, Any]:
+    """N players, connected beforehand, all queue at once: time until every one is seated.
+
+    With the server's Redis known, each player first gets a rating drawn evenly
+    from `players.SEED_MU`: the report compares the rating spread of the tables
+    formed with that of the same players seated at random.
+    """
     n = opts.matchmaking - opts.matchmaking % opts.table  # a partial table would wait
     job = Job(mode="matchmaking", url=url, players=n, table=opts.table, warmup=0,
-              duration=max(30.0, opts.duration), source_ips=_source_ips(opts, n, url))  # fmt: skip
+              duration=max(30.0, opts.duration), source_ips=_source_ips(opts, n, url),
+              redis_url=redis_url)  # fmt: skip
 
     async def window(start: float, workers: list[int]) -> None:
         return None
@@ -178,7 +187,33 @@ async def matchmaking_phase(opts: Options, url: str, ui: Ui) -> dict[str, Any]:
     waits = merged["match_ms"]
     return {"players": n, "seated": len(waits),
             "all_seated_s": round(max(waits) / 1000, 3) if len(waits) == n else None,
-            "wait_ms": percentiles(waits), "errors": merged["errors"]}  # fmt: skip
+            "wait_ms": percentiles(waits), "errors": merged["errors"],
+            "rating_spread": rating_spread(list(merged["tables"].values()))}  # fmt: skip
+
+
+def rating_spread(tables: list[list[int]], shuffles: int = 50) -> dict[str, Any] | None:
+    """The mean spread (highest - lowest rating) of the tables formed, and of the same
+    players seated at random at tables of the same sizes (the mean of `shuffles` draws)."""
+    tables = [t for t in tables if len(t) >= 2]
+    if not tables:
+        return None
+    rng = random.Random(0)
+    everyone = [r for t in tables for r in t]
+
+    def mean_spread(ts: list[list[int]]) -> float:
+        return sum(max(t) - min(t) for t in ts) / len(ts)
+
+    random_means = []
+    for _ in range(shuffles):
+        rng.shuffle(everyone)
+        cut, at = [], 0
+        for t in tables:
+            cut.append(everyone[at : at + len(t)])
+            at += len(t)
+        random_means.append(mean_spread(cut))
+    return {"tables": len(tables), "mean": round(mean_spread(tables), 1),
+            "random_mean": round(sum(random_means) / shuffles, 1),
+            "players_range": [min(everyone), max(everyone)]}  # fmt: skip
 
 
 async def connections_phase(opts: Options, url: str, pid: int | None, ui: Ui) -> dict[str, Any]:
@@ -271,7 +306,7 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
                     ceiling["ratio"] = _ratio(report["moves_per_second"], ceiling)
             report["ceilings"] = ceilings
         if opts.matchmaking > 0:
-            report["matchmaking"] = await matchmaking_phase(opts, url, ui)
+            report["matchmaking"] = await matchmaking_phase(opts, url, redis_url, ui)
         if opts.connections > 0:
             report["connections"] = await connections_phase(opts, url, pid, ui)
     return report

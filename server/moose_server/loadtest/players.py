@@ -68,6 +68,7 @@ class Job:
     hold: float = 3.0  # connections mode: seconds the idle sessions stay open
     worker: int = 0
     seed: int = 0
+    redis_url: str | None = None  # matchmaking mode: give each player a rating there first
 
 
 @dataclass
@@ -86,6 +87,7 @@ class Tally:
     connected: int = 0
     connect_ms: list[float] = field(default_factory=list)
     window: tuple[float, float] = (0.0, 0.0)
+    tables: dict[str, list[int]] = field(default_factory=dict)  # game -> seats' ratings
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the trip back to the parent process."""
@@ -166,6 +168,7 @@ class Player:
         self.index = index
         self.session = session
         self.name = f"lt{run.job.worker}-{index}"
+        self.player = ""
         self.bot = make_bot(run.job.bot, run.job.seed * 100_003 + index)
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self.seats: dict[str, int] = {}
@@ -176,6 +179,10 @@ class Player:
         self.last: dict[str, tuple[Any, ...]] = {}  # game -> (seq, to_act, legal?, when)
         self._paced: set[asyncio.Task[None]] = set()  # moves waiting for the pacer
         self._socket_pacer = SocketPacer()
+        # Matchmaking and connections modes read from the moment they connect (`pump`),
+        # so that the server's pings are answered while the other sockets connect.
+        self._inbox: asyncio.Queue[dict[str, Any] | None] | None = None
+        self._pump: asyncio.Task[None] | None = None
 
     async def connect(self) -> None:
         """Open the socket and say hello (raises on failure)."""
@@ -190,12 +197,30 @@ class Player:
         if welcome is None or welcome.get("type") != "welcome":
             code = (welcome or {}).get("code", "closed")
             raise ConnectionError(f"hello refused: {code}")
+        self.player = welcome["player"]
         self.run.tally.connect_ms.append((time.monotonic() - t0) * 1000)
+
+    def pump(self) -> None:
+        """Read every message into an inbox from now on (`_receive` takes from it)."""
+        self._inbox = asyncio.Queue()
+
+        async def read() -> None:
+            assert self.ws is not None and self._inbox is not None
+            while True:
+                raw = await self.ws.receive()
+                if raw.type != aiohttp.WSMsgType.BINARY:
+                    self._inbox.put_nowait(None)
+                    return
+                self._inbox.put_nowait(msg_unpack(raw.data))
+
+        self._pump = asyncio.create_task(read())
 
     async def close(self) -> None:
         """Close the socket (moves still waiting for the pacer are dropped)."""
         for task in self._paced:
             task.cancel()
+        if self._pump is not None:
+            self._pump.cancel()
         if self.ws is not None:
             with contextlib.suppress(Exception):
                 await self.ws.close()
@@ -206,6 +231,8 @@ class Player:
         await self.ws.send_bytes(msg_pack(msg))
 
     async def _receive(self) -> dict[str, Any] | None:
+        if self._inbox is not None:
+            return await self._inbox.get()
         assert self.ws is not None
         raw = await self.ws.receive()
         if raw.type != aiohttp.WSMsgType.BINARY:
@@ -308,6 +335,35 @@ class Player:
                           "move_id": f"{self.name}-{mid}"})  # fmt: skip
 
 
+# Players of the matchmaking phase get a rating drawn evenly from this mu range
+# (sigma 2, 10 games: established), 1,152 rating points from end to end.
+SEED_MU = (13.0, 37.0)
+
+
+async def _seed_ratings(job: Job, players: list[Player]) -> None:
+    """Give every player a rating in Redis before they queue (the queue reads it).
+
+    In pipelines of a few hundred: the server's heartbeats go unanswered while
+    the players do not read, so this must not take long.
+    """
+    import random as _random
+
+    from moose_server.store import connect
+    from moose_server.store_players import PlayerStore
+
+    rng = _random.Random(job.seed)
+    client = connect(job.redis_url or "", 4)
+    try:
+        for at in range(0, len(players), 500):
+            async with client.pipeline(transaction=False) as pipe:
+                for p in players[at : at + 500]:
+                    PlayerStore.queue_standing(pipe, p.player, p.name, rng.uniform(*SEED_MU),
+                                               2.0, 10, False, 3_600_000)  # fmt: skip
+                await pipe.execute()
+    finally:
+        await client.aclose()
+
+
 def msg_pack(msg: dict[str, Any]) -> bytes:
     """A msgpack frame, as the client library sends it."""
     return msgpack.packb(msg, use_bin_type=True)  # type: ignore[no-any-return]
@@ -376,6 +432,8 @@ async def _connect_all(run: Run, players: list[Player]) -> list[Player]:
         async with gate:
             try:
                 await p.connect()
+                if run.job.mode != "games":
+                    p.pump()
                 run.tally.connected += 1
                 return p
             except Exception as exc:  # counted, not fatal: the report shows how many
@@ -401,6 +459,8 @@ async def run_job(job: Job, ready: Any = None, go: Any = None, progress: Any = N
     reporter = asyncio.create_task(_report(lambda: run, progress))
     try:
         players = await _connect_all(run, players)
+        if job.mode == "matchmaking" and job.redis_url:
+            await _seed_ratings(job, players)
         if ready is not None:
             ready()
         start = await go() if go is not None else time.monotonic()
@@ -479,6 +539,8 @@ async def _matchmaking(run: Run, players: list[Player]) -> None:
                 return
             if msg["type"] == "match":
                 run.tally.match_ms.append((time.monotonic() - run.start) * 1000)
+                ratings = [r["rating"] for r in msg.get("ratings") or [] if r]
+                run.tally.tables[msg["game"]] = ratings
                 return
             if msg["type"] == "error":
                 run.tally.errors[msg.get("code", "?")] += 1
@@ -488,6 +550,8 @@ async def _matchmaking(run: Run, players: list[Player]) -> None:
     _, late = await asyncio.wait(tasks, timeout=run.job.duration)
     for task in late:
         task.cancel()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    for r in await asyncio.gather(*tasks, return_exceptions=True):
+        if isinstance(r, Exception):
+            run.tally.errors[f"client: {type(r).__name__}: {r}"[:120]] += 1
     if late:
         run.tally.errors["not seated in time"] += len(late)

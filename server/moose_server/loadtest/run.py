@@ -80,6 +80,7 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
     """One tally from the workers' tallies; the all-seats latency is found here."""
     out: dict[str, Any] = {"moves": 0, "moves_total": 0, "move_ms": [], "event_ms": [],
                            "match_ms": [], "connect_ms": [], "connected": 0}  # fmt: skip
+    tables: dict[str, list[int]] = {}  # game -> its seats' ratings (matchmaking)
     games: set[str] = set()
     errors: Counter[str] = Counter()
     sent: dict[str, float] = {}
@@ -88,6 +89,8 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
         for key in out:  # counts add up, latency lists join
             out[key] += t[key]
         games.update(t["games"])
+        for game, ratings in t.get("tables", {}).items():
+            tables.setdefault(game, ratings)
         errors.update(t["errors"])
         sent.update(t["sent"])
         for key, (last, count) in t["seen"].items():
@@ -96,7 +99,7 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
     out["all_seats_ms"] = [
         (seen[k][0] - t0) * 1000 for k, t0 in sent.items() if k in seen and seen[k][1] >= table
     ]
-    out["games"], out["errors"] = len(games), dict(errors)
+    out["games"], out["errors"], out["tables"] = len(games), dict(errors), tables
     return out
 
 

@@ -1,21 +1,24 @@
 -- Form every table the queue allows now, and remove the seated tickets.
 -- ARGV: nonce, match_wait_us, bots_after_us (0 = never), scan (oldest tickets looked at),
---       lease_us.
+--       lease_us, window (rating points), widen (rating points a second of waiting).
 -- Reply: a JSON list of [key, {"q": [bot seats, player, name, player, name, ...]}]
 -- for each new table, and [key, entry] for each table formed earlier whose game
 -- was not dealt within its lease (its dealer died, or Redis failed it): dealing
 -- it again under the same key is harmless, the game id comes from the key.
 --
 -- Tickets are visited oldest first; each still waiting gets the best table it can now:
+--  * younger than match_wait: only a full table at its own maximum k, with the k-1
+--    others nearest in rating whose maximum is also k (nobody in it could hope for a
+--    bigger table), each within both tickets' rating window: `window` points at
+--    first, `widen` points more for each second a ticket has waited;
 --  * waited match_wait: the largest k in its range that k waiting tickets accept,
---    with the oldest of them;
---  * younger: only a full table at its own maximum k, with k-1 others whose
---    maximum is also k (nobody in it could hope for a bigger table);
+--    with the k-1 of them nearest in rating, however far;
 --  * waited bots_after and still alone: a table of its minimum, the seats nobody
 --    waiting can take filled with bots.
--- Per size k, acc[k] lists the tickets accepting k and top[k] those whose maximum
--- is k, oldest first; cnt/ctop count the unseated ones and pa/pt skip the seated
--- head of each list, so a call costs O(scan * 5).
+-- So a rating never makes anyone wait longer than match_wait. Per size k, acc[k]
+-- lists the tickets accepting k and top[k] those whose maximum is k, sorted by
+-- rating; cnt/ctop count the unseated ones. A call costs a sort of each list and,
+-- per ticket, a walk outwards from its place over the tickets within its window.
 local function main()
   local wait, bots_after, scan = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
   local lease = tonumber(ARGV[5])
@@ -46,15 +49,16 @@ local function main()
     for j = 1, #part do raw[s + j - 1] = part[j] end
   end
 
-  local lo, hi, name, tk = {}, {}, {}, {}
-  local acc, top, cnt, ctop, pa, pt = {}, {}, {}, {}, {}, {}
+  local lo, hi, name, tk, r = {}, {}, {}, {}, {}
+  local acc, top, cnt, ctop = {}, {}, {}, {}
   for k = 2, 6 do
-    acc[k], top[k], cnt[k], ctop[k], pa[k], pt[k] = {}, {}, 0, 0, 1, 1
+    acc[k], top[k], cnt[k], ctop[k] = {}, {}, 0, 0
   end
   for i = 1, n do
     if raw[i] then
       local t = cjson.decode(raw[i])
       lo[i], hi[i], name[i], tk[i] = t.min, t.max, t.name, t
+      r[i] = math.max(0, math.min(1000000, math.floor(tonumber(t.r) or 1500)))
       for k = lo[i], hi[i] do
         acc[k][#acc[k] + 1] = i
         cnt[k] = cnt[k] + 1
@@ -66,31 +70,74 @@ local function main()
     end
   end
 
+  -- Each list sorted by rating (then queue order), and where each ticket sits in it.
+  local function by_rating(list)
+    local keys = {}
+    for p, i in ipairs(list) do keys[p] = r[i] * 65536 + i end
+    table.sort(keys)
+    local sorted, at = {}, {}
+    for p, key in ipairs(keys) do
+      local i = key % 65536
+      sorted[p], at[i] = i, p
+    end
+    return {sorted = sorted, at = at, up = {}, down = {}}
+  end
+  local sacc, stop = {}, {}
+  for k = 2, 6 do
+    sacc[k], stop[k] = by_rating(acc[k]), by_rating(top[k])
+  end
+
+  -- No window given: ratings do not matter (the nearest are still preferred).
+  local window, widen = tonumber(ARGV[6]) or math.huge, (tonumber(ARGV[7]) or 0) / 1000000
+  local function reach(i)
+    return window + widen * age[i]
+  end
   local seated = {}
   local function take(i)
     seated[i] = true
     for k = lo[i], hi[i] do cnt[k] = cnt[k] - 1 end
     ctop[hi[i]] = ctop[hi[i]] - 1
   end
-  -- Seat the m oldest unseated tickets of lists[k]; callers checked there are m.
-  local function pick(lists, ptr, k, m, members)
-    local list, p = lists[k], ptr[k]
-    while m > 0 do
-      local j = list[p]
-      if not seated[j] then
-        take(j)
-        members[#members + 1] = j
-        m = m - 1
-      end
-      p = p + 1
+  -- The first unseated place from p going by step (+1 or -1) in a sorted list, or 0 /
+  -- #sorted + 1. Runs of seated places are jumped over and remembered (path halving), so
+  -- the walks of one call do not cross the same seated tickets again and again.
+  local function free(list, p, step)
+    local sorted, jump = list.sorted, step > 0 and list.up or list.down
+    local start = p
+    while p >= 1 and p <= #sorted and seated[sorted[p]] do
+      p = jump[p] or p + step
     end
-    ptr[k] = p -- everything before p is seated now
+    while start ~= p and start >= 1 and start <= #sorted do
+      local next_p = jump[start] or start + step
+      jump[start] = p
+      start = next_p
+    end
+    return p
+  end
+  -- Up to m unseated tickets of `list` nearest in rating to ticket i (which is in it),
+  -- each within both windows when `windowed`; nearest first.
+  local function nearest(list, i, m, windowed)
+    local sorted, out = list.sorted, {}
+    local lo_p, hi_p = list.at[i] - 1, list.at[i] + 1
+    local limit = windowed and reach(i) or math.huge
+    while #out < m do
+      lo_p, hi_p = free(list, lo_p, -1), free(list, hi_p, 1)
+      local dl = lo_p >= 1 and r[i] - r[sorted[lo_p]] or math.huge
+      local dh = hi_p <= #sorted and r[sorted[hi_p]] - r[i] or math.huge
+      local d, j = dl, sorted[lo_p]
+      if dh < dl then d, j = dh, sorted[hi_p] end
+      if d == math.huge or d > limit then break end
+      if dh < dl then hi_p = hi_p + 1 else lo_p = lo_p - 1 end
+      if not windowed or d <= reach(j) then out[#out + 1] = j end
+    end
+    return out
   end
 
   local function form(members, bots)
     table.sort(members) -- seats in queue order: oldest first
     local row = {bots}
     for _, j in ipairs(members) do
+      take(j)
       row[#row + 1] = ids[j]
       row[#row + 1] = name[j]
       drop_ticket(ids[j], tk[j])
@@ -104,24 +151,21 @@ local function main()
       if age[i] >= wait then
         for k = hi[i], lo[i], -1 do
           if cnt[k] >= k then
-            take(i)
-            members = {i}
-            pick(acc, pa, k, k - 1, members)
+            members = nearest(sacc[k], i, k - 1, false)
             break
           end
         end
       elseif ctop[hi[i]] >= hi[i] then
-        take(i)
-        members = {i}
-        pick(top, pt, hi[i], hi[i] - 1, members)
+        members = nearest(stop[hi[i]], i, hi[i] - 1, true)
+        if #members < hi[i] - 1 then members = nil end
       end
       if members then
+        members[#members + 1] = i
         form(members, 0)
       elseif bots_after > 0 and age[i] >= bots_after then
         local k = lo[i]
-        take(i)
-        members = {i}
-        pick(acc, pa, k, math.min(k - 1, cnt[k]), members)
+        members = nearest(sacc[k], i, math.min(k - 1, cnt[k] - 1), false)
+        members[#members + 1] = i
         form(members, k - #members)
       end
     end

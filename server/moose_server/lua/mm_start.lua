@@ -1,7 +1,7 @@
 -- The host starts a private table: the filled seats, in order, become the
 -- game's seats and the table is gone, waiting to be dealt under a key (see
 -- starting() in mm_lib.lua). ARGV: nonce, code, player, lease_us.
--- Reply: {"seats": [...], "key": key}.
+-- Reply: {"seats": [...], "key": key, "rated": bool}.
 local function main()
   local code, player, lease = ARGV[2], ARGV[3], tonumber(ARGV[4])
   local t, now = open_table(code)
@@ -14,6 +14,6 @@ local function main()
   if #seats < 2 then return fail('too_few') end
   drop_table(code, t)
   local key = NONCE .. ':t'
-  starting(key, cjson.encode({t = code, seats = seats}), now, lease)
-  return cjson.encode({seats = seats, key = key})
+  starting(key, cjson.encode({t = code, seats = seats, rated = t.rated == true}), now, lease)
+  return cjson.encode({seats = seats, key = key, rated = t.rated == true})
 end

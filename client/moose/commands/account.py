@@ -1,0 +1,80 @@
+"""`moose account register|password|logout-all`: a name of your own, with a password.
+
+The password is asked for on the terminal (or read from MOOSE_PASSWORD, and
+MOOSE_NEW_PASSWORD for a new one, for scripts); it is never printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import os
+import sys
+from typing import Any
+
+from moose.commands.play import DEFAULT_URL
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register `moose account`."""
+    p = subparsers.add_parser(
+        "account",
+        help="claim your name with a password, change it, log out everywhere",
+        description="Accounts keep your name, rating and history: `register` claims NAME "
+        "(as a new guest of that name), `password` changes an account's password, "
+        "`logout-all` refuses every session token issued so far. `moose play --login` "
+        "then plays as the account.",
+    )
+    p.add_argument("action", choices=("register", "password", "logout-all"))
+    p.add_argument("--name", required=True, help="the account's name")
+    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.set_defaults(func=run)
+
+
+def ask(prompt: str, env: str) -> str:
+    """A password from the environment variable `env`, or typed without echo."""
+    return os.environ.get(env) or getpass.getpass(prompt)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Entry point of `moose account`."""
+    password = ask("password: ", "MOOSE_PASSWORD")
+    new = None
+    if args.action == "password":
+        new = ask("new password: ", "MOOSE_NEW_PASSWORD")
+    elif (
+        args.action == "register"
+        and "MOOSE_PASSWORD" not in os.environ
+        and getpass.getpass("again: ") != password
+    ):
+        print("moose account: the passwords differ", file=sys.stderr)
+        return 2
+    return asyncio.run(_main(args, password, new))
+
+
+async def _main(args: argparse.Namespace, password: str, new: str | None) -> int:
+    from moose.client import Client, ConnectError, ServerError
+
+    registering = args.action == "register"
+    client = Client(args.url, name=args.name, password=None if registering else password)
+    try:
+        await client.open()
+        if registering:
+            await client.register(password)
+            print(f"{client.name} is an account now ({client.player})")
+        elif new is not None:
+            await client.change_password(password, new)
+            print("password changed; your other sessions are logged out")
+        else:
+            await client.logout_all()
+            print("logged out everywhere")
+    except ConnectError:
+        print(f"cannot reach {args.url}: is `moose serve` running?", file=sys.stderr)
+        return 1
+    except ServerError as exc:
+        print(f"moose account: {exc.message} ({exc.code})", file=sys.stderr)
+        return 1
+    finally:
+        await client.close()
+    return 0

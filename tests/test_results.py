@@ -1,0 +1,255 @@
+"""Rated games: each seat's rating is updated once per game, whoever applies it and however often.
+
+A finished rated game whose update never ran (its instance died, or Redis failed
+the update) is left in Redis exactly as a kill between the last commit and the
+update leaves it: over, among its bucket's unrated games, no rating applied.
+Here that happens for real: the instance's player store points at a Redis that
+is not running. Then instances race to apply it (in this process, and two real
+`moose serve` processes sweeping for forgotten games): one update each seat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from conftest import ServeProcess
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from moose import rules
+from moose_server import ratings
+from moose_server.connections import open_redis
+from moose_server.embedded import free_port
+from moose_server.games import Game, Games
+from moose_server.matchmaking import Seat
+from moose_server.ratings import Standing
+from moose_server.results import Results
+from moose_server.settings import Settings
+from moose_server.store import Store, connect
+from moose_server.store_players import PlayerStore
+
+SEATS = [Seat("p_ann", "ann", None), Seat("p_bob", "bob", None), Seat("p_cy", "cy", None)]
+
+
+@asynccontextmanager
+async def parts(
+    url: str, *, players_url: str | None = None
+) -> AsyncIterator[tuple[Games, Results]]:
+    """Games and Results of one instance over `url` (its players' store over `players_url`)."""
+    backend = await open_redis(url, 16)
+    other = connect(players_url, 4) if players_url else None
+    settings = Settings(redis_url=url, turn_time=3600, provisional_games=2, rate_sweep_after=0)
+    store = Store(backend.redis, 16)
+    results = Results(store, PlayerStore(other or backend.redis), settings)
+    games = Games(store, settings, results)
+    try:
+        yield games, results
+    finally:
+        await games.close()
+        if other is not None:
+            await other.aclose()
+        await backend.aclose()
+
+
+async def play_out(games: Games, game: Game, seed: int) -> Game:
+    """Random legal moves for the human seats (a pass that is the only move, the server
+    plays) until the game is over. A failed rating update on the last move is let be."""
+    rng = random.Random(seed)
+    async with asyncio.timeout(60):
+        while not game.state.over:
+            seat = rules.to_act(game.state)
+            player = game.players[seat] if seat is not None else None
+            if player is not None and game.auto_kind() is None:
+                with contextlib.suppress(RedisConnectionError):
+                    await games.move(game.id, player, rng.choice(game.legal), seq=game.version)
+            else:
+                await asyncio.sleep(0.01)
+            game = await games.load(game.id)
+    return game
+
+
+async def unrated_game(url: str, seed: int = 1) -> Game:
+    """A finished rated game of SEATS whose rating update failed: Redis holds it unrated."""
+    dead = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    async with parts(url, players_url=dead) as (games, _):
+        profiles = [{"bot": False, "mu": ratings.MU, "sigma": ratings.SIGMA, "games": 0,
+                     "provisional": True} for _ in SEATS]  # fmt: skip
+        seats = [(s.player, s.name, s.bot) for s in SEATS]
+        game = await games.create(seats, seed=seed, rated=True, profiles=profiles)
+        game = await play_out(games, game, seed)  # the last move's rating update fails
+        assert await games.store.unrated(1 << 62, 10) == [game.id]
+        return game
+
+
+def expected(game: Game) -> list[Standing | None]:
+    """Each seat's standing after one update."""
+    return ratings.update([Standing()] * len(SEATS), ratings.places(game.state))
+
+
+async def check_rated_once(url: str, game: Game) -> None:
+    """Each seat: one game, one history entry, the standing of one update; off the unrated set."""
+    async with parts(url) as (games, results):
+        profiles = await results.players.profiles([s.player for s in SEATS if s.player])
+        for seat, (profile, want) in enumerate(zip(profiles, expected(game), strict=True)):
+            assert want is not None
+            assert int(profile["games"]) == 1
+            assert float(profile["mu"]) == pytest.approx(want.mu, abs=1e-9)
+            assert float(profile["sigma"]) == pytest.approx(want.sigma, abs=1e-9)
+            [entry] = await results.players.history(SEATS[seat].player or "", 10)
+            assert json.loads(entry)["game"] == game.id
+        assert await games.store.unrated(1 << 62, 10) == []
+
+
+async def test_racing_updates_of_one_game_apply_once(backend_url):
+    game = await unrated_game(backend_url)
+    async with parts(backend_url) as (_, results):
+        others = [Results(results.store, results.players, results.settings) for _ in range(7)]
+        await asyncio.gather(*(r.apply(game, 0) for r in [results, *others]))
+        await asyncio.gather(*(r.sweep(forgotten=False) for r in [results, *others]))
+    await check_rated_once(backend_url, game)
+
+
+async def test_two_instances_rate_a_game_its_instance_left_unrated_once(
+    moose_serve: Callable[..., ServeProcess], redis_url: str
+):
+    game = await unrated_game(redis_url, seed=2)
+    env = {"MOOSE_RATE_SWEEP_AFTER": "0", "MOOSE_PROVISIONAL_GAMES": "2"}
+    procs = [moose_serve("--redis", redis_url, wait=False, env=env, log=f"serve{n}.log")
+             for n in range(2)]  # fmt: skip
+    for proc in procs:
+        proc.wait_ready()
+    async with parts(redis_url) as (games, _):
+        async with asyncio.timeout(20):
+            while await games.store.unrated(1 << 62, 10):
+                await asyncio.sleep(0.05)
+    for proc in procs:
+        assert proc.stop() == 0
+    await check_rated_once(redis_url, game)
+    logs = "".join(p.log.read_text() for p in procs)
+    assert logs.count(f"rated {game.id}") == 1  # the other instance found it rated
+
+
+async def test_the_over_event_says_the_new_ratings_and_the_record_outlives_the_game(redis_url):
+    async with parts(redis_url) as (games, results):
+        store = games.store
+        games.settings = results.settings = results.settings.replace(game_ttl=1)
+        profiles = await results.profiles(SEATS)
+        game = await games.create([(s.player, s.name, s.bot) for s in SEATS], seed=3,
+                                  rated=True, profiles=profiles)  # fmt: skip
+        game = await play_out(games, game, 3)
+        over = (await store.events(game.id))[-1].event
+        stored = await results.players.profiles([s.player or "" for s in SEATS])
+        for shown, profile, want in zip(over["ratings"], stored, expected(game), strict=True):
+            assert want is not None and shown["rating"] == want.rating == int(profile["rating"])
+            assert shown["change"] == want.rating - Standing().rating
+            assert shown["provisional"] is True  # 1 game of provisional_games = 2
+        await asyncio.sleep(1.5)  # the game expires; its record is kept for record_ttl
+        assert (await store.load(game.id)).data is None
+        record = await games.public_record(game.id)
+        assert record["moves"] == game.moves and record["names"] == game.names
+
+
+async def test_private_tables_are_unrated_unless_the_host_asks(redis_url):
+    async with parts(redis_url) as (games, results):
+        seats = [(s.player, s.name, s.bot) for s in SEATS[:2]] + [(None, "g-bot 1", "greedy")]
+        profiles = await results.profiles([Seat(*s) for s in seats])
+        assert profiles[2] is None  # the server's bot is not rated
+        plain = await games.create(seats, seed=4, code="ABCDEF", profiles=profiles)
+        plain = await play_out(games, plain, 4)
+        assert "ratings" not in (await games.store.events(plain.id))[-1].event
+        assert await results.players.profiles(["p_ann"]) == [{}]
+        rated = await games.create(seats, seed=5, code="ABCDEG", rated=True, profiles=profiles)
+        rated = await play_out(games, rated, 5)
+        over = (await games.store.events(rated.id))[-1].event
+        assert over["ratings"][2] is None and all(r is not None for r in over["ratings"][:2])
+        assert [int(p["games"]) for p in await results.players.profiles(["p_ann", "p_bob"])] == [
+            1, 1]  # fmt: skip
+
+
+def test_places_follow_the_rules_winners_and_share_ties():
+    state = next(s for s, m in _final_states() if len(rules.winners(s)) >= 1)
+    places = ratings.places(state)
+    assert {k for k, p in enumerate(places) if p == 1} == set(rules.winners(state))
+
+
+def _final_states() -> Any:
+    from _games import random_game
+
+    for seed in range(50):
+        *_, (state, _) = random_game(4, seed)
+        yield state, None
+
+
+def test_a_rating_update_rewards_the_winner_and_shows_a_conservative_number():
+    after = ratings.update([Standing(), Standing(), None], [1, 2, 1])
+    winner, loser, bot = after
+    assert bot is None and winner is not None and loser is not None
+    assert winner.mu > ratings.MU > loser.mu and winner.games == loser.games == 1
+    assert Standing().rating == 540 and ratings.display(25, 5 / 3) == 1500
+    assert ratings.update([Standing(), None], [1, 2]) == [Standing(), None]  # nothing to learn
+
+
+async def test_an_instance_killed_at_the_end_of_a_game_leaves_it_rated_once(
+    moose_serve: Callable[..., ServeProcess], redis_url: str, ws_client: Any
+):
+    """Two players on instance A; A is killed (SIGKILL) as the last move is sent. Whether
+    the move was committed, and rated, or not, instance B ends and rates the game once."""
+    env = {"MOOSE_RATE_SWEEP_AFTER": "0.5", "MOOSE_PROVISIONAL_GAMES": "2",
+           "MOOSE_MATCH_INTERVAL": "0.05", "MOOSE_INSTANCE_TTL": "1"}  # fmt: skip
+    flags = ("--redis", redis_url, "--turn-time", "5", "--match-wait", "0.2",
+             "--poll-interval", "0.05")  # fmt: skip
+    a, b = (moose_serve(*flags, wait=False, env=env, log=f"serve{n}.log") for n in "ab")
+    a.wait_ready(), b.wait_ready()
+    players = [await ws_client(a.url, name) for name in ("ann", "bob")]
+    for p in players:
+        await p.request("queue", min_players=2, max_players=2)
+    match = await players[0].expect(type="match")
+    game_id = match["game"]
+    async with parts(redis_url) as (games, _):
+        async with asyncio.timeout(60):
+            await _play_until_the_end_then_kill(games, game_id, players, a)
+            while not (await games.load(game_id)).state.over or await games.store.unrated(
+                1 << 62, 10
+            ):
+                await asyncio.sleep(0.05)
+        game = await games.load(game_id)
+    async with parts(redis_url) as (_, results):
+        mine = [p.player for p in players]
+        for profile in await results.players.profiles(mine):
+            assert int(profile["games"]) == 1
+        for player in mine:
+            [entry] = await results.players.history(player, 10)
+            assert json.loads(entry)["game"] == game.id
+
+
+async def _play_until_the_end_then_kill(
+    games: Games, game_id: str, players: list[Any], victim: ServeProcess
+) -> None:
+    """Answer each turn with the first legal move; kill `victim` as the last one is sent."""
+    by_id = {p.player: p for p in players}
+    while True:
+        game = await games.load(game_id)
+        seat = rules.to_act(game.state)
+        if game.state.over:
+            victim.kill()  # ended by a move the server made: killed at once after it
+            return
+        player = game.players[seat] if seat is not None else None
+        if player is None or game.auto_kind() is not None:
+            await asyncio.sleep(0.01)
+            continue
+        move = game.legal[0]
+        last = rules.apply(game.state, move).over
+        await by_id[player].send({"type": "move", "id": 1, "game": game_id, "move": move,
+                                  "seq": game.version, "move_id": f"m{game.version}"})  # fmt: skip
+        if last:
+            victim.kill()
+            return
+        async with asyncio.timeout(10):
+            while (await games.load(game_id)).version == game.version:
+                await asyncio.sleep(0.005)
