@@ -76,8 +76,8 @@ class Settings:
     record_ttl: int = 30 * 86400  # the record of a rated game is kept this long
     guest_ttl: float = 7 * 86400  # a guest's rating and history, after their last game
     rate_sweep_after: float = 10.0  # a game still unrated this long after its end: rate it
-    login_attempts: int = 10  # failed logins per address, and per account, per login_window
-    login_window: float = 300.0
+    login_attempts: int = 10  # failed logins an address, and an account, may have at once...
+    login_window: float = 300.0  # ...then one more every login_window / login_attempts
     match_window: float = 100.0  # rating points apart a queue table may be at once...
     match_widen: float = 300.0  # ...widening by this many a second of waiting
 
@@ -86,7 +86,8 @@ class Settings:
             raise ValueError("buckets must be at least 1")
         positive = ("turn_time", "answer_time", "poll_interval", "lease", "rate", "instance_ttl",
                     "header_timeout", "hello_timeout", "close_timeout", "max_sockets",
-                    "max_sockets_per_address", "code_guesses", "code_guess_interval")  # fmt: skip
+                    "max_sockets_per_address", "code_guesses", "code_guess_interval",
+                    "login_attempts", "login_window", "history_size")  # fmt: skip
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
