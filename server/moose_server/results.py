@@ -87,15 +87,19 @@ class Results:
 
     def changes(self, game: Game, state: rules.State) -> Changes:
         """Each seat's (before, after) standing for a finished game (computed once)."""
-        known = self._changes.get(game.id)
+        places = ratings.places(state)
+        # The places are in the key: a commit refused as stale may have computed
+        # another end of the same game first.
+        key = f"{game.id}:{places}"
+        known = self._changes.get(key)
         if known is not None:
             return known
         before = standings(game)
-        after = ratings.update(before, ratings.places(state))
+        after = ratings.update(before, places)
         out: Changes = [
             None if b is None or a is None else (b, a) for b, a in zip(before, after, strict=True)
         ]
-        self._changes[game.id] = out
+        self._changes[key] = out
         if len(self._changes) > CACHE:
             self._changes.popitem(last=False)
         return out
