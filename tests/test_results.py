@@ -253,3 +253,25 @@ async def _play_until_the_end_then_kill(
         async with asyncio.timeout(10):
             while (await games.load(game_id)).version == game.version:
                 await asyncio.sleep(0.005)
+
+
+async def test_the_changes_follow_the_end_that_was_committed(redis_url):
+    """A commit refused as stale may have computed another end of the same game first."""
+    from _games import random_game
+
+    ends = []
+    for seed in range(40):
+        *_, (state, _) = random_game(len(SEATS), seed)
+        if ratings.places(state) not in [ratings.places(e) for e in ends]:
+            ends.append(state)
+        if len(ends) == 2:
+            break
+    async with parts(redis_url) as (games, results):
+        profiles = await results.profiles(SEATS)
+        game = await games.create([(s.player, s.name, s.bot) for s in SEATS], seed=6,
+                                  rated=True, profiles=profiles)  # fmt: skip
+        first, second = (results.changes(game, end) for end in ends)
+        assert first != second
+        assert second == results.changes(game, ends[1])
+        after = ratings.update([Standing()] * len(SEATS), ratings.places(ends[1]))
+        assert [c[1] if c else None for c in second] == after
