@@ -8,6 +8,10 @@ folder; every round runs, for each revision in turn, a fresh redis-server and
 `moose serve` from that revision's code (PYTHONPATH), then `moose loadtest
 --url` from the work tree against it. Rounds alternate A and B so that noise
 from other processes lands on both; the report gives each run and the medians.
+
+A REV may end in ``@NAME=VALUE[,NAME=VALUE...]``: environment variables for
+that side's `moose serve`, e.g. ``WORK WORK@MOOSE_REDIS_PIPE=0`` compares the
+work tree with its pipe on and off.
 """
 
 from __future__ import annotations
@@ -28,6 +32,12 @@ from moose_server.embedded import EmbeddedRedis  # noqa: E402
 from moose_server.loadtest.probes import free_port, stop_process, wait_ready  # noqa: E402
 
 
+def split_env(spec: str) -> tuple[str, dict[str, str]]:
+    """``REV@A=1,B=2`` -> (REV, {"A": "1", "B": "2"})."""
+    rev, _, env = spec.partition("@")
+    return rev, dict(item.split("=", 1) for item in env.split(",") if item)
+
+
 def export(rev: str, into: Path) -> Path:
     """The client and server code of `rev` in a folder of its own."""
     if rev == "WORK":
@@ -42,9 +52,11 @@ def export(rev: str, into: Path) -> Path:
     return folder
 
 
-def one_run(code: Path, flags: list[str], tmp: Path) -> dict[str, object]:
-    """One redis-server + `moose serve` from `code`, one load test against it."""
-    env = dict(os.environ, PYTHONPATH=f"{code / 'client'}:{code / 'server'}")
+def one_run(
+    code: Path, flags: list[str], tmp: Path, extra: dict[str, str] | None = None
+) -> dict[str, object]:
+    """One redis-server + `moose serve` from `code` (`extra` env), one load test against it."""
+    env = dict(os.environ, PYTHONPATH=f"{code / 'client'}:{code / 'server'}", **(extra or {}))
     with tempfile.TemporaryDirectory(dir=tmp) as data, EmbeddedRedis(Path(data) / "redis") as r:
         port = free_port()
         cmd = [sys.executable, "-m", "moose", "serve", "--port", str(port), "--redis", r.url,
@@ -77,10 +89,15 @@ def main() -> int:
     a = p.parse_args(args)
     runs: dict[str, list[dict[str, object]]] = {rev: [] for rev in a.revs}
     with tempfile.TemporaryDirectory() as tmp:
-        codes = {rev: export(rev, Path(tmp)) for rev in a.revs}
+        envs = {rev: split_env(rev) for rev in a.revs}
+        exported: dict[str, Path] = {}
+        for plain, _ in envs.values():
+            if plain not in exported:
+                exported[plain] = export(plain, Path(tmp))
+        codes = {rev: exported[plain] for rev, (plain, _) in envs.items()}
         for r in range(a.rounds):
             for rev in a.revs if r % 2 == 0 else reversed(a.revs):
-                report = one_run(codes[rev], flags, Path(tmp))
+                report = one_run(codes[rev], flags, Path(tmp), envs[rev][1])
                 runs[rev].append(report)
                 print(rev, r, report.get("moves_per_second"), report.get("move_latency_ms"),
                       report.get("errors"), file=sys.stderr, flush=True)  # fmt: skip
