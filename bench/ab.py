@@ -8,6 +8,10 @@ folder; every round runs, for each revision in turn, a fresh redis-server and
 `moose serve` from that revision's code (PYTHONPATH), then `moose loadtest
 --url` from the work tree against it. Rounds alternate A and B so that noise
 from other processes lands on both; the report gives each run and the medians.
+
+A REV may end in ``@NAME=VALUE[,NAME=VALUE...]``: environment variables for
+that side's `moose serve`, e.g. ``WORK WORK@MOOSE_REDIS_PIPE=0`` compares the
+work tree with its pipe on and off.
 """
 
 from __future__ import annotations
@@ -20,12 +24,19 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
 from moose_server.embedded import EmbeddedRedis  # noqa: E402
 from moose_server.loadtest.probes import free_port, stop_process, wait_ready  # noqa: E402
+
+
+def split_env(spec: str) -> tuple[str, dict[str, str]]:
+    """``REV@A=1,B=2`` -> (REV, {"A": "1", "B": "2"})."""
+    rev, _, env = spec.partition("@")
+    return rev, dict(item.split("=", 1) for item in env.split(",") if item)
 
 
 def export(rev: str, into: Path) -> Path:
@@ -42,9 +53,11 @@ def export(rev: str, into: Path) -> Path:
     return folder
 
 
-def one_run(code: Path, flags: list[str], tmp: Path) -> dict[str, object]:
-    """One redis-server + `moose serve` from `code`, one load test against it."""
-    env = dict(os.environ, PYTHONPATH=f"{code / 'client'}:{code / 'server'}")
+def one_run(
+    code: Path, flags: list[str], tmp: Path, extra: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """One redis-server + `moose serve` from `code` (`extra` env), one load test against it."""
+    env = dict(os.environ, PYTHONPATH=f"{code / 'client'}:{code / 'server'}", **(extra or {}))
     with tempfile.TemporaryDirectory(dir=tmp) as data, EmbeddedRedis(Path(data) / "redis") as r:
         port = free_port()
         cmd = [sys.executable, "-m", "moose", "serve", "--port", str(port), "--redis", r.url,
@@ -64,6 +77,46 @@ def one_run(code: Path, flags: list[str], tmp: Path) -> dict[str, object]:
             stop_process(server)
 
 
+def add_cpu_per_move(report: dict[str, Any]) -> None:
+    """The server's CPU per move (ms): steadier than moves/s on a busy machine."""
+    cpu = (report.get("server") or {}).get("cpu_percent")
+    rate = report.get("moves_per_second")
+    if isinstance(cpu, int | float) and isinstance(rate, int | float) and rate > 0:
+        report["server_cpu_ms_per_move"] = round(cpu * 10 / rate, 3)
+
+
+def median_of(reports: list[dict[str, Any]], path: str) -> float | None:
+    """The median of a dotted field over the reports that have it."""
+    values = []
+    for rep in reports:
+        v: Any = rep
+        for key in path.split("."):
+            v = v.get(key) if isinstance(v, dict) else None
+        if isinstance(v, int | float):
+            values.append(float(v))
+    return round(statistics.median(values), 3) if values else None
+
+
+FIELDS = ("moves_per_second", "move_latency_ms.p50", "move_latency_ms.p99",
+          "event_latency_ms.p50", "all_seats_latency_ms.p99", "matchmaking_wait_ms.p50",
+          "server.cpu_percent", "redis.commands_per_move", "redis.round_trips.per_commit",
+          "matchmaking.all_seated_s", "matchmaking.rating_spread.mean",
+          "matchmaking.rating_spread.random_mean", "connections.bytes_per_connection",
+          "connections.server_rss_mb", "server_cpu_ms_per_move", "loadavg_1m")  # fmt: skip
+
+
+def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, float | None]]:
+    """Medians per side; every side after the first also as a ratio to the first."""
+    summary = {rev: {k: median_of(reports, k) for k in FIELDS} for rev, reports in runs.items()}
+    first = summary[next(iter(runs))]
+    for rev in list(runs)[1:]:
+        for key in ("moves_per_second", "server_cpu_ms_per_move"):
+            a, b = first.get(key), summary[rev].get(key)
+            if a and b is not None:
+                summary[rev][f"{key}_ratio"] = round(b / a, 3)
+    return summary
+
+
 def main() -> int:
     """Run the rounds; write every report and the medians to OUT."""
     args, flags = sys.argv[1:], []
@@ -74,36 +127,35 @@ def main() -> int:
     p.add_argument("out")
     p.add_argument("revs", nargs="+")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--summarize", action="store_true",
+                   help="only recompute the medians of OUT from its runs")  # fmt: skip
     a = p.parse_args(args)
-    runs: dict[str, list[dict[str, object]]] = {rev: [] for rev in a.revs}
+    if a.summarize:
+        report = json.loads(Path(a.out).read_text())
+        for reports in report["runs"].values():
+            for rep in reports:
+                add_cpu_per_move(rep)
+        report["medians"] = summarize(report["runs"])
+        Path(a.out).write_text(json.dumps(report, indent=1))
+        print(json.dumps(report["medians"], indent=1))
+        return 0
+    runs: dict[str, list[dict[str, Any]]] = {rev: [] for rev in a.revs}
     with tempfile.TemporaryDirectory() as tmp:
-        codes = {rev: export(rev, Path(tmp)) for rev in a.revs}
+        envs = {rev: split_env(rev) for rev in a.revs}
+        exported: dict[str, Path] = {}
+        for plain, _ in envs.values():
+            if plain not in exported:
+                exported[plain] = export(plain, Path(tmp))
+        codes = {rev: exported[plain] for rev, (plain, _) in envs.items()}
         for r in range(a.rounds):
             for rev in a.revs if r % 2 == 0 else reversed(a.revs):
-                report = one_run(codes[rev], flags, Path(tmp))
+                report = one_run(codes[rev], flags, Path(tmp), envs[rev][1])
+                report["loadavg_1m"] = round(os.getloadavg()[0], 2)  # how busy the machine was
+                add_cpu_per_move(report)
                 runs[rev].append(report)
                 print(rev, r, report.get("moves_per_second"), report.get("move_latency_ms"),
                       report.get("errors"), file=sys.stderr, flush=True)  # fmt: skip
-    summary = {}
-    for rev, reports in runs.items():
-
-        def med(path: str, reports: list[dict[str, object]] = reports) -> float | None:
-            values = []
-            for rep in reports:
-                v: object = rep
-                for key in path.split("."):
-                    v = v.get(key) if isinstance(v, dict) else None  # type: ignore[assignment]
-                if isinstance(v, int | float):
-                    values.append(float(v))
-            return round(statistics.median(values), 2) if values else None
-
-        summary[rev] = {k: med(k) for k in (
-            "moves_per_second", "move_latency_ms.p50", "move_latency_ms.p99",
-            "event_latency_ms.p50", "all_seats_latency_ms.p99", "matchmaking_wait_ms.p50",
-            "server.cpu_percent", "redis.commands_per_move", "redis.round_trips.per_commit",
-            "matchmaking.all_seated_s", "matchmaking.rating_spread.mean",
-            "matchmaking.rating_spread.random_mean", "connections.bytes_per_connection",
-            "connections.server_rss_mb")}  # fmt: skip
+    summary = summarize(runs)
     Path(a.out).write_text(json.dumps({"flags": flags, "medians": summary, "runs": runs},
                                       indent=1))  # fmt: skip
     print(json.dumps(summary, indent=1))
