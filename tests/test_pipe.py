@@ -15,6 +15,7 @@ from redis.exceptions import (
     AuthenticationError,
     ConnectionError,
     DataError,
+    RedisError,
     ResponseError,
     TimeoutError,
 )
@@ -95,6 +96,23 @@ async def test_an_error_reply_fails_only_its_caller(redis_url, pipes):
     assert isinstance(replies[1], ResponseError) and "not an integer" in str(replies[1])
     assert isinstance(replies[3], ResponseError) and "unknown command" in str(replies[3])
     assert await pipe.call("INCR", "n") == 3  # the connection goes on
+
+
+async def test_error_replies_raise_what_redis_py_raises(redis_factory, pipes):
+    server = redis_factory(appendonly=False)
+    url = f"redis://127.0.0.1:{server.port}/0"
+    with redis.Redis(port=server.port) as r:
+        r.set("s", "text")
+        r.execute_command("ACL", "SETUSER", "reader", "on", ">pw", "~*", "+get")
+    commands = [("INCR", "s"), ("SADD", "s", "x"), ("NOSUCHCOMMAND",), ("EVALSHA", "0" * 40, 0)]
+    limited = f"redis://reader:pw@127.0.0.1:{server.port}/0"
+    for source, command in [(url, c) for c in commands] + [(limited, ("SET", "s", "y"))]:
+        with redis.Redis.from_url(source) as r, pytest.raises(RedisError) as theirs:
+            r.execute_command(*command)
+        with pytest.raises(RedisError) as ours:
+            await pipes(source).call(*command)
+        assert type(ours.value) is type(theirs.value), command
+        assert str(ours.value) == str(theirs.value), command
 
 
 async def test_call_many_sends_every_command_and_answers_in_order(redis_url, pipes):
