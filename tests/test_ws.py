@@ -1,5 +1,11 @@
 """The socket's send side, over a real socket: frames arrive whole and in order, and a
-client that stops reading is dropped with 1013 instead of being waited for."""
+client that stops reading is dropped with 1013 instead of being waited for.
+
+`Connection` writes its frames straight to the transport, beside aiohttp's own
+writer (pings, pongs, the close frame). The tests here fail if aiohttp starts to
+do what that relies on it not doing: compressing, or holding its own frames back
+so that ours overtake them.
+"""
 
 from __future__ import annotations
 
@@ -23,22 +29,32 @@ SMALL = 4096  # socket buffers of both ends, so that a client that stops reading
 class Server:
     """A bare aiohttp app whose one WebSocket is served by a real `Connection`."""
 
-    def __init__(self, send_buffer: int) -> None:
+    def __init__(self, send_buffer: int, heartbeat: float | None = None) -> None:
         self.settings = Settings(send_buffer=send_buffer)
+        self.heartbeat = heartbeat
         self.conn: Connection | None = None
         self.ready = asyncio.Event()
         self.done = asyncio.Event()
 
     async def handler(self, request: web.Request) -> web.WebSocketResponse:
-        ws = web.WebSocketResponse(compress=False)
+        ws = web.WebSocketResponse(compress=False, heartbeat=self.heartbeat)
         await ws.prepare(request)
+        self.ws = ws
         sock = request.transport.get_extra_info("socket")  # type: ignore[union-attr]
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SMALL)
         services: Any = SimpleNamespace(settings=self.settings)
         self.conn = Connection(ws, services, request.transport)
         self.ready.set()
+        # A receive loop, as the real server keeps: aiohttp takes the pongs there.
+        reading = asyncio.create_task(self._receive(ws))
         await self.done.wait()
+        reading.cancel()
         return ws
+
+    @staticmethod
+    async def _receive(ws: web.WebSocketResponse) -> None:
+        async for _ in ws:
+            pass
 
 
 async def _start(server: Server) -> tuple[web.AppRunner, int]:
@@ -52,7 +68,9 @@ async def _start(server: Server) -> tuple[web.AppRunner, int]:
     return runner, port
 
 
-async def _raw_client(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+async def _raw_client(
+    port: int, extra: str = ""
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A WebSocket handshake by hand on a socket with a small receive buffer."""
     sock = socket.socket()
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SMALL)
@@ -63,10 +81,12 @@ async def _raw_client(port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWr
     writer.write(
         f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
         f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
-        "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+        f"Sec-WebSocket-Version: 13\r\n{extra}\r\n".encode()
     )
     head = await reader.readuntil(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 101"), head
+    # Our frames are never compressed: no extension may be agreed on.
+    assert b"sec-websocket-extensions" not in head.lower(), head
     return reader, writer
 
 
@@ -74,6 +94,7 @@ async def _frame(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     """One server frame: (opcode, payload)."""
     b0, b1 = await reader.readexactly(2)
     assert b0 & 0x80 and not b1 & 0x80, "a whole, unmasked frame"
+    assert not b0 & 0x70, "no reserved bit: nothing compressed"
     n = b1 & 0x7F
     if n == 126:
         (n,) = struct.unpack("!H", await reader.readexactly(2))
@@ -162,6 +183,50 @@ async def test_a_message_that_cannot_be_encoded_is_sent_as_internal_and_the_sock
         got = [msgpack.unpackb(p) for _, p in [await _frame(reader) for _ in range(3)]]
         assert [m.get("code") for m in got[:2]] == ["internal", "internal"]
         assert got[2] == {"type": "pong", "id": 3}
+        writer.close()
+    finally:
+        server.done.set()
+        await runner.cleanup()
+
+
+async def test_aiohttps_own_frames_interleave_whole_with_ours_and_its_close_comes_last():
+    server = Server(send_buffer=1 << 20, heartbeat=0.05)  # a ping every 50 ms
+    runner, port = await _start(server)
+    try:
+        # The client offers compression; the server must not take it.
+        offer = "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n"
+        reader, writer = await _raw_client(port, offer)
+        await server.ready.wait()
+        conn = server.conn
+        assert conn is not None
+        ids: list[int] = []
+        pings = 0
+
+        async def read() -> bytes:
+            nonlocal pings
+            while True:
+                op, payload = await _frame(reader)
+                if op == 9:  # answered, or aiohttp's heartbeat gives up on us
+                    pings += 1
+                    mask = os.urandom(4)
+                    body = bytes(c ^ mask[i % 4] for i, c in enumerate(payload))
+                    writer.write(bytes((0x8A, 0x80 | len(payload))) + mask + body)
+                elif op == 8:
+                    return payload
+                else:
+                    ids.append(msgpack.unpackb(payload)["id"])
+
+        reading = asyncio.create_task(read())
+        for i in range(200):
+            conn.send({"type": "pong", "id": i, "pad": "x" * 500})
+            if i % 20 == 0:
+                await asyncio.sleep(0.03)  # aiohttp's pings go out meanwhile
+        conn.close(1000, "bye")
+        async with asyncio.timeout(10):
+            closing = await reading
+        assert ids == list(range(200)), "every frame of ours before the close frame"
+        assert pings > 0, "aiohttp's pings reached the same stream, whole"
+        assert struct.unpack("!H", closing[:2])[0] == 1000
         writer.close()
     finally:
         server.done.set()

@@ -9,6 +9,14 @@ transport holds more than `send_buffer` bytes the client reads too slowly and
 is dropped (close 1013) instead of stalling the hub. Client mistakes become
 `error` messages with a stable code and the socket stays open; Redis trouble
 becomes `unavailable`; anything else is logged and answered `internal`.
+
+Writing frames to the transport ourselves, beside aiohttp's writer, costs 1.14-1.23x
+less server CPU per move than `send_bytes` (BENCHMARKS.md round 4,
+bench/results/round4-ab-ws.json): one write per socket per loop turn instead of
+one per frame, and no task. It relies on compression being off and on aiohttp
+writing its own pings and close frame at once to the same transport; the
+aiohttp versions are pinned in pyproject.toml and tests/test_ws.py fails should
+that change.
 """
 
 from __future__ import annotations
