@@ -16,6 +16,8 @@ import textwrap
 import venv
 from pathlib import Path
 
+import pytest
+
 from moose_server.commands import SERVER_MODULES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +59,7 @@ def _run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kwargs)  # type: ignore[call-overload,no-any-return]
 
 
+@pytest.mark.timeout(600)  # a wheel build and a venv installed from the index
 def test_the_bare_wheel_runs_a_bot_and_leaves_the_server_out(tmp_path: Path, moose_serve) -> None:
     built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
                   str(tmp_path / "dist"), str(ROOT)])  # fmt: skip
