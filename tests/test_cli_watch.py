@@ -70,3 +70,19 @@ async def test_watch_an_unknown_game_says_so(url: str) -> None:
     assert run.code == 1
     assert "cannot watch g_0000000000: " in run.err and "no_such_game" in run.err
     assert "Traceback" not in run.err
+
+
+async def test_watch_without_a_game_lists_the_live_games(url: str) -> None:
+    async with moose.connect(url, name="alice") as alice, moose.connect(url, name="bob") as bob:
+        await alice.queue(2, 2)
+        await bob.queue(2, 2)
+        game, _ = await first_match(alice)
+        listing = await alice.games()
+        assert [g["game"] for g in listing["games"]] == [game]
+        run = await drive(await spawn("watch", "--url", url, "--json"))
+        assert run.code == 0, run.err
+        (line,) = run.out
+        assert [g["game"] for g in json.loads(line)["games"]] == [game]
+        run = await drive(await spawn("watch", "--url", url))
+        assert run.code == 0, run.err
+        assert game in run.text and "alice" in run.text and "players online" in run.text

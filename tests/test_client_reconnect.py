@@ -135,3 +135,29 @@ async def test_a_list_of_urls_skips_a_dead_one_and_reconnects_to_the_next(serve:
         record = await client.record(game)
         assert client.reconnects == 1 and client.url == second.url and moved
     check_views(events, record, seat)
+
+
+async def test_a_followed_game_list_comes_again_after_a_reconnect(serve: Serve) -> None:
+    server = await serve(live_interval=0.1)
+    async with moose.connect(server.url, name="fan") as fan:
+        assert (await fan.games(follow=True))["games"] == []
+        port = server.port
+        await server.stop()  # drained: close 1012, the client reconnects at once
+        await serve(port=port, live_interval=0.1)
+        async with moose.connect(server.url, name="alice") as alice:
+            await alice.queue(2, 2)
+            async with moose.connect(server.url, name="bob") as bob:
+                await bob.queue(2, 2)
+                game, _ = await _first_match(alice)
+                async with asyncio.timeout(15):
+                    async for msg in fan.events():
+                        if msg["type"] == "game_list" and msg["games"]:
+                            break
+                assert [g["game"] for g in msg["games"]] == [game] and "id" not in msg
+
+
+async def _first_match(client: Client) -> tuple[str, int]:
+    async for msg in client.events():
+        if msg["type"] == "match":
+            return msg["game"], msg["seat"]
+    raise AssertionError("no match")

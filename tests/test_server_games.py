@@ -202,7 +202,8 @@ async def test_spectator_sees_public_views_only(moose_server, ws_client):
     first = await fan.expect(type="event", game=game)
     newcomer = {"rating": 540, "provisional": True}
     assert first["event"] == {"kind": "state", "names": ["pa", "pb"], "bots": [False, False],
-                              "ratings": [newcomer, newcomer]}  # fmt: skip
+                              "ratings": [newcomer, newcomer],
+                              "away": [False, False]}  # fmt: skip
     assert first["seq"] == watching["seq"]
     player_events = await asyncio.gather(*(play_out(c, game, seed=5) for c in clients))
     seen = [first]

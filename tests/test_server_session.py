@@ -72,7 +72,7 @@ async def test_sync_without_since_sends_the_current_state(moose_server, ws_clien
     first = await a.expect(type="event", game=game, seq=1)
     synced = await a.request("sync", game=game)
     state = await a.expect(type="event", game=game, seq=synced["seq"])
-    assert state["event"] == {"kind": "state", **_seats(first["event"])}
+    assert state["event"] == {"kind": "state", **_seats(first["event"]), "away": [False, False]}
     assert state["view"] == first["view"] and state["view"]["seat"] == seat_a
     assert state["legal"] == first["legal"] and state["deadline"] == first["deadline"]
 
@@ -89,13 +89,23 @@ async def test_state_events_name_the_seats_for_spectators_and_resumed_seats(
     fan = await ws_client(await moose_server(), "fan", binary=False)
     watching = await fan.request("watch", game=game, code=codes[0])
     state = await fan.expect(type="event", game=game, seq=watching["seq"])
-    assert state["event"] == {"kind": "state", "names": names, **_TWO_NEWCOMERS}
+    assert state["event"] == {
+        "kind": "state",
+        "names": names,
+        **_TWO_NEWCOMERS,
+        "away": [False, False],
+    }
     await a.close()  # ann comes back on a new socket and asks for the state
     back = await ws_client(url, None)
     assert (await back.hello(token=a.token))["games"] == [game]
     synced = await back.request("sync", game=game)
     state = await back.expect(type="event", game=game, seq=synced["seq"])
-    assert state["event"] == {"kind": "state", "names": names, **_TWO_NEWCOMERS}
+    assert state["event"] == {
+        "kind": "state",
+        "names": names,
+        **_TWO_NEWCOMERS,
+        "away": [False, False],
+    }
     assert state["view"]["seat"] == seats[0]
 
 
@@ -131,3 +141,26 @@ async def test_look_alike_names_at_a_table_get_their_seat_number(moose_server, w
     assert match["names"] == names
     start = await clients[1].expect(type="event", game=match["game"], seq=1)
     assert start["event"]["names"] == names
+
+
+async def test_welcome_names_the_private_table_a_returning_player_sits_at(moose_server, ws_client):
+    url = await moose_server()
+    host, guest = await ws_client(url, "hana"), await ws_client(url, "gus")
+    table = await host.request("create_table", players=3)
+    await guest.request("join_table", code=table["code"])
+    await host.request("add_bot", code=table["code"], bot="random")
+    await guest.close()
+    back = await ws_client(url, None, binary=False)
+    welcome = await back.hello(token=guest.token)
+    assert welcome["table"] == {
+        "code": table["code"], "host": host.player, "players": 3,
+        "seats": [{"name": "hana", "player": host.player, "bot": None},
+                  {"name": "gus", "player": guest.player, "bot": None},
+                  {"name": "random-bot 1", "player": None, "bot": "random"}],
+    }  # fmt: skip
+    stranger = await ws_client(url, None)
+    assert (await stranger.hello("sid"))["table"] is None  # a new player sits nowhere
+    await host.request("start_table", code=table["code"])
+    await back.expect(type="match")
+    again = await ws_client(url, None)
+    assert (await again.hello(token=guest.token))["table"] is None  # the table has started

@@ -50,6 +50,7 @@ _RESENDABLE = frozenset(
         "leave_queue",
         "leaderboard",
         "profile",
+        "games",
     }
 )
 CLOSED = object()  # put in the inbox when the client is closed

@@ -275,3 +275,26 @@ def screen(
     parts.append(Text("\n".join(log[-8:]), style="dim"))
     parts.append(Text(prompt, style="bold"))
     return Group(*parts)
+
+
+def live_games(listing: Message) -> RenderableType:
+    """A `game_list`: the live public games, newest first, and who is online."""
+    now = listing.get("server_time") or 0
+    table = Table(title="live games", title_justify="left")
+    for column in ("game", "seats", "players", "started"):
+        table.add_column(column)
+    for game in listing.get("games") or ():
+        bots = game.get("bots") or [None] * len(game.get("names") or ())
+        who = ", ".join(
+            f"{name} (bot)" if bot else str(name)
+            for name, bot in zip(game.get("names") or (), bots, strict=False)
+        )
+        ago = max(0, (now - int(game.get("started") or now)) // 1000)
+        table.add_row(str(game.get("game")), str(game.get("players")), who, f"{ago} s ago")
+    footer = Text(
+        f"{listing.get('online', 0)} players online, {listing.get('waiting', 0)} waiting; "
+        "`moose watch GAME_ID` follows one."
+    )
+    if not listing.get("games"):
+        return Group(Text("No public game is being played right now."), footer)
+    return Group(table, footer)

@@ -55,6 +55,7 @@ class Session(Connection):
         )  # fmt: skip
         self._games: dict[str, _Game] = {}
         self._queue_args: Message | None = None  # set while we want to be queued
+        self._follow_games = False  # set while we follow the live games list
 
     def _welcomed(self, welcome: Message) -> None:
         """Follow the unfinished games the welcome lists."""
@@ -78,6 +79,8 @@ class Session(Connection):
         queueing = any(r.message["type"] == "queue" for r in self._pending.values())
         if self._queue_args is not None and not queueing:
             self._internal("queue", self._log_error, **self._queue_args)
+        if self._follow_games:
+            self._internal("games", self._games_again, follow=True)
 
     async def _dispatch(self, msg: Message) -> None:
         if self.trace is not None:
@@ -93,7 +96,7 @@ class Session(Connection):
             known = self._games.setdefault(msg["game"], _Game(seat=msg.get("seat")))
             known.seat, known.announced = msg.get("seat"), True
             self._inbox.put_nowait(msg)
-        elif mtype == "table":
+        elif mtype in ("table", "game_list"):
             self._inbox.put_nowait(msg)
         elif mtype == "error" and msg.get("code") == "rate_limited":
             self._refuse_oldest(msg)
@@ -159,6 +162,13 @@ class Session(Connection):
         if known.seq > 0:
             fields["since"] = known.seq
         self._internal("sync", done, **fields)
+
+    def _games_again(self, answer: Message) -> None:
+        """The list as it is after a reconnect: the followers' next update."""
+        if answer.get("type") == "game_list":
+            self._inbox.put_nowait({k: v for k, v in answer.items() if k != "id"})
+        else:
+            self._log_error(answer)
 
     def _log_error(self, answer: Message) -> None:
         if answer.get("type") == "error" and answer.get("code") != "already_queued":

@@ -200,8 +200,13 @@ class Client(Session):
         record: Message = answer["record"]
         return record
 
+    async def games(self, *, follow: bool = False) -> Message:
+        """The live public games (a `game_list`); `follow`: every change through `events()`."""
+        self._follow_games = follow
+        return await self._request("games", follow=follow)
+
     def events(self) -> _Events:
-        """An async iterator of `match`, `table` and `event` messages."""
+        """An async iterator of `match`, `table`, `event` and (when followed) `game_list`."""
         return _Events(self)
 
     @property

@@ -107,6 +107,7 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "watch": {"game": (_STR, True), "code": (_STR, False)},
     "unwatch": {"game": (_STR, True)},
     "record": {"game": (_STR, True), "code": (_STR, False)},
+    "games": {"follow": (_BOOL, False)},
 }
 
 SERVER_MESSAGES = frozenset(
@@ -128,6 +129,7 @@ SERVER_MESSAGES = frozenset(
         "logged_out",
         "leaderboard",
         "profile",
+        "game_list",
         "error",
     }
 )

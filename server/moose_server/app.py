@@ -30,6 +30,7 @@ from moose_server.games import Games
 from moose_server.handlers import Handlers
 from moose_server.hub import Hub
 from moose_server.limits import CodeGuard, Meter, Sockets
+from moose_server.live import LiveGames
 from moose_server.liveness import Liveness
 from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
@@ -110,6 +111,7 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
         tasks = [
             asyncio.create_task(services.hub.run(), name="hub"),
             asyncio.create_task(liveness.run(), name="liveness"),
+            asyncio.create_task(services.live.run(), name="live"),
             *(task for _, task in work),
         ]
         try:
@@ -143,11 +145,14 @@ async def _build(
     accounts = Accounts(players, tokens, settings, logins)
     boards = Boards(players, settings)
     lobby = Lobby(matchmaker, games, store, settings, results)
-    handlers = Handlers(store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards)
+    live = LiveGames(store, matchmaker, settings, lambda: len(hub.players))
+    handlers = Handlers(
+        store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live
+    )
     return Services(
         settings=settings, store=store, games=games, hub=hub, tokens=tokens,
         matchmaker=matchmaker, lobby=lobby, metrics=metrics, handlers=handlers,
-        sockets=Sockets(settings), results=results, boards=boards,
+        sockets=Sockets(settings), results=results, boards=boards, live=live,
     )  # fmt: skip
 
 

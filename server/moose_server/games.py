@@ -565,6 +565,7 @@ class Games:
                 await asyncio.gather(forget, self.rater.apply(new, got.now))
             else:
                 await forget
+            await self.store.live_remove([new.id])
         written = new.but(
             version=old.version + len(events), deadline=got.deadline, packed_moves=packed_moves
         )

@@ -19,8 +19,9 @@ from moose_server.boards import DEFAULT_LIMIT, Boards
 from moose_server.games import Game, GameError, Games, finished_record
 from moose_server.hub import Hub, Peer, state_message
 from moose_server.limits import CodeGuard
+from moose_server.live import LiveGames
 from moose_server.lobby import Lobby
-from moose_server.matchmaking import MatchError, Matchmaker, normalize_code
+from moose_server.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
 from moose_server.metrics import Metrics
 from moose_server.store import Store
 from moose_server.store_players import PlayerStore
@@ -57,6 +58,7 @@ class Handlers:
     def __init__(
         self, store: Store, games: Games, hub: Hub, accounts: Accounts, matchmaker: Matchmaker,
         lobby: Lobby, metrics: Metrics, guard: CodeGuard, boards: Boards,
+        live: LiveGames,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
@@ -68,6 +70,7 @@ class Handlers:
         self.metrics = metrics
         self.guard = guard
         self.boards = boards
+        self.live = live
         self.table: dict[str, Callable[[Session, Message], Awaitable[Message | None]]] = {
             "hello": self.hello, "ping": self.ping, "queue": self.queue,
             "leave_queue": self.leave_queue, "create_table": self.create_table,
@@ -76,7 +79,7 @@ class Handlers:
             "move": self.move, "sync": self.sync, "watch": self.watch, "unwatch": self.unwatch,
             "record": self.record, "register": self.register,
             "change_password": self.change_password, "logout_all": self.logout_all,
-            "leaderboard": self.leaderboard, "profile": self.profile,
+            "leaderboard": self.leaderboard, "profile": self.profile, "games": self.games_list,
         }  # fmt: skip
 
     async def handle(self, mtype: str, conn: Session, msg: Message) -> Message | None:
@@ -102,6 +105,8 @@ class Handlers:
         self._become(conn, who)
         self.hub.add_player(conn)
         games = await self._resume(conn)
+        # A returning player may sit at a private table that has not started: say which.
+        table = await self.matchmaker.seated_table(who.player) if msg.get("token") else None
         how = "resumed" if msg.get("token") else "login" if msg.get("password") else "new"
         log.info("hello %s (%s, %s session, %d games)", who.player, who.name, how, len(games),
                  extra={"event": "hello", "player": who.player,
@@ -110,6 +115,7 @@ class Handlers:
             "type": "welcome", "protocol": PROTOCOL_VERSION, "player": who.player,
             "name": who.name, "token": self.accounts.token(who, now / 1000), "server_time": now,
             "games": games, "account": who.account, "bot": who.bot,
+            "table": _table_fields(table),
         }  # fmt: skip
 
     @staticmethod
@@ -323,3 +329,20 @@ class Handlers:
                 raise
             return {"type": "record", "game": msg["game"], "record": kept}
         return {"type": "record", "game": msg["game"], "record": finished_record(game)}
+
+    async def games_list(self, conn: Session, msg: Message) -> Message:
+        """The live public games; with `follow`, again whenever the list changes."""
+        if msg.get("follow"):
+            self.live.follow(conn)
+        elif msg.get("follow") is False:
+            self.live.unfollow(conn)
+        return dict(await self.live.snapshot())
+
+
+def _table_fields(table: TableInfo | None) -> Message | None:
+    """A `table` message's fields but its type, for `welcome`."""
+    if table is None:
+        return None
+    fields = table.as_message()
+    del fields["type"]
+    return fields

@@ -191,7 +191,7 @@ def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
     """An `event` of kind `state`: the game as `seat` sees it now, with the seats' names."""
     auto = {"auto": game.auto_kind() is not None}
     # A spectator or a resumed seat never saw the `start` event that named the seats.
-    event = {"kind": "state", "names": game.names, **seat_info(game)}
+    event = {"kind": "state", "names": game.names, **seat_info(game), "away": game.away}
     entry = Entry(game.version, event, auto, game.deadline, now)
     return event_message(game.id, entry, seat, game.state)
 

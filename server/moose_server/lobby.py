@@ -18,6 +18,7 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from moose_server.games import Game, Games
+from moose_server.live import summary
 from moose_server.matchmaking import FormedTable, Matchmaker, TableInfo
 from moose_server.results import Results
 from moose_server.settings import Settings
@@ -61,6 +62,8 @@ class Lobby:
         )
         if table.key:
             await self.matchmaker.started(table.key)
+        if table.source == "queue":  # private tables' games are never listed
+            await self.store.live_add(game.id, summary(game))
         players = [s.player for s in table.seats if s.player is not None]
         log.info("match: game %s from %s with %d seats", game.id, table.source, len(seats),
                  extra={"event": "match", "game": game.id, "players": players})  # fmt: skip

@@ -403,6 +403,18 @@ class Matchmaker:
         seats = [_seat(s) for s in data["seats"]]
         return FormedTable(seats, f"table:{code}", data["key"], bool(data.get("rated")))
 
+    async def seated_table(self, player: str) -> TableInfo | None:
+        """The private table the player sits at (not started yet), or None."""
+        code = await self.redis.hget(seated_key(self.prefix), player)
+        if code is None:
+            return None
+        try:
+            info = await self.table(code.decode() if isinstance(code, bytes) else code)
+        except MatchError:  # the table expired meanwhile
+            return None
+        seated = any(s is not None and s.player == player for s in info.seats)
+        return info if seated else None
+
     async def table(self, code: str) -> TableInfo:
         """The private table with that join code, or `bad_code`."""
         code = normalize_code(code)

@@ -10,6 +10,7 @@ from moose_server.games import Games
 from moose_server.handlers import Handlers
 from moose_server.hub import Hub
 from moose_server.limits import Sockets
+from moose_server.live import LiveGames
 from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
 from moose_server.metrics import Metrics
@@ -44,5 +45,6 @@ class Services:
     sockets: Sockets
     results: Results
     boards: Boards
+    live: LiveGames
     connections: set[Socket] = field(default_factory=set)
     draining: bool = False

@@ -80,6 +80,7 @@ class Settings:
     login_window: float = 300.0  # ...then one more every login_window / login_attempts
     match_window: float = 100.0  # rating points apart a queue table may be at once...
     match_widen: float = 300.0  # ...widening by this many a second of waiting
+    live_interval: float = 1.0  # how often the live games list is read for its followers
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -87,7 +88,8 @@ class Settings:
         positive = ("turn_time", "answer_time", "poll_interval", "lease", "rate", "instance_ttl",
                     "header_timeout", "hello_timeout", "close_timeout", "max_sockets",
                     "max_sockets_per_address", "code_guesses", "code_guess_interval",
-                    "login_attempts", "login_window", "history_size")  # fmt: skip
+                    "login_attempts", "login_window", "history_size",
+                    "live_interval")  # fmt: skip
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

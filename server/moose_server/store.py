@@ -17,6 +17,11 @@ Redis Cluster too::
                         another instance dropped its queue tickets
     moose:limit:<kind>:<client>   a per-client rate limit (lua/limit.lua): the
                         bucket's next free time in ms, expiring when it is full
+    moose:{live}:games  sorted set: live public-queue game id -> start ms (the
+                        newest LIVE_KEPT; a game leaves it when it ends)
+    moose:{live}:info   hash: game id -> msgpack summary {players, names, bots, started}
+    moose:{live}:online sorted set: instance id -> when its count lapses (ms)
+    moose:{live}:counts hash: instance id -> players connected to it
 
 Channels (pub/sub is only a wake-up; the streams are the record):
 `moose:games` carries "<game id> <last seq>", `moose:players` carries msgpack
@@ -54,6 +59,9 @@ GAMES_CHANNEL = b"moose:games"
 PLAYERS_CHANNEL = b"moose:players"
 SECRET_KEY = "moose:secret"
 CLAIM_LIMIT = 100
+LIVE_KEYS = ("moose:{live}:games", "moose:{live}:info")
+ONLINE_KEYS = ("moose:{live}:online", "moose:{live}:counts")
+LIVE_KEPT = 1000  # public games the index holds at most (the newest)
 
 
 def is_cluster(redis: object) -> bool:
@@ -140,6 +148,9 @@ class Store:
         self._commit = redis.register_script(_script("commit.lua"))
         self._claim = redis.register_script(_script("claim.lua"))
         self._limit = redis.register_script(_script("limit.lua"))
+        self._live_add = redis.register_script(_script("live_add.lua"))
+        self._live_remove = redis.register_script(_script("live_remove.lua"))
+        self._online = redis.register_script(_script("online.lua"))
 
     # -- key names ------------------------------------------------------------
 
@@ -353,6 +364,49 @@ class Store:
     async def publish_players(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
         """Send each (player, message) like `publish_player`, all at once."""
         await self._each("PUBLISH", [(PLAYERS_CHANNEL, pack([p, m])) for p, m in messages])
+
+    # -- live public games, players online -----------------------------------------
+
+    async def live_add(self, game: str, summary: dict[str, Any]) -> int:
+        """List a public game among the live ones; return its start time (Redis ms)."""
+        args: list[Any] = [game, pack(summary), LIVE_KEPT]
+        started = await self._live_add(keys=list(LIVE_KEYS), args=args)
+        return int(started)
+
+    async def live_remove(self, games: list[str]) -> None:
+        """Forget games that ended (or expired) in the index of live games."""
+        if games:
+            await self._live_remove(keys=list(LIVE_KEYS), args=games)
+
+    async def live_games(self, limit: int) -> list[dict[str, Any]]:
+        """The newest `limit` live public games, newest first: their summaries.
+
+        A game in the index whose deadline is gone has ended (every unfinished
+        game has one): should the instance that ended it have died before taking
+        it out, it is taken out here.
+        """
+        rows: Any = await self.redis.zrevrange(LIVE_KEYS[0], 0, limit - 1, withscores=True)
+        if not rows:
+            return []
+        ids = [gid.decode() for gid, _ in rows]
+        blobs: Any = await self.redis.hmget(LIVE_KEYS[1], ids)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for gid in ids:
+                pipe.zscore(self.deadlines_key(self.bucket(gid)), gid)
+            deadlines = await pipe.execute()
+        out, gone = [], []
+        for (gid, started), blob, deadline in zip(rows, blobs, deadlines, strict=True):
+            if blob is None or deadline is None:
+                gone.append(gid.decode())
+                continue
+            out.append({"game": gid.decode(), **unpack(blob), "started": int(started)})
+        await self.live_remove(gone)
+        return out
+
+    async def online(self, instance: str, players: int, ttl_ms: int) -> int:
+        """Write this instance's count of players; the count of the whole service."""
+        args: list[Any] = [instance, players, ttl_ms]
+        return int(await self._online(keys=list(ONLINE_KEYS), args=args))
 
     # -- the two clients ----------------------------------------------------------
 

@@ -121,6 +121,7 @@ class Connection:
         )
         s.connections.discard(self)
         s.hub.drop(self)
+        s.live.unfollow(self)
         await cancel_and_wait(self._tasks)
         self._cut_later()
         if self.player is not None and not s.hub.player_peers(self.player):

@@ -1,4 +1,7 @@
-"""`moose watch GAME_ID`: follow a game as a spectator, one line per event."""
+"""`moose watch GAME_ID`: follow a game as a spectator, one line per event.
+
+`moose watch` with no game id lists the live public games instead.
+"""
 
 from __future__ import annotations
 
@@ -16,9 +19,10 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "watch",
         help="follow a game as a spectator",
-        description="Print every event of a game as it happens, until the game is over.",
+        description="Print every event of a game as it happens, until the game is over. "
+        "Without a game id, list the live public games.",
     )
-    p.add_argument("game", metavar="GAME_ID", help="the game's id, such as g_9f8e7d6c5b")
+    p.add_argument("game", metavar="GAME_ID", nargs="?", help="the game's id, such as g_9f8e7d6c5b")
     p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
     p.add_argument("--json", action="store_true", help="one JSON line per event message")
     p.add_argument("--name", default="spectator", help="the name to say hello with")
@@ -46,6 +50,19 @@ async def _main(args: argparse.Namespace) -> int:
     except ConnectError:
         err.print(f"cannot reach {args.url}: is `moose serve` running?", markup=False)
         return 1
+    if args.game is None:
+        try:
+            listing = await client.games()
+        except (ServerError, ConnectionLost) as exc:
+            err.print(f"cannot list the live games: {exc}", markup=False)
+            return 1
+        finally:
+            await client.close()
+        if args.json:
+            sys.stdout.write(json.dumps(listing, separators=(",", ":")) + "\n")
+        else:
+            console.print(_render.live_games(listing))
+        return 0
     names: list[str] | None = None
     try:
         await client.watch(args.game, args.code)

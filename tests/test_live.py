@@ -1,0 +1,116 @@
+"""The live public games list (`games` -> `game_list`) and its index in Redis."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+import redis.asyncio as aioredis
+
+from moose_server import store as store_module
+from moose_server.store import LIVE_KEYS, Store
+
+Message = dict[str, Any]
+
+
+async def next_list(client: Any, *, timeout: float = 15.0, until: Any = None) -> Message:
+    """The next `game_list` update (no id) that satisfies `until` (if given)."""
+    async with asyncio.timeout(timeout):
+        while True:
+            listing = await client.expect(type="game_list", timeout=timeout)
+            if "id" not in listing and (until is None or until(listing)):
+                return listing
+
+
+def listed(game: str) -> Any:
+    """A test of a `game_list`: does it hold `game`?"""
+    return lambda listing: any(g["game"] == game for g in listing["games"])
+
+
+async def test_a_queue_game_is_listed_to_followers_until_it_ends(
+    moose_server, ws_client, redis_url
+):
+    # Alone in the queue, alice gets a bot; she never moves, so time runs out
+    # twice, her seat goes away and the bot ends the game for her.
+    url = await moose_server(queue_bots_after=0.1, turn_time=0.3, live_interval=0.1)
+    fan = await ws_client(url, "fan", binary=False)
+    first = await fan.request("games", follow=True)
+    assert first["games"] == [] and first["online"] >= 0 and first["waiting"] == 0
+    alice = await ws_client(url, "alice")
+    await alice.request("queue", min_players=2, max_players=2)
+    match = await alice.expect(type="match")
+    game, seat = match["game"], match["seat"]
+    assert match["bots"][seat] is False and match["bots"][1 - seat] is True
+    listing = await next_list(fan, until=listed(game))
+    (entry,) = listing["games"]
+    assert entry["players"] == 2 and entry["names"] == match["names"]
+    assert entry["bots"] == match["bots"] and entry["ratings"] == match["ratings"]
+    assert entry["started"] <= listing["server_time"]
+    await alice.expect(type="event", game=game, timeout=60, **{"event": {"kind": "away",
+                                                                       "seat": seat}})  # fmt: skip
+    await next_list(fan, timeout=60, until=lambda listing: not listed(game)(listing))
+    async with aioredis.Redis.from_url(redis_url) as r:
+        assert await r.zcard(LIVE_KEYS[0]) == 0 and await r.hlen(LIVE_KEYS[1]) == 0
+
+
+async def test_private_table_games_are_never_listed(moose_server, ws_client, redis_url):
+    url = await moose_server(live_interval=0.1)
+    host = await ws_client(url, "hana")
+    table = await host.request("create_table", players=2)
+    await host.request("add_bot", code=table["code"], bot="greedy")
+    await host.request("start_table", code=table["code"])
+    match = await host.expect(type="match")
+    assert match["bots"] == [False, True]
+    await asyncio.sleep(0.3)
+    assert (await host.request("games"))["games"] == []
+    async with aioredis.Redis.from_url(redis_url) as r:
+        assert await r.zcard(LIVE_KEYS[0]) == 0
+
+
+async def test_online_counts_the_players_of_every_instance(moose_server, ws_client):
+    urls = [await moose_server(live_interval=0.1), await moose_server(live_interval=0.1)]
+    a, _b, c = (await ws_client(urls[0], "a"), await ws_client(urls[1], "b"),
+                await ws_client(urls[1], "c"))  # fmt: skip
+    await c.request("queue", min_players=4, max_players=4)
+    await a.request("games", follow=True)
+    listing = await next_list(a, until=lambda m: m["online"] == 3 and m["waiting"] == 1)
+    assert listing["games"] == []
+    await c.request("leave_queue")
+    await next_list(a, until=lambda m: m["waiting"] == 0)  # followers hear of every change
+
+
+async def test_a_bad_follow_is_refused_and_the_list_still_answers(moose_server, ws_client):
+    client = await ws_client(await moose_server(live_interval=0.1), "ann", binary=False)
+    answer = await client.request("games", follow="yes")
+    assert answer["type"] == "error" and answer["code"] == "bad_message"
+    assert (await client.request("games", follow=False))["type"] == "game_list"
+    await asyncio.sleep(0.4)  # not following: no update comes meanwhile
+    assert [m for m in client.received if m["type"] == "game_list" and "id" not in m] == []
+
+
+@pytest.fixture
+async def store(redis_url: str) -> Any:
+    """A Store over the test Redis."""
+    client = aioredis.Redis.from_url(redis_url)
+    yield Store(client, 16)
+    await client.aclose()
+
+
+async def test_the_index_keeps_the_newest_games_only(store, monkeypatch):
+    monkeypatch.setattr(store_module, "LIVE_KEPT", 3)
+    for i in range(5):
+        await store.live_add(f"g_{i}", {"players": 2, "names": ["a", "b"], "bots": [None, None]})
+        await store.redis.zadd(store.deadlines_key(store.bucket(f"g_{i}")), {f"g_{i}": 1})
+    assert await store.redis.zcard(LIVE_KEYS[0]) == 3 and await store.redis.hlen(LIVE_KEYS[1]) == 3
+    assert {g["game"] for g in await store.live_games(10)} == {"g_2", "g_3", "g_4"}
+
+
+async def test_a_listed_game_without_a_deadline_has_ended_and_leaves_the_index(store):
+    await store.live_add("g_gone", {"players": 2, "names": ["a", "b"], "bots": [None, None]})
+    await store.live_add("g_live", {"players": 2, "names": ["c", "d"], "bots": [None, "greedy"]})
+    await store.redis.zadd(store.deadlines_key(store.bucket("g_live")), {"g_live": 1})
+    games = await store.live_games(10)
+    assert [g["game"] for g in games] == ["g_live"] and games[0]["bots"] == [None, "greedy"]
+    assert await store.redis.zrange(LIVE_KEYS[0], 0, -1) == [b"g_live"]
+    assert await store.redis.hkeys(LIVE_KEYS[1]) == [b"g_live"]
