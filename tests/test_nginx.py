@@ -237,6 +237,15 @@ def test_metrics_are_proxied_and_other_paths_are_not(cluster: Cluster) -> None:
     assert http_get(f"{cluster.http}/healthz/../ws-not")[0] == 404
 
 
+def test_the_browser_client_is_served_through_nginx(cluster: Cluster) -> None:
+    for path in ("/", "/t/KX7P2M", "/w/g_9f8e7d6c5b"):
+        status, body = http_get(f"{cluster.http}{path}")
+        assert status == 200 and b"<title>Moose House</title>" in body, (path, status)
+    script = re.search(rb'src="(/static/[0-9a-f]+/app\.js)"', body)
+    assert script is not None
+    assert http_get(f"{cluster.http}{script.group(1).decode()}")[0] == 200
+
+
 async def test_bots_play_whole_games_through_nginx(cluster: Cluster) -> None:
     async with asyncio.timeout(GAME_TIMEOUT):
         results = await asyncio.gather(

@@ -22,6 +22,7 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from moose_server import api
+from moose_server import web as web_client
 from moose_server.accounts import Accounts
 from moose_server.boards import Boards
 from moose_server.connections import open_redis
@@ -61,7 +62,8 @@ SHUTDOWN_TIMEOUT = 15.0
 
 
 def create_app(settings: Settings) -> web.Application:
-    """A server instance: /ws, /healthz, /readyz, /metrics and the read-only /api/."""
+    """A server instance: /ws, /healthz, /readyz, /metrics, the read-only /api/ and the
+    browser client at /."""
     app = web.Application()
     app[SETTINGS] = settings
     app.cleanup_ctx.append(_services_ctx)
@@ -71,6 +73,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
     api.add_routes(app)
+    web_client.add_routes(app)
     return app
 
 

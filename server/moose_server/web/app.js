@@ -1,0 +1,371 @@
+// The page's controller: which screen shows, what each click sends, what each message changes.
+
+import { clock, renderGame } from "./board.js";
+import { h, replace } from "./dom.js";
+import { Game } from "./game.js";
+import { duration, language, setLanguage, t } from "./i18n.js";
+import { Net } from "./net.js";
+import { queuedText, renderLobby, renderTable } from "./screens.js";
+
+const NAME = "moose.name";
+const root = document.getElementById("app");
+const state = {
+  screen: "lobby", // lobby | table | game
+  name: localStorage.getItem(NAME) || "",
+  listing: null,
+  queued: null, // {min, max, since}
+  range: [2, 4],
+  table: null,
+  game: null,
+  selected: null,
+  download: null,
+  error: "",
+  busy: false,
+  moving: false,
+  invited: null,
+  status: "connecting",
+};
+
+const net = new Net({ onMessage, onResume, onStatus });
+
+// -- what the server says ---------------------------------------------------------
+
+function onMessage(msg) {
+  switch (msg.type) {
+    case "game_list":
+      state.listing = msg;
+      break;
+    case "match":
+      if (state.game && state.game.id === msg.game) return;
+      state.queued = null;
+      state.table = null;
+      openGame(msg.game, msg.seat, msg);
+      break;
+    case "table":
+      state.table = msg.host ? msg : null;
+      if (!state.table && state.screen === "table") go("lobby", "/");
+      break;
+    case "event":
+      onEvent(msg);
+      break;
+    case "error":
+      state.error = errorText(msg);
+      break;
+    default:
+      return;
+  }
+  render();
+}
+
+function onEvent(msg) {
+  const game = state.game;
+  if (!game || msg.game !== game.id) return;
+  const taken = game.take(msg);
+  if (taken === "gap") sync(game);
+  if (taken !== "ok") return;
+  state.moving = false;
+  if (!game.legal || !game.legal.some((m) => m.card === state.selected)) state.selected = null;
+  if (game.over && !game.record) fetchRecord(game);
+}
+
+async function onResume(welcome) {
+  // A new socket: carry on where we were.
+  const game = state.game;
+  if (game && game.seat !== null && !game.over) sync(game);
+  else if (game && !game.over) send("watch", { game: game.id });
+  if (!game) for (const id of welcome.games || []) openGame(id, null);
+  if (welcome.table) state.table = welcome.table;
+  if (state.queued) send("queue", { min_players: state.queued.min, max_players: state.queued.max });
+  follow();
+  render();
+}
+
+function onStatus(status) {
+  state.status = status;
+  renderStatus();
+}
+
+// -- what the player does ----------------------------------------------------------
+
+const act = {
+  setName(value) {
+    state.name = value.trim();
+    localStorage.setItem(NAME, state.name);
+  },
+  async queue(low, high) {
+    const [min, max] = [Math.min(low, high), Math.max(low, high)];
+    state.range = [min, max];
+    if (!(await session())) return;
+    const ans = await ask("queue", { min_players: min, max_players: max });
+    if (ans) state.queued = { min, max, since: ans.server_time };
+  },
+  async cancelQueue() {
+    state.queued = null;
+    await ask("leave_queue");
+  },
+  async create(players) {
+    if (!(await session())) return;
+    const table = await ask("create_table", { players });
+    if (table) showTable(table);
+  },
+  async join(code) {
+    if (!(await session())) return;
+    const table = await ask("join_table", { code: code.trim().toUpperCase() });
+    if (table) showTable(table);
+  },
+  async addBot(bot) {
+    const table = await ask("add_bot", { code: state.table.code, bot });
+    if (table) state.table = table;
+  },
+  async start() {
+    await ask("start_table", { code: state.table.code });
+  },
+  async leaveTable() {
+    const code = state.table.code;
+    state.table = null;
+    go("lobby", "/");
+    await ask("leave_table", { code });
+  },
+  async watch(id) {
+    openGame(id, null);
+    if (location.pathname !== `/w/${id}`) history.pushState(null, "", `/w/${id}`);
+    await ask("watch", { game: id });
+  },
+};
+
+const gameActions = {
+  select(card) {
+    state.selected = state.selected === card ? null : card;
+    render();
+  },
+  async play(move) {
+    const game = state.game;
+    if (state.moving || !game || !game.legal) return;
+    state.moving = true;
+    state.selected = null;
+    const moveId = `${Math.random().toString(36).slice(2, 10)}-${game.seq}`;
+    try {
+      await net.request("move", { game: game.id, seq: game.seq, move, move_id: moveId });
+    } catch (err) {
+      state.moving = false;
+      // The game moved on meanwhile (a timeout): its next event is on its way.
+      if (!["stale_seq", "not_your_turn", "game_over"].includes(err.code)) state.error = errorText(err);
+      render();
+    }
+  },
+  back() {
+    send("ping"); // any message brings an away seat back
+  },
+  leave() {
+    const game = state.game;
+    if (game && game.seat === null && !game.over) send("unwatch", { game: game.id });
+    state.game = null;
+    state.download = null;
+    go("lobby", "/");
+    follow();
+  },
+};
+
+// The player's name is theirs: a new name (before playing) is a new session.
+async function session() {
+  const input = document.getElementById("name");
+  const name = (input ? input.value : state.name).trim();
+  if (!name || name.length > 24) {
+    state.error = t("name_needed");
+    render();
+    document.getElementById("name")?.focus();
+    return false;
+  }
+  act.setName(name);
+  if (net.welcome && net.welcome.name !== name) {
+    state.busy = true;
+    render();
+    try {
+      await net.rename(name);
+    } catch (err) {
+      state.error = errorText(err);
+      return false;
+    } finally {
+      state.busy = false;
+    }
+  }
+  return true;
+}
+
+async function ask(type, fields = {}) {
+  state.error = "";
+  try {
+    return await net.request(type, fields);
+  } catch (err) {
+    state.error = errorText(err);
+    return null;
+  } finally {
+    render();
+  }
+}
+
+function send(type, fields = {}) {
+  net.request(type, fields).catch(() => {});
+}
+
+function follow() {
+  net.request("games", { follow: true }).then((list) => {
+    state.listing = list;
+    render();
+  }, () => {});
+}
+
+function sync(game) {
+  const fields = game.seq > 0 ? { game: game.id, since: game.seq } : { game: game.id };
+  send("sync", fields);
+}
+
+function openGame(id, seat, match = null) {
+  const game = new Game(id, seat);
+  if (match) {
+    game.names = match.names || [];
+    game.bots = match.bots || [];
+  }
+  state.game = game;
+  state.selected = null;
+  state.download = null;
+  state.screen = "game";
+  if (seat !== null) {
+    history.replaceState(null, "", "/");
+    if (!match) sync(game);
+  }
+}
+
+function showTable(table) {
+  state.table = table;
+  state.invited = null;
+  go("table", `/t/${table.code}`);
+}
+
+function go(screen, path) {
+  state.screen = screen;
+  if (location.pathname !== path) history.pushState(null, "", path);
+}
+
+async function fetchRecord(game) {
+  game.record = "asked";
+  try {
+    const ans = await net.request("record", { game: game.id });
+    const blob = new Blob([JSON.stringify(ans.record, null, 1)], { type: "application/json" });
+    if (state.game === game) state.download = URL.createObjectURL(blob);
+  } catch {
+    game.record = null;
+  }
+  render();
+}
+
+function errorText(err) {
+  const key = `err_${err.code}`;
+  const text = t(key);
+  return text === key ? err.message : text;
+}
+
+// -- drawing -----------------------------------------------------------------------
+
+function render() {
+  const focused = document.activeElement;
+  const key = focused && (focused.id || focused.dataset.key);
+  const content = screenContent();
+  replace(
+    root,
+    header(),
+    state.error ? h("p", { class: "banner error", role: "alert", testid: "error" }, state.error) : null,
+    content,
+  );
+  if (key) {
+    const again = document.getElementById(key) || root.querySelector(`[data-key="${key}"]`);
+    if (again) again.focus({ preventScroll: true });
+  }
+  // The browser test reads this mark: the lobby with its live list, drawn for the first time.
+  if (state.screen === "lobby" && state.listing && !performance.getEntriesByName("lobby-drawn").length) {
+    performance.mark("lobby-drawn");
+  }
+}
+
+function screenContent() {
+  if (state.screen === "game" && state.game) {
+    return renderGame({
+      game: state.game, selected: state.selected, now: () => net.now(),
+      download: state.download, ...gameActions,
+    });
+  }
+  if (state.screen === "table" && state.table) {
+    return renderTable({ table: state.table, me: net.welcome && net.welcome.player, act: { ...act, leave: act.leaveTable } });
+  }
+  state.screen = "lobby";
+  return renderLobby({
+    name: state.name, listing: state.listing, queued: state.queued, range: state.range,
+    invited: state.invited, busy: state.busy, now: () => net.now(), act,
+  });
+}
+
+function header() {
+  return h(
+    "header",
+    { class: "top" },
+    h("h1", {}, h("a", { href: "/", onclick: (e) => { e.preventDefault(); if (state.screen !== "table") gameActions.leave(); } }, t("title"))),
+    h("p", { class: "tagline" }, t("tagline")),
+    h("p", { class: "conn", role: "status", id: "conn" }, statusText()),
+    h("button", { class: "lang", testid: "lang-button", onclick: toggleLanguage }, t("switch_lang")),
+  );
+}
+
+function statusText() {
+  if (state.status === "lost") return t("status_lost", { time: duration(net.retryAt - Date.now() + 999) });
+  if (state.status === "connecting") return t("status_connecting");
+  return "";
+}
+
+function renderStatus() {
+  const el = document.getElementById("conn");
+  if (el) el.textContent = statusText();
+}
+
+function toggleLanguage() {
+  setLanguage(language() === "es" ? "en" : "es");
+  render();
+}
+
+// Clocks tick without redrawing the page (focus and selection stay put).
+function tick() {
+  renderStatus();
+  const countdown = root.querySelector('[data-testid="countdown"]');
+  if (countdown && state.game) countdown.textContent = clock({ game: state.game, now: () => net.now() });
+  const queued = root.querySelector('[data-testid="queue-status"]');
+  if (queued && state.queued) queued.textContent = queuedText({ queued: state.queued, now: () => net.now() });
+}
+
+// -- start -------------------------------------------------------------------------
+
+async function boot() {
+  setLanguage(language());
+  const [, kind, arg] = location.pathname.split("/");
+  if (kind === "t" && arg) state.invited = arg.toUpperCase();
+  render();
+  setInterval(tick, 500);
+  window.addEventListener("popstate", () => {
+    if (location.pathname === "/" && state.screen === "game" && state.game && state.game.seat === null) gameActions.leave();
+  });
+  let welcome;
+  try {
+    welcome = await net.open(state.name || "guest");
+  } catch (err) {
+    state.error = errorText(err);
+    render();
+    return;
+  }
+  if (!state.name && welcome.name !== "guest") state.name = welcome.name;
+  follow();
+  if (welcome.games && welcome.games.length) openGame(welcome.games[0], null);
+  else if (welcome.table) showTable(welcome.table);
+  else if (kind === "w" && arg) await act.watch(arg);
+  else if (state.invited && state.name) await act.join(state.invited);
+  render();
+}
+
+boot();

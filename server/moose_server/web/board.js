@@ -1,0 +1,252 @@
+// The game screen: every seat's house, the piles, your hand and moves, the log, the end.
+
+import { h, icon } from "./dom.js";
+import { cardName, duration, roomName, t } from "./i18n.js";
+
+// ctx: {game, selected, now, select(card), play(move), back(), leave(), download}
+export function renderGame(ctx) {
+  const { game } = ctx;
+  const view = game.view;
+  if (!view) return h("section", { class: "panel" }, t("status_connecting"));
+  const mine = game.seat !== null && view.to_act === game.seat && game.legal;
+  return h(
+    "section",
+    { class: "game", "aria-label": t("title") },
+    status(ctx),
+    game.seat !== null && game.away[game.seat] && !view.over
+      ? h("button", { class: "banner away", testid: "away-banner", onclick: ctx.back }, t("away_banner"))
+      : null,
+    mine && view.pending ? answer(ctx) : null,
+    view.over ? gameOver(ctx) : null,
+    h("div", { class: "seats" }, order(game).map((seat) => seatPanel(ctx, seat))),
+    piles(view),
+    game.seat !== null && !view.over ? hand(ctx, mine) : null,
+    game.seat === null ? h("p", { class: "note" }, t("spectating")) : null,
+    logPanel(game),
+  );
+}
+
+function order(game) {
+  const n = game.view.players;
+  const first = game.seat === null ? 0 : game.seat;
+  return [...Array(n).keys()].map((k) => (first + k) % n);
+}
+
+function status(ctx) {
+  const { game } = ctx;
+  const view = game.view;
+  let text;
+  if (view.over) text = t("game_over");
+  else if (view.pending && view.to_act === game.seat && game.legal) {
+    text = t("answer_you", { name: game.names[view.pending.attacker], room: roomName(roomType(view, game.seat, view.pending.room)) });
+  } else if (view.pending) text = t("answer_other", { name: game.name(view.to_act) });
+  else if (view.to_act === game.seat && game.legal) text = t("turn_you");
+  else if (view.to_act !== null && (game.bots[view.to_act] || game.away[view.to_act] || view.to_act === game.seat)) {
+    text = t("server_plays", { name: game.name(view.to_act) });
+  } else text = t("turn_other", { name: game.name(view.to_act) });
+  const urgent = view.to_act === game.seat && game.legal && !view.over;
+  return h(
+    "div",
+    { class: urgent ? "status urgent" : "status", role: "status", "aria-live": "polite" },
+    h("strong", { testid: "turn" }, text),
+    view.over ? null : h("span", { class: "countdown", testid: "countdown" }, clock(ctx)),
+  );
+}
+
+// Our own deadline counts down; another seat's turn counts up from when it began.
+export function clock(ctx) {
+  const { game } = ctx;
+  const left = game.left(ctx.now());
+  if (left !== null) return t("left", { time: duration(left) });
+  if (game.turnSince) return t("waited", { time: duration(ctx.now() - game.turnSince) });
+  return "";
+}
+
+function roomType(view, owner, index) {
+  const room = view.houses[owner] && view.houses[owner].rooms[index];
+  return room ? room.type : "kitchen";
+}
+
+function answer(ctx) {
+  const { game } = ctx;
+  const byAction = (a) => game.legal.find((m) => m.action === a);
+  const trap = byAction("trap");
+  const allow = byAction("allow");
+  return h(
+    "div",
+    { class: "prompt", role: "alert" },
+    h("p", {}, icon("moose"), " ", cardName(game.view.pending.card)),
+    trap ? h("button", { class: "primary", testid: "trap-button", onclick: () => ctx.play(trap) }, icon("trap"), t("trap_button")) : null,
+    allow ? h("button", { testid: "allow-button", onclick: () => ctx.play(allow) }, t("allow_button")) : null,
+  );
+}
+
+function seatPanel(ctx, seat) {
+  const { game } = ctx;
+  const view = game.view;
+  const house = view.houses[seat];
+  const targets = targetsOn(ctx, seat);
+  const badges = [
+    seat === game.seat ? h("span", { class: "badge you" }, t("you")) : null,
+    game.bots[seat] ? h("span", { class: "badge bot" }, t("bot")) : null,
+    game.away[seat] ? h("span", { class: "badge away" }, t("away")) : null,
+    seat === view.dealer ? h("span", { class: "badge" }, t("dealer")) : null,
+  ];
+  const scores = view.over ? view.scores : null;
+  return h(
+    "article",
+    { class: `seat${view.to_act === seat && !view.over ? " acting" : ""}`, testid: "seat", "data-seat": seat },
+    h(
+      "header",
+      {},
+      view.to_act === seat && !view.over ? h("span", { class: "turn-mark", "aria-hidden": "true" }, "▶") : null,
+      h("span", { class: "name" }, game.names[seat] || t("seat_n", { n: seat + 1 })),
+      badges,
+      h("span", { class: "rating", testid: "rating" }), // room for a rating later
+      h("span", { class: "count" }, scores ? t("score_n", { n: scores[seat] }) : t("cards_n", { n: view.hand_sizes[seat] })),
+    ),
+    h("p", { class: house.house ? "house has" : "house" }, icon("house"), house.house ? t("house_yes") : t("house_no")),
+    h(
+      "ul",
+      { class: "rooms" },
+      house.rooms.length ? house.rooms.map((room, i) => roomTile(ctx, seat, i, room, targets.rooms.get(i))) : h("li", { class: "none" }, t("no_rooms")),
+    ),
+    targets.seat ? h("button", { class: "target", testid: "target", onclick: () => ctx.play(targets.seat) }, t("play_here"), " ← ", cardName(targets.seat.card)) : null,
+  );
+}
+
+// The legal moves of the selected card that land on this seat: on the seat, or on its rooms.
+function targetsOn(ctx, seat) {
+  const out = { seat: null, rooms: new Map() };
+  const { game } = ctx;
+  if (!ctx.selected || !game.legal) return out;
+  for (const move of game.legal) {
+    if (move.card !== ctx.selected || move.action !== "play") continue;
+    if (move.card === "door" && seat === game.seat) out.rooms.set(move.room, move);
+    else if (move.card.startsWith("moose:") && move.target === seat) out.rooms.set(move.room, move);
+    else if (move.target === seat && move.room === undefined) out.seat = move;
+  }
+  return out;
+}
+
+function roomTile(ctx, seat, index, room, target) {
+  const cover = room.cover;
+  const body = [
+    icon(room.type),
+    h("span", { class: "rname" }, `${roomName(room.type)} ${index + 1}`),
+    h("span", { class: `cover ${cover || "open"}` }, cover ? icon(cover) : null, cover ? t(`cover_${cover}`) : t("open")),
+  ];
+  const cls = `room r-${room.type} c-${cover || "open"}`;
+  if (target) {
+    return h("li", { class: cls }, h("button", { class: "target", testid: "target", onclick: () => ctx.play(target), "aria-label": ctx.game.choice(target) }, body));
+  }
+  return h("li", { class: cls }, body);
+}
+
+function piles(view) {
+  const top = view.discard.length ? cardName(view.discard[view.discard.length - 1]) : t("empty");
+  return h(
+    "div",
+    { class: "piles" },
+    h("p", {}, h("strong", {}, t("draw_pile")), ` ${view.draw_pile}`),
+    h("p", {}, h("strong", {}, t("discard_pile")), ` ${view.discard.length}: `, top),
+  );
+}
+
+function hand(ctx, mine) {
+  const { game } = ctx;
+  const cards = game.view.hand || [];
+  const playable = new Set((mine ? game.legal : []).filter((m) => m.card && m.action === "play").map((m) => m.card));
+  const choices = mine && !game.view.pending ? game.legal : [];
+  return h(
+    "section",
+    { class: "hand", "aria-label": t("your_hand") },
+    h("h2", {}, t("your_hand")),
+    mine && !game.view.pending ? h("p", { class: "hint" }, ctx.selected ? t("pick_target", { card: cardName(ctx.selected) }) : t("pick_card")) : null,
+    cards.length ? null : h("p", {}, t("hand_empty")),
+    h(
+      "div",
+      { class: "cards" },
+      cards.map((card, i) =>
+        h(
+          "button",
+          {
+            class: `card ${cardClass(card)}${playable.has(card) ? " playable" : ""}`,
+            testid: "hand-card",
+            "data-card": card,
+            "data-key": `card-${i}`,
+            "aria-pressed": ctx.selected === card ? "true" : "false",
+            disabled: !playable.has(card),
+            onclick: () => ctx.select(card),
+          },
+          icon(cardIcon(card)),
+          h("span", {}, cardName(card)),
+        ),
+      ),
+    ),
+    choices.length ? h("h3", {}, t("moves_title")) : null,
+    choices.length
+      ? h(
+          "div",
+          { class: "moves" },
+          choices.map((move, i) =>
+            h(
+              "button",
+              {
+                class: move.card && move.card === ctx.selected ? "move chosen" : "move",
+                testid: "legal-move",
+                "data-key": `move-${i}`,
+                "data-move": JSON.stringify(move),
+                onclick: () => ctx.play(move),
+              },
+              game.choice(move),
+            ),
+          ),
+        )
+      : null,
+  );
+}
+
+function cardClass(card) {
+  const [kind, room] = card.split(":");
+  return room ? `k-${kind} r-${room}` : `k-${kind}`;
+}
+
+function cardIcon(card) {
+  const [kind, room] = card.split(":");
+  return kind === "room" ? room : kind;
+}
+
+function gameOver(ctx) {
+  const { game } = ctx;
+  const view = game.view;
+  const winners = view.winners || [];
+  const result = game.seat === null ? "" : winners.includes(game.seat) ? t("you_won") : t("you_lost");
+  const rows = [...Array(view.players).keys()].map((seat) =>
+    h("tr", { class: winners.includes(seat) ? "winner" : "", "data-seat": seat, "data-score": view.scores[seat] },
+      h("td", {}, game.name(seat), winners.includes(seat) ? " ★" : ""),
+      h("td", {}, String(view.scores[seat]))),
+  );
+  return h(
+    "section",
+    { class: "panel over", testid: "game-over" },
+    h("h2", {}, t("game_over"), result ? ` — ${result}` : ""),
+    h("p", {}, t("winners", { names: winners.map((s) => game.name(s)).join(", ") }), " ", t("fewest")),
+    h("table", { testid: "scores" }, h("thead", {}, h("tr", {}, h("th", {}, t("player_col")), h("th", {}, t("score_col")))), h("tbody", {}, rows)),
+    h(
+      "p",
+      { class: "actions" },
+      ctx.download ? h("a", { class: "button", href: ctx.download, download: `moose-${game.id}.json`, testid: "record-link" }, t("download")) : null,
+      h("button", { class: "primary", onclick: ctx.leave, testid: "lobby-button" }, t("back_lobby")),
+    ),
+  );
+}
+
+function logPanel(game) {
+  return h(
+    "section",
+    { class: "log", "aria-label": t("log_title") },
+    h("h2", {}, t("log_title")),
+    h("ol", { reversed: true }, game.log.slice().reverse().map((line) => h("li", { "data-seq": line.seq }, line.text))),
+  );
+}

@@ -1,0 +1,129 @@
+// One game as the page knows it: events taken in seq order, and what they say in words.
+//
+// The rules stay on the server: the page shows the view and offers the `legal`
+// moves it was sent, nothing else.
+
+import { cardName, roomName, t } from "./i18n.js";
+
+const LOG_KEPT = 60;
+
+export class Game {
+  constructor(id, seat = null) {
+    this.id = id;
+    this.seat = seat; // null: watching
+    this.names = [];
+    this.bots = [];
+    this.away = [];
+    this.seq = 0;
+    this.view = null;
+    this.legal = null;
+    this.deadline = null;
+    this.turnSince = null; // server time the seat to act began to act
+    this.log = [];
+    this.record = null;
+  }
+
+  get over() {
+    return Boolean(this.view && this.view.over);
+  }
+
+  // Take an `event` message: "ok", "old" (seen already) or "gap" (ask for `sync`).
+  take(msg) {
+    const event = msg.event || {};
+    if (event.kind === "state") {
+      if (msg.seq < this.seq) return "old";
+    } else if (msg.seq <= this.seq) {
+      return "old";
+    } else if (msg.seq !== this.seq + 1) {
+      return "gap";
+    }
+    const before = this.view;
+    this.seq = msg.seq;
+    this.view = msg.view;
+    if (this.seat === null && msg.view.seat !== null && msg.view.seat !== undefined) this.seat = msg.view.seat;
+    this.legal = msg.legal || null;
+    this.deadline = msg.deadline || null;
+    if (event.names) this.names = event.names;
+    if (event.bots) this.bots = event.bots;
+    if (event.away) this.away = event.away.slice();
+    if (this.away.length !== msg.view.players) this.away = new Array(msg.view.players).fill(false);
+    if (event.kind === "away") this.away[event.seat] = true;
+    if (event.kind === "back") this.away[event.seat] = false;
+    if (!before || before.to_act !== msg.view.to_act || event.kind === "move" || event.kind === "state") {
+      this.turnSince = msg.server_time;
+    }
+    this.log.push({ seq: msg.seq, text: this.describe(msg, before) });
+    if (this.log.length > LOG_KEPT) this.log.shift();
+    return "ok";
+  }
+
+  name(seat) {
+    const name = this.names[seat] || t("seat_n", { n: seat + 1 });
+    return seat === this.seat ? `${name} (${t("you")})` : name;
+  }
+
+  place(owner, index, view = this.view) {
+    const room = view && view.houses[owner] ? view.houses[owner].rooms[index] : null;
+    const params = { room: room ? roomName(room.type) : "?", n: index + 1, name: this.names[owner] || "" };
+    return t(owner === this.seat ? "place_mine" : "place_other", params);
+  }
+
+  // One event in words, for the log. `before`: the view before it (where a moose landed).
+  describe(msg, before) {
+    const ev = msg.event || {};
+    const names = (seats) => seats.map((s) => this.name(s)).join(", ");
+    switch (ev.kind) {
+      case "start":
+        return t("ev_start", { names: names([...Array(ev.players).keys()]), dealer: this.name(ev.dealer) });
+      case "state":
+        return t("ev_state");
+      case "away":
+      case "back":
+        return t(`ev_${ev.kind}`, { who: this.name(ev.seat) });
+      case "over":
+        return t("ev_over", { names: names(ev.winners || []) });
+      case "move":
+        return this.describeMove(ev.move, ev.seat, before || msg.view) + t(`auto_${ev.auto || "bot"}`);
+      default:
+        return ev.kind;
+    }
+  }
+
+  describeMove(move, seat, view) {
+    const who = this.name(seat);
+    const card = move.card ? cardName(move.card) : "";
+    switch (move.action) {
+      case "discard":
+        return t("ev_discard", { who, card });
+      case "pass":
+        return t("ev_pass", { who });
+      case "trap":
+      case "allow":
+        return t(`ev_${move.action}`, { who });
+      default:
+        break;
+    }
+    if (move.card === "door") return t("ev_door", { who, place: this.place(seat, move.room, view) });
+    if (move.card.startsWith("moose:")) {
+      return t("ev_moose", { who, card, place: this.place(move.target, move.room, view) });
+    }
+    return t("ev_house", { who, card, target: this.name(move.target) });
+  }
+
+  // A legal move as a button's text, said to the seat that would make it.
+  choice(move) {
+    const card = move.card ? cardName(move.card) : "";
+    if (move.action === "discard") return t("mv_discard", { card });
+    if (move.action === "pass") return t("mv_pass");
+    if (move.action === "trap") return t("trap_button");
+    if (move.action === "allow") return t("allow_button");
+    if (move.card === "door") return t("mv_door", { card, place: this.place(this.seat, move.room) });
+    if (move.card.startsWith("moose:")) return t("mv_moose", { card, place: this.place(move.target, move.room) });
+    return t("mv_house", { card, target: this.names[move.target] || "" });
+  }
+
+  // Seconds left to our deadline, or null.
+  left(now) {
+    return this.deadline ? Math.max(0, this.deadline - now) : null;
+  }
+}

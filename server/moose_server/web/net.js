@@ -1,0 +1,146 @@
+// The socket: PROTOCOL.md over JSON text frames, with the session kept across reloads.
+//
+// `Net` says hello (with the token from localStorage when there is one),
+// matches each answer to its request by `id`, and hands every other message
+// to `onMessage`. When the socket drops it reconnects by itself (backoff up
+// to 5 s; at once after close code 1012), says hello with its token again
+// and calls `onResume`, where the page syncs its game from the last seq seen.
+
+const TOKEN = "moose.token";
+const BACKOFF = [250, 500, 1000, 2000, 4000, 5000];
+
+export class ServerError extends Error {
+  constructor(code, message) {
+    super(message);
+    this.code = code;
+  }
+}
+
+export class Net {
+  constructor(handlers) {
+    this.on = handlers; // {onMessage, onResume, onStatus}
+    this.ws = null;
+    this.nextId = 1;
+    this.pending = new Map();
+    this.offset = 0; // server clock minus ours, ms
+    this.welcome = null;
+    this.name = null; // the name to say hello with when there is no token
+    this.tries = 0;
+    this.retryAt = 0;
+    this.opened = null;
+  }
+
+  get token() {
+    return localStorage.getItem(TOKEN);
+  }
+
+  forget() {
+    localStorage.removeItem(TOKEN);
+  }
+
+  now() {
+    return Date.now() + this.offset;
+  }
+
+  // Connect and say hello; resolves with the welcome.
+  open(name) {
+    if (name) this.name = name;
+    this.opened = new Promise((resolve, reject) => this.connect(resolve, reject));
+    return this.opened;
+  }
+
+  // A new session under another name (a new player): only before playing.
+  async rename(name) {
+    this.forget();
+    this.name = name;
+    this.close();
+    return this.open(name);
+  }
+
+  close() {
+    if (this.ws) {
+      this.ws.onclose = null;
+      this.ws.close(1000);
+      this.ws = null;
+    }
+  }
+
+  connect(resolve, reject) {
+    const scheme = location.protocol === "https:" ? "wss" : "ws";
+    const ws = new WebSocket(`${scheme}://${location.host}/ws`);
+    this.ws = ws;
+    this.on.onStatus("connecting");
+    ws.onmessage = (e) => this.receive(e.data);
+    ws.onopen = () => this.hello().then((w) => {
+      this.tries = 0;
+      this.on.onStatus("open");
+      resolve?.(w);
+      resolve = null;
+    }, (err) => { reject?.(err); reject = null; });
+    ws.onclose = (e) => {
+      for (const [, p] of this.pending) p.reject(new ServerError("lost", "connection lost"));
+      this.pending.clear();
+      if (this.ws !== ws) return;
+      const wait = e.code === 1012 ? 0 : BACKOFF[Math.min(this.tries, BACKOFF.length - 1)];
+      this.tries += 1;
+      this.retryAt = Date.now() + wait;
+      this.on.onStatus("lost");
+      setTimeout(() => this.connect(null, null), wait);
+    };
+  }
+
+  async hello() {
+    const token = this.token;
+    let w;
+    try {
+      w = await this.request("hello", token ? { protocol: 1, token } : { protocol: 1, name: this.name || "guest" });
+    } catch (err) {
+      if (!token || !["bad_token", "token_expired"].includes(err.code)) throw err;
+      this.forget(); // an old session: start a new one
+      w = await this.request("hello", { protocol: 1, name: this.name || "guest" });
+    }
+    localStorage.setItem(TOKEN, w.token);
+    const first = !this.welcome;
+    this.welcome = w;
+    await this.ping();
+    if (!first) this.on.onResume(w);
+    return w;
+  }
+
+  async ping() {
+    const t0 = Date.now();
+    const pong = await this.request("ping");
+    this.offset = pong.server_time - (t0 + Date.now()) / 2;
+  }
+
+  request(type, fields = {}) {
+    const id = this.nextId++;
+    const msg = { type, id, ...fields };
+    return new Promise((resolve, reject) => {
+      if (!this.ws || this.ws.readyState !== WebSocket.OPEN) {
+        reject(new ServerError("lost", "not connected"));
+        return;
+      }
+      this.pending.set(id, { resolve, reject });
+      this.ws.send(JSON.stringify(msg));
+    });
+  }
+
+  receive(data) {
+    let msg;
+    try {
+      msg = JSON.parse(data);
+    } catch {
+      return;
+    }
+    if (this.on.trace) this.on.trace(msg);
+    const p = msg.id !== undefined && msg.type !== "event" ? this.pending.get(msg.id) : null;
+    if (p) {
+      this.pending.delete(msg.id);
+      if (msg.type === "error") p.reject(new ServerError(msg.code, msg.message));
+      else p.resolve(msg);
+      return;
+    }
+    this.on.onMessage(msg);
+  }
+}

@@ -1,0 +1,94 @@
+"""The browser client's files as served: routes, caching, security headers, size."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from conftest import http_base
+
+from moose_server.web import CSP, WebFiles
+
+ROOT = Path(__file__).resolve().parent.parent
+WEB = ROOT / "server" / "moose_server" / "web"
+LIMIT = 150 * 1024
+
+
+async def get(url: str, **headers: str) -> tuple[int, Any, bytes]:
+    """Status, headers (any case) and body of a GET."""
+    async with aiohttp.ClientSession() as session, session.get(url, headers=headers) as resp:
+        return resp.status, resp.headers.copy(), await resp.read()
+
+
+async def test_every_page_path_answers_the_page_with_its_security_headers(moose_server):
+    base = http_base(await moose_server())
+    for path in ("/", "/t/KX7P2M", "/t/kx7p2m", "/w/g_9f8e7d6c5b"):
+        status, headers, body = await get(base + path)
+        assert status == 200 and headers["Content-Type"].startswith("text/html"), path
+        assert b"<title>Moose House</title>" in body
+        assert headers["Content-Security-Policy"] == CSP
+        assert headers["X-Frame-Options"] == "DENY"
+        assert headers["X-Content-Type-Options"] == "nosniff"
+        assert headers["Cache-Control"] == "no-cache" and headers["ETag"]
+
+
+def test_the_policy_allows_only_our_own_origin_and_no_framing():
+    rules = dict(part.strip().split(" ", 1) for part in CSP.split(";"))
+    assert rules["default-src"] == "'none'" and rules["frame-ancestors"] == "'none'"
+    for kind in ("script-src", "style-src", "connect-src", "img-src"):
+        assert rules[kind] == "'self'", kind  # no inline code, no other host, no CDN
+
+
+async def test_the_files_are_kept_a_year_under_their_digest_and_revalidated_otherwise(
+    moose_server,
+):
+    base = http_base(await moose_server())
+    _, headers, page = await get(base + "/")
+    script = re.search(rb'src="(/static/([0-9a-f]{12})/app\.js)"', page)
+    assert script is not None
+    status, headers, body = await get(base + script.group(1).decode())
+    assert status == 200 and headers["Content-Type"].startswith("text/javascript")
+    assert headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert body == (WEB / "app.js").read_bytes()
+    again = await get(base + script.group(1).decode(), **{"If-None-Match": headers["ETag"]})
+    assert again[0] == 304 and again[2] == b""
+    other = await get(base + "/static/000000000000/app.js")  # another release's page
+    assert other[0] == 200 and other[1]["Cache-Control"] == "no-cache" and other[2] == body
+    _, page_headers, _ = await get(base + "/")
+    assert (await get(base + "/", **{"If-None-Match": page_headers["ETag"]}))[0] == 304
+
+
+async def test_unknown_files_and_paths_are_not_found(moose_server):
+    base = http_base(await moose_server())
+    for path in ("/static/abc/secret.py", "/static/abc/..%2fweb.py", "/static/abc/nope.js",
+                 "/t/", "/w/<script>", "/index.html"):  # fmt: skip
+        assert (await get(base + path))[0] == 404, path
+
+
+def test_the_page_names_only_files_it_has_and_nothing_from_elsewhere():
+    files = WebFiles()
+    names = set(re.findall(r"/static/[0-9a-f]+/([\w.-]+)", files.page.body.decode()))
+    assert names and names <= set(files.files)
+    for name in ("app.js", "net.js", "board.js", "screens.js", "game.js", "i18n.js", "dom.js"):
+        text = (WEB / name).read_text()
+        imports = re.findall(r'from "([^"]+)"', text)
+        assert all(i.startswith("./") for i in imports), (name, imports)
+        assert "innerHTML" not in text, name  # text is set as text, never parsed as HTML
+        assert not re.search(r"https?://(?!www.w3.org/2000/svg)", text), name
+
+
+def test_our_html_css_and_javascript_stay_under_150_kb():
+    size = WebFiles().size()
+    print(f"\nweb client: {size} bytes ({size / 1024:.1f} KiB) of HTML, CSS, JavaScript, SVG")
+    assert size < LIMIT
+
+
+def test_a_wheel_carries_the_web_files():
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    patterns = config["tool"]["setuptools"]["package-data"]["moose_server"]
+    for path in WEB.iterdir():
+        assert any(Path(path.name).match(p.removeprefix("web/")) for p in patterns if
+                   p.startswith("web/")), path.name  # fmt: skip
