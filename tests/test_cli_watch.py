@@ -77,8 +77,9 @@ async def test_watch_without_a_game_lists_the_live_games(url: str) -> None:
         await alice.queue(2, 2)
         await bob.queue(2, 2)
         game, _ = await first_match(alice)
-        listing = await alice.games()
-        assert [g["game"] for g in listing["games"]] == [game]
+        async with asyncio.timeout(10):  # listed once dealt: just after the match is sent
+            while not (await alice.games())["games"]:
+                await asyncio.sleep(0.2)
         run = await drive(await spawn("watch", "--url", url, "--json"))
         assert run.code == 0, run.err
         (line,) = run.out

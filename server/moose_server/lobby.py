@@ -62,7 +62,7 @@ class Lobby:
         )
         if table.key:
             await self.matchmaker.started(table.key)
-        if table.source == "queue":  # private tables' games are never listed
+        if game.code is None:  # a private table's game is never listed
             await self.store.live_add(game.id, summary(game))
         players = [s.player for s in table.seats if s.player is not None]
         log.info("match: game %s from %s with %d seats", game.id, table.source, len(seats),

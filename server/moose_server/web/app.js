@@ -11,7 +11,7 @@ const NAME = "moose.name";
 const root = document.getElementById("app");
 const state = {
   screen: "lobby", // lobby | table | game
-  name: localStorage.getItem(NAME) || "",
+  name: localStorage.getItem(NAME) || "", // as typed
   listing: null,
   queued: null, // {min, max, since}
   range: [2, 4],
@@ -26,7 +26,7 @@ const state = {
   status: "connecting",
 };
 
-const net = new Net({ onMessage, onResume, onStatus });
+const net = new Net({ onMessage, onOpen: follow, onResume, onStatus });
 
 // -- what the server says ---------------------------------------------------------
 
@@ -73,10 +73,9 @@ async function onResume(welcome) {
   const game = state.game;
   if (game && game.seat !== null && !game.over) sync(game);
   else if (game && !game.over) send("watch", { game: game.id });
-  if (!game) for (const id of welcome.games || []) openGame(id, null);
+  if (!game && welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   if (welcome.table) state.table = welcome.table;
   if (state.queued) send("queue", { min_players: state.queued.min, max_players: state.queued.max });
-  follow();
   render();
 }
 
@@ -89,8 +88,8 @@ function onStatus(status) {
 
 const act = {
   setName(value) {
-    state.name = value.trim();
-    localStorage.setItem(NAME, state.name);
+    state.name = value;
+    localStorage.setItem(NAME, value.trim());
   },
   async queue(low, high) {
     const [min, max] = [Math.min(low, high), Math.max(low, high)];
@@ -98,6 +97,7 @@ const act = {
     if (!(await session())) return;
     const ans = await ask("queue", { min_players: min, max_players: max });
     if (ans) state.queued = { min, max, since: ans.server_time };
+    render();
   },
   async cancelQueue() {
     state.queued = null;
@@ -116,6 +116,7 @@ const act = {
   async addBot(bot) {
     const table = await ask("add_bot", { code: state.table.code, bot });
     if (table) state.table = table;
+    render();
   },
   async start() {
     await ask("start_table", { code: state.table.code });
@@ -230,10 +231,14 @@ function openGame(id, seat, match = null) {
   state.selected = null;
   state.download = null;
   state.screen = "game";
-  if (seat !== null) {
-    history.replaceState(null, "", "/");
-    if (!match) sync(game);
-  }
+  if (seat !== null) history.replaceState(null, "", "/");
+  return game;
+}
+
+// A game of ours that went on while the page was away: its state, then its events.
+function resumeGame(id) {
+  sync(openGame(id, null));
+  history.replaceState(null, "", "/");
 }
 
 function showTable(table) {
@@ -245,6 +250,7 @@ function showTable(table) {
 function go(screen, path) {
   state.screen = screen;
   if (location.pathname !== path) history.pushState(null, "", path);
+  render();
 }
 
 async function fetchRecord(game) {
@@ -269,7 +275,7 @@ function errorText(err) {
 
 function render() {
   const focused = document.activeElement;
-  const key = focused && (focused.id || focused.dataset.key);
+  const key = focused && (focused.id || focused.dataset.key || focused.dataset.testid);
   const content = screenContent();
   replace(
     root,
@@ -278,7 +284,7 @@ function render() {
     content,
   );
   if (key) {
-    const again = document.getElementById(key) || root.querySelector(`[data-key="${key}"]`);
+    const again = document.getElementById(key) || root.querySelector(`[data-key="${key}"], [data-testid="${key}"]`);
     if (again) again.focus({ preventScroll: true });
   }
   // The browser test reads this mark: the lobby with its live list, drawn for the first time.
@@ -353,15 +359,14 @@ async function boot() {
   });
   let welcome;
   try {
-    welcome = await net.open(state.name || "guest");
+    welcome = await net.open(state.name.trim() || "guest");
   } catch (err) {
     state.error = errorText(err);
     render();
     return;
   }
   if (!state.name && welcome.name !== "guest") state.name = welcome.name;
-  follow();
-  if (welcome.games && welcome.games.length) openGame(welcome.games[0], null);
+  if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   else if (welcome.table) showTable(welcome.table);
   else if (kind === "w" && arg) await act.watch(arg);
   else if (state.invited && state.name) await act.join(state.invited);

@@ -11,7 +11,7 @@ export function renderGame(ctx) {
   const mine = game.seat !== null && view.to_act === game.seat && game.legal;
   return h(
     "section",
-    { class: "game", "aria-label": t("title") },
+    { class: "game", "aria-label": t("title"), "data-game": game.id, "data-seq": game.seq, "data-seat": game.seat },
     status(ctx),
     game.seat !== null && game.away[game.seat] && !view.over
       ? h("button", { class: "banner away", testid: "away-banner", onclick: ctx.back }, t("away_banner"))

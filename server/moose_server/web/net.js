@@ -18,7 +18,7 @@ export class ServerError extends Error {
 
 export class Net {
   constructor(handlers) {
-    this.on = handlers; // {onMessage, onResume, onStatus}
+    this.on = handlers; // {onMessage, onOpen, onResume, onStatus}
     this.ws = null;
     this.nextId = 1;
     this.pending = new Map();
@@ -89,22 +89,31 @@ export class Net {
     };
   }
 
+  // hello, with the ping and the page's first requests sent at once behind it:
+  // the server answers a socket's frames in order, so none waits for the welcome.
   async hello() {
     const token = this.token;
+    const fields = token ? { protocol: 1, token } : { protocol: 1, name: this.name || "guest" };
     let w;
     try {
-      w = await this.request("hello", token ? { protocol: 1, token } : { protocol: 1, name: this.name || "guest" });
+      w = await this.pipelined(fields);
     } catch (err) {
       if (!token || !["bad_token", "token_expired"].includes(err.code)) throw err;
       this.forget(); // an old session: start a new one
-      w = await this.request("hello", { protocol: 1, name: this.name || "guest" });
+      w = await this.pipelined({ protocol: 1, name: this.name || "guest" });
     }
     localStorage.setItem(TOKEN, w.token);
     const first = !this.welcome;
     this.welcome = w;
-    await this.ping();
     if (!first) this.on.onResume(w);
     return w;
+  }
+
+  pipelined(fields) {
+    const welcome = this.request("hello", fields);
+    this.ping().catch(() => {});
+    this.on.onOpen();
+    return welcome;
   }
 
   async ping() {

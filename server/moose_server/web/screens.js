@@ -23,7 +23,7 @@ export function renderLobby(ctx) {
       h("input", {
         id: "name", testid: "name-input", maxlength: 24, autocomplete: "nickname",
         placeholder: t("name_placeholder"), value: ctx.name, disabled: ctx.busy,
-        onchange: (e) => act.setName(e.target.value),
+        oninput: (e) => act.setName(e.target.value),
       }),
       h("p", { class: "counts", testid: "counts" }, counts(ctx.listing)),
     ),
@@ -137,7 +137,7 @@ export function renderTable(ctx) {
       table.seats.map((seat) =>
         h(
           "li",
-          { testid: "seat", class: seat ? "seat filled" : "seat empty" },
+          { testid: "seat", class: seat ? "filled" : "empty" },
           seat ? h("span", { class: "name" }, seat.name) : t("seat_empty"),
           seat && seat.bot ? h("span", { class: "badge bot" }, t("bot")) : null,
           seat && seat.player === table.host ? h("span", { class: "badge" }, t("host")) : null,

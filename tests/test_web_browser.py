@@ -1,0 +1,431 @@
+"""The browser client in a real Chromium, against real `moose serve` processes.
+
+Playwright drives Debian's Chromium (/usr/bin/chromium; browsers are never
+downloaded). Without it these tests are skipped, except in CI (CI set), where
+.ci/run installs it. Every page's WebSocket frames are kept and checked: a page
+never receives another seat's hand.
+
+`MOOSE_SCREENSHOTS=1 pytest tests/test_web_browser.py -k screenshots` writes the
+README's screenshots into docs/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_server_games import check_no_leak
+
+from moose import record as records
+from moose import rules
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]  # fmt: skip
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+DESKTOP, PHONE = {"width": 1100, "height": 860}, {"width": 360, "height": 740}
+HOSTILE = "<img src=x onerror=f(1)>"  # 24 characters: the longest name allowed
+Message = dict[str, Any]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the module's tests."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but Chromium is not installed (.ci/run installs chromium)")
+        pytest.skip("Chromium is not installed (apt-get install chromium); CI runs these tests")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Player:
+    """One browser page (its own context, so its own localStorage), with what it received."""
+
+    def __init__(
+        self, browser: Any, base: str, *, viewport: dict[str, int] = DESKTOP,
+        locale: str = "en-US",
+    ) -> None:  # fmt: skip
+        self.context = browser.new_context(viewport=viewport, locale=locale)
+        self.page = self.context.new_page()
+        self.base = base
+        self.frames: list[Message] = []
+        self.problems: list[str] = []  # console errors, page errors, dialogs
+        self.moves = self.traps = 0
+        self.page.on("websocket", self._socket)
+        self.page.on("console", lambda m: m.type == "error" and self.problems.append(m.text))
+        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+        self.page.on("dialog", self._dialog)
+
+    def _socket(self, ws: Any) -> None:
+        ws.on("framereceived", lambda payload: self.frames.append(json.loads(payload)))
+
+    def _dialog(self, dialog: Any) -> None:
+        self.problems.append(f"dialog: {dialog.message}")
+        dialog.dismiss()
+
+    def open(self, path: str = "/") -> Player:
+        """Load a page of the site and wait for its first screen."""
+        self.page.goto(self.base + path)
+        # Connected: the lobby shows the counts of the live list, or a game shows its seats.
+        self.page.wait_for_selector('[data-testid="counts"]:not(:empty), [data-testid="seat"]')
+        return self
+
+    def find(self, testid: str) -> Any:
+        """The elements with that test id."""
+        return self.page.locator(f'[data-testid="{testid}"]')
+
+    def events(self) -> list[Message]:
+        """The `event` frames received, in order."""
+        return [f for f in self.frames if f.get("type") == "event"]
+
+    def seq(self) -> int:
+        """The last seq the game screen shows (-1: no game screen)."""
+        value = self.page.locator("section.game").first.get_attribute("data-seq", timeout=2000)
+        return int(value) if value is not None else -1
+
+    def act(self, *, by_card: bool = False) -> bool:
+        """Make one move if it is ours; whether one was made."""
+        try:
+            before = self.seq()
+            trap = self.find("trap-button")
+            if trap.count():
+                trap.first.click(timeout=2000)
+                self.traps += 1
+            elif not self._play(by_card):
+                return False
+            self.page.locator(f'section.game:not([data-seq="{before}"])').wait_for(timeout=15000)
+        except Exception as exc:  # the page redrew under the click: look again
+            if "Timeout" not in type(exc).__name__ and "detached" not in str(exc):
+                raise
+            return False
+        self.moves += 1
+        return True
+
+    def _play(self, by_card: bool) -> bool:
+        moves = self.find("legal-move")
+        options = [json.loads(m.get_attribute("data-move")) for m in moves.all()]
+        if not options:
+            return False
+        # Keep traps and rooms open, so that a moose may come and be trapped.
+        keep = [i for i, m in enumerate(options) if m.get("card") not in ("door", "trap")]
+        plays = [i for i in keep if options[i]["action"] == "play"]
+        pick = (plays or keep or [0])[0]
+        card = options[pick].get("card")
+        if by_card and options[pick]["action"] == "play":
+            self.page.locator(f'[data-testid="hand-card"][data-card="{card}"]').first.click()
+            self.find("target").first.click(timeout=2000)
+        else:
+            moves.nth(pick).click(timeout=2000)
+        return True
+
+    def close(self) -> None:
+        """Close the page's context."""
+        self.context.close()
+
+
+@pytest.fixture
+def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
+    """A real `moose serve` with its own Redis; short matchmaking waits."""
+    return moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
+                       "--turn-time", "60")  # fmt: skip
+
+
+@pytest.fixture
+def players(browser: Any, server: Any) -> Iterator[Callable[..., Player]]:
+    """``p = players()``: a new page on the server; all closed at the end."""
+    made: list[Player] = []
+
+    def make(**kwargs: Any) -> Player:
+        made.append(Player(browser, server.http, **kwargs))
+        return made[-1]
+
+    yield make
+    for player in made:
+        player.close()
+
+
+def wait_until(test: Callable[[], bool], timeout: float = 15.0) -> None:
+    """Poll `test` until it holds (the page's policy forbids evaluating strings in it)."""
+    deadline = time.monotonic() + timeout
+    while not test():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def play_until_over(seated: list[Player], *, limit: float = 240, each: Any = None) -> None:
+    """Let every page move when it can until each shows the end of the game."""
+    deadline = time.monotonic() + limit
+    while not all(p.find("game-over").count() for p in seated):
+        assert time.monotonic() < deadline, "the game did not end in time"
+        moved = False
+        for p in seated:
+            if p.find("game-over").count() == 0:
+                moved = p.act(by_card=p.moves % 2 == 1) or moved
+                if each is not None:
+                    each(p)
+        if not moved:
+            time.sleep(0.05)
+
+
+def states_by_seq(record: Message, events: list[Message]) -> dict[int, rules.State]:
+    """The state after each seq, from the record and a complete list of events."""
+    state = rules.new_game(record["players"], deck=record["deck"], dealer=record["dealer"])
+    moves = iter(record["moves"])
+    out = {}
+    for event in sorted({e["seq"]: e for e in events}.values(), key=lambda e: e["seq"]):
+        if event["event"]["kind"] == "move":
+            state = rules.apply(state, next(moves))
+        out[event["seq"]] = state
+    return out
+
+
+def check_frames(player: Player, seat: int | None, states: dict[int, rules.State]) -> None:
+    """Every event the page received shows only what its seat may see."""
+    events = player.events()
+    assert events
+    for msg in events:
+        check_no_leak(msg, seat, states[msg["seq"]])
+
+
+def shown_scores(player: Player) -> dict[int, int]:
+    """The scores on the end screen, by seat."""
+    rows = player.find("scores").locator("tr[data-seat]")
+    return {int(r.get_attribute("data-seat")): int(r.get_attribute("data-score"))
+            for r in rows.all()}  # fmt: skip
+
+
+def the_record(player: Player) -> Message:
+    """The game record the page fetched for its download link."""
+    player.find("record-link").wait_for()
+    found = [f["record"] for f in player.frames if f.get("type") == "record"]
+    assert found, "the page fetched no record"
+    return found[-1]
+
+
+def private_game(host: Player, bots: int, seats: int) -> None:
+    """Create a private table in the page, add bots and start it."""
+    host.find("create-button").wait_for()
+    host.page.select_option("#seats", str(seats))
+    host.find("create-button").click()
+    host.find("table-code").wait_for()
+    for n in range(1, bots + 1):
+        host.find("add-bot-button").click()
+        wait_until(lambda n=n: host.page.locator('[data-testid="seat"] .bot').count() == n)
+    host.find("start-button").click()
+    host.page.wait_for_selector("section.game")
+
+
+# -- the tests ---------------------------------------------------------------------
+
+
+def test_a_person_plays_a_whole_game_against_two_bots_and_answers_a_trap(players) -> None:
+    # A moose lands on a room of a seat holding a trap in about two games of three.
+    for _attempt in range(8):
+        alice = players()
+        alice.open()
+        alice.find("name-input").fill("alice")
+        private_game(alice, bots=2, seats=3)
+        assert alice.find("seat").count() == 3 and alice.find("hand-card").count() >= 4
+        play_until_over([alice])
+        record = the_record(alice)
+        if alice.traps:
+            break
+        alice.close()
+    assert alice.traps, "no trap prompt in 8 games"
+    assert records.replay(records.validate(record)).ok
+    assert shown_scores(alice) == dict(enumerate(record["result"]["scores"]))
+    assert alice.find("record-link").get_attribute("download").endswith(".json")
+    seat = alice.events()[0]["view"]["seat"]
+    check_frames(alice, seat, states_by_seq(record, alice.events()))
+    assert alice.problems == []
+
+
+def test_two_pages_play_through_the_queue_one_reloads_and_a_third_watches(players) -> None:
+    ann, bob, fan = players(), players(), players()
+    for page, name in ((ann, "ann"), (bob, "bob")):
+        page.open()
+        page.find("name-input").fill(name)
+        page.page.select_option("#low", "2")
+        page.page.select_option("#high", "2")
+        page.find("queue-button").click()
+    ann.find("queue-status").wait_for()  # says how long it has waited
+    for page in (ann, bob):
+        page.page.wait_for_selector("section.game")
+    game = ann.page.locator("section.game").get_attribute("data-game")
+    fan.open()
+    fan.page.locator(f'[data-testid="live-games"] li[data-game="{game}"]').wait_for()
+    fan.find("watch-link").first.click()
+    fan.find("seat").first.wait_for()
+    assert fan.find("seat").count() == 2 and fan.find("hand-card").count() == 0
+    reloaded = []
+
+    def reload_once(p: Player) -> None:
+        if p is ann and p.moves >= 6 and not reloaded:
+            p.page.reload()
+            p.page.wait_for_selector("section.game")
+            reloaded.append(p.page.locator("section.game").get_attribute("data-game"))
+
+    play_until_over([ann, bob], each=reload_once)
+    assert reloaded == [game]  # the same game, resumed by the page's stored session
+    fan.find("game-over").wait_for()
+    record = the_record(bob)
+    states = states_by_seq(record, bob.events())  # bob saw every event from the first
+    seats = {p: p.events()[0]["view"]["seat"] for p in (ann, bob)}
+    for page, seat in seats.items():
+        check_frames(page, seat, states)
+        assert shown_scores(page) == dict(enumerate(record["result"]["scores"]))
+    check_frames(fan, None, states)
+    assert shown_scores(fan) == dict(enumerate(record["result"]["scores"]))
+    assert ann.problems == bob.problems == fan.problems == []
+
+
+def test_a_private_table_is_joined_by_its_link_gets_a_bot_and_starts(players) -> None:
+    host, guest = players(), players()
+    host.open()
+    host.find("name-input").fill("hana")
+    host.find("create-button").click()
+    code = host.find("table-code").inner_text()
+    link = host.find("table-link").get_attribute("href")
+    assert link.endswith(f"/t/{code}") and host.page.url.endswith(f"/t/{code}")
+    guest.page.goto(link)  # a friend opens the link: the code is filled in
+    guest.find("join-code-input").wait_for()
+    assert guest.find("join-code-input").input_value() == code
+    guest.find("name-input").fill("gus")
+    guest.find("join-button").click()
+    guest.find("table-code").wait_for()
+    wait_until(lambda: host.find("seat").filter(has_text="gus").count() == 1)
+    assert guest.find("start-button").count() == 0  # only the host starts
+    host.find("add-bot-button").click()
+    wait_until(lambda: guest.find("seat").filter(has_text="greedy").count() == 1)
+    host.find("start-button").click()
+    for page in (host, guest):
+        page.page.wait_for_selector("section.game")
+        wait_until(lambda page=page: page.find("seat").count() == 3)
+    names = {n.inner_text() for n in host.page.locator('[data-testid="seat"] .name').all()}
+    assert names == {"hana", "gus", "greedy-bot 1"}
+    assert host.problems == guest.problems == []
+
+
+def test_a_hostile_name_is_shown_as_text_and_runs_nothing(players) -> None:
+    evil, host = players(), players()
+    host.open()
+    host.find("name-input").fill("hana")
+    host.find("create-button").click()
+    code = host.find("table-code").inner_text()
+    evil.open(f"/t/{code}")
+    evil.find("name-input").fill(HOSTILE)
+    evil.find("join-button").click()
+    for page in (host, evil):
+        wait_until(lambda page=page: page.find("seat").filter(has_text=HOSTILE).count() == 1)
+        assert page.page.locator("img").count() == 0
+    host.find("start-button").click()
+    for page in (host, evil):
+        page.page.wait_for_selector("section.game")
+        wait_until(lambda page=page: page.page.get_by_text(HOSTILE).count() > 0)
+        assert page.page.locator("img").count() == 0
+    assert host.problems == evil.problems == []  # no dialog, no script error, no CSP report
+
+
+def tab_to(player: Player, testid: str, presses: int = 60) -> None:
+    """Press Tab until an element with that test id has the focus."""
+    for _ in range(presses):
+        if player.page.locator(f'[data-testid="{testid}"]:focus').count():
+            return
+        player.page.keyboard.press("Tab")
+    raise AssertionError(f"Tab never reached {testid}")
+
+
+def test_a_phone_in_spanish_plays_with_the_keyboard_alone(players) -> None:
+    sam = players(viewport=PHONE, locale="es-ES")
+    sam.open()
+    assert sam.find("queue-button").inner_text() == "Buscar mesa"
+    tab_to(sam, "name-input")
+    sam.page.keyboard.type("sam")
+    tab_to(sam, "create-button")
+    sam.page.keyboard.press("Enter")
+    sam.find("table-code").wait_for()
+    for n in (1, 2):
+        tab_to(sam, "add-bot-button")
+        sam.page.keyboard.press("Enter")
+        wait_until(lambda n=n: sam.page.locator('[data-testid="seat"] .bot').count() == n)
+    tab_to(sam, "start-button")
+    sam.page.keyboard.press("Enter")
+    sam.page.wait_for_selector("section.game")
+    assert "Tu mano" in sam.page.inner_text("main")
+    for _ in range(3):  # three moves of ours, with Tab and Enter only
+        wait_until(lambda: sam.find("legal-move").count() + sam.find("trap-button").count() > 0)
+        before = sam.seq()
+        tab_to(sam, "trap-button" if sam.find("trap-button").count() else "legal-move")
+        sam.page.keyboard.press("Enter")
+        sam.page.locator(f'section.game:not([data-seq="{before}"])').wait_for()
+    width = sam.page.evaluate("document.documentElement.scrollWidth")
+    assert width <= PHONE["width"], f"the page is {width} px wide on a {PHONE['width']} px phone"
+    tab_to(sam, "lang-button")
+    sam.page.keyboard.press("Enter")
+    assert "Your hand" in sam.page.inner_text("main")
+    assert sam.problems == []
+
+
+def test_the_lobby_is_drawn_quickly(players) -> None:
+    times = []
+    for _ in range(5):
+        page = players().open()
+        times.append(page.page.evaluate("performance.getEntriesByName('lobby-drawn')[0].startTime"))
+        page.close()
+    times.sort()
+    print(f"\nlobby drawn (live list shown) after {times[2]:.0f} ms (median of 5 fresh pages; "
+          f"min {times[0]:.0f}, max {times[-1]:.0f}) on loopback")  # fmt: skip
+
+
+def play_moves(seated: list[Player], count: int, limit: float = 120) -> None:
+    """Let the pages move until they made `count` moves in all."""
+    deadline = time.monotonic() + limit
+    while sum(p.moves for p in seated) < count:
+        assert time.monotonic() < deadline, "the pages did not move in time"
+        if not any([p.act() for p in seated]):
+            time.sleep(0.05)
+
+
+def shoot(player: Player, folder: Path, name: str) -> None:
+    """Screenshots of the page at desktop and at phone width."""
+    for size, suffix in ((DESKTOP, ""), (PHONE, "-phone")):
+        player.page.set_viewport_size(size)
+        player.page.screenshot(path=str(folder / f"{name}{suffix}.png"), full_page=True)
+    player.page.set_viewport_size(DESKTOP)
+
+
+def test_screenshots_of_the_lobby_a_game_and_the_end(players, tmp_path) -> None:
+    ann, bob, fan = players(), players(), players()
+    for page, name in ((ann, "ann"), (bob, "bob")):
+        page.open()
+        page.find("name-input").fill(name)
+        page.page.select_option("#low", "2")
+        page.page.select_option("#high", "2")
+        page.find("queue-button").click()
+    for page in (ann, bob):
+        page.page.wait_for_selector("section.game")
+    fan.open()
+    fan.find("name-input").fill("fan")
+    fan.find("watch-link").first.wait_for()
+    shoot(fan, tmp_path, "lobby")
+    play_moves([ann, bob], 16)
+    wait_until(lambda: ann.find("legal-move").count() + bob.find("legal-move").count() > 0)
+    shoot(ann if ann.find("legal-move").count() else bob, tmp_path, "game")
+    play_until_over([ann, bob])
+    the_record(ann)  # its download link is drawn
+    shoot(ann, tmp_path, "end")
+    assert len(list(tmp_path.glob("*.png"))) == 6
+    if os.environ.get("MOOSE_SCREENSHOTS"):
+        DOCS.mkdir(exist_ok=True)
+        for png in tmp_path.glob("*.png"):
+            shutil.copy(png, DOCS / png.name)
