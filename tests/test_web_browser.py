@@ -429,3 +429,55 @@ def test_screenshots_of_the_lobby_a_game_and_the_end(players, tmp_path) -> None:
         DOCS.mkdir(exist_ok=True)
         for png in tmp_path.glob("*.png"):
             shutil.copy(png, DOCS / png.name)
+
+
+def test_an_away_seat_is_shown_and_one_click_takes_it_back(browser, moose_serve, tmp_path):
+    # Ada never moves: after two turns run out her seat is away. Bob plays on,
+    # so the game lasts while the banner is clicked.
+    server = moose_serve("--data-dir", str(tmp_path / "data"), "--turn-time", "3")
+    ada, bob = Player(browser, server.http), Player(browser, server.http)
+    try:
+        ada.open()
+        ada.find("name-input").fill("ada")
+        ada.find("create-button").click()
+        code = ada.find("table-code").inner_text()
+        bob.open(f"/t/{code}")
+        bob.find("name-input").fill("bob")
+        bob.find("join-button").click()
+        wait_until(lambda: ada.find("start-button").is_enabled())
+        ada.find("start-button").click()
+        deadline = time.monotonic() + 60
+        while not ada.find("away-banner").count():
+            assert time.monotonic() < deadline, "ada's seat never went away"
+            bob.act() or time.sleep(0.05)
+        assert bob.page.locator('[data-testid="seat"] .badge.away').count() == 1
+        ada.find("away-banner").click()
+        ada.find("away-banner").wait_for(state="detached")
+        assert any(e["event"]["kind"] == "back" for e in ada.events())
+        wait_until(lambda: bob.page.locator('[data-testid="seat"] .badge.away').count() == 0)
+        assert ada.problems == bob.problems == []
+    finally:
+        ada.close()
+        bob.close()
+
+
+def test_a_page_resumes_its_game_after_the_server_restarts(browser, moose_serve, tmp_path):
+    data = str(tmp_path / "data")
+    server = moose_serve("--data-dir", data, "--turn-time", "60")
+    ada = Player(browser, server.http)
+    try:
+        ada.open()
+        ada.find("name-input").fill("ada")
+        private_game(ada, bots=2, seats=3)
+        play_moves([ada], 2)
+        game = ada.page.locator("section.game").get_attribute("data-game")
+        server.stop()  # the socket closes: the page says so and keeps trying
+        ada.page.get_by_text("Connection lost").wait_for()
+        moose_serve("--data-dir", data, "--turn-time", "60", port=server.port)
+        play_moves([ada], 4)  # the same game goes on, from the event it saw last
+        assert ada.page.locator("section.game").get_attribute("data-game") == game
+        seqs = [e["seq"] for e in ada.events() if e["event"]["kind"] != "state"]
+        assert seqs == list(range(1, len(seqs) + 1))  # every event once, in order
+        assert [p for p in ada.problems if "WebSocket" not in p] == []
+    finally:
+        ada.close()

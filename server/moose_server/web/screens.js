@@ -109,7 +109,7 @@ function watchPanel(ctx) {
             h(
               "li",
               { "data-game": g.game },
-              h("span", { class: "who" }, g.names.map((name, i) => h("span", { class: "pname" }, name, g.bots[i] ? h("span", { class: "badge bot" }, t("bot")) : null))),
+              h("span", { class: "who" }, g.names.map((name, i) => h("span", { class: "pname" }, i ? "· " : "", name, g.bots[i] ? h("span", { class: "badge bot" }, t("bot")) : null))),
               h("span", { class: "ago" }, t("started_ago", { time: duration(ctx.now() - g.started) })),
               h("a", { href: `/w/${g.game}`, testid: "watch-link", onclick: (e) => { e.preventDefault(); ctx.act.watch(g.game); } }, t("watch_link")),
             ),
