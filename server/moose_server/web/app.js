@@ -277,6 +277,9 @@ function render() {
   const focused = document.activeElement;
   const key = focused && (focused.id || focused.dataset.key || focused.dataset.testid);
   const content = screenContent();
+  const game = state.screen === "game" ? state.game : null;
+  const mine = game && game.view && !game.over && game.legal && game.view.to_act === game.seat;
+  document.title = mine ? `▶ ${t("turn_you")} · ${t("title")}` : t("title");
   replace(
     root,
     header(),

@@ -38,7 +38,7 @@ function status(ctx) {
   let text;
   if (view.over) text = t("game_over");
   else if (view.pending && view.to_act === game.seat && game.legal) {
-    text = t("answer_you", { name: game.names[view.pending.attacker], room: roomName(roomType(view, game.seat, view.pending.room)) });
+    text = t("answer_you", { name: game.names[view.pending.attacker], place: game.place(game.seat, view.pending.room) });
   } else if (view.pending) text = t("answer_other", { name: game.name(view.to_act) });
   else if (view.to_act === game.seat && game.legal) text = t("turn_you");
   else if (view.to_act !== null && (game.bots[view.to_act] || game.away[view.to_act] || view.to_act === game.seat)) {
@@ -62,11 +62,6 @@ export function clock(ctx) {
   return "";
 }
 
-function roomType(view, owner, index) {
-  const room = view.houses[owner] && view.houses[owner].rooms[index];
-  return room ? room.type : "kitchen";
-}
-
 function answer(ctx) {
   const { game } = ctx;
   const byAction = (a) => game.legal.find((m) => m.action === a);
@@ -78,6 +73,7 @@ function answer(ctx) {
     h("p", {}, icon("moose"), " ", cardName(game.view.pending.card)),
     trap ? h("button", { class: "primary", testid: "trap-button", onclick: () => ctx.play(trap) }, icon("trap"), t("trap_button")) : null,
     allow ? h("button", { testid: "allow-button", onclick: () => ctx.play(allow) }, t("allow_button")) : null,
+    h("p", { class: "hint" }, t("trap_hint")),
   );
 }
 

@@ -62,10 +62,12 @@ export class Game {
     return seat === this.seat ? `${name} (${t("you")})` : name;
   }
 
-  place(owner, index, view = this.view) {
+  // A room as a phrase: "your kitchen 2", "bob's kitchen 2", or (`own`) "their kitchen 2".
+  place(owner, index, view = this.view, own = false) {
     const room = view && view.houses[owner] ? view.houses[owner].rooms[index] : null;
     const params = { room: room ? roomName(room.type) : "?", n: index + 1, name: this.names[owner] || "" };
-    return t(owner === this.seat ? "place_mine" : "place_other", params);
+    const key = owner === this.seat ? "place_mine" : own ? "place_theirs" : "place_other";
+    return t(key, params);
   }
 
   // One event in words, for the log. `before`: the view before it (where a moose landed).
@@ -103,7 +105,7 @@ export class Game {
       default:
         break;
     }
-    if (move.card === "door") return t("ev_door", { who, place: this.place(seat, move.room, view) });
+    if (move.card === "door") return t("ev_door", { who, place: this.place(seat, move.room, view, true) });
     if (move.card.startsWith("moose:")) {
       return t("ev_moose", { who, card, place: this.place(move.target, move.room, view) });
     }
