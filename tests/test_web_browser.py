@@ -377,14 +377,19 @@ def test_a_phone_in_spanish_plays_with_the_keyboard_alone(players) -> None:
 
 
 def test_the_lobby_is_drawn_quickly(players) -> None:
-    times = []
+    """Prints how long after opening the lobby is drawn (no timed assertion)."""
+    marks = {"first-contentful-paint": [], "lobby-drawn": []}
     for _ in range(5):
         page = players().open()
-        times.append(page.page.evaluate("performance.getEntriesByName('lobby-drawn')[0].startTime"))
+        for name, found in marks.items():
+            at = f"performance.getEntriesByName('{name}')[0].startTime"
+            found.append(page.page.evaluate(at))
         page.close()
-    times.sort()
-    print(f"\nlobby drawn (live list shown) after {times[2]:.0f} ms (median of 5 fresh pages; "
-          f"min {times[0]:.0f}, max {times[-1]:.0f}) on loopback")  # fmt: skip
+    for name, found in marks.items():
+        found.sort()
+        print(f"\n{name}: {found[2]:.0f} ms after opening (median of 5 fresh pages; "
+              f"min {found[0]:.0f}, max {found[-1]:.0f}) on loopback", end="")  # fmt: skip
+    print(f"\nload average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 def play_moves(seated: list[Player], count: int, limit: float = 120) -> None:
