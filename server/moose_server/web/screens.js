@@ -56,7 +56,6 @@ function playPanel(ctx) {
 }
 
 function queuedPanel(ctx) {
-  const q = ctx.queued;
   return h(
     "div",
     { class: "panel waiting" },
