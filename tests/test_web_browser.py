@@ -262,6 +262,8 @@ def test_two_pages_play_through_the_queue_one_reloads_and_a_third_watches(player
     for page in (ann, bob):
         page.page.wait_for_selector("section.game")
     game = ann.page.locator("section.game").get_attribute("data-game")
+    shown = [r.inner_text() for r in ann.find("rating").all()]
+    assert len(shown) == 2 and all(r.endswith("?") for r in shown)  # newcomers: provisional
     fan.open()
     fan.page.locator(f'[data-testid="live-games"] li[data-game="{game}"]').wait_for()
     fan.find("watch-link").first.click()

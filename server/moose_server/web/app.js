@@ -226,6 +226,7 @@ function openGame(id, seat, match = null) {
   if (match) {
     game.names = match.names || [];
     game.bots = match.bots || [];
+    game.ratings = match.ratings || [];
   }
   state.game = game;
   state.selected = null;

@@ -98,7 +98,7 @@ function seatPanel(ctx, seat) {
       view.to_act === seat && !view.over ? h("span", { class: "turn-mark", "aria-hidden": "true" }, "▶") : null,
       h("span", { class: "name" }, game.names[seat] || t("seat_n", { n: seat + 1 })),
       badges,
-      h("span", { class: "rating", testid: "rating" }), // room for a rating later
+      h("span", { class: "rating", testid: "rating", title: t("rating") }, game.rating(seat)),
       h("span", { class: "count" }, scores ? t("score_n", { n: scores[seat] }) : t("cards_n", { n: view.hand_sizes[seat] })),
     ),
     h("p", { class: house.house ? "house has" : "house" }, icon("house"), house.house ? t("house_yes") : t("house_no")),

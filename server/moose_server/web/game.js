@@ -13,6 +13,7 @@ export class Game {
     this.seat = seat; // null: watching
     this.names = [];
     this.bots = [];
+    this.ratings = []; // {rating, provisional} or null per seat, as the game started
     this.away = [];
     this.seq = 0;
     this.view = null;
@@ -45,6 +46,7 @@ export class Game {
     this.deadline = msg.deadline || null;
     if (event.names) this.names = event.names;
     if (event.bots) this.bots = event.bots;
+    if (event.ratings) this.ratings = event.ratings;
     if (event.away) this.away = event.away.slice();
     if (this.away.length !== msg.view.players) this.away = new Array(msg.view.players).fill(false);
     if (event.kind === "away") this.away[event.seat] = true;
@@ -122,6 +124,12 @@ export class Game {
     if (move.card === "door") return t("mv_door", { card, place: this.place(this.seat, move.room) });
     if (move.card.startsWith("moose:")) return t("mv_moose", { card, place: this.place(move.target, move.room) });
     return t("mv_house", { card, target: this.names[move.target] || "" });
+  }
+
+  // A seat's rating as shown: "1612", or "540?" while provisional; "" for none.
+  rating(seat) {
+    const r = this.ratings[seat];
+    return r ? `${r.rating}${r.provisional ? "?" : ""}` : "";
   }
 
   // Seconds left to our deadline, or null.
