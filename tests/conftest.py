@@ -1,5 +1,6 @@
 """Shared fixtures: real redis-server processes and real Moose House servers.
 
+The classes and functions the fixtures and tests share live in `helpers`.
 Tests never mock Redis and never touch a Redis they did not start: every server
 here is started on a private loopback port in a temporary folder and stopped at
 the end.
@@ -13,6 +14,8 @@ the end.
   so one test body runs against every backend.
 - `moose_server`: ``url = await moose_server(**settings)`` runs a server instance
   in the test's event loop and returns its ``ws://127.0.0.1:PORT/ws``.
+- `serve`: ``instance = await serve(**settings)``, the same as an `Instance` that
+  can be stopped (drained) mid-test and restarted on its port; `url`: one of them.
 - `ws_client`: ``c = await ws_client(url, name="alice")``: a raw socket that
   has said hello (`RawClient`: send, request, expect, closed).
 - `moose_serve`: ``proc = moose_serve("--data-dir", d)`` runs `moose serve` as a
@@ -22,17 +25,6 @@ the end.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import itertools
-import os
-import random
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -42,12 +34,11 @@ import pytest
 import redis
 from aiohttp import web
 
-from moose import protocol
 from moose_server.app import create_app
-from moose_server.embedded import EmbeddedRedis, free_port, redis_server_binary
+from moose_server.embedded import EmbeddedRedis, free_port
 from moose_server.settings import Settings
 
-Message = dict[str, Any]
+from helpers import Instance, RawClient, RedisClusterNodes, Serve, ServeProcess, cleanup
 
 
 @pytest.fixture(scope="session")
@@ -92,76 +83,6 @@ def private_redis(
     """A private redis-server (no AOF) on a loopback port, then on a unix socket."""
     port = free_port() if request.param == "tcp" else None
     return redis_factory(port=port, appendonly=False)
-
-
-def cluster_port() -> int:
-    """A free port whose cluster bus port (+10000) is free too; Redis wants it <= 55535."""
-    for _ in range(100):
-        port = random.randint(20000, 45000)
-        with contextlib.ExitStack() as stack:
-            try:
-                for p in (port, port + 10000):
-                    sock = stack.enter_context(socket.socket())
-                    sock.bind(("127.0.0.1", p))
-            except OSError:
-                continue
-            return port
-    raise RuntimeError("no free port pair for a cluster node")
-
-
-class RedisClusterNodes:
-    """Three cluster-enabled redis-servers joined into one Redis Cluster."""
-
-    def __init__(self, folder: Path) -> None:
-        extra = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                 "--cluster-node-timeout", "2000"]  # fmt: skip
-        self.nodes = [
-            EmbeddedRedis(folder / f"node{i}", port=cluster_port(), appendonly=False, extra=extra)
-            for i in range(3)
-        ]
-
-    @property
-    def url(self) -> str:
-        """A plain URL of the first node: the server finds out it is a cluster."""
-        return f"redis://127.0.0.1:{self.nodes[0].port}/0"
-
-    @property
-    def cluster_url(self) -> str:
-        """The explicit form with every node as a seed."""
-        return "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
-
-    def start(self) -> None:
-        """Start the nodes, create the cluster and wait until every node says ok."""
-        for node in self.nodes:
-            node.start()
-        cli = str(Path(redis_server_binary()).with_name("redis-cli"))
-        addresses = [f"127.0.0.1:{n.port}" for n in self.nodes]
-        subprocess.run(
-            [cli, "--cluster", "create", *addresses, "--cluster-replicas", "0", "--cluster-yes"],
-            check=True, capture_output=True, timeout=30,
-        )  # fmt: skip
-        deadline = time.monotonic() + 30
-        while any(not self._ok(n) for n in self.nodes):
-            if time.monotonic() > deadline:
-                raise RuntimeError("the Redis Cluster did not reach cluster_state:ok")
-            time.sleep(0.05)
-
-    @staticmethod
-    def _ok(node: EmbeddedRedis) -> bool:
-        with redis.Redis(port=node.port) as r:
-            info = r.execute_command("CLUSTER", "INFO").decode()
-        return "cluster_state:ok" in info and "cluster_known_nodes:3" in info
-
-    def flush(self) -> None:
-        """Empty every node (FLUSHALL is per node in a cluster)."""
-        for node in self.nodes:
-            with redis.Redis(port=node.port) as r:
-                r.flushall()
-
-    def stop(self) -> None:
-        """Stop every node."""
-        for node in self.nodes:
-            node.stop()
 
 
 @pytest.fixture(scope="session")
@@ -224,102 +145,38 @@ async def moose_server(
         await runner.cleanup()
 
 
-def http_base(ws_url: str) -> str:
-    """The HTTP base URL of the server whose WebSocket is at `ws_url`."""
-    return ws_url.replace("ws://", "http://").removesuffix("/ws")
+@pytest.fixture
+async def serve(redis_url: str, tmp_path: Path) -> AsyncIterator[Serve]:
+    """Start server instances over the test Redis; all stopped at the end.
 
-
-async def play_match(
-    client: Any, progress: dict[str, int], on_turn: Callable[[str, Message], Awaitable[None]]
-) -> tuple[str, int, list[Message]]:
-    """Follow the next match of `client` (a `moose.client.Client`) to its end.
-
-    `progress[game]` keeps the highest seq seen; `on_turn(game, msg)` is awaited on
-    each event where it is our seat's turn with legal moves. Returns the game, our
-    seat and every event of the game delivered, the last one the end.
+    Like `moose_server`, but an instance can be stopped (drained with 1012)
+    mid-test and another started on its port, and teardown survives the
+    cancellation issue described in `helpers.cleanup`.
     """
-    game, seat, events = "", -1, []
-    async for msg in client.events():
-        if msg["type"] == "match":
-            game, seat = msg["game"], msg["seat"]
-            continue
-        if msg["type"] != "event" or msg["game"] != game:
-            continue
-        events.append(msg)
-        progress[game] = max(progress.get(game, 0), msg["seq"])
-        if msg["view"]["over"]:
-            return game, seat, events
-        if msg.get("legal") and msg["view"]["to_act"] == seat:
-            await on_turn(game, msg)
-    raise AssertionError("the events ended before the game did")
+    started: list[Instance] = []
+
+    async def start(port: int | None = None, **changes: Any) -> Instance:
+        settings = Settings(
+            redis_url=redis_url, data_dir=str(tmp_path), match_wait=0.2, match_interval=0.05,
+            poll_interval=0.05, drain_grace=1.0,
+        ).replace(**changes)  # fmt: skip
+        runner = web.AppRunner(create_app(settings), shutdown_timeout=1.0)
+        await runner.setup()
+        port = port or free_port()
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        instance = Instance(f"ws://127.0.0.1:{port}/ws", port, runner)
+        started.append(instance)
+        return instance
+
+    yield start
+    for instance in started:
+        await cleanup(instance.runner)
 
 
-class LoopbackPort:
-    """The URLs of a server on loopback port `port` (set by the subclass)."""
-
-    port: int
-
-    @property
-    def url(self) -> str:
-        """The WebSocket URL."""
-        return f"ws://127.0.0.1:{self.port}/ws"
-
-    @property
-    def http(self) -> str:
-        """The HTTP base URL."""
-        return f"http://127.0.0.1:{self.port}"
-
-
-class ServeProcess(LoopbackPort):
-    """`moose serve` as a real subprocess: start, wait until ready, kill or stop."""
-
-    def __init__(
-        self, args: list[str], port: int, log: Path, env: dict[str, str] | None = None
-    ) -> None:
-        self.args, self.port, self.log, self.env = args, port, log, env
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout: float = 30.0, *, wait: bool = True) -> ServeProcess:
-        """Start the process and (unless `wait` is false) wait until /readyz answers 200."""
-        cmd = [sys.executable, "-m", "moose", "serve", "--port", str(self.port), *self.args]
-        env = None if self.env is None else {**os.environ, **self.env}
-        with self.log.open("ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-        return self.wait_ready(timeout) if wait else self
-
-    def wait_ready(self, timeout: float = 30.0) -> ServeProcess:
-        """Wait until /readyz answers 200."""
-        assert self.proc is not None
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"moose serve exited: {self.log.read_text()[-2000:]}")
-            with contextlib.suppress(OSError):
-                ready = f"{self.http}/readyz"
-                with urllib.request.urlopen(ready, timeout=1) as resp:
-                    if resp.status == 200:
-                        return self
-            time.sleep(0.05)
-        raise RuntimeError(f"moose serve not ready: {self.log.read_text()[-2000:]}")
-
-    def kill(self) -> None:
-        """SIGKILL, as a crash would."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-
-    def stop(self, timeout: float = 20.0) -> int:
-        """SIGTERM and wait for a clean exit; returns the exit code."""
-        if self.proc is None:
-            return 0
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
+@pytest.fixture
+async def url(serve: Serve) -> str:
+    """The URL of one fresh server instance."""
+    return (await serve()).url
 
 
 @pytest.fixture
@@ -348,81 +205,6 @@ def moose_serve(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
 
 
 # -- a raw WebSocket client, for protocol-level tests ---------------------------------
-
-
-class RawClient:
-    """A bare WebSocket speaking PROTOCOL.md frames; keeps every message it receives."""
-
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse, binary: bool) -> None:
-        self.ws, self.binary = ws, binary
-        self.received: list[dict[str, Any]] = []  # everything, in order (for leak checks)
-        self._unread: list[dict[str, Any]] = []
-        self._arrived = asyncio.Event()
-        self._ids = itertools.count(1000)
-        self.player = self.token = self.name = ""
-        self.close_code: int | None = None
-        self._reader = asyncio.create_task(self._read())
-
-    async def _read(self) -> None:
-        async for raw in self.ws:
-            if raw.type in (aiohttp.WSMsgType.BINARY, aiohttp.WSMsgType.TEXT):
-                msg = protocol.decode(raw.data)
-                self.received.append(msg)
-                self._unread.append(msg)
-                self._arrived.set()
-        self.close_code = self.ws.close_code
-        self._arrived.set()
-
-    async def send(self, msg: dict[str, Any], *, binary: bool | None = None) -> None:
-        """Send one message in our encoding (or the one given)."""
-        await self.send_frame(
-            protocol.encode(msg, binary=self.binary if binary is None else binary)
-        )
-
-    async def send_frame(self, frame: bytes | str) -> None:
-        """Send a raw frame, valid or not."""
-        if isinstance(frame, bytes):
-            await self.ws.send_bytes(frame)
-        else:
-            await self.ws.send_str(frame)
-
-    async def expect(self, timeout: float = 10.0, **match: Any) -> dict[str, Any]:
-        """The first unread message whose fields equal `match` (others stay unread)."""
-        async with asyncio.timeout(timeout):
-            while True:
-                for i, msg in enumerate(self._unread):
-                    if all(msg.get(k) == v for k, v in match.items()):
-                        return self._unread.pop(i)
-                if self._reader.done():
-                    raise ConnectionError(f"closed ({self.close_code}) waiting for {match}")
-                self._arrived.clear()
-                await self._arrived.wait()
-
-    async def request(self, mtype: str, **fields: Any) -> dict[str, Any]:
-        """Send a request with a fresh id and return its answer (or error)."""
-        msg_id = next(self._ids)
-        await self.send({"type": mtype, "id": msg_id, **fields})
-        return await self.expect(id=msg_id)
-
-    async def hello(self, name: str = "", token: str = "") -> dict[str, Any]:
-        """Say hello; remember the player, name and token of the welcome."""
-        fields: dict[str, Any] = {"token": token} if token else {"name": name}
-        answer = await self.request("hello", protocol=1, **fields)
-        if answer["type"] == "welcome":
-            self.player, self.token, self.name = answer["player"], answer["token"], answer["name"]
-        return answer
-
-    async def closed(self, timeout: float = 10.0) -> int | None:
-        """Wait until the server closes the socket; its close code."""
-        async with asyncio.timeout(timeout):
-            await asyncio.shield(self._reader)
-        return self.close_code
-
-    async def close(self) -> None:
-        """Close our side and stop reading."""
-        await self.ws.close()
-        self._reader.cancel()
-        await asyncio.gather(self._reader, return_exceptions=True)
 
 
 @pytest.fixture

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 import redis as redis_sync
-from conftest import RawClient, ServeProcess
 
 from moose_server.accounts import hash_password, name_key, verify_password
 from moose_server.store_players import PlayerStore
+
+from helpers import RawClient, ServeProcess
 
 PASSWORD = "correct horse battery"
 

@@ -11,9 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 import aiohttp
-from conftest import ServeProcess
 
 import moose
+
+from helpers import ServeProcess
 
 FIELDS = {"player", "name", "rating", "games", "bot"}
 ENV = {"MOOSE_PROVISIONAL_GAMES": "2", "MOOSE_MATCH_INTERVAL": "0.05"}

@@ -14,61 +14,14 @@ import re
 import struct
 import sys
 import termios
-from collections.abc import Callable
-from dataclasses import dataclass, field
 
 import pytest
-from test_client import Serve, play_seat, serve_fixture, url_fixture
 
 import moose
 from moose.commands.bots import spread
 from moose_server.embedded import free_port
 
-__all__ = ["serve_fixture", "url_fixture"]  # the fixtures `serve` and `url`
-
-ASK = "Type a move number"
-
-
-@dataclass
-class Run:
-    """What a finished `moose` subprocess printed."""
-
-    code: int
-    out: list[str] = field(default_factory=list)
-    err: str = ""
-
-    @property
-    def text(self) -> str:
-        """All of stdout."""
-        return "".join(self.out)
-
-
-async def spawn(*args: str) -> asyncio.subprocess.Process:
-    """Start `python -m moose ARGS` with pipes for stdin, stdout and stderr."""
-    env = {**os.environ, "COLUMNS": "120", "PYTHONUNBUFFERED": "1"}
-    return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose", *args, env=env,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-
-
-async def drive(
-    proc: asyncio.subprocess.Process,
-    answer: Callable[[str, Run], str | None] = lambda line, run: "1" if ASK in line else None,
-) -> Run:
-    """Read the output to the end, typing `answer(line)` (when not None) after each line."""
-    assert proc.stdout is not None and proc.stdin is not None and proc.stderr is not None
-    run = Run(code=-1)
-    while line := (await proc.stdout.readline()).decode():
-        run.out.append(line)
-        typed = answer(line, run)
-        if typed is not None:
-            proc.stdin.write(typed.encode() + b"\n")
-            await proc.stdin.drain()
-    run.err = (await proc.stderr.read()).decode()
-    run.code = await proc.wait()
-    return run
+from helpers import ASK, Run, Serve, drive, play_seat, spawn
 
 
 def assert_finished(run: Run) -> None:

@@ -6,13 +6,10 @@ import asyncio
 import json
 from typing import Any
 
-from test_cli_play import drive, spawn
-from test_client import play_seat, serve_fixture, url_fixture
-
 import moose
 from moose.client import Client
 
-__all__ = ["serve_fixture", "url_fixture"]  # the fixtures `serve` and `url`
+from helpers import drive, play_seat, spawn
 
 
 async def first_match(client: Client) -> tuple[str, int]:

@@ -9,143 +9,23 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from aiohttp import web
 
 import moose
 from moose import rules
-from moose.bots import make_bot
 from moose.client import (
-    Client,
     ConnectError,
     ConnectionLost,
     MooseError,
     ServerError,
-    is_final,
 )
-from moose_server.app import create_app
 from moose_server.embedded import free_port
-from moose_server.settings import Settings
+
+from helpers import Serve, check_views, play_seat
 
 Message = dict[str, Any]
-
-
-@dataclass
-class Instance:
-    """One running server instance."""
-
-    url: str
-    port: int
-    runner: web.AppRunner
-
-    async def stop(self) -> None:
-        """Shut down as `moose serve` does on SIGTERM: drain with close 1012."""
-        await self.runner.shutdown()
-        await cleanup(self.runner)
-
-
-async def cleanup(runner: web.AppRunner) -> None:
-    """`runner.cleanup()`, cancelling again any task that outlived its cancellation.
-
-    redis-py 8.1 now and then swallows a cancellation that lands inside
-    `pipeline.execute()`; a server loop cancelled there runs on, and the
-    cleanup would wait for it forever.
-    """
-    task = asyncio.ensure_future(runner.cleanup())
-    while not task.done():
-        await asyncio.wait({task}, timeout=0.5)
-        for other in asyncio.all_tasks():
-            if other.cancelling() and not other.done():
-                other.cancel()
-    task.result()
-
-
-Serve = Callable[..., Awaitable[Instance]]
-
-
-@pytest.fixture(name="serve")
-async def serve_fixture(redis_url: str, tmp_path: Any) -> AsyncIterator[Serve]:
-    """Start server instances over the test Redis; all stopped at the end.
-
-    Like conftest's `moose_server`, but an instance can be stopped (drained with
-    1012) mid-test and another started on its port, and teardown survives the
-    cancellation issue described in `cleanup`.
-    """
-    started: list[Instance] = []
-
-    async def start(port: int | None = None, **changes: Any) -> Instance:
-        settings = Settings(
-            redis_url=redis_url, data_dir=str(tmp_path), match_wait=0.2, match_interval=0.05,
-            poll_interval=0.05, drain_grace=1.0,
-        ).replace(**changes)  # fmt: skip
-        runner = web.AppRunner(create_app(settings), shutdown_timeout=1.0)
-        await runner.setup()
-        port = port or free_port()
-        await web.TCPSite(runner, "127.0.0.1", port).start()
-        instance = Instance(f"ws://127.0.0.1:{port}/ws", port, runner)
-        started.append(instance)
-        return instance
-
-    yield start
-    for instance in started:
-        await cleanup(instance.runner)
-
-
-@pytest.fixture(name="url")
-async def url_fixture(serve: Serve) -> str:
-    """The URL of one fresh server instance."""
-    return (await serve()).url
-
-
-async def play_seat(
-    client: Client,
-    bot_name: str = "greedy",
-    *,
-    on_event: Callable[[Message], Awaitable[None]] | None = None,
-    game: str = "",
-    seat: int = -1,
-) -> tuple[str, int, list[Message]]:
-    """Play one game with a bot (the next match, or `game`); our seat and every event."""
-    bot = make_bot(bot_name, seed=1)
-    events: list[Message] = []
-    async for msg in client.events():
-        if msg["type"] == "match" and not game:
-            game, seat = msg["game"], msg["seat"]
-            continue
-        if msg["type"] != "event" or msg["game"] != game:
-            continue
-        events.append(msg)
-        if on_event is not None:
-            await on_event(msg)
-        view = msg["view"]
-        if is_final(msg):
-            return game, seat, events
-        if msg.get("legal") and view["to_act"] == seat:
-            try:
-                await client.move(game, bot.choose(view, msg["legal"]), seq=msg["seq"])
-            except ServerError as exc:
-                assert exc.code in ("stale_seq", "not_your_turn"), exc
-    raise AssertionError("the events ended before the game did")
-
-
-def check_views(events: list[Message], record: Message, seat: int) -> None:
-    """Every view delivered is exactly rules.view of the replayed game for our seat."""
-    state = rules.new_game(record["players"], deck=record["deck"], dealer=record["dealer"])
-    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-    for msg in events:
-        event = msg["event"]
-        if event["kind"] == "move":
-            state = rules.apply(state, event["move"])
-        assert msg["view"] == rules.view(state, seat), f"seq {msg['seq']}"
-        legal = rules.legal_moves(state) if rules.to_act(state) == seat else None
-        if legal == [{"action": "pass"}]:
-            legal = None  # the server passes at once for a seat that can only pass
-        assert msg["legal"] == legal
-    assert state.over
 
 
 # -- no server -------------------------------------------------------------------------

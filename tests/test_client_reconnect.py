@@ -10,13 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from test_client import Serve, check_views, play_seat, serve_fixture, url_fixture
-
 import moose
 from moose.client import Client
 from moose_server.embedded import free_port
 
-__all__ = ["serve_fixture", "url_fixture"]  # the fixtures `serve` and `url`
+from helpers import Serve, check_views, play_seat
 
 Message = dict[str, Any]
 

@@ -10,11 +10,12 @@ import asyncio
 
 import pytest
 from redis.exceptions import RedisClusterException
-from test_server_games import check_game, play_out, table_game
 
 from moose_server.connections import open_redis
 from moose_server.matchmaking import Matchmaker
 from moose_server.store import GAMES_CHANNEL, Store
+
+from helpers import check_game, play_out, table_game
 
 
 async def test_a_plain_url_to_a_cluster_node_gets_the_cluster_client(redis_cluster):

@@ -6,12 +6,13 @@ import asyncio
 from typing import Any
 
 import pytest
-from _games import replay
 
 from moose import rules
 from moose_server.games import GameError, Games
 from moose_server.settings import Settings
 from moose_server.store import Store, connect
+
+from helpers import replay
 
 
 @pytest.fixture

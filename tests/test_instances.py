@@ -18,7 +18,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import ServeProcess, play_match
 
 from moose import rules
 from moose.bots import make_bot
@@ -26,6 +25,8 @@ from moose.client import Client, ServerError
 from moose_server.connections import open_redis
 from moose_server.matchmaking import Matchmaker
 from moose_server.store import Store
+
+from helpers import ServeProcess, play_match
 
 Message = dict[str, Any]
 

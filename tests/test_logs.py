@@ -11,10 +11,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from test_server_games import table_game
 
 from moose_server.logs import JsonFormatter, TextFormatter, configure
 from moose_server.settings import Settings
+
+from helpers import table_game
 
 Line = dict[str, Any]
 

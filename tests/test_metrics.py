@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from conftest import http_base
 from prometheus_client.parser import text_string_to_metric_families
-from test_server_games import play_out, table_game
+
+from helpers import http_base, play_out, table_game
 
 Message = dict[str, Any]
 FAMILIES = {

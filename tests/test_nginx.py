@@ -31,14 +31,14 @@ from typing import Any
 
 import aiohttp
 import pytest
-from _games import replay
-from conftest import LoopbackPort, RawClient, play_match
 
 import moose
 from moose import rules
 from moose.bots import make_bot
 from moose.client import Client, ServerError
 from moose_server.embedded import free_port
+
+from helpers import LoopbackPort, RawClient, play_match, replay
 
 Message = dict[str, Any]
 

@@ -19,7 +19,6 @@ from redis.exceptions import (
     ResponseError,
     TimeoutError,
 )
-from test_server_games import table_game
 
 from moose_server.app import create_app
 from moose_server.connections import open_redis
@@ -28,6 +27,8 @@ from moose_server.pipe import Pipe
 from moose_server.settings import Settings
 from moose_server.store import Store, connect
 from moose_server.ws import SERVICES
+
+from helpers import table_game
 
 Factory = Callable[..., EmbeddedRedis]
 

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _games import EMPTYING_END, emptying_game, play, random_game
 
 from moose import record as records
 from moose import rules
 from moose.record import Record, RecordError
+
+from helpers import EMPTYING_END, emptying_game, play, random_game
 
 
 def finished(players: int = 3, seed: int = 11) -> tuple[rules.State, list[dict[str, Any]]]:

@@ -9,10 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _games import random_game
 
 from moose import record as records
 from moose import rules
+
+from helpers import random_game
 
 
 def run_replay(*args: str, stdin: str | bytes | None = None) -> tuple[int, dict[str, Any]]:

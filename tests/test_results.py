@@ -19,7 +19,6 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from conftest import ServeProcess
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from moose import rules
@@ -33,6 +32,8 @@ from moose_server.results import Results
 from moose_server.settings import Settings
 from moose_server.store import Store, connect
 from moose_server.store_players import PlayerStore
+
+from helpers import ServeProcess, random_game
 
 SEATS = [Seat("p_ann", "ann", None), Seat("p_bob", "bob", None), Seat("p_cy", "cy", None)]
 
@@ -179,7 +180,6 @@ def test_places_follow_the_rules_winners_and_share_ties():
 
 
 def _final_states() -> Any:
-    from _games import random_game
 
     for seed in range(50):
         *_, (state, _) = random_game(4, seed)
@@ -257,7 +257,6 @@ async def _play_until_the_end_then_kill(
 
 async def test_the_changes_follow_the_end_that_was_committed(redis_url):
     """A commit refused as stale may have computed another end of the same game first."""
-    from _games import random_game
 
     ends = []
     for seed in range(40):

@@ -13,7 +13,11 @@ import random
 from collections import Counter
 
 import pytest
-from _games import (
+
+from moose import rules
+from moose.rules import CARDS, IllegalMove, InvalidGame, State
+
+from helpers import (
     ALLOW,
     EMPTYING_END,
     PASS,
@@ -30,9 +34,6 @@ from _games import (
     room,
     stacked_deck,
 )
-
-from moose import rules
-from moose.rules import CARDS, IllegalMove, InvalidGame, State
 
 
 def rooms_of(state: State, seat: int) -> list[tuple[str, str | None]]:

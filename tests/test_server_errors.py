@@ -12,10 +12,11 @@ from typing import Any
 import msgpack
 import pytest
 import redis.asyncio as aioredis
-from test_server_games import table_game
 
 from moose_server.store import Store
 from moose_server.tokens import Tokens
+
+from helpers import table_game
 
 
 @pytest.fixture

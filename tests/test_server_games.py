@@ -8,136 +8,22 @@ also checks what each seat received: seqs without gaps, views equal to
 from __future__ import annotations
 
 import asyncio
-import random
 from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
 
-from moose import rules
+from helpers import (
+    card_codes,
+    check_game,
+    check_no_leak,
+    keys_of,
+    play_out,
+    replay_states,
+    table_game,
+)
 
 Message = dict[str, Any]
-
-
-async def table_game(
-    clients: list[Any], bots: tuple[str, ...] = (), codes: list[str] | None = None
-) -> tuple[str, list[int]]:
-    """Seat the clients (and bots) at a private table and start it; game id and seats.
-
-    The table's join code is appended to `codes`, when given.
-    """
-    host = clients[0]
-    table = await host.request("create_table", players=len(clients) + len(bots))
-    assert table["type"] == "table", table
-    if codes is not None:
-        codes.append(table["code"])
-    for client in clients[1:]:
-        joined = await client.request("join_table", code=table["code"])
-        assert joined["type"] == "table", joined
-        await host.expect(type="table", code=table["code"])  # the host hears of each join
-    for bot in bots:
-        assert (await host.request("add_bot", code=table["code"], bot=bot))["type"] == "table"
-    started = await host.request("start_table", code=table["code"])
-    assert started["type"] == "table"
-    matches = [await c.expect(type="match") for c in clients]
-    assert len({m["game"] for m in matches}) == 1
-    return matches[0]["game"], [m["seat"] for m in matches]
-
-
-async def play_out(
-    client: Any, game: str, seed: int, *, timeout: float = 30, first: Message | None = None
-) -> list[Message]:
-    """Play random legal moves for our seat until the game is over; every event seen.
-
-    `first`: an event already taken from the socket, handled before the others.
-    """
-    rng = random.Random(seed)
-    events: list[Message] = []
-    while True:
-        event = first or await client.expect(type="event", game=game, timeout=timeout)
-        first = None
-        events.append(event)
-        if event["event"]["kind"] == "over":
-            return events
-        if event["legal"]:
-            answer = await client.request(
-                "move", game=game, seq=event["seq"], move=rng.choice(event["legal"]),
-                move_id=f"{client.player}-{event['seq']}",
-            )  # fmt: skip
-            assert answer["type"] == "moved", answer
-            assert answer["seq"] == event["seq"] + 1
-
-
-def replay_states(record: Message, events: list[Message]) -> list[rules.State]:
-    """The state after each event, replaying the record's moves at each `move` event."""
-    state = rules.new_game(record["players"], deck=record["deck"], dealer=record["dealer"])
-    moves = iter(record["moves"])
-    states = []
-    for event in events:
-        if event["event"]["kind"] == "move":
-            state = rules.apply(state, next(moves))
-        states.append(state)
-    return states
-
-
-def card_codes(value: Any) -> list[str]:
-    """Every card code anywhere in a message (a room's cover "door" is not a card code)."""
-    if isinstance(value, dict):
-        return [c for k, v in value.items() if k != "cover" for c in card_codes(v)]
-    if isinstance(value, list):
-        return [c for v in value for c in card_codes(v)]
-    return [value] if isinstance(value, str) and value in rules.CARD_CODES else []
-
-
-def check_no_leak(msg: Message, seat: int | None, state: rules.State) -> None:
-    """A message shows no other hand and no draw pile: only cards this seat may see."""
-    assert not {"hands", "deck", "draw"} & set(_keys(msg)), msg
-    own = state.hands[seat] if seat is not None else []
-    public = set(state.discard) | set(own)
-    event = msg.get("event") or {}
-    if event.get("kind") == "move" and "card" in event["move"]:
-        public.add(event["move"]["card"])
-    if state.pending:
-        public.add(state.pending[2])
-    leaked = set(card_codes(msg)) - public
-    assert not leaked, (seat, leaked, msg)
-    view = msg["view"]
-    assert view["seat"] == seat
-    if seat is None:
-        assert "hand" not in view and msg["legal"] is None
-    else:
-        assert view["hand"] == sorted(own)
-    assert view == rules.view(state, seat)
-
-
-def _keys(value: Any) -> list[str]:
-    if isinstance(value, dict):
-        return [*value, *(k for v in value.values() for k in _keys(v))]
-    if isinstance(value, list):
-        return [k for v in value for k in _keys(v)]
-    return []
-
-
-async def check_game(client: Any, game: str, seat: int | None, events: list[Message]) -> Message:
-    """Seqs from 1 without gaps, views and secrecy right, record replays; the record."""
-    assert [e["seq"] for e in events] == list(range(1, len(events) + 1))
-    assert events[0]["event"]["kind"] == "start"
-    answer = await client.request("record", game=game)
-    assert answer["type"] == "record", answer
-    record = answer["record"]
-    final = None
-    for msg, state in zip(events, replay_states(record, events), strict=True):
-        check_no_leak(msg, seat, state)
-        final = state
-    assert final is not None and final.over
-    over = dict(events[-1]["event"])
-    ratings = over.pop("ratings", None)  # a rated game's: one per seat, see test_results.py
-    assert ratings is None or len(ratings) == final.n
-    assert over == {
-        "kind": "over", "scores": rules.scores(final), "winners": rules.winners(final),
-    }  # fmt: skip
-    assert record["result"] == {"scores": rules.scores(final), "winners": rules.winners(final)}
-    return record
 
 
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
@@ -153,7 +39,7 @@ async def test_full_private_table_game_over_two_instances(players, moose_server,
         for msg in client.received:
             assert msg["type"] != "error", msg
             if msg["type"] not in ("event", "record"):  # events: checked above
-                assert not card_codes(msg) and not {"hands", "deck", "draw"} & set(_keys(msg))
+                assert not card_codes(msg) and not {"hands", "deck", "draw"} & set(keys_of(msg))
 
 
 async def test_humans_and_bots_play_to_the_end(moose_server, ws_client):

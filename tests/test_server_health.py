@@ -6,7 +6,6 @@ import asyncio
 
 import aiohttp
 from aiohttp import web
-from conftest import http_base
 
 from moose_server.app import create_app, drain
 from moose_server.embedded import free_port
@@ -14,6 +13,8 @@ from moose_server.matchmaking import Matchmaker
 from moose_server.settings import Settings
 from moose_server.store import Store
 from moose_server.ws import SERVICES
+
+from helpers import http_base
 
 
 async def get(url: str) -> tuple[int, dict]:

@@ -10,8 +10,7 @@ import sys
 import time
 from typing import Any
 
-from test_server_games import check_game, table_game
-from test_server_session import play
+from helpers import check_game, play_in_order, table_game
 
 Message = dict[str, Any]
 
@@ -24,7 +23,7 @@ async def test_killed_server_restarts_and_the_game_goes_on(moose_serve, ws_clien
     seen = {a: [], b: []}
     rngs = {a: random.Random(1), b: random.Random(2)}
     # Both play until a few moves are in, then the server crashes.
-    await asyncio.gather(*(play(c, game, rngs[c], seen[c], stop=8) for c in (a, b)))
+    await asyncio.gather(*(play_in_order(c, game, rngs[c], seen[c], stop=8) for c in (a, b)))
     server.kill()  # SIGKILL: no drain, no goodbye; the bundled Redis keeps its AOF
     for client in (a, b):
         assert await client.closed() is not None
@@ -37,7 +36,7 @@ async def test_killed_server_restarts_and_the_game_goes_on(moose_serve, ws_clien
         assert welcome["games"] == [game]
         await new.request("sync", game=game, since=seen[old][-1]["seq"])
         resumed[old] = new
-    await asyncio.gather(*(play(resumed[c], game, rngs[c], seen[c]) for c in (a, b)))
+    await asyncio.gather(*(play_in_order(resumed[c], game, rngs[c], seen[c]) for c in (a, b)))
     await check_game(resumed[a], game, seat_a, seen[a])
     await check_game(resumed[b], game, seat_b, seen[b])
 

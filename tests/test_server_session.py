@@ -6,32 +6,9 @@ import asyncio
 import random
 from typing import Any
 
-from test_server_games import check_game, table_game
+from helpers import check_game, play_in_order, table_game
 
 Message = dict[str, Any]
-
-
-async def play(
-    client: Any, game: str, rng: random.Random, events: list[Message], stop: int | None = None
-) -> None:
-    """Play random legal moves, keeping events in seq order as a client must.
-
-    An event past a gap is skipped (the `sync` that follows resends it); one seen
-    already is ignored. Returns at the end of the game or once seq `stop` is seen.
-    """
-    while True:
-        event = await client.expect(type="event", game=game)
-        if events and event["seq"] != events[-1]["seq"] + 1:
-            continue
-        events.append(event)
-        if event["event"]["kind"] == "over":
-            return
-        if event["legal"]:
-            answer = await client.request("move", game=game, seq=event["seq"],
-                                          move=rng.choice(event["legal"]))  # fmt: skip
-            assert answer["type"] == "moved" or answer["code"] == "stale_seq", answer
-        if stop is not None and event["seq"] >= stop:
-            return
 
 
 async def test_reconnect_with_token_and_sync_resumes_the_game(moose_server, ws_client):
@@ -40,9 +17,9 @@ async def test_reconnect_with_token_and_sync_resumes_the_game(moose_server, ws_c
     game, (seat_a, seat_b) = await table_game([a, b])
     seen_a: list[Message] = []
     seen_b: list[Message] = []
-    bob = asyncio.create_task(play(b, game, random.Random(2), seen_b))
+    bob = asyncio.create_task(play_in_order(b, game, random.Random(2), seen_b))
     rng_a = random.Random(1)
-    await play(a, game, rng_a, seen_a, stop=12)
+    await play_in_order(a, game, rng_a, seen_a, stop=12)
     await a.close()  # mid-game; bob moves on until it is ann's turn again
 
     back = await ws_client(urls[1], None, binary=False)  # another instance, JSON this time
@@ -50,7 +27,7 @@ async def test_reconnect_with_token_and_sync_resumes_the_game(moose_server, ws_c
     assert welcome["player"] == a.player and welcome["games"] == [game]
     synced = await back.request("sync", game=game, since=seen_a[-1]["seq"])
     assert synced["type"] == "synced" and synced["seq"] > seen_a[-1]["seq"]
-    await play(back, game, rng_a, seen_a)
+    await play_in_order(back, game, rng_a, seen_a)
     await bob
     await check_game(back, game, seat_a, seen_a)
     await check_game(b, game, seat_b, seen_b)

@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from test_server_games import table_game
 
 from moose import rules
 from moose_server.games import Games
 from moose_server.settings import Settings
 from moose_server.store import Store
+
+from helpers import table_game
 
 Message = dict[str, Any]
 FAST = {"turn_time": 0.4, "answer_time": 0.2, "poll_interval": 0.03}

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _games import replay
 
 from moose import rules
+
+from helpers import replay
 
 
 def simulate(*args: str) -> subprocess.CompletedProcess[str]:

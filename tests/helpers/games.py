@@ -1,8 +1,4 @@
-"""Shared helpers for game tests: stacked decks, scripted moves, seeded games, records replayed.
-
-Not a test module (the leading underscore keeps pytest away); import it as
-``from _games import ...`` (pytest puts ``tests/`` on the path in rootdir mode).
-"""
+"""Games without a server: stacked decks, scripted moves, seeded games, records replayed."""
 
 from __future__ import annotations
 

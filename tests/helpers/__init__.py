@@ -1,0 +1,95 @@
+"""Everything the tests share, imported as ``from helpers import ...``.
+
+Fixtures live in conftest.py; the names they and the test modules share live
+here, so that no test module imports another (pytest puts ``tests/`` on the
+path in rootdir mode).
+
+- `games`: games without a server (stacked decks, scripted moves, seeded games).
+- `cluster`: a Redis Cluster of three real redis-servers.
+- `servers`: `moose serve` subprocesses and in-process server instances.
+- `sockets`: a raw WebSocket client, and games played and checked over it.
+- `clients`: games played through the client library.
+- `cli`: `moose` commands as subprocesses, driven line by line.
+"""
+
+from __future__ import annotations
+
+from helpers.cli import ASK, Run, drive, spawn
+from helpers.clients import check_views, play_match, play_seat
+from helpers.cluster import RedisClusterNodes
+from helpers.games import (
+    ALLOW,
+    EMPTYING_END,
+    EMPTYING_HANDS,
+    PASS,
+    TRAP,
+    card_count,
+    deal,
+    discard,
+    door,
+    emptying_game,
+    find_position,
+    house,
+    moose,
+    play,
+    random_game,
+    replay,
+    room,
+    stacked_deck,
+)
+from helpers.servers import Instance, LoopbackPort, Serve, ServeProcess, cleanup, http_base
+from helpers.sockets import (
+    RawClient,
+    card_codes,
+    check_game,
+    check_no_leak,
+    keys_of,
+    play_in_order,
+    play_out,
+    replay_states,
+    table_game,
+)
+
+__all__ = [
+    "ALLOW",
+    "ASK",
+    "EMPTYING_END",
+    "EMPTYING_HANDS",
+    "PASS",
+    "TRAP",
+    "Instance",
+    "LoopbackPort",
+    "RawClient",
+    "RedisClusterNodes",
+    "Run",
+    "Serve",
+    "ServeProcess",
+    "card_codes",
+    "card_count",
+    "check_game",
+    "check_no_leak",
+    "check_views",
+    "cleanup",
+    "deal",
+    "discard",
+    "door",
+    "drive",
+    "emptying_game",
+    "find_position",
+    "house",
+    "http_base",
+    "keys_of",
+    "moose",
+    "play",
+    "play_in_order",
+    "play_match",
+    "play_out",
+    "play_seat",
+    "random_game",
+    "replay",
+    "replay_states",
+    "room",
+    "spawn",
+    "stacked_deck",
+    "table_game",
+]
