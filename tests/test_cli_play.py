@@ -162,7 +162,7 @@ async def test_play_on_a_terminal_draws_a_live_screen_and_reads_keys(url: str) -
     os.close(other)
     bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
     screen = bytearray()
-    ended = asyncio.Event()
+    ended, drawn = asyncio.Event(), asyncio.Event()
     loop = asyncio.get_running_loop()
 
     def readable() -> None:
@@ -174,13 +174,20 @@ async def test_play_on_a_terminal_draws_a_live_screen_and_reads_keys(url: str) -
             loop.remove_reader(main)
             ended.set()
         screen.extend(data)
+        drawn.set()
 
     async def type_keys() -> None:
-        # A player pressing 1 and Enter now and then; when it is not their move
-        # the command only says so.
+        # A player who presses 1 and Enter when the screen says it is their move,
+        # at a person's pace: every key redraws the screen, and a flood of keys
+        # once made the command fall ever further behind on a busy machine.
+        typed_at = 0
         while True:
-            os.write(main, b"1\r")
-            await asyncio.sleep(0.05)
+            await drawn.wait()
+            drawn.clear()
+            if b"Your move" in screen[max(0, typed_at - 16) :]:
+                typed_at = len(screen)
+                os.write(main, b"1\r")
+                await asyncio.sleep(0.2)
 
     loop.add_reader(main, readable)
     typing = asyncio.create_task(type_keys())
