@@ -10,6 +10,7 @@ path in rootdir mode).
 - `sockets`: a raw WebSocket client, and games played and checked over it.
 - `clients`: games played through the client library.
 - `cli`: `moose` commands as subprocesses, driven line by line.
+- `timing`: waiting for a condition instead of sleeping, and a clock stepped by hand.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from helpers.sockets import (
     replay_states,
     table_game,
 )
+from helpers.timing import Clock, until
 
 __all__ = [
     "ALLOW",
@@ -57,6 +59,7 @@ __all__ = [
     "EMPTYING_HANDS",
     "PASS",
     "TRAP",
+    "Clock",
     "Instance",
     "LoopbackPort",
     "RawClient",
@@ -92,4 +95,5 @@ __all__ = [
     "spawn",
     "stacked_deck",
     "table_game",
+    "until",
 ]
