@@ -64,7 +64,8 @@ async def test_a_table_whose_dealing_failed_is_dealt_after_the_lease(lobby, monk
     [table] = await mm.form_tables()
     await lobby.start_all([table])  # fails: logged, the table stays in Redis
     assert failures and await lobby.store.player_games("p1") == []
-    assert await mm.form_tables() == []  # the lease still holds it
+    # (That the lease holds it meanwhile is test_matchmaking's: LEASE is too short
+    # to say so here on a busy machine.)
     assert not await mm.leave("p1")  # no ticket either: the table has them
     games = await form_until_dealt(lobby, "p1")
     assert games == [game_id_of(table.key)] == await lobby.store.player_games("p2")

@@ -1,4 +1,10 @@
-"""Matchmaking against a real redis-server: the queue, private tables, many instances."""
+"""Matchmaking against a real redis-server: the queue, private tables, many instances.
+
+Waiting times come from Redis' clock, so no test can set the time. A test that
+needs a wait not yet over uses a wait of a minute; one that needs it over waits
+for the table to form (or sleeps past a short wait before a call that must see
+it over): a busy machine makes neither fail.
+"""
 
 from __future__ import annotations
 
@@ -21,7 +27,10 @@ from moose_server.matchmaking import (
     mm_keys,
 )
 
-WAIT = 0.1  # match_wait of most tests: short, so tests stay quick
+from helpers import until
+
+WAIT = 0.1  # a wait that is over soon
+LONG = 60.0  # a wait, lease or lifetime no test outlasts
 
 
 @pytest.fixture
@@ -96,20 +105,16 @@ async def test_full_table_at_common_maximum_forms_at_once(make_mm):
 
 
 async def test_largest_table_forms_after_the_wait(make_mm):
-    mm = make_mm()
-    players = await queue(mm, [(2, 6)] * 5)
-    assert await mm.form_tables() == []  # a sixth may still come
-    await asyncio.sleep(WAIT + 0.05)
-    tables = await mm.form_tables()
+    players = await queue(make_mm(match_wait=LONG), [(2, 6)] * 5)
+    assert await make_mm(match_wait=LONG).form_tables() == []  # a sixth may still come
+    tables = await until(make_mm(match_wait=WAIT).form_tables)
     assert [humans(t) for t in tables] == [players]  # one table of 5, not 2 + 3
 
 
 async def test_best_smaller_table_after_the_wait(make_mm):
-    mm = make_mm()
-    players = await queue(mm, [(2, 3), (3, 6), (2, 5)])
-    assert await mm.form_tables() == []
-    await asyncio.sleep(WAIT + 0.05)
-    assert [humans(t) for t in await mm.form_tables()] == [players]
+    players = await queue(make_mm(), [(2, 3), (3, 6), (2, 5)])
+    assert await make_mm(match_wait=LONG).form_tables() == []
+    assert [humans(t) for t in await until(make_mm(match_wait=WAIT).form_tables)] == [players]
 
 
 async def test_disjoint_ranges_never_share_a_table(make_mm):
@@ -161,9 +166,8 @@ async def test_enqueue_twice_and_bad_ranges(make_mm):
 async def test_bots_fill_after_queue_bots_after(make_mm):
     mm = make_mm(match_wait=WAIT, queue_bots_after=0.2)
     await mm.enqueue("alice", "Alice", 3, 5)
-    assert await mm.form_tables() == []
-    await asyncio.sleep(0.25)
-    [table] = await mm.form_tables()
+    assert await make_mm(match_wait=WAIT, queue_bots_after=LONG).form_tables() == []
+    [table] = await until(mm.form_tables)
     assert table.seats == [
         Seat("alice", "Alice", None),
         Seat(None, "greedy-bot 1", "greedy"),
@@ -293,12 +297,22 @@ async def test_host_leaving_hands_over_then_closes(make_mm):
 
 
 async def test_tables_expire(make_mm):
+    info = await make_mm(table_ttl=LONG).create_table("h", "Host", 3)
+    await expect("already_seated", make_mm().create_table("h", "Host", 2))
     mm = make_mm(table_ttl=0.2)
-    info = await mm.create_table("h", "Host", 2)
-    await expect("already_seated", mm.create_table("h", "Host", 2))
-    await asyncio.sleep(0.25)
-    await expect("bad_code", mm.join_table(info.code, "x", "X"))
-    await mm.enqueue("h", "Host")
+    await mm.join_table(info.code, "x", "X")  # each change gives the table its lifetime anew
+
+    async def gone() -> bool:
+        try:
+            await mm.table(info.code)
+        except MatchError as exc:
+            return exc.code == "bad_code"
+        return False
+
+    await until(gone)
+    await expect("bad_code", mm.join_table(info.code, "y", "Y"))
+    await mm.enqueue("h", "Host")  # both are free again
+    await mm.enqueue("x", "X")
 
 
 # -- many tickets, many instances -------------------------------------------------
@@ -406,8 +420,8 @@ async def test_forming_until_quiet_leaves_no_possible_table(make_mm, redis):
 
 async def test_two_thousand_players_are_all_seated(make_mm):
     rng = random.Random(2000)
-    mm = make_mm(match_wait=WAIT, queue_bots_after=0.2)
     ranges = dict(zip([f"p{i}" for i in range(2000)], random_ranges(rng, 2000), strict=True))
+    mm = make_mm(match_wait=LONG, queue_bots_after=LONG)
     for batch in range(0, 2000, 200):
         part = list(ranges.items())[batch : batch + 200]
         await asyncio.gather(*(mm.enqueue(p, p, lo, hi) for p, (lo, hi) in part))
@@ -417,7 +431,8 @@ async def test_two_thousand_players_are_all_seated(make_mm):
         formed += tables
         calls += 1
     assert no_table_left(await waiting(mm), ranges, full=True)
-    await asyncio.sleep(0.25)
+    mm = make_mm(match_wait=WAIT, queue_bots_after=0.2)
+    await asyncio.sleep(0.25)  # every ticket has waited past both: the rest sit down
     while sum((await mm.queue_sizes()).values()):
         formed += await mm.form_tables()
         calls += 1
@@ -428,15 +443,17 @@ async def test_two_thousand_players_are_all_seated(make_mm):
 
 
 async def test_a_formed_table_comes_back_until_started(make_mm):
+    held = make_mm(match_wait=0, lease=LONG)
+    await queue(held, [(2, 2)] * 2, tag="h")
+    [first] = await held.form_tables()
+    assert await held.form_tables() == []  # leased to whoever formed it
     mm = make_mm(match_wait=0, lease=0.1)
     await queue(mm, [(2, 2)] * 2)
     [table] = await mm.form_tables()
-    assert await mm.form_tables() == []  # leased to whoever formed it
-    await asyncio.sleep(0.15)
-    [again] = await mm.form_tables()  # its dealer never said it was dealt
-    assert again == table and table.key
+    again = await until(mm.form_tables)  # its dealer never said it was dealt
+    assert again == [table] and table.key and first.key != table.key
     await mm.started(table.key)
-    await asyncio.sleep(0.15)
+    await asyncio.sleep(0.15)  # past the lease it would have come back by now
     assert await mm.form_tables() == []
 
 
