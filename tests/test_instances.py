@@ -33,9 +33,10 @@ Message = dict[str, Any]
 GAME_TIMEOUT = 60.0
 FLAGS = ("--turn-time", "0.5", "--answer-time", "0.5", "--match-wait", "0.2",
          "--poll-interval", "0.05", "--drain-grace", "1")  # fmt: skip
+# A heartbeat of 3 s: a busy machine does not make a live instance look dead.
 ENV = {"MOOSE_MATCH_INTERVAL": "0.05", "MOOSE_LEASE": "1", "MOOSE_AUTO_DELAY": "0.3",
-       "MOOSE_INSTANCE_TTL": "1"}  # fmt: skip
-LATE = 0.7  # a late move: past the 0.5 s turn, so the deadline fires first
+       "MOOSE_INSTANCE_TTL": "3"}  # fmt: skip
+LATE = 1.5  # a late move: a second past the 0.5 s turn, so the deadline fires first
 
 
 def start_instances(
@@ -179,7 +180,7 @@ async def test_games_finish_when_an_instance_is_killed(backend_url, moose_serve,
     # The other instances found the dead one's heartbeat gone and dropped its ticket.
     async with open_store(backend_url) as store:
         mm = Matchmaker(store.redis, match_wait=1)
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(30):
             while await mm.ticket_instances():
                 await asyncio.sleep(0.1)
         assert (await mm.queue_sizes())["3"] == 0

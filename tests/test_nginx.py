@@ -14,6 +14,7 @@ missing nginx is a failure (.ci/run installs it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -38,7 +39,7 @@ from moose.bots import make_bot
 from moose.client import Client, ServerError
 from moose_server.embedded import free_port
 
-from helpers import LoopbackPort, RawClient, play_match, replay
+from helpers import LoopbackPort, RawClient, play_match, replay, until
 
 Message = dict[str, Any]
 
@@ -268,10 +269,12 @@ async def test_bots_play_whole_games_through_nginx(cluster: Cluster) -> None:
     # least_conn spreads four sockets over all three instances. A socket is logged
     # when it closes: give nginx a moment to write the last lines.
     expected = {f"127.0.0.1:{port}" for port in cluster.ports}
-    for _ in range(50):
-        if cluster.upstreams_of_sockets() == expected:
-            break
-        await asyncio.sleep(0.1)
+
+    async def logged() -> bool:
+        return cluster.upstreams_of_sockets() == expected
+
+    with contextlib.suppress(TimeoutError):
+        await until(logged, timeout=30, every=0.1)
     assert cluster.upstreams_of_sockets() == expected, cluster.nginx.stdout.read_text()
 
 

@@ -198,9 +198,9 @@ async def test_a_late_reply_times_out_every_pending_call(redis_url, pipes):
     stuck = asyncio.gather(
         pipe.call("BLPOP", "list", 10), pipe.call("PING"), return_exceptions=True
     )
-    replies = await asyncio.wait_for(stuck, 5)
+    replies = await asyncio.wait_for(stuck, 5)  # well before the BLPOP's 10 s are up
     assert all(isinstance(r, TimeoutError) for r in replies), replies
-    assert 0.3 <= loop.time() - start < 2.0
+    assert loop.time() - start >= 0.3  # not before the timeout
     assert await pipe.call("CLIENT", "ID") != first  # a new connection
     assert await pipe.call("PING") == b"PONG"
 

@@ -51,20 +51,28 @@ class Stuck:
         """Ignore the request to reconnect."""
 
 
-async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, tmp_path):
-    settings = Settings(
-        port=free_port(), redis_url=redis_url, data_dir=str(tmp_path), drain_grace=1.5,
-        poll_interval=0.05, match_interval=0.05, match_wait=0,
-    )  # fmt: skip
+async def started(settings: Settings) -> tuple[web.Application, web.AppRunner]:
+    """An app serving on `settings.port`."""
     app = create_app(settings)
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", settings.port).start()
+    return app, runner
+
+
+async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, tmp_path):
+    # The grace outlasts the test: the stuck socket holds the drain until it goes.
+    settings = Settings(
+        port=free_port(), redis_url=redis_url, data_dir=str(tmp_path), drain_grace=600,
+        poll_interval=0.05, match_interval=0.05, match_wait=0,
+    )  # fmt: skip
+    app, runner = await started(settings)
     base = f"http://127.0.0.1:{settings.port}"
     try:
         polite = await ws_client(f"ws://127.0.0.1:{settings.port}/ws", "ann")
         services = app[SERVICES]
-        services.connections.add(Stuck())  # type: ignore[arg-type]
+        stuck = Stuck()
+        services.connections.add(stuck)  # type: ignore[arg-type]
         draining = asyncio.create_task(drain(app))
         assert await polite.closed() == 1012
         assert (await get(base + "/readyz")) == (503, {"ready": False, "reason": "draining"})
@@ -78,10 +86,24 @@ async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, 
         others = Matchmaker(services.store.redis, match_wait=0, instance="i_other")
         await others.enqueue("p1", "bob", 2, 2)
         await others.enqueue("p2", "cid", 2, 2)
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # ten polls and rounds, were they still running
         assert not draining.done()  # the stuck socket holds the drain
         assert await store.redis.zscore(key, "g_due") == due  # a claim would push it on
         assert (await others.queue_sizes())["2"] == 2  # nobody seated
-        await asyncio.wait_for(draining, settings.drain_grace)  # then it gives up
+        services.connections.discard(stuck)  # type: ignore[arg-type]
+        await asyncio.wait_for(draining, 10)  # the last socket gone, the drain ends
+    finally:
+        await runner.cleanup()
+
+
+async def test_a_drain_gives_up_on_a_socket_that_stays_after_the_grace(redis_url, tmp_path):
+    settings = Settings(port=free_port(), redis_url=redis_url, data_dir=str(tmp_path),
+                        drain_grace=0.3)  # fmt: skip
+    app, runner = await started(settings)
+    try:
+        stuck = Stuck()
+        app[SERVICES].connections.add(stuck)  # type: ignore[arg-type]
+        await asyncio.wait_for(drain(app), 30)
+        assert stuck in app[SERVICES].connections  # it never went: the drain gave up on it
     finally:
         await runner.cleanup()

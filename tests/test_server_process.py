@@ -7,7 +7,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from typing import Any
 
 from helpers import check_game, play_in_order, table_game
@@ -68,14 +67,14 @@ def test_serve_help_lists_the_settings():
 async def test_sigterm_closes_sockets_at_once_and_exits_within_the_grace(
     moose_serve, ws_client, redis_url
 ):
-    grace = 3.0
+    # A grace far longer than the waits below: what happens within them happened
+    # at once, not when the grace ran out, however busy the machine.
+    grace = 120.0
     server = moose_serve("--redis", redis_url, "--drain-grace", str(grace))
     a, b = await ws_client(server.url, "ann"), await ws_client(server.url, "bob")
     await table_game([a, b])  # a game under way, with its deadline in Redis
     assert server.proc is not None
-    started = time.monotonic()
     server.proc.send_signal(signal.SIGTERM)
-    assert await a.closed() == await b.closed() == 1012
-    assert time.monotonic() - started < 1.0  # at once: the clients go elsewhere
-    code = await asyncio.to_thread(server.proc.wait, grace + 2)
-    assert code == 0 and time.monotonic() - started < grace  # nothing held it
+    assert await a.closed(timeout=30) == await b.closed(timeout=30) == 1012
+    code = await asyncio.to_thread(server.proc.wait, 30)  # nothing held it
+    assert code == 0

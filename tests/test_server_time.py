@@ -23,6 +23,9 @@ from helpers import table_game
 
 Message = dict[str, Any]
 FAST = {"turn_time": 0.4, "answer_time": 0.2, "poll_interval": 0.03}
+# Short enough to see a seat time out twice, long enough for a player who does
+# answer to be in time on a busy machine.
+BRISK = {"turn_time": 1.5, "answer_time": 1.5, "poll_interval": 0.03}
 
 
 @pytest.fixture
@@ -77,7 +80,7 @@ def moves_of(events: list[Message], seat: int) -> list[Message]:
 
 
 async def test_idle_seat_times_out_goes_away_and_comes_back(moose_server, ws_client):
-    url = await moose_server(**FAST)
+    url = await moose_server(**BRISK)
     idle, busy = await seat_pair(ws_client, url)
     game, (seat, other) = await table_game([idle, busy])
     worker = asyncio.create_task(keep_playing(busy, game, other))
