@@ -19,9 +19,14 @@ async def until(
     check: Callable[[], Awaitable[T]], *, timeout: float = 30.0, every: float = 0.02
 ) -> T:
     """Await `check()` until it returns a true value; that value (TimeoutError after `timeout`)."""
-    async with asyncio.timeout(timeout):
-        while not (value := await check()):
-            await asyncio.sleep(every)
+    # The deadline is checked between calls rather than by cancelling one: a
+    # cancellation that lands inside redis-py can be swallowed (see helpers.cleanup).
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not (value := await check()):
+        if loop.time() > deadline:
+            raise TimeoutError(f"{check} was still false after {timeout} s")
+        await asyncio.sleep(every)
     return value
 
 
