@@ -26,9 +26,10 @@ import aiohttp
 import msgpack
 import psutil
 import pytest
-from conftest import RawClient
 
 from moose.bots import make_bot
+
+from helpers import RawClient
 
 TURN_TIME = 30.0  # the server's default: the bound on an honest move's latency
 ENV = {

@@ -8,12 +8,13 @@ from typing import Any
 
 import aiohttp
 import pytest
-from conftest import RawClient
 
 from moose_server.limits import CodeGuard, Limited
 from moose_server.matchmaking import MatchError
 from moose_server.settings import Settings
 from moose_server.store import Store, connect
+
+from helpers import RawClient
 
 
 @pytest.fixture
