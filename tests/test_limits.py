@@ -48,14 +48,16 @@ async def test_refused_requests_use_up_the_guesses_and_successes_do_not(store):
 
 
 async def test_a_guess_earns_back_one_try_per_interval(store):
-    guard = CodeGuard(store, Settings(code_guesses=1, code_guess_interval=0.2))
+    # A second: long enough that the try right after the first is refused however busy
+    # the machine, short enough to wait for the try it earns back.
+    guard = CodeGuard(store, Settings(code_guesses=1, code_guess_interval=1.0))
     with pytest.raises(MatchError):
         async with guard.attempt("203.0.113.9", "p_eve"):
             raise MatchError("bad_code", "no such table")
     with pytest.raises(Limited) as err:
         async with guard.attempt("203.0.113.9", "p_eve"):
             pass
-    assert err.value.fields["retry_after"] <= 200
+    assert 0 < err.value.fields["retry_after"] <= 1000
     await asyncio.sleep(err.value.fields["retry_after"] / 1000 + 0.05)
     async with guard.attempt("203.0.113.9", "p_eve"):
         pass
@@ -148,14 +150,14 @@ async def test_sockets_over_the_caps_are_refused_before_the_upgrade(moose_server
             await session.ws_connect(url, headers={"X-Forwarded-For": "192.0.2.9"})
         assert err.value.status == 503  # full: a balancer tries another instance
         await open_.pop().close()
-        for _ in range(50):  # the server sees the close soon after
-            try:
-                open_.append(
-                    await session.ws_connect(url, headers={"X-Forwarded-For": "192.0.2.9"})
-                )
-                break
-            except aiohttp.WSServerHandshakeError:
-                await asyncio.sleep(0.05)
+        async with asyncio.timeout(30):  # the server sees the close soon after
+            while len(open_) < 4:
+                try:
+                    open_.append(
+                        await session.ws_connect(url, headers={"X-Forwarded-For": "192.0.2.9"})
+                    )
+                except aiohttp.WSServerHandshakeError:
+                    await asyncio.sleep(0.05)
         assert len(open_) == 4
         async with session.get(
             url.replace("ws://", "http://").removesuffix("/ws") + "/metrics"
@@ -170,7 +172,7 @@ async def test_sockets_over_the_caps_are_refused_before_the_upgrade(moose_server
 
 
 async def test_a_socket_that_says_no_hello_is_closed_with_4408(moose_server, ws_client):
-    url = await moose_server(hello_timeout=0.5)
+    url = await moose_server(hello_timeout=2.0)  # ample for `polite`, on a busy machine too
     silent = await ws_client(url, None)
     talker = await ws_client(url, None)
     assert (await talker.request("ping"))["code"] == "hello_required"  # talking is not hello
