@@ -33,7 +33,7 @@ from moose_server.settings import Settings
 from moose_server.store import Store, connect
 from moose_server.store_players import PlayerStore
 
-from helpers import ServeProcess, random_game
+from helpers import ServeProcess, random_game, until
 
 SEATS = [Seat("p_ann", "ann", None), Seat("p_bob", "bob", None), Seat("p_cy", "cy", None)]
 
@@ -139,7 +139,8 @@ async def test_two_instances_rate_a_game_its_instance_left_unrated_once(
 async def test_the_over_event_says_the_new_ratings_and_the_record_outlives_the_game(redis_url):
     async with parts(redis_url) as (games, results):
         store = games.store
-        games.settings = results.settings = results.settings.replace(game_ttl=1)
+        # The game outlives the checks below by a margin, and then is waited out.
+        games.settings = results.settings = results.settings.replace(game_ttl=2)
         profiles = await results.profiles(SEATS)
         game = await games.create([(s.player, s.name, s.bot) for s in SEATS], seed=3,
                                   rated=True, profiles=profiles)  # fmt: skip
@@ -150,8 +151,11 @@ async def test_the_over_event_says_the_new_ratings_and_the_record_outlives_the_g
             assert want is not None and shown["rating"] == want.rating == int(profile["rating"])
             assert shown["change"] == want.rating - Standing().rating
             assert shown["provisional"] is True  # 1 game of provisional_games = 2
-        await asyncio.sleep(1.5)  # the game expires; its record is kept for record_ttl
-        assert (await store.load(game.id)).data is None
+
+        async def expired() -> bool:
+            return (await store.load(game.id)).data is None
+
+        await until(expired)  # the game expires; its record is kept for record_ttl
         record = await games.public_record(game.id)
         assert record["moves"] == game.moves and record["names"] == game.names
 
