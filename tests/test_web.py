@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from conftest import http_base
 
 from moose_server.web import CSP, WebFiles
+
+from helpers import http_base
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "server" / "moose_server" / "web"

@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_server_games import check_no_leak
 
 from moose import record as records
 from moose import rules
+
+from helpers import check_no_leak
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
