@@ -146,3 +146,22 @@ async def test_moose_serve_writes_json_lines(moose_serve, ws_client, redis_url):
     assert {line["instance"] for line in lines} == {"i_logs"}
     assert find(lines, "hello", player=client.player)
     assert find(lines, "disconnect", player=client.player)
+
+
+async def test_the_disconnect_line_shows_the_close_code_the_server_sent(serve, ws_client, json_log):
+    # On drain the server closes with 1012; the client answers with 1000, which
+    # aiohttp reports as the socket's close code. The line must say 1012.
+    instance = await serve()
+    client = await ws_client(instance.url, "ann")
+    await instance.stop()
+    assert await client.closed() == 1012
+    (line,) = await json_log.wait_for("disconnect", player=client.player)
+    assert (line["close_code"], line["closed_by"]) == (1012, "server")
+    assert "close code 1012 from the server" in line["message"]
+
+
+async def test_the_disconnect_line_shows_the_client_s_own_close(moose_server, ws_client, json_log):
+    client = await ws_client(await moose_server(), "bea")
+    await client.close()
+    (line,) = await json_log.wait_for("disconnect", player=client.player)
+    assert (line["close_code"], line["closed_by"]) == (1000, "client")

@@ -146,6 +146,7 @@ async def test_a_client_that_stops_reading_is_dropped_with_1013():
             if conn._closing:
                 break
         assert conn._closing, "never dropped"
+        assert conn.close_sent == CLOSE_SLOW  # what the disconnect log line shows
         # Dropped soon after the transport held more than the limit, not after 20 MB.
         assert sent < 200, sent
         held = transport.get_write_buffer_size()

@@ -86,6 +86,7 @@ class Connection:
         self._unencodable = False  # logged once: a client must not be able to flood the log
         self._closing = False
         self._cut: asyncio.TimerHandle | None = None  # aborts the transport (see `_cut_later`)
+        self.close_sent: int | None = None  # the close code this server sent, if it closed
         self._tasks: list[asyncio.Task[Any]] = []
 
     async def run(self) -> None:
@@ -113,12 +114,18 @@ class Connection:
 
     async def _cleanup(self) -> None:
         s = self.services
+        # aiohttp's close_code is the peer's answer to our close frame (1000 to a
+        # 1012), or None after an abort: log the code we sent when we closed.
+        by = "server" if self.close_sent is not None else "client"
+        code = self.close_sent if self.close_sent is not None else self.ws.close_code
         log.info(
-            "disconnect %s (close code %s)",
+            "disconnect %s (close code %s from the %s)",
             self.player or "before hello",
-            self.ws.close_code,
-            extra={"event": "disconnect", "player": self.player},
-        )
+            code,
+            by,
+            extra={"event": "disconnect", "player": self.player, "close_code": code,
+                   "closed_by": by},
+        )  # fmt: skip
         s.connections.discard(self)
         s.hub.drop(self)
         s.live.unfollow(self)
@@ -285,7 +292,7 @@ class Connection:
 
     def _close(self, code: int, message: str) -> None:
         """Send the close frame after what is queued, and cut the socket should it linger."""
-        self._closing = True
+        self._closing, self.close_sent = True, code
         close = self.ws.close(code=code, message=message.encode(), drain=False)
         self._tasks.append(asyncio.create_task(close))
         self._cut_later()
