@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from conftest import RedisClusterNodes
 
+from moose_server.connections import open_redis
 from moose_server.pipe import Pipe
 from moose_server.store import GAMES_CHANNEL, Store, connect
 
@@ -103,3 +105,30 @@ async def test_claim_takes_due_deadlines_once_per_lease(store):
 async def test_the_shared_secret_is_set_once(store):
     assert await store.shared_secret("first") == "first"
     assert await store.shared_secret("second") == "first"
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["scripts-loaded", "fresh-start"])
+async def test_a_failing_cluster_node_delays_only_its_own_deadlines(tmp_path, warm):
+    # A private cluster: one master is killed, and the session's cluster must live on.
+    nodes = RedisClusterNodes(tmp_path)
+    await asyncio.to_thread(nodes.start)
+    backend = await open_redis(nodes.url, 8)
+    try:
+        store = Store(backend.redis, buckets=16)
+        games = [f"g_{i}" for i in range(24)]
+        where = {g: backend.redis.get_node_from_key(store.game_key(g)).port for g in games}
+        assert len(set(where.values())) == 3
+        if warm:
+            assert await store.claim(60_000) == []  # every node has the claim script now
+        for game in games:
+            await store.commit(game, 0, "", {}, [EV], 1)
+        await asyncio.sleep(0.01)  # every deadline is due
+        dead = nodes.nodes[0]
+        dead.kill()
+        due = await store.claim(60_000)
+        # Before: one failed bucket threw every other claim away (each then waited
+        # out its lease).
+        assert sorted(g for g, _ in due) == sorted(g for g in games if where[g] != dead.port)
+    finally:
+        await backend.aclose()
+        await asyncio.to_thread(nodes.stop)

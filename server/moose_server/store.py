@@ -39,6 +39,7 @@ id, so a commit that did run answers "dup" or "stale" the second time.
 from __future__ import annotations
 
 import asyncio
+import logging
 import zlib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -48,6 +49,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from moose_server.codec import pack, unpack
@@ -62,6 +64,8 @@ CLAIM_LIMIT = 100
 LIVE_KEYS = ("moose:{live}:games", "moose:{live}:info")
 ONLINE_KEYS = ("moose:{live}:online", "moose:{live}:counts")
 LIVE_KEPT = 1000  # public games the index holds at most (the newest)
+
+log = logging.getLogger(__name__)
 
 
 def is_cluster(redis: object) -> bool:
@@ -135,7 +139,21 @@ async def run_script(
             return await pipe.evalsha(source, keys, args)
         except (RedisConnectionError, RedisTimeoutError):
             pass
-    return await script(keys=keys, args=args)
+    return await eval_script(script, keys, args)
+
+
+async def eval_script(script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
+    """EVALSHA a registered script, or EVAL it where the node lacks it (NOSCRIPT).
+
+    redis-py's own fallback loads the script on every primary of a cluster: one
+    node that is down would fail the call on all of them, and a failed-over
+    node may never have seen the script. EVAL loads it on the node of the keys.
+    """
+    client: Any = script.registered_client
+    try:
+        return await client.evalsha(script.sha, len(keys), *keys, *args)
+    except NoScriptError:
+        return await client.eval(cast(str, script.script), len(keys), *keys, *args)
 
 
 class Store:
@@ -283,17 +301,36 @@ class Store:
         """Claim the due deadlines of every bucket: (game id, its bucket's Redis time)."""
         args = [lease_ms, CLAIM_LIMIT]
         if is_cluster(self.redis):
-            # One call per bucket: each runs on the node of its slot (and may read
-            # another clock), and a cluster pipeline would not reload a script a
-            # failed-over node has never seen.
-            keys = [[self.deadlines_key(b)] for b in range(self.buckets)]
-            replies = await asyncio.gather(*(self._claim(keys=k, args=args) for k in keys))
+            replies = await self._claim_each(args)
         else:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for b in range(self.buckets):
                     await self._claim(keys=[self.deadlines_key(b)], args=args, client=pipe)
                 replies = await pipe.execute()
         return [(gid.decode(), int(reply[0])) for reply in replies for gid in reply[1:]]
+
+    async def _claim_each(self, args: list[Any]) -> list[Any]:
+        """One claim per bucket (cluster): the replies of the buckets whose node answered.
+
+        Each runs on the node of its slot (and may read another clock). A failing
+        node delays only its own buckets: the others' claims are kept (their
+        lease runs already); only when every bucket fails does this raise.
+        """
+        keys = [self.deadlines_key(b) for b in range(self.buckets)]
+        got = await asyncio.gather(
+            *(eval_script(self._claim, [k], args) for k in keys), return_exceptions=True
+        )
+        failed = [r for r in got if isinstance(r, BaseException)]
+        for exc in failed:
+            if not isinstance(exc, Exception):
+                raise exc  # a cancellation
+        replies = [r for r in got if not isinstance(r, BaseException)]
+        if failed and not replies:
+            raise failed[0]
+        if failed:
+            log.warning("deadline claims failed in %d of %d buckets: %s",
+                        len(failed), self.buckets, failed[0])  # fmt: skip
+        return replies
 
     # -- players, sessions, time ------------------------------------------------
 
