@@ -7,7 +7,12 @@ import random
 import signal
 import subprocess
 import sys
+import urllib.request
 from typing import Any
+
+import psutil
+
+from moose_server.embedded import free_port
 
 from helpers import check_game, play_in_order, table_game
 
@@ -78,3 +83,41 @@ async def test_sigterm_closes_sockets_at_once_and_exits_within_the_grace(
     assert await a.closed(timeout=30) == await b.closed(timeout=30) == 1012
     code = await asyncio.to_thread(server.proc.wait, 30)  # nothing held it
     assert code == 0
+
+
+def _redis_child(server: Any) -> psutil.Process:
+    """The embedded redis-server that `moose serve` started."""
+    (child,) = [c for c in psutil.Process(server.proc.pid).children() if "redis" in c.name()]
+    return child
+
+
+def test_a_second_serve_on_the_same_data_dir_is_refused_and_the_first_keeps_redis(
+    moose_serve, tmp_path
+):
+    data = str(tmp_path / "data")
+    first = moose_serve("--data-dir", data)
+    redis_pid = _redis_child(first).pid
+    second = subprocess.run(
+        [sys.executable, "-m", "moose", "serve", "--data-dir", data, "--port", str(free_port())],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert second.returncode == 1, second.stdout + second.stderr
+    assert f"is in use by another moose serve (pid {first.proc.pid})" in second.stderr
+    assert "Traceback" not in second.stderr
+    # Before, the second shut the first one's Redis down and started its own.
+    assert _redis_child(first).pid == redis_pid
+    with urllib.request.urlopen(f"{first.http}/readyz", timeout=5) as resp:
+        assert resp.status == 200
+
+
+def test_a_killed_serve_takes_its_embedded_redis_with_it(moose_serve, tmp_path):
+    data = str(tmp_path / "data")
+    server = moose_serve("--data-dir", data)
+    redis = _redis_child(server)
+    server.kill()  # SIGKILL: no cleanup of its own
+    # The orphan used to run on until the next start shut it down.
+    redis.wait(timeout=20)  # psutil.TimeoutExpired if it runs on
+    assert not redis.is_running()
+    assert "Received SIGTERM" in (tmp_path / "data" / "redis" / "redis.log").read_text()
+    again = moose_serve("--data-dir", data, port=server.port)
+    assert _redis_child(again).pid != redis.pid

@@ -3,19 +3,31 @@
 `EmbeddedRedis` is an async context manager: it starts the binary on a unix
 socket (or a loopback port) in a data folder, with AOF persistence, waits until
 it answers, and on exit asks it to shut down (saving) and waits for the process.
+
+One data folder has one owner: a lock file (``moose.lock``, holding the owner's
+pid) is taken before anything else, so a second `moose serve` on the same folder
+stops with a message naming the first instead of shutting down its Redis. On
+Linux the redis-server gets SIGTERM when the process that started it dies
+(PR_SET_PDEATHSIG), even by SIGKILL; SIGTERM makes Redis write its AOF out.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import ctypes
+import fcntl
 import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
 __all__ = ["EmbeddedRedis", "EmbeddedRedisError", "free_port", "redis_server_binary"]
 
@@ -42,6 +54,32 @@ def redis_server_binary() -> str:
     )
 
 
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
+LOCK_FILE = "moose.lock"
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A preexec_fn that has the child get SIGTERM when its parent dies (Linux), or None.
+
+    The kernel sends it when the thread that forked the child ends: start the
+    server from a thread that lives as long as the process (the main thread).
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that nobody listens on right now."""
     with socket.socket() as s:
@@ -66,6 +104,7 @@ class EmbeddedRedis:
         self.extra = extra or []
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
+        self._lock: IO[str] | None = None
 
     def command(self) -> list[str]:
         """The redis-server command line."""
@@ -97,17 +136,39 @@ class EmbeddedRedis:
 
     def start(self) -> str:
         """Start the server and wait until it answers; return its URL."""
+        try:
+            self.prepare()
+            self.spawn()
+            return self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    def prepare(self) -> None:
+        """Take the data folder (EmbeddedRedisError if another process holds it)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
+        self._take_lock()
         if self.port is None:
             self._stop_orphan()
             self.socket_path.unlink(missing_ok=True)
             self.url = f"unix://{self.socket_path}"
         else:
             self.url = f"redis://127.0.0.1:{self.port}/0"
+
+    def spawn(self) -> None:
+        """Start the process (call it from a thread that lives as long as this process).
+
+        Its own session keeps a Ctrl-C meant for us away from it: we stop it
+        ourselves, after draining. It still ends with us (see the module docstring).
+        """
         self.process = subprocess.Popen(
             self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True,
+            start_new_session=True, preexec_fn=_die_with_parent(),
         )  # fmt: skip
+
+    def wait_ready(self) -> str:
+        """Wait until the started server answers; its URL."""
+        assert self.process is not None
         deadline = time.monotonic() + 15
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -119,14 +180,41 @@ class EmbeddedRedis:
             if self._ping():
                 return self.url
             time.sleep(0.02)
-        self.stop()
         raise EmbeddedRedisError("redis-server did not answer within 15 s")
+
+    def _take_lock(self) -> None:
+        """Hold the folder's lock file for as long as we run its Redis; write our pid in it."""
+        if self._lock is not None:
+            return
+        path = self.data_dir / LOCK_FILE
+        lock = path.open("a+")
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            lock.seek(0)
+            holder = lock.read().strip() or "unknown"
+            lock.close()
+            raise EmbeddedRedisError(
+                f"the data folder {self.data_dir} is in use by another moose serve "
+                f"(pid {holder}); stop that one, or give this one another --data-dir"
+            ) from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+        self._lock = lock
+
+    def _release_lock(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.close()  # closing the file releases the lock
 
     def _stop_orphan(self) -> None:
         """Shut down a redis-server left on our socket by a killed `moose serve`.
 
-        It runs in its own session, so it outlives its parent; two servers must
-        never share one AOF. SHUTDOWN makes it write the AOF before it exits.
+        Only a Redis whose parent died without stopping it can be there, as we
+        hold the folder's lock (and on Linux it dies with its parent anyway);
+        two servers must never share one AOF. SHUTDOWN makes it write the AOF.
         """
         if not self.socket_path.exists() or not self._ping():
             return
@@ -157,14 +245,17 @@ class EmbeddedRedis:
     def stop(self, timeout: float = 10.0) -> None:
         """Ask the server to exit (it fsyncs the AOF on SIGTERM) and wait."""
         proc, self.process = self.process, None
-        if proc is None or proc.poll() is not None:
-            return
-        proc.terminate()
         try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            if proc is None or proc.poll() is not None:
+                return
+            proc.terminate()
+            try:
+                proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        finally:
+            self._release_lock()
 
     def kill(self) -> None:
         """Kill the server at once (SIGKILL), as a crash would."""
@@ -172,9 +263,16 @@ class EmbeddedRedis:
             self.process.kill()
             self.process.wait()
         self.process = None
+        self._release_lock()
 
     async def __aenter__(self) -> EmbeddedRedis:
-        await asyncio.to_thread(self.start)
+        try:
+            await asyncio.to_thread(self.prepare)
+            self.spawn()  # from the loop's thread: a worker thread may end before us
+            await asyncio.to_thread(self.wait_ready)
+        except BaseException:
+            await asyncio.to_thread(self.stop)
+            raise
         return self
 
     async def __aexit__(

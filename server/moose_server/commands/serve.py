@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     from moose_server.app import serve
+    from moose_server.embedded import EmbeddedRedisError
     from moose_server.logs import configure
     from moose_server.settings import Settings
 
@@ -74,5 +75,9 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         print(f"moose serve: {exc}")
         return 2
-    asyncio.run(serve(settings))
+    try:
+        asyncio.run(serve(settings))
+    except EmbeddedRedisError as exc:  # e.g. another moose serve holds the data folder
+        print(f"moose serve: {exc}", file=sys.stderr)
+        return 1
     return 0
