@@ -92,3 +92,47 @@ async def test_back_brings_an_away_seat_back_once(games):
     game = await games.load(game.id)
     kinds = [e.event["kind"] for e in await games.store.events(game.id)]
     assert kinds.count("back") == 1 and not any(game.away)
+
+
+async def settled(games: Games, game_id: str) -> Any:
+    """The game once a person is to act (the server plays away seats in a task)."""
+    async with asyncio.timeout(30):
+        while (game := await games.load(game_id)).auto_kind() is not None:
+            await asyncio.sleep(0.01)
+    return game
+
+
+async def test_away_and_back_of_another_seat_leave_a_move_on_the_seq_before_valid(redis_url):
+    client = connect(redis_url, 8)
+    games = Games(Store(client, 16), Settings(redis_url=redis_url, turn_time=3600, away_after=1))
+    try:
+        seats = [(f"p_{k}", f"n{k}", None) for k in range(3)]
+        game = await games.create(seats)
+        late = rules.to_act(game.state)
+        await games.timeout(game.id, await games.store.now_ms() + 10_000_000)
+        game = await settled(games, game.id)
+        kinds = [e.event["kind"] for e in await games.store.events(game.id)]
+        assert kinds[-2:] == ["move", "away"] and game.away[late]
+        # The next seat got its legal moves with the timeout's move (seq k) and
+        # again with the `away` (k + 1); it answers the first.
+        actor = rules.to_act(game.state)
+        moved = await games.move(game.id, f"p_{actor}", game.legal[0], game.version - 1)
+        assert moved == game.version + 1  # before: stale_seq
+        # The away seat's player comes back: a `back` event for a seat not to act.
+        game = await settled(games, game.id)
+        before = game.version
+        await games.back(game.id, f"p_{late}")
+        game = await games.load(game.id)
+        assert game.version == before + 1 and not game.away[late]
+        actor = rules.to_act(game.state)
+        assert await games.move(game.id, f"p_{actor}", game.legal[0], before) == before + 2
+        # A move based on an event before a real move is still stale, and changes nothing.
+        game = await settled(games, game.id)
+        actor = rules.to_act(game.state)
+        with pytest.raises(GameError) as err:
+            await games.move(game.id, f"p_{actor}", game.legal[0], before)
+        assert err.value.code == "stale_seq"
+        assert (await games.load(game.id)).version == game.version
+    finally:
+        await games.close()
+        await client.aclose()

@@ -370,11 +370,27 @@ class Games:
             if loaded.dup is not None:
                 return loaded.dup
             game = _game_of(game_id, loaded)
-            new, events = self._player_move(game, player, move, seq)
+            new, events = self._player_move(game, player, move, await self._based_on(game, seq))
             done = await self._commit_move(game, new, events, field)
             if done is not None:
                 return done
         raise GameError("unavailable", "the game is too busy; try again")
+
+    async def _based_on(self, game: Game, seq: int | None) -> int | None:
+        """`seq` as the move's base: the game's version if nothing that matters has changed.
+
+        Events that change no rules state (an `away` or `back` of any seat) do
+        not make a move stale: a move based on the event before them is taken
+        as based on the game now. Only when seq < version; it reads one event.
+        """
+        if seq is None or seq >= game.version or seq < 1:
+            return seq
+        then = await self.store.event(game.id, seq)
+        if then is None:
+            return seq
+        state = dict(then.state)
+        state.pop("auto", None)
+        return game.version if state == game.state.to_dict() else seq
 
     async def _commit_move(
         self, old: Game, new: Game, events: list[Event], field: str

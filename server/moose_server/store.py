@@ -289,6 +289,16 @@ class Store:
     async def events(self, game: str, since: int = 0) -> list[Entry]:
         """The events of a game after seq `since`, in order."""
         rows: Any = await self._call("XRANGE", self.events_key(game), f"{since + 1}-0", "+")
+        return self._entries(rows)
+
+    async def event(self, game: str, seq: int) -> Entry | None:
+        """The event of a game at `seq`, if its stream holds it."""
+        rows: Any = await self._call("XRANGE", self.events_key(game), f"{seq}-0", f"{seq}-0")
+        entries = self._entries(rows)
+        return entries[0] if entries else None
+
+    @staticmethod
+    def _entries(rows: Any) -> list[Entry]:
         entries = []
         for entry_id, fields in rows:
             # The pipe's raw [field, value, ...]; redis-py makes a dict of it.
