@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
+import aiohttp
+import msgpack
 import pytest
+import redis
+from test_server_games import table_game
 
 from moose import rules
 from moose_server.games import Games
@@ -14,6 +19,7 @@ from moose_server.store import Store, connect
 from moose_server.timers import Timers
 
 SEATS = [("p_a", "ann", None), ("p_b", "bob", None)]
+Message = dict[str, Any]
 
 
 @pytest.fixture
@@ -74,3 +80,99 @@ async def test_a_deadline_claimed_before_a_move_does_not_fire(parts):
     await t1.games.timeout(game.id, claimed[0][1])  # the stale claim is applied late
     loaded = await store.load(game.id)
     assert loaded.version == 2 and loaded.data["misses"] == [0, 0]
+
+
+async def test_after_a_gap_in_the_polls_due_deadlines_move_to_a_grace_and_fire_later(parts):
+    store, quick, _ = parts
+    game = await quick.create(SEATS)  # due at once
+    bucket = store.bucket(game.id)
+    await store.claim(60_000, 1000, 5000)  # stamps the bucket's poll key (and claims it)
+    # As if no instance had claimed this bucket for 30 s (Redis down, nobody running).
+    now = await store.now_ms()
+    await store.redis.zadd(store.deadlines_key(bucket), {game.id: now - 10})
+    await store.redis.set(store.polled_key(bucket), now - 30_000)
+    assert await store.claim(60_000, 1000, 5000) == []  # before: claimed at once
+    moved = await store.redis.zscore(store.deadlines_key(bucket), game.id)
+    assert now + 5000 <= moved < now + 6000
+    assert await store.claim(60_000, 1000, 5000) == []  # not due until the grace is over
+
+
+def _players_turn(events: dict[Any, Message]) -> tuple[Any, Message]:
+    """The raw client whose event has legal moves, and that event."""
+    ((client, event),) = [(c, e) for c, e in events.items() if e["legal"]]
+    return client, event
+
+
+async def _last_events(clients: list[Any], game: str) -> dict[Any, Message]:
+    """Each client's latest event of the game, once one of them has legal moves."""
+    latest: dict[Any, Message] = {}
+    while not any(e["legal"] for e in latest.values()) or len(latest) < len(clients):
+        for client in clients:
+            with contextlib.suppress(TimeoutError):
+                latest[client] = await client.expect(type="event", game=game, timeout=0.2)
+    return latest
+
+
+def _timeouts(redis_url: str, game: str) -> list[Message]:
+    """The game's `timeout` moves, read from its stream."""
+    with redis.Redis.from_url(redis_url) as r:
+        store_key = next(iter(r.scan_iter(f"*:events:{game}")))
+        rows = r.xrange(store_key)
+    events = [msgpack.unpackb(fields[b"e"]) for _, fields in rows]
+    return [e for e in events if e.get("auto") == "timeout"]
+
+
+FLAGS = ("--turn-time", "2", "--poll-interval", "0.05", "--match-wait", "0.2")
+
+
+async def test_an_outage_longer_than_a_turn_does_not_cost_the_player_the_turn(
+    moose_serve, redis_factory, ws_client
+):
+    redis_server = redis_factory(appendonly=True)
+    proc = moose_serve("--redis", redis_server.url, *FLAGS)
+    a, b = await ws_client(proc.url, "ann"), await ws_client(proc.url, "bob")
+    game, _ = await table_game([a, b])
+    player, event = _players_turn(await _last_events([a, b], game))
+    await asyncio.to_thread(redis_server.stop)  # AOF written: nothing is lost
+    move = {"game": game, "seq": event["seq"], "move": event["legal"][0], "move_id": "m-1"}
+    assert (await player.request("move", **move))["code"] == "unavailable"
+    await asyncio.sleep(3)  # the 2 s turn runs out while Redis is down
+    await asyncio.to_thread(redis_server.start)
+    await wait_ready(proc.http)
+    await asyncio.sleep(1)  # the player tries again a second later: within the grace
+    answer = await player.request("move", **move)
+    assert answer["type"] == "moved", answer  # before: the deadline fired at once
+    assert _timeouts(redis_server.url, game) == []
+    assert "the service was down" in proc.log.read_text()
+
+
+async def test_a_restart_of_moose_serve_does_not_play_the_waiting_turn_at_once(
+    moose_serve, ws_client, tmp_path
+):
+    data = str(tmp_path / "data")
+    proc = moose_serve("--data-dir", data, *FLAGS)
+    a, b = await ws_client(proc.url, "ann"), await ws_client(proc.url, "bob")
+    game, _ = await table_game([a, b])
+    player, event = _players_turn(await _last_events([a, b], game))
+    assert proc.stop() == 0
+    await asyncio.sleep(3)  # stopped longer than the 2 s turn
+    again = moose_serve("--data-dir", data, *FLAGS, port=proc.port)
+    back = await ws_client(again.url, None)
+    assert (await back.hello(token=player.token))["games"] == [game]
+    await asyncio.sleep(1)  # the player moves a second after the server is back
+    move = {"game": game, "seq": event["seq"], "move": event["legal"][0], "move_id": "m-2"}
+    answer = await back.request("move", **move)
+    assert answer["type"] == "moved", answer  # before: played by timeout as it started
+    redis_url = f"unix://{tmp_path / 'data' / 'redis' / 'redis.sock'}"
+    assert _timeouts(redis_url, game) == []
+
+
+async def wait_ready(http: str) -> None:
+    """Until the instance's /readyz answers 200 (Redis is reachable again)."""
+    async with asyncio.timeout(30), aiohttp.ClientSession() as session:
+        while True:
+            with contextlib.suppress(aiohttp.ClientError):
+                async with session.get(f"{http}/readyz") as resp:
+                    if resp.status == 200:
+                        return
+            await asyncio.sleep(0.05)

@@ -62,6 +62,7 @@ class Settings:
     poll_interval: float = 0.25  # how often every instance looks for due deadlines
     lease: float = 5.0  # a claimed deadline comes back after this if its claimer died
     auto_delay: float = 2.0  # safety deadline of a seat the server plays at once
+    outage_grace: float = 5.0  # after an outage, every deadline is at least this far off
     match_interval: float = 0.5  # how often the matchmaker tries to form tables
     buckets: int = 16  # must stay the same for the life of the data (ids hash into it)
     drain_grace: float = 5.0  # on shutdown, time for requests in flight

@@ -11,6 +11,8 @@ Redis Cluster too::
     {b7}:deadlines      sorted set: game id -> deadline ms
     {b7}:unrated        sorted set: rated game id -> when it ended (ms), until rated
     {b7}:record:<id>    msgpack record of a rated game, kept record_ttl
+    {b7}:polled         Redis time (ms) of the bucket's last deadline claim; an old
+                        one means the service was down (see lua/claim.lua)
     moose:player:<id>:games   set of the player's unfinished games
     moose:secret        the token secret every instance shares
     moose:instance:<id> an instance's heartbeat: "1" with a TTL, or "dead" once
@@ -64,6 +66,8 @@ CLAIM_LIMIT = 100
 LIVE_KEYS = ("moose:{live}:games", "moose:{live}:info")
 ONLINE_KEYS = ("moose:{live}:online", "moose:{live}:counts")
 LIVE_KEPT = 1000  # public games the index holds at most (the newest)
+OUTAGE_MS = 1000  # no claim of a bucket for longer: the service was down
+GRACE_MS = 5000  # then every deadline is at least this far after it is back
 
 log = logging.getLogger(__name__)
 
@@ -196,6 +200,10 @@ class Store:
         """The kept record of a rated game."""
         return f"{{b{self.bucket(game)}}}:record:{game}"
 
+    def polled_key(self, bucket: int) -> str:
+        """When a deadline claim last ran on one bucket (Redis time, ms)."""
+        return f"{{b{bucket}}}:polled"
+
     @staticmethod
     def player_games_key(player: str) -> str:
         """The set of a player's unfinished games."""
@@ -307,17 +315,32 @@ class Store:
             entries.append(Entry(seq, unpack(f[b"e"]), unpack(f[b"s"]), int(f[b"d"]), int(f[b"t"])))
         return entries
 
-    async def claim(self, lease_ms: int) -> list[tuple[str, int]]:
-        """Claim the due deadlines of every bucket: (game id, its bucket's Redis time)."""
-        args = [lease_ms, CLAIM_LIMIT]
+    async def claim(
+        self, lease_ms: int, outage_ms: int = OUTAGE_MS, grace_ms: int = GRACE_MS
+    ) -> list[tuple[str, int]]:
+        """Claim the due deadlines of every bucket: (game id, its bucket's Redis time).
+
+        A bucket that nobody claimed for over `outage_ms` (the service was down)
+        claims nothing this time: its deadlines before now + `grace_ms` move there.
+        """
+        args = [lease_ms, CLAIM_LIMIT, outage_ms, grace_ms]
         if is_cluster(self.redis):
             replies = await self._claim_each(args)
         else:
             async with self.redis.pipeline(transaction=False) as pipe:
                 for b in range(self.buckets):
-                    await self._claim(keys=[self.deadlines_key(b)], args=args, client=pipe)
+                    keys = [self.deadlines_key(b), self.polled_key(b)]
+                    await self._claim(keys=keys, args=args, client=pipe)
                 replies = await pipe.execute()
-        return [(gid.decode(), int(reply[0])) for reply in replies for gid in reply[1:]]
+        outages = [r for r in replies if int(r[1])]
+        if outages:
+            log.warning(
+                "no deadline poll for %.1f s (the service was down): %d deadlines moved to "
+                "%.1f s from now", max(int(r[1]) for r in outages) / 1000,
+                sum(len(r) - 2 for r in outages), grace_ms / 1000,
+                extra={"event": "outage"},
+            )  # fmt: skip
+        return [(gid.decode(), int(r[0])) for r in replies if not int(r[1]) for gid in r[2:]]
 
     async def _claim_each(self, args: list[Any]) -> list[Any]:
         """One claim per bucket (cluster): the replies of the buckets whose node answered.
@@ -326,9 +349,9 @@ class Store:
         node delays only its own buckets: the others' claims are kept (their
         lease runs already); only when every bucket fails does this raise.
         """
-        keys = [self.deadlines_key(b) for b in range(self.buckets)]
+        keys = [[self.deadlines_key(b), self.polled_key(b)] for b in range(self.buckets)]
         got = await asyncio.gather(
-            *(eval_script(self._claim, [k], args) for k in keys), return_exceptions=True
+            *(eval_script(self._claim, k, args) for k in keys), return_exceptions=True
         )
         failed = [r for r in got if isinstance(r, BaseException)]
         for exc in failed:

@@ -4,6 +4,11 @@ Claiming (lua/claim.lua) pushes an entry a lease into the future, so two
 instances never work on it at once and one that dies after claiming only
 delays it until the lease ends. The timeout itself is a commit checked against
 the game's version: it fires once, whoever claims it.
+
+A deadline that fell due while nobody could claim it (Redis unreachable or
+restarted, no instance running) is not played at once when the service is
+back: every deadline then moves to at least `outage_grace` seconds later, so
+the player whose time ran out during the outage still gets a turn.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ __all__ = ["Timers"]
 
 log = logging.getLogger(__name__)
 
+OUTAGE_AFTER = 1.0  # seconds without a deadline claim that make an outage...
+OUTAGE_POLLS = 4  # ...or this many poll intervals, if that is longer
+
 
 class Timers:
     """Polls the deadline sets of every bucket and applies what is due."""
@@ -34,7 +42,12 @@ class Timers:
 
     async def tick(self) -> int:
         """Claim and apply every due deadline once; return how many were due."""
-        due = await self.store.claim(int(self.settings.lease * 1000))
+        s = self.settings
+        # A gap of several polls of every instance: nobody could claim (see claim.lua).
+        outage = max(OUTAGE_AFTER, OUTAGE_POLLS * s.poll_interval)
+        due = await self.store.claim(
+            int(s.lease * 1000), int(outage * 1000), int(s.outage_grace * 1000)
+        )
         for game, now in due:
             try:
                 await self.games.timeout(game, now)
