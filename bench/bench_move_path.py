@@ -6,7 +6,7 @@
 Times, in one process, what the server does in Python for a player's move in a
 4-player game 30 moves in: the move checked and applied (`Games._player_move`),
 the commit's state dict, auto-play check, packed game and events, the copy that
-is kept, and the event frames of the 4 seats (`hub._Prepared.frame`). Prints the
+is kept, and the event frames of the 4 seats (`frames.Prepared.frame`). Prints the
 best of 7 timeit repeats of 2,000 moves, in us per move; compare two revisions
 by running it with each on PYTHONPATH (e.g. an export made with `git archive`).
 """
@@ -18,8 +18,8 @@ import random
 import timeit
 
 from moose import rules
+from moose_server import frames as F
 from moose_server import games as G
-from moose_server import hub as H
 from moose_server.codec import pack
 from moose_server.settings import Settings
 from moose_server.store import Entry
@@ -53,7 +53,7 @@ def main() -> None:
         extra = (None if auto else new.legal,) if with_legal else ()
         entries = [Entry(1, e, snapshot, 0, 1, new.state, *extra) for e in events]
         new.but(version=5, deadline=1, packed_moves=packed_moves).auto_kind()
-        ready = H._Prepared("g_abc", entries[0])
+        ready = F.Prepared("g_abc", entries[0])
         for seat in range(4):
             ready.frame(seat)
 

@@ -9,8 +9,8 @@ import pytest
 
 from moose import protocol, rules
 from moose_server.codec import pack
+from moose_server.frames import Prepared, event_message
 from moose_server.games import Game
-from moose_server.hub import _Prepared, event_message
 from moose_server.store import Entry
 
 
@@ -53,7 +53,7 @@ def test_prepared_messages_equal_event_message() -> None:
             # As read from the stream; as committed here; with the legal moves too.
             for parsed, legal in ((None, None), (s, None), (s, rules.legal_moves(s))):
                 e = Entry(i + 1, {"kind": "move"}, d, i % 2 * 1234, 99, parsed, legal)
-                ready = _Prepared("g", e)
+                ready = Prepared("g", e)
                 for seat in [None, *range(s.n)]:
                     got, want = ready.message(seat), event_message("g", e, seat, s)
                     assert got == want

@@ -16,8 +16,9 @@ from moose.protocol import PROTOCOL_VERSION, ProtocolError
 from moose_server import names, ratings
 from moose_server.accounts import Accounts, Identity
 from moose_server.boards import DEFAULT_LIMIT, Boards
+from moose_server.frames import state_message
 from moose_server.games import Game, GameError, Games, finished_record
-from moose_server.hub import Hub, Peer, state_message
+from moose_server.hub import Hub, Peer
 from moose_server.limits import CodeGuard
 from moose_server.live import LiveGames
 from moose_server.lobby import Lobby
