@@ -21,8 +21,9 @@ import pytest
 
 from moose import rules
 from moose.bots import make_bot
-from moose.client import Client, ServerError
+from moose.client import Client, ConnectionLost, GameResult, ServerError
 from moose_server.connections import open_redis
+from moose_server.embedded import EmbeddedRedis
 from moose_server.matchmaking import Matchmaker
 from moose_server.store import Store
 
@@ -203,3 +204,128 @@ async def test_games_finish_across_a_redis_restart(moose_serve, redis_factory, d
     await check_games(redis.url, results)
     logs = "".join(p.log.read_text() for p in procs)
     assert "pub/sub connection lost" in logs  # the hubs saw it go, and came back
+
+
+async def lost_games(redis_url: str, seen: dict[str, int]) -> list[str]:
+    """The games whose history Redis holds no longer as far as a client saw it."""
+    async with open_store(redis_url) as store:
+        versions = {game: (await store.load(game)).version for game in seen}
+    return [game for game, seq in seen.items() if versions[game] < seq]
+
+
+class Watched:
+    """Bot clients playing from the queue, and what each of them was told."""
+
+    def __init__(self, procs: list[ServeProcess], count: int) -> None:
+        self.clients = [Client(urls_from(procs, i), name=f"bot{i}", reconnect_timeout=60.0)
+                        for i in range(count)]  # fmt: skip
+        self.seen: dict[str, int] = {}  # game -> the highest seq any bot was sent
+        self.seated: dict[str, set[str]] = {}  # game -> the bots matched to it
+        self.gone: set[tuple[str, str]] = set()  # (bot, game) told `gone`
+        self.results: dict[tuple[str, str], GameResult] = {}  # (bot, game) -> the last result
+        self.stopping = False
+        for client in self.clients:
+            client.trace = self._tracer(client.name or "")
+
+    def _tracer(self, name: str) -> Callable[[str, Message], None]:
+        def trace(direction: str, msg: Message) -> None:
+            game = msg.get("game")
+            if direction != "recv" or not isinstance(game, str):
+                return
+            if msg.get("type") == "event":
+                self.seen[game] = max(self.seen.get(game, 0), msg["seq"])
+            elif msg.get("type") == "match":
+                self.seated.setdefault(game, set()).add(name)
+            elif msg.get("type") == "gone":
+                self.gone.add((name, game))
+
+        return trace
+
+    async def play(self, client: Client) -> None:
+        """Games until `stopping`; a bot left waiting in the queue is closed then."""
+        name = client.name or ""
+
+        def done(result: GameResult) -> None:
+            self.results[(name, result.game)] = result
+
+        bot = make_bot("greedy", seed=len(name))
+        await client.open()
+        try:
+            await client.run_bot(bot, None, min_players=2, max_players=2,
+                                 stop=lambda: self.stopping, on_result=done)  # fmt: skip
+        except ConnectionLost:
+            assert self.stopping  # closed by `stop_idle` as it queued again
+
+    async def stop_idle(self) -> None:
+        """Once stopping: close the bots that wait in the queue with no game."""
+        while True:
+            for client in self.clients:
+                if self.stopping and not client.active_games and client.connected:
+                    with contextlib.suppress(ServerError):  # not_queued: just seated
+                        await client.leave_queue()
+                        await client.close()
+            await asyncio.sleep(0.2)
+
+
+async def lose_last_writes(redis_server: EmbeddedRedis, watched: Watched) -> list[str]:
+    """Copy the AOF, wait 0.8 s, kill Redis, put the copy back and start it: the
+    games whose history went back (their version is below a seq a bot was sent)."""
+    aof = redis_server.data_dir / "appendonly.aof"
+    copy = aof.read_bytes()
+    await asyncio.sleep(0.8)
+    before = dict(watched.seen)
+    redis_server.kill()  # as a host crash: what was not written is lost
+    aof.write_bytes(copy)
+    await asyncio.to_thread(redis_server.start)
+    return await lost_games(redis_server.url, before)
+
+
+async def check_after_loss(store: Store, watched: Watched) -> None:
+    """Every game ended, or was left by all its seats; no ready bot lost a turn."""
+    for game, bots in watched.seated.items():
+        loaded = await store.load(game)
+        if loaded.data is None:  # dealt in the lost window: every seat left it
+            assert {(bot, game) for bot in bots} <= watched.gone, game
+            continue
+        await check_stream(store, game)  # ended, whole, replays
+        events = [e.event for e in await store.events(game)]
+        assert not [e for e in events if e.get("auto") == "timeout" or e["kind"] == "away"], (
+            game, events,
+        )  # fmt: skip
+        final = rules.scores(rules.State.from_dict(loaded.data["state"]))
+        for bot in bots:  # every seat was told the game's real end
+            assert watched.results[(bot, game)].scores == final, game
+
+
+async def test_redis_losing_its_last_writes_leaves_no_game_or_bot_stuck(moose_serve, redis_factory):
+    """Redis (AOF, appendfsync everysec) comes back without its last 0.8 s of writes,
+    as after a host crash, while bots play on two instances. Every game then ends or
+    is left by every seat (`gone`), every bot stops when asked, and no ready bot
+    has a turn played for it by timeout."""
+    redis_server = redis_factory(appendonly=True)
+    procs = start_instances(moose_serve, redis_server.url, 2, "--turn-time", "3",
+                            "--answer-time", "3")  # fmt: skip
+    watched = Watched(procs, 8)
+    tasks = [asyncio.create_task(watched.play(c)) for c in watched.clients]
+    stopper = asyncio.create_task(watched.stop_idle())
+    try:
+        async with asyncio.timeout(GAME_TIMEOUT):
+            while len(watched.results) < 8:  # a few games in: everyone is busy
+                await asyncio.sleep(0.05)
+            lost = await lose_last_writes(redis_server, watched)
+            after = len(watched.results)
+            while len(watched.results) < after + 8:
+                await asyncio.sleep(0.05)
+            watched.stopping = True
+            await asyncio.gather(*tasks)  # no bot waits forever
+    finally:
+        for task in (*tasks, stopper):
+            task.cancel()
+        await asyncio.gather(*tasks, stopper, return_exceptions=True)
+        for client in watched.clients:
+            await client.close()
+    assert lost, "the fault lost nothing: it tested nothing"
+    async with open_store(redis_server.url) as store:
+        await check_after_loss(store, watched)
+    logs = "".join(p.log.read_text() for p in procs)
+    assert "went back" in logs  # the servers saw their sockets' games go back

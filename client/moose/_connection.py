@@ -17,6 +17,7 @@ import itertools
 import logging
 import random
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -96,6 +97,9 @@ class Connection:
         self.clock_offset = 0.0  # server clock minus ours, in ms
         self.connected = False
         self.reconnects = 0
+        # Requests the server refused, by error code (retried ones too): a caller
+        # that retries `unavailable` through an outage can still say it happened.
+        self.refusals: Counter[str] = Counter()
         # Called with ("send" | "recv", message) for every message; for logs and tests.
         self.trace: Callable[[str, Message], None] | None = None
         self._ids = itertools.count(1)
@@ -215,6 +219,8 @@ class Connection:
             await self._send_request(self._outbox.pop(0))
 
     def _answer(self, req: _Request, msg: Message) -> None:
+        if msg.get("type") == "error":
+            self.refusals[str(msg.get("code"))] += 1
         if req.on_answer is not None:
             req.on_answer(msg)
         if req.future is not None and not req.future.done():

@@ -4,7 +4,16 @@
 it hands events to `events()` in seq order, once each, and asks for `sync` when
 it sees a gap. After a reconnect it syncs every game again, watches again and
 queues again (`_restore`). `match`, `table` and `event` messages go to the inbox
-that `moose.client.Client.events()` reads.
+that `moose.client.Client.events()` reads, and `gone` for a game that no longer
+exists.
+
+Redis may come back without its last writes; a game's history then goes back.
+A `state` event is the game as it is now and is always taken, even at a seq
+lower than one seen. An event at a seq seen before with another `server_time`
+(its commit's time) shows a history written anew: events are dropped until the
+`state` asked for arrives. A reconnect's sync starts one event early to check
+that one. A move whose event Redis lost is sent again with its move id when the
+`state` shows the game back at the event it answered.
 """
 
 from __future__ import annotations
@@ -22,6 +31,15 @@ log = logging.getLogger("moose.client")
 
 
 @dataclass
+class _Sent:
+    """The last move sent in a game: sent again if Redis loses it."""
+
+    seq: int  # the event it answered
+    move: Message
+    move_id: str
+
+
+@dataclass
 class _Game:
     """What the client knows of one game it sits at or watches."""
 
@@ -32,7 +50,11 @@ class _Game:
     code: str | None = None  # the join code watched with (a private table's game)
     announced: bool = True  # whether `match` was delivered for it
     syncing: bool = False
-    over: bool = False
+    over: bool = False  # ended, or gone
+    gone: bool = False  # the server no longer has it
+    time: int = 0  # server_time of the event at `seq` (0 after a `state`)
+    rewound: bool = False  # an event was rewritten: drop events until a `state`
+    sent: _Sent | None = None
 
 
 class Session(Connection):
@@ -60,11 +82,14 @@ class Session(Connection):
     def _welcomed(self, welcome: Message) -> None:
         """Follow the unfinished games the welcome lists."""
         for game in welcome.get("games") or ():
-            if game not in self._games:
+            known = self._games.get(game)
+            if known is None or known.gone:
                 # A seat we did not know of: matched while the socket was down, or
                 # an earlier session's game. `sync` tells us the seat.
                 self._games[game] = _Game(seat=None, announced=False)
                 self._queue_args = None
+            elif known.over:
+                known.over = False  # the server lost its end: it is being played again
 
     def _restore(self) -> None:
         """After hello: sync followed games, watch again, queue again."""
@@ -72,7 +97,7 @@ class Session(Connection):
             if known.over:
                 continue
             known.syncing = False
-            self._sync(game, known)
+            self._sync(game, known, check=True)
             if known.watching:
                 code = {"code": known.code} if known.code else {}
                 self._internal("watch", self._log_error, game=game, **code)
@@ -93,11 +118,15 @@ class Session(Connection):
             self._on_event(msg)
         elif mtype == "match":
             self._queue_args = None
-            known = self._games.setdefault(msg["game"], _Game(seat=msg.get("seat")))
+            known = self._games.get(msg["game"])
+            if known is None or known.gone:  # gone: lost by Redis, and dealt again
+                known = self._games[msg["game"]] = _Game(seat=msg.get("seat"))
             known.seat, known.announced = msg.get("seat"), True
             self._inbox.put_nowait(msg)
         elif mtype in ("table", "game_list"):
             self._inbox.put_nowait(msg)
+        elif mtype == "gone" and isinstance(msg.get("game"), str):
+            self._gone(msg["game"])
         elif mtype == "error" and msg.get("code") == "rate_limited":
             self._refuse_oldest(msg)
         elif mtype == "error":
@@ -113,15 +142,67 @@ class Session(Connection):
         known = self._games.get(game_id)
         if known is None:
             known = self._games[game_id] = _Game(seat=view.get("seat"), announced=False)
-        if seq <= known.seq:
-            return  # seen already (a resend, or a sync overlapping live events)
         kind = (msg.get("event") or {}).get("kind")
-        if kind != "state" and seq > known.seq + 1:
+        if kind == "state":
+            if not known.gone:
+                self._take_state(game_id, known, msg)
+            return
+        if known.rewound or known.gone:
+            return  # waiting for the state; or a game the server lost
+        if seq <= known.seq:
+            if seq == known.seq and known.time and msg.get("server_time") != known.time:
+                self._rewound(game_id, known)
+            return  # seen already (a resend, or a sync overlapping live events)
+        if seq > known.seq + 1:
             known.top = max(known.top, seq)
             self._sync(game_id, known)
             return
-        known.seq = seq
+        known.seq, known.time = seq, msg.get("server_time") or 0
         known.top = max(known.top, seq)
+        self._deliver(game_id, known, msg)
+
+    def _take_state(self, game_id: str, known: _Game, msg: Message) -> None:
+        """A `state` event: the game as it is now, whatever the client saw before."""
+        seq = msg["seq"]
+        if seq < known.seq:
+            log.warning("game %s went back from seq %d to %d: the server lost its last "
+                        "writes", game_id, known.seq, seq)  # fmt: skip
+        known.seq = known.top = seq
+        known.time, known.rewound = 0, False
+        sent = known.sent
+        view = msg.get("view") or {}
+        if (sent is not None and sent.seq == seq and view.get("to_act") == known.seat
+                and sent.move in (msg.get("legal") or ())):  # fmt: skip
+            # Our move answered this very event and Redis lost it: the same move id.
+            def answered(answer: Message) -> None:
+                if answer.get("type") == "error" and known.seq == seq:
+                    self._inbox.put_nowait(msg)  # let the player answer it after all
+
+            self._internal("move", answered, game=game_id, move=sent.move, seq=seq,
+                           move_id=sent.move_id)  # fmt: skip
+            msg = {**msg, "legal": None, "deadline": None}  # answered already
+        self._deliver(game_id, known, msg)
+
+    def _rewound(self, game_id: str, known: _Game) -> None:
+        """An event seen before came again as another: ask for the game as it is now."""
+        log.warning("game %s: event %d is not the one seen before: the server lost its "
+                    "last writes; asking for the game as it is", game_id, known.seq)  # fmt: skip
+        known.rewound = True
+        self._sync(game_id, known)
+
+    def _gone(self, game_id: str) -> None:
+        """The game no longer exists on the server (lost, or expired): leave it."""
+        known = self._games.get(game_id)
+        if known is None or known.over:
+            return
+        known.over = known.gone = True
+        log.warning("game %s no longer exists on the server: leaving it", game_id)
+        if known.seat is not None or known.watching:
+            self._inbox.put_nowait({"type": "gone", "game": game_id})
+
+    def _deliver(self, game_id: str, known: _Game, msg: Message) -> None:
+        """Hand an event to the inbox (after a `match` for a game not announced yet)."""
+        view = msg.get("view") or {}
         if known.seat is None and view.get("seat") is not None:
             known.seat = view["seat"]
         if not known.announced and known.seat is not None:
@@ -138,12 +219,15 @@ class Session(Connection):
                     "resumed": True,
                 }
             )
-        if is_final(msg):
-            known.over = True
+        known.over = is_final(msg)  # a `state` may show a lost end undone
         self._inbox.put_nowait(msg)
 
-    def _sync(self, game_id: str, known: _Game) -> None:
-        """Ask for the events after the last one seen (one sync at a time per game)."""
+    def _sync(self, game_id: str, known: _Game, *, check: bool = False) -> None:
+        """Ask for the events after the last one seen (one sync at a time per game).
+
+        `check`: from the one before, whose `server_time` shows whether the
+        server still holds the history we saw (after a reconnect).
+        """
         if known.syncing:
             return
         known.syncing = True
@@ -152,15 +236,17 @@ class Session(Connection):
         def done(answer: Message) -> None:
             known.syncing = False
             if answer.get("type") == "error":
-                if answer.get("code") != "not_in_game":  # a spectator may not sync
+                if answer.get("code") == "no_such_game":
+                    self._gone(game_id)
+                elif answer.get("code") != "not_in_game":  # a spectator may not sync
                     log.warning("sync of %s failed: %s", game_id, answer.get("message"))
                 return
-            if known.top > known.seq > before:
+            if known.rewound or known.top > known.seq > before:
                 self._sync(game_id, known)  # live events ran ahead during the sync
 
         fields: Message = {"game": game_id}
-        if known.seq > 0:
-            fields["since"] = known.seq
+        if known.seq > 0 and not known.rewound:
+            fields["since"] = known.seq - 1 if check and known.time else known.seq
         self._internal("sync", done, **fields)
 
     def _games_again(self, answer: Message) -> None:

@@ -28,14 +28,16 @@ socket (hello, pacing, answers, reconnects) and `_session.Session` the games
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from moose._connection import Message
 from moose._errors import ConnectError, ConnectionLost, MooseError, ServerError
-from moose._session import Session, _Events, _Game, is_final
+from moose._session import Session, _Events, _Game, _Sent, is_final
 from moose.bots import Bot, make_bot
 
 __all__ = [
@@ -75,6 +77,12 @@ class _Seat:
     seat: int
     names: list[str]
     moves: int = 0
+    moved: int = 0  # the seq of the event our last move made: earlier events are answered
+
+
+T = TypeVar("T")
+RETRY_CODES = frozenset({"rate_limited", "unavailable"})  # unavailable: Redis is down
+RETRIES = 60  # at about a second apart: a minute of Redis outage
 
 
 class Client(Session):
@@ -137,13 +145,28 @@ class Client(Session):
         """Leave a private table before it starts."""
         return await self._request("leave_table", code=code)
 
-    async def move(self, game: str, move: Message, *, seq: int | None = None) -> Message:
-        """Play `move`; `seq` defaults to the last event seen. Returns the `moved` answer."""
+    async def move(
+        self, game: str, move: Message, *, seq: int | None = None, move_id: str | None = None
+    ) -> Message:
+        """Play `move`; `seq` defaults to the last event seen. Returns the `moved` answer.
+
+        Sending the same `move_id` again (a retry after `unavailable`) applies it once.
+        Should the server lose the move's event, the client sends it again by itself.
+        """
         known = self._games.get(game)
         if seq is None and known is not None:
             seq = known.seq
-        move_id = f"{uuid.uuid4().hex[:16]}-{next(self._ids)}"
-        return await self._request("move", game=game, move=move, seq=seq, move_id=move_id)
+        move_id = move_id or f"{uuid.uuid4().hex[:16]}-{next(self._ids)}"
+        if known is not None and seq is not None:
+            known.sent = _Sent(seq, move, move_id)
+        try:
+            return await self._request("move", game=game, move=move, seq=seq, move_id=move_id)
+        except ServerError as exc:
+            if known is not None and exc.code not in RETRY_CODES:
+                known.sent = None  # refused: nothing to send again
+            if exc.code == "no_such_game":
+                self._gone(game)
+            raise
 
     async def watch(self, game: str, code: str | None = None) -> Message:
         """Follow a game as a spectator: its events arrive through `events()`.
@@ -226,11 +249,14 @@ class Client(Session):
     ) -> list[GameResult]:
         """Play `games` games from the public queue with `bot`; the result of each.
 
-        `games=None` plays until `stop()` is true after a game ends.
+        `games=None` plays until `stop()` is true after a game ends. A game the
+        server lost (`gone`) does not count: the bot queues again. A game whose
+        end the server lost is played again, and `on_result` hears of it again.
         """
         if isinstance(bot, str):
             bot = make_bot(bot)
         results: list[GameResult] = []
+        ended: dict[str, int] = {}  # game -> its index in results
         seats: dict[str, _Seat] = {}
 
         def more() -> bool:
@@ -238,29 +264,63 @@ class Client(Session):
             return (games is None or done < games) and not (stop is not None and stop())
 
         if more():
-            await self.queue(min_players, max_players)
+            await self._queue_bot(min_players, max_players)
         async for msg in self.events():
+            game = msg.get("game")
             if msg["type"] == "match" and msg.get("seat") is not None:
                 seats[msg["game"]] = _Seat(msg["seat"], msg.get("names") or [])
-            elif msg["type"] == "event" and msg["game"] in seats:
-                result = await self._bot_event(bot, seats[msg["game"]], msg)
+                continue
+            if msg["type"] == "event" and game in ended and game not in seats:
+                if is_final(msg):
+                    continue
+                # The server lost this game's end: it is being played again.
+                before = results[ended[game]]
+                seats[game] = _Seat(before.seat, before.names)
+            if msg["type"] == "event" and game in seats:
+                result = await self._bot_event(bot, seats[game], msg)
                 if result is None:
                     continue
-                del seats[msg["game"]]
-                results.append(result)
+                if game not in ended:
+                    ended[game] = len(results)
+                    results.append(result)
+                results[ended[game]] = result
                 if on_result is not None:
                     on_result(result)
-                if not seats and more():
-                    await self.queue(min_players, max_players)
-                elif not seats:
-                    break
+            elif msg["type"] != "gone" or game not in seats:
+                continue
+            del seats[game]
+            if not seats and more():
+                await self._queue_bot(min_players, max_players)
+            elif not seats:
+                break
         return results
+
+    async def _queue_bot(self, min_players: int, max_players: int) -> None:
+        """Queue, through an outage; a ticket Redis kept after losing its match stands."""
+        try:
+            await self._retrying(self.queue, min_players, max_players)
+        except ServerError as exc:
+            if exc.code != "already_queued":
+                raise
+
+    async def _retrying(self, request: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+        """A request, sent again while the server answers `unavailable` or `rate_limited`."""
+        for attempt in range(1, RETRIES):
+            try:
+                return await request(*args, **kwargs)
+            except ServerError as exc:
+                if exc.code not in RETRY_CODES:
+                    raise
+                await asyncio.sleep(min(1.0, 0.1 * attempt))
+        return await request(*args, **kwargs)
 
     async def _bot_event(self, bot: Bot, seat: _Seat, msg: Message) -> GameResult | None:
         """Act on one event of a bot's game; the result when the game is over."""
         view, event = msg.get("view") or {}, msg.get("event") or {}
         if event.get("kind") in ("start", "state"):
             seat.names = event.get("names") or seat.names
+        if event.get("kind") == "state":
+            seat.moved = 0  # the game as it is now: maybe before our last move (Redis lost it)
         if is_final(msg):
             return GameResult(
                 game=msg["game"],
@@ -270,23 +330,34 @@ class Client(Session):
                 winners=event.get("winners") or view.get("winners") or [],
                 moves=seat.moves,
             )
+        kind, flags = event.get("kind"), event.get("away") or []
+        away = (kind == "away" and event.get("seat") == seat.seat) or (
+            kind == "state" and seat.seat < len(flags) and bool(flags[seat.seat])
+        )
+        if away:
+            # A running bot is not away: any message takes the seat back.
+            with contextlib.suppress(ServerError):
+                await self._retrying(self.ping)
         legal = msg.get("legal")
-        if legal and view.get("to_act") == seat.seat:
-            move = bot.choose(view, legal)
-            for attempt in range(1, 6):
-                try:
-                    await self.move(msg["game"], move, seq=msg["seq"])
-                    seat.moves += 1
-                    break
-                except ServerError as exc:
-                    if exc.code in ("rate_limited", "unavailable"):  # unavailable: Redis is down
-                        await asyncio.sleep(0.2 * attempt)
-                        continue
-                    # The game moved on (a timeout, or a newer event is queued): wait for it.
-                    if exc.code not in ("stale_seq", "not_your_turn", "game_over"):
-                        raise
-                    break
+        if legal and view.get("to_act") == seat.seat and msg["seq"] >= seat.moved:
+            await self._bot_move(seat, msg, bot.choose(view, legal))
         return None
+
+    async def _bot_move(self, seat: _Seat, msg: Message, move: Message) -> None:
+        """Send a bot's move, again with the same move id while the server is unavailable."""
+        move_id = f"{uuid.uuid4().hex[:16]}-{next(self._ids)}"
+        try:
+            answer = await self._retrying(
+                self.move, msg["game"], move, seq=msg["seq"], move_id=move_id
+            )
+        except ServerError as exc:
+            # The game moved on (a timeout, or a newer event is queued), or the server
+            # lost it (`gone` follows): wait for what comes next.
+            if exc.code not in ("stale_seq", "not_your_turn", "game_over", "no_such_game"):
+                raise
+            return
+        seat.moves += 1
+        seat.moved = answer["seq"]
 
 
 def connect(

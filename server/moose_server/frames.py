@@ -136,9 +136,10 @@ def _pairs(d: dict[str, Any]) -> bytes:
 
 
 def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
-    """An `event` of kind `state`: the game as `seat` sees it now, with the seats' names."""
+    """An `event` of kind `state`: the game as `seat` sees it now, with names and away seats."""
     auto = {"auto": game.auto_kind() is not None}
-    # A spectator or a resumed seat never saw the `start` event that named the seats.
+    # A spectator or a resumed seat never saw the `start` event that named the seats,
+    # nor the `away` events of seats still away.
     event = {"kind": "state", "names": game.names, **seat_info(game), "away": game.away}
     entry = Entry(game.version, event, auto, game.deadline, now)
     return event_message(game.id, entry, seat, game.state)

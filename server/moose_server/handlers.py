@@ -16,7 +16,6 @@ from moose.protocol import PROTOCOL_VERSION, ProtocolError
 from moose_server import names, ratings
 from moose_server.accounts import Accounts, Identity
 from moose_server.boards import DEFAULT_LIMIT, Boards
-from moose_server.frames import state_message
 from moose_server.games import Game, GameError, Games, finished_record
 from moose_server.hub import Hub, Peer
 from moose_server.limits import CodeGuard
@@ -72,6 +71,9 @@ class Handlers:
         self.guard = guard
         self.boards = boards
         self.live = live
+        # player -> (name, min, max, skill): queued through this instance, no `match`
+        # yet. Should Redis come back without the ticket, `requeue` queues them again.
+        self.queued: dict[str, tuple[str, int, int, int]] = {}
         self.table: dict[str, Callable[[Session, Message], Awaitable[Message | None]]] = {
             "hello": self.hello, "ping": self.ping, "queue": self.queue,
             "leave_queue": self.leave_queue, "create_table": self.create_table,
@@ -191,6 +193,30 @@ class Handlers:
             found.append(game_id)
         return found
 
+    def heard(self, player: str, message: Message) -> None:
+        """A message on the player channel: a `match` ends their wait in the queue."""
+        if message.get("type") == "match":
+            self.queued.pop(player, None)
+
+    async def requeue(self) -> None:
+        """Redis is back: queue again the players queued here whose ticket it lost.
+
+        A player with an unfinished game may have just been seated (their `match`
+        is on its way): they are left alone.
+        """
+        for player, (name, low, high, skill) in list(self.queued.items()):
+            if not self.hub.player_peers(player):
+                self.queued.pop(player, None)  # gone: the socket's close left the queue
+                continue
+            if await self.store.player_games(player):
+                continue
+            try:
+                await self.matchmaker.enqueue(player, name, low, high, skill)
+            except MatchError:
+                continue  # already_queued: Redis kept the ticket
+            log.warning("queued %s again: Redis had lost their ticket", player,
+                        extra={"event": "requeue", "player": player})  # fmt: skip
+
     async def ping(self, conn: Session, msg: Message) -> Message:
         """Answer with Redis' clock."""
         return {"type": "pong", "server_time": await self.store.now_ms()}
@@ -201,12 +227,14 @@ class Handlers:
         [profile] = await self.players.profiles([_player(conn)])
         skill = ratings.skill(float(profile.get("mu", ratings.MU)))
         since = await self.matchmaker.enqueue(_player(conn), conn.name, low, high, skill)
+        self.queued[_player(conn)] = (conn.name, low, high, skill)
         log.info("queue %s for %s-%s seats", conn.player, low, high,
                  extra={"event": "queue", "player": conn.player})  # fmt: skip
         return {"type": "queued", "min_players": low, "max_players": high, "server_time": since}
 
     async def leave_queue(self, conn: Session, msg: Message) -> Message:
         """Leave the public queue."""
+        self.queued.pop(_player(conn), None)
         if not await self.matchmaker.leave(_player(conn)):
             raise MatchError("not_queued", "you are not in the queue")
         log.info(
@@ -266,7 +294,11 @@ class Handlers:
     async def sync(self, conn: Session, msg: Message) -> Message:
         """Resend the events after `since`, or the current state."""
         game_id = msg["game"]
-        game = await self.games.load(game_id)
+        try:
+            game = await self.games.load(game_id)
+        except GameError:
+            self.hub.leave(conn, game_id)  # gone (Redis lost it, or it expired)
+            raise
         sub = conn.subs.get(game_id)
         if sub is None:
             seat = game.seat_of(_player(conn))
@@ -275,18 +307,10 @@ class Handlers:
             sub = self.hub.join(conn, game_id, seat, game.version)
         since = msg.get("since")
         if since is None or not 0 <= since <= game.version:
-            await self._send_state(conn, game_id)
+            await self.hub.send_state(conn, game_id)
             return {"type": "synced", "game": game_id, "seq": sub.seen}
         seq = await self.hub.resend(conn, game_id, since)
         return {"type": "synced", "game": game_id, "seq": seq}
-
-    async def _send_state(self, conn: Session, game_id: str) -> None:
-        """One `state` event with the game as our seat sees it now."""
-        sub = conn.subs[game_id]
-        async with sub.lock:
-            game = await self.games.load(game_id)
-            conn.send(state_message(game, sub.seat, await self.store.now_ms()))
-            sub.seen = max(sub.seen, game.version)
 
     async def _visible(self, conn: Session, game_id: str, code: str | None) -> Game:
         """The game, when this player may look at it: any queue game; a private table's
@@ -309,7 +333,7 @@ class Handlers:
         game_id = msg["game"]
         game = await self._visible(conn, game_id, msg.get("code"))
         self.hub.join(conn, game_id, game.seat_of(_player(conn)), game.version)
-        await self._send_state(conn, game_id)
+        await self.hub.send_state(conn, game_id)
         return {"type": "watching", "game": game_id, "seq": conn.subs[game_id].seen}
 
     async def unwatch(self, conn: Session, msg: Message) -> Message:

@@ -13,11 +13,21 @@ and a socket that sees a gap reads the stream itself, so the stream is the
 record.
 
 Player messages (`match`, `table`) travel on one channel as [player, message].
+
+Redis may come back without its last writes (a host crash with `appendfsync
+everysec`, a failover to an asynchronous replica): a socket may then have seen
+events that the stream no longer holds, or holds other events at those seqs.
+Each socket's `Sub` keeps the Redis time of the last event it was sent; the
+hub checks it wherever it reads the stream, checks every socket when pub/sub
+reconnects, and treats a commit of ours at a seq a socket has seen as proof.
+Such a socket gets the game as it is now (a `state` event, which a client
+takes whatever its seq), or `gone` when the game no longer exists.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
@@ -27,7 +37,8 @@ from redis.exceptions import RedisError
 
 from moose_server.codec import unpack
 from moose_server.connections import PubSubSource
-from moose_server.frames import Prepared
+from moose_server.frames import Prepared, state_message
+from moose_server.games import Game
 from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
@@ -37,6 +48,7 @@ log = logging.getLogger(__name__)
 
 RECENT_GAMES = 1024  # games whose committed events wait for their wake-up, at most
 RECENT_EVENTS = 16  # events kept per game, at most
+CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back: 10 s
 
 
 @dataclass
@@ -46,6 +58,7 @@ class Sub:
     seat: int | None
     seen: int
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    time: int = 0  # Redis time of the event at `seen` (0: not known)
 
 
 class Peer(Protocol):
@@ -84,6 +97,9 @@ class Hub:
         self._fresh: dict[str, tuple[list[Entry], dict[int, Prepared]]] = {}
         self._tasks: set[asyncio.Task[None]] = set()  # deliveries that read Redis
         self.on_wakeup: Callable[[str, int], None] | None = None  # told of every wake-up
+        # Run when pub/sub is back after a lost connection: Redis may have restarted.
+        self.on_resubscribe: Callable[[], Coroutine[Any, Any, None]] | None = None
+        self.on_player: Callable[[str, dict[str, Any]], None] | None = None  # every message
 
     # -- local registrations ----------------------------------------------------
 
@@ -127,31 +143,93 @@ class Hub:
     # -- delivery ---------------------------------------------------------------
 
     async def deliver(
-        self, peer: Peer, game: str, entries: Iterable[Entry] | None = None,
+        self, peer: Peer, game: str, entries: list[Entry] | None = None,
         prepared: dict[int, Prepared] | None = None,
     ) -> None:  # fmt: skip
         """Send the socket every event it has not seen, in order, reading any gap.
 
         `prepared` (seq -> entry made ready) is shared by the sockets of one wake-up.
+        Without `entries` it reads the stream from the event it saw last, and
+        checks that the stream still holds that event (see the module docstring).
         """
         sub = peer.subs.get(game)
         if sub is None:
             return
         async with sub.lock:
+            if entries is not None and _rewritten(sub, entries, whole=False):
+                await self._resync(peer, game, sub)
+                return
             todo = [e for e in entries or () if e.seq > sub.seen]
             if entries is not None and not todo:
                 return  # it has them all
             if not todo or todo[0].seq != sub.seen + 1:
-                todo = await self.store.events(game, sub.seen)
+                todo = await self.store.events(game, max(0, sub.seen - 1))
                 prepared = None  # other entry objects: not the ones prepared
+                if _rewritten(sub, todo, whole=True):
+                    await self._resync(peer, game, sub)
+                    return
             self._send(peer, game, sub, todo, prepared)
+
+    async def send_state(self, peer: Peer, game: str) -> None:
+        """Send the socket the game as it is now: a `state` event, or `gone`."""
+        sub = peer.subs.get(game)
+        if sub is not None:
+            async with sub.lock:
+                await self._state(peer, game, sub)
+
+    async def _state(self, peer: Peer, game_id: str, sub: Sub) -> None:
+        """The `state` event (the lock is held); what the socket saw before is past."""
+        loaded = await self.store.load(game_id)
+        if loaded.data is None:
+            self.leave(peer, game_id)
+            peer.send({"type": "gone", "game": game_id})
+            return
+        game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+        now = await self.store.now_ms()
+        # From the state's own event on: a wake-up that came meanwhile was taken as
+        # seen (our seq was higher then). Every read is done before anything is sent.
+        entries = await self.store.events(game_id, max(0, game.version - 1))
+        peer.send(state_message(game, sub.seat, now))
+        at = entries[0] if entries and entries[0].seq == game.version else None
+        sub.seen, sub.time = game.version, at.time if at is not None else 0
+        if sub.seat is not None and game.away[sub.seat]:
+            peer.note_away(game_id)
+        self._send(peer, game_id, sub, entries)
+
+    async def _resync(self, peer: Peer, game: str, sub: Sub) -> None:
+        log.warning(
+            "game %s went back: %s saw seq %d, which Redis no longer holds as it was sent; "
+            "resyncing", game, peer.player, sub.seen,
+            extra={"event": "rewound", "game": game, "player": peer.player, "seq": sub.seen},
+        )  # fmt: skip
+        await self._state(peer, game, sub)
+
+    async def _resync_locked(self, peer: Peer, game: str) -> None:
+        sub = peer.subs.get(game)
+        if sub is not None:
+            async with sub.lock:
+                await self._resync(peer, game, sub)
+
+    @staticmethod
+    async def _until_done(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run `work` again while Redis fails (it may be coming back from a restart)."""
+        for attempt in range(1, CHECK_ATTEMPTS + 1):
+            try:
+                await work()
+                return
+            except (RedisError, OSError) as exc:
+                if attempt == CHECK_ATTEMPTS:
+                    raise
+                log.info("cannot check a socket's game yet (%s); trying again", exc)
+                await asyncio.sleep(CHECK_DELAY)
 
     async def resend(self, peer: Peer, game: str, since: int) -> int:
         """`sync`: send the events after `since` again; return the last seq sent."""
         sub = peer.subs[game]
         async with sub.lock:
             entries = await self.store.events(game, since)
-            sub.seen = min(sub.seen, since)
+            if since < sub.seen:
+                sub.seen, sub.time = since, 0
             self._send(peer, game, sub, entries)
             return sub.seen
 
@@ -171,7 +249,7 @@ class Hub:
                 peer.send_frame(ready.frame(sub.seat))
             else:
                 peer.send(ready.message(sub.seat))
-            sub.seen = entry.seq
+            sub.seen, sub.time = entry.seq, entry.time
             if entry.event["kind"] == "away" and entry.event["seat"] == sub.seat:
                 peer.note_away(game)
 
@@ -188,7 +266,14 @@ class Hub:
         if not peers:
             return
         prepared: dict[int, Prepared] = {}
-        late = [p for p in peers if not self._offer(p, game, entries, prepared)]
+        late = []
+        for peer in list(peers):
+            sub = peer.subs.get(game)
+            if sub is not None and sub.seen >= entries[0].seq:
+                # We have just written that seq: what the socket saw there is gone.
+                self._spawn(self._until_done(functools.partial(self._resync_locked, peer, game)))
+            elif not self._offer(peer, game, entries, prepared):
+                late.append(peer)
         if late:
             self._remember(game, entries)
 
@@ -294,7 +379,8 @@ class Hub:
                     # delivered the events meanwhile (`committed`): nothing to read.
                     self._fanned_out(game, seq)
                     return
-                entries = await self.store.events(game, lowest)
+                # From the event before: each socket's last event is checked.
+                entries = await self.store.events(game, max(0, lowest - 1))
             for peer in peers:
                 await self.deliver(peer, game, entries, prepared)
         except (RedisError, OSError) as exc:
@@ -309,6 +395,8 @@ class Hub:
             self.on_fanout(game, seq)
 
     def _on_player(self, player: str, message: dict[str, Any]) -> None:
+        if self.on_player is not None:
+            self.on_player(player, message)
         for peer in list(self.players.get(player, ())):
             self._spawn(peer.on_player_message(message))
 
@@ -338,10 +426,11 @@ class Hub:
                 try:
                     async with self.pubsub_redis.pubsub() as pubsub:
                         await pubsub.subscribe(GAMES_CHANNEL, PLAYERS_CHANNEL)
-                        self.ready.set()
                         self._fresh.clear()  # wake-ups may have been missed meanwhile
-                        for game in list(self.games):
-                            self._on_game(game, None)
+                        self._recent.clear()  # and Redis may have lost the history
+                        if self.ready.is_set():
+                            self._check_all()
+                        self.ready.set()
                         async for message in pubsub.listen():
                             self._dispatch(message)
                 except (RedisError, OSError) as exc:
@@ -351,6 +440,14 @@ class Hub:
                     await asyncio.sleep(0.2)
         finally:
             await cancel_and_wait(self._tasks)
+
+    def _check_all(self) -> None:
+        """After a lost subscription: each socket reads what it missed, and is checked."""
+        for game, peers in list(self.games.items()):
+            for peer in list(peers):
+                self._spawn(self._until_done(functools.partial(self.deliver, peer, game)))
+        if self.on_resubscribe is not None:
+            self._spawn(self.on_resubscribe())
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         """One pub/sub message; never waits, so the subscription never falls behind."""
@@ -367,3 +464,17 @@ class Hub:
                 self._on_player(player, payload)
         except Exception:
             log.exception("cannot deliver %r", message)
+
+
+def _rewritten(sub: Sub, entries: list[Entry], *, whole: bool) -> bool:
+    """Whether the stream no longer holds the event the socket saw last, as it was sent.
+
+    `whole`: `entries` were read, under the socket's lock, from at most its
+    last seq to the stream's end, so a missing event means a shorter stream.
+    """
+    if sub.seen < 1:
+        return False
+    at = next((e for e in entries if e.seq == sub.seen), None)
+    if at is None:
+        return whole
+    return bool(sub.time) and at.time != sub.time
