@@ -14,7 +14,7 @@ import moose
 from moose.client import Client
 from moose_server.embedded import free_port
 
-from helpers import Serve, check_views, play_seat
+from helpers import Serve, check_views, open_store, play_seat
 
 Message = dict[str, Any]
 
@@ -159,3 +159,55 @@ async def _first_match(client: Client) -> tuple[str, int]:
         if msg["type"] == "match":
             return msg["game"], msg["seat"]
     raise AssertionError("no match")
+
+
+async def test_a_move_redis_lost_after_answering_it_is_sent_again_with_its_move_id(
+    moose_serve, redis_factory, ws_client
+) -> None:
+    # appendfsync always: the AOF copied is exactly what Redis had at that moment.
+    redis_server = redis_factory(appendonly=True, extra=["--appendfsync", "always"])
+    proc = moose_serve("--redis", redis_server.url, "--poll-interval", "0.05")
+    sent: list[Message] = []
+    async with moose.connect(proc.url, name="alice") as alice:
+        alice.trace = lambda _, msg: sent.append(msg) if msg["type"] in ("move", "moved") else None
+        bob = await ws_client(proc.url, "bob")
+        table = await alice.create_table(2)
+        await bob.request("join_table", code=table["code"])
+        await alice.start_table(table["code"])
+        turn = await alice_s_turn(alice, bob)
+        aof = redis_server.data_dir / "appendonly.aof"
+        copy = aof.read_bytes()
+        moved = await alice.move(turn["game"], turn["legal"][0], seq=turn["seq"])
+        assert moved["seq"] == turn["seq"] + 1
+        redis_server.kill()  # Redis loses the move it answered
+        aof.write_bytes(copy)
+        await asyncio.to_thread(redis_server.start)
+        async with asyncio.timeout(30):
+            async for msg in alice.events():
+                if msg["type"] == "event" and msg["event"]["kind"] == "state":
+                    break
+        assert msg["seq"] == turn["seq"] and msg["legal"] is None  # answered already
+        async with asyncio.timeout(30):
+            while len(sent) < 4 or sent[-1]["type"] != "moved":  # move, moved, again
+                await asyncio.sleep(0.05)
+    first, again = [m for m in sent if m.get("move_id")]
+    assert again["move_id"] == first["move_id"] and again["move"] == first["move"]
+    async with open_store(redis_server.url) as store:
+        event = await store.event(turn["game"], turn["seq"] + 1)
+    assert event is not None and event.event["move"] == turn["legal"][0]
+    assert event.event["auto"] is None  # alice's own move, not a timeout
+
+
+async def alice_s_turn(alice: Client, bob: Any) -> Message:
+    """Play bob's turns (first legal move) until an event asks alice for a move."""
+    async for msg in alice.events():
+        if msg["type"] != "event":
+            continue
+        if msg["legal"]:
+            return msg
+        if msg["view"]["to_act"] != msg["view"]["seat"] and not msg["view"]["over"]:
+            bob_event = await bob.expect(type="event", seq=msg["seq"])
+            if bob_event["legal"]:
+                await bob.request("move", game=msg["game"], seq=msg["seq"],
+                                  move=bob_event["legal"][0])  # fmt: skip
+    raise AssertionError("the events ended")

@@ -38,7 +38,15 @@ from helpers.games import (
     room,
     stacked_deck,
 )
-from helpers.servers import Instance, LoopbackPort, Serve, ServeProcess, cleanup, http_base
+from helpers.servers import (
+    Instance,
+    LoopbackPort,
+    Serve,
+    ServeProcess,
+    cleanup,
+    http_base,
+    open_store,
+)
 from helpers.sockets import (
     RawClient,
     card_codes,
@@ -83,6 +91,7 @@ __all__ = [
     "http_base",
     "keys_of",
     "moose",
+    "open_store",
     "play",
     "play_in_order",
     "play_match",

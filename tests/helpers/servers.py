@@ -10,11 +10,24 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from aiohttp import web
+
+from moose_server.connections import open_redis
+from moose_server.store import Store
+
+
+@contextlib.asynccontextmanager
+async def open_store(redis_url: str) -> AsyncIterator[Store]:
+    """A Store on a test's Redis (one node or a cluster), closed at the end."""
+    backend = await open_redis(redis_url, 8)
+    try:
+        yield Store(backend.redis, buckets=16)
+    finally:
+        await backend.aclose()
 
 
 def http_base(ws_url: str) -> str:
