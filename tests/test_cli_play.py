@@ -233,3 +233,22 @@ async def test_moose_bots_play_over_two_instances(serve: Serve) -> None:
     run = await drive(await spawn("bots", "--url", f"{first.url},{second.url}", *args))
     assert run.code == 0, run.text + run.err
     assert "1 game finished" in run.text and "errors: 0" in run.text
+
+
+async def test_moose_bots_count_the_errors_of_a_redis_outage(moose_serve, redis_factory) -> None:
+    redis_server = redis_factory(appendonly=True)
+    proc = moose_serve("--redis", redis_server.url, "--match-wait", "0.2")
+    args = ["--count", "4", "--games", "40", "--players", "2", "--bot", "random"]
+    driving = asyncio.create_task(drive(await spawn("bots", "--url", proc.url, *args)))
+    async with asyncio.timeout(60):
+        while "dealt for" not in proc.log.read_text():  # the bots are playing
+            await asyncio.sleep(0.05)
+    await asyncio.to_thread(redis_server.stop)  # clean: the AOF keeps every write
+    await asyncio.sleep(1.5)
+    await asyncio.to_thread(redis_server.start)
+    run = await driving
+    assert run.code == 0, run.text + run.err
+    finished = re.search(r"(\d+) games finished", run.text)
+    assert finished and int(finished[1]) >= 40, run.text  # games under way are played out
+    # Before: "errors: 0", as if nothing had happened.
+    assert re.search(r"errors: [1-9]\d* \(unavailable \d+: requests the server refused", run.text)

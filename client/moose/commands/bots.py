@@ -65,16 +65,31 @@ class Tally:
     target: int | None  # games in all; None: one game for each of `bots`
     bots: int
     games: set[str] = field(default_factory=set)
-    wins: Counter[str] = field(default_factory=Counter)
-    played: Counter[str] = field(default_factory=Counter)
+    # bot -> game -> won: a game whose end the server lost is told again, and counts once
+    results: dict[str, dict[str, bool]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def record(self, name: str, result: GameResult) -> None:
+        """A bot's game ended (again, if the server lost its first end)."""
+        self.results.setdefault(name, {})[result.game] = result.won
+        self.games.add(result.game)
+        if self.done:
+            self.finished.set()
+
+    def played(self, name: str) -> int:
+        """Games the bot finished."""
+        return len(self.results.get(name, {}))
+
+    def wins(self, name: str) -> int:
+        """Games the bot won."""
+        return sum(self.results.get(name, {}).values())
 
     @property
     def done(self) -> bool:
         """Whether enough games have finished."""
         if self.target is None:
-            return len(self.played) >= self.bots
+            return len(self.results) >= self.bots
         return len(self.games) >= self.target
 
     @property
@@ -85,11 +100,15 @@ class Tally:
     @property
     def progress(self) -> int:
         """The progress bar's count."""
-        return len(self.played) if self.target is None else min(len(self.games), self.target)
+        return len(self.results) if self.target is None else min(len(self.games), self.target)
 
     def bot_done(self, name: str) -> bool:
         """Whether the bot called `name` should stop after its game."""
-        return self.played[name] >= 1 if self.target is None else self.done
+        return self.played(name) >= 1 if self.target is None else self.done
+
+
+# Refusals that say the server is in trouble (not the game moving on): reported.
+TROUBLE = frozenset({"unavailable", "rate_limited", "internal"})
 
 
 def spread(url: str, index: int) -> list[str]:
@@ -153,12 +172,8 @@ async def _bot(
     name = client.name or f"bot-{index}"
 
     def on_result(result: GameResult) -> None:
-        tally.played[name] += 1
-        tally.wins[name] += result.won
-        tally.games.add(result.game)
+        tally.record(name, result)
         progress.update(bar, completed=tally.progress)
-        if tally.done:
-            tally.finished.set()
 
     low, high = args.players
     try:
@@ -201,8 +216,15 @@ def _summary(console: Console, tally: Tally, clients: list[Client]) -> None:
     table.add_column("wins", justify="right")
     for c in clients:
         name = c.name or "?"
-        table.add_row(name, str(tally.played[name]), str(tally.wins[name]))
+        table.add_row(name, str(tally.played(name)), str(tally.wins(name)))
     console.print(table)
-    console.print(f"errors: {len(tally.errors)}")
+    # Server trouble the bots rode out (Redis unreachable: retried) counts too.
+    trouble: Counter[str] = Counter()
+    for c in clients:
+        trouble.update({k: n for k, n in c.refusals.items() if k in TROUBLE})
+    count = len(tally.errors) + sum(trouble.values())
+    detail = ", ".join(f"{code} {n}" for code, n in sorted(trouble.items()))
+    retried = f" ({detail}: requests the server refused and the bots retried)" if detail else ""
+    console.print(f"errors: {count}{retried}", markup=False)
     for line in tally.errors:
         console.print(f"  {line}", markup=False)
