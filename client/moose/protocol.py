@@ -130,6 +130,7 @@ SERVER_MESSAGES = frozenset(
         "leaderboard",
         "profile",
         "game_list",
+        "gone",
         "error",
     }
 )
