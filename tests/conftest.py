@@ -18,6 +18,7 @@ the end.
   can be stopped (drained) mid-test and restarted on its port; `url`: one of them.
 - `ws_client`: ``c = await ws_client(url, name="alice")``: a raw socket that
   has said hello (`RawClient`: send, request, expect, closed).
+- `config_home` (every test): XDG_CONFIG_HOME is a folder of the test's own.
 - `moose_serve`: ``proc = moose_serve("--data-dir", d)`` runs `moose serve` as a
   subprocess (``proc.url``, ``proc.kill()``, ``proc.stop()``); ``wait=False``
   starts several at once (then ``proc.wait_ready()`` each).
@@ -39,6 +40,15 @@ from moose_server.embedded import EmbeddedRedis, free_port
 from moose_server.settings import Settings
 
 from helpers import Instance, RawClient, RedisClusterNodes, Serve, ServeProcess, cleanup
+
+
+@pytest.fixture(autouse=True)
+def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private config folder per test: `moose play` keeps session tokens there, and
+    tests (and the commands they start) must never touch the user's own."""
+    folder = tmp_path / "config"
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    return folder
 
 
 @pytest.fixture(scope="session")

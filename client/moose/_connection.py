@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
@@ -66,6 +67,28 @@ class _Request:
     on_answer: Callable[[Message], None] | None = None
     sent_on: int = -1  # the socket generation it was last sent on
     order: int = 0  # when it was sent: the server answers in this order
+
+
+def ws_url(url: str) -> str:
+    """`url` as a Moose House WebSocket URL: ws:// (wss:// for https) and the path /ws."""
+    parts = urlsplit(url if "://" in url else f"ws://{url}")
+    scheme = {"http": "ws", "https": "wss"}.get(parts.scheme, parts.scheme)
+    return urlunsplit((scheme, parts.netloc, "/ws", "", ""))
+
+
+def explain(url: str, exc: BaseException) -> str:
+    """What is wrong when a WebSocket to `url` cannot be opened, said to a person."""
+    if isinstance(exc, aiohttp.WSServerHandshakeError):
+        # Something answers HTTP there, but not with a WebSocket: most often the path.
+        what = f"HTTP {exc.status}, not a WebSocket"
+        return f"{url} answered {what}: the path is /ws, as in {ws_url(url)}"
+    if isinstance(exc, aiohttp.NonHttpUrlClientError | aiohttp.InvalidURL):
+        return f"{url} is not a WebSocket URL: write it as {ws_url(url)}"
+    if isinstance(exc, aiohttp.ClientConnectorDNSError):
+        return f"cannot reach {url}: no such host"
+    if isinstance(exc, aiohttp.ClientConnectorSSLError | aiohttp.ClientSSLError):
+        return f"cannot reach {url}: TLS failed ({exc}); a server without TLS takes ws://"
+    return f"cannot reach {url}: is `moose serve` running? ({exc or type(exc).__name__})"
 
 
 class Connection:
@@ -252,7 +275,7 @@ class Connection:
                 self.url, heartbeat=15.0, max_msg_size=4 * protocol.MAX_FRAME, autoping=True
             )
         except (TimeoutError, aiohttp.ClientError, OSError, ValueError) as exc:
-            raise ConnectError(f"cannot reach {self.url}: {exc or type(exc).__name__}") from exc
+            raise ConnectError(explain(self.url, exc)) from exc
         hello: Message = {
             "type": "hello",
             "id": next(self._ids),

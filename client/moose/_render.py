@@ -105,10 +105,13 @@ def describe_event(msg: Message, names: Sequence[str] | None = None, me: int | N
         auto = event.get("auto")
         if auto:
             text += f" ({auto})"
+    elif kind == "away" and event.get("seat") == me:
+        text = "you are away: the server plays for you"
     elif kind == "away":
         text = f"{seat_name(names, event.get('seat'), me)} is away: the server plays for them"
     elif kind == "back":
-        text = f"{seat_name(names, event.get('seat'), me)} is back"
+        who = seat_name(names, event.get("seat"), me)
+        text = f"{who} {'are' if who == 'you' else 'is'} back"
     elif kind == "over":
         text = "game over: " + _result_line(
             event.get("scores") or [], event.get("winners") or [], names, me
@@ -262,8 +265,12 @@ def screen(
     prompt: str,
     seats: Message | None = None,
     over_ratings: Sequence[Message | None] | None = None,
+    banner: str | None = None,
 ) -> RenderableType:
-    """The whole `moose play` screen: board, hand, whose turn, moves, log and prompt."""
+    """The whole `moose play` screen: board, hand, whose turn, moves, log and prompt.
+
+    `banner`: what the player must know for as long as it holds (an away seat).
+    """
     parts: list[RenderableType] = [Text(header, style="dim")]
     if view is not None:
         parts += [board(view, names, seats), hand_line(view),
@@ -272,6 +279,8 @@ def screen(
             parts.append(choices(legal, view, names))
         if view.get("over"):
             parts.append(final_scores(view, names, over_ratings))
+    if banner:
+        parts.append(Text(banner, style="bold reverse"))
     parts.append(Text("\n".join(log[-8:]), style="dim"))
     parts.append(Text(prompt, style="bold"))
     return Group(*parts)

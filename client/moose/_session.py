@@ -78,9 +78,13 @@ class Session(Connection):
         self._games: dict[str, _Game] = {}
         self._queue_args: Message | None = None  # set while we want to be queued
         self._follow_games = False  # set while we follow the live games list
+        # The unfinished games the last `welcome` listed: a session that comes back
+        # to them hears of each as a `match` (with "resumed": true) once synced.
+        self.welcome_games: list[str] = []
 
     def _welcomed(self, welcome: Message) -> None:
         """Follow the unfinished games the welcome lists."""
+        self.welcome_games = [g for g in welcome.get("games") or () if isinstance(g, str)]
         for game in welcome.get("games") or ():
             known = self._games.get(game)
             if known is None or known.gone:

@@ -230,7 +230,11 @@ class Handlers:
         self.queued[_player(conn)] = (conn.name, low, high, skill)
         log.info("queue %s for %s-%s seats", conn.player, low, high,
                  extra={"event": "queue", "player": conn.player})  # fmt: skip
-        return {"type": "queued", "min_players": low, "max_players": high, "server_time": since}
+        mm = self.matchmaker
+        return {
+            "type": "queued", "min_players": low, "max_players": high, "server_time": since,
+            "match_wait": mm.match_wait, "queue_bots_after": mm.queue_bots_after,
+        }  # fmt: skip
 
     async def leave_queue(self, conn: Session, msg: Message) -> Message:
         """Leave the public queue."""

@@ -132,8 +132,8 @@ async def _main(args: argparse.Namespace) -> int:
     ]
     try:
         await asyncio.gather(*(c.open() for c in clients))
-    except ConnectError:
-        console.print(f"cannot reach {args.url}: is `moose serve` running?", markup=False)
+    except ConnectError as exc:
+        console.print(str(exc), markup=False, soft_wrap=True)
         await asyncio.gather(*(c.close() for c in clients))
         return 1
     what = "bots done" if tally.target is None else "games finished"

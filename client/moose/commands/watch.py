@@ -47,8 +47,8 @@ async def _main(args: argparse.Namespace) -> int:
     client = Client(args.url, name=args.name)
     try:
         await client.open()
-    except ConnectError:
-        err.print(f"cannot reach {args.url}: is `moose serve` running?", markup=False)
+    except ConnectError as exc:
+        err.print(str(exc), markup=False, soft_wrap=True)
         return 1
     if args.game is None:
         try:

@@ -1,0 +1,435 @@
+"""One person's game in the terminal, for `moose play`: the lobby, the game, typed lines.
+
+`Play` queues, creates or joins a table (or takes back the seat of an unfinished
+game the server listed at hello), follows the game's events and turns typed
+lines into moves. It draws a live screen on a terminal and prints plain lines
+when piped. It never strands a seat: an away seat is taken back by any typed
+line, leaving a running game asks first, and leaving before a private table
+starts frees the seat (`leave_table`), on `quit`, end of input and Ctrl-C alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import sys
+import time
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from moose import _render
+
+if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
+    from rich.live import Live
+
+    from moose._term import InputReader
+    from moose.client import Client
+
+__all__ = ["Play"]
+
+Message = dict[str, Any]
+LOG_LINES = 200
+QUIT = frozenset({"q", "quit", "exit"})
+QUEUE_NOTE_EVERY = 5.0  # seconds between "still in the queue" lines when piped
+REDRAW = 0.05  # seconds between redraws of the live screen, at least
+
+
+class Play:
+    """One player's game: the lobby, then the events of the game and their moves."""
+
+    def __init__(self, client: Client, console: Console, args: argparse.Namespace) -> None:
+        self.client = client
+        self.console = console
+        self.args = args
+        self.reader: InputReader | None = None
+        self.live: Live | None = None
+        self.log: deque[str] = deque(maxlen=LOG_LINES)
+        self.code: str | None = None  # our private table, until its game starts
+        self.started = False
+        self.game: str | None = None
+        self.seat: int | None = None
+        self.names: list[str] | None = None
+        self.seats: Message = {}  # the game's `bots` and `ratings`, from `match` or `start`
+        self.over_ratings: list[Message | None] | None = None  # a rated game's, at its end
+        self.last: Message | None = None  # the latest event of our game
+        self.acted_on = -1  # the seq of the event we last sent a move for
+        self.away = False  # our seat is played by the server until we send something
+        self.over = False
+        self.leaving = False  # `quit` typed once during a running game
+        self.queued: Message | None = None  # the `queued` answer while we wait
+        self.queued_at = 0.0  # time.monotonic() of that answer
+        self._redraw = False  # a refresh is scheduled
+
+    # -- output -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def live_screen(self, enabled: bool) -> Any:
+        """Draw the whole screen live (terminal), or print line by line (pipe)."""
+        if not enabled:
+            yield
+            return
+        from rich.live import Live
+
+        with Live(
+            get_renderable=self.render,
+            console=self.console,
+            screen=True,
+            auto_refresh=True,
+            refresh_per_second=4,
+        ) as live:
+            self.live = live
+            try:
+                yield
+            finally:
+                self.live = None
+        self.console.print(self.render(final=True))  # the alternate screen is gone: keep the end
+
+    def say(self, line: str) -> None:
+        """Add a line to the log (printed at once when not live)."""
+        self.log.append(line)
+        if self.live is None:
+            self.console.print(line, markup=False)
+            sys.stdout.flush()
+        else:
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Redraw the live screen soon (typing, new events): at most every REDRAW seconds.
+
+        A redraw renders the whole screen; one per keystroke and per line said
+        took the whole event loop on a busy machine, and the game's events waited.
+        """
+        if self.live is None or self._redraw:
+            return
+        self._redraw = True
+        asyncio.get_running_loop().call_later(REDRAW, self._draw)
+
+    def _draw(self) -> None:
+        self._redraw = False
+        if self.live is not None:
+            self.live.refresh()
+
+    def render(self, final: bool = False) -> RenderableType:
+        """The live screen."""
+        view = self.last.get("view") if self.last else None
+        legal = self.legal() if not final else None
+        status = "" if self.client.connected else "  [reconnecting...]"
+        game = f"game {self.game}, seat {self.seat}" if self.game else "lobby"
+        header = f"moose play: {self.client.name} at {self.client.url}, {game}{status}"
+        log_room = max(3, self.console.height - 13 - len(legal or ()) - len(self.names or ()))
+        buffer = self.reader.buffer if self.reader else ""
+        return _render.screen(
+            view,
+            self.names,
+            legal=legal,
+            seconds_left=self.seconds_left(),
+            log=list(self.log)[-log_room:],
+            header=header,
+            prompt="" if final else f"> {buffer}",
+            banner=None if final else self.banner(),
+            seats=self.seats,
+            over_ratings=self.over_ratings,
+        )
+
+    def banner(self) -> str | None:
+        """What the player must know right now, above the log: away, or waiting."""
+        if self.away and not self.over:
+            return "You are away: the server plays your seat. Press Enter to take it back."
+        if self.queued is not None and self.game is None:
+            waited = int(time.monotonic() - self.queued_at)
+            return f"In the queue: {waited} s so far. {self._queue_rule()}"
+        if self.leaving:
+            return "Type quit again to leave the running game, anything else to stay."
+        return None
+
+    def show_turn(self) -> None:
+        """In line mode, print the board and the numbered moves when it is our move."""
+        if self.live is not None or self.last is None:
+            self.refresh()
+            return
+        view = self.last["view"]
+        legal = self.legal() or []
+        self.console.print(_render.board(view, self.names, self.seats))
+        self.console.print(_render.hand_line(view))
+        self.console.print(_render.status_line(view, self.names, self.seconds_left()))
+        self.console.print(_render.choices(legal, view, self.names))
+        numbers = "1" if len(legal) == 1 else f"1-{len(legal)}"
+        self.console.print(f"Type a move number ({numbers}) and Enter:")
+        sys.stdout.flush()
+
+    def legal(self) -> list[Message] | None:
+        """Our legal moves now, when it is our move and we have not answered yet."""
+        if not self.last or self.last["seq"] == self.acted_on:
+            return None
+        view = self.last.get("view") or {}
+        if view.get("to_act") != self.seat or view.get("to_act") is None:
+            return None
+        return self.last.get("legal") or None
+
+    def seconds_left(self) -> float | None:
+        """Seconds to our deadline, on the server's clock."""
+        deadline = self.last.get("deadline") if self.last and self.legal() else None
+        if not isinstance(deadline, int | float):
+            return None
+        return (deadline - self.client.server_time()) / 1000
+
+    # -- the session ---------------------------------------------------------------------
+
+    async def run(self) -> int:
+        """Lobby (or the unfinished game), then the game, while reading lines; the exit code."""
+        from moose.client import ConnectionLost, ServerError
+
+        self.say(f"connected to {self.client.url} as {self.client.name}")
+        try:
+            if self.client.welcome_games:
+                self.say(f"taking your seat back in game {self.client.welcome_games[0]}")
+            else:
+                await self.lobby()
+        except ServerError as exc:
+            self.say(f"the server refused: {exc.message} ({exc.code})")
+            return 1
+        tasks = [
+            asyncio.create_task(self.follow()),
+            asyncio.create_task(self.read_lines()),
+            asyncio.create_task(self.note_queue()),
+        ]
+        try:
+            done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            return done.pop().result()
+        except ConnectionLost as exc:
+            self.say(f"lost the connection: {exc}")
+            return 1
+        finally:
+            for task in tasks:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+
+    async def lobby(self) -> None:
+        """Queue, create a table (and seat bots) or join one."""
+        args = self.args
+        if args.create is not None:
+            table = await self.client.create_table(args.create)
+            self.code = table["code"]
+            self.say(
+                f"table {self.code} created with {args.create} seats; others join with:"
+                f"  moose play --code {self.code}"
+            )
+            await self.on_table(table)
+            for bot in filter(None, (b.strip() for b in args.bots.split(","))):
+                await self.on_table(await self.client.add_bot(self.code, bot))
+            if not self.started:
+                full = "it starts when every seat is taken, or " if self.auto_start() else ""
+                self.say(f"{full}type `start` to start with the seats taken so far")
+        elif args.code:
+            self.code = args.code.strip().upper()
+            await self.on_table(await self.client.join_table(self.code))
+        else:
+            low, high = args.players
+            self.queued = await self.client.queue(low, high)
+            self.queued_at = time.monotonic()
+            self.say(f"waiting in the queue for a table of {low}-{high} players: "
+                     f"{self._queue_rule()}")  # fmt: skip
+
+    def _queue_rule(self) -> str:
+        """What the queue waits for, as the server's `queued` answer says."""
+        q = self.queued or {}
+        low = q.get("min_players")
+        rule = "a table forms as soon as enough waiting players fit one"
+        wait = q.get("match_wait")
+        if isinstance(wait, int | float):
+            rule += f"; after {wait:g} s, you take the largest there is ({low} or more)"
+        bots = q.get("queue_bots_after")
+        if isinstance(bots, int | float) and bots > 0:
+            rule += f"; after {bots:g} s alone, bots fill a table of {low}"
+        return rule
+
+    async def note_queue(self) -> int:
+        """When piped, say now and then that we are still in the queue; never ends."""
+        while True:
+            await asyncio.sleep(QUEUE_NOTE_EVERY if self.live is None else 1.0)
+            if self.queued is None or self.game is not None:
+                continue
+            if self.live is not None:
+                self.refresh()  # the banner counts the seconds
+            else:
+                self.say(f"still in the queue: {int(time.monotonic() - self.queued_at)} s")
+
+    def auto_start(self) -> bool:
+        """Whether the host starts the table by itself once every seat is taken."""
+        return bool(self.args.start_when_full or self.args.bots)
+
+    async def on_table(self, table: Message) -> None:
+        """A table changed: show it, and start it when it is full and we may."""
+        seats = table.get("seats") or []
+        taken = [s for s in seats if s]
+        who = ", ".join(s.get("name") or s.get("bot") or "?" for s in taken)
+        self.say(f"table {table.get('code')}: {len(taken)}/{len(seats)} seats: {who}")
+        full = bool(seats) and len(taken) == len(seats)
+        is_host = table.get("host") == self.client.player
+        if is_host and full and self.auto_start() and not self.started:
+            await self.start()
+
+    async def start(self) -> None:
+        """Start our private table (host only)."""
+        if self.code is None or self.started:
+            return
+        self.started = True
+        await self.client.start_table(self.code)
+
+    async def leave_table(self) -> None:
+        """Free our seat at a private table whose game has not started (no ghost seat)."""
+        from moose.client import MooseError
+
+        code, self.code = self.code, None
+        if code is None or self.game is not None:
+            return
+        with contextlib.suppress(MooseError, TimeoutError):
+            async with asyncio.timeout(5):
+                await self.client.leave_table(code)
+
+    # -- the game ------------------------------------------------------------------------
+
+    async def follow(self) -> int:
+        """Handle the server's messages until our game is over (or gone)."""
+        async for msg in self.client.events():
+            mtype = msg["type"]
+            if mtype == "table" and self.game is None:
+                await self.on_table(msg)
+            elif mtype == "match" and self.game is None:
+                self.game, self.seat = msg["game"], msg["seat"]
+                self.names = msg.get("names") or self.names
+                self.code = None  # started: nothing to leave any more
+                self.take_seats(msg)
+                self.say(f"game {self.game}: you are seat {self.seat} of {msg.get('players')}")
+                self.say(self.seats_line())
+            elif mtype == "gone" and msg.get("game") == self.game:
+                self.say(f"the server no longer has game {self.game} (it lost it): game over")
+                return 1
+            elif mtype == "event" and msg.get("game") == self.game and self.on_event(msg):
+                return 0
+        return 1
+
+    def on_event(self, msg: Message) -> bool:
+        """One event of our game: log it, follow our seat's away state; True at the end."""
+        from moose.client import is_final
+
+        event = msg.get("event") or {}
+        kind = event.get("kind")
+        if kind in ("start", "state"):
+            self.names = event.get("names") or self.names
+            self.take_seats(event)
+        if kind == "over":
+            self.over_ratings = event.get("ratings")
+        previous, self.last = self.last, msg
+        if kind in ("away", "back") and previous is not None and previous["seq"] == self.acted_on:
+            self.acted_on = msg["seq"]  # nothing a move depends on changed: still answered
+        self._note_away(kind, event)
+        self.say(_render.describe_event(msg, self.names, self.seat))
+        if is_final(msg):
+            self.over = True
+            if self.live is None:
+                self.console.print(_render.board(msg["view"], self.names, self.seats))
+                self.console.print(_render.final_scores(msg["view"], self.names, self.over_ratings))
+            return True
+        if self.legal():
+            self.show_turn()
+        return False
+
+    def take_seats(self, msg: Message) -> None:
+        """Keep the seats' bot flags and ratings a `match`, `start` or `state` gives."""
+        if msg.get("ratings") is not None or msg.get("bots") is not None:
+            self.seats = {"bots": msg.get("bots") or [], "ratings": msg.get("ratings") or []}
+
+    def seats_line(self) -> str:
+        """Who sits where, with ratings and bots marked: `alice 1520, greedy-1 [bot] 540?`."""
+        bots, ratings = self.seats.get("bots") or [], self.seats.get("ratings") or []
+        out = []
+        for k, name in enumerate(self.names or []):
+            bot = " [bot]" if k < len(bots) and bots[k] else ""
+            rating = _render.rating_text(ratings[k] if k < len(ratings) else None)
+            out.append(f"{name}{bot} {rating}")
+        return "seats: " + ", ".join(out)
+
+    def _note_away(self, kind: str | None, event: Message) -> None:
+        flags = event.get("away") or []
+        was = self.away
+        if kind in ("away", "back") and event.get("seat") == self.seat:
+            self.away = kind == "away"
+        elif kind == "state" and self.seat is not None and self.seat < len(flags):
+            self.away = bool(flags[self.seat])
+        if self.away and not was and self.live is None:
+            self.say("(press Enter, or type anything, to take your seat back)")
+
+    # -- typed lines ---------------------------------------------------------------------
+
+    async def read_lines(self) -> int:
+        """Act on typed lines: a move number, `start`, `quit`; never ends at end of input."""
+        assert self.reader is not None
+        while True:
+            line = await self.reader.get()
+            if line is None:
+                if self.game is None and self.code is not None:
+                    self.say(f"end of input: leaving table {self.code}")
+                    return 0  # the caller leaves the table
+                self.say("end of input: the server plays for you when your time runs out")
+                await asyncio.Event().wait()  # keep following the game to its end
+                continue
+            text = line.strip().lower()
+            if text in QUIT:
+                if self.game is not None and not self.over and not self.leaving:
+                    self.leaving = True
+                    self.say("the game is still on: if you leave, the server plays your "
+                             "turns when your time runs out, and `moose play` with the "
+                             "same name takes you back to it; type quit again to leave, "
+                             "anything else to stay")  # fmt: skip
+                    continue
+                self.say("you left")
+                return 0
+            self.leaving = False
+            await self.command(text)
+
+    async def command(self, text: str) -> None:
+        """One typed line that is not `quit`."""
+        from moose.client import ServerError
+
+        try:
+            if self.away and self.game is not None:
+                self.say("taking your seat back...")
+                await self.client.ping()  # any message takes the seat back (event `back`)
+            elif text == "start" and self.game is None:
+                await self.start()
+            elif text.isdigit():
+                await self.choose(int(text))
+            elif text in ("", "r"):
+                self.show_turn() if self.legal() else self.refresh()
+            else:
+                self.say("type a move number, `start` (host) or `quit`")
+        except ServerError as exc:
+            self.say(f"refused: {exc.message} ({exc.code})")
+
+    async def choose(self, number: int) -> None:
+        """Play the legal move with this number."""
+        from moose.client import ServerError
+
+        legal = self.legal()
+        if self.last is None or self.game is None or not legal:
+            self.say("it is not your move")
+            return
+        if not 1 <= number <= len(legal):
+            self.say(f"choose a move from 1 to {len(legal)}")
+            return
+        seq = self.last["seq"]
+        self.acted_on = seq
+        self.refresh()
+        try:
+            await self.client.move(self.game, legal[number - 1], seq=seq)
+        except ServerError as exc:
+            if exc.code in ("stale_seq", "not_your_turn", "game_over"):
+                self.say("too late: the game moved on")
+            else:
+                self.acted_on = -1  # let the player choose again
+                self.say(f"refused: {exc.message} ({exc.code})")
+                self.show_turn()
