@@ -11,7 +11,9 @@ from other processes lands on both; the report gives each run and the medians.
 
 A REV may end in ``@NAME=VALUE[,NAME=VALUE...]``: environment variables for
 that side's `moose serve`, e.g. ``WORK WORK@MOOSE_REDIS_PIPE=0`` compares the
-work tree with its pipe on and off.
+work tree with its pipe on and off. ``MOOSE_APPENDFSYNC`` (the embedded Redis'
+setting) sets that of the redis-server this script starts for that side:
+``WORK WORK@MOOSE_APPENDFSYNC=always`` measures what an fsync per write costs.
 """
 
 from __future__ import annotations
@@ -58,7 +60,11 @@ def one_run(
 ) -> dict[str, Any]:
     """One redis-server + `moose serve` from `code` (`extra` env), one load test against it."""
     env = dict(os.environ, PYTHONPATH=f"{code / 'client'}:{code / 'server'}", **(extra or {}))
-    with tempfile.TemporaryDirectory(dir=tmp) as data, EmbeddedRedis(Path(data) / "redis") as r:
+    fsync = (extra or {}).get("MOOSE_APPENDFSYNC", "everysec")
+    with (
+        tempfile.TemporaryDirectory(dir=tmp) as data,
+        EmbeddedRedis(Path(data) / "redis", appendfsync=fsync) as r,
+    ):
         port = free_port()
         cmd = [sys.executable, "-m", "moose", "serve", "--port", str(port), "--redis", r.url,
                "--data-dir", data]  # fmt: skip

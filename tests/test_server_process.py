@@ -11,6 +11,7 @@ import urllib.request
 from typing import Any
 
 import psutil
+import redis
 
 from moose_server.embedded import free_port
 
@@ -121,3 +122,11 @@ def test_a_killed_serve_takes_its_embedded_redis_with_it(moose_serve, tmp_path):
     assert "Received SIGTERM" in (tmp_path / "data" / "redis" / "redis.log").read_text()
     again = moose_serve("--data-dir", data, port=server.port)
     assert _redis_child(again).pid != redis.pid
+
+
+def test_serve_runs_its_embedded_redis_with_the_appendfsync_asked_for(moose_serve, tmp_path):
+    server = moose_serve("--data-dir", str(tmp_path / "data"), "--appendfsync", "always")
+    sock = tmp_path / "data" / "redis" / "redis.sock"
+    with redis.Redis(unix_socket_path=str(sock)) as r:
+        assert r.config_get("appendfsync") == {"appendfsync": "always"}
+    assert "appendfsync always" in server.log.read_text()

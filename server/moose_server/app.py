@@ -81,10 +81,14 @@ async def _redis_url(settings: Settings, stack: contextlib.AsyncExitStack) -> st
     """The configured Redis, or the bundled one started in the data folder."""
     if settings.redis_url:
         log.info("Redis: %s", settings.redis_url)
+        if settings.appendfsync != "everysec":
+            log.warning("appendfsync applies to the embedded Redis only: set it in your Redis")
         return settings.redis_url
     folder = Path(settings.data_dir).expanduser() / "redis"
-    embedded = await stack.enter_async_context(EmbeddedRedis(folder))
-    log.info("Redis: embedded redis-server at %s (data in %s)", embedded.url, folder)
+    embedded = EmbeddedRedis(folder, appendfsync=settings.appendfsync)
+    await stack.enter_async_context(embedded)
+    log.info("Redis: embedded redis-server at %s (data in %s, appendfsync %s)",
+             embedded.url, folder, settings.appendfsync)  # fmt: skip
     return embedded.url
 
 

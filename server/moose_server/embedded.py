@@ -96,11 +96,13 @@ class EmbeddedRedis:
         *,
         port: int | None = None,
         appendonly: bool = True,
+        appendfsync: str = "everysec",
         extra: list[str] | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
         self.port = port
         self.appendonly = appendonly
+        self.appendfsync = appendfsync
         self.extra = extra or []
         self.process: subprocess.Popen[bytes] | None = None
         self.url = ""
@@ -112,7 +114,7 @@ class EmbeddedRedis:
             redis_server_binary(),
             "--dir", str(self.data_dir),
             "--appendonly", "yes" if self.appendonly else "no",
-            "--appendfsync", "everysec",
+            "--appendfsync", self.appendfsync,
             "--save", "",
             "--daemonize", "no",
             "--logfile", "redis.log",

@@ -19,6 +19,8 @@ from moose_server.addresses import networks
 
 __all__ = ["Settings"]
 
+APPENDFSYNC = ("always", "everysec", "no")
+
 
 def _default_data_dir() -> str:
     return platformdirs.user_data_dir("moose-house", appauthor=False)
@@ -36,6 +38,9 @@ class Settings:
     port: int = 8080
     redis_url: str | None = None  # None: start the bundled redis-server in data_dir
     data_dir: str = field(default_factory=_default_data_dir)
+    # The embedded Redis' AOF fsync: "everysec" loses up to about a second of writes
+    # when the host crashes, "always" none (each write waits for the disk), "no" more.
+    appendfsync: str = "everysec"
     turn_time: float = 30.0
     answer_time: float = 8.0  # a trap answer
     away_after: int = 2  # timeouts in a row before a seat is away
@@ -95,6 +100,10 @@ class Settings:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
         networks(self.trusted_proxies)  # a typo must stop the start, not trust no one
+        if self.appendfsync not in APPENDFSYNC:
+            raise ValueError(
+                f"appendfsync must be always, everysec or no, not {self.appendfsync!r}"
+            )
         if self.log_format not in ("text", "json"):
             raise ValueError(f"log_format must be text or json, not {self.log_format!r}")
 

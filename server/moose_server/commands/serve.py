@@ -19,6 +19,8 @@ FLAGS: tuple[tuple[str, str, type, str], ...] = (
      "(found out by itself), or redis+cluster://host:port,host:port (several seed nodes); "
      "default: a bundled redis-server in --data-dir"),
     ("--data-dir", "data_dir", str, "folder of the bundled Redis' data (default: user data dir)"),
+    ("--appendfsync", "appendfsync", str, "the bundled Redis' AOF fsync: everysec (default; a "
+     "host crash loses up to ~1 s of writes), always (loses none, costs moves/s), no"),
     ("--turn-time", "turn_time", float, "seconds for a turn (default 30)"),
     ("--answer-time", "answer_time", float, "seconds for a trap answer (default 8)"),
     ("--away-after", "away_after", int, "timeouts in a row before a seat is away (default 2)"),
