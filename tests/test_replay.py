@@ -173,3 +173,41 @@ def test_dash_reads_the_record_from_stdin(finished: tuple[str, dict[str, Any]]) 
     assert code == 0 and out["winners"] == data["result"]["winners"]
     code, out = run_replay("-", stdin=b"\x00\xff")
     assert code == 2 and "not UTF-8" in out["error"]["reason"]
+
+
+def readme_session() -> list[tuple[str, str]]:
+    """README's replay example: each `$ command` (a heredoc included) and its output."""
+    text = (Path(__file__).parent.parent / "README.md").read_text()
+    block = text.split("Top to bottom, in an empty folder", 1)[1]
+    block = block.split("```console\n", 1)[1].split("```\n", 1)[0]
+    steps: list[tuple[str, str]] = []
+    lines = iter(block.splitlines())
+    for line in lines:
+        if line.startswith("$ "):
+            command = line[2:]
+            if command.endswith("<<'EOF'"):
+                body = []
+                for more in lines:
+                    body.append(more)
+                    if more == "EOF":
+                        break
+                command = "\n".join([command, *body])
+            steps.append((command, ""))
+        else:
+            command, out = steps[-1]
+            steps[-1] = (command, out + line + "\n")
+    return steps
+
+
+def test_the_readme_replay_example_runs_top_to_bottom(tmp_path: Path) -> None:
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "LANG": "C.UTF-8"}
+    status = 0
+    steps = readme_session()
+    assert len(steps) >= 7
+    for command, expected in steps:
+        if command == "echo $?":  # the status of the step before, not of this shell
+            command = f"echo {status}"
+        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        status = done.returncode
+        assert done.stdout == expected, (command, done.stdout, done.stderr)

@@ -139,7 +139,8 @@ class Play:
             return "You are away: the server plays your seat. Press Enter to take it back."
         if self.queued is not None and self.game is None:
             waited = int(time.monotonic() - self.queued_at)
-            return f"In the queue: {waited} s so far. {self._queue_rule()}"
+            rule = self._queue_rule()
+            return f"In the queue for {waited} s. {rule[0].upper()}{rule[1:]}."
         if self.leaving:
             return "Type quit again to leave the running game, anything else to stay."
         return None
