@@ -24,7 +24,7 @@ from moose.bots import make_bot
 from moose.client import Client, ConnectionLost, GameResult, ServerError
 from moose_server.connections import open_redis
 from moose_server.embedded import EmbeddedRedis
-from moose_server.matchmaking import Matchmaker
+from moose_server.matchmaking import Matchmaker, tickets_key
 from moose_server.store import Store
 
 from helpers import ServeProcess, play_match
@@ -329,3 +329,24 @@ async def test_redis_losing_its_last_writes_leaves_no_game_or_bot_stuck(moose_se
         await check_after_loss(store, watched)
     logs = "".join(p.log.read_text() for p in procs)
     assert "went back" in logs  # the servers saw their sockets' games go back
+
+
+async def test_a_queue_ticket_redis_lost_is_taken_again(moose_serve, redis_factory, ws_client):
+    # appendfsync always: the AOF copied is exactly what Redis had at that moment.
+    redis_server = redis_factory(appendonly=True, extra=["--appendfsync", "always"])
+    proc = moose_serve("--redis", redis_server.url, *FLAGS, env=ENV)
+    ann = await ws_client(proc.url, "ann")
+    aof = redis_server.data_dir / "appendonly.aof"
+    copy = aof.read_bytes()
+    assert (await ann.request("queue", min_players=2, max_players=2))["type"] == "queued"
+    redis_server.kill()  # Redis loses ann's ticket
+    aof.write_bytes(copy)
+    await asyncio.to_thread(redis_server.start)
+    tickets = tickets_key("moose")
+    async with asyncio.timeout(30), open_store(redis_server.url) as store:
+        while not await store.redis.hexists(tickets, ann.player):  # before: never again
+            await asyncio.sleep(0.05)
+    bob = await ws_client(proc.url, "bob")
+    assert (await bob.request("queue", min_players=2, max_players=2))["type"] == "queued"
+    matches = [await c.expect(type="match", timeout=30) for c in (ann, bob)]  # before: alone
+    assert matches[0]["game"] == matches[1]["game"]

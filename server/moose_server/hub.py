@@ -212,7 +212,10 @@ class Hub:
 
     @staticmethod
     async def _until_done(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
-        """Run `work` again while Redis fails (it may be coming back from a restart)."""
+        """Run `work` again while Redis fails (it may be coming back from a restart).
+
+        `work` must be safe to run twice: a check reads, a queue ticket is taken once.
+        """
         for attempt in range(1, CHECK_ATTEMPTS + 1):
             try:
                 await work()
@@ -447,7 +450,7 @@ class Hub:
             for peer in list(peers):
                 self._spawn(self._until_done(functools.partial(self.deliver, peer, game)))
         if self.on_resubscribe is not None:
-            self._spawn(self.on_resubscribe())
+            self._spawn(self._until_done(self.on_resubscribe))
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         """One pub/sub message; never waits, so the subscription never falls behind."""
