@@ -192,6 +192,7 @@ async def test_the_queue_says_what_it_waits_for_and_how_long(serve: Serve) -> No
     proc.kill()
     await proc.wait()
     text = "".join(lines)
-    assert "a table forms as soon as enough waiting players fit one; after 1.5 s, " in text
+    assert "a table forms as soon as enough waiting players of close ratings fit one; " in text
+    assert "after 1.5 s, " in text
     assert "you take the largest there is (2 or more)" in text
     assert re.search(r"still in the queue: \d+ s", text)

@@ -90,7 +90,7 @@ class Play:
         """Add a line to the log (printed at once when not live)."""
         self.log.append(line)
         if self.live is None:
-            self.console.print(line, markup=False)
+            self.console.print(line, markup=False, soft_wrap=True)  # one line, for scripts
             sys.stdout.flush()
         else:
             self.refresh()
@@ -238,7 +238,7 @@ class Play:
         """What the queue waits for, as the server's `queued` answer says."""
         q = self.queued or {}
         low = q.get("min_players")
-        rule = "a table forms as soon as enough waiting players fit one"
+        rule = "a table forms as soon as enough waiting players of close ratings fit one"
         wait = q.get("match_wait")
         if isinstance(wait, int | float):
             rule += f"; after {wait:g} s, you take the largest there is ({low} or more)"
