@@ -22,12 +22,11 @@ import pytest
 from moose import rules
 from moose.bots import make_bot
 from moose.client import Client, ConnectionLost, GameResult, ServerError
-from moose_server.connections import open_redis
 from moose_server.embedded import EmbeddedRedis
 from moose_server.matchmaking import Matchmaker, tickets_key
 from moose_server.store import Store
 
-from helpers import ServeProcess, play_match
+from helpers import ServeProcess, open_store, play_match
 
 Message = dict[str, Any]
 
@@ -113,16 +112,6 @@ async def check_stream(store: Store, game: str) -> Message:
     assert state.over
     record = {"players": state.n, "deck": data["state"]["deck"], "moves": data["moves"]}
     return {**record, "timeouts": len(fired)}
-
-
-@contextlib.asynccontextmanager
-async def open_store(redis_url: str) -> Any:
-    """A Store on the test's Redis (either backend)."""
-    backend = await open_redis(redis_url, 8)
-    try:
-        yield Store(backend.redis, buckets=16)
-    finally:
-        await backend.aclose()
 
 
 async def play_games(

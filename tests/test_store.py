@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
-from conftest import RedisClusterNodes
 
 from moose_server.connections import open_redis
 from moose_server.pipe import Pipe
 from moose_server.store import GAMES_CHANNEL, Store, connect
+
+from helpers import RedisClusterNodes
 
 
 @pytest.fixture(params=["redis-py", "pipe"])

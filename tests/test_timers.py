@@ -10,13 +10,14 @@ import aiohttp
 import msgpack
 import pytest
 import redis
-from test_server_games import table_game
 
 from moose import rules
 from moose_server.games import Games
 from moose_server.settings import Settings
 from moose_server.store import Store, connect
 from moose_server.timers import Timers
+
+from helpers import table_game
 
 SEATS = [("p_a", "ann", None), ("p_b", "bob", None)]
 Message = dict[str, Any]
