@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -164,7 +165,7 @@ async def test_a_bad_password_changes_nothing(bad, moose_server, ws_client, redi
 
 
 def test_moose_account_registers_changes_the_password_and_logs_out(
-    moose_serve: Callable[..., ServeProcess], redis_url: str
+    moose_serve: Callable[..., ServeProcess], redis_url: str, tmp_path: Path
 ):
     import os
     import subprocess
@@ -182,10 +183,37 @@ def test_moose_account_registers_changes_the_password_and_logs_out(
     assert made.returncode == 0 and "gina is an account now" in made.stdout, made.stderr
     assert PASSWORD not in made.stdout + made.stderr
     again = account("register", MOOSE_PASSWORD=PASSWORD)
-    assert again.returncode == 1 and "name_taken" in again.stderr
+    assert again.returncode == 1 and "already_registered" in again.stderr
+    elsewhere = account("register", MOOSE_PASSWORD=PASSWORD, XDG_CONFIG_HOME=str(tmp_path))
+    assert elsewhere.returncode == 1 and "name_taken" in elsewhere.stderr
     wrong = account("logout-all", MOOSE_PASSWORD="not the one")
     assert wrong.returncode == 1 and "bad_login" in wrong.stderr
     assert account("logout-all", MOOSE_PASSWORD=PASSWORD).returncode == 0
     changed = account("password", MOOSE_PASSWORD=PASSWORD, MOOSE_NEW_PASSWORD="new one here")
     assert changed.returncode == 0, changed.stderr
     assert account("logout-all", MOOSE_PASSWORD="new one here").returncode == 0
+
+
+async def test_moose_account_register_claims_the_guest_moose_play_kept(
+    moose_serve: Callable[..., ServeProcess], redis_url: str
+):
+    """The guest whose token `moose play` kept becomes the account: same player id."""
+    import os
+    import sys
+
+    from moose import _saved
+    from moose.client import Client
+
+    server = moose_serve("--redis", redis_url)
+    async with Client(server.url, name="hugo") as guest:
+        _saved.save(server.url, "hugo", guest.token)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "moose", "account", "register", "--name", "hugo",
+        "--url", server.url, env={**os.environ, "MOOSE_PASSWORD": PASSWORD},
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 0, err
+    assert f"hugo is an account now ({guest.player})" in out.decode()
+    async with Client(server.url, name="hugo", password=PASSWORD) as again:
+        assert again.player == guest.player and again.account

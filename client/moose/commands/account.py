@@ -22,7 +22,9 @@ def add_parser(subparsers: Any) -> None:
         "account",
         help="claim your name with a password, change it, log out everywhere",
         description="Accounts keep your name, rating and history: `register` claims NAME "
-        "(as a new guest of that name), `password` changes an account's password, "
+        "for the guest `moose play --name NAME` has been on this server (its player id, "
+        "rating and history; a new player if there is none), `password` changes an "
+        "account's password, "
         "`logout-all` refuses every session token issued so far. `moose play --login` "
         "then plays as the account.",
     )
@@ -54,16 +56,24 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _main(args: argparse.Namespace, password: str, new: str | None) -> int:
+    from moose import _saved
     from moose.client import Client, ConnectError, ServerError
+    from moose.commands.play import open_kept
 
-    registering = args.action == "register"
-    client = Client(args.url, name=args.name, password=None if registering else password)
+    client: Client | None = None
     try:
-        await client.open()
-        if registering:
+        if args.action == "register":
+            # The guest session `moose play` kept for this name: the account keeps
+            # its player id, rating and history.
+            client = await open_kept(args.url, args.name, None)
             await client.register(password)
+            if client.token:  # the guest's token was revoked: keep the account's
+                _saved.save(args.url, args.name, client.token)
             print(f"{client.name} is an account now ({client.player})")
-        elif new is not None:
+            return 0
+        client = Client(args.url, name=args.name, password=password)
+        await client.open()
+        if new is not None:
             await client.change_password(password, new)
             print("password changed; your other sessions are logged out")
         else:
@@ -76,5 +86,6 @@ async def _main(args: argparse.Namespace, password: str, new: str | None) -> int
         print(f"moose account: {exc.message} ({exc.code})", file=sys.stderr)
         return 1
     finally:
-        await client.close()
+        if client is not None:
+            await client.close()
     return 0

@@ -116,7 +116,7 @@ async def _main(args: argparse.Namespace) -> int:
 
         password = ask("password: ", "MOOSE_PASSWORD")
     try:
-        client = await _open(args.url, args.name or _login(), password)
+        client = await open_kept(args.url, args.name or _login(), password)
     except ConnectError as exc:
         console.print(str(exc), markup=False, soft_wrap=True)
         return 1
@@ -136,7 +136,7 @@ async def _main(args: argparse.Namespace) -> int:
         await client.close()
 
 
-async def _open(url: str, name: str, password: str | None) -> Client:
+async def open_kept(url: str, name: str, password: str | None) -> Client:
     """Connect with the session kept for this server and name, or as a new player.
 
     The kept token brings back the same player, and so their unfinished games; a
@@ -151,7 +151,7 @@ async def _open(url: str, name: str, password: str | None) -> Client:
     try:
         await client.open()
     except ServerError as exc:
-        if token is None or exc.code not in ("bad_token", "token_expired"):
+        if token is None or exc.code not in ("bad_token", "token_expired", "token_revoked"):
             raise
         _saved.forget(url, who)  # a server that forgot its secret, or an old token
         client = Client(url, name=name, password=password)
