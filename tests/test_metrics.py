@@ -7,6 +7,8 @@ and the events the players saw, never against durations.
 from __future__ import annotations
 
 import asyncio
+import gc
+import time
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +32,8 @@ FAMILIES = {
     "moose_reconnects": "counter",
     "moose_errors": "counter",
     "moose_sockets_refused": "counter",
+    "moose_loop_lag_seconds": "histogram",
+    "moose_gc_pause_seconds": "histogram",
 }
 
 
@@ -102,6 +106,24 @@ async def test_metrics_count_a_real_game(moose_server, ws_client):
     assert m("moose_redis_up") == 1
     assert m("moose_timeouts_total") == 0
     assert m("moose_deadline_delay_seconds_count") == 0
+
+
+async def test_the_loop_lag_and_every_collection_are_timed(moose_server):
+    url = await moose_server()  # in this process: its collections are ours
+    before = await scrape(url)
+    gc.collect()
+    blocked = time.perf_counter()
+    while time.perf_counter() - blocked < 0.12:  # hold the loop: a probe's timer is due
+        pass
+    await asyncio.sleep(0.2)  # a few more probes run
+    after = await scrape(url)
+    full = ("moose_gc_pause_seconds_count", {"generation": "2"})
+    assert after(full[0], **full[1]) >= before(full[0], **full[1]) + 1
+    assert after("moose_loop_lag_seconds_count") > before("moose_loop_lag_seconds_count")
+    # The probe due while the loop was held ran at least 120 - 50 ms late (never less).
+    late = ("moose_loop_lag_seconds_bucket", {"le": "0.05"})
+    lagged = after("moose_loop_lag_seconds_count") - after(late[0], **late[1])
+    assert lagged >= 1
 
 
 async def test_timeouts_and_how_late_deadlines_fire(moose_server, ws_client):

@@ -36,7 +36,7 @@ from moose_server.liveness import Liveness
 from moose_server.lobby import Lobby
 from moose_server.matchmaking import Matchmaker
 from moose_server.metrics import Metrics
-from moose_server.observe import observe
+from moose_server.observe import collections_timed, observe, watch_loop
 from moose_server.pipe import Pipe
 from moose_server.results import Results
 from moose_server.services import Services
@@ -102,6 +102,7 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
         services = await _build(settings, backend.redis, backend.pubsub, backend.pipe)
         app[SERVICES] = services
         observe(services)
+        stack.enter_context(collections_timed(services.metrics))
         stack.push_async_callback(services.games.close)
         timers = Timers(services.store, services.games, settings)
         liveness = Liveness(
@@ -119,6 +120,7 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
             asyncio.create_task(services.hub.run(), name="hub"),
             asyncio.create_task(liveness.run(), name="liveness"),
             asyncio.create_task(services.live.run(), name="live"),
+            asyncio.create_task(watch_loop(services.metrics), name="loop lag"),
             *(task for _, task in work),
         ]
         try:

@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 AUTO_KINDS = ("bot", "forced", "timeout")
 QUEUE_SIZES = ("2", "3", "4", "5", "6")
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+LAG_BUCKETS = (0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1)
 DELAY_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 PENDING_MAX = 4096  # commits awaiting their fan-out, at most (more: a wake-up was lost)
 SCRAPE_TIMEOUT = 2.0  # for the Redis reads of one scrape
@@ -108,11 +109,24 @@ class Metrics:
             "MOOSE_MAX_SOCKETS open: 503) or address (that address has "
             "MOOSE_MAX_SOCKETS_PER_ADDRESS open here: 429).", ["reason"], registry=r,
         )  # fmt: skip
+        self.loop_lag = Histogram(
+            "moose_loop_lag_seconds",
+            "How late a timer set every 50 ms ran: how long the event loop was busy "
+            "with other work at that moment (long callbacks, collections, bursts). "
+            "Every move waits that long too.", buckets=LAG_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.gc_pause = Histogram(
+            "moose_gc_pause_seconds",
+            "Garbage collections of this process, by generation (0 young, 2 full): "
+            "how long each one stopped everything.", ["generation"], buckets=LAG_BUCKETS,
+            registry=r,
+        )  # fmt: skip
         # Children bound once: the hot path never looks a label up.
         self._auto = {kind: self.auto_moves.labels(kind) for kind in AUTO_KINDS}
         self._errors = {code: self.errors.labels(code) for code in sorted(ERROR_CODES)}
         self.commit_latency = self.move_latency.labels("commit")
         self._fanout = self.move_latency.labels("fanout")
+        self.gc_pauses = [self.gc_pause.labels(str(g)) for g in range(3)]
         for size in QUEUE_SIZES:
             self.queue.labels(size)
         for reason in ("full", "address"):

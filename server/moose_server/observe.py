@@ -9,17 +9,24 @@ callback each (`Games.on_commit`, `Games.on_timeout`, `Hub.on_fanout`).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import gc
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from moose_server.hub import Hub
+from moose_server.metrics import Metrics
 from moose_server.services import Services
 from moose_server.store import Entry
 
-__all__ = ["observe"]
+__all__ = ["LAG_PROBE", "collections_timed", "observe", "watch_loop"]
 
 log = logging.getLogger("moose_server.games")
+
+LAG_PROBE = 0.05  # seconds between two looks at the event loop's lag
 
 
 def observe(services: Services) -> None:
@@ -75,3 +82,32 @@ def _log_events(game: str, entries: Sequence[Entry]) -> None:
         elif kind == "over":
             log.info("game %s over: scores %s, winners %s", game, event["scores"],
                      event["winners"], extra={"event": "game_over", **ids})  # fmt: skip
+
+
+async def watch_loop(metrics: Metrics) -> None:
+    """Time how late a timer runs, forever: the event loop's lag (moose_loop_lag_seconds)."""
+    loop = asyncio.get_running_loop()
+    observe = metrics.loop_lag.observe
+    while True:
+        due = loop.time() + LAG_PROBE
+        await asyncio.sleep(LAG_PROBE)
+        observe(max(0.0, loop.time() - due))
+
+
+@contextlib.contextmanager
+def collections_timed(metrics: Metrics) -> Iterator[None]:
+    """Time every garbage collection while inside (moose_gc_pause_seconds)."""
+    started = [0.0]
+    pauses = metrics.gc_pauses
+
+    def on_gc(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[0] = time.perf_counter()
+        else:
+            pauses[info["generation"]].observe(time.perf_counter() - started[0])
+
+    gc.callbacks.append(on_gc)
+    try:
+        yield
+    finally:
+        gc.callbacks.remove(on_gc)
