@@ -114,3 +114,44 @@ def test_sockets_are_spread_over_loopback_addresses_under_the_default_cap() -> N
         addresses = {local_address(w * n + k) for w in range(procs) for k in range(n)}
         assert len(addresses) == procs * n  # no two workers share an address
     assert _source_ips(Options(), 800, "ws://192.0.2.1:8080/ws") == 0  # not ours to pick
+
+
+def test_lobby_sizes_are_whole_tables_up_to_the_capacity() -> None:
+    from moose_server.loadtest.lobby_phase import lobby_steps
+
+    assert lobby_steps("2000,5000,max", 19_873, 4) == [2000, 5000, 19_872]
+    assert lobby_steps("10, 6", 100, 4) == [4, 8]  # sorted, whole tables of 4
+    assert lobby_steps("max,50000", 1000, 4) == [1000]  # nothing above what fits
+    with pytest.raises(ValueError, match="less than one table"):
+        lobby_steps("3", 100, 4)
+
+
+def test_a_new_game_is_fast_forwarded_by_its_id_alone() -> None:
+    """Every seat of a game, in any worker, agrees how far it is fast-forwarded."""
+    from moose_server.loadtest.lobby import GAME_MOVES, spread_of
+
+    spreads = {spread_of(f"g_{n:010x}") for n in range(500)}
+    assert spreads <= set(range(GAME_MOVES)) and len(spreads) > GAME_MOVES // 2
+    assert spread_of("g_0123456789") == spread_of("g_0123456789")
+
+
+@pytest.mark.timeout(300)
+def test_a_lobby_run_grows_and_reports_each_size() -> None:
+    """--lobby: two sizes, each measured; the report has every figure of a size."""
+    cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--lobby", "8,16", "--rate",
+           "20", "--duration", "3", "--warmup", "1", "--procs", "2", "--json"]  # fmt: skip
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    lobby = json.loads(done.stdout)["lobby"]
+    assert [s["players"] for s in lobby["steps"]] == [8, 16]
+    assert lobby["limits"]["players"] >= 16
+    for step in lobby["steps"]:
+        assert step["errors"] == {} and step["errors_before_window"] == {}
+        assert step["moves"] > 0 and step["move_latency_ms"]["p99"] is not None
+        assert step["server"]["rss_mb"] > 0 and step["server_bytes_per_player"] is not None
+        assert step["redis"]["slowlog"]["threshold_us"] == 1000  # our own Redis logs > 1 ms
+        histograms = step["server_histograms"]
+        assert histograms["moose_move_latency_seconds{stage=commit}"]["count"] > 0
+        assert histograms["moose_loop_lag_seconds"]["count"] > 0
+    # Games running at the end of a window (mean size in Redis) in at least one of them.
+    assert any((s["redis_memory_running"] or {}).get("mean_bytes") for s in lobby["steps"])

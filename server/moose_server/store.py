@@ -204,6 +204,10 @@ class Store:
         """When a deadline claim last ran on one bucket (Redis time, ms)."""
         return f"{{b{bucket}}}:polled"
 
+    def game_keys(self, game: str) -> list[str]:
+        """Every key one game holds (what `MEMORY USAGE` sums for a game's memory)."""
+        return [self.game_key(game), self.events_key(game)]
+
     @staticmethod
     def player_games_key(player: str) -> str:
         """The set of a player's unfinished games."""

@@ -68,6 +68,14 @@ def add_parser(subparsers: Any) -> None:
                         "server on this machine)")  # fmt: skip
     p.add_argument("--monitor", type=float, default=2.0,
                    help="seconds of Redis MONITOR in the warm-up (default 2; 0: off)")  # fmt: skip
+    p.add_argument("--lobby", nargs="?", const="2000,5000,10000,max", default=None,
+                   metavar="SIZES",
+                   help="the lobby mode, instead of games: players at a human pace (about "
+                        "--rate moves a second in all, default 500), games ending and "
+                        "players queueing again all the time; the lobby grows through "
+                        "SIZES (default 2000,5000,10000,max; max: as many as the open-file "
+                        "limits and MOOSE_MAX_SOCKETS allow) and each size is measured for "
+                        "--duration seconds")  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object (progress on stderr)")
     p.set_defaults(func=run)
 

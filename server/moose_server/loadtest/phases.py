@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import ipaddress
 import json
 import math
@@ -23,6 +24,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from moose_server.loadtest.lobby_phase import lobby_phase
 from moose_server.loadtest.players import SOCKETS_PER_ADDRESS, Job, raise_nofile
 from moose_server.loadtest.probes import (
     ProcessProbe,
@@ -33,10 +35,11 @@ from moose_server.loadtest.probes import (
     stop_process,
     wait_ready,
 )
-from moose_server.loadtest.run import Options, Ui, in_thread, percentiles, run_workers
+from moose_server.loadtest.run import Options, Ui, in_thread, percentiles, run_workers, summary
 
 __all__ = ["run"]
 
+LOBBY_SOCKETS = 1 << 20  # raise the open-file limit as far as it goes
 PORTS_PER_ADDRESS = 20_000  # of the ~28,000 ephemeral ports of one source address
 
 
@@ -45,19 +48,6 @@ def _job(opts: Options, mode: str, url: str, players: int, **extra: Any) -> Job:
                warmup=opts.warmup, duration=opts.duration, drain=opts.drain,
                max_games=opts.max_games, source_ips=_source_ips(opts, players, url),
                **extra)  # fmt: skip
-
-
-def _summary(merged: dict[str, Any], duration: float) -> dict[str, Any]:
-    return {
-        "moves_per_second": round(merged["moves"] / duration, 1),
-        "moves": merged["moves"],
-        "move_latency_ms": percentiles(merged["move_ms"]),
-        "event_latency_ms": percentiles(merged["event_ms"]),
-        "all_seats_latency_ms": percentiles(merged["all_seats_ms"]),
-        "matchmaking_wait_ms": percentiles(merged["match_ms"]),
-        "games": merged["games"],
-        "errors": merged["errors"],
-    }
 
 
 async def games_phase(
@@ -100,7 +90,7 @@ async def games_phase(
 
     job = _job(opts, "games", url, opts.games * opts.table, rate=opts.rate)
     merged = await run_workers(job, opts.procs, ui, "games", window)
-    out = _summary(merged, opts.duration)
+    out = summary(merged, opts.duration)
     out["server"] = notes.get("server")
     out["load_generator"] = notes.get("load_generator")
     if "redis_window" in notes:
@@ -142,7 +132,7 @@ async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
         merged = await run_workers(job, opts.procs, ui, "socket ceiling", window)
     finally:
         await in_thread(stop_process, proc)
-    out = _summary(merged, opts.duration)
+    out = summary(merged, opts.duration)
     return {"moves_per_second": out["moves_per_second"], "move_latency_ms": out["move_latency_ms"],
             "errors": out["errors"], "server_cpu_percent": cpu.get("server")}  # fmt: skip
 
@@ -273,6 +263,8 @@ def _ratio(ours: float, ceiling: dict[str, Any] | None) -> float | None:
 async def run(opts: Options, ui: Ui) -> dict[str, Any]:
     """Every phase asked for; the report as one plain dict."""
     sockets = max(opts.games * opts.table, opts.matchmaking, opts.connections)
+    if opts.lobby:
+        sockets = LOBBY_SOCKETS  # as many as the limits allow: lobby.capacity() says how many
     # Raised here so that the server we spawn and our workers inherit it.
     soft, hard = raise_nofile(2 * sockets + 1024)
     report: dict[str, Any] = {"machine": machine(), "options": vars(opts).copy(),
@@ -294,7 +286,10 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
                 "address: raise MOOSE_MAX_SOCKETS_PER_ADDRESS there, or load it from more machines"
             )
         report["url"], report["server_pid"], report["redis_url"] = url, pid, redis_url
-        if opts.games > 0:
+        if opts.lobby:
+            sources = functools.partial(_source_ips, opts, url=url)
+            report["lobby"] = await lobby_phase(opts, url, pid, redis_url, ui, sources)
+        elif opts.games > 0:
             ceilings: dict[str, Any] = {"socket": None, "storage": None}
             if opts.ceilings:
                 ceilings["socket"] = await socket_ceiling(opts, ui)

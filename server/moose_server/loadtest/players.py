@@ -34,7 +34,8 @@ from moose.protocol import PROTOCOL_VERSION
 from moose_server.settings import Settings
 
 __all__ = [
-    "SOCKETS_PER_ADDRESS", "Job", "Pacer", "Player", "SocketPacer", "Tally", "local_address",
+    "SOCKETS_PER_ADDRESS", "Job", "Pacer", "Player", "SocketPacer", "Tally", "client_sessions",
+    "local_address",
     "raise_nofile", "run_job",
 ]  # fmt: skip
 
@@ -159,6 +160,14 @@ class Run:
         if self.job.max_games and len(self.tally.games) >= self.job.max_games:
             self.queueing = False
 
+    def matched(self, player: Player, queued_at: float, now: float) -> None:
+        """A player queued at `queued_at` got its `match` at `now`."""
+        self.tally.match_ms.append((now - queued_at) * 1000)
+
+    def think(self, game: str, seq: int, view: dict[str, Any]) -> float:
+        """Seconds a player waits before answering this event (0: at once, or the pacer)."""
+        return 0.0
+
 
 class Player:
     """One socket: hello, queue, play with a bot, queue again; every step timed."""
@@ -263,7 +272,7 @@ class Player:
                 self._on_moved(msg)
             elif kind == "match":
                 self.seats[msg["game"]] = msg["seat"]
-                self.run.tally.match_ms.append((time.monotonic() - self._queued_at) * 1000)
+                self.run.matched(self, self._queued_at, time.monotonic())
             elif kind == "left":
                 return  # out of the queue at the end of the window
             elif kind == "error":
@@ -313,18 +322,23 @@ class Player:
         legal = msg.get("legal")
         if legal and view.get("to_act") == self.seats.get(game):
             move = self.bot.choose(view, legal)
-            if run.pacer.rate > 0:
-                # Wait for the pacer in a task: the reader goes on, so what arrives
-                # meanwhile (this move's `moved` may come after its event) is timed
-                # when it arrives, not when the pacer lets this player go.
-                task = asyncio.create_task(self._move(game, msg["seq"], move, paced=True))
+            think = run.think(game, msg["seq"], view)
+            if run.pacer.rate > 0 or think > 0:
+                # Wait for the pacer (or the think time) in a task: the reader goes
+                # on, so what arrives meanwhile (this move's `moved` may come after
+                # its event) is timed when it arrives, not when this player moves.
+                task = asyncio.create_task(self._move(game, msg["seq"], move, True, think))
                 self._paced.add(task)
                 task.add_done_callback(self._paced.discard)
             else:
                 await self._move(game, msg["seq"], move)
         return False
 
-    async def _move(self, game: str, seq: int, move: dict[str, Any], paced: bool = False) -> None:
+    async def _move(
+        self, game: str, seq: int, move: dict[str, Any], paced: bool = False, think: float = 0.0
+    ) -> None:
+        if think > 0:
+            await asyncio.sleep(think)
         if paced:
             await self.run.pacer.wait()
         mid = next(self._ids)
@@ -413,7 +427,7 @@ def local_address(index: int) -> str:
     return f"127.0.{index // 250}.{index % 250 + 1}"
 
 
-def _sessions(job: Job) -> list[aiohttp.ClientSession]:
+def client_sessions(job: Job) -> list[aiohttp.ClientSession]:
     """One client session per source address; each worker has addresses of its own."""
     out = []
     for k in range(max(1, job.source_ips)):
@@ -453,7 +467,7 @@ async def run_job(job: Job, ready: Any = None, go: Any = None, progress: Any = N
     [moves, games, connected, seated].
     """
     raise_nofile(job.players + 256)
-    sessions = _sessions(job)
+    sessions = client_sessions(job)
     run = Run(job, time.monotonic())
     players = [Player(run, i, sessions[i % len(sessions)]) for i in range(job.players)]
     reporter = asyncio.create_task(_report(lambda: run, progress))

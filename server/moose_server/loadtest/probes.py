@@ -24,14 +24,17 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
+from importlib import resources
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import psutil
 
 __all__ = ["ProcessProbe", "RedisProbe", "Spawned", "free_port", "wait_ready"]
 
 READY_TIMEOUT = 30.0
+SLOWLOG_US = 1000  # a spawned Redis logs commands slower than this (microseconds)
 
 
 def free_port() -> int:
@@ -96,6 +99,7 @@ class Spawned:
 
                 self.redis = EmbeddedRedis(self.folder / "redis")
                 self.redis_url = self.redis.start()
+                _log_slow_scripts(self.redis_url)
             cmd = [sys.executable, "-m", "moose", "serve", "--port", str(self.port),
                    "--redis", self.redis_url, "--data-dir", str(self.folder),
                    *self.serve_args]  # fmt: skip
@@ -113,6 +117,15 @@ class Spawned:
         if self.redis is not None:
             self.redis.stop()
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _log_slow_scripts(url: str) -> None:
+    """Our own Redis logs every command over 1 ms (SLOWLOG; Redis' default is 10 ms)."""
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        client.config_set("slowlog-log-slower-than", SLOWLOG_US)
+        client.config_set("slowlog-max-len", 1024)
 
 
 class ProcessProbe:
@@ -225,6 +238,36 @@ class RedisProbe:
         return {"commits": commits, "client_commands": dict(sent),
                 "per_commit": total / commits if commits else None}  # fmt: skip
 
+    async def slowlog_mark(self) -> int:
+        """The id of the newest slow-log entry now (-1: none), to read later entries."""
+        entries = await self.redis.slowlog_get(1)
+        return int(entries[0]["id"]) if entries else -1
+
+    async def slowlog_since(self, mark: int) -> dict[str, Any]:
+        """The slow log's entries after `mark`: how many, by command, the slowest."""
+        config: Any = await self.redis.config_get("slowlog-log-slower-than")
+        entries = [e for e in await self.redis.slowlog_get(1024) if int(e["id"]) > mark]
+        names = script_names()
+        by: dict[str, list[float]] = {}
+        for e in entries:
+            ms = e["duration"] / 1000
+            slot = by.setdefault(_slow_name(e["command"].split(b" ", 2), names), [0, 0.0])
+            slot[0], slot[1] = slot[0] + 1, max(slot[1], ms)
+        return {
+            "threshold_us": int(config.get("slowlog-log-slower-than") or -1),
+            "entries": len(entries),
+            "by_command": {k: {"count": int(v[0]), "max_ms": round(v[1], 2)}
+                           for k, v in sorted(by.items(), key=lambda kv: -kv[1][1])},
+        }  # fmt: skip
+
+    async def memory(self, keys: list[str]) -> int:
+        """Bytes Redis holds for these keys (MEMORY USAGE, every element counted)."""
+        total = 0
+        for key in keys:
+            used = await self.redis.memory_usage(key, samples=0)
+            total += int(used or 0)
+        return total
+
     async def aclose(self) -> None:
         """Close the connection."""
         await self.redis.aclose()
@@ -240,3 +283,103 @@ def machine() -> dict[str, Any]:
                 break
     return {"nproc": os.cpu_count(), "cpu": model, "python": sys.version.split()[0],
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}  # fmt: skip
+
+
+# -- the server's own histograms, Redis' slow log, memory per game ---------------------
+
+# The histograms of /metrics a load test reports over its window (see metrics.py).
+HISTOGRAMS = ("moose_move_latency_seconds", "moose_loop_lag_seconds", "moose_gc_pause_seconds")
+
+
+def metrics_url(ws_url: str) -> str:
+    """The /metrics address of the server at a WebSocket URL."""
+    parts = urlsplit(ws_url)
+    scheme = "https" if parts.scheme == "wss" else "http"
+    return f"{scheme}://{parts.netloc}/metrics"
+
+
+Buckets = dict[str, list[tuple[float, float]]]  # series -> [(le, cumulative count)]
+
+
+def scrape(url: str) -> Buckets:
+    """The buckets of the histograms in HISTOGRAMS, as served now (empty if unreachable)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            text = resp.read().decode()
+    except OSError:
+        return {}
+    out: Buckets = {}
+    for family in text_string_to_metric_families(text):
+        if family.name not in HISTOGRAMS:
+            continue
+        for s in family.samples:
+            if s.name.endswith("_bucket"):
+                labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()) if k != "le")
+                series = f"{family.name}{{{labels}}}" if labels else family.name
+                out.setdefault(series, []).append((float(s.labels["le"]), s.value))
+    return out
+
+
+def histogram_delta(before: Buckets, after: Buckets) -> dict[str, Any]:
+    """Per series: observations in between, and the bucket bounds of p50, p99 and the
+    largest (in ms; "inf" when over the last bound): what /metrics can tell of a window."""
+    out: dict[str, Any] = {}
+    for series, buckets in after.items():
+        old = dict(before.get(series, []))
+        counts = [(le, n - old.get(le, 0.0)) for le, n in sorted(buckets)]
+        total = counts[-1][1] if counts else 0
+        if total <= 0:
+            continue
+
+        bounds = [_le_ms(next(le for le, n in counts if n >= q * total)) for q in (0.5, 0.99, 1)]
+        out[series] = {"count": int(total), "p50_le_ms": bounds[0], "p99_le_ms": bounds[1],
+                       "max_le_ms": bounds[2]}  # fmt: skip
+    return out
+
+
+def _le_ms(le: float) -> float | str:
+    """A bucket's upper bound in ms ("inf" for the last bucket)."""
+    return "inf" if le == float("inf") else round(le * 1000, 2)
+
+
+def script_names() -> dict[str, str]:
+    """SHA1 of every server script -> its name, to read EVALSHA in a slow log."""
+    from moose_server import matchmaking
+
+    names = {}
+    lua = resources.files("moose_server") / "lua"
+    for name in ("commit", "claim", "limit"):
+        names[hashlib.sha1((lua / f"{name}.lua").read_bytes()).hexdigest()] = name
+    for name in matchmaking._SCRIPTS:
+        text = matchmaking._load_script(name)
+        names[hashlib.sha1(text.encode()).hexdigest()] = f"mm_{name}"
+    return names
+
+
+def _slow_name(args: list[bytes], names: dict[str, str]) -> str:
+    words = [a.decode(errors="replace") for a in args[:2]]
+    if words and words[0].upper() == "EVALSHA" and len(words) > 1:
+        return f"EVALSHA {names.get(words[1], words[1][:8])}"
+    if words and words[0].upper() == "EVAL":
+        return "EVAL (first run of a script)"
+    return words[0].upper() if words else "?"
+
+
+async def game_memory(
+    probe: RedisProbe, games: list[str], sample: int = 20
+) -> dict[str, Any] | None:
+    """Redis memory of a sample of games (every key of each): mean and largest, in bytes."""
+    import random
+
+    from moose_server.settings import Settings
+    from moose_server.store import Store
+
+    store = Store(probe.redis, Settings.from_env().buckets)  # key names only: nothing is sent
+    picked = random.sample(games, min(sample, len(games)))
+    sizes = [s for s in [await probe.memory(store.game_keys(g)) for g in picked] if s > 0]
+    if not sizes:
+        return None
+    return {"games": len(sizes), "mean_bytes": round(sum(sizes) / len(sizes)),
+            "max_bytes": max(sizes)}  # fmt: skip

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from moose_server.loadtest.players import Job, Tally, run_job
 
-__all__ = ["Options", "Ui", "merge", "percentiles", "run_workers"]
+__all__ = ["Options", "Ui", "merge", "percentiles", "run_workers", "summary"]
 
 SETUP_TIMEOUT = 300.0  # connecting 10,000 sockets takes a while
 
@@ -52,6 +52,7 @@ class Options:
     source_ips: int = 0  # 0: one per 20,000 connections
     hold: float = 3.0
     monitor: float = 2.0  # seconds of MONITOR in the warm-up (0: off)
+    lobby: str | None = None  # lobby sizes ("2000,5000,max"): the lobby mode instead of games
 
 
 class Ui(Protocol):
@@ -101,6 +102,20 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
     ]
     out["games"], out["errors"], out["tables"] = len(games), dict(errors), tables
     return out
+
+
+def summary(merged: dict[str, Any], duration: float) -> dict[str, Any]:
+    """The report's figures of a merged tally over a window of `duration` seconds."""
+    return {
+        "moves_per_second": round(merged["moves"] / duration, 1),
+        "moves": merged["moves"],
+        "move_latency_ms": percentiles(merged["move_ms"]),
+        "event_latency_ms": percentiles(merged["event_ms"]),
+        "all_seats_latency_ms": percentiles(merged["all_seats_ms"]),
+        "matchmaking_wait_ms": percentiles(merged["match_ms"]),
+        "games": merged["games"],
+        "errors": merged["errors"],
+    }
 
 
 async def in_thread(fn: Callable[..., Any], *args: Any) -> Any:

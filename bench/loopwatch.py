@@ -1,0 +1,185 @@
+"""Run `moose serve` with instruments on its event loop, to find where a latency tail comes from.
+
+    python bench/loopwatch.py OUT.json [serve flags...]
+
+A diagnostic, not part of the server: it wraps asyncio's `Handle._run` (every
+callback and task step the loop runs) and `BaseEventLoop._run_once` (one loop
+turn), and hooks `gc.callbacks`, then runs `moose serve` with the given flags.
+On exit (SIGTERM, SIGINT) it writes OUT.json:
+
+- `turns`: a histogram of the busy time of each loop turn (the callbacks it ran,
+  in wall time), and the slowest 200 turns, each with its loop time, the
+  fraction of a second it started at, the callbacks it ran grouped by name
+  (count, ms) and the collections that ran inside it;
+- `callbacks`: every callback name with its count, total and max ms;
+- `gc`: per generation: collections, total and max ms, objects collected;
+- `cpu`: the process's CPU seconds (user + system) over the same span.
+
+Every time is wall time: on a machine shared with other work a turn can also
+be long because the process was not scheduled. `turns.slowest[].cpu_ms` is the
+thread's CPU time over that turn, which tells those apart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import collections
+import gc
+import json
+import os
+import sys
+import time
+from asyncio import base_events, events
+from typing import Any
+
+TURN_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
+KEEP_SLOWEST = 200
+SLOW_TURN_MS = 5.0
+
+
+def _name(handle: events.Handle) -> str:
+    cb = getattr(handle, "_callback", None)
+    owner = getattr(cb, "__self__", None)
+    if isinstance(owner, asyncio.Task):
+        coro = owner.get_coro()
+        return f"task:{getattr(coro, '__qualname__', type(coro).__name__)}"
+    if isinstance(owner, asyncio.Future):
+        return f"future-cb:{type(owner).__name__}"
+    return getattr(cb, "__qualname__", None) or type(cb).__name__
+
+
+def _bucket(ms: float) -> int:
+    return next((k for k, b in enumerate(TURN_BUCKETS_MS) if ms <= b), len(TURN_BUCKETS_MS))
+
+
+class Watch:
+    """Counters filled by the wrapped loop methods and the gc callback."""
+
+    def __init__(self) -> None:
+        self.turn: dict[str, list[float]] = {}  # name -> [count, ms] in this turn
+        self.turn_gc: list[tuple[int, float, int]] = []
+        self.busy = 0.0
+        self.turn_cpu0 = 0.0
+        self.hist = [0] * (len(TURN_BUCKETS_MS) + 1)
+        self.cpu_hist = [0] * (len(TURN_BUCKETS_MS) + 1)
+        self.slowest: list[dict[str, Any]] = []
+        self.names: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0])
+        self.gc: dict[int, list[float]] = {g: [0, 0.0, 0.0, 0] for g in range(3)}
+        self._gc_t0 = 0.0
+        self.t0 = time.perf_counter()
+        self.cpu0 = sum(os.times()[:2])
+
+    def handle(self, name: str, ms: float) -> None:
+        entry = self.turn.get(name)
+        if entry is None:
+            self.turn[name] = [1, ms]
+        else:
+            entry[0] += 1
+            entry[1] += ms
+        self.busy += ms
+        n = self.names[name]
+        n[0] += 1
+        n[1] += ms
+        n[2] = max(n[2], ms)
+
+    def end_turn(self, loop_time: float) -> None:
+        busy = self.busy
+        cpu = (time.thread_time() - self.turn_cpu0) * 1000
+        if busy > 0:
+            self.hist[_bucket(busy)] += 1
+            self.cpu_hist[_bucket(cpu)] += 1
+        if busy >= SLOW_TURN_MS:
+            top = sorted(self.turn.items(), key=lambda kv: -kv[1][1])[:12]
+            self.slowest.append({
+                "loop_time": round(loop_time, 4), "second_fraction": round(loop_time % 1, 4),
+                "busy_ms": round(busy, 2),
+                "cpu_ms": round(cpu, 2),
+                "handles": int(sum(v[0] for v in self.turn.values())),
+                "top": [[k, int(v[0]), round(v[1], 2)] for k, v in top],
+                "gc": [[g, round(ms, 2), c] for g, ms, c in self.turn_gc],
+            })  # fmt: skip
+            if len(self.slowest) > 8 * KEEP_SLOWEST:
+                self._trim()
+        self.turn = {}
+        self.turn_gc = []
+        self.busy = 0.0
+        self.turn_cpu0 = time.thread_time()
+
+    def _trim(self) -> None:
+        """Keep the slowest turns by wall time and the heaviest by CPU time."""
+        by_wall = sorted(self.slowest, key=lambda t: -t["busy_ms"])[:KEEP_SLOWEST]
+        by_cpu = sorted(self.slowest, key=lambda t: -t["cpu_ms"])[:KEEP_SLOWEST]
+        kept = {id(t): t for t in by_wall + by_cpu}
+        self.slowest = list(kept.values())
+
+    def on_gc(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._gc_t0 = time.perf_counter()
+            return
+        ms = (time.perf_counter() - self._gc_t0) * 1000
+        g = self.gc[info["generation"]]
+        g[0] += 1
+        g[1] += ms
+        g[2] = max(g[2], ms)
+        g[3] += info.get("collected", 0)
+        self.turn_gc.append((info["generation"], ms, info.get("collected", 0)))
+
+    def report(self) -> dict[str, Any]:
+        wall = time.perf_counter() - self.t0
+        self._trim()
+        names = sorted(self.names.items(), key=lambda kv: -kv[1][1])
+        labels = [f"<={b}" for b in TURN_BUCKETS_MS] + [f">{TURN_BUCKETS_MS[-1]}"]
+        return {
+            "wall_s": round(wall, 1),
+            "cpu_s": round(sum(os.times()[:2]) - self.cpu0, 1),
+            "turns": {"busy_ms_histogram": dict(zip(labels, self.hist, strict=True)),
+                      "cpu_ms_histogram": dict(zip(labels, self.cpu_hist, strict=True)),
+                      "slowest": sorted(self.slowest, key=lambda t: -t["busy_ms"])[:KEEP_SLOWEST],
+                      "heaviest": sorted(self.slowest, key=lambda t: -t["cpu_ms"])[:KEEP_SLOWEST]},
+            "callbacks": [[k, int(v[0]), round(v[1], 1), round(v[2], 2)] for k, v in names[:80]],
+            "gc": {str(g): {"count": int(v[0]), "total_ms": round(v[1], 1),
+                            "max_ms": round(v[2], 2), "collected": int(v[3])}
+                   for g, v in self.gc.items()},
+        }  # fmt: skip
+
+
+def install(out: str) -> Watch:
+    """Wrap the loop's methods and hook the collector; write `out` at exit."""
+    watch = Watch()
+    run = events.Handle._run
+    perf = time.perf_counter
+
+    def _run(self: events.Handle) -> None:
+        t0 = perf()
+        run(self)
+        watch.handle(_name(self), (perf() - t0) * 1000)
+
+    run_once = base_events.BaseEventLoop._run_once
+
+    def _run_once(self: base_events.BaseEventLoop) -> None:
+        run_once(self)
+        watch.end_turn(self.time())
+
+    events.Handle._run = _run  # type: ignore[method-assign]
+    base_events.BaseEventLoop._run_once = _run_once  # type: ignore[attr-defined]
+    gc.callbacks.append(watch.on_gc)
+
+    def write() -> None:
+        with open(out, "w") as f:
+            json.dump(watch.report(), f, indent=1)
+
+    atexit.register(write)
+    return watch
+
+
+def main() -> None:
+    out, flags = sys.argv[1], sys.argv[2:]
+    install(out)
+    from moose import cli
+
+    sys.exit(cli.main(["serve", *flags]))
+
+
+if __name__ == "__main__":
+    main()
