@@ -136,3 +136,43 @@ async def test_away_and_back_of_another_seat_leave_a_move_on_the_seq_before_vali
     finally:
         await games.close()
         await client.aclose()
+
+
+async def memory(store: Store, game_id: str) -> int:
+    """Bytes Redis holds for every key of the game (MEMORY USAGE, every element)."""
+    sizes = [await store.redis.memory_usage(k, samples=0) for k in store.game_keys(game_id)]
+    return sum(s or 0 for s in sizes)
+
+
+async def test_a_finished_game_keeps_answers_for_its_grace_then_only_its_record(redis_url):
+    client = connect(redis_url, 8)
+    settings = Settings(redis_url=redis_url, turn_time=3600, game_grace=0.5)
+    games, store = Games(Store(client, 16), settings), Store(client, 16)
+    players = [f"p_{k}" for k in range(4)]
+    game = await games.create([(p, f"n{k}", None) for k, p in enumerate(players)], seed=5)
+    answers: dict[str, int] = {}
+    while not game.state.over:  # four people, every move with its own move id
+        if game.auto_kind() is not None:  # a forced pass: the server plays it
+            await asyncio.sleep(0.01)
+            game = await games.load(game.id)
+            continue
+        player, move = players[rules.to_act(game.state)], rules.legal_moves(game.state)[-1]
+        move_id = f"m{game.version}"
+        answers[move_id] = await games.move(game.id, player, move, game.version, move_id)
+        last = (player, move, move_id)
+        game = await games.load(game.id)
+    assert await memory(store, game.id) <= 40_000  # a 4-player game at its end
+    # In the grace a resent move (any of them) gets its first answer...
+    assert await games.move(game.id, last[0], last[1], None, last[2]) == answers[last[2]]
+    async with asyncio.timeout(30):  # ...then Redis drops the events and the move ids
+        while await client.exists(store.events_key(game.id), store.ledger_key(game.id)):
+            await asyncio.sleep(0.05)
+    assert await memory(store, game.id) <= 4096
+    kept = await games.load(game.id)  # what remains: the whole game, compressed
+    assert kept.state == game.state and kept.moves == game.moves and kept.names == game.names
+    assert replay(await games.record(game.id)) == game.state
+    with pytest.raises(GameError) as err:
+        await games.move(game.id, last[0], last[1], None, last[2])
+    assert err.value.code == "game_over"
+    await games.close()
+    await client.aclose()

@@ -25,6 +25,7 @@ from moose.client import Client, ConnectionLost, GameResult, ServerError
 from moose_server.embedded import EmbeddedRedis
 from moose_server.matchmaking import Matchmaker, tickets_key
 from moose_server.store import Store
+from moose_server.stream import read_events
 
 from helpers import ServeProcess, open_store, play_match
 
@@ -86,7 +87,7 @@ async def play(client: Client, seed: int, progress: dict[str, int]) -> tuple[str
 
 async def check_stream(store: Store, game: str) -> Message:
     """The game's stream is whole and replays; each timeout fired once. The record."""
-    entries = await store.events(game)
+    entries = await read_events(store, game)
     assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
     data = (await store.load(game)).data
     assert data is not None

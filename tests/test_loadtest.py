@@ -8,6 +8,7 @@ few idle sessions; the report must have its shape, finished games and 0 errors.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -140,7 +141,8 @@ def test_a_lobby_run_grows_and_reports_each_size() -> None:
     """--lobby: two sizes, each measured; the report has every figure of a size."""
     cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--lobby", "8,16", "--rate",
            "20", "--duration", "3", "--warmup", "1", "--procs", "2", "--json"]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=280)
+    env = {**os.environ, "MOOSE_GAME_GRACE": "1"}  # the spawned server and the tool alike
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=280, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     lobby = json.loads(done.stdout)["lobby"]
     assert [s["players"] for s in lobby["steps"]] == [8, 16]
@@ -155,3 +157,5 @@ def test_a_lobby_run_grows_and_reports_each_size() -> None:
         assert histograms["moose_loop_lag_seconds"]["count"] > 0
     # Games running at the end of a window (mean size in Redis) in at least one of them.
     assert any((s["redis_memory_running"] or {}).get("mean_bytes") for s in lobby["steps"])
+    compacted = lobby["redis_memory_finished_after_grace"]  # games ended in the windows
+    assert compacted is None or 0 < compacted["max_bytes"] <= 4096

@@ -6,7 +6,9 @@ import asyncio
 import random
 from typing import Any
 
-from helpers import check_game, play_in_order, table_game
+from moose_server.store import Store, connect
+
+from helpers import check_game, play_in_order, play_out, table_game
 
 Message = dict[str, Any]
 
@@ -138,3 +140,30 @@ async def test_welcome_names_the_private_table_a_returning_player_sits_at(moose_
     await back.expect(type="match")
     again = await ws_client(url, None)
     assert (await again.hello(token=guest.token))["table"] is None  # the table has started
+
+
+async def test_a_late_sync_of_a_finished_game_gets_its_events_then_its_final_state(
+    moose_server, ws_client, redis_url
+):
+    url = await moose_server(game_grace=0.5)
+    a, b = await ws_client(url, "ann"), await ws_client(url, "bob")
+    game, (seat_a, _) = await table_game([a, b])
+    events, _ = await asyncio.gather(play_out(a, game, seed=1), play_out(b, game, seed=2))
+    over = events[-1]
+    synced = await a.request("sync", game=game, since=over["seq"] - 2)  # in the grace
+    again = [await a.expect(type="event", game=game) for _ in range(2)]
+    assert synced["seq"] == over["seq"] and [e["seq"] for e in again] == [
+        over["seq"] - 1,
+        over["seq"],
+    ]
+    assert again[-1] == over
+    store = Store(connect(redis_url, 2), 16)
+    async with asyncio.timeout(30):  # the grace ends: Redis drops the game's events
+        while await store.redis.exists(store.events_key(game)):
+            await asyncio.sleep(0.05)
+    await store.redis.aclose()
+    synced = await a.request("sync", game=game, since=over["seq"] - 2)
+    state = await a.expect(type="event", game=game, seq=synced["seq"])
+    assert synced["seq"] == over["seq"] and state["event"]["kind"] == "state"
+    assert state["view"] == over["view"] and state["view"]["seat"] == seat_a
+    assert (await a.request("record", game=game))["type"] == "record"

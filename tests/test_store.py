@@ -69,10 +69,38 @@ async def test_deadlines_use_redis_time_and_can_be_kept_or_cleared(store):
     kept = await store.commit("g_3", 1, "", {}, [EV], -1)
     assert kept.deadline == set_.deadline
     assert (await store.events("g_3"))[1].deadline == set_.deadline
-    cleared = await store.commit("g_3", 2, "", {}, [EV], 0, ttl=100)
+    cleared = await store.commit("g_3", 2, "", {}, [EV], 0, ttl=100, grace_ms=30_000)
     assert cleared.deadline == 0 and await store.redis.zscore(key, "g_3") is None
     assert 0 < await store.redis.ttl(store.game_key("g_3")) <= 100
-    assert 0 < await store.redis.ttl(store.events_key("g_3")) <= 100
+    assert 0 < await store.redis.pttl(store.events_key("g_3")) <= 30_000
+
+
+async def test_a_finished_games_events_and_move_ids_last_its_grace_only(store):
+    field = store.move_field_of("p_1", "m-9")
+    await store.commit("g_5", 0, "", {"n": 0}, [EV], 60_000)
+    await store.commit("g_5", 1, field, {"n": 1}, [EV], 60_000)
+    assert await store.redis.hget(store.ledger_key("g_5"), field) == b"2"
+    assert await store.redis.pttl(store.ledger_key("g_5")) == -1  # the game goes on
+    await store.commit("g_5", 2, "", {"n": 2}, [EV], 0, ttl=3600, grace_ms=20_000)
+    for key in (store.events_key("g_5"), store.ledger_key("g_5")):
+        assert 0 < await store.redis.pttl(key) <= 20_000, key
+    assert 3_000 < await store.redis.ttl(store.game_key("g_5")) <= 3600
+    assert set(store.game_keys("g_5")) == {
+        store.game_key("g_5"),
+        store.events_key("g_5"),
+        store.ledger_key("g_5"),
+    }
+
+
+async def test_snapshots_are_kept_only_where_given_with_the_auto_flag_on_every_entry(store):
+    await store.commit("g_6", 0, "", {}, [(EV[0], {"turn": 1, "auto": True})], 0, auto=True)
+    await store.commit("g_6", 1, "", {}, [(EV[0], None), (EV[0], None)], 0)
+    rows = await store.events("g_6")
+    assert [(r.seq, r.state, r.auto) for r in rows] == [
+        (1, {"turn": 1, "auto": True}, True),
+        (2, None, False),
+        (3, None, False),
+    ]
 
 
 async def test_commit_publishes_a_wake_up(store, redis_url):

@@ -12,6 +12,10 @@ costs one refused commit and then the usual read. A wake-up from another
 instance drops the copy it makes old (`Games.saw`). Anything the copy refuses
 is decided from a fresh read, so a resent move id still gets its first answer.
 
+A game's stream keeps a state snapshot every few events only (stream.py reads
+it back); once over, the game's data is compressed and its stream and move ids
+expire after `game_grace`.
+
 Seats the server plays (bots, away seats, a pass that is the only legal move)
 are played at once by the instance that committed the move before, in a task;
 their deadline (`auto_delay`) is the safety net should that instance die.
@@ -32,12 +36,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from moose import rules
-from moose_server.codec import pack
+from moose_server.codec import pack, pack_compressed
 from moose_server.errors import Refusal
 from moose_server.names import distinct
 from moose_server.ratings import Standing
 from moose_server.settings import Settings
 from moose_server.store import Commit, Entry, Loaded, Store
+from moose_server.stream import keeps_snapshot, read_event
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = ["Game", "GameError", "Games", "Seat", "finished_record"]
@@ -385,7 +390,7 @@ class Games:
         """
         if seq is None or seq >= game.version or seq < 1:
             return seq
-        then = await self.store.event(game.id, seq)
+        then = await read_event(self.store, game.id, seq)
         if then is None:
             return seq
         state = dict(then.state)
@@ -555,14 +560,21 @@ class Games:
         auto = new.auto_kind() is not None
         snapshot = {**state, "auto": auto}
         data, packed_snapshot, packed_moves = new.packed(state, auto)
-        ttl = self.settings.game_ttl if new.state.over else 0
-        rated = new.state.over and new.rated
+        over = new.state.over
+        rated = over and new.rated
         # A rated queue game's record is kept for record_ttl (histories point to it).
         record = pack(new.record()) if rated and new.code is None else b""
-        delta = self._deadline_delta(new, events, auto)
+        if over:  # kept for game_ttl, read seldom: compressed (~1.1 KB for 4 players)
+            data = pack_compressed(new.to_data(state))
+        stored = [
+            (e, packed_snapshot if keeps_snapshot(old.version + 1 + i) else None)
+            for i, e in enumerate(events)
+        ]
         got = await self.store.commit(
-            new.id, old.version, field, data, [(e, packed_snapshot) for e in events],
-            delta, ttl, record, self.settings.record_ttl if rated else 0,
+            new.id, old.version, field, data, stored, self._deadline_delta(new, events, auto),
+            self.settings.game_ttl if over else 0, record,
+            self.settings.record_ttl if rated else 0, auto=auto,
+            grace_ms=int(self.settings.game_grace * 1000),
         )  # fmt: skip
         if got.status != "ok":
             return got, None

@@ -314,6 +314,9 @@ class Handlers:
             await self.hub.send_state(conn, game_id)
             return {"type": "synced", "game": game_id, "seq": sub.seen}
         seq = await self.hub.resend(conn, game_id, since)
+        if seq < game.version:  # the events are gone: a finished game past its grace
+            await self.hub.send_state(conn, game_id)
+            seq = conn.subs[game_id].seen
         return {"type": "synced", "game": game_id, "seq": seq}
 
     async def _visible(self, conn: Session, game_id: str, code: str | None) -> Game:

@@ -40,6 +40,7 @@ from moose_server.connections import PubSubSource
 from moose_server.frames import Prepared, state_message
 from moose_server.games import Game
 from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store
+from moose_server.stream import read_events
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = ["Hub", "Peer", "Sub"]
@@ -163,7 +164,7 @@ class Hub:
             if entries is not None and not todo:
                 return  # it has them all
             if not todo or todo[0].seq != sub.seen + 1:
-                todo = await self.store.events(game, max(0, sub.seen - 1))
+                todo = await read_events(self.store, game, max(0, sub.seen - 1))
                 prepared = None  # other entry objects: not the ones prepared
                 if _rewritten(sub, todo, whole=True):
                     await self._resync(peer, game, sub)
@@ -188,7 +189,7 @@ class Hub:
         now = await self.store.now_ms()
         # From the state's own event on: a wake-up that came meanwhile was taken as
         # seen (our seq was higher then). Every read is done before anything is sent.
-        entries = await self.store.events(game_id, max(0, game.version - 1))
+        entries = await read_events(self.store, game_id, max(0, game.version - 1))
         peer.send(state_message(game, sub.seat, now))
         at = entries[0] if entries and entries[0].seq == game.version else None
         sub.seen, sub.time = game.version, at.time if at is not None else 0
@@ -230,7 +231,7 @@ class Hub:
         """`sync`: send the events after `since` again; return the last seq sent."""
         sub = peer.subs[game]
         async with sub.lock:
-            entries = await self.store.events(game, since)
+            entries = await read_events(self.store, game, since)
             if since < sub.seen:
                 sub.seen, sub.time = since, 0
             self._send(peer, game, sub, entries)
@@ -383,7 +384,7 @@ class Hub:
                     self._fanned_out(game, seq)
                     return
                 # From the event before: each socket's last event is checked.
-                entries = await self.store.events(game, max(0, lowest - 1))
+                entries = await read_events(self.store, game, max(0, lowest - 1))
             for peer in peers:
                 await self.deliver(peer, game, entries, prepared)
         except (RedisError, OSError) as exc:

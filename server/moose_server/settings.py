@@ -47,6 +47,9 @@ class Settings:
     match_wait: float = 10.0  # then the matchmaker seats a player at a smaller table
     queue_bots_after: float = 0.0  # fill a waiting queue table with bots (0 = never)
     game_ttl: int = 86400  # finished games (and their records) expire after this
+    # A finished game keeps its events and move ids this long (late `sync`s and resent
+    # moves get their answers); then its hash alone remains, compressed (~1.2 KB).
+    game_grace: float = 60.0
     token_secret: str | None = None  # None: generated once and shared through Redis
     token_ttl: float = 7 * 86400
     max_msg_size: int = 64 * 1024
@@ -91,6 +94,8 @@ class Settings:
     def __post_init__(self) -> None:
         if self.buckets < 1:
             raise ValueError("buckets must be at least 1")
+        if self.game_grace < 0:
+            raise ValueError("game_grace must not be negative")
         positive = ("turn_time", "answer_time", "poll_interval", "lease", "rate", "instance_ttl",
                     "header_timeout", "hello_timeout", "close_timeout", "max_sockets",
                     "max_sockets_per_address", "code_guesses", "code_guess_interval",

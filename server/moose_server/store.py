@@ -4,10 +4,14 @@ Keys of one game share the hash tag of its bucket, so that the commit script can
 touch the game, its event stream and the bucket's deadline set in one step, in a
 Redis Cluster too::
 
-    {b7}:game:<id>      hash: v (version = last seq), data (msgpack), dl (deadline
-                        ms), and one field per move id ("m:<player>:<move_id>" -> seq)
-    {b7}:events:<id>    stream, entry id "<seq>-0": e (event), s (state snapshot),
-                        d (deadline ms), t (server time ms)
+    {b7}:game:<id>      hash: v (version = last seq), data (msgpack; zlib-compressed
+                        once the game is over), dl (deadline ms)
+    {b7}:events:<id>    stream, entry id "<seq>-0": e (event), a ("1": the server
+                        plays the seat to act), d (deadline ms), t (server time ms),
+                        and on some entries s (the state snapshot after it; games.py
+                        says which, and rebuilds the others from the one before)
+    {b7}:moves:<id>     hash: the move ids ("m:<player>:<move_id>" -> seq of its
+                        first event), so that a resent move gets its first answer
     {b7}:deadlines      sorted set: game id -> deadline ms
     {b7}:unrated        sorted set: rated game id -> when it ended (ms), until rated
     {b7}:record:<id>    msgpack record of a rated game, kept record_ttl
@@ -24,6 +28,9 @@ Redis Cluster too::
     moose:{live}:info   hash: game id -> msgpack summary {players, names, bots, started}
     moose:{live}:online sorted set: instance id -> when its count lapses (ms)
     moose:{live}:counts hash: instance id -> players connected to it
+
+A finished game keeps its hash for `game_ttl`; its stream and move ids expire
+after `game_grace` (see lua/commit.lua): then the game holds its data only.
 
 Channels (pub/sub is only a wake-up; the streams are the record):
 `moose:games` carries "<game id> <last seq>", `moose:players` carries msgpack
@@ -43,6 +50,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, cast
@@ -54,10 +62,12 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from moose_server.codec import pack, unpack
+from moose_server.codec import pack, unpack, unpack_stored
 from moose_server.pipe import Pipe
 
-__all__ = ["GAMES_CHANNEL", "PLAYERS_CHANNEL", "Commit", "Entry", "Loaded", "Store", "connect"]
+__all__ = [
+    "GAMES_CHANNEL", "PLAYERS_CHANNEL", "Commit", "Entry", "Loaded", "Store", "Stored", "connect",
+]  # fmt: skip
 
 GAMES_CHANNEL = b"moose:games"
 PLAYERS_CHANNEL = b"moose:players"
@@ -122,6 +132,22 @@ class Entry:
     parsed: Any = field(default=None, compare=False, repr=False)
     # rules.legal_moves(parsed), when the caller has them already. Not compared.
     legal: list[dict[str, Any]] | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One entry of a game's stream as stored: the state only where a snapshot was kept."""
+
+    seq: int
+    event: dict[str, Any]
+    state: dict[str, Any] | None  # rules.State.to_dict() after the event, if kept here
+    auto: bool  # the server plays the seat to act after this event
+    deadline: int
+    time: int
+
+
+def _packed(state: dict[str, Any] | bytes) -> bytes:
+    return state if isinstance(state, bytes) else pack(state)
 
 
 def _script(name: str) -> str:
@@ -204,9 +230,13 @@ class Store:
         """When a deadline claim last ran on one bucket (Redis time, ms)."""
         return f"{{b{bucket}}}:polled"
 
+    def ledger_key(self, game: str) -> str:
+        """The game's move ids."""
+        return f"{{b{self.bucket(game)}}}:moves:{game}"
+
     def game_keys(self, game: str) -> list[str]:
         """Every key one game holds (what `MEMORY USAGE` sums for a game's memory)."""
-        return [self.game_key(game), self.events_key(game)]
+        return [self.game_key(game), self.events_key(game), self.ledger_key(game)]
 
     @staticmethod
     def player_games_key(player: str) -> str:
@@ -222,10 +252,12 @@ class Store:
 
     async def load(self, game: str, move_field: str | None = None) -> Loaded:
         """Read a game's version, data and deadline (and a move id's answer) at once."""
-        fields = ["v", "data", "dl"] + ([move_field] if move_field else [])
-        got = await self._call("HMGET", self.game_key(game), *fields)
-        dup = int(got[3]) if move_field and got[3] is not None else None
-        data = unpack(got[1]) if got[1] is not None else None
+        read: list[tuple[Any, ...]] = [("HMGET", self.game_key(game), "v", "data", "dl")]
+        if move_field:
+            read.append(("HGET", self.ledger_key(game), move_field))
+        got, *answer = await self._calls(read)
+        dup = int(answer[0]) if answer and answer[0] is not None else None
+        data = unpack_stored(got[1]) if got[1] is not None else None
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
 
     async def commit(
@@ -234,16 +266,22 @@ class Store:
         expected: int,
         move_field: str,
         data: dict[str, Any] | bytes,
-        events: list[tuple[dict[str, Any], dict[str, Any] | bytes]],
+        events: Sequence[tuple[dict[str, Any], dict[str, Any] | bytes | None]],
         deadline_ms: int,
         ttl: int = 0,
         record: bytes = b"",
         record_ttl: int = 0,
+        *,
+        auto: bool = False,
+        grace_ms: int = 0,
     ) -> Commit:
         """Run the commit script: version check, move id, state, events, deadline.
 
-        `data` and each event's state may come packed already (bytes). `record`:
-        the packed record of a rated game this commit ends (kept `record_ttl`).
+        `data` and each event's state snapshot may come packed already (bytes); a
+        snapshot of None is not kept. `ttl` > 0 ends the game: its hash is kept
+        that long, its stream and move ids `grace_ms`. `auto`: the server plays
+        the seat to act next. `record`: the packed record of a rated game this
+        commit ends (kept `record_ttl`).
         """
         args: list[Any] = [
             expected,
@@ -253,15 +291,17 @@ class Store:
             game,
             GAMES_CHANNEL,
             ttl,
-            len(events),
+            min(grace_ms, ttl * 1000) if ttl else 0,
+            int(auto),
             record,
             record_ttl,
+            len(events),
         ]
         for event, state in events:
-            args += [pack(event), state if isinstance(state, bytes) else pack(state)]
+            args += [pack(event), b"" if state is None else _packed(state)]
         bucket = self.bucket(game)
         keys = [self.game_key(game), self.events_key(game), self.deadlines_key(bucket),
-                self.unrated_key(bucket), self.record_key(game)]  # fmt: skip
+                self.unrated_key(bucket), self.record_key(game), self.ledger_key(game)]  # fmt: skip
         status, seq, now, deadline = await run_script(self._commit, keys, args, self.pipe)
         return Commit(status.decode(), int(seq), int(now), int(deadline))
 
@@ -298,25 +338,29 @@ class Store:
             total += int(await self.redis.zcard(self.deadlines_key(b)))
         return total
 
-    async def events(self, game: str, since: int = 0) -> list[Entry]:
-        """The events of a game after seq `since`, in order."""
-        rows: Any = await self._call("XRANGE", self.events_key(game), f"{since + 1}-0", "+")
+    async def events(self, game: str, since: int = 0, until: int | None = None) -> list[Stored]:
+        """The stream's entries after seq `since` (up to seq `until`), in order, as stored."""
+        last = "+" if until is None else f"{until}-0"
+        rows: Any = await self._call("XRANGE", self.events_key(game), f"{since + 1}-0", last)
         return self._entries(rows)
 
-    async def event(self, game: str, seq: int) -> Entry | None:
-        """The event of a game at `seq`, if its stream holds it."""
-        rows: Any = await self._call("XRANGE", self.events_key(game), f"{seq}-0", f"{seq}-0")
-        entries = self._entries(rows)
+    async def event(self, game: str, seq: int) -> Stored | None:
+        """The stream's entry of `seq` as stored (its state only if a snapshot is kept there)."""
+        entries = await self.events(game, seq - 1, seq)
         return entries[0] if entries else None
 
     @staticmethod
-    def _entries(rows: Any) -> list[Entry]:
+    def _entries(rows: Any) -> list[Stored]:
         entries = []
         for entry_id, fields in rows:
             # The pipe's raw [field, value, ...]; redis-py makes a dict of it.
             f = fields if isinstance(fields, dict) else dict(zip(*[iter(fields)] * 2, strict=True))
             seq = int(entry_id.split(b"-")[0])
-            entries.append(Entry(seq, unpack(f[b"e"]), unpack(f[b"s"]), int(f[b"d"]), int(f[b"t"])))
+            snapshot = f.get(b"s")
+            state = unpack(snapshot) if snapshot else None
+            auto = f[b"a"] == b"1" if b"a" in f else bool(state and state.get("auto"))
+            event = unpack(f[b"e"])
+            entries.append(Stored(seq, event, state, auto, int(f[b"d"]), int(f[b"t"])))
         return entries
 
     async def claim(
@@ -499,6 +543,18 @@ class Store:
             except (RedisConnectionError, RedisTimeoutError):
                 pass
         return await self.redis.execute_command(*args)  # type: ignore[no-untyped-call]
+
+    async def _calls(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Several commands sent at once; their replies, in order (see `_call`)."""
+        if self.pipe is not None:
+            try:
+                return await self.pipe.call_many(commands)
+            except (RedisConnectionError, RedisTimeoutError):
+                pass
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for command in commands:
+                pipe.execute_command(*command)
+            return list(await pipe.execute())
 
     async def _each(self, command: str, argsets: list[tuple[Any, ...]]) -> None:
         """The same command once per argument set, all sent at once (see `_call`)."""

@@ -27,6 +27,8 @@ FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--match-wait", "match_wait", float, "seconds before a smaller queue table (default 10)"),
     ("--queue-bots-after", "queue_bots_after", float, "bots fill queue tables after S s (0: off)"),
     ("--game-ttl", "game_ttl", int, "seconds a finished game is kept (default 86400)"),
+    ("--game-grace", "game_grace", float, "seconds a finished game keeps its events and "
+     "move ids (default 60)"),
     ("--token-secret", "token_secret", str, "session token secret (default: shared via Redis)"),
     ("--token-ttl", "token_ttl", float, "seconds a session token is valid (default 7 days)"),
     ("--rate", "rate", float, "messages per second a socket may send (default 20)"),

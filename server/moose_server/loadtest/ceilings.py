@@ -6,8 +6,10 @@
   to every seat, built from real views, but with no Redis and no rules. The
   same `players.Player`s drive it with the same concurrency.
 - **Storage ceiling**: `storage_ceiling()`, a bare redis-py asyncio client doing
-  per move exactly what the server does in Redis: one HMGET of the game hash and
-  one EVALSHA of the server's own commit script with a payload of real size,
+  per move exactly what the server does in Redis: one HMGET of the game hash (and
+  an HGET of its move ids, in the same round trip) and
+  one EVALSHA of the server's own commit script with a payload of real size
+  (a state snapshot where the server keeps one),
   one loop per concurrent game, and one pub/sub subscriber draining the wake-ups
   the script publishes (as every server instance has).
 
@@ -200,6 +202,8 @@ async def storage_ceiling(
     import redis.asyncio as aioredis
     from redis.exceptions import RedisError
 
+    from moose_server.stream import keeps_snapshot
+
     script = resources.files("moose_server").joinpath("lua", "commit.lua").read_text()
     # The server's pool holds 64 connections; at least one per loop here, because
     # loops that issue their next command at once starve the pool's other waiters
@@ -222,17 +226,22 @@ async def storage_ceiling(
         for generation in itertools.count():
             gid = f"lt_{i}_{generation}"
             keys = [f"{{lt}}:game:{gid}", f"{{lt}}:events:{gid}", "{lt}:deadlines",
-                    "{lt}:unrated", f"{{lt}}:record:{gid}"]  # fmt: skip
-            made.extend(keys[:2])
+                    "{lt}:unrated", f"{{lt}}:record:{gid}", f"{{lt}}:moves:{gid}"]  # fmt: skip
+            made.extend([keys[0], keys[1], keys[5]])
             for version in range(GAME_MOVES):
                 t0 = time.monotonic()
                 if t0 >= window[1]:
                     return
                 field = f"m:p_{i}:{generation}-{version}"
                 try:
-                    await redis.hmget(keys[0], ["v", "data", "dl", field])
+                    async with redis.pipeline(transaction=False) as pipe:
+                        pipe.hmget(keys[0], ["v", "data", "dl"])
+                        pipe.hget(keys[5], field)
+                        await pipe.execute()
+                    # A snapshot where the server keeps one (games.keeps_snapshot).
+                    kept = snapshot if keeps_snapshot(version + 1) else b""
                     await commit(keys=keys, args=[version, field, data, 30_000, gid, CHANNEL,
-                                                  0, 1, b"", 0, event, snapshot])  # fmt: skip
+                                                  0, 0, 0, b"", 0, 1, event, kept])  # fmt: skip
                 except RedisError as exc:  # the pool's wait timed out: count it, go on
                     errors[type(exc).__name__] += 1
                     continue

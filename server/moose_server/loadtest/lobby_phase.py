@@ -189,6 +189,13 @@ async def lobby_phase(
                 step, ended = await _step(n, opts, workers, window, ui, base)
                 out["steps"].append(step)
                 finished += ended
+            last = time.monotonic()
+        if window.redis is not None and finished:
+            # The games that ended in the windows, once their grace is over: compacted.
+            grace = Settings.from_env().game_grace + 2.0
+            ui.phase("lobby: waiting for finished games' grace", grace)
+            await asyncio.sleep(max(0.0, last + grace - time.monotonic()))
+            out["redis_memory_finished_after_grace"] = await game_memory(window.redis, finished)
     finally:
         if window.redis is not None:
             await window.redis.aclose()

@@ -2,21 +2,24 @@
 -- events appended to the game's stream, deadline set or cleared, wake-up.
 --
 -- KEYS: 1 game hash, 2 events stream, 3 deadlines sorted set (one bucket),
---       4 the bucket's unrated games (sorted set), 5 the game's kept record
+--       4 the bucket's unrated games (sorted set), 5 the game's kept record,
+--       6 move-id ledger (hash: move-id field -> seq of its first event)
 -- ARGV: 1 expected version, 2 move-id field ('' = none), 3 game data blob,
 --       4 deadline: ms from now (> 0), 0 = clear, -1 = keep,
---       5 game id, 6 wake-up channel, 7 ttl seconds (0 = none),
---       8 event count, 9 the record of a rated game that ends here, to keep ('' = none),
---       10 its ttl seconds (0: no rated game ends here), then per event: event blob,
---       state blob
+--       5 game id, 6 wake-up channel, 7 ttl seconds (0 = the game goes on),
+--       8 grace ms: a finished game's stream and move ids are kept this long,
+--       9 auto ('1': the server plays the seat to act next),
+--       10 the record of a rated game that ends here, to keep ('' = none),
+--       11 its ttl seconds (0: no rated game ends here), 12 event count,
+--       then per event: event blob, state snapshot blob ('' = none kept)
 -- A rated game's end also puts it among the bucket's unrated games, in this same
 -- step: whoever rates it takes it out, and should that instance die first,
 -- another one finds it there (results.py).
 -- Returns {status, seq, now_ms, deadline_ms}; status is ok, dup or stale.
-local game, events, deadlines = KEYS[1], KEYS[2], KEYS[3]
+local game, events, deadlines, ledger = KEYS[1], KEYS[2], KEYS[3], KEYS[6]
 local mid = ARGV[2]
 if mid ~= '' then
-  local prev = redis.call('HGET', game, mid)
+  local prev = redis.call('HGET', ledger, mid)
   if prev then
     return {'dup', tonumber(prev), 0, 0}
   end
@@ -38,26 +41,34 @@ elseif delta == 0 then
 else
   deadline = tonumber(redis.call('HGET', game, 'dl') or '0')
 end
-local count = tonumber(ARGV[8])
+local count = tonumber(ARGV[12])
 local seq = version
 local first = version + 1
+local d, now_s, auto = string.format('%d', deadline), string.format('%d', now), ARGV[9]
 for i = 1, count do
   seq = seq + 1
-  redis.call('XADD', events, string.format('%d-0', seq),
-    'e', ARGV[9 + 2 * i], 's', ARGV[10 + 2 * i],
-    'd', string.format('%d', deadline), 't', string.format('%d', now))
+  local id, e, s = string.format('%d-0', seq), ARGV[11 + 2 * i], ARGV[12 + 2 * i]
+  if s == '' then
+    redis.call('XADD', events, id, 'e', e, 'a', auto, 'd', d, 't', now_s)
+  else
+    redis.call('XADD', events, id, 'e', e, 'a', auto, 'd', d, 't', now_s, 's', s)
+  end
 end
-redis.call('HSET', game, 'v', seq, 'data', ARGV[3], 'dl', string.format('%d', deadline))
+redis.call('HSET', game, 'v', seq, 'data', ARGV[3], 'dl', d)
 if mid ~= '' then
-  redis.call('HSET', game, mid, first)
+  redis.call('HSET', ledger, mid, first)
 end
 local ttl = tonumber(ARGV[7])
 if ttl > 0 then
+  -- Over: the game stays for its record; the events and move ids only for late
+  -- syncs and resends, for the grace.
+  local grace = math.max(1, tonumber(ARGV[8]))
   redis.call('EXPIRE', game, ttl)
-  redis.call('EXPIRE', events, ttl)
+  redis.call('PEXPIRE', events, grace)
+  redis.call('PEXPIRE', ledger, grace)
 end
-if tonumber(ARGV[10]) > 0 then -- a rated game ends here
-  if ARGV[9] ~= '' then redis.call('SET', KEYS[5], ARGV[9], 'EX', ARGV[10]) end
+if tonumber(ARGV[11]) > 0 then -- a rated game ends here
+  if ARGV[10] ~= '' then redis.call('SET', KEYS[5], ARGV[10], 'EX', ARGV[11]) end
   redis.call('ZADD', KEYS[4], now, gid)
 end
 redis.call('PUBLISH', ARGV[6], gid .. ' ' .. seq)
