@@ -29,6 +29,7 @@ from moose_server.connections import open_redis
 from moose_server.embedded import EmbeddedRedis
 from moose_server.games import Games
 from moose_server.handlers import Handlers
+from moose_server.heartbeats import Heartbeats
 from moose_server.hub import Hub
 from moose_server.limits import CodeGuard, Meter, Sockets
 from moose_server.live import LiveGames
@@ -110,6 +111,7 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
             on_presumed_dead=lambda: _ask_to_reconnect(services, "this instance lost Redis"),
         )  # fmt: skip
         await liveness.beat()
+        heartbeats = Heartbeats(services.connections, settings.heartbeat)
         work = [
             (timers, asyncio.create_task(timers.run(), name="timers")),
             (services.lobby, asyncio.create_task(services.lobby.run(), name="lobby")),
@@ -121,6 +123,7 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
             asyncio.create_task(liveness.run(), name="liveness"),
             asyncio.create_task(services.live.run(), name="live"),
             asyncio.create_task(watch_loop(services.metrics), name="loop lag"),
+            asyncio.create_task(heartbeats.run(), name="heartbeats"),
             *(task for _, task in work),
         ]
         try:

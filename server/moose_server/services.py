@@ -23,10 +23,13 @@ __all__ = ["Services", "Socket"]
 
 
 class Socket(Protocol):
-    """What the instance needs of an open socket: a way to ask it to close."""
+    """What the instance needs of an open socket: a way to ask it to close, its heartbeat."""
 
     def close(self, code: int, message: str = "") -> None:
         """Close after what was sent before has been written."""
+
+    def beat(self, now: float, heartbeat: float) -> None:
+        """Ping the socket if it has been silent `heartbeat` s; cut it if a ping went unanswered."""
 
 
 @dataclass

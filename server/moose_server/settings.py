@@ -56,7 +56,7 @@ class Settings:
     rate: float = 20.0  # messages per second a socket may send...
     burst: int = 40  # ...with this many at once
     rate_strikes: int = 5  # rate_limited errors in a row before closing with 1008
-    heartbeat: float = 20.0
+    heartbeat: float = 20.0  # a socket silent this long is pinged (heartbeats.py)
     # Limits for a service open to the internet (deploy/README.md, "Running it in public").
     header_timeout: float = 10.0  # an HTTP request's headers, and an idle keep-alive, within this
     hello_timeout: float = 10.0  # a socket that has not said hello by then is closed (4408)
@@ -97,7 +97,7 @@ class Settings:
         if self.game_grace < 0:
             raise ValueError("game_grace must not be negative")
         positive = ("turn_time", "answer_time", "poll_interval", "lease", "rate", "instance_ttl",
-                    "header_timeout", "hello_timeout", "close_timeout", "max_sockets",
+                    "heartbeat", "header_timeout", "hello_timeout", "close_timeout", "max_sockets",
                     "max_sockets_per_address", "code_guesses", "code_guess_interval",
                     "login_attempts", "login_window", "history_size",
                     "live_interval")  # fmt: skip

@@ -56,6 +56,7 @@ _UNENCODABLE = protocol.error("internal", "the answer could not be encoded (logg
 _LEN1 = struct.Struct("!BB").pack
 _LEN2 = struct.Struct("!BBH").pack
 _LEN3 = struct.Struct("!BBQ").pack
+_TEXT, _BINARY, _PING, _PONG = 0x81, 0x82, 0x89, 0x8A  # FIN + opcode
 
 
 class Connection:
@@ -87,6 +88,8 @@ class Connection:
         self._closing = False
         self._cut: asyncio.TimerHandle | None = None  # aborts the transport (see `_cut_later`)
         self.close_sent: int | None = None  # the close code this server sent, if it closed
+        self.seen = self._loop.time()  # when the client last sent a frame (heartbeats.py)
+        self._pinged = 0.0  # when we last pinged it
         self._tasks: list[asyncio.Task[Any]] = []
 
     async def run(self) -> None:
@@ -96,10 +99,13 @@ class Connection:
         hello = self._loop.call_later(timeout, self._no_hello)
         try:
             async for raw in self.ws:
+                self.seen = self._loop.time()
                 if self._closing:
                     continue  # draining until the close handshake ends the loop
                 if raw.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                     await self._frame(raw.data)
+                elif raw.type == WSMsgType.PING:
+                    self._queue(_PONG, raw.data)  # a PONG needs nothing but `seen`
                 elif raw.type == WSMsgType.ERROR:
                     break
         finally:
@@ -234,9 +240,12 @@ class Connection:
         if self._closing:
             return
         if isinstance(payload, str):
-            payload, opcode = payload.encode(), 0x81
+            self._queue(_TEXT, payload.encode())
         else:
-            opcode = 0x82
+            self._queue(_BINARY, payload)
+
+    def _queue(self, opcode: int, payload: bytes) -> None:
+        """One frame (FIN set) for this turn's write."""
         n = len(payload)
         if n < 126:
             head = _LEN1(opcode, n)
@@ -308,6 +317,24 @@ class Connection:
             timeout = self.services.settings.close_timeout
             self._cut = self._loop.call_later(timeout, self._transport.abort)
 
+    def beat(self, now: float, heartbeat: float) -> None:
+        """Ping the socket if it has been silent `heartbeat` s; cut it if a ping went unanswered.
+
+        Called for each socket once every `heartbeat / 2` (heartbeats.py): a silent
+        socket is pinged within 1.5 `heartbeat` and cut within as long again.
+        """
+        transport = self._transport
+        if self._closing or transport is None or transport.is_closing():
+            return
+        if self._pinged > self.seen:  # no frame since our ping
+            if now - self._pinged >= heartbeat / 2:
+                log.info("cutting a socket of %s that did not answer a ping", self.player,
+                         extra={"event": "no_pong", "player": self.player})  # fmt: skip
+                transport.abort()
+        elif now - self.seen >= heartbeat:
+            self._pinged = now
+            self._queue(_PING, b"")
+
     # -- called by the hub --------------------------------------------------------
 
     def note_away(self, game: str) -> None:
@@ -336,9 +363,10 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     services = request.app[SERVICES]
     settings = services.settings
     # aiohttp refuses a frame of max_msg_size bytes already; PROTOCOL.md lets it through.
+    # No heartbeat and no autoping from aiohttp: pings and pongs are ours (heartbeats.py).
     ws = web.WebSocketResponse(
-        heartbeat=settings.heartbeat, max_msg_size=settings.max_msg_size + 1, compress=False,
-        timeout=settings.close_timeout,
+        max_msg_size=settings.max_msg_size + 1, compress=False, timeout=settings.close_timeout,
+        autoping=False,
     )  # fmt: skip
     if services.draining:
         raise web.HTTPServiceUnavailable(text="draining")

@@ -33,7 +33,7 @@ FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--token-ttl", "token_ttl", float, "seconds a session token is valid (default 7 days)"),
     ("--rate", "rate", float, "messages per second a socket may send (default 20)"),
     ("--burst", "burst", int, "burst of messages allowed (default 40)"),
-    ("--heartbeat", "heartbeat", float, "seconds between WebSocket pings (default 20)"),
+    ("--heartbeat", "heartbeat", float, "seconds of silence before a socket is pinged (20)"),
     ("--poll-interval", "poll_interval", float, "seconds between deadline polls (default 0.25)"),
     ("--buckets", "buckets", int, "game buckets (default 16; never change on live data)"),
     ("--drain-grace", "drain_grace", float, "seconds to drain sockets on shutdown (default 5)"),
