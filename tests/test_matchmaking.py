@@ -9,6 +9,7 @@ it over): a busy machine makes neither fail.
 from __future__ import annotations
 
 import asyncio
+import math
 import random
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
@@ -199,7 +200,7 @@ async def test_a_resent_call_runs_once(make_mm, redis):
     mm = make_mm(match_wait=0)
     await queue(mm, [(2, 2)] * 2)
     form = mm._scripts["form"]
-    args = ["nonce-1", 0, 0, 1000, 30_000_000]
+    args = ["nonce-1", 0, 0, 1000, 30_000_000, 100, 100, 8]
     first = await form(keys=mm_keys("moose"), args=args)
     await queue(mm, [(2, 2)] * 2, tag="q")
     assert await form(keys=mm_keys("moose"), args=args) == first
@@ -439,7 +440,17 @@ async def test_two_thousand_players_are_all_seated(make_mm):
     seated = Counter(p for t in formed for p in humans(t))
     assert set(seated) == set(ranges) and max(seated.values()) == 1
     check_tables([t for t in formed if all(s.bot is None for s in t.seats)], ranges)
-    assert calls <= 6  # 1000 tickets looked at per call
+    assert calls <= math.ceil(len(formed) / mm.tables) + 3  # full slices, then the rest
+
+
+async def test_one_call_forms_a_slice_of_tables_and_says_when_more_wait(make_mm):
+    mm = make_mm()
+    await queue(mm, [(4, 4)] * (4 * mm.tables + 8))  # a slice's worth and two tables more
+    first = await mm.form_tables()
+    assert len(first) == mm.tables and mm.full(first)
+    second = await mm.form_tables()
+    assert len(second) == 2 and not mm.full(second)
+    assert await mm.form_tables() == []
 
 
 async def test_a_formed_table_comes_back_until_started(make_mm):

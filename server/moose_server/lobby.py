@@ -29,7 +29,7 @@ __all__ = ["Lobby"]
 
 log = logging.getLogger(__name__)
 
-START_AT_ONCE = 32  # games of one matchmaking round dealt concurrently
+START_AT_ONCE = 16  # games of one slice dealt concurrently (a slice has 16 tables at most)
 
 
 def game_id_of(key: str) -> str:
@@ -90,17 +90,25 @@ class Lobby:
         self.running = False
 
     async def run(self) -> None:
-        """Form queue tables until stopped or cancelled."""
+        """Form queue tables until stopped or cancelled, a slice at a time.
+
+        Each call forms a bounded number of tables (Redis is held a few ms at most)
+        and their games are dealt before the next call; a full slice is followed
+        by the next one at once, else by a pause of `match_interval`.
+        """
         while self.running:
+            more = False
             try:
-                await self.start_all(await self.matchmaker.form_tables())
+                tables = await self.matchmaker.form_tables()
+                await self.start_all(tables)
+                more = self.matchmaker.full(tables)
             except (RedisError, OSError) as exc:
                 if cancelling():
                     raise asyncio.CancelledError from exc
                 log.warning("matchmaking cannot reach Redis: %s", exc)
             except Exception:
                 log.exception("matchmaking failed")
-            await asyncio.sleep(self.settings.match_interval)
+            await asyncio.sleep(0 if more else self.settings.match_interval)
 
     async def start_all(self, tables: list[FormedTable]) -> None:
         """Deal the games of the formed tables, several at once.

@@ -255,7 +255,8 @@ class Matchmaker:
         table_ttl: float = 3600,
         instance: str = "",
         prefix: str = "moose",
-        scan: int = 1000,
+        scan: int = 256,
+        tables: int = 16,
         lease: float = 30.0,
         pipe: Pipe | None = None,
         window: float = 100.0,
@@ -270,7 +271,10 @@ class Matchmaker:
         self.table_ttl = table_ttl
         self.instance = instance
         self.prefix = prefix
-        self.scan = scan  # oldest tickets one form_tables call looks at: bounds its cost
+        # One form_tables call looks at the `scan` oldest tickets and forms `tables` at
+        # most: a few milliseconds of Redis at most, whatever the queue's length.
+        self.scan = scan
+        self.tables = tables
         self.lease = lease  # a formed table not dealt within this is handed out again
         self._keys = mm_keys(prefix)
         self._scripts = {name: redis.register_script(_load_script(name)) for name in _SCRIPTS}
@@ -314,13 +318,18 @@ class Matchmaker:
     async def form_tables(self) -> list[FormedTable]:
         """Seat whoever the queue can seat now (see mm_form.lua); atomic across instances.
 
+        At most `tables` new tables a call: when it formed that many, call again.
         Tables formed earlier whose game was not dealt within the lease come again.
         Deal each table's game, then call `started(table.key)`.
         """
         args = (_us(self.match_wait), _us(self.queue_bots_after), self.scan, _us(self.lease),
-                self.window, self.widen)  # fmt: skip
+                self.window, self.widen, self.tables)  # fmt: skip
         rows = await self._run("form", *args)
         return [self._formed(key, entry) for key, entry in rows or []]
+
+    def full(self, tables: list[FormedTable]) -> bool:
+        """Whether a `form_tables` call formed as many tables as it may: maybe more wait."""
+        return sum(1 for t in tables if t.source == "queue") >= self.tables
 
     def _formed(self, key: str, entry: dict[str, Any]) -> FormedTable:
         if "t" in entry:

@@ -1,6 +1,8 @@
--- Form every table the queue allows now, and remove the seated tickets.
+-- Form the tables the queue allows now, at most `most`, and remove the seated tickets.
 -- ARGV: nonce, match_wait_us, bots_after_us (0 = never), scan (oldest tickets looked at),
---       lease_us, window (rating points), widen (rating points a second of waiting).
+--       lease_us, window (rating points), widen (rating points a second of waiting),
+--       most (new tables at most: bounds how long one call holds Redis; the caller
+--       calls again at once when a call formed that many).
 -- Reply: a JSON list of [key, {"q": [bot seats, player, name, player, name, ...]}]
 -- for each new table, and [key, entry] for each table formed earlier whose game
 -- was not dealt within its lease (its dealer died, or Redis failed it): dealing
@@ -21,7 +23,7 @@
 -- per ticket, a walk outwards from its place over the tickets within its window.
 local function main()
   local wait, bots_after, scan = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-  local lease = tonumber(ARGV[5])
+  local lease, most = tonumber(ARGV[5]), tonumber(ARGV[8]) or math.huge
   local now = now_us()
   local out = {}
   for _, key in ipairs(redis.call('ZRANGEBYSCORE', K_STARTING_AT, '-inf', int(now), 'LIMIT', 0, 50)) do
@@ -145,7 +147,9 @@ local function main()
     out[#out + 1] = starting(NONCE .. ':' .. (#out + 1), cjson.encode({q = row}), now, lease)
   end
 
+  local made = 0
   for i = 1, n do
+    if made >= most then break end
     if lo[i] and not seated[i] then
       local members
       if age[i] >= wait then
@@ -162,11 +166,13 @@ local function main()
       if members then
         members[#members + 1] = i
         form(members, 0)
+        made = made + 1
       elseif bots_after > 0 and age[i] >= bots_after then
         local k = lo[i]
         members = nearest(sacc[k], i, math.min(k - 1, cnt[k] - 1), false)
         members[#members + 1] = i
         form(members, k - #members)
+        made = made + 1
       end
     end
   end
