@@ -29,7 +29,7 @@ __all__ = ["Lobby"]
 
 log = logging.getLogger(__name__)
 
-START_AT_ONCE = 16  # games of one slice dealt concurrently (a slice has 16 tables at most)
+START_AT_ONCE = 8  # games dealt concurrently (a slice of matchmaking has 8 tables at most)
 
 
 def game_id_of(key: str) -> str:
