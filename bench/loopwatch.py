@@ -12,7 +12,8 @@ On exit (SIGTERM, SIGINT) it writes OUT.json:
   fraction of a second it started at, the callbacks it ran grouped by name
   (count, ms) and the collections that ran inside it;
 - `callbacks`: every callback name with its count, total and max ms;
-- `gc`: per generation: collections, total and max ms, objects collected;
+- `gc`: per generation: collections, total and max ms (wall and the thread's
+  CPU), objects collected;
 - `cpu`: the process's CPU seconds (user + system) over the same span.
 
 Every time is wall time: on a machine shared with other work a turn can also
@@ -65,8 +66,9 @@ class Watch:
         self.cpu_hist = [0] * (len(TURN_BUCKETS_MS) + 1)
         self.slowest: list[dict[str, Any]] = []
         self.names: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0])
-        self.gc: dict[int, list[float]] = {g: [0, 0.0, 0.0, 0] for g in range(3)}
-        self._gc_t0 = 0.0
+        # per generation: count, wall ms, max wall ms, collected, CPU ms, max CPU ms
+        self.gc: dict[int, list[float]] = {g: [0, 0.0, 0.0, 0, 0.0, 0.0] for g in range(3)}
+        self._gc_t0 = self._gc_cpu0 = 0.0
         self.t0 = time.perf_counter()
         self.cpu0 = sum(os.times()[:2])
 
@@ -115,14 +117,17 @@ class Watch:
 
     def on_gc(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
-            self._gc_t0 = time.perf_counter()
+            self._gc_t0, self._gc_cpu0 = time.perf_counter(), time.thread_time()
             return
         ms = (time.perf_counter() - self._gc_t0) * 1000
+        cpu = (time.thread_time() - self._gc_cpu0) * 1000
         g = self.gc[info["generation"]]
         g[0] += 1
         g[1] += ms
         g[2] = max(g[2], ms)
         g[3] += info.get("collected", 0)
+        g[4] += cpu
+        g[5] = max(g[5], cpu)
         self.turn_gc.append((info["generation"], ms, info.get("collected", 0)))
 
     def report(self) -> dict[str, Any]:
@@ -139,7 +144,8 @@ class Watch:
                       "heaviest": sorted(self.slowest, key=lambda t: -t["cpu_ms"])[:KEEP_SLOWEST]},
             "callbacks": [[k, int(v[0]), round(v[1], 1), round(v[2], 2)] for k, v in names[:80]],
             "gc": {str(g): {"count": int(v[0]), "total_ms": round(v[1], 1),
-                            "max_ms": round(v[2], 2), "collected": int(v[3])}
+                            "max_ms": round(v[2], 2), "collected": int(v[3]),
+                            "cpu_total_ms": round(v[4], 1), "cpu_max_ms": round(v[5], 2)}
                    for g, v in self.gc.items()},
         }  # fmt: skip
 

@@ -71,6 +71,8 @@ def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
     conns = report["connections"]
     assert (conns["connected"], conns["errors"]) == (20, {})
     assert conns["bytes_per_connection"] is not None
+    assert conns["server_cpu_percent"] >= 0  # the upkeep of idle sockets, over the hold
+    assert conns["server_histograms"]["moose_loop_lag_seconds"]["count"] > 0
 
 
 def test_a_paced_run_plays_and_reports(tmp_path: object) -> None:

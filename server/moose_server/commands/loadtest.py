@@ -60,7 +60,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--matchmaking", type=int, default=0, metavar="N",
                    help="also: N players queue at once; time until all are seated")  # fmt: skip
     p.add_argument("--connections", type=int, default=0, metavar="N",
-                   help="also: hold N idle sessions; server memory per connection")  # fmt: skip
+                   help="also: hold N idle sessions; server memory per connection, server "
+                        "CPU while they are held")  # fmt: skip
     p.add_argument("--hold", type=float, default=3.0, help="seconds to hold them (default 3)")
     p.add_argument("--source-ips", type=int, default=0,
                    help="loopback source addresses per load-generator process (default: one "

@@ -4,7 +4,8 @@ Players join in steps (e.g. 2,000, 5,000, 10,000 and as many as the file
 limits allow). Each plays at a human pace: after an event that offers it moves
 it thinks for a random time around `games / rate` seconds (answering a moose
 quicker), so that the whole lobby makes about `rate` moves a second whatever
-its size; a small feedback loop per worker keeps that rate. Games end all the
+its size; a small feedback loop per worker keeps that rate (within a factor of 2
+of that pace: a server that cannot take the rate is not driven harder). Games end all the
 time and their players queue again, so matchmaking never stops.
 
 A step: the new players connect and queue; the games they are dealt are
@@ -63,7 +64,7 @@ class LobbyRun(Run):
         self.window = self.tally.window = _NOTHING  # nothing counts until a window opens
         self.joined = 0  # players made so far (each gets the next index)
         self.spreading = False  # fast-forward new games (while the lobby grows)
-        self.think_mean = 1.0  # seconds; set from the lobby's size, then adjusted
+        self.think_mean = self.nominal = 1.0  # seconds; from the lobby's size, then adjusted
         self.seated_once: set[int] = set()  # players that had a match since they joined
         self._paced_moves = 0  # moves sent after a think time, for the rate feedback
 
@@ -85,7 +86,8 @@ class LobbyRun(Run):
 
     def size(self, players: int) -> None:
         """This worker has `players`: each game should move every games / rate seconds."""
-        self.think_mean = min(_TURN, max(0.05, players / self.job.table / max(1e-9, self.job.rate)))
+        self.nominal = min(_TURN, max(0.05, players / self.job.table / max(1e-9, self.job.rate)))
+        self.think_mean = self.nominal
 
     async def keep_rate(self, rate: float) -> None:
         """Adjust the think time so that this worker's players send `rate` moves a second."""
@@ -96,8 +98,11 @@ class LobbyRun(Run):
             got = (self._paced_moves - sent) / (now - last)
             last, sent = now, self._paced_moves
             if got > 0 and not self.spreading:
+                # Within a factor of 2 of a human's pace: a server that cannot take the
+                # rate is reported at the rate it took, never driven by faster players.
                 factor = min(1.25, max(0.8, got / rate))
-                self.think_mean = min(_TURN, max(0.05, self.think_mean * factor))
+                low, high = self.nominal / 2, min(_TURN, self.nominal * 2)
+                self.think_mean = min(high, max(low, self.think_mean * factor))
 
     def open_window(self, start: float, end: float) -> dict[str, int]:
         """Count from `start` to `end` in a fresh tally; the errors seen since the last one."""

@@ -6,7 +6,8 @@ Phases, in order, each with its own warm-up and measured window:
 2. storage ceiling: `ceilings.storage_ceiling` on the server's Redis;
 3. games: the players against the server, through its public queue;
 4. matchmaking: N players queue at once, until every one is seated;
-5. connections: N idle sessions held open, server memory per connection.
+5. connections: N idle sessions held open: server memory per connection, and
+   the server's CPU and loop lag while they are held (their upkeep).
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ from moose_server.loadtest.probes import (
     RedisProbe,
     Spawned,
     free_port,
+    histogram_delta,
     machine,
+    metrics_url,
+    scrape,
     stop_process,
     wait_ready,
 )
@@ -215,15 +219,26 @@ async def connections_phase(opts: Options, url: str, pid: int | None, ui: Ui) ->
     job = Job(mode="connections", url=url, players=n, table=opts.table, warmup=0,
               duration=opts.hold, hold=opts.hold, source_ips=_source_ips(opts, n, url))  # fmt: skip
 
+    held: dict[str, Any] = {}
+
     async def window(start: float, workers: list[int]) -> None:
-        await asyncio.sleep(min(1.0, opts.hold / 2))
+        # What idle sockets cost: memory, and the CPU of their upkeep (heartbeats)
+        # over the hold, after the first second (connecting is over by then).
+        await asyncio.sleep(max(0.0, start + min(1.0, opts.hold / 2) - time.monotonic()))
+        before = await in_thread(scrape, metrics_url(url))
         if probe:
             seen["rss"] = probe.rss()
+            probe.start()
+        await asyncio.sleep(max(0.0, start + opts.hold - 0.2 - time.monotonic()))
+        if probe:
+            held["server_cpu_percent"] = round(probe.stop(), 2)
+        after = await in_thread(scrape, metrics_url(url))
+        held["server_histograms"] = histogram_delta(before, after)
 
     merged = await run_workers(job, opts.procs, ui, "connections", window)
     out: dict[str, Any] = {"wanted": n, "connected": merged["connected"],
                            "connect_ms": percentiles(merged["connect_ms"]),
-                           "errors": merged["errors"]}  # fmt: skip
+                           "errors": merged["errors"], **held}  # fmt: skip
     if probe and "rss" in seen:
         delta = seen["rss"] - base
         out["server_rss_mb"] = round(seen["rss"] / 2**20, 1)
