@@ -108,7 +108,8 @@ FIELDS = ("moves_per_second", "move_latency_ms.p50", "move_latency_ms.p99",
           "server.cpu_percent", "redis.commands_per_move", "redis.round_trips.per_commit",
           "matchmaking.all_seated_s", "matchmaking.rating_spread.mean",
           "matchmaking.rating_spread.random_mean", "connections.bytes_per_connection",
-          "connections.server_rss_mb", "server_cpu_ms_per_move", "loadavg_1m")  # fmt: skip
+          "connections.server_rss_mb", "connections.server_cpu_percent", "server_cpu_ms_per_move",
+          "loadavg_1m")  # fmt: skip
 
 
 def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, float | None]]:

@@ -14,6 +14,8 @@ On exit (SIGTERM, SIGINT) it writes OUT.json:
 - `callbacks`: every callback name with its count, total and max ms;
 - `gc`: per generation: collections, total and max ms (wall and the thread's
   CPU), objects collected;
+- `tracked_objects`: every 30 s, how many objects the collector tracks (what a
+  full collection walks);
 - `cpu`: the process's CPU seconds (user + system) over the same span.
 
 Every time is wall time: on a machine shared with other work a turn can also
@@ -37,6 +39,7 @@ from typing import Any
 TURN_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 KEEP_SLOWEST = 200
 SLOW_TURN_MS = 5.0
+TRACK_EVERY = 30.0  # seconds between two counts of the objects the collector tracks
 
 
 def _name(handle: events.Handle) -> str:
@@ -71,6 +74,8 @@ class Watch:
         self._gc_t0 = self._gc_cpu0 = 0.0
         self.t0 = time.perf_counter()
         self.cpu0 = sum(os.times()[:2])
+        self.tracked: list[list[float]] = []  # [loop time, objects the collector tracks]
+        self._tracked_at = 0.0
 
     def handle(self, name: str, ms: float) -> None:
         entry = self.turn.get(name)
@@ -108,6 +113,12 @@ class Watch:
         self.busy = 0.0
         self.turn_cpu0 = time.thread_time()
 
+    def count_objects(self, loop_time: float) -> None:
+        """Every TRACK_EVERY s: how many objects the collector tracks (a full pass walks them)."""
+        if loop_time - self._tracked_at >= TRACK_EVERY:
+            self._tracked_at = loop_time
+            self.tracked.append([round(loop_time, 1), len(gc.get_objects())])
+
     def _trim(self) -> None:
         """Keep the slowest turns by wall time and the heaviest by CPU time."""
         by_wall = sorted(self.slowest, key=lambda t: -t["busy_ms"])[:KEEP_SLOWEST]
@@ -142,6 +153,7 @@ class Watch:
                       "cpu_ms_histogram": dict(zip(labels, self.cpu_hist, strict=True)),
                       "slowest": sorted(self.slowest, key=lambda t: -t["busy_ms"])[:KEEP_SLOWEST],
                       "heaviest": sorted(self.slowest, key=lambda t: -t["cpu_ms"])[:KEEP_SLOWEST]},
+            "tracked_objects": self.tracked,
             "callbacks": [[k, int(v[0]), round(v[1], 1), round(v[2], 2)] for k, v in names[:80]],
             "gc": {str(g): {"count": int(v[0]), "total_ms": round(v[1], 1),
                             "max_ms": round(v[2], 2), "collected": int(v[3]),
@@ -165,7 +177,9 @@ def install(out: str) -> Watch:
 
     def _run_once(self: base_events.BaseEventLoop) -> None:
         run_once(self)
-        watch.end_turn(self.time())
+        now = self.time()
+        watch.end_turn(now)
+        watch.count_objects(now)
 
     events.Handle._run = _run  # type: ignore[method-assign]
     base_events.BaseEventLoop._run_once = _run_once  # type: ignore[attr-defined]

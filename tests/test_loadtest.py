@@ -66,6 +66,8 @@ def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
     assert report["server"]["rss_mb"] > 0
     assert report["redis"]["commands_per_move"] > 0
     assert report["redis"]["round_trips"]["commits"] > 0
+    finished = report["redis"]["memory_finished_in_grace"]  # a 4-player game at its largest
+    assert finished["games"] >= 1 and 0 < finished["max_bytes"] <= 40_000
     mm = report["matchmaking"]
     assert (mm["players"], mm["seated"], mm["errors"]) == (8, 8, {})
     conns = report["connections"]

@@ -32,6 +32,7 @@ from moose_server.loadtest.probes import (
     RedisProbe,
     Spawned,
     free_port,
+    game_memory,
     histogram_delta,
     machine,
     metrics_url,
@@ -106,6 +107,13 @@ async def games_phase(
             "cpu_percent": round(cpu, 1),
             "round_trips": notes.get("round_trips"),
         }
+    if redis_url and out.get("redis"):
+        # Games just finished, still in their grace: the largest a game gets in Redis.
+        probe = RedisProbe(redis_url)
+        try:
+            out["redis"]["memory_finished_in_grace"] = await game_memory(probe, merged["game_ids"])
+        finally:
+            await probe.aclose()
     return out
 
 

@@ -101,6 +101,7 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
         (seen[k][0] - t0) * 1000 for k, t0 in sent.items() if k in seen and seen[k][1] >= table
     ]
     out["games"], out["errors"], out["tables"] = len(games), dict(errors), tables
+    out["game_ids"] = sorted(games)
     return out
 
 
