@@ -163,3 +163,14 @@ def test_a_lobby_run_grows_and_reports_each_size() -> None:
     assert any((s["redis_memory_running"] or {}).get("mean_bytes") for s in lobby["steps"])
     compacted = lobby["redis_memory_finished_after_grace"]  # games ended in the windows
     assert compacted is None or 0 < compacted["max_bytes"] <= 4096
+
+
+def test_idle_sessions_answer_pings_and_are_held_past_the_heartbeat() -> None:
+    """--connections: idle players read, so the server's pings are answered, none is cut."""
+    cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--games", "0",
+           "--connections", "20", "--hold", "3", "--json"]  # fmt: skip
+    env = {**os.environ, "MOOSE_HEARTBEAT": "0.4"}  # pinged several times over the hold
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=220, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    conns = json.loads(done.stdout)["connections"]
+    assert (conns["connected"], conns["errors"]) == (20, {})

@@ -480,7 +480,7 @@ async def run_job(job: Job, ready: Any = None, go: Any = None, progress: Any = N
         start = await go() if go is not None else time.monotonic()
         run = _restart(run, start, players)
         if job.mode == "connections":
-            await asyncio.sleep(job.hold)
+            await _idle(run, players)
         elif job.mode == "matchmaking":
             await _matchmaking(run, players)
         else:
@@ -538,6 +538,26 @@ async def _games(run: Run, players: list[Player]) -> None:
             for p in players:
                 if p.seats:
                     print("unfinished:", p.name, p.seats, p.last, file=sys.stderr)
+
+
+async def _idle(run: Run, players: list[Player]) -> None:
+    """Hold the sockets for `hold` seconds, reading (which answers the server's pings) as
+    any client does; a socket the server closes meanwhile is counted."""
+
+    async def read(p: Player) -> None:
+        assert p.ws is not None
+        while True:  # a ping is answered inside receive()
+            msg = await p.ws.receive()
+            if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED,
+                            aiohttp.WSMsgType.ERROR):  # fmt: skip
+                run.tally.errors["closed while idle"] += 1
+                return
+
+    readers = [asyncio.create_task(read(p)) for p in players]
+    await asyncio.sleep(run.job.hold)
+    for task in readers:
+        task.cancel()
+    await asyncio.gather(*readers, return_exceptions=True)
 
 
 async def _matchmaking(run: Run, players: list[Player]) -> None:
