@@ -89,6 +89,7 @@ async def test_a_finished_games_events_and_move_ids_last_its_grace_only(store):
         store.game_key("g_5"),
         store.events_key("g_5"),
         store.ledger_key("g_5"),
+        store.record_key("g_5"),
     }
 
 

@@ -562,8 +562,9 @@ class Games:
         data, packed_snapshot, packed_moves = new.packed(state, auto)
         over = new.state.over
         rated = over and new.rated
-        # A rated queue game's record is kept for record_ttl (histories point to it).
-        record = pack(new.record()) if rated and new.code is None else b""
+        # A rated queue game's record is kept for record_ttl (histories point to it);
+        # read seldom, kept long: compressed (2.8 -> ~1 KB for 4 players).
+        record = pack_compressed(new.record()) if rated and new.code is None else b""
         if over:  # kept for game_ttl, read seldom: compressed (~1.1 KB for 4 players)
             data = pack_compressed(new.to_data(state))
         stored = [

@@ -14,7 +14,8 @@ Redis Cluster too::
                         first event), so that a resent move gets its first answer
     {b7}:deadlines      sorted set: game id -> deadline ms
     {b7}:unrated        sorted set: rated game id -> when it ended (ms), until rated
-    {b7}:record:<id>    msgpack record of a rated game, kept record_ttl
+    {b7}:record:<id>    the record of a rated game (msgpack, zlib-compressed), kept
+                        record_ttl
     {b7}:polled         Redis time (ms) of the bucket's last deadline claim; an old
                         one means the service was down (see lua/claim.lua)
     moose:player:<id>:games   set of the player's unfinished games
@@ -235,8 +236,12 @@ class Store:
         return f"{{b{self.bucket(game)}}}:moves:{game}"
 
     def game_keys(self, game: str) -> list[str]:
-        """Every key one game holds (what `MEMORY USAGE` sums for a game's memory)."""
-        return [self.game_key(game), self.events_key(game), self.ledger_key(game)]
+        """Every key one game holds (what `MEMORY USAGE` sums for a game's memory): its
+        hash, stream and move ids, and a rated game's kept record."""
+        return [
+            self.game_key(game), self.events_key(game), self.ledger_key(game),
+            self.record_key(game),
+        ]  # fmt: skip
 
     @staticmethod
     def player_games_key(player: str) -> str:
@@ -308,7 +313,7 @@ class Store:
     async def kept_record(self, game: str) -> dict[str, Any] | None:
         """The kept record of a rated game, or None (never rated, or expired)."""
         raw: Any = await self.redis.get(self.record_key(game))
-        return unpack(raw) if raw is not None else None
+        return unpack_stored(raw) if raw is not None else None
 
     async def unrated(self, before_ms: int, limit: int) -> list[str]:
         """Rated games that ended before `before_ms` and are still waiting for their update."""
