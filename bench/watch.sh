@@ -7,6 +7,8 @@
 # (loop turns, callbacks, collections), OUT_PREFIX.slowlog.json (Redis SLOWLOG of
 # commands over 1 ms and LATENCY LATEST) and OUT_PREFIX.serve.log.
 # PYSPY=1 also records the server with py-spy (OUT_PREFIX.raw, collapsed stacks).
+# CODE=FOLDER runs the server from another revision's client/ and server/ (e.g. from
+# `git archive REV client server | tar -x -C FOLDER`); the load test is this tree's.
 set -euo pipefail
 out=$1; shift
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,7 +23,8 @@ redis=$!
 port=$($py -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 ulimit -n "$(ulimit -Hn)"
-$py "$here/loopwatch.py" "$out.loop.json" --port "$port" --redis "unix://$sock" \
+code=${CODE:+$CODE/client:$CODE/server}
+PYTHONPATH=$code $py "$here/loopwatch.py" "$out.loop.json" --port "$port" --redis "unix://$sock" \
   --data-dir "$data" --log-level WARNING >"$out.serve.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; kill $redis; wait $redis; rm -rf "$data"' EXIT
