@@ -147,7 +147,8 @@ async def test_a_late_sync_of_a_finished_game_gets_its_events_then_its_final_sta
 ):
     url = await moose_server(game_grace=0.5)
     a, b = await ws_client(url, "ann"), await ws_client(url, "bob")
-    game, (seat_a, _) = await table_game([a, b])
+    codes: list[str] = []
+    game, (seat_a, _) = await table_game([a, b], codes=codes)
     events, _ = await asyncio.gather(play_out(a, game, seed=1), play_out(b, game, seed=2))
     over = events[-1]
     synced = await a.request("sync", game=game, since=over["seq"] - 2)  # in the grace
@@ -166,4 +167,13 @@ async def test_a_late_sync_of_a_finished_game_gets_its_events_then_its_final_sta
     state = await a.expect(type="event", game=game, seq=synced["seq"])
     assert synced["seq"] == over["seq"] and state["event"]["kind"] == "state"
     assert state["view"] == over["view"] and state["view"]["seat"] == seat_a
-    assert (await a.request("record", game=game))["type"] == "record"
+    record = await a.request("record", game=game)
+    moves = [e for e in events if e["event"]["kind"] == "move"]
+    assert record["type"] == "record" and len(record["record"]["moves"]) == len(moves)
+    # A spectator past the grace: the final public view, no hand, and nothing more.
+    cat = await ws_client(url, "cat")
+    watching = await cat.request("watch", game=game, code=codes[0])
+    seen = await cat.expect(type="event", game=game, seq=watching["seq"])
+    assert watching["seq"] == over["seq"] and seen["event"]["kind"] == "state"
+    assert seen["view"]["over"] and seen["view"]["seat"] is None and seen["legal"] is None
+    assert "hand" not in seen["view"]

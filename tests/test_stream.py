@@ -12,7 +12,7 @@ from moose_server.codec import pack
 from moose_server.games import Games
 from moose_server.settings import Settings
 from moose_server.store import Store, connect
-from moose_server.stream import SNAPSHOT_EVERY, keeps_snapshot, read_events
+from moose_server.stream import SNAPSHOT_EVERY, keeps_snapshot, read_event, read_events
 
 
 @pytest.fixture
@@ -64,6 +64,15 @@ async def test_every_event_comes_back_with_the_state_after_it(games):
     assert all(e.parsed.to_dict() == t for e, t in zip(everything, truth, strict=True))
     for since in range(game.version + 1):  # from anywhere: the same events and states
         assert await read_events(games.store, game.id, since) == everything[since:]
+
+
+async def test_one_event_comes_back_with_the_state_after_it_snapshot_or_not(games):
+    """What a move's base is checked against (games.py): one event, read alone."""
+    game = await bot_game(games, players=3)
+    everything = await read_events(games.store, game.id)
+    for entry in everything:  # on a snapshot, just after one, just before the next
+        assert await read_event(games.store, game.id, entry.seq) == entry
+    assert await read_event(games.store, game.id, game.version + 1) is None
 
 
 async def test_a_stream_with_a_snapshot_on_every_entry_reads_the_same(games):
