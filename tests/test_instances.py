@@ -293,8 +293,10 @@ async def test_redis_losing_its_last_writes_leaves_no_game_or_bot_stuck(moose_se
     is left by every seat (`gone`), every bot stops when asked, and no ready bot
     has a turn played for it by timeout."""
     redis_server = redis_factory(appendonly=True)
-    procs = start_instances(moose_serve, redis_server.url, 2, "--turn-time", "3",
-                            "--answer-time", "3")  # fmt: skip
+    # Ready bots move at once, so the turn time costs nothing while all is well; 8 s
+    # (not 3) keeps a starved 2-core machine from timing out a bot that is merely slow.
+    procs = start_instances(moose_serve, redis_server.url, 2, "--turn-time", "8",
+                            "--answer-time", "8")  # fmt: skip
     watched = Watched(procs, 8)
     tasks = [asyncio.create_task(watched.play(c)) for c in watched.clients]
     stopper = asyncio.create_task(watched.stop_idle())
