@@ -33,7 +33,6 @@ __all__ = [
     "doors",
     "is_over",
     "legal_moves",
-    "moves_equal",
     "new_game",
     "normalize_move",
     "phase",
@@ -311,73 +310,83 @@ _OPPONENTS: dict[int, tuple[tuple[int, ...], ...]] = {
 }
 
 
-def _plays(s: State, seat: int) -> list[dict[str, Any]]:
-    """Every legal play (a-d) of `seat`, de-duplicated, in a stable order."""
-    hand = s.hands[seat]
+# -- plays (a-d) ----------------------------------------------------------------
+
+_NO_HOUSE = "seat {target} has no house card, so no moose can enter"
+_NOT_OPEN = "room {room} of seat {owner} is not open (it has a {cover})"
+_NOT_TYPE = "{card} does not match room {room} of seat {target} ({rtype})"
+_HAS_HOUSE = "seat {target} already has a house card"
+_ROOMS_FULL = f"seat {{target}} already has {MAX_OPEN_ROOMS} open rooms"
+_SOME: list[dict[str, Any]] = [{}]  # what `first` answers: there is a play (no need to build it)
+
+
+def _plays(
+    s: State, seat: int, cards: Iterable[str], place: tuple[Any, Any] | None = None,
+    first: bool = False,
+) -> tuple[list[dict[str, Any]], str | None]:  # fmt: skip
+    """The legal plays (a-d) of `seat` with `cards`, and why the last place tried is refused.
+
+    The one statement of when a card may be played: every (target, room) each
+    card could name is tried, or only `place` when `_play` checks one play (the
+    refusal is a template it fills in). `first`: only whether there is one
+    (a list that is not empty). Plain loops: this is the engine's hot spot.
+    """
+    has_house, rooms = s.has_house, s.rooms
+    if place is None:
+        opponents, at = _OPPONENTS[s.n][seat], 0
+    else:
+        opponents, at = place[:1], place[1]
     out: list[dict[str, Any]] = []
-    if not hand:
-        return out
-    opponents = _OPPONENTS[s.n][seat]
-    rooms = s.rooms
-    has_house = s.has_house
-    room_targets: list[int] | None = None
-    # Plain loops rather than comprehensions: legal lists are short (about 4
-    # moves), so the cost is in the calls, and this is the engine's hot spot.
-    # Sorted codes give the order door, house, moose:*, room:*, trap.
-    for card in sorted(set(hand)):
+    why = None
+    for card in cards:
         kind = card[0]
-        if kind == "m":  # moose:T
+        if kind == "m":  # moose:T: an opponent's open room of type T, in a house
             rtype = card[6:]
             for t in opponents:
-                if has_house[t]:
-                    for i, (typ, cover) in enumerate(rooms[t]):
-                        if cover == OPEN and typ == rtype:
-                            out.append({"action": "play", "card": card, "target": t, "room": i})
-        elif kind == "r":  # room:T
-            if room_targets is None:
-                room_targets = [t for t in opponents if _open_count(rooms[t]) < MAX_OPEN_ROOMS]
-            for t in room_targets:
-                out.append({"action": "play", "card": card, "target": t})
-        elif kind == "h":  # house
-            for t in opponents:
                 if not has_house[t]:
+                    why = _NO_HOUSE
+                    continue
+                own = rooms[t]
+                for i, (typ, cover) in enumerate(own) if place is None else ((at, own[at]),):
+                    if cover != OPEN:
+                        why = _NOT_OPEN
+                    elif typ != rtype:
+                        why = _NOT_TYPE
+                    else:
+                        if first:
+                            return _SOME, None
+                        out.append({"action": "play", "card": card, "target": t, "room": i})
+        elif kind == "r":  # room:T: an opponent with fewer than 3 open rooms
+            for t in opponents:
+                if _open_count(rooms[t]) >= MAX_OPEN_ROOMS:
+                    why = _ROOMS_FULL
+                else:
+                    if first:
+                        return _SOME, None
                     out.append({"action": "play", "card": card, "target": t})
-        elif kind == "d":  # door
-            for i, (_, cover) in enumerate(rooms[seat]):
-                if cover == OPEN:
+        elif kind == "h":  # house: an opponent without one
+            for t in opponents:
+                if has_house[t]:
+                    why = _HAS_HOUSE
+                else:
+                    if first:
+                        return _SOME, None
+                    out.append({"action": "play", "card": card, "target": t})
+        elif kind == "d":  # door: an open room of one's own
+            own = rooms[seat]
+            for i, (_, cover) in enumerate(own) if place is None else ((at, own[at]),):
+                if cover != OPEN:
+                    why = _NOT_OPEN
+                else:
+                    if first:
+                        return _SOME, None
                     out.append({"action": "play", "card": card, "room": i})
-    return out
+    return out, why
 
 
 def _has_play(s: State, seat: int) -> bool:
-    """Whether `seat` has any legal play (a-d); cheaper than listing them."""
-    hand = s.hands[seat]
-    if not hand:
-        return False
-    opponents = _OPPONENTS[s.n][seat]
-    rooms = s.rooms
-    has_house = s.has_house
-    for card in set(hand):
-        if card == "house":
-            for t in opponents:
-                if not has_house[t]:
-                    return True
-        elif card == "door":
-            for _, cover in rooms[seat]:
-                if cover == OPEN:
-                    return True
-        elif card[0] == "m":  # moose:T
-            rtype = card[6:]
-            for t in opponents:
-                if has_house[t]:
-                    for typ, cover in rooms[t]:
-                        if cover == OPEN and typ == rtype:
-                            return True
-        elif card[0] == "r":  # room:T
-            for t in opponents:
-                if _open_count(rooms[t]) < MAX_OPEN_ROOMS:
-                    return True
-    return False
+    """Whether `seat` has any legal play (a-d)."""
+    return bool(_plays(s, seat, set(s.hands[seat]), None, True)[0])
 
 
 def legal_moves(state: State) -> list[dict[str, Any]]:
@@ -387,7 +396,8 @@ def legal_moves(state: State) -> list[dict[str, Any]]:
     if state.pending:
         return [{"action": "trap"}, {"action": "allow"}]
     seat = state.turn
-    plays = _plays(state, seat)
+    # Sorted codes give the order door, house, moose:*, room:*, trap.
+    plays = _plays(state, seat, sorted(set(state.hands[seat])))[0]
     if plays:
         return plays
     if state.drew:
@@ -460,20 +470,6 @@ def _play_fields(move: Mapping[str, Any], card: str, out: dict[str, Any]) -> Non
         raise IllegalMove("a trap is never played as an action; it answers a moose")
 
 
-def _check_target(s: State, seat: int, target: int) -> None:
-    if not 0 <= target < s.n:
-        raise IllegalMove(f"target {target} is not a seat (0 to {s.n - 1})")
-    if target == seat:
-        raise IllegalMove("only a door may be played into your own house")
-
-
-def _check_room(s: State, owner: int, room: int) -> tuple[str, int]:
-    rooms = s.rooms[owner]
-    if not 0 <= room < len(rooms):
-        raise IllegalMove(f"seat {owner} has no room {room} (it has {len(rooms)} rooms)")
-    return rooms[room]
-
-
 def _without(hand: list[str], card: str) -> list[str]:
     """A new hand: `hand` less one `card` (the old list may belong to an older state)."""
     out = hand.copy()
@@ -529,45 +525,36 @@ def _play(state: State, seat: int, m: dict[str, Any]) -> State:
     if card not in state.hands[seat]:
         raise IllegalMove(f"seat {seat} holds no {card}")
     kind = card[0]
+    # normalize_move has given each kind of card the fields it needs (ints).
+    target: Any = m.get("target")
+    room: Any = m.get("room")
+    owner = seat if target is None else target  # of the room named
+    if target is not None and not (0 <= target < state.n and target != seat):
+        if target == seat:
+            raise IllegalMove("only a door may be played into your own house")
+        raise IllegalMove(f"target {target} is not a seat (0 to {state.n - 1})")
+    if room is not None and not 0 <= room < len(state.rooms[owner]):
+        count = len(state.rooms[owner])
+        raise IllegalMove(f"seat {owner} has no room {room} (it has {count} rooms)")
+    _, why = _plays(state, seat, (card,), (target, room), True)
+    if why is not None:
+        rtype, cover = state.rooms[owner][room] if room is not None else ("", OPEN)
+        raise IllegalMove(
+            why.format(seat=seat, card=card, target=target, room=room, owner=owner,
+                       cover=_COVER_NAMES[cover], rtype=rtype)
+        )  # fmt: skip
+    s = state._clone()
     if kind == "h":  # house
-        t = m["target"]
-        _check_target(state, seat, t)
-        if state.has_house[t]:
-            raise IllegalMove(f"seat {t} already has a house card")
-        s = state._clone()
         s.has_house = s.has_house.copy()
-        s.has_house[t] = True
+        s.has_house[target] = True
     elif kind == "r":  # room:T
-        t = m["target"]
-        _check_target(state, seat, t)
-        if _open_count(state.rooms[t]) >= MAX_OPEN_ROOMS:
-            raise IllegalMove(f"seat {t} already has {MAX_OPEN_ROOMS} open rooms")
-        s = state._clone()
-        s.rooms[t] = [*s.rooms[t], (card[5:], OPEN)]
+        s.rooms[target] = [*s.rooms[target], (card[5:], OPEN)]
     elif kind == "d":  # door
-        r = m["room"]
-        rtype, cover = _check_room(state, seat, r)
-        if cover != OPEN:
-            raise IllegalMove(
-                f"room {r} of seat {seat} is not open (it has a {_COVER_NAMES[cover]})"
-            )
-        s = state._clone()
-        s.rooms[seat] = _covered(s.rooms[seat], r, DOOR)
-    else:  # moose:T
-        t, r = m["target"], m["room"]
-        _check_target(state, seat, t)
-        if not state.has_house[t]:
-            raise IllegalMove(f"seat {t} has no house card, so no moose can enter")
-        rtype, cover = _check_room(state, t, r)
-        if cover != OPEN:
-            raise IllegalMove(f"room {r} of seat {t} is not open (it has a {_COVER_NAMES[cover]})")
-        if rtype != card[6:]:
-            raise IllegalMove(f"{card} does not match room {r} of seat {t} ({rtype})")
-        s = state._clone()
-        if "trap" in s.hands[t]:
-            s.pending = (t, r, card)
-        else:
-            s.rooms[t] = _covered(s.rooms[t], r, MOOSE)
+        s.rooms[seat] = _covered(s.rooms[seat], room, DOOR)
+    elif "trap" in s.hands[target]:  # moose:T, and the victim may answer
+        s.pending = (target, room, card)
+    else:
+        s.rooms[target] = _covered(s.rooms[target], room, MOOSE)
     s.hands[seat] = _without(s.hands[seat], card)
     return s
 
@@ -596,9 +583,16 @@ def _answer(s: State, trap: bool) -> None:
 
 def _finish_action(s: State) -> None:
     """End the current turn: decide whether the game is over, else start the next."""
-    if not any(s.hands) or (not s.draw and not any(_has_play(s, k) for k in range(s.n))):
+    if not any(s.hands):
         s.over = True
         return
+    if not s.draw:
+        for k in range(s.n):
+            if _has_play(s, k):
+                break
+        else:
+            s.over = True  # nobody can play and nobody can draw
+            return
     s.turn = (s.turn + 1) % s.n
     _start_turn(s)
 
@@ -679,13 +673,6 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         v["scores"] = scores(state)
         v["winners"] = winners(state)
     return v
-
-
-def moves_equal(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-    """Whether two moves are the same move, ignoring an optional 'seat'."""
-    return {k: v for k, v in a.items() if k != "seat"} == {
-        k: v for k, v in b.items() if k != "seat"
-    }
 
 
 def cards_in_play(state: State) -> Iterable[str]:
