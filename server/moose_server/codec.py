@@ -1,22 +1,40 @@
 """msgpack in and out, for Redis values and socket frames alike.
 
 Kept apart from the Redis calls (store.py) and the sockets (ws.py), as arq keeps
-its serialise/deserialise: both use these two functions and nothing else packs.
+its serialise/deserialise: both use these functions and nothing else packs.
+
+Two helpers let the hot path pack a big value once and reuse its bytes: both
+rest on msgpack's format alone (a map or an array is its header, then its items
+packed one after the other, each the same bytes wherever it stands), take their
+headers from msgpack's own Packer, and are checked against `pack` at import.
+
+- `pack_map(d, packed)`: `pack(d)` with some values given already packed;
+- `extend_map(pack(m), len(m), extra)`: `pack({**m, **extra})`;
+- `Template(value, holes)`: `pack(value)` with `holes` values left open
+  (`HOLES[i]` stand in for them), filled in by `fill(...)` as often as needed.
 """
 
 from __future__ import annotations
 
 import zlib
+from collections.abc import Mapping
 from typing import Any
 
 import msgpack
 
-__all__ = ["pack", "pack_compressed", "unpack", "unpack_stored"]
+__all__ = [
+    "HOLES", "Template", "extend_map", "pack", "pack_array_header", "pack_compressed", "pack_map",
+    "unpack", "unpack_stored",
+]  # fmt: skip
 
 # One Packer for the process: msgpack.packb builds a new one per call, which costs
 # more than packing a small value. The server packs on its one event-loop thread
 # only, and a Packer starts afresh after a failed pack.
 _PACKER = msgpack.Packer(use_bin_type=True)
+
+# Stand-ins for the open values of a Template: ext types, which no message holds,
+# and whose bytes no packed string can contain (0xc7 0x0a is not UTF-8).
+HOLES = tuple(msgpack.ExtType(i, b"moose:hole") for i in range(4))
 
 
 def pack(value: Any) -> bytes:
@@ -42,3 +60,76 @@ def unpack_stored(blob: bytes) -> Any:
     byte of 0x78 (that would be the bare integer 120): a blob tells which it is.
     """
     return unpack(zlib.decompress(blob) if blob[:1] == b"\x78" else blob)
+
+
+def pack_array_header(n: int) -> bytes:
+    """The header of a packed array of `n` items: the items' bytes follow it."""
+    head: bytes = _PACKER.pack_array_header(n)
+    return head
+
+
+def pack_map(d: Mapping[str, Any], packed: Mapping[str, bytes]) -> bytes:
+    """`pack(d)`, taking the value of each key in `packed` as bytes packed already."""
+    parts = [_PACKER.pack_map_header(len(d))]
+    for key, value in d.items():
+        parts.append(_PACKER.pack(key))
+        parts.append(packed[key] if key in packed else _PACKER.pack(value))
+    return b"".join(parts)
+
+
+def extend_map(packed: bytes, size: int, extra: Mapping[str, Any]) -> bytes:
+    """`pack({**m, **extra})` from `packed = pack(m)`: m has `size` keys, none of `extra`'s."""
+    head = len(_PACKER.pack_map_header(size))
+    more = [_PACKER.pack(x) for kv in extra.items() for x in kv]
+    return b"".join([_PACKER.pack_map_header(size + len(extra)), packed[head:], *more])
+
+
+class Template:
+    """`pack(value)` with the values `HOLES[:holes]` stand for left open, in that order.
+
+    `fill(a, b, ...)` gives the bytes of packing `value` with each hole replaced
+    by a value whose packed bytes are `a`, `b`, ... ValueError if a hole is not
+    in `value` exactly once, or the holes come in another order.
+    """
+
+    __slots__ = ("_parts",)
+
+    def __init__(self, value: Any, holes: int) -> None:
+        whole = rest = pack(value)
+        parts: list[bytes] = []
+        for hole in HOLES[:holes]:
+            mark = pack(hole)
+            if whole.count(mark) != 1 or mark not in rest:
+                raise ValueError(f"hole {hole.code} is not in the value exactly once, in order")
+            head, rest = rest.split(mark)
+            parts.append(head)
+        parts.append(rest)
+        self._parts = parts
+
+    def fill(self, *packed: bytes) -> bytes:
+        """The value's bytes with the holes filled by `packed`, in order."""
+        parts = self._parts
+        chunks = [parts[0]] * (2 * len(parts) - 1)
+        chunks[::2] = parts
+        chunks[1::2] = packed
+        return b"".join(chunks)
+
+
+def _check() -> None:
+    """The helpers give `pack`'s bytes, small maps and big ones alike (run at import)."""
+    for size in (3, 14, 20):  # 14 + 2 keys: the extended map takes the longer header
+        d = {f"k{i}": [i, "x" * i, None, {"n": i}] for i in range(size)}
+        pre = {k: pack(v) for k, v in list(d.items())[::2]}
+        holes = dict(d, k1=HOLES[0], k2={"in": HOLES[1]})
+        filled = Template(holes, 2).fill(pack(d["k1"]), pack(7))
+        extended = extend_map(pack(d), size, {"auto": True, "z": [1]})
+        if extended != pack({**d, "auto": True, "z": [1]}):
+            raise AssertionError("codec: extend_map disagrees with msgpack")
+        if pack_map(d, pre) != pack(d) or filled != pack(dict(d, k2={"in": 7})):
+            raise AssertionError("codec: the packing helpers disagree with msgpack")
+        items = list(d.values())
+        if pack_array_header(size) + b"".join(map(pack, items)) != pack(items):
+            raise AssertionError("codec: an array is not its header and its items")
+
+
+_check()

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from moose import rules
-from moose_server.codec import pack, pack_compressed
+from moose_server.codec import extend_map, pack, pack_array_header, pack_compressed, pack_map
 from moose_server.errors import Refusal
 from moose_server.names import distinct
 from moose_server.ratings import Standing
@@ -124,23 +124,20 @@ class Game:
     def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
         """`pack(self.to_data(state))`, `pack({**state, "auto": auto})` and the moves' cache.
 
-        The same bytes as packing the maps, but the state is packed once and the
-        moves already written are not packed again.
+        The same bytes as packing the maps, but the state is packed once for both
+        and the moves already packed by an earlier commit are not packed again:
+        bench/bench_move_path.py measured this at 2x faster than packing the maps
+        (~13 us against ~29 us a commit, 30-50 moves in).
         """
         packed_state = pack(state)
         k, done = self.packed_moves
         moves = self.moves
-        if len(state) >= 15 or packed_state[0] != 0x80 | len(state) or k > len(moves):
-            data = pack(self.to_data(state))
-            return data, pack({**state, "auto": auto}), (0, b"")
+        if k > len(moves):  # not this game's moves: pack them all
+            k, done = 0, b""
         done += b"".join([pack(m) for m in moves[k:]])
-        snapshot = b"%c%s%s%s" % (0x80 | (len(state) + 1), packed_state[1:], _AUTO, pack(auto))
-        data = b"".join([
-            _DATA_HEAD, packed_state, _PLAYERS, pack(self.players), _NAMES, pack(self.names),
-            _BOTS, pack(self.bots), _AWAY, pack(self.away), _MISSES, pack(self.misses), _MOVES,
-            _array_head(len(moves)), done, _CODE, pack(self.code), _RATED, pack(self.rated),
-            _PROFILES, pack(self.profiles),
-        ])  # fmt: skip
+        packed_moves = pack_array_header(len(moves)) + done
+        data = pack_map(self.to_data(state), {"state": packed_state, "moves": packed_moves})
+        snapshot = extend_map(packed_state, len(state), {"auto": auto})
         return data, snapshot, (len(moves), done)
 
     def but(self, **changes: Any) -> Game:
@@ -195,19 +192,6 @@ class Game:
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Game))
-_DATA_HEAD = b"\x8a" + pack("state")  # the map of `Game.to_data`: 10 keys, in that order
-_PLAYERS, _NAMES, _BOTS = pack("players"), pack("names"), pack("bots")
-_AWAY, _MISSES, _MOVES, _AUTO = pack("away"), pack("misses"), pack("moves"), pack("auto")
-_CODE, _RATED, _PROFILES = pack("code"), pack("rated"), pack("profiles")
-
-
-def _array_head(n: int) -> bytes:
-    """The msgpack header of an array of `n` items."""
-    if n < 16:
-        return bytes((0x90 | n,))
-    if n < 0x10000:
-        return b"\xdc" + n.to_bytes(2, "big")
-    return b"\xdd" + n.to_bytes(4, "big")
 
 
 def _bots_module() -> Any:
