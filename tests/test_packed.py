@@ -1,4 +1,4 @@
-"""The server's hand-assembled msgpack and per-seat views equal the plain versions."""
+"""The server's packing shortcuts give the bytes of packing the plain messages and maps."""
 
 from __future__ import annotations
 

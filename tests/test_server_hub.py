@@ -1,11 +1,13 @@
 """The hub's fan-out over a real Store and redis-server, to sockets that collect messages.
 
-Stream reads are counted with INFO commandstats.
+Stream reads are counted with INFO commandstats. Wake-ups are handed to the hub
+by hand (`_on_game`), so that a test decides their order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,7 +15,7 @@ import pytest
 
 from moose import rules
 from moose_server.games import Games
-from moose_server.hub import Hub, Sub
+from moose_server.hub import RECENT_EVENTS, RECENT_GAMES, Hub, Sub
 from moose_server.settings import Settings
 from moose_server.store import Entry, Store, connect
 
@@ -23,11 +25,12 @@ class Peer:
 
     binary = False
 
-    def __init__(self, player: str, seat: int) -> None:
+    def __init__(self, player: str, seat: int | None) -> None:
         self.player = player
         self.subs: dict[str, Sub] = {}
         self.seat = seat
         self.got: list[dict[str, Any]] = []
+        self.said: list[dict[str, Any]] = []  # player messages
 
     def send(self, message: dict[str, Any]) -> None:
         self.got.append(message)
@@ -39,7 +42,7 @@ class Peer:
         pass
 
     async def on_player_message(self, message: dict[str, Any]) -> None:
-        pass
+        self.said.append(message)
 
 
 @pytest.fixture
@@ -101,3 +104,176 @@ async def test_a_wake_up_reads_the_stream_once_for_the_sockets_behind(game):
     assert fanned == [(gid, 2)]
     for peer in peers:
         assert [m["seq"] for m in peer.got] == [1, 2]
+
+
+def seqs(peer: Peer, gid: str) -> list[int]:
+    """The seqs of the events the socket got for a game, in the order it got them."""
+    return [m["seq"] for m in peer.got if m["game"] == gid]
+
+
+async def test_a_game_dealt_here_reaches_its_players_sockets_without_a_stream_read(redis_url):
+    client = connect(redis_url, 4)
+    store = Store(client, 16)
+    hub = Hub(store, None)  # type: ignore[arg-type]
+    games = Games(store, Settings(redis_url=redis_url))
+    games.on_commit = hub.committed
+    try:
+        # Seat 1 is a bot: its moves are committed here before the people join.
+        dealt = await games.create([("p_a", "a", None), ("p_b", "b", "greedy")], seed=7)
+        await asyncio.gather(*games._tasks)
+        await client.config_resetstat()
+        peers = [Peer("p_a", 0), Peer(None, None)]  # type: ignore[arg-type]
+        for peer in peers:  # as their `match` arrives
+            hub.join(peer, dealt.id, peer.seat, 0)
+            await hub.deliver(peer, dealt.id)
+        version = (await games.load(dealt.id)).version
+        assert await xranges(store) == 0
+        for peer in peers:
+            assert seqs(peer, dealt.id) == list(range(1, version + 1))
+        hub._on_game(dealt.id, version)  # the last wake-up: every local socket has them all
+        assert hub.recent.get(dealt.id).events == []
+    finally:
+        await games.close()
+        await client.aclose()
+
+
+async def test_our_commits_reach_a_socket_reading_a_gap_at_their_wake_up_without_a_read(game):
+    store, gid, entries = game
+    hub = Hub(store, None)  # type: ignore[arg-type]
+    fanned: list[tuple[str, int]] = []
+    hub.on_fanout = lambda g, seq: fanned.append((g, seq))
+    busy, free = Peer("p_a", 0), Peer("p_b", 1)
+    for peer in (busy, free):
+        hub.join(peer, gid, peer.seat, 0)
+    lock = busy.subs[gid].lock
+    await lock.acquire()  # as if it were reading the stream
+    hub.committed(gid, entries)
+    assert seqs(free, gid) == [1, 2] and seqs(busy, gid) == []
+    hub._on_game(gid, 2)  # the wake-up: `busy` waits for its lock in a task
+    await asyncio.sleep(0.01)
+    assert fanned == [] and seqs(busy, gid) == []
+    lock.release()
+    await asyncio.gather(*hub._tasks)
+    assert seqs(busy, gid) == [1, 2] and seqs(free, gid) == [1, 2]
+    assert fanned == [(gid, 2)]
+    assert await xranges(store) == 0
+
+
+async def test_sockets_behind_get_every_event_once_in_order_whatever_the_wake_ups(redis_url):
+    client = connect(redis_url, 4)
+    store = Store(client, 16)
+    hub = Hub(store, None)  # type: ignore[arg-type]
+    ours, theirs = Games(store, Settings()), Games(store, Settings())  # two instances
+    ours.on_commit = hub.committed
+    rng = random.Random(5)
+    try:
+        dealt = await ours.create([("p_a", "a", None), ("p_b", "b", None)], seed=3)
+        peers = [Peer("p_a", 0), Peer("p_b", 1), Peer("p_w", None)]
+        hub.join(peers[0], dealt.id, 0, 0)
+        for _ in range(40):
+            game = await ours.load(dealt.id)
+            if game.state.over:
+                break
+            if rng.random() < 0.2 and len(hub.games[dealt.id]) < 3:  # a late joiner
+                peer = next(p for p in peers if dealt.id not in p.subs)
+                hub.join(peer, dealt.id, peer.seat, rng.choice([0, game.version]))
+            side = rng.choice([ours, theirs])
+            move = rng.choice(rules.legal_moves(game.state))
+            player = game.players[rules.to_act(game.state)]
+            await side.move(dealt.id, player, move)
+            version = (await ours.load(dealt.id)).version
+            if rng.random() < 0.7:  # a wake-up may be lost, repeated or come late
+                woken = rng.randint(1, version)
+                hub._on_game(dealt.id, woken)
+                await asyncio.gather(*hub._tasks)
+                # Once a wake-up is handled, every socket has the events it told of.
+                assert all(p.subs[dealt.id].seen >= woken for p in hub.games[dealt.id])
+        version = (await ours.load(dealt.id)).version
+        hub._on_game(dealt.id, version)
+        await asyncio.gather(*hub._tasks)
+        for peer in peers:
+            sub = peer.subs.get(dealt.id)
+            if sub is not None:
+                got = seqs(peer, dealt.id)
+                assert got == list(range(got[0], version + 1)) if got else sub.seen == version
+    finally:
+        await client.aclose()
+
+
+class LateStore(Store):
+    """A Store that reads the stream at once but, while `holding`, hands the answer
+    over only when `gate` is set: a read whose answer is overtaken by a wake-up."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.holding = False
+        self.read = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def events(self, game: str, since: int = 0) -> list[Entry]:
+        got = await super().events(game, since)
+        if self.holding:
+            self.read.set()
+            await self.gate.wait()
+        return got
+
+
+async def test_a_wake_up_during_a_sockets_first_read_is_not_lost_when_the_read_is_older(
+    redis_url,
+):
+    client = connect(redis_url, 4)
+    store = LateStore(client, 16)
+    hub = Hub(store, None)  # type: ignore[arg-type]
+    elsewhere = Games(store, Settings())  # another instance: its commits reach us by wake-up
+    try:
+        dealt = await elsewhere.create([("p_a", "a", None), ("p_b", "b", None)], seed=3)
+        peer = Peer("p_a", 0)
+        hub.join(peer, dealt.id, 0, 0)  # its `match` came
+        store.holding = True
+        first = asyncio.ensure_future(hub.deliver(peer, dealt.id))
+        await store.read.wait()  # it has read seq 1 and waits for the answer
+        store.holding = False
+        player = dealt.players[rules.to_act(dealt.state)]
+        await elsewhere.move(dealt.id, player, rules.legal_moves(dealt.state)[0])
+        store.gate.set()  # the read's answer (seq 1 only) comes in...
+        hub._on_game(dealt.id, 2)  # ...just after the wake-up of seq 2
+        await first
+        await asyncio.gather(*hub._tasks)
+        assert seqs(peer, dealt.id) == [1, 2]
+    finally:
+        await client.aclose()
+
+
+def _entries(count: int, start: int = 1) -> list[Entry]:
+    state = rules.new_game(2, seed=1)
+    snapshot = {**state.to_dict(), "auto": False}
+    return [Entry(start + i, {"kind": "move"}, snapshot, 0, 1, state) for i in range(count)]
+
+
+def test_the_logs_are_bounded_in_games_and_in_events_per_game() -> None:
+    hub = Hub(None, None)  # type: ignore[arg-type]
+    for k in range(RECENT_GAMES + 50):
+        hub.committed(f"g_{k}", _entries(3))
+    assert len(hub.recent) == RECENT_GAMES
+    assert hub.recent.get("g_0") is None and hub.recent.get(f"g_{RECENT_GAMES + 49}") is not None
+    for start in range(1, 4 * RECENT_EVENTS, 3):  # a game dealt here, no socket joined yet
+        hub.committed("g_long", _entries(3, start))
+    held = hub.recent.get("g_long")
+    assert len(held.events) == RECENT_EVENTS
+    first = held.latest - RECENT_EVENTS + 1
+    assert [p.seq for p in held.events] == list(range(first, held.latest + 1))
+    assert held.since(0) is None  # its first events are gone: a socket would read the stream
+
+
+def test_a_game_log_is_dropped_once_no_local_socket_can_use_it() -> None:
+    hub = Hub(None, None)  # type: ignore[arg-type]
+    hub.committed("g_x", _entries(2))
+    hub._on_game("g_x", 2)  # its own wake-up: kept for the players to come
+    assert [p.seq for p in hub.recent.get("g_x").events] == [1, 2]
+    hub._on_game("g_x", 4)  # another instance moved on: events we do not hold
+    assert hub.recent.get("g_x") is None
+    peer = Peer("p_a", 0)
+    hub.committed("g_y", _entries(2))
+    hub.join(peer, "g_y", 0, 2)
+    hub.leave(peer, "g_y")
+    assert hub.recent.get("g_y") is None

@@ -1,16 +1,18 @@
 """The hub of one instance: one pub/sub subscription fanning out to local sockets.
 
-Events this instance commits itself go to its local sockets at once
-(`committed`, called by the commit), without waiting for their wake-up; they are
-also kept until that wake-up arrives, for a socket that could not take them
-then (it was reading a gap), so the wake-up needs no stream read.
+The hub holds each game's last events, made ready for every seat (`Recent`: a
+bounded `GameLog` per game, of `frames.Prepared` entries). Events this instance
+commits go into it and to the local sockets at once (`committed`); a socket
+that could not take them then (it was reading a gap) gets them when their
+wake-up arrives, from the log. A game dealt here keeps its first events there
+until its players' sockets join (`deliver`), so that neither needs a stream read.
 
 Another instance's wake-up ("<game id> <seq>") makes the hub read the game's
-stream once from the lowest seq its local sockets have seen, then give each
-socket the events it has not had, each with that socket's own view. Pub/sub may
-lose a wake-up while it reconnects: the hub then re-reads every game it serves,
-and a socket that sees a gap reads the stream itself, so the stream is the
-record.
+stream once from the lowest seq its local sockets have seen, unless the log
+holds those events, then give each socket the events it has not had, in order,
+each with its own view. Pub/sub may lose a wake-up while it reconnects: the hub
+then forgets every log and re-reads every game it serves, and a socket that sees
+a gap reads the stream itself, so the stream is the record.
 
 Player messages (`match`, `table`) travel on one channel as [player, message].
 
@@ -43,12 +45,12 @@ from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store
 from moose_server.stream import read_events
 from moose_server.tasks import cancel_and_wait, cancelling
 
-__all__ = ["Hub", "Peer", "Sub"]
+__all__ = ["GameLog", "Hub", "Peer", "Recent", "Sub"]
 
 log = logging.getLogger(__name__)
 
-RECENT_GAMES = 1024  # games whose committed events wait for their wake-up, at most
-RECENT_EVENTS = 16  # events kept per game, at most
+RECENT_GAMES = 1024  # games whose last events the hub holds, at most
+RECENT_EVENTS = 16  # events held per game, at most
 CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back: 10 s
 
 
@@ -82,6 +84,102 @@ class Peer(Protocol):
         """A message for the socket's player arrived on the player channel."""
 
 
+class GameLog:
+    """The last events of one game the hub holds, in a row, each ready for every seat.
+
+    `latest` is the highest seq the hub has heard of (its commits, wake-ups):
+    the log serves a socket only up to there, so never leaves it behind.
+    """
+
+    __slots__ = ("events", "latest")
+
+    def __init__(self) -> None:
+        self.events: list[Prepared] = []  # consecutive seqs, at most RECENT_EVENTS
+        self.latest = 0
+
+    def range(self, after: int, upto: int) -> list[Prepared] | None:
+        """The events after seq `after` up to `upto`, if the log holds every one."""
+        events = self.events
+        if not events or events[0].seq > after + 1 or events[-1].seq < upto:
+            return None
+        first = events[0].seq
+        return events[max(after + 1 - first, 0) : upto + 1 - first]
+
+    def at(self, seq: int) -> Prepared | None:
+        """The event at `seq`, if held."""
+        events = self.events
+        if not events or not events[0].seq <= seq <= events[-1].seq:
+            return None
+        return events[seq - events[0].seq]
+
+    def since(self, seen: int) -> list[Prepared] | None:
+        """Every event after seq `seen` the hub has heard of, if the log holds them."""
+        return self.range(seen, max(self.latest, seen))
+
+    def add(self, game: str, entries: list[Entry]) -> list[Prepared]:
+        """Hold consecutive stream entries (committed here, or read); return them made ready.
+
+        An event held already is used as it is (its frames may be built). The
+        log keeps the longest row of events that ends with the newest. An entry
+        at a held seq but of another time means Redis lost writes: the log
+        starts again from the entries.
+        """
+        if not entries:
+            return []
+        events = self.events
+        self.latest = max(self.latest, entries[-1].seq)
+        if not events or events[-1].seq + 1 == entries[0].seq:  # the usual case: a commit
+            ready = [Prepared(game, e) for e in entries]
+            self.events = (events + ready)[-RECENT_EVENTS:]
+            return ready
+        held = {p.seq: p for p in events}
+        if any(e.seq in held and held[e.seq].entry.time != e.time for e in entries):
+            held, self.latest = {}, entries[-1].seq  # the stream went back
+        ready = [held.get(e.seq) or Prepared(game, e) for e in entries]
+        held.update((p.seq, p) for p in ready)
+        seq, row = max(held), list[Prepared]()
+        while seq in held and len(row) < RECENT_EVENTS:
+            row.append(held[seq])
+            seq -= 1
+        self.events = row[::-1]
+        return ready
+
+    def forget(self, upto: int) -> None:
+        """Drop the events up to seq `upto` (every local socket has them)."""
+        if self.events and self.events[0].seq <= upto:
+            self.events = [p for p in self.events if p.seq > upto]
+
+
+class Recent:
+    """The hub's `GameLog`s, one per game, the least recently used dropped past RECENT_GAMES."""
+
+    def __init__(self) -> None:
+        self._logs: dict[str, GameLog] = {}
+
+    def __len__(self) -> int:
+        return len(self._logs)
+
+    def get(self, game: str) -> GameLog | None:
+        """The game's log, if the hub holds one."""
+        return self._logs.get(game)
+
+    def log(self, game: str) -> GameLog:
+        """The game's log, made if need be; it becomes the most recently used."""
+        found = self._logs.pop(game, None)
+        self._logs[game] = found = found if found is not None else GameLog()
+        if len(self._logs) > RECENT_GAMES:
+            del self._logs[next(iter(self._logs))]
+        return found
+
+    def drop(self, game: str) -> None:
+        """Forget a game's events."""
+        self._logs.pop(game, None)
+
+    def clear(self) -> None:
+        """Forget every game's events (wake-ups may have been missed)."""
+        self._logs.clear()
+
+
 class Hub:
     """Fans game events and player messages out to this instance's sockets."""
 
@@ -90,14 +188,12 @@ class Hub:
         self.pubsub_redis = pubsub_redis
         # Told when a wake-up (game, seq) has been handled: the events are on their way.
         self.on_fanout: Callable[[str, int], None] | None = None
+        self.on_wakeup: Callable[[str, int], None] | None = None  # told of every wake-up
         self.games: dict[str, set[Peer]] = {}
         self.players: dict[str, set[Peer]] = {}
         self.ready = asyncio.Event()
-        self._recent: dict[str, list[Entry]] = {}  # game -> events committed here, in order
-        # game dealt here -> (its events so far, their prepared views): see `fresh`
-        self._fresh: dict[str, tuple[list[Entry], dict[int, Prepared]]] = {}
+        self.recent = Recent()
         self._tasks: set[asyncio.Task[None]] = set()  # deliveries that read Redis
-        self.on_wakeup: Callable[[str, int], None] | None = None  # told of every wake-up
         # Run when pub/sub is back after a lost connection: Redis may have restarted.
         self.on_resubscribe: Callable[[], Coroutine[Any, Any, None]] | None = None
         self.on_player: Callable[[str, dict[str, Any]], None] | None = None  # every message
@@ -125,6 +221,7 @@ class Hub:
             peers.discard(peer)
             if not peers:
                 del self.games[game]
+                self.recent.drop(game)  # no local socket left to give its events to
 
     def drop(self, peer: Peer) -> None:
         """Forget a closed socket."""
@@ -143,33 +240,30 @@ class Hub:
 
     # -- delivery ---------------------------------------------------------------
 
-    async def deliver(
-        self, peer: Peer, game: str, entries: list[Entry] | None = None,
-        prepared: dict[int, Prepared] | None = None,
-    ) -> None:  # fmt: skip
-        """Send the socket every event it has not seen, in order, reading any gap.
+    async def deliver(self, peer: Peer, game: str) -> None:
+        """Send the socket every event it has not seen, in order: from the log, else the stream.
 
-        `prepared` (seq -> entry made ready) is shared by the sockets of one wake-up.
-        Without `entries` it reads the stream from the event it saw last, and
-        checks that the stream still holds that event (see the module docstring).
+        Either way it checks that the event the socket saw last is still the
+        one the stream holds at that seq (see the module docstring).
         """
         sub = peer.subs.get(game)
         if sub is None:
             return
         async with sub.lock:
-            if entries is not None and _rewritten(sub, entries, whole=False):
-                await self._resync(peer, game, sub)
-                return
-            todo = [e for e in entries or () if e.seq > sub.seen]
-            if entries is not None and not todo:
-                return  # it has them all
-            if not todo or todo[0].seq != sub.seen + 1:
-                todo = await read_events(self.store, game, max(0, sub.seen - 1))
-                prepared = None  # other entry objects: not the ones prepared
-                if _rewritten(sub, todo, whole=True):
+            found = self.recent.get(game)
+            ready = found.since(sub.seen) if found is not None else None
+            if found is not None and ready is not None:
+                at = found.at(sub.seen)
+                if at is not None and _rewritten(sub, [at.entry], whole=False):
                     await self._resync(peer, game, sub)
                     return
-            self._send(peer, game, sub, todo, prepared)
+            if ready is None:
+                entries = await read_events(self.store, game, max(0, sub.seen - 1))
+                if _rewritten(sub, entries, whole=True):
+                    await self._resync(peer, game, sub)
+                    return
+                ready = self.recent.log(game).add(game, entries)
+            self._send(peer, game, sub, ready)
 
     async def send_state(self, peer: Peer, game: str) -> None:
         """Send the socket the game as it is now: a `state` event, or `gone`."""
@@ -195,7 +289,8 @@ class Hub:
         sub.seen, sub.time = game.version, at.time if at is not None else 0
         if sub.seat is not None and game.away[sub.seat]:
             peer.note_away(game_id)
-        self._send(peer, game_id, sub, entries)
+        if game_id in peer.subs:
+            self._send(peer, game_id, sub, self.recent.log(game_id).add(game_id, entries))
 
     async def _resync(self, peer: Peer, game: str, sub: Sub) -> None:
         log.warning(
@@ -234,171 +329,132 @@ class Hub:
             entries = await read_events(self.store, game, since)
             if since < sub.seen:
                 sub.seen, sub.time = since, 0
-            self._send(peer, game, sub, entries)
+            self._send(peer, game, sub, self.recent.log(game).add(game, entries))
             return sub.seen
 
-    def _send(
-        self, peer: Peer, game: str, sub: Sub, entries: Iterable[Entry],
-        prepared: dict[int, Prepared] | None = None,
-    ) -> None:  # fmt: skip
-        if prepared is None:
-            prepared = {}
-        for entry in entries:
-            if entry.seq != sub.seen + 1:
+    def _send(self, peer: Peer, game: str, sub: Sub, ready: list[Prepared]) -> None:
+        """The events that follow the socket's last seq, each as its seat sees it."""
+        for event in ready:
+            if event.seq != sub.seen + 1:
                 continue
-            ready = prepared.get(entry.seq)
-            if ready is None or ready.entry is not entry:
-                ready = prepared[entry.seq] = Prepared(game, entry)
             if peer.binary:
-                peer.send_frame(ready.frame(sub.seat))
+                peer.send_frame(event.frame(sub.seat))
             else:
-                peer.send(ready.message(sub.seat))
-            sub.seen, sub.time = entry.seq, entry.time
-            if entry.event["kind"] == "away" and entry.event["seat"] == sub.seat:
+                peer.send(event.message(sub.seat))
+            sub.seen, sub.time = event.seq, event.entry.time
+            kind = event.entry.event
+            if kind["kind"] == "away" and kind["seat"] == sub.seat:
                 peer.note_away(game)
+
+    def _offer(self, peer: Peer, game: str, ready: list[Prepared]) -> bool:
+        """Send the events the socket lacks, if that needs no wait; False: `deliver` it.
+
+        It needs a wait when the socket is reading a gap (its lock is held) or
+        lacks events before the first of `ready`.
+        """
+        sub = peer.subs.get(game)
+        if sub is None or ready[-1].seq <= sub.seen:
+            return True
+        if sub.lock.locked() or ready[0].seq > sub.seen + 1:
+            return False
+        self._send(peer, game, sub, ready)
+        return True
+
+    def _served(self, game: str, seq: int | None) -> None:
+        """The local sockets have every event up to the wake-up's `seq`: trim, tell."""
+        held = self.recent.get(game)
+        if held is not None:
+            self._trim(game, held)
+        self._fanned_out(game, seq)
+
+    def _trim(self, game: str, held: GameLog) -> None:
+        """Drop the events every local socket of the game has (none yet: keep them)."""
+        seen = [p.subs[game].seen for p in self.games.get(game, ()) if game in p.subs]
+        if seen:
+            held.forget(min(seen))
 
     def committed(self, game: str, entries: list[Entry]) -> None:
         """Events this instance has just committed: send them to the local sockets now.
 
         A socket that is reading a gap (its lock is held) or is behind gets them
-        from the wake-up, which finds them here (`_recalled`) instead of in Redis.
+        when their wake-up arrives, from the log. A socket that saw another
+        event at a seq just written is resynced: Redis lost what it saw.
         """
         if not entries:
             return
-        self._keep_fresh(game, entries)
-        peers = self.games.get(game)
-        if not peers:
-            return
-        prepared: dict[int, Prepared] = {}
-        late = []
-        for peer in list(peers):
+        held = self.recent.log(game)
+        ready = held.add(game, entries)
+        late = False
+        for peer in list(self.games.get(game, ())):
             sub = peer.subs.get(game)
-            if sub is not None and sub.seen >= entries[0].seq:
-                # We have just written that seq: what the socket saw there is gone.
+            if sub is not None and sub.seen >= entries[0].seq and not _kept(sub, entries):
                 self._spawn(self._until_done(functools.partial(self._resync_locked, peer, game)))
-            elif not self._offer(peer, game, entries, prepared):
-                late.append(peer)
-        if late:
-            self._remember(game, entries)
-
-    # A game this instance deals is followed by its players only once their `match`
-    # has come back through pub/sub. Its first events are kept (`_fresh`) until then,
-    # so that a player's first delivery needs no stream read. They are only offered
-    # while they hold every event this hub knows of: each commit of ours extends
-    # them, and a wake-up beyond them (another instance moved) drops them; any event
-    # after a player joined reaches it like every other event.
-
-    def _keep_fresh(self, game: str, entries: list[Entry]) -> None:
-        fresh = self._fresh.get(game)
-        if fresh is None:
-            if entries[0].seq == 1:  # a game dealt here
-                self._fresh[game] = (list(entries), {})
-                if len(self._fresh) > RECENT_GAMES:
-                    del self._fresh[next(iter(self._fresh))]
-        elif fresh[0][-1].seq + 1 == entries[0].seq and len(fresh[0]) < RECENT_EVENTS:
-            fresh[0].extend(entries)
-        else:
-            del self._fresh[game]
-
-    def fresh(self, game: str) -> tuple[list[Entry] | None, dict[int, Prepared] | None]:
-        """A game dealt here: its events so far (None: read them) and their prepared views."""
-        fresh = self._fresh.get(game)
-        return fresh if fresh is not None else (None, None)
-
-    def _offer(
-        self, peer: Peer, game: str, entries: list[Entry], prepared: dict[int, Prepared]
-    ) -> bool:
-        """Send the entries the socket lacks, if that needs no wait; False: `deliver` it.
-
-        It needs a wait when the socket is reading a gap (its lock is held) or
-        lacks events before the first of `entries`.
-        """
-        sub = peer.subs.get(game)
-        if sub is None or entries[-1].seq <= sub.seen:
-            return True
-        if sub.lock.locked() or entries[0].seq > sub.seen + 1:
-            return False
-        self._send(peer, game, sub, entries, prepared)
-        return True
-
-    def _remember(self, game: str, entries: list[Entry]) -> None:
-        recent = self._recent.pop(game, [])
-        if recent and recent[-1].seq + 1 != entries[0].seq:
-            recent = []
-        self._recent[game] = (recent + entries)[-RECENT_EVENTS:]
-        if len(self._recent) > RECENT_GAMES:
-            del self._recent[next(iter(self._recent))]  # the oldest: it reads the stream
-
-    def _recalled(self, game: str, after: int, upto: int | None) -> list[Entry] | None:
-        """The remembered events after seq `after` up to `upto`, if every one is here."""
-        recent = self._recent.get(game)
-        if not recent or upto is None or recent[0].seq > after + 1 or recent[-1].seq < upto:
-            return None
-        return [e for e in recent if e.seq > after]
-
-    def _forget(self, game: str, upto: int | None) -> None:
-        recent = self._recent.get(game)
-        if recent is not None:
-            kept = [e for e in recent if upto is not None and e.seq > upto]
-            if kept:
-                self._recent[game] = kept
-            else:
-                del self._recent[game]
+                late = True
+            elif not self._offer(peer, game, ready):
+                late = True
+        if not late and game in self.games:
+            self._trim(game, held)
 
     def _on_game(self, game: str, seq: int | None) -> None:
-        """A wake-up: serve the local sockets at once from memory; read Redis in a task."""
-        fresh = self._fresh.get(game)
-        if fresh is not None and (seq is None or seq > fresh[0][-1].seq):
-            del self._fresh[game]  # events we do not hold
+        """A wake-up: serve the local sockets at once from the log; read Redis in a task."""
         peers = list(self.games.get(game, ()))
-        behind = [p.subs[game].seen for p in peers if game in p.subs]
-        if not behind or (seq is not None and min(behind) >= seq):
-            self._forget(game, seq)
+        seen = [p.subs[game].seen for p in peers if game in p.subs]
+        # A log for every game a local socket follows, if only to know its latest
+        # seq: a delivery under way must not stop short of it.
+        held = self.recent.log(game) if seen else self.recent.get(game)
+        if held is not None and seq is not None:
+            held.latest = max(held.latest, seq)
+        if not seen:
+            if held is not None and held.since(0) is None:
+                self.recent.drop(game)  # a game dealt here moved on elsewhere: no use
             self._fanned_out(game, seq)
             return
-        entries = self._recalled(game, min(behind), seq)
-        self._forget(game, seq)
-        if entries is None:
-            self._spawn(self._deliver_all(game, seq, peers, None, None))
+        if seq is not None and min(seen) >= seq:
+            self._served(game, seq)  # our own commit's: `committed` sent it
             return
-        prepared: dict[int, Prepared] = {}
-        late = [p for p in peers if not self._offer(p, game, entries, prepared)]
+        ready = held.range(min(seen), seq) if held is not None and seq is not None else None
+        if ready is None:
+            self._spawn(self._deliver_all(game, seq, peers))
+            return
+        late = [p for p in peers if not self._offer(p, game, ready)]
         if late:
-            self._spawn(self._deliver_all(game, seq, late, entries, prepared))
+            self._spawn(self._deliver_all(game, seq, late))
         else:
-            self._fanned_out(game, seq)
+            self._served(game, seq)
 
-    async def _deliver_all(
-        self, game: str, seq: int | None, peers: list[Peer], entries: list[Entry] | None,
-        prepared: dict[int, Prepared] | None,
-    ) -> None:  # fmt: skip
+    async def _deliver_all(self, game: str, seq: int | None, peers: list[Peer]) -> None:
         """The slow part of a wake-up: one stream read for all, then each socket in turn."""
         try:
-            if entries is None:
-                lowest = min((p.subs[game].seen for p in peers if game in p.subs), default=None)
-                if lowest is None:
-                    return
-                if seq is not None and lowest >= seq:
-                    # Our own commit's wake-up came before its reply, which has
-                    # delivered the events meanwhile (`committed`): nothing to read.
-                    self._fanned_out(game, seq)
-                    return
+            seen = [p.subs[game].seen for p in peers if game in p.subs]
+            if not seen:
+                return
+            lowest = min(seen)
+            if seq is not None and lowest >= seq:
+                # Our own commit's wake-up came before its reply, which has
+                # delivered the events meanwhile (`committed`): nothing to read.
+                self._served(game, seq)
+                return
+            found = self.recent.get(game)
+            if found is None or found.since(lowest) is None:
                 # From the event before: each socket's last event is checked.
                 entries = await read_events(self.store, game, max(0, lowest - 1))
+                self.recent.log(game).add(game, entries)
             for peer in peers:
-                await self.deliver(peer, game, entries, prepared)
+                await self.deliver(peer, game)
         except (RedisError, OSError) as exc:
             # The next wake-up of the game reads from where each socket is, and a
             # client that sees a gap can `sync`: nothing is lost but time.
             log.warning("cannot read the events of %s: %s", game, exc)
             return
-        self._fanned_out(game, seq)
+        self._served(game, seq)
 
     def _fanned_out(self, game: str, seq: int | None) -> None:
         if self.on_fanout is not None and seq is not None:
             self.on_fanout(game, seq)
 
-    def _on_player(self, player: str, message: dict[str, Any]) -> None:
+    def _on_player(self, data: bytes) -> None:
+        """A player message: to the player's local sockets."""
+        player, message = unpack(data)
         if self.on_player is not None:
             self.on_player(player, message)
         for peer in list(self.players.get(player, ())):
@@ -430,8 +486,9 @@ class Hub:
                 try:
                     async with self.pubsub_redis.pubsub() as pubsub:
                         await pubsub.subscribe(GAMES_CHANNEL, PLAYERS_CHANNEL)
-                        self._fresh.clear()  # wake-ups may have been missed meanwhile
-                        self._recent.clear()  # and Redis may have lost the history
+                        # Wake-ups may have been missed meanwhile, and Redis may have
+                        # lost the history.
+                        self.recent.clear()
                         if self.ready.is_set():
                             self._check_all()
                         self.ready.set()
@@ -464,13 +521,12 @@ class Hub:
                     self.on_wakeup(game, int(seq))
                 self._on_game(game, int(seq))
             elif message["channel"] == PLAYERS_CHANNEL:
-                player, payload = unpack(message["data"])
-                self._on_player(player, payload)
+                self._on_player(message["data"])
         except Exception:
             log.exception("cannot deliver %r", message)
 
 
-def _rewritten(sub: Sub, entries: list[Entry], *, whole: bool) -> bool:
+def _rewritten(sub: Sub, entries: Iterable[Entry], *, whole: bool) -> bool:
     """Whether the stream no longer holds the event the socket saw last, as it was sent.
 
     `whole`: `entries` were read, under the socket's lock, from at most its
@@ -482,3 +538,8 @@ def _rewritten(sub: Sub, entries: list[Entry], *, whole: bool) -> bool:
     if at is None:
         return whole
     return bool(sub.time) and at.time != sub.time
+
+
+def _kept(sub: Sub, entries: Iterable[Entry]) -> bool:
+    """Whether `entries` hold the event the socket saw last, as it was sent."""
+    return any(e.seq == sub.seen and e.time == sub.time for e in entries)

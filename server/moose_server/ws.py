@@ -355,7 +355,7 @@ class Connection:
         if message.get("type") == "match":
             game, hub = message["game"], self.services.hub
             hub.join(self, game, message.get("seat"), 0)
-            await hub.deliver(self, game, *hub.fresh(game))
+            await hub.deliver(self, game)
 
 
 async def websocket(request: web.Request) -> web.WebSocketResponse:
