@@ -1,23 +1,28 @@
 """The hub's fan-out over a real Store and redis-server, to sockets that collect messages.
 
 Stream reads are counted with INFO commandstats. Wake-ups are handed to the hub
-by hand (`_on_game`), so that a test decides their order.
+by hand (`_on_game`) where a test decides their order; the player channel runs
+over a real subscription.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 
 from moose import rules
+from moose_server.codec import pack
 from moose_server.games import Games
 from moose_server.hub import RECENT_EVENTS, RECENT_GAMES, Hub, Sub
+from moose_server.pipe import Pipe
 from moose_server.settings import Settings
-from moose_server.store import Entry, Store, connect
+from moose_server.store import PLAYERS_CHANNEL, Entry, Store, connect
 
 
 class Peer:
@@ -277,3 +282,60 @@ def test_a_game_log_is_dropped_once_no_local_socket_can_use_it() -> None:
     hub.join(peer, "g_y", 0, 2)
     hub.leave(peer, "g_y")
     assert hub.recent.get("g_y") is None
+
+
+@pytest.fixture
+async def resending_store(redis_factory) -> AsyncIterator[tuple[Store, str]]:
+    """A Store whose pipe gives up after 0.3 s (then redis-py sends the call again)."""
+    url = redis_factory(appendonly=False).url
+    client = connect(url, 4)
+    pipe = Pipe(url, timeout=0.3)
+    yield Store(client, 16, pipe), url
+    await pipe.aclose()
+    await client.aclose()
+
+
+async def test_a_player_message_published_twice_by_a_resend_reaches_each_socket_once(
+    resending_store,
+):
+    store, url = resending_store
+    pubsub_client = connect(url, 1, blocking=True)
+    hub = Hub(store, pubsub_client)
+    peer = Peer("p_a", 0)
+    hub.add_player(peer)
+    raw = pubsub_client.pubsub()
+    await raw.subscribe(PLAYERS_CHANNEL)
+    running = asyncio.ensure_future(hub.run())
+    try:
+        await asyncio.wait_for(hub.ready.wait(), 5)
+        match = {"type": "match", "game": "g_1", "seat": 0, "players": 2, "names": ["a", "b"]}
+        # Redis sleeps: the pipe's PUBLISH waits past its timeout and redis-py sends it
+        # again; once awake, Redis runs both.
+        await store.pipe.call("PING")  # connected before Redis sleeps
+        sleeper = aioredis.Redis.from_url(url)
+        sleep = asyncio.ensure_future(sleeper.execute_command("DEBUG", "SLEEP", "1"))
+        await asyncio.sleep(0.1)
+        await store.publish_players([("p_a", match)])
+        await sleep
+        await sleeper.aclose()
+        copies = []
+        for _ in range(50):  # get_message answers None for the subscription's confirmation
+            got = await raw.get_message(ignore_subscribe_messages=True, timeout=0.1)
+            if got is not None:
+                copies.append(got["data"])
+        assert len(copies) == 2, f"Redis published {len(copies)} copies, not a resent one"
+        assert copies[0] == copies[1]  # the very same message, id included
+        await store.publish_player("p_a", {"type": "table", "code": "X"})
+        await aioredis.Redis.from_url(url).publish(PLAYERS_CHANNEL, pack(["p_a", {"type": "old"}]))
+        for _ in range(100):
+            if len(peer.said) >= 3:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
+        assert [m["type"] for m in peer.said] == ["match", "table", "old"]
+    finally:
+        running.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await running
+        await raw.aclose()
+        await pubsub_client.aclose()

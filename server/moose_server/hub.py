@@ -14,7 +14,8 @@ each with its own view. Pub/sub may lose a wake-up while it reconnects: the hub
 then forgets every log and re-reads every game it serves, and a socket that sees
 a gap reads the stream itself, so the stream is the record.
 
-Player messages (`match`, `table`) travel on one channel as [player, message].
+Player messages (`match`, `table`) travel on one channel as [player, message,
+id]; a resent PUBLISH (store.py) brings a second copy, which the id drops.
 
 Redis may come back without its last writes (a host crash with `appendfsync
 everysec`, a failover to an asynchronous replica): a socket may then have seen
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 RECENT_GAMES = 1024  # games whose last events the hub holds, at most
 RECENT_EVENTS = 16  # events held per game, at most
 CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back: 10 s
+SAID_IDS = 16384  # player message ids remembered, at most (a resend comes within ~10 s)
 
 
 @dataclass
@@ -193,6 +195,7 @@ class Hub:
         self.players: dict[str, set[Peer]] = {}
         self.ready = asyncio.Event()
         self.recent = Recent()
+        self._said: dict[Any, None] = {}  # the latest player message ids, oldest first
         self._tasks: set[asyncio.Task[None]] = set()  # deliveries that read Redis
         # Run when pub/sub is back after a lost connection: Redis may have restarted.
         self.on_resubscribe: Callable[[], Coroutine[Any, Any, None]] | None = None
@@ -453,8 +456,14 @@ class Hub:
             self.on_fanout(game, seq)
 
     def _on_player(self, data: bytes) -> None:
-        """A player message: to the player's local sockets."""
-        player, message = unpack(data)
+        """A player message: to the player's local sockets, unless a copy came before."""
+        player, message, *rest = unpack(data)
+        if rest:  # an id (older instances send none)
+            if rest[0] in self._said:
+                return
+            self._said[rest[0]] = None
+            if len(self._said) > SAID_IDS:
+                del self._said[next(iter(self._said))]
         if self.on_player is not None:
             self.on_player(player, message)
         for peer in list(self.players.get(player, ())):

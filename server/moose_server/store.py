@@ -35,21 +35,25 @@ after `game_grace` (see lua/commit.lua): then the game holds its data only.
 
 Channels (pub/sub is only a wake-up; the streams are the record):
 `moose:games` carries "<game id> <last seq>", `moose:players` carries msgpack
-[player id, message].
+[player id, message, message id].
 
 When the Store has a `Pipe` (pipe.py; one Redis node only) the frequent calls go
 through it: a move's game read (HMGET) and commit script, event reads (XRANGE),
 the players' game sets (SADD/SREM) and player messages (PUBLISH); the rest
 (deadline claims, heartbeats, sessions) through redis-py. Should the pipe lose
 its connection or time out, that call is sent once more through redis-py, as
-redis-py's own retry would: the commit script checks the version and the move
-id, so a commit that did run answers "dup" or "stale" the second time.
+redis-py's own retry would, so every command may run twice: the commit script
+checks the version and the move id (a commit that did run answers "dup" or
+"stale" the second time), reads and set changes are the same done twice, and a
+PUBLISH to a player carries an id with which the hubs drop the second copy.
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
+import secrets
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -200,6 +204,8 @@ class Store:
         self._live_add = redis.register_script(_script("live_add.lua"))
         self._live_remove = redis.register_script(_script("live_remove.lua"))
         self._online = redis.register_script(_script("online.lua"))
+        # Player message ids: from a random start, so that two instances' differ.
+        self._message_ids = itertools.count(secrets.randbits(62))
 
     # -- key names ------------------------------------------------------------
 
@@ -481,12 +487,17 @@ class Store:
         return int(sec) * 1000 + int(usec) // 1000
 
     async def publish_player(self, player: str, message: dict[str, Any]) -> None:
-        """Send a message to a player's sockets on every instance."""
-        await self._call("PUBLISH", PLAYERS_CHANNEL, pack([player, message]))
+        """Send a message to a player's sockets on every instance (once, though resent)."""
+        await self._call("PUBLISH", PLAYERS_CHANNEL, self._player_message(player, message))
 
     async def publish_players(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
         """Send each (player, message) like `publish_player`, all at once."""
-        await self._each("PUBLISH", [(PLAYERS_CHANNEL, pack([p, m])) for p, m in messages])
+        blobs = [(PLAYERS_CHANNEL, self._player_message(p, m)) for p, m in messages]
+        await self._each("PUBLISH", blobs)
+
+    def _player_message(self, player: str, message: dict[str, Any]) -> bytes:
+        """[player, message, id]: a resent PUBLISH repeats the id, and the hubs drop it."""
+        return pack([player, message, next(self._message_ids)])
 
     # -- live public games, players online -----------------------------------------
 
