@@ -2,30 +2,54 @@
 
     python bench/bench_move_path.py            # the installed (editable) checkout
     PYTHONPATH=OTHER/client:OTHER/server python bench/bench_move_path.py   # another one
+    python bench/bench_move_path.py --plain    # without the packing shortcuts
+    valgrind --tool=callgrind python bench/bench_move_path.py --calls 2000
 
 Times, in one process, what the server does in Python for a player's move in a
 4-player game 30 moves in: the move checked and applied (`Games._player_move`),
 the commit's state dict, auto-play check, packed game and events, the copy that
-is kept, and the event frames of the 4 seats (`frames.Prepared.frame`). Prints the
-best of 7 timeit repeats of 2,000 moves, in us per move; compare two revisions
-by running it with each on PYTHONPATH (e.g. an export made with `git archive`).
+is kept, and the event frames of the 4 seats (`frames.Prepared.frame`, before
+it `hub._Prepared.frame`). Prints the best of 7 timeit repeats of 2,000 moves,
+in us per move; compare two revisions by running it with each on PYTHONPATH
+(e.g. an export made with `git archive`). `--plain` packs the game, its snapshot
+and each seat's message as they are (`pack(dict)`) instead of `Game.packed` and
+the frame template: the difference is what those shortcuts save. `--calls N`
+makes N moves untimed, for an instruction count that a busy machine cannot blur
+(callgrind's total, less that of `--calls 0`, divided by N).
 """
 
 from __future__ import annotations
 
+import argparse
 import inspect
 import random
 import timeit
+from typing import Any
 
 from moose import rules
-from moose_server import frames as F
 from moose_server import games as G
 from moose_server.codec import pack
 from moose_server.settings import Settings
 from moose_server.store import Entry
 
 
+def _prepared() -> Any:
+    """The class that makes an entry ready for every seat, wherever this revision keeps it."""
+    try:
+        from moose_server.frames import Prepared
+    except ImportError:
+        from moose_server import hub
+
+        return hub._Prepared  # type: ignore[attr-defined]
+    return Prepared
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--plain", action="store_true", help="pack the dicts, no shortcuts")
+    parser.add_argument("--calls", type=int, help="make this many moves, untimed")
+    args = parser.parse_args()
+    prepared = _prepared()
     state = rules.new_game(4, seed=3)
     rng = random.Random(1)
     moves = []
@@ -46,19 +70,32 @@ def main() -> None:
         data = new.state.to_dict()
         auto = new.auto_kind() is not None
         snapshot = {**data, "auto": auto}
-        _, _, packed_moves = new.packed(data, auto)
+        if args.plain:
+            pack(new.to_data(data))
+            pack(snapshot)
+            packed_moves = (0, b"")
+        else:
+            _, _, packed_moves = new.packed(data, auto)
         games._deadline_delta(new, events, auto)
         for event in events:
             pack(event)
         extra = (None if auto else new.legal,) if with_legal else ()
         entries = [Entry(1, e, snapshot, 0, 1, new.state, *extra) for e in events]
         new.but(version=5, deadline=1, packed_moves=packed_moves).auto_kind()
-        ready = F.Prepared("g_abc", entries[0])
+        ready = prepared("g_abc", entries[0])
         for seat in range(4):
-            ready.frame(seat)
+            if args.plain:
+                pack(ready.message(seat))
+            else:
+                ready.frame(seat)
 
+    if args.calls is not None:
+        for _ in range(args.calls):
+            one_move()
+        return
     best = min(timeit.repeat(one_move, number=2000, repeat=7)) / 2000
-    print(f"{G.__file__}: {best * 1e6:.1f} us per move")
+    plain = " (--plain)" if args.plain else ""
+    print(f"{G.__file__}: {best * 1e6:.1f} us per move{plain}")
 
 
 if __name__ == "__main__":

@@ -3,13 +3,15 @@
 Kept apart from the Redis calls (store.py) and the sockets (ws.py), as arq keeps
 its serialise/deserialise: both use these functions and nothing else packs.
 
-Two helpers let the hot path pack a big value once and reuse its bytes: both
-rest on msgpack's format alone (a map or an array is its header, then its items
-packed one after the other, each the same bytes wherever it stands), take their
-headers from msgpack's own Packer, and are checked against `pack` at import.
+The helpers below let the hot path pack a big value once and reuse its bytes.
+They rest on msgpack's format alone (a map or an array is its header, then its
+items packed one after the other, each the same bytes wherever it stands), take
+their headers from msgpack's own Packer, and are checked against `pack` at
+import:
 
 - `pack_map(d, packed)`: `pack(d)` with some values given already packed;
 - `extend_map(pack(m), len(m), extra)`: `pack({**m, **extra})`;
+- `pack_array_header(n)`: what precedes n packed items to make a packed array;
 - `Template(value, holes)`: `pack(value)` with `holes` values left open
   (`HOLES[i]` stand in for them), filled in by `fill(...)` as often as needed.
 """
@@ -62,6 +64,10 @@ def unpack_stored(blob: bytes) -> Any:
     return unpack(zlib.decompress(blob) if blob[:1] == b"\x78" else blob)
 
 
+_HOLE_BYTES = [pack(hole) for hole in HOLES]
+_KEYS: dict[str, bytes] = {}  # pack_map's keys, packed once (the first 64 seen)
+
+
 def pack_array_header(n: int) -> bytes:
     """The header of a packed array of `n` items: the items' bytes follow it."""
     head: bytes = _PACKER.pack_array_header(n)
@@ -70,18 +76,27 @@ def pack_array_header(n: int) -> bytes:
 
 def pack_map(d: Mapping[str, Any], packed: Mapping[str, bytes]) -> bytes:
     """`pack(d)`, taking the value of each key in `packed` as bytes packed already."""
+    put, keys = _PACKER.pack, _KEYS
     parts = [_PACKER.pack_map_header(len(d))]
     for key, value in d.items():
-        parts.append(_PACKER.pack(key))
-        parts.append(packed[key] if key in packed else _PACKER.pack(value))
+        head = keys.get(key)
+        if head is None:
+            head = put(key)
+            if len(keys) < 64:
+                keys[key] = head
+        parts.append(head)
+        parts.append(packed[key] if key in packed else put(value))
     return b"".join(parts)
 
 
 def extend_map(packed: bytes, size: int, extra: Mapping[str, Any]) -> bytes:
     """`pack({**m, **extra})` from `packed = pack(m)`: m has `size` keys, none of `extra`'s."""
-    head = len(_PACKER.pack_map_header(size))
-    more = [_PACKER.pack(x) for kv in extra.items() for x in kv]
-    return b"".join([_PACKER.pack_map_header(size + len(extra)), packed[head:], *more])
+    head = _PACKER.pack_map_header
+    parts = [head(size + len(extra)), packed[len(head(size)) :]]
+    for key, value in extra.items():
+        parts.append(_PACKER.pack(key))
+        parts.append(_PACKER.pack(value))
+    return b"".join(parts)
 
 
 class Template:
@@ -97,11 +112,11 @@ class Template:
     def __init__(self, value: Any, holes: int) -> None:
         whole = rest = pack(value)
         parts: list[bytes] = []
-        for hole in HOLES[:holes]:
-            mark = pack(hole)
-            if whole.count(mark) != 1 or mark not in rest:
-                raise ValueError(f"hole {hole.code} is not in the value exactly once, in order")
-            head, rest = rest.split(mark)
+        for hole in range(holes):
+            mark = _HOLE_BYTES[hole]
+            head, found, rest = rest.partition(mark)
+            if not found or whole.count(mark) != 1:
+                raise ValueError(f"hole {hole} is not in the value exactly once, in order")
             parts.append(head)
         parts.append(rest)
         self._parts = parts
@@ -119,7 +134,7 @@ def _check() -> None:
     """The helpers give `pack`'s bytes, small maps and big ones alike (run at import)."""
     for size in (3, 14, 20):  # 14 + 2 keys: the extended map takes the longer header
         d = {f"k{i}": [i, "x" * i, None, {"n": i}] for i in range(size)}
-        pre = {k: pack(v) for k, v in list(d.items())[::2]}
+        pre = {k: pack(v) for k, v in list(d.items())[1:8:2]}
         holes = dict(d, k1=HOLES[0], k2={"in": HOLES[1]})
         filled = Template(holes, 2).fill(pack(d["k1"]), pack(7))
         extended = extend_map(pack(d), size, {"auto": True, "z": [1]})

@@ -22,6 +22,7 @@ from moose_server.store import Entry
 __all__ = ["Prepared", "event_message", "state_message"]
 
 _NIL = pack(None)
+_SEATS = [pack(seat) for seat in range(rules.MAX_PLAYERS)]
 
 
 def event_message(game: str, entry: Entry, seat: int | None, state: rules.State) -> dict[str, Any]:
@@ -87,12 +88,13 @@ class Prepared:
             view = self._spectator_view
         else:
             view = rules.view(self.state, seat)  # raises, as it always did
-        mine = seat is not None and seat == self.mover
-        return self._message(view, self._legal() if mine else None, mine)
+        if seat is not None and seat == self.mover:
+            return self._message(view, self._legal(), self.entry.deadline or None)
+        return self._message(view, None, None)
 
     def frame(self, seat: int | None) -> bytes:
         """`pack(self.message(seat))`: the seat's hand (and its moves) packed into the template."""
-        if not self._seated(seat):
+        if type(seat) is not int or not 0 <= seat < self.state.n:
             if seat is not None:
                 return pack(self.message(seat))  # raises
             if self._spectator is None:
@@ -101,11 +103,11 @@ class Prepared:
         template = self._template
         if template is None:
             template = self._template = self._make_template()
-        hand = pack(sorted(self.state.hands[seat]))  # type: ignore[index]
+        hand = pack(sorted(self.state.hands[seat]))
         if seat != self.mover:
-            return template.fill(pack(seat), hand, _NIL, _NIL)
+            return template.fill(_SEATS[seat], hand, _NIL, _NIL)
         deadline = self.entry.deadline or None
-        return template.fill(pack(seat), hand, pack(self._legal()), pack(deadline))
+        return template.fill(_SEATS[seat], hand, pack(self._legal()), pack(deadline))
 
     def _seated(self, seat: int | None) -> bool:
         return type(seat) is int and 0 <= seat < self.state.n
@@ -122,18 +124,17 @@ class Prepared:
             self.legal = rules.legal_moves(self.state)
         return self.legal
 
-    def _message(self, view: dict[str, Any], legal: Any, mine: bool) -> dict[str, Any]:
+    def _message(self, view: dict[str, Any], legal: Any, deadline: Any) -> dict[str, Any]:
         entry = self.entry
         return {
             "type": "event", "game": self.game, "seq": entry.seq, "event": entry.event,
-            "view": view, "legal": legal, "deadline": (entry.deadline or None) if mine else None,
-            "server_time": entry.time,
+            "view": view, "legal": legal, "deadline": deadline, "server_time": entry.time,
         }  # fmt: skip
 
     def _make_template(self) -> Template:
         """The message packed once, with the seat, its hand, `legal` and `deadline` open."""
         view = {**self._seat_view(), "seat": HOLES[0], "hand": HOLES[1]}
-        return Template(self._message(view, HOLES[2], False) | {"deadline": HOLES[3]}, 4)
+        return Template(self._message(view, HOLES[2], HOLES[3]), 4)
 
 
 def _check() -> None:
