@@ -2,7 +2,8 @@
 
     python bench/bench_move_path.py            # the installed (editable) checkout
     PYTHONPATH=OTHER/client:OTHER/server python bench/bench_move_path.py   # another one
-    python bench/bench_move_path.py --plain    # without the packing shortcuts
+    python bench/bench_move_path.py --plain    # without the packing shortcuts (or one:
+                                               # --plain game, --plain frames)
     valgrind --tool=callgrind python bench/bench_move_path.py --calls 2000
 
 Times, in one process, what the server does in Python for a player's move in a
@@ -13,7 +14,8 @@ it `hub._Prepared.frame`). Prints the best of 7 timeit repeats of 2,000 moves,
 in us per move; compare two revisions by running it with each on PYTHONPATH
 (e.g. an export made with `git archive`). `--plain` packs the game, its snapshot
 and each seat's message as they are (`pack(dict)`) instead of `Game.packed` and
-the frame template: the difference is what those shortcuts save. `--calls N`
+the frame template: the difference is what those shortcuts save (`--plain
+game` or `--plain frames`: that one only). `--calls N`
 makes N moves untimed, for an instruction count that a busy machine cannot blur
 (callgrind's total, less that of `--calls 0`, divided by N).
 """
@@ -46,7 +48,8 @@ def _prepared() -> Any:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--plain", action="store_true", help="pack the dicts, no shortcuts")
+    parser.add_argument("--plain", nargs="?", const="all", choices=["all", "game", "frames"],
+                        help="pack the dicts instead of the shortcuts (all, or one)")  # fmt: skip
     parser.add_argument("--calls", type=int, help="make this many moves, untimed")
     args = parser.parse_args()
     prepared = _prepared()
@@ -70,7 +73,7 @@ def main() -> None:
         data = new.state.to_dict()
         auto = new.auto_kind() is not None
         snapshot = {**data, "auto": auto}
-        if args.plain:
+        if args.plain in ("all", "game"):
             pack(new.to_data(data))
             pack(snapshot)
             packed_moves = (0, b"")
@@ -84,7 +87,7 @@ def main() -> None:
         new.but(version=5, deadline=1, packed_moves=packed_moves).auto_kind()
         ready = prepared("g_abc", entries[0])
         for seat in range(4):
-            if args.plain:
+            if args.plain in ("all", "frames"):
                 pack(ready.message(seat))
             else:
                 ready.frame(seat)
@@ -94,7 +97,7 @@ def main() -> None:
             one_move()
         return
     best = min(timeit.repeat(one_move, number=2000, repeat=7)) / 2000
-    plain = " (--plain)" if args.plain else ""
+    plain = f" (--plain {args.plain})" if args.plain else ""
     print(f"{G.__file__}: {best * 1e6:.1f} us per move{plain}")
 
 

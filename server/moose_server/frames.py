@@ -138,7 +138,7 @@ class Prepared:
 
 
 def _check() -> None:
-    """Every seat's frame is its packed message: a new game, a trap answer, a game over."""
+    """Every seat's frame is its packed message, along one game to its end (run at import)."""
     state = rules.new_game(3, seed=4)
     states = [state]
     while not state.over:
