@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import dataclasses
 import random
+from typing import Any
 
+import msgpack
 import pytest
 
 from moose import protocol, rules
+from moose_server import frames
 from moose_server.codec import pack
 from moose_server.frames import Prepared, event_message
-from moose_server.games import Game
+from moose_server.games import Game, seat_info
 from moose_server.store import Entry
 
 
@@ -83,3 +86,42 @@ def test_game_legal_is_computed_once_and_kept_by_but_until_the_state_changes() -
     assert game.but(version=1, deadline=5).legal is legal  # the same state
     moved = game.but(state=rules.apply(s, legal[0]))
     assert moved.legal is not legal and moved.legal == rules.legal_moves(moved.state)
+
+
+def _event_kinds(game: Game, state: rules.State) -> list[dict[str, Any]]:
+    """Every kind of event the server commits (games.py), as it writes them."""
+    info = seat_info(game)
+    move = (rules.legal_moves(state) or [{"action": "discard", "card": "house"}])[0]
+    return [
+        {"kind": "start", "players": state.n, "dealer": state.dealer, "names": game.names, **info},
+        {"kind": "move", "seat": 0, "move": move, "auto": None},
+        {"kind": "move", "seat": 1, "move": move, "auto": "timeout"},
+        {"kind": "away", "seat": 1},
+        {"kind": "back", "seat": 1},
+        {"kind": "over", "scores": [1] * state.n, "winners": [0],
+         "ratings": [{"rating": 500, "change": 3, "provisional": True}] * state.n},
+        {"kind": "state", "names": game.names, **info, "away": [False] * state.n},
+    ]  # fmt: skip
+
+
+def test_every_event_kind_s_frame_is_msgpack_packb_of_the_message_it_mirrors() -> None:
+    for states in _games(6):
+        n = states[0].n
+        game = Game("g_k", 0, 0, states[0], [f"p{i}" for i in range(n)], list("abcdef"[:n]),
+                    [None] * n, [False, True, *[False] * (n - 2)], [0] * n, [])  # fmt: skip
+        for i, s in enumerate(states[:: max(1, len(states) // 5)] + states[-1:]):
+            for event in _event_kinds(game, s):
+                for auto, deadline in ((False, 1_800_000_000_000), (True, 0)):
+                    e = Entry(i + 1, event, {**s.to_dict(), "auto": auto}, deadline, 7, s)
+                    ready = Prepared("g_k", e)
+                    for seat in [None, *range(n)]:
+                        want = msgpack.packb(event_message("g_k", e, seat, s), use_bin_type=True)
+                        assert ready.frame(seat) == want, (event["kind"], seat)
+
+
+def test_the_frames_import_check_fails_when_a_frame_is_not_its_message(monkeypatch) -> None:
+    frames._check()  # as at import
+    real = Prepared.frame
+    monkeypatch.setattr(Prepared, "frame", lambda self, seat: real(self, seat)[:-1] + b"\x00")
+    with pytest.raises(AssertionError, match="frame is not its message"):
+        frames._check()

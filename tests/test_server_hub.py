@@ -18,8 +18,9 @@ import redis.asyncio as aioredis
 
 from moose import rules
 from moose_server.codec import pack
+from moose_server.gamelog import RECENT_EVENTS, RECENT_GAMES
 from moose_server.games import Games
-from moose_server.hub import RECENT_EVENTS, RECENT_GAMES, Hub, Sub
+from moose_server.hub import Hub, Sub
 from moose_server.pipe import Pipe
 from moose_server.settings import Settings
 from moose_server.store import PLAYERS_CHANNEL, Entry, Store, connect
@@ -111,6 +112,35 @@ async def test_a_wake_up_reads_the_stream_once_for_the_sockets_behind(game):
     assert fanned == [(gid, 2)]
     for peer in peers:
         assert [m["seq"] for m in peer.got] == [1, 2]
+
+
+async def test_a_late_socket_is_served_from_the_log_and_one_that_saw_another_event_is_resynced(
+    game,
+):
+    store, gid, entries = game
+    hub = Hub(store, None)  # type: ignore[arg-type]
+    hub.committed(gid, entries)  # dealt and moved here before the sockets joined
+    late, rewound = Peer("p_a", 0), Peer("p_b", 1)
+    hub.join(late, gid, 0, 0)
+    hub.join(rewound, gid, 1, 1).time = entries[0].time - 5  # saw another event 1
+    await hub.deliver(late, gid)
+    assert await xranges(store) == 0  # from the log
+    assert [(m["seq"], m["event"]["kind"]) for m in late.got] == [(1, "start"), (2, "move")]
+    await hub.deliver(rewound, gid)  # the log holds event 1, of another time
+    assert [(m["seq"], m["event"]["kind"]) for m in rewound.got] == [(2, "state")]
+    assert rewound.subs[gid].seen == 2 and rewound.subs[gid].time == entries[1].time
+
+
+async def test_a_commit_at_a_seq_a_socket_saw_resyncs_it_unless_it_saw_that_very_event(game):
+    store, gid, entries = game
+    hub = Hub(store, None)  # type: ignore[arg-type]
+    same, other = Peer("p_a", 0), Peer("p_b", 1)
+    hub.join(same, gid, 0, 2).time = entries[1].time  # got seq 2 from a read already
+    hub.join(other, gid, 1, 2).time = entries[1].time + 5  # saw a seq 2 Redis lost
+    hub.committed(gid, entries)
+    await asyncio.gather(*hub._tasks)
+    assert same.got == []
+    assert [(m["seq"], m["event"]["kind"]) for m in other.got] == [(2, "state")]
 
 
 def seqs(peer: Peer, gid: str) -> list[int]:

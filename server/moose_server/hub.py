@@ -1,7 +1,7 @@
 """The hub of one instance: one pub/sub subscription fanning out to local sockets.
 
-The hub holds each game's last events, made ready for every seat (`Recent`: a
-bounded `GameLog` per game, of `frames.Prepared` entries). Events this instance
+The hub holds each game's last events, made ready for every seat (gamelog.py:
+a bounded `GameLog` per game, of `frames.Prepared` entries). Events this instance
 commits go into it and to the local sockets at once (`committed`); a socket
 that could not take them then (it was reading a gap) gets them when their
 wake-up arrives, from the log. A game dealt here keeps its first events there
@@ -41,17 +41,16 @@ from redis.exceptions import RedisError
 from moose_server.codec import unpack
 from moose_server.connections import PubSubSource
 from moose_server.frames import Prepared, state_message
+from moose_server.gamelog import GameLog, Recent
 from moose_server.games import Game
 from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store
 from moose_server.stream import read_events
 from moose_server.tasks import cancel_and_wait, cancelling
 
-__all__ = ["GameLog", "Hub", "Peer", "Recent", "Sub"]
+__all__ = ["Hub", "Peer", "Sub"]
 
 log = logging.getLogger(__name__)
 
-RECENT_GAMES = 1024  # games whose last events the hub holds, at most
-RECENT_EVENTS = 16  # events held per game, at most
 CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back: 10 s
 SAID_IDS = 16384  # player message ids remembered, at most (a resend comes within ~10 s)
 
@@ -84,102 +83,6 @@ class Peer(Protocol):
 
     async def on_player_message(self, message: dict[str, Any]) -> None:
         """A message for the socket's player arrived on the player channel."""
-
-
-class GameLog:
-    """The last events of one game the hub holds, in a row, each ready for every seat.
-
-    `latest` is the highest seq the hub has heard of (its commits, wake-ups):
-    the log serves a socket only up to there, so never leaves it behind.
-    """
-
-    __slots__ = ("events", "latest")
-
-    def __init__(self) -> None:
-        self.events: list[Prepared] = []  # consecutive seqs, at most RECENT_EVENTS
-        self.latest = 0
-
-    def range(self, after: int, upto: int) -> list[Prepared] | None:
-        """The events after seq `after` up to `upto`, if the log holds every one."""
-        events = self.events
-        if not events or events[0].seq > after + 1 or events[-1].seq < upto:
-            return None
-        first = events[0].seq
-        return events[max(after + 1 - first, 0) : upto + 1 - first]
-
-    def at(self, seq: int) -> Prepared | None:
-        """The event at `seq`, if held."""
-        events = self.events
-        if not events or not events[0].seq <= seq <= events[-1].seq:
-            return None
-        return events[seq - events[0].seq]
-
-    def since(self, seen: int) -> list[Prepared] | None:
-        """Every event after seq `seen` the hub has heard of, if the log holds them."""
-        return self.range(seen, max(self.latest, seen))
-
-    def add(self, game: str, entries: list[Entry]) -> list[Prepared]:
-        """Hold consecutive stream entries (committed here, or read); return them made ready.
-
-        An event held already is used as it is (its frames may be built). The
-        log keeps the longest row of events that ends with the newest. An entry
-        at a held seq but of another time means Redis lost writes: the log
-        starts again from the entries.
-        """
-        if not entries:
-            return []
-        events = self.events
-        self.latest = max(self.latest, entries[-1].seq)
-        if not events or events[-1].seq + 1 == entries[0].seq:  # the usual case: a commit
-            ready = [Prepared(game, e) for e in entries]
-            self.events = (events + ready)[-RECENT_EVENTS:]
-            return ready
-        held = {p.seq: p for p in events}
-        if any(e.seq in held and held[e.seq].entry.time != e.time for e in entries):
-            held, self.latest = {}, entries[-1].seq  # the stream went back
-        ready = [held.get(e.seq) or Prepared(game, e) for e in entries]
-        held.update((p.seq, p) for p in ready)
-        seq, row = max(held), list[Prepared]()
-        while seq in held and len(row) < RECENT_EVENTS:
-            row.append(held[seq])
-            seq -= 1
-        self.events = row[::-1]
-        return ready
-
-    def forget(self, upto: int) -> None:
-        """Drop the events up to seq `upto` (every local socket has them)."""
-        if self.events and self.events[0].seq <= upto:
-            self.events = [p for p in self.events if p.seq > upto]
-
-
-class Recent:
-    """The hub's `GameLog`s, one per game, the least recently used dropped past RECENT_GAMES."""
-
-    def __init__(self) -> None:
-        self._logs: dict[str, GameLog] = {}
-
-    def __len__(self) -> int:
-        return len(self._logs)
-
-    def get(self, game: str) -> GameLog | None:
-        """The game's log, if the hub holds one."""
-        return self._logs.get(game)
-
-    def log(self, game: str) -> GameLog:
-        """The game's log, made if need be; it becomes the most recently used."""
-        found = self._logs.pop(game, None)
-        self._logs[game] = found = found if found is not None else GameLog()
-        if len(self._logs) > RECENT_GAMES:
-            del self._logs[next(iter(self._logs))]
-        return found
-
-    def drop(self, game: str) -> None:
-        """Forget a game's events."""
-        self._logs.pop(game, None)
-
-    def clear(self) -> None:
-        """Forget every game's events (wake-ups may have been missed)."""
-        self._logs.clear()
 
 
 class Hub:
