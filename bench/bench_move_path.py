@@ -62,6 +62,9 @@ def main() -> None:
         moves.append(move)
     game = G.Game("g_abc", len(moves), 0, state, ["p1", "p2", "p3", "p4"], list("abcd"),
                   [None] * 4, [False] * 4, [0] * 4, moves)  # fmt: skip
+    if args.plain not in ("all", "game") and hasattr(game, "packed"):
+        # As the server keeps it after a commit: its moves packed already.
+        game = game.but(packed_moves=game.packed(game.state.to_dict(), False)[2])
     games = G.Games.__new__(G.Games)
     games.settings = Settings()
     player = game.players[rules.to_act(state)]  # type: ignore[index]
