@@ -13,6 +13,9 @@ from typing import Any
 import moose
 from moose.client import Client
 from moose_server.embedded import free_port
+from moose_server.games import Games
+from moose_server.settings import Settings
+from moose_server.store import PLAYERS_CHANNEL
 
 from helpers import Serve, check_views, open_store, play_seat
 
@@ -211,3 +214,42 @@ async def alice_s_turn(alice: Client, bob: Any) -> Message:
                 await bob.request("move", game=msg["game"], seq=msg["seq"],
                                   move=bob_event["legal"][0])  # fmt: skip
     raise AssertionError("the events ended")
+
+
+async def test_a_game_dealt_again_under_the_id_of_one_that_ended_is_played(
+    moose_serve, redis_factory
+) -> None:
+    """Redis loses a game the clients saw end; its table is dealt again under the
+    same id (as the matchmaker does after a lost deal): the clients play the new game."""
+    redis_server = redis_factory(appendonly=True, extra=["--appendfsync", "always"])
+    proc = moose_serve("--redis", redis_server.url, "--poll-interval", "0.05")
+    aof = redis_server.data_dir / "appendonly.aof"
+    async with moose.connect(proc.url, name="alice") as alice, \
+            moose.connect(proc.url, name="bob") as bob:  # fmt: skip
+        seats = [(alice.player, "alice", False), (bob.player, "bob", False)]
+        copy = aof.read_bytes()  # before the game: Redis will come back to this
+        async with open_store(redis_server.url) as store:
+            games = Games(store, Settings(redis_url=redis_server.url))
+            await games.create(seats, game_id="g_again", seed=1)
+            async with asyncio.timeout(30):
+                await asyncio.gather(play_seat(alice), play_seat(bob))  # to its end
+        for client in (alice, bob):  # a new socket: it follows no finished game
+            client._abort()
+        async with asyncio.timeout(30):
+            while alice.reconnects < 1 or bob.reconnects < 1 or alice.active_games:
+                await asyncio.sleep(0.05)
+        redis_server.kill()  # Redis loses the whole game
+        aof.write_bytes(copy)
+        await asyncio.to_thread(redis_server.start)
+        async with open_store(redis_server.url) as store:
+            games = Games(store, Settings(redis_url=redis_server.url))
+            async with asyncio.timeout(30):
+                while not (await store.redis.pubsub_numsub(PLAYERS_CHANNEL))[0][1]:
+                    await asyncio.sleep(0.05)
+            await games.create(seats, game_id="g_again", seed=2)  # dealt again
+            async with asyncio.timeout(30):  # before: the clients dropped its events
+                results = await asyncio.gather(play_seat(alice), play_seat(bob))
+            game = await games.load("g_again")
+    assert game.state.over
+    for played, _, events in results:
+        assert (played, events[0]["seq"], events[-1]["seq"]) == ("g_again", 1, game.version)

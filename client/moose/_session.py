@@ -121,12 +121,7 @@ class Session(Connection):
         elif mtype == "event":
             self._on_event(msg)
         elif mtype == "match":
-            self._queue_args = None
-            known = self._games.get(msg["game"])
-            if known is None or known.gone:  # gone: lost by Redis, and dealt again
-                known = self._games[msg["game"]] = _Game(seat=msg.get("seat"))
-            known.seat, known.announced = msg.get("seat"), True
-            self._inbox.put_nowait(msg)
+            self._on_match(msg)
         elif mtype in ("table", "game_list"):
             self._inbox.put_nowait(msg)
         elif mtype == "gone" and isinstance(msg.get("game"), str):
@@ -136,6 +131,22 @@ class Session(Connection):
         elif mtype == "error":
             log.warning("server error: %s: %s", msg.get("code"), msg.get("message"))
         await self._flush()
+
+    def _on_match(self, msg: Message) -> None:
+        """A game dealt to us: new, unless it is the very game we play (a second copy).
+
+        A game id seen before, ended or gone, is a new deal: Redis lost that game
+        (or its end) and the matchmaker dealt its table again under the same id.
+        """
+        self._queue_args = None
+        game_id, seat = msg["game"], msg.get("seat")
+        known = self._games.get(game_id)
+        if known is None or known.over or known.seat not in (None, seat):
+            known = self._games[game_id] = _Game(seat=seat)
+        elif known.announced and known.seat == seat:
+            return  # the game in progress: its events (or a `state`) follow as they come
+        known.seat, known.announced = seat, True
+        self._inbox.put_nowait(msg)
 
     def _on_event(self, msg: Message) -> None:
         """Deliver events in seq order, once each; a gap asks for `sync`."""

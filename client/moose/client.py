@@ -268,6 +268,8 @@ class Client(Session):
         async for msg in self.events():
             game = msg.get("game")
             if msg["type"] == "match" and msg.get("seat") is not None:
+                # An id that ended before is a new deal (Redis lost that game): a new result.
+                ended.pop(msg["game"], None)
                 seats[msg["game"]] = _Seat(msg["seat"], msg.get("names") or [])
                 continue
             if msg["type"] == "event" and game in ended and game not in seats:
