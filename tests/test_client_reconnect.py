@@ -226,7 +226,7 @@ async def test_a_game_dealt_again_under_the_id_of_one_that_ended_is_played(
     aof = redis_server.data_dir / "appendonly.aof"
     async with moose.connect(proc.url, name="alice") as alice, \
             moose.connect(proc.url, name="bob") as bob:  # fmt: skip
-        seats = [(alice.player, "alice", False), (bob.player, "bob", False)]
+        seats = [(alice.player, "alice", None), (bob.player, "bob", None)]
         copy = aof.read_bytes()  # before the game: Redis will come back to this
         async with open_store(redis_server.url) as store:
             games = Games(store, Settings(redis_url=redis_server.url))
