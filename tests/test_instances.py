@@ -23,8 +23,10 @@ from moose import rules
 from moose.bots import make_bot
 from moose.client import Client, ConnectionLost, GameResult, ServerError
 from moose_server.embedded import EmbeddedRedis
+from moose_server.games import Games
 from moose_server.matchmaking import Matchmaker, tickets_key
-from moose_server.store import Store
+from moose_server.settings import Settings
+from moose_server.store import PLAYERS_CHANNEL, Store
 from moose_server.stream import read_events
 
 from helpers import ServeProcess, open_store, play_match
@@ -342,3 +344,31 @@ async def test_a_queue_ticket_redis_lost_is_taken_again(moose_serve, redis_facto
     assert (await bob.request("queue", min_players=2, max_players=2))["type"] == "queued"
     matches = [await c.expect(type="match", timeout=30) for c in (ann, bob)]  # before: alone
     assert matches[0]["game"] == matches[1]["game"]
+
+
+async def test_a_match_published_while_pub_sub_was_down_is_sent_again(
+    moose_serve, redis_factory, ws_client
+):
+    """A game dealt (by another instance) while this one's subscription is down: its
+    players here get `match` once the hub has subscribed again, and can play."""
+    redis_server = redis_factory(appendonly=False)
+    # Turns of a minute: no timeout plays the game while the test waits for its match.
+    proc = moose_serve("--redis", redis_server.url, *FLAGS, "--turn-time", "60",
+                       "--answer-time", "60", env=ENV)  # fmt: skip
+    ann, bob = await ws_client(proc.url, "ann"), await ws_client(proc.url, "bob")
+    seats = [(ann.player, "ann", None), (bob.player, "bob", None)]
+    async with open_store(redis_server.url) as store:
+        games = Games(store, Settings(redis_url=redis_server.url, turn_time=3600))
+        # The hub waits 0.2 s before it subscribes again: the match is published then.
+        await store.redis.client_kill_filter(_type="pubsub")
+        game = await games.create(seats, game_id="g_unheard", seed=1)
+        assert not (await store.redis.pubsub_numsub(PLAYERS_CHANNEL))[0][1]  # nobody heard
+        starts = []
+        for seat, client in enumerate((ann, bob)):  # before: never
+            assert (await client.expect(type="match", timeout=30))["seat"] == seat
+            starts.append(await client.expect(type="event", game=game.id, seq=1))
+            assert starts[-1]["view"]["seat"] == seat
+        to_act = starts[0]["view"]["to_act"]
+        moved = await (ann, bob)[to_act].request("move", game=game.id, seq=1,
+                                                 move=starts[to_act]["legal"][0])  # fmt: skip
+        assert moved["type"] == "moved"

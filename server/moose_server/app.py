@@ -161,7 +161,7 @@ async def _build(
     handlers = Handlers(
         store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live
     )
-    hub.on_player, hub.on_resubscribe = handlers.heard, handlers.requeue
+    hub.on_player, hub.on_resubscribe = handlers.heard, handlers.after_outage
     return Services(
         settings=settings, store=store, games=games, hub=hub, tokens=tokens,
         matchmaker=matchmaker, lobby=lobby, metrics=metrics, handlers=handlers,

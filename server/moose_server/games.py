@@ -45,7 +45,7 @@ from moose_server.store import Commit, Entry, Loaded, Store
 from moose_server.stream import keeps_snapshot, read_event
 from moose_server.tasks import cancel_and_wait, cancelling
 
-__all__ = ["Game", "GameError", "Games", "Seat", "finished_record"]
+__all__ = ["Game", "GameError", "Games", "Seat", "finished_record", "match_message"]
 
 log = logging.getLogger(__name__)
 
@@ -231,6 +231,12 @@ def _game_of(game_id: str, loaded: Loaded) -> Game:
     return Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
 
 
+def match_message(game: Game, seat: int) -> dict[str, Any]:
+    """The `match` that tells a seated player of their game."""
+    return {"type": "match", "game": game.id, "seat": seat, "players": len(game.players),
+            "names": game.names, **seat_info(game)}  # fmt: skip
+
+
 def seat_info(game: Game) -> dict[str, Any]:
     """`bots` (each seat a bot, the server's or a player's) and `ratings` of a game's seats,
     for `match`, `start` and `state`; a rating is {"rating", "provisional"} or None."""
@@ -326,8 +332,7 @@ class Games:
             if created.players != game.players:
                 raise GameError("internal", "a new game id was taken")
         matches = [
-            (player, {"type": "match", "game": game.id, "seat": seat, "players": n,
-                      "names": game.names, **seat_info(created)})
+            (player, match_message(created, seat))
             for seat, player in enumerate(created.players) if player is not None
         ]  # fmt: skip
         if matches:

@@ -16,7 +16,7 @@ from moose.protocol import PROTOCOL_VERSION, ProtocolError
 from moose_server import names, ratings
 from moose_server.accounts import Accounts, Identity
 from moose_server.boards import DEFAULT_LIMIT, Boards
-from moose_server.games import Game, GameError, Games, finished_record
+from moose_server.games import Game, GameError, Games, finished_record, match_message
 from moose_server.hub import Hub, Peer
 from moose_server.limits import CodeGuard
 from moose_server.live import LiveGames
@@ -198,11 +198,40 @@ class Handlers:
         if message.get("type") == "match":
             self.queued.pop(player, None)
 
+    async def after_outage(self) -> None:
+        """Pub/sub is back (Redis may have restarted): matches it dropped, tickets it lost."""
+        await self.rematch()
+        await self.requeue()
+
+    async def rematch(self) -> None:
+        """Send `match` again for each unfinished game a local socket of its player
+        does not follow: a `match` published while our pub/sub was down is lost.
+
+        Safe to run twice: a socket that follows the game is left alone.
+        """
+        for player in list(self.hub.players):
+            for game_id in await self.store.player_games(player):
+                peers = [p for p in self.hub.player_peers(player) if game_id not in p.subs]
+                if not peers:
+                    continue
+                try:
+                    game = await self.games.load(game_id)
+                except GameError:
+                    continue  # lost too; the matchmaker deals its table again
+                seat = game.seat_of(player)
+                if seat is None or game.state.over:
+                    continue
+                self.queued.pop(player, None)
+                log.warning("match %s sent again to %s: pub/sub may have lost it", game_id,
+                            player, extra={"event": "rematch", "game": game_id,
+                                           "player": player})  # fmt: skip
+                for peer in peers:
+                    await peer.on_player_message(match_message(game, seat))
+
     async def requeue(self) -> None:
         """Redis is back: queue again the players queued here whose ticket it lost.
 
-        A player with an unfinished game may have just been seated (their `match`
-        is on its way): they are left alone.
+        A player with an unfinished game was seated: `rematch` told them of it.
         """
         for player, (name, low, high, skill) in list(self.queued.items()):
             if not self.hub.player_peers(player):
