@@ -244,7 +244,7 @@ async def test_moose_bots_count_the_errors_of_a_redis_outage(moose_serve, redis_
         while "dealt for" not in proc.log.read_text():  # the bots are playing
             await asyncio.sleep(0.05)
     await asyncio.to_thread(redis_server.stop)  # clean: the AOF keeps every write
-    await asyncio.sleep(1.5)
+    await asyncio.sleep(3)  # long enough that some bot's request meets it, however slow
     await asyncio.to_thread(redis_server.start)
     run = await driving
     assert run.code == 0, run.text + run.err
