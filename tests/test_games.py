@@ -12,17 +12,14 @@ from moose_server.games import GameError, Games
 from moose_server.settings import Settings
 from moose_server.store import Store, connect
 
-from helpers import replay
+from helpers import open_games, replay
 
 
 @pytest.fixture
 async def games(redis_url: str) -> Any:
     """Games over the test Redis (an hour per turn: no timeouts here)."""
-    client = connect(redis_url, 8)
-    games = Games(Store(client, 16), Settings(redis_url=redis_url, turn_time=3600))
-    yield games
-    await games.close()
-    await client.aclose()
+    async with open_games(redis_url, turn_time=3600) as games:
+        yield games
 
 
 async def finished(games: Games, game_id: str) -> Any:

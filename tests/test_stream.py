@@ -10,19 +10,16 @@ import pytest
 from moose import rules
 from moose_server.codec import pack
 from moose_server.games import Games
-from moose_server.settings import Settings
-from moose_server.store import Store, connect
 from moose_server.stream import SNAPSHOT_EVERY, keeps_snapshot, read_event, read_events
+
+from helpers import open_games
 
 
 @pytest.fixture
 async def games(redis_url: str) -> Any:
     """Games over the test Redis; finished games keep their streams for an hour."""
-    client = connect(redis_url, 8)
-    games = Games(Store(client, 16), Settings(redis_url=redis_url, game_grace=3600))
-    yield games
-    await games.close()
-    await client.aclose()
+    async with open_games(redis_url, game_grace=3600) as games:
+        yield games
 
 
 async def bot_game(games: Games, players: int = 4) -> Any:

@@ -251,14 +251,19 @@ def test_a_person_plays_a_whole_game_against_two_bots_and_answers_a_trap(players
     assert alice.problems == []
 
 
-def test_two_pages_play_through_the_queue_one_reloads_and_a_third_watches(players) -> None:
-    ann, bob, fan = players(), players(), players()
+def queue_for_two(ann: Player, bob: Player) -> None:
+    """Open two pages as ann and bob; each queues for a table of exactly 2."""
     for page, name in ((ann, "ann"), (bob, "bob")):
         page.open()
         page.find("name-input").fill(name)
         page.page.select_option("#low", "2")
         page.page.select_option("#high", "2")
         page.find("queue-button").click()
+
+
+def test_two_pages_play_through_the_queue_one_reloads_and_a_third_watches(players) -> None:
+    ann, bob, fan = players(), players(), players()
+    queue_for_two(ann, bob)
     ann.find("queue-status").wait_for()  # says how long it has waited
     for page in (ann, bob):
         page.page.wait_for_selector("section.game")
@@ -414,12 +419,7 @@ def shoot(player: Player, folder: Path, name: str) -> None:
 
 def test_screenshots_of_the_lobby_a_game_and_the_end(players, tmp_path) -> None:
     ann, bob, fan = players(), players(), players()
-    for page, name in ((ann, "ann"), (bob, "bob")):
-        page.open()
-        page.find("name-input").fill(name)
-        page.page.select_option("#low", "2")
-        page.page.select_option("#high", "2")
-        page.find("queue-button").click()
+    queue_for_two(ann, bob)
     for page in (ann, bob):
         page.page.wait_for_selector("section.game")
     fan.open()

@@ -45,6 +45,7 @@ from helpers.servers import (
     ServeProcess,
     cleanup,
     http_base,
+    open_games,
     open_store,
 )
 from helpers.sockets import (
@@ -91,6 +92,7 @@ __all__ = [
     "http_base",
     "keys_of",
     "moose",
+    "open_games",
     "open_store",
     "play",
     "play_in_order",

@@ -13,11 +13,14 @@ import urllib.request
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from aiohttp import web
 
 from moose_server.connections import open_redis
-from moose_server.store import Store
+from moose_server.games import Games
+from moose_server.settings import Settings
+from moose_server.store import Store, connect
 
 
 @contextlib.asynccontextmanager
@@ -28,6 +31,18 @@ async def open_store(redis_url: str) -> AsyncIterator[Store]:
         yield Store(backend.redis, buckets=16)
     finally:
         await backend.aclose()
+
+
+@contextlib.asynccontextmanager
+async def open_games(redis_url: str, **settings: Any) -> AsyncIterator[Games]:
+    """The server's `Games` over a test's Redis (16 buckets), with these settings."""
+    client = connect(redis_url, 8)
+    games = Games(Store(client, 16), Settings(redis_url=redis_url, **settings))
+    try:
+        yield games
+    finally:
+        await games.close()
+        await client.aclose()
 
 
 def http_base(ws_url: str) -> str:
