@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import secrets
 import signal
@@ -25,6 +24,7 @@ from moose_server import api
 from moose_server import web as web_client
 from moose_server.accounts import Accounts
 from moose_server.boards import Boards
+from moose_server.collector import Collector
 from moose_server.connections import open_redis
 from moose_server.embedded import EmbeddedRedis
 from moose_server.games import Games
@@ -58,7 +58,6 @@ REDIS_URL = web.AppKey("redis_url", str)
 # The loops that take new work (deadlines, tables), each with its task: drain stops them.
 WORK = web.AppKey("work", list)
 READY_TIMEOUT = 15.0
-GC_YOUNG = 20_000  # allocations between young collections (CPython's default: 700)
 SHUTDOWN_TIMEOUT = 15.0
 
 
@@ -221,18 +220,6 @@ async def metrics(request: web.Request) -> web.StreamResponse:
     return await services.metrics.scrape(request)
 
 
-def _tune_gc() -> None:
-    """Keep the collector off what lives as long as the process, and run it less often.
-
-    Under load a full collection walked every module, function and class object
-    too (about 130,000) and paused the loop for up to ~190 ms; young
-    collections ran every 700 allocations, several times per move.
-    """
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(GC_YOUNG, *gc.get_threshold()[1:])
-
-
 async def serve(settings: Settings) -> None:
     """Run one instance until SIGINT or SIGTERM, then drain and shut down cleanly."""
     app = create_app(settings)
@@ -243,10 +230,11 @@ async def serve(settings: Settings) -> None:
         keepalive_timeout=settings.header_timeout,
     )  # fmt: skip
     await runner.setup()
+    collector = None
     try:
         site = web.TCPSite(runner, settings.host, settings.port)
         await site.start()
-        _tune_gc()
+        collector = asyncio.create_task(Collector(settings.gc_reclaim).run(), name="collector")
         log.info(
             "Moose House %s listening on http://%s:%d (WebSocket at /ws)",
             settings.instance_id, settings.host, settings.port,
@@ -259,6 +247,8 @@ async def serve(settings: Settings) -> None:
         log.info("shutting down: draining for up to %.1f s", settings.drain_grace)
         await drain(app)
     finally:
+        if collector is not None:
+            await cancel_and_wait([collector])
         try:
             # A bound, so that a stuck part can never keep the process alive.
             async with asyncio.timeout(settings.drain_grace + SHUTDOWN_TIMEOUT):
