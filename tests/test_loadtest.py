@@ -159,6 +159,8 @@ def test_a_lobby_run_grows_and_reports_each_size() -> None:
         histograms = step["server_histograms"]
         assert histograms["moose_move_latency_seconds{stage=commit}"]["count"] > 0
         assert histograms["moose_loop_lag_seconds"]["count"] > 0
+        # The load generator's own loop lag, part of every latency it measures.
+        assert step["load_generator"]["loop_lag_ms"]["p99"] is not None
     # Games running at the end of a window (mean size in Redis) in at least one of them.
     assert any((s["redis_memory_running"] or {}).get("mean_bytes") for s in lobby["steps"])
     compacted = lobby["redis_memory_finished_after_grace"]  # games ended in the windows

@@ -30,6 +30,7 @@ import time
 import zlib
 from typing import Any
 
+from moose_server.collector import Collector
 from moose_server.loadtest.players import (
     CONNECT_AT_ONCE,
     Job,
@@ -39,6 +40,7 @@ from moose_server.loadtest.players import (
     client_sessions,
     raise_nofile,
 )
+from moose_server.observe import LAG_PROBE
 from moose_server.settings import Settings
 
 __all__ = ["GAME_MOVES", "LATE", "LobbyRun", "spread_of", "worker_main"]
@@ -67,6 +69,7 @@ class LobbyRun(Run):
         self.think_mean = self.nominal = 1.0  # seconds; from the lobby's size, then adjusted
         self.seated_once: set[int] = set()  # players that had a match since they joined
         self._paced_moves = 0  # moves sent after a think time, for the rate feedback
+        self.lags: list[float] = []  # this worker's event loop lag in the window, ms
 
     def matched(self, player: Player, queued_at: float, now: float) -> None:
         """Count queue -> match waits of players who queued in the window."""
@@ -104,9 +107,20 @@ class LobbyRun(Run):
                 low, high = self.nominal / 2, min(_TURN, self.nominal * 2)
                 self.think_mean = min(high, max(low, self.think_mean * factor))
 
+    async def watch_lag(self) -> None:
+        """Time how late this worker's loop runs a timer: its own delay in every latency."""
+        loop = asyncio.get_running_loop()
+        while True:
+            due = loop.time() + LAG_PROBE
+            await asyncio.sleep(LAG_PROBE)
+            now = loop.time()
+            if self.in_window(now):
+                self.lags.append((now - due) * 1000)
+
     def open_window(self, start: float, end: float) -> dict[str, int]:
         """Count from `start` to `end` in a fresh tally; the errors seen since the last one."""
         before = dict(self.tally.errors)
+        self.lags = []
         self.tally = Tally()
         self.window = self.tally.window = (start, end)
         return before
@@ -144,6 +158,10 @@ async def _worker(job: Job, conn: Any, progress: Any) -> None:
     tasks: list[asyncio.Task[None]] = []
     reporter = asyncio.create_task(_progress(run, players, progress))
     rate = asyncio.create_task(run.keep_rate(job.rate))
+    lag = asyncio.create_task(run.watch_lag())
+    # The server's way of collecting (collector.py): the load generator's own pauses
+    # would otherwise show up as the server's latency.
+    collector = asyncio.create_task(Collector(reclaim=0).run())
     try:
         while True:
             cmd = await loop.run_in_executor(None, conn.recv)
@@ -159,12 +177,13 @@ async def _worker(job: Job, conn: Any, progress: Any) -> None:
                 tally = run.tally
                 tally.errors.update(_crashed(tasks))
                 running = sorted({g for p in players for g in p.seats})
-                extra = {"running": running, "think_s": run.think_mean, "settle_errors": before}
+                extra = {"running": running, "think_s": run.think_mean, "settle_errors": before,
+                         "lag_ms": run.lags}  # fmt: skip
                 conn.send(("tally", tally.as_dict(), extra))
             else:
                 break
     finally:
-        for task in (reporter, rate, *tasks):
+        for task in (reporter, rate, lag, collector, *tasks):
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         await asyncio.gather(*(p.close() for p in players))

@@ -31,7 +31,15 @@ from moose_server.loadtest.probes import (
     metrics_url,
     scrape,
 )
-from moose_server.loadtest.run import SETUP_TIMEOUT, Options, Ui, in_thread, merge, summary
+from moose_server.loadtest.run import (
+    SETUP_TIMEOUT,
+    Options,
+    Ui,
+    in_thread,
+    merge,
+    percentiles,
+    summary,
+)
 from moose_server.settings import Settings
 
 __all__ = ["capacity", "lobby_phase", "lobby_steps"]
@@ -236,6 +244,9 @@ async def _step(
     merged = merge([a[1] for a in answers], opts.table)
     step: dict[str, Any] = {"players": players, **summary(merged, opts.duration), **notes}
     step["think_s"] = round(sum(a[2]["think_s"] for a in answers) / len(answers), 2)
+    if "load_generator" in step:  # its own delay, part of every latency it measures
+        lags = [ms for a in answers for ms in a[2]["lag_ms"]]
+        step["load_generator"]["loop_lag_ms"] = percentiles(lags)
     settle_errors: Counter[str] = Counter()
     for a in answers:
         settle_errors.update(a[2]["settle_errors"])
