@@ -39,6 +39,9 @@ from typing import Any
 TURN_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 KEEP_SLOWEST = 200
 SLOW_TURN_MS = 5.0
+SLOW_GC_MS = 10.0
+# LOOPWATCH_GC_SIZES=1: objects in each generation at a slow collection's start, a census
+GC_SIZES = os.environ.get("LOOPWATCH_GC_SIZES") == "1"
 TRACK_EVERY = 30.0  # seconds between two counts of the objects the collector tracks
 
 
@@ -74,6 +77,10 @@ class Watch:
         self._gc_t0 = self._gc_cpu0 = 0.0
         self.t0 = time.perf_counter()
         self.cpu0 = sum(os.times()[:2])
+        self._gc_sizes: list[int] = []
+        self.slow_gc: list[dict[str, Any]] = []
+        self.census: list[Any] = []
+        self.leak: dict[str, Any] = {}
         self.tracked: list[list[float]] = []  # [loop time, objects the collector tracks]
         self._tracked_at = 0.0
 
@@ -117,7 +124,12 @@ class Watch:
         """Every TRACK_EVERY s: how many objects the collector tracks (a full pass walks them)."""
         if loop_time - self._tracked_at >= TRACK_EVERY:
             self._tracked_at = loop_time
-            self.tracked.append([round(loop_time, 1), len(gc.get_objects())])
+            objects = gc.get_objects()
+            self.tracked.append([round(loop_time, 1), len(objects)])
+            if GC_SIZES:
+                kinds = collections.Counter(type(o).__qualname__ for o in objects)
+                self.census.append([round(loop_time, 1), kinds.most_common(30)])
+            del objects
 
     def _trim(self) -> None:
         """Keep the slowest turns by wall time and the heaviest by CPU time."""
@@ -128,6 +140,8 @@ class Watch:
 
     def on_gc(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
+            if GC_SIZES:  # counted before the clock starts, so not in the pause
+                self._gc_sizes = [len(gc.get_objects(g)) for g in range(3)]
             self._gc_t0, self._gc_cpu0 = time.perf_counter(), time.thread_time()
             return
         ms = (time.perf_counter() - self._gc_t0) * 1000
@@ -140,6 +154,11 @@ class Watch:
         g[4] += cpu
         g[5] = max(g[5], cpu)
         self.turn_gc.append((info["generation"], ms, info.get("collected", 0)))
+        if GC_SIZES and ms >= SLOW_GC_MS:
+            self.slow_gc.append({
+                "generation": info["generation"], "ms": round(ms, 2), "cpu_ms": round(cpu, 2),
+                "collected": info.get("collected", 0), "sizes": self._gc_sizes,
+            })  # fmt: skip
 
     def report(self) -> dict[str, Any]:
         wall = time.perf_counter() - self.t0
@@ -154,6 +173,9 @@ class Watch:
                       "slowest": sorted(self.slowest, key=lambda t: -t["busy_ms"])[:KEEP_SLOWEST],
                       "heaviest": sorted(self.slowest, key=lambda t: -t["cpu_ms"])[:KEEP_SLOWEST]},
             "tracked_objects": self.tracked,
+            "slow_collections": self.slow_gc,
+            "census": self.census,
+            "garbage_at_exit": self.leak,
             "callbacks": [[k, int(v[0]), round(v[1], 1), round(v[2], 2)] for k, v in names[:80]],
             "gc": {str(g): {"count": int(v[0]), "total_ms": round(v[1], 1),
                             "max_ms": round(v[2], 2), "collected": int(v[3]),
@@ -186,6 +208,14 @@ def install(out: str) -> Watch:
     gc.callbacks.append(watch.on_gc)
 
     def write() -> None:
+        if GC_SIZES:  # what a full collection of everything, frozen too, finds at exit
+            gc.unfreeze()
+            gc.set_debug(gc.DEBUG_SAVEALL)
+            found = gc.collect()
+            kinds = collections.Counter(type(o).__qualname__ for o in gc.garbage)
+            watch.leak = {"objects": found, "kinds": kinds.most_common(40)}
+            gc.set_debug(0)
+            gc.garbage.clear()
         with open(out, "w") as f:
             json.dump(watch.report(), f, indent=1)
 

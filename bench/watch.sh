@@ -25,7 +25,7 @@ for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
 ulimit -n "$(ulimit -Hn)"
 code=${CODE:+$CODE/client:$CODE/server}
 PYTHONPATH=$code $py "$here/loopwatch.py" "$out.loop.json" --port "$port" --redis "unix://$sock" \
-  --data-dir "$data" --log-level WARNING >"$out.serve.log" 2>&1 &
+  --data-dir "$data" --log-level ${LOG_LEVEL:-WARNING} >"$out.serve.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; kill $redis; wait $redis; rm -rf "$data"' EXIT
 for _ in $(seq 200); do
