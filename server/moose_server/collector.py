@@ -32,7 +32,7 @@ __all__ = ["Collector"]
 log = logging.getLogger(__name__)
 
 TICK = 0.05  # seconds between young collections
-PROMOTE = 4  # ticks between collections of the middle generation (then a freeze)
+PROMOTE = 2  # ticks between collections of the middle generation (then a freeze)
 
 
 class Collector:
