@@ -112,8 +112,26 @@ FIELDS = ("moves_per_second", "move_latency_ms.p50", "move_latency_ms.p99",
           "loadavg_1m")  # fmt: skip
 
 
-def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, float | None]]:
+LOBBY_FIELDS = ("move_latency_ms.p50", "move_latency_ms.p99", "move_latency_ms.max",
+                "all_seats_latency_ms.p99", "moves_per_second", "server.cpu_percent",
+                "server.rss_mb", "load_generator.cpu_percent", "load_generator.loop_lag_ms.p99",
+                "redis.cpu_percent")  # fmt: skip
+
+
+def lobby_medians(reports: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
+    """`--lobby` reports: the medians of each lobby size's figures, by its players."""
+    by_size: dict[int, list[dict[str, Any]]] = {}
+    for rep in reports:
+        for step in (rep.get("lobby") or {}).get("steps", []):
+            by_size.setdefault(step["players"], []).append(step)
+    return {str(n): {k: median_of(steps, k) for k in LOBBY_FIELDS}
+            for n, steps in sorted(by_size.items())}  # fmt: skip
+
+
+def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Medians per side; every side after the first also as a ratio to the first."""
+    if any("lobby" in rep for reports in runs.values() for rep in reports):
+        return {rev: lobby_medians(reports) for rev, reports in runs.items()}
     summary = {rev: {k: median_of(reports, k) for k in FIELDS} for rev, reports in runs.items()}
     first = summary[next(iter(runs))]
     for rev in list(runs)[1:]:
@@ -160,8 +178,11 @@ def main() -> int:
                 report["loadavg_1m"] = round(os.getloadavg()[0], 2)  # how busy the machine was
                 add_cpu_per_move(report)
                 runs[rev].append(report)
-                print(rev, r, report.get("moves_per_second"), report.get("move_latency_ms"),
-                      report.get("errors"), file=sys.stderr, flush=True)  # fmt: skip
+                steps = (report.get("lobby") or {}).get("steps", [report])
+                for step in steps:
+                    print(rev, r, step.get("players"), step.get("moves_per_second"),
+                          step.get("move_latency_ms"), step.get("errors"), file=sys.stderr,
+                          flush=True)  # fmt: skip
     summary = summarize(runs)
     Path(a.out).write_text(json.dumps({"flags": flags, "medians": summary, "runs": runs},
                                       indent=1))  # fmt: skip
