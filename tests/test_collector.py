@@ -8,7 +8,7 @@ import weakref
 
 import pytest
 
-from moose_server.collector import PROMOTE, TICK, Collector
+from moose_server.collector import BUDGET, LONGEST, PROMOTE, SHORTEST, Collector
 from moose_server.settings import Settings
 
 
@@ -25,6 +25,14 @@ def cycle() -> weakref.ref[Node]:
     return weakref.ref(a)
 
 
+TICK = SHORTEST
+
+
+def collector(reclaim: float = 0) -> Collector:
+    """A collector at its shortest interval throughout, so that the tests know when it runs."""
+    return Collector(reclaim, longest=SHORTEST)
+
+
 async def until(check, seconds: float) -> bool:
     """Whether `check()` became true within `seconds` (looked at every tick)."""
     for _ in range(int(seconds / TICK)):
@@ -36,7 +44,7 @@ async def until(check, seconds: float) -> bool:
 
 async def test_while_it_runs_automatic_collection_is_off_and_comes_back_after() -> None:
     assert gc.isenabled()
-    task = asyncio.create_task(Collector(reclaim=0).run())
+    task = asyncio.create_task(collector().run())
     await asyncio.sleep(TICK)
     assert not gc.isenabled()
     task.cancel()
@@ -47,7 +55,7 @@ async def test_while_it_runs_automatic_collection_is_off_and_comes_back_after() 
 
 
 async def test_a_young_cycle_is_freed_within_a_few_ticks() -> None:
-    task = asyncio.create_task(Collector(reclaim=0).run())
+    task = asyncio.create_task(collector().run())
     try:
         await asyncio.sleep(TICK)
         ref = cycle()
@@ -59,8 +67,8 @@ async def test_a_young_cycle_is_freed_within_a_few_ticks() -> None:
 
 
 async def test_a_cycle_that_dies_after_it_was_frozen_waits_for_the_full_collection() -> None:
-    collector = Collector(reclaim=0)
-    task = asyncio.create_task(collector.run())
+    clocked = collector()
+    task = asyncio.create_task(clocked.run())
     try:
         await asyncio.sleep(TICK)
         a, b = Node(), Node()
@@ -74,7 +82,7 @@ async def test_a_cycle_that_dies_after_it_was_frozen_waits_for_the_full_collecti
         del a, b
         await asyncio.sleep(3 * PROMOTE * TICK)
         assert ref() is not None  # no clocked collection walks frozen objects
-        assert collector.full() >= 2
+        assert clocked.full() >= 2
         assert ref() is None
     finally:
         task.cancel()
@@ -82,7 +90,7 @@ async def test_a_cycle_that_dies_after_it_was_frozen_waits_for_the_full_collecti
 
 
 async def test_the_full_collection_runs_every_reclaim_seconds() -> None:
-    task = asyncio.create_task(Collector(reclaim=3 * PROMOTE * TICK).run())
+    task = asyncio.create_task(collector(reclaim=3 * PROMOTE * TICK).run())
     try:
         await asyncio.sleep(TICK)
         a, b = Node(), Node()
@@ -94,6 +102,21 @@ async def test_the_full_collection_runs_every_reclaim_seconds() -> None:
     finally:
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
+
+
+def test_the_interval_halves_after_a_long_collection_and_grows_after_short_ones() -> None:
+    c = Collector(reclaim=0)
+    assert c.interval == SHORTEST
+    for _ in range(40):
+        c._adapt(BUDGET / 10)  # cheap collections: collect less often, up to the longest
+    assert c.interval == LONGEST
+    c._adapt(BUDGET * 2)
+    assert c.interval == LONGEST / 2
+    for _ in range(40):
+        c._adapt(BUDGET * 2)
+    assert c.interval == SHORTEST
+    c._adapt(BUDGET / 2)  # within the budget: stays
+    assert c.interval == SHORTEST
 
 
 def test_gc_reclaim_comes_from_the_environment_and_must_not_be_negative() -> None:

@@ -10,10 +10,14 @@ connected player at about 1 us each (BENCHMARKS.md, issue 14).
 
 While `Collector.run` runs, the automatic collector is off and:
 
-- every `TICK` s the young generation is collected: what was allocated since
-  and is still alive, a few thousand objects;
-- every `PROMOTE` ticks the middle generation is collected too, and what
+- every interval (50 ms to 1 s) the young generation is collected: what was
+  allocated since and is still alive;
+- every `PROMOTE` intervals the middle generation is collected too, and what
   survives it is frozen (`gc.freeze`): no later collection walks it again;
+- the interval adapts: a collection walks what was allocated over it and lived,
+  so it is halved when a middle collection took over `BUDGET` of CPU and grows
+  while they take under a third of that. A busy lobby gets short pauses often, a
+  quiet one rarer collections (fewer walks: most objects die before one);
 - every `reclaim` s (`MOOSE_GC_RECLAIM`) everything is unfrozen and collected
   once, which frees the cycles that died among frozen objects (a closed socket's
   transport is one). That one pause grows with the players connected; the
@@ -31,16 +35,22 @@ __all__ = ["Collector"]
 
 log = logging.getLogger(__name__)
 
-TICK = 0.05  # seconds between young collections
-PROMOTE = 2  # ticks between collections of the middle generation (then a freeze)
+SHORTEST = 0.05  # seconds between young collections, at least...
+LONGEST = 1.0  # ...and at most
+PROMOTE = 2  # intervals between collections of the middle generation (then a freeze)
+BUDGET = 0.005  # seconds of CPU a middle collection should take at most
 
 
 class Collector:
     """Owns the cyclic collector of this process while `run` runs."""
 
-    def __init__(self, reclaim: float) -> None:
+    def __init__(
+        self, reclaim: float, shortest: float = SHORTEST, longest: float = LONGEST
+    ) -> None:
         self.reclaim = reclaim  # seconds between full collections of everything; 0: never
         self.reclaimed = 0  # objects the last full collection freed
+        self.shortest, self.longest = shortest, longest
+        self.interval = shortest  # seconds between young collections now
 
     async def run(self) -> None:
         """Collect in small steps until cancelled; the automatic collector is back after."""
@@ -52,13 +62,15 @@ class Collector:
         ticks = 0
         try:
             while True:
-                await asyncio.sleep(TICK)
+                await asyncio.sleep(self.interval)
                 ticks += 1
                 if ticks % PROMOTE:
                     gc.collect(0)
                     continue
+                started = time.thread_time()
                 gc.collect(1)
                 gc.freeze()
+                self._adapt(time.thread_time() - started)
                 if self.reclaim and time.monotonic() >= next_reclaim:
                     self.full()
                     next_reclaim = time.monotonic() + self.reclaim
@@ -66,6 +78,13 @@ class Collector:
             gc.unfreeze()
             if was_enabled:
                 gc.enable()
+
+    def _adapt(self, took: float) -> None:
+        """A new interval from the CPU the last middle collection took."""
+        if took > BUDGET:
+            self.interval = max(self.shortest, self.interval / 2)
+        elif took < BUDGET / 3:
+            self.interval = min(self.longest, self.interval * 1.25)
 
     def full(self) -> int:
         """Unfreeze everything, collect it all once, freeze what is left; the objects freed."""
