@@ -92,8 +92,7 @@ class Collector:
         gc.unfreeze()
         self.reclaimed = gc.collect()
         gc.freeze()
-        log.info(
-            "full collection: %d objects freed in %.0f ms",
-            self.reclaimed, (time.perf_counter() - started) * 1000,
-        )  # fmt: skip
+        ms = (time.perf_counter() - started) * 1000
+        log.info("full collection: %d objects freed in %.0f ms", self.reclaimed, ms,
+                 extra={"event": "gc_full"})  # fmt: skip
         return self.reclaimed
