@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import weakref
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -18,11 +20,23 @@ class Node:
     other: Node | None = None
 
 
-def cycle() -> weakref.ref[Node]:
-    """A two-node cycle with nothing else holding it; a weak reference to watch it die."""
+def pair() -> tuple[Node, Node]:
+    """Two nodes that refer to each other."""
     a, b = Node(), Node()
     a.other, b.other = b, a
-    return weakref.ref(a)
+    return a, b
+
+
+@contextlib.asynccontextmanager
+async def running(clocked: Collector) -> AsyncIterator[None]:
+    """The collector's loop running as a task, for a tick before and until the end."""
+    task = asyncio.create_task(clocked.run())
+    try:
+        await asyncio.sleep(TICK)
+        yield
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
 
 
 TICK = SHORTEST
@@ -55,24 +69,16 @@ async def test_while_it_runs_automatic_collection_is_off_and_comes_back_after() 
 
 
 async def test_a_young_cycle_is_freed_within_a_few_ticks() -> None:
-    task = asyncio.create_task(collector().run())
-    try:
-        await asyncio.sleep(TICK)
-        ref = cycle()
+    async with running(collector()):
+        ref = weakref.ref(pair()[0])
         assert ref() is not None  # automatic collection is off: only the collector frees it
         assert await until(lambda: ref() is None, 2 * PROMOTE * TICK + 5)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 async def test_a_cycle_that_dies_after_it_was_frozen_waits_for_the_full_collection() -> None:
     clocked = collector()
-    task = asyncio.create_task(clocked.run())
-    try:
-        await asyncio.sleep(TICK)
-        a, b = Node(), Node()
-        a.other, b.other = b, a
+    async with running(clocked):
+        a, b = pair()
         ref = weakref.ref(a)
         # Alive through two collections of the middle generation: frozen by now,
         # so tracked but in no generation a collection walks.
@@ -84,24 +90,15 @@ async def test_a_cycle_that_dies_after_it_was_frozen_waits_for_the_full_collecti
         assert ref() is not None  # no clocked collection walks frozen objects
         assert clocked.full() >= 2
         assert ref() is None
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 async def test_the_full_collection_runs_every_reclaim_seconds() -> None:
-    task = asyncio.create_task(collector(reclaim=3 * PROMOTE * TICK).run())
-    try:
-        await asyncio.sleep(TICK)
-        a, b = Node(), Node()
-        a.other, b.other = b, a
+    async with running(collector(reclaim=3 * PROMOTE * TICK)):
+        a, b = pair()
         ref = weakref.ref(a)
-        await asyncio.sleep(2 * PROMOTE * TICK)
+        await asyncio.sleep(2 * PROMOTE * TICK)  # frozen by now
         del a, b
         assert await until(lambda: ref() is None, 10)
-    finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
 
 
 def test_the_interval_halves_after_a_long_collection_and_grows_after_short_ones() -> None:
