@@ -11,6 +11,7 @@ import asyncio
 import codecs
 import contextlib
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -63,6 +64,11 @@ class InputReader:
         return line
 
     def _pump(self) -> None:
+        # Ctrl-C and SIGTERM must reach the main thread: one delivered to this thread,
+        # asleep in a read, would only mark the signal, and the event loop would sleep
+        # on until something else woke it (asyncio.run sets no wake-up fd).
+        if hasattr(signal, "pthread_sigmask"):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         # A multi-byte character may be split between reads: the decoder keeps the part.
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         while True:
