@@ -64,9 +64,8 @@ class InputReader:
         return line
 
     def _pump(self) -> None:
-        # Ctrl-C and SIGTERM must reach the main thread: one delivered to this thread,
-        # asleep in a read, would only mark the signal, and the event loop would sleep
-        # on until something else woke it (asyncio.run sets no wake-up fd).
+        # Ctrl-C and SIGTERM go to the main thread, whose event loop handles them: a
+        # safeguard (asyncio.run sets no wake-up fd), not a cure seen to work.
         if hasattr(signal, "pthread_sigmask"):
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         # A multi-byte character may be split between reads: the decoder keeps the part.

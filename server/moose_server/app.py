@@ -121,7 +121,7 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
             asyncio.create_task(services.hub.run(), name="hub"),
             asyncio.create_task(liveness.run(), name="liveness"),
             asyncio.create_task(services.live.run(), name="live"),
-            asyncio.create_task(watch_loop(services.metrics), name="loop lag"),
+            asyncio.create_task(watch_loop(services.metrics.loop_lag.observe), name="loop lag"),
             asyncio.create_task(heartbeats.run(), name="heartbeats"),
             *(task for _, task in work),
         ]

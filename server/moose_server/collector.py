@@ -48,7 +48,6 @@ class Collector:
         self, reclaim: float, shortest: float = SHORTEST, longest: float = LONGEST
     ) -> None:
         self.reclaim = reclaim  # seconds between full collections of everything; 0: never
-        self.reclaimed = 0  # objects the last full collection freed
         self.shortest, self.longest = shortest, longest
         self.interval = shortest  # seconds between young collections now
 
@@ -90,9 +89,9 @@ class Collector:
         """Unfreeze everything, collect it all once, freeze what is left; the objects freed."""
         started = time.perf_counter()
         gc.unfreeze()
-        self.reclaimed = gc.collect()
+        freed = gc.collect()
         gc.freeze()
         ms = (time.perf_counter() - started) * 1000
-        log.info("full collection: %d objects freed in %.0f ms", self.reclaimed, ms,
+        log.info("full collection: %d objects freed in %.0f ms", freed, ms,
                  extra={"event": "gc_full"})  # fmt: skip
-        return self.reclaimed
+        return freed

@@ -14,7 +14,7 @@ import contextlib
 import gc
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from moose_server.hub import Hub
@@ -84,14 +84,14 @@ def _log_events(game: str, entries: Sequence[Entry]) -> None:
                      event["winners"], extra={"event": "game_over", **ids})  # fmt: skip
 
 
-async def watch_loop(metrics: Metrics) -> None:
-    """Time how late a timer runs, forever: the event loop's lag (moose_loop_lag_seconds)."""
+async def watch_loop(record: Callable[[float], None]) -> None:
+    """Time how late a timer runs, forever: `record(seconds)` the event loop's lag
+    (the server passes moose_loop_lag_seconds' `observe`)."""
     loop = asyncio.get_running_loop()
-    observe = metrics.loop_lag.observe
     while True:
         due = loop.time() + LAG_PROBE
         await asyncio.sleep(LAG_PROBE)
-        observe(max(0.0, loop.time() - due))
+        record(max(0.0, loop.time() - due))
 
 
 @contextlib.contextmanager

@@ -40,7 +40,7 @@ from moose_server.loadtest.players import (
     client_sessions,
     raise_nofile,
 )
-from moose_server.observe import LAG_PROBE
+from moose_server.observe import watch_loop
 from moose_server.settings import Settings
 
 __all__ = ["GAME_MOVES", "LATE", "LobbyRun", "spread_of", "worker_main"]
@@ -107,15 +107,10 @@ class LobbyRun(Run):
                 low, high = self.nominal / 2, min(_TURN, self.nominal * 2)
                 self.think_mean = min(high, max(low, self.think_mean * factor))
 
-    async def watch_lag(self) -> None:
-        """Time how late this worker's loop runs a timer: its own delay in every latency."""
-        loop = asyncio.get_running_loop()
-        while True:
-            due = loop.time() + LAG_PROBE
-            await asyncio.sleep(LAG_PROBE)
-            now = loop.time()
-            if self.in_window(now):
-                self.lags.append((now - due) * 1000)
+    def lagged(self, seconds: float) -> None:
+        """One look at this worker's loop lag (observe.watch_loop): kept in the window."""
+        if self.in_window(time.monotonic()):
+            self.lags.append(seconds * 1000)
 
     def open_window(self, start: float, end: float) -> dict[str, int]:
         """Count from `start` to `end` in a fresh tally; the errors seen since the last one."""
@@ -158,7 +153,7 @@ async def _worker(job: Job, conn: Any, progress: Any) -> None:
     tasks: list[asyncio.Task[None]] = []
     reporter = asyncio.create_task(_progress(run, players, progress))
     rate = asyncio.create_task(run.keep_rate(job.rate))
-    lag = asyncio.create_task(run.watch_lag())
+    lag = asyncio.create_task(watch_loop(run.lagged))  # its own delay in every latency
     # The server's way of collecting (collector.py): the load generator's own pauses
     # would otherwise show up as the server's latency.
     collector = asyncio.create_task(Collector(reclaim=0).run())
