@@ -98,6 +98,42 @@ async def test_after_a_gap_in_the_polls_due_deadlines_move_to_a_grace_and_fire_l
     assert await store.claim(60_000, 1000, 5000) == []  # not due until the grace is over
 
 
+class Watched(Games):
+    """Real games that count the timeouts being played at the same moment."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.now = self.most = 0
+
+    async def timeout(self, game_id: str, now: int) -> None:
+        self.now += 1
+        self.most = max(self.most, self.now)
+        try:
+            await super().timeout(game_id, now)
+        finally:
+            self.now -= 1
+
+
+async def test_the_timeouts_of_one_poll_are_played_side_by_side(parts):
+    # One after another, a poll that claimed many on a busy instance took so long
+    # that the next one looked like an outage (every deadline moved a grace later).
+    store, quick, _ = parts
+    games = [await quick.create(SEATS) for _ in range(6)]
+    slow = Settings(redis_url=quick.settings.redis_url, turn_time=3600)
+    watched = Watched(store, slow)
+    timers = Timers(store, watched, slow)
+    try:
+        due = 0
+        async with asyncio.timeout(20):
+            while due < len(games):
+                due += await timers.tick()
+        for game in games:
+            assert (await store.load(game.id)).version == 2
+        assert due == len(games) and watched.most > 1
+    finally:
+        await watched.close()
+
+
 def _players_turn(events: dict[Any, Message]) -> tuple[Any, Message]:
     """The raw client whose event has legal moves, and that event."""
     ((client, event),) = [(c, e) for c, e in events.items() if e["legal"]]
