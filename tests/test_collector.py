@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from moose_server.collector import BUDGET, LONGEST, PROMOTE, SHORTEST, Collector
+from moose_server.collector import BUDGET, LONGEST, SHORTEST, Collector
 from moose_server.settings import Settings
 
 
@@ -72,7 +72,7 @@ async def test_a_young_cycle_is_freed_within_a_few_ticks() -> None:
     async with running(collector()):
         ref = weakref.ref(pair()[0])
         assert ref() is not None  # automatic collection is off: only the collector frees it
-        assert await until(lambda: ref() is None, 2 * PROMOTE * TICK + 5)
+        assert await until(lambda: ref() is None, 2 * TICK + 5)
 
 
 async def test_a_cycle_that_dies_after_it_was_frozen_waits_for_the_full_collection() -> None:
@@ -80,23 +80,23 @@ async def test_a_cycle_that_dies_after_it_was_frozen_waits_for_the_full_collecti
     async with running(clocked):
         a, b = pair()
         ref = weakref.ref(a)
-        # Alive through two collections of the middle generation: frozen by now,
-        # so tracked but in no generation a collection walks.
-        await asyncio.sleep(3 * PROMOTE * TICK)
+        # Alive through a collection: frozen by now, so tracked but in no
+        # generation a collection walks.
+        await asyncio.sleep(3 * TICK)
         assert gc.is_tracked(a)
         assert all(o is not a for o in gc.get_objects())
         del a, b
-        await asyncio.sleep(3 * PROMOTE * TICK)
+        await asyncio.sleep(3 * TICK)
         assert ref() is not None  # no clocked collection walks frozen objects
         assert clocked.full() >= 2
         assert ref() is None
 
 
 async def test_the_full_collection_runs_every_reclaim_seconds() -> None:
-    async with running(collector(reclaim=3 * PROMOTE * TICK)):
+    async with running(collector(reclaim=3 * TICK)):
         a, b = pair()
         ref = weakref.ref(a)
-        await asyncio.sleep(2 * PROMOTE * TICK)  # frozen by now
+        await asyncio.sleep(2 * TICK)  # frozen by now
         del a, b
         assert await until(lambda: ref() is None, 10)
 
