@@ -40,6 +40,7 @@ TURN_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 KEEP_SLOWEST = 200
 SLOW_TURN_MS = 5.0
 SLOW_GC_MS = 10.0
+YOUNG_CENSUS_EVERY = 20  # middle collections between two censuses of what they walk
 # LOOPWATCH_GC_SIZES=1: objects in each generation at a slow collection's start, a census
 GC_SIZES = os.environ.get("LOOPWATCH_GC_SIZES") == "1"
 TRACK_EVERY = 30.0  # seconds between two counts of the objects the collector tracks
@@ -54,6 +55,16 @@ def _name(handle: events.Handle) -> str:
     if isinstance(owner, asyncio.Future):
         return f"future-cb:{type(owner).__name__}"
     return getattr(cb, "__qualname__", None) or type(cb).__name__
+
+
+def _kind(o: Any) -> str:
+    """A census name: the type, and for coroutines, frames and functions their code."""
+    code = getattr(o, "cr_code", None) or getattr(o, "f_code", None) or getattr(o, "__code__", None)
+    if code is not None:
+        return f"{type(o).__name__} {code.co_qualname}"
+    if isinstance(o, dict) and len(o) <= 12:
+        return "dict " + ",".join(sorted(map(str, o))[:6])
+    return type(o).__qualname__
 
 
 def _bucket(ms: float) -> int:
@@ -80,6 +91,9 @@ class Watch:
         self._gc_sizes: list[int] = []
         self.slow_gc: list[dict[str, Any]] = []
         self.census: list[Any] = []
+        self.young_census: dict[str, list[int]] = {}  # kind -> [objects, referents], summed
+        self.young_census_runs = 0
+        self._young_seen = 0
         self.leak: dict[str, Any] = {}
         self.tracked: list[list[float]] = []  # [loop time, objects the collector tracks]
         self._tracked_at = 0.0
@@ -142,6 +156,8 @@ class Watch:
         if phase == "start":
             if GC_SIZES:  # counted before the clock starts, so not in the pause
                 self._gc_sizes = [len(gc.get_objects(g)) for g in range(3)]
+                if info["generation"] == 1:
+                    self._census_young()
             self._gc_t0, self._gc_cpu0 = time.perf_counter(), time.thread_time()
             return
         ms = (time.perf_counter() - self._gc_t0) * 1000
@@ -160,6 +176,24 @@ class Watch:
                 "collected": info.get("collected", 0), "sizes": self._gc_sizes,
             })  # fmt: skip
 
+    def _census_young(self) -> None:
+        """Every YOUNG_CENSUS_EVERY-th middle collection: what it is about to walk, by kind.
+
+        Counts, per kind, the objects and their referents (what the walk visits:
+        each referent visited is a likely cache miss in a large heap).
+        """
+        self._young_seen += 1
+        if self._young_seen % YOUNG_CENSUS_EVERY:
+            return
+        self.young_census_runs += 1
+        for o in gc.get_objects(0) + gc.get_objects(1):
+            kind = _kind(o)
+            entry = self.young_census.get(kind)
+            if entry is None:
+                entry = self.young_census[kind] = [0, 0]
+            entry[0] += 1
+            entry[1] += len(gc.get_referents(o))
+
     def report(self) -> dict[str, Any]:
         wall = time.perf_counter() - self.t0
         self._trim()
@@ -175,6 +209,11 @@ class Watch:
             "tracked_objects": self.tracked,
             "slow_collections": self.slow_gc,
             "census": self.census,
+            "young_census": {
+                "runs": self.young_census_runs,
+                "kinds": sorted(([k, *v] for k, v in self.young_census.items()),
+                                key=lambda r: -r[2])[:60],
+            },
             "garbage_at_exit": self.leak,
             "callbacks": [[k, int(v[0]), round(v[1], 1), round(v[2], 2)] for k, v in names[:80]],
             "gc": {str(g): {"count": int(v[0]), "total_ms": round(v[1], 1),
