@@ -141,7 +141,8 @@ async def _build(
     secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
     results = Results(store, players, settings)
     games = Games(store, settings, results)
-    hub = Hub(store, pubsub)  # type: ignore[arg-type]
+    # The hub holds the last events of as many games as `games` keeps.
+    hub = Hub(store, pubsub, games.recent_max)  # type: ignore[arg-type]
     games.on_commit, hub.on_wakeup = hub.committed, games.saw
     matchmaker = Matchmaker(
         redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,

@@ -1,7 +1,7 @@
 """The hub's memory of recent events: one bounded log per game, each event ready for every seat.
 
-`Recent` holds a `GameLog` per game (at most RECENT_GAMES, the least recently
-used dropped); a log holds the game's last events in a row (at most
+`Recent` holds a `GameLog` per game (at most its `size`, RECENT_GAMES unless
+told, the least recently used dropped); a log holds the game's last events in a row (at most
 RECENT_EVENTS), each a `frames.Prepared`, and the latest seq heard of. The hub
 (hub.py) decides what goes in and when it is trimmed.
 """
@@ -84,9 +84,10 @@ class GameLog:
 
 
 class Recent:
-    """The hub's `GameLog`s, one per game, the least recently used dropped past RECENT_GAMES."""
+    """The hub's `GameLog`s, one per game, the least recently used dropped past `size`."""
 
-    def __init__(self) -> None:
+    def __init__(self, size: int = RECENT_GAMES) -> None:
+        self.size = size
         self._logs: dict[str, GameLog] = {}
 
     def __len__(self) -> int:
@@ -100,7 +101,7 @@ class Recent:
         """The game's log, made if need be; it becomes the most recently used."""
         found = self._logs.pop(game, None)
         self._logs[game] = found = found if found is not None else GameLog()
-        if len(self._logs) > RECENT_GAMES:
+        if len(self._logs) > self.size:
             del self._logs[next(iter(self._logs))]
         return found
 

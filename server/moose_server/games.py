@@ -53,7 +53,8 @@ Seat = tuple[str | None, str, str | None]  # (player id, name, bot name)
 Move = dict[str, Any]
 Event = dict[str, Any]
 RETRIES = 20
-RECENT_GAMES = 2048  # games this instance keeps as it last wrote them
+RECENT_GAMES = 2048  # games this instance keeps as it last wrote them, at least...
+SOCKETS_PER_GAME = 2  # ...or one per this many sockets it may serve (settings.max_sockets)
 FALLBACK_BOT = "greedy"
 
 
@@ -271,6 +272,9 @@ class Games:
         # Told how late (ms, Redis time) each deadline this instance fired was played.
         self.on_timeout: Callable[[int], None] | None = None
         self._recent: dict[str, Game] = {}  # game id -> as last written here (LRU order)
+        # Each game kept is ~12 KB (25 moves in); one that is not costs its next
+        # move a read. 2,048 were too few for a lobby of 20,000 (5,000 games).
+        self.recent_max = max(RECENT_GAMES, settings.max_sockets // SOCKETS_PER_GAME)
 
     async def close(self) -> None:
         """Cancel and await the auto-play tasks this instance started."""
@@ -599,7 +603,7 @@ class Games:
         if known is not None and known.version > game.version:
             game = known  # a later commit of ours got here first
         self._recent[game.id] = game
-        if len(self._recent) > RECENT_GAMES:
+        if len(self._recent) > self.recent_max:
             del self._recent[next(iter(self._recent))]
 
     def saw(self, game_id: str, seq: int) -> None:

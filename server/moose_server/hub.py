@@ -41,7 +41,7 @@ from redis.exceptions import RedisError
 from moose_server.codec import unpack
 from moose_server.connections import PubSubSource
 from moose_server.frames import Prepared, state_message
-from moose_server.gamelog import GameLog, Recent
+from moose_server.gamelog import RECENT_GAMES, GameLog, Recent
 from moose_server.games import Game
 from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store
 from moose_server.stream import read_events
@@ -88,7 +88,9 @@ class Peer(Protocol):
 class Hub:
     """Fans game events and player messages out to this instance's sockets."""
 
-    def __init__(self, store: Store, pubsub_redis: PubSubSource) -> None:
+    def __init__(
+        self, store: Store, pubsub_redis: PubSubSource, recent_games: int = RECENT_GAMES
+    ) -> None:
         self.store = store
         self.pubsub_redis = pubsub_redis
         # Told when a wake-up (game, seq) has been handled: the events are on their way.
@@ -97,7 +99,7 @@ class Hub:
         self.games: dict[str, set[Peer]] = {}
         self.players: dict[str, set[Peer]] = {}
         self.ready = asyncio.Event()
-        self.recent = Recent()
+        self.recent = Recent(recent_games)  # games whose last events are held
         self._said: dict[Any, None] = {}  # the latest player message ids, oldest first
         self._tasks: set[asyncio.Task[None]] = set()  # deliveries that read Redis
         # Run when pub/sub is back after a lost connection: Redis may have restarted.
