@@ -40,7 +40,7 @@ TURN_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 KEEP_SLOWEST = 200
 SLOW_TURN_MS = 5.0
 SLOW_GC_MS = 10.0
-YOUNG_CENSUS_EVERY = 20  # middle collections between two censuses of what they walk
+YOUNG_CENSUS_EVERY = 20  # young/middle collections between two censuses of what they walk
 # LOOPWATCH_GC_SIZES=1: objects in each generation at a slow collection's start, a census
 GC_SIZES = os.environ.get("LOOPWATCH_GC_SIZES") == "1"
 TRACK_EVERY = 30.0  # seconds between two counts of the objects the collector tracks
@@ -156,7 +156,7 @@ class Watch:
         if phase == "start":
             if GC_SIZES:  # counted before the clock starts, so not in the pause
                 self._gc_sizes = [len(gc.get_objects(g)) for g in range(3)]
-                if info["generation"] == 1:
+                if info["generation"] < 2:
                     self._census_young()
             self._gc_t0, self._gc_cpu0 = time.perf_counter(), time.thread_time()
             return
@@ -177,7 +177,7 @@ class Watch:
             })  # fmt: skip
 
     def _census_young(self) -> None:
-        """Every YOUNG_CENSUS_EVERY-th middle collection: what it is about to walk, by kind.
+        """Every YOUNG_CENSUS_EVERY-th young or middle collection: what it will walk, by kind.
 
         Counts, per kind, the objects and their referents (what the walk visits:
         each referent visited is a likely cache miss in a large heap).
