@@ -78,9 +78,14 @@ def one_run(
             out = subprocess.run(test, capture_output=True, text=True, timeout=900)
             if out.returncode != 0:
                 raise RuntimeError(out.stderr[-2000:])
-            return json.loads(out.stdout)  # type: ignore[no-any-return]
+            report: dict[str, Any] = json.loads(out.stdout)
         finally:
             stop_process(server)
+        # What the server warned of (an outage it took the run for, a slow client...).
+        said = (Path(data) / "serve.log").read_text(errors="replace").splitlines()
+        warned = [line for line in said if " WARNING " in line or " ERROR " in line]
+        report["server_log"] = {"warnings": len(warned), "first": warned[:20]}
+        return report
 
 
 def add_cpu_per_move(report: dict[str, Any]) -> None:
