@@ -134,6 +134,50 @@ async def test_the_timeouts_of_one_poll_are_played_side_by_side(parts):
         await watched.close()
 
 
+class Held(Games):
+    """Real games whose timeouts wait until the test lets them go on."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.started: list[str] = []
+        self.go = asyncio.Event()
+
+    async def timeout(self, game_id: str, now: int) -> None:
+        self.started.append(game_id)
+        await self.go.wait()
+        await super().timeout(game_id, now)
+
+
+async def test_the_polls_go_on_while_the_timeouts_they_claimed_are_played(parts):
+    # A poll that waited for its timeouts came late on a busy instance, and a gap
+    # in the polls is taken for an outage.
+    store, quick, _ = parts
+    slow = Settings(redis_url=quick.settings.redis_url, turn_time=3600, poll_interval=0.02)
+    held = Held(store, slow)
+    timers = Timers(store, held, slow)
+    task = asyncio.create_task(timers.run())
+    try:
+        first = await quick.create(SEATS)
+        async with asyncio.timeout(20):
+            while first.id not in held.started:
+                await asyncio.sleep(0.01)
+            second = await quick.create(SEATS)  # due while the first is still being played
+            while second.id not in held.started:
+                await asyncio.sleep(0.01)
+        held.go.set()
+        async with asyncio.timeout(20):
+            for game in (first, second):
+                while (await store.load(game.id)).version < 2:
+                    await asyncio.sleep(0.01)
+        timers.stop()
+        async with asyncio.timeout(20):
+            await task
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await held.close()
+
+
 def _players_turn(events: dict[Any, Message]) -> tuple[Any, Message]:
     """The raw client whose event has legal moves, and that event."""
     ((client, event),) = [(c, e) for c, e in events.items() if e["legal"]]

@@ -10,11 +10,12 @@ restarted, no instance running) is not played at once when the service is
 back: every deadline then moves to at least `outage_grace` seconds later, so
 the player whose time ran out during the outage still gets a turn.
 
-The timeouts one poll claims are played side by side (at most `AT_ONCE` at a
-time): one after another, a poll that claimed a hundred on a busy instance took
-seconds, and the next poll came so late that it looked like an outage (every
-deadline of the bucket moved `outage_grace` later; seen at 20,000 players,
-BENCHMARKS.md issue 14).
+The timeouts a poll claims are played side by side (at most `AT_ONCE` at a
+time), in a task, and the next poll does not wait for them: one after another
+and waited for, the timeouts of a poll on a busy instance took seconds, and
+the next poll came so late that it looked like an outage (every deadline of
+the bucket moved `outage_grace` later; seen at 20,000 players, BENCHMARKS.md
+issue 14).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from redis.exceptions import RedisError
 from moose_server.games import GameError, Games
 from moose_server.settings import Settings
 from moose_server.store import Store
-from moose_server.tasks import cancelling
+from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = ["Timers"]
 
@@ -46,24 +47,30 @@ class Timers:
         self.games = games
         self.settings = settings
         self.running = True
+        self._at_once = asyncio.Semaphore(AT_ONCE)
 
     async def tick(self) -> int:
         """Claim and apply every due deadline once; return how many were due."""
+        due = await self._claim()
+        await self._play(due)
+        return len(due)
+
+    async def _claim(self) -> list[tuple[str, int]]:
         s = self.settings
         # A gap of several polls of every instance: nobody could claim (see claim.lua).
         outage = max(OUTAGE_AFTER, OUTAGE_POLLS * s.poll_interval)
-        due = await self.store.claim(
+        return await self.store.claim(
             int(s.lease * 1000), int(outage * 1000), int(s.outage_grace * 1000)
         )
-        if due:
-            limit = asyncio.Semaphore(AT_ONCE)
 
-            async def bounded(game: str, now: int) -> None:
-                async with limit:
-                    await self._timeout(game, now)
+    async def _play(self, due: list[tuple[str, int]]) -> None:
+        """Play claimed timeouts side by side, at most AT_ONCE of this instance at a time."""
 
-            await asyncio.gather(*(bounded(game, now) for game, now in due))
-        return len(due)
+        async def bounded(game: str, now: int) -> None:
+            async with self._at_once:
+                await self._timeout(game, now)
+
+        await asyncio.gather(*(bounded(game, now) for game, now in due))
 
     async def _timeout(self, game: str, now: int) -> None:
         """Play one claimed timeout; a failure is logged (the lease brings it back)."""
@@ -78,16 +85,31 @@ class Timers:
             log.exception("timeout of %s failed", game)
 
     def stop(self) -> None:
-        """Claim no more deadlines (draining): `run` ends after the poll under way."""
+        """Claim no more deadlines (draining): `run` ends once what it claimed is played."""
         self.running = False
 
     async def run(self) -> None:
-        """Poll until stopped or cancelled."""
-        while self.running:
-            try:
-                await self.tick()
-            except (RedisError, OSError) as exc:
-                if cancelling():
-                    raise asyncio.CancelledError from exc
-                log.warning("deadline poll cannot reach Redis: %s", exc)
-            await asyncio.sleep(self.settings.poll_interval)
+        """Poll until stopped or cancelled; the timeouts claimed are played in tasks.
+
+        The next poll does not wait for them: a poll that waited for its
+        timeouts came late on a busy instance, and a gap in the polls over
+        OUTAGE_AFTER is taken for an outage (every deadline moved a grace later).
+        """
+        playing: set[asyncio.Task[None]] = set()
+        try:
+            while self.running:
+                try:
+                    due = await self._claim()
+                except (RedisError, OSError) as exc:
+                    if cancelling():
+                        raise asyncio.CancelledError from exc
+                    log.warning("deadline poll cannot reach Redis: %s", exc)
+                else:
+                    if due:
+                        task = asyncio.create_task(self._play(due))
+                        playing.add(task)
+                        task.add_done_callback(playing.discard)
+                await asyncio.sleep(self.settings.poll_interval)
+            await asyncio.gather(*playing)
+        finally:
+            await cancel_and_wait(list(playing))
