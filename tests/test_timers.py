@@ -178,6 +178,19 @@ async def test_the_polls_go_on_while_the_timeouts_they_claimed_are_played(parts)
         await held.close()
 
 
+async def test_a_gap_left_by_a_slow_instance_is_no_outage(parts):
+    # Its claims went through, only late (its loop stalled while thousands joined):
+    # before, the gap was taken for an outage and every deadline moved a grace later.
+    store, quick, (t1, _) = parts
+    await t1.tick()  # claims go through from the start
+    game = await quick.create(SEATS)  # due at once
+    bucket = store.bucket(game.id)
+    now = await store.now_ms()
+    await store.redis.set(store.polled_key(bucket), now - 30_000)  # no claim for 30 s
+    assert await t1.tick() == 1  # played, not moved
+    assert (await store.load(game.id)).version == 2
+
+
 def _players_turn(events: dict[Any, Message]) -> tuple[Any, Message]:
     """The raw client whose event has legal moves, and that event."""
     ((client, event),) = [(c, e) for c, e in events.items() if e["legal"]]

@@ -8,7 +8,10 @@ the game's version: it fires once, whoever claims it.
 A deadline that fell due while nobody could claim it (Redis unreachable or
 restarted, no instance running) is not played at once when the service is
 back: every deadline then moves to at least `outage_grace` seconds later, so
-the player whose time ran out during the outage still gets a turn.
+the player whose time ran out during the outage still gets a turn. Only an
+instance that has just started or whose last claim failed judges a gap so: a
+gap left by an instance that was only slow (its loop stalled while thousands
+of players joined at once) moved deadlines by mistake.
 
 The timeouts a poll claims are played side by side (at most `AT_ONCE` at a
 time), in a task, and the next poll does not wait for them: one after another
@@ -36,6 +39,7 @@ log = logging.getLogger(__name__)
 
 OUTAGE_AFTER = 1.0  # seconds without a deadline claim that make an outage...
 OUTAGE_POLLS = 4  # ...or this many poll intervals, if that is longer
+NEVER = 1e9  # seconds: an outage threshold no gap reaches
 AT_ONCE = 32  # timeouts of one poll played at the same time, at most
 
 
@@ -48,6 +52,7 @@ class Timers:
         self.settings = settings
         self.running = True
         self._at_once = asyncio.Semaphore(AT_ONCE)
+        self._judge = True  # whether the next claim may take a gap for an outage
 
     async def tick(self) -> int:
         """Claim and apply every due deadline once; return how many were due."""
@@ -58,10 +63,19 @@ class Timers:
     async def _claim(self) -> list[tuple[str, int]]:
         s = self.settings
         # A gap of several polls of every instance: nobody could claim (see claim.lua).
-        outage = max(OUTAGE_AFTER, OUTAGE_POLLS * s.poll_interval)
-        return await self.store.claim(
-            int(s.lease * 1000), int(outage * 1000), int(s.outage_grace * 1000)
-        )
+        # Judged only by an instance just started or whose last claim failed: one
+        # whose claims go through was not cut off, only late (its loop was busy),
+        # and the players could not have moved any sooner.
+        outage = max(OUTAGE_AFTER, OUTAGE_POLLS * s.poll_interval) if self._judge else NEVER
+        try:
+            due = await self.store.claim(
+                int(s.lease * 1000), int(outage * 1000), int(s.outage_grace * 1000)
+            )
+        except BaseException:
+            self._judge = True
+            raise
+        self._judge = False
+        return due
 
     async def _play(self, due: list[tuple[str, int]]) -> None:
         """Play claimed timeouts side by side, at most AT_ONCE of this instance at a time."""
