@@ -197,6 +197,9 @@ class Store:
     def __init__(self, redis: aioredis.Redis, buckets: int, pipe: Pipe | None = None) -> None:
         self.redis = redis
         self.buckets = buckets
+        # Whether the last deadline claim failed in some buckets (a cluster node
+        # down): their next claim must judge the gap (timers.py).
+        self.claim_failed = False
         self.pipe = pipe  # for the frequent calls, when given (see the module docstring)
         self._commit = redis.register_script(_script("commit.lua"))
         self._claim = redis.register_script(_script("claim.lua"))
@@ -419,6 +422,7 @@ class Store:
         replies = [r for r in got if not isinstance(r, BaseException)]
         if failed and not replies:
             raise failed[0]
+        self.claim_failed = bool(failed)
         if failed:
             log.warning("deadline claims failed in %d of %d buckets: %s",
                         len(failed), self.buckets, failed[0])  # fmt: skip

@@ -74,7 +74,8 @@ class Timers:
         except BaseException:
             self._judge = True
             raise
-        self._judge = False
+        # In a cluster a claim can fail in some buckets only (store.py): judge next time.
+        self._judge = self.store.claim_failed
         return due
 
     async def _play(self, due: list[tuple[str, int]]) -> None:
