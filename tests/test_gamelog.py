@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from moose import rules
 from moose_server.gamelog import RECENT_EVENTS, RECENT_GAMES, GameLog, Recent
+from moose_server.games import RECENT_GAMES as GAMES_KEPT
+from moose_server.games import Games
+from moose_server.settings import Settings
 from moose_server.store import Entry
 
 STATE = rules.new_game(2, seed=1)
@@ -81,3 +84,17 @@ def test_recent_drops_the_least_recently_used_game_past_recent_games() -> None:
     assert recent.get("g_0") is None
     recent.clear()
     assert len(recent) == 0
+
+
+def test_recent_holds_as_many_games_as_it_is_sized_for() -> None:
+    # An instance sizes it to its sockets (app.py: one game per two sockets).
+    recent = Recent(RECENT_GAMES * 3)
+    for k in range(RECENT_GAMES * 3 + 1):
+        recent.log(f"g_{k}")
+    assert len(recent) == RECENT_GAMES * 3
+    assert recent.get("g_0") is None and recent.get("g_1") is not None
+
+
+def test_games_keep_one_game_per_two_sockets_and_never_fewer_than_before() -> None:
+    assert Games(None, Settings(max_sockets=30_000)).recent_max == 15_000  # type: ignore[arg-type]
+    assert Games(None, Settings(max_sockets=100)).recent_max == GAMES_KEPT  # type: ignore[arg-type]
