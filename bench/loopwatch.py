@@ -14,6 +14,11 @@ On exit (SIGTERM, SIGINT) it writes OUT.json:
 - `callbacks`: every callback name with its count, total and max ms;
 - `gc`: per generation: collections, total and max ms (wall and the thread's
   CPU), objects collected;
+- `timeline`: every turn of `SLOW_TURN_MS` or more, in order: [Unix time, busy ms,
+  CPU ms, [[callback, count, ms] of its 3 heaviest callbacks], [[generation, ms]
+  of its collections]] (at most `TIMELINE_MAX`): with the times of a load
+  test's steps (`moose loadtest --lobby` reports them) it tells what the loop did
+  in a measured window, not only over the whole run;
 - `tracked_objects`: every 30 s, how many objects the collector tracks (what a
   full collection walks);
 - `cpu`: the process's CPU seconds (user + system) over the same span.
@@ -33,11 +38,13 @@ import json
 import os
 import sys
 import time
+import types
 from asyncio import base_events, events
 from typing import Any
 
 TURN_BUCKETS_MS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000)
 KEEP_SLOWEST = 200
+TIMELINE_MAX = 200_000
 SLOW_TURN_MS = 5.0
 SLOW_GC_MS = 10.0
 YOUNG_CENSUS_EVERY = 20  # young/middle collections between two censuses of what they walk
@@ -60,7 +67,7 @@ def _name(handle: events.Handle) -> str:
 def _kind(o: Any) -> str:
     """A census name: the type, and for coroutines, frames and functions their code."""
     code = getattr(o, "cr_code", None) or getattr(o, "f_code", None) or getattr(o, "__code__", None)
-    if code is not None:
+    if isinstance(code, types.CodeType):  # (a class's `__code__` may be a descriptor)
         return f"{type(o).__name__} {code.co_qualname}"
     if isinstance(o, dict) and len(o) <= 12:
         return "dict " + ",".join(sorted(map(str, o))[:6])
@@ -82,6 +89,7 @@ class Watch:
         self.hist = [0] * (len(TURN_BUCKETS_MS) + 1)
         self.cpu_hist = [0] * (len(TURN_BUCKETS_MS) + 1)
         self.slowest: list[dict[str, Any]] = []
+        self.timeline: list[list[Any]] = []
         self.names: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0, 0.0])
         # per generation: count, wall ms, max wall ms, collected, CPU ms, max CPU ms
         self.gc: dict[int, list[float]] = {g: [0, 0.0, 0.0, 0, 0.0, 0.0] for g in range(3)}
@@ -129,6 +137,12 @@ class Watch:
             })  # fmt: skip
             if len(self.slowest) > 8 * KEEP_SLOWEST:
                 self._trim()
+            if len(self.timeline) < TIMELINE_MAX:
+                self.timeline.append([
+                    round(time.time(), 3), round(busy, 1), round(cpu, 1),
+                    [[k, int(v[0]), round(v[1], 1)] for k, v in top[:3]],
+                    [[g, round(ms, 1)] for g, ms, _ in self.turn_gc],
+                ])  # fmt: skip
         self.turn = {}
         self.turn_gc = []
         self.busy = 0.0
@@ -206,6 +220,7 @@ class Watch:
                       "cpu_ms_histogram": dict(zip(labels, self.cpu_hist, strict=True)),
                       "slowest": sorted(self.slowest, key=lambda t: -t["busy_ms"])[:KEEP_SLOWEST],
                       "heaviest": sorted(self.slowest, key=lambda t: -t["cpu_ms"])[:KEEP_SLOWEST]},
+            "timeline": self.timeline,
             "tracked_objects": self.tracked,
             "slow_collections": self.slow_gc,
             "census": self.census,
@@ -247,6 +262,8 @@ def install(out: str) -> Watch:
     gc.callbacks.append(watch.on_gc)
 
     def write() -> None:
+        # No census may run (from a collection) while the report is made.
+        gc.callbacks.remove(watch.on_gc)
         if GC_SIZES:  # what a full collection of everything, frozen too, finds at exit
             gc.unfreeze()
             gc.set_debug(gc.DEBUG_SAVEALL)

@@ -153,6 +153,8 @@ def test_a_lobby_run_grows_and_reports_each_size() -> None:
     assert lobby["limits"]["players"] >= 16
     for step in lobby["steps"]:
         assert step["errors"] == {} and step["errors_before_window"] == {}
+        times = step["times"]  # Unix times of each phase's start, in order
+        assert times["joining"] <= times["settling"] <= times["window"] < times["window_end"]
         assert step["moves"] > 0 and step["move_latency_ms"]["p99"] is not None
         assert step["server"]["rss_mb"] > 0 and step["server_bytes_per_player"] is not None
         assert step["redis"]["slowlog"]["threshold_us"] == 1000  # our own Redis logs > 1 ms

@@ -215,6 +215,9 @@ async def _step(
 ) -> tuple[dict[str, Any], list[str]]:
     """One lobby size: join, seat, spread, settle, measure."""
     procs = len(workers.pipes)
+    # Each phase's start, Unix time: to place what a server log or a loop watcher
+    # (bench/loopwatch.py) saw at some time in the step.
+    times = {"joining": round(time.time(), 3)}
     ui.phase(f"lobby {n:,}: joining", 1)
     workers.send(lambda w: ("grow", n // procs + (w < n % procs)))
 
@@ -227,11 +230,14 @@ async def _step(
         await asyncio.sleep(0.25)
         ui.update(0, seated())
     workers.send(lambda w: ("settled",))
+    times["settling"] = round(time.time(), 3)
     settle = max(opts.warmup, SETTLE)
     ui.phase(f"lobby {n:,}: settling", settle)
     await asyncio.sleep(settle)
     start = time.monotonic() + 0.2
     end = start + opts.duration
+    times["window"] = round(time.time() + 0.2, 3)
+    times["window_end"] = round(times["window"] + opts.duration, 3)
     workers.send(lambda w: ("window", start, end))
     ui.phase(f"lobby {n:,}: measuring", opts.duration)
     await asyncio.sleep(max(0.0, start - time.monotonic()))
@@ -243,6 +249,7 @@ async def _step(
     answers = await workers.answers("tally", LATE + 120, ui, seated)
     merged = merge([a[1] for a in answers], opts.table)
     step: dict[str, Any] = {"players": players, **summary(merged, opts.duration), **notes}
+    step["times"] = times
     step["think_s"] = round(sum(a[2]["think_s"] for a in answers) / len(answers), 2)
     if "load_generator" in step:  # its own delay, part of every latency it measures
         lags = [ms for a in answers for ms in a[2]["lag_ms"]]
