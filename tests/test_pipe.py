@@ -85,6 +85,30 @@ async def test_concurrent_calls_get_their_own_replies_in_order(private_redis, pi
     assert await pipe.call("MGET", "k3", "k8", "nope") == [b"3", b"8", None]
 
 
+async def test_a_turn_s_first_command_goes_out_at_once_and_the_rest_when_it_ends(redis_url, pipes):
+    """Redis gets a loop turn's first command while the turn still runs; the turn's
+    later commands share one write when it ends. Replies come back in order."""
+    pipe = pipes(redis_url)
+    await pipe.call("PING")  # connected
+    conn = pipe._conn
+    assert conn is not None
+    look = redis.Redis.from_url(redis_url)  # blocks this loop: no turn ends meanwhile
+    try:
+        first = conn.send(("SET", "first", "1"))
+        second = conn.send(("SET", "second", "2"))
+        # The first is in Redis (read until it is: the loop cannot write meanwhile).
+        for _ in range(200):
+            if look.get("first") == b"1":
+                break
+            look.ping()
+        assert look.get("first") == b"1"
+        assert look.get("second") is None  # still in our buffer: the turn has not ended
+    finally:
+        look.close()
+    assert await asyncio.gather(first, second) == [b"OK", b"OK"]
+    assert await pipe.call("MGET", "first", "second") == [b"1", b"2"]
+
+
 async def test_an_error_reply_fails_only_its_caller(redis_url, pipes):
     pipe = pipes(redis_url)
     await pipe.call("SET", "s", "text")

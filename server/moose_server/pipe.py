@@ -5,8 +5,12 @@ redis-py's asyncio client spends ~170 us of CPU per EVALSHA under concurrency
 every command on one connection, in order, and matches the replies to the
 callers first in, first out, for about a tenth of that:
 
-- commands are encoded into a buffer that is written once per event-loop
-  iteration (`loop.call_soon`), so concurrent callers share one write;
+- the first command of an event-loop iteration is written at once, so that
+  Redis works on it while the iteration goes on; the others of that iteration
+  are encoded into a buffer written once when it ends (`loop.call_soon`), so
+  concurrent callers share one write (at most two writes a turn; BENCHMARKS.md,
+  issue 14: a move's commit waited for the end of a turn that at 10,000-20,000
+  players took several ms);
 - replies are parsed by `hiredis.Reader`: bytes, ints, lists, None — the same
   raw replies redis-py gives (without ``decode_responses``);
 - no task, lock or `asyncio.wait_for` per call: a call is one future.
@@ -187,7 +191,13 @@ class _Connection(asyncio.Protocol):
             raise
         loop = self.loop
         if not self.flushing:
+            # A loop turn's first command goes out at once: Redis, on a core of its
+            # own, works on it while the turn goes on, and the reply is there for
+            # the next. The turn's later commands share one write when it ends.
             self.flushing = True
+            if self.transport is not None:
+                self.transport.write(b"".join(out))
+                out.clear()
             loop.call_soon(self._flush)
         if self.timer is None:
             self.timer = loop.call_later(self._every(), self._check)
@@ -197,6 +207,8 @@ class _Connection(asyncio.Protocol):
 
     def _flush(self) -> None:
         self.flushing = False
+        if not self.out:
+            return
         if self.lost or self.transport is None:
             self.out.clear()
             return
