@@ -179,8 +179,8 @@ async def test_the_polls_go_on_while_the_timeouts_they_claimed_are_played(parts)
 
 
 async def test_a_gap_left_by_a_slow_instance_is_no_outage(parts):
-    # Its claims went through, only late (its loop stalled while thousands joined):
-    # before, the gap was taken for an outage and every deadline moved a grace later.
+    # Its claims went through, only late (its loop busy): before, the gap was taken
+    # for an outage and every deadline moved a grace later.
     store, quick, (t1, _) = parts
     await t1.tick()  # claims go through from the start
     game = await quick.create(SEATS)  # due at once

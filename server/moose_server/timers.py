@@ -66,13 +66,10 @@ class Timers:
         # whose claims go through was not cut off, only late (its loop was busy),
         # and the players could not have moved any sooner.
         outage = max(OUTAGE_AFTER, OUTAGE_POLLS * s.poll_interval) if self._judge else NEVER
-        try:
-            due = await self.store.claim(
-                int(s.lease * 1000), int(outage * 1000), int(s.outage_grace * 1000)
-            )
-        except BaseException:
-            self._judge = True
-            raise
+        self._judge = True  # unless this claim goes through
+        due = await self.store.claim(
+            int(s.lease * 1000), int(outage * 1000), int(s.outage_grace * 1000)
+        )
         # In a cluster a claim can fail in some buckets only (store.py): judge next time.
         self._judge = self.store.claim_failed
         return due

@@ -234,9 +234,10 @@ async def _step(
     settle = max(opts.warmup, SETTLE)
     ui.phase(f"lobby {n:,}: settling", settle)
     await asyncio.sleep(settle)
-    start = time.monotonic() + 0.2
+    lead = 0.2  # seconds for the workers to hear of the window before it opens
+    start = time.monotonic() + lead
     end = start + opts.duration
-    times["window"] = round(time.time() + 0.2, 3)
+    times["window"] = round(time.time() + lead, 3)
     times["window_end"] = round(times["window"] + opts.duration, 3)
     workers.send(lambda w: ("window", start, end))
     ui.phase(f"lobby {n:,}: measuring", opts.duration)
