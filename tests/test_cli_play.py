@@ -240,11 +240,16 @@ async def test_moose_bots_count_the_errors_of_a_redis_outage(moose_serve, redis_
     proc = moose_serve("--redis", redis_server.url, "--match-wait", "0.2")
     args = ["--count", "4", "--games", "40", "--players", "2", "--bot", "random"]
     driving = asyncio.create_task(drive(await spawn("bots", "--url", proc.url, *args)))
+    # The first games are played from the client's burst of requests and last
+    # some 80 ms, less than a clean stop takes: the outage could begin with every
+    # bot idle in the queue, where nothing is asked of the server. From the third
+    # pair of games on, the client paces each bot at 15 requests a second, so a
+    # game lasts over a second and the outage meets its next move.
     async with asyncio.timeout(60):
-        while "dealt for" not in proc.log.read_text():  # the bots are playing
-            await asyncio.sleep(0.05)
+        while proc.log.read_text().count("dealt for") < 5:
+            await asyncio.sleep(0.02)
     await asyncio.to_thread(redis_server.stop)  # clean: the AOF keeps every write
-    await asyncio.sleep(3)  # long enough that some bot's request meets it, however slow
+    await asyncio.sleep(3)  # long enough that some bot's retries meet it, however slow
     await asyncio.to_thread(redis_server.start)
     run = await driving
     assert run.code == 0, run.text + run.err
