@@ -14,6 +14,7 @@ import base64
 import os
 import socket
 import struct
+from collections.abc import Awaitable, Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -21,7 +22,9 @@ import msgpack
 from aiohttp import web
 
 from moose_server.settings import Settings
-from moose_server.ws import CLOSE_SLOW, Connection
+from moose_server.ws import CLOSE_SLOW, SERVICES, Connection
+
+from helpers import RawClient, Serve, table_game
 
 SMALL = 4096  # socket buffers of both ends, so that a client that stops reading shows soon
 
@@ -232,3 +235,55 @@ async def test_aiohttps_own_frames_interleave_whole_with_ours_and_its_close_come
     finally:
         server.done.set()
         await runner.cleanup()
+
+
+def _unread(client: RawClient) -> list[dict[str, Any]]:
+    """The messages the server has written to the client's socket and it has not read."""
+    fd = client.ws.get_extra_info("socket").fileno()
+    with socket.socket(fileno=os.dup(fd)) as sock:
+        try:
+            data = sock.recv(1 << 20, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return []
+    msgs = []
+    while data:  # unmasked server frames, whole on loopback at this size
+        n, data = data[1] & 0x7F, data[2:]
+        if n == 126:
+            (n,), data = struct.unpack("!H", data[:2]), data[2:]
+        msgs.append(msgpack.unpackb(data[:n]))
+        data = data[n:]
+    return msgs
+
+
+async def test_a_moves_frames_are_written_when_ready_not_when_the_loop_turn_ends(
+    serve: Serve, ws_client: Callable[..., Awaitable[RawClient]]
+) -> None:
+    instance = await serve()
+    games = instance.runner.app[SERVICES].games
+    a, b = await ws_client(instance.url, "ann"), await ws_client(instance.url, "bob")
+    game, _ = await table_game([a, b])
+    first = [await c.expect(type="event", game=game) for c in (a, b)]
+    mover, other = (a, b) if first[0]["legal"] else (b, a)
+    start = first[0] if mover is a else first[1]
+    seen: dict[str, list[dict[str, Any]]] = {}
+
+    def look() -> None:
+        seen["mover"], seen["other"] = _unread(mover), _unread(other)
+
+    deliver = games.on_commit
+
+    def on_commit(game_id: str, entries: list[Any]) -> None:
+        # Queued before the commit's frames: it runs before a flush at the end of
+        # the loop turn would, and before the clients' sockets are read.
+        asyncio.get_running_loop().call_soon(look)
+        deliver(game_id, entries)
+
+    games.on_commit = on_commit
+    seq = start["seq"]
+    await mover.send({"type": "move", "id": 7, "game": game, "seq": seq, "move": start["legal"][0]})
+    assert (await mover.expect(id=7))["type"] == "moved"
+    await other.expect(type="event", game=game, seq=seq + 1)
+    # The other seat's event went out when the hub sent it; the mover's event and
+    # `moved` in the one write of its answer (before: both when the turn ended).
+    assert [(m["type"], m.get("seq")) for m in seen["other"]][:1] == [("event", seq + 1)]
+    assert [m["type"] for m in seen["mover"]][:2] == ["event", "moved"]

@@ -78,6 +78,9 @@ class Peer(Protocol):
     def send_frame(self, payload: bytes) -> None:
         """Queue a message already packed (binary sockets)."""
 
+    def flush(self) -> None:
+        """Write what is queued now rather than when the loop turn ends."""
+
     def note_away(self, game: str) -> None:
         """The socket's own seat in `game` has just been marked away."""
 
@@ -253,6 +256,7 @@ class Hub:
             kind = event.entry.event
             if kind["kind"] == "away" and kind["seat"] == sub.seat:
                 peer.note_away(game)
+        peer.flush()  # on the wire now, not after the rest of the loop turn
 
     def _offer(self, peer: Peer, game: str, ready: list[Prepared]) -> bool:
         """Send the events the socket lacks, if that needs no wait; False: `deliver` it.

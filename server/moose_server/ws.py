@@ -1,9 +1,11 @@
-"""One WebSocket: read loop -> dispatch; sends written out once per loop turn.
+"""One WebSocket: read loop -> dispatch; sends written out in one write per batch.
 
 The reader decodes and checks each frame, applies the rate limit and runs one
 small handler per message type (`handlers.py`). `send` never waits: it frames
-the message and the frames a socket got during one turn of the event loop go out
-in one write to its transport (a move's `moved` and `event` share a syscall).
+the message, and the frames a socket got meanwhile go out in one write to its
+transport when a request has been answered (a move's `moved` and `event` share
+a syscall), when the hub has sent it a game's events (`flush`), or else when
+the loop turn ends: never after the rest of a busy turn when they are ready.
 The kernel and the transport buffer what the client has not read; once the
 transport holds more than `send_buffer` bytes the client reads too slowly and
 is dropped (close 1013) instead of stalling the hub. Client mistakes become
@@ -12,7 +14,7 @@ becomes `unavailable`; anything else is logged and answered `internal`.
 
 Writing frames to the transport ourselves, beside aiohttp's writer, costs 1.14-1.23x
 less server CPU per move than `send_bytes` (BENCHMARKS.md round 4,
-bench/results/round4-ab-ws.json): one write per socket per loop turn instead of
+bench/results/round4-ab-ws.json): one write per socket per batch instead of
 one per frame, and no task. It relies on compression being off and on aiohttp
 writing its own pings and close frame at once to the same transport; the
 aiohttp versions are pinned in pyproject.toml and tests/test_ws.py fails should
@@ -79,6 +81,7 @@ class Connection:
         self.away: set[str] = set()  # games where our seat is away: back on any message
         self._transport: Any = transport  # the socket's: frames are written to it directly
         self._out: list[bytes] = []  # frames of this loop turn, not yet written
+        self._answering = False  # a request is being handled: its answer writes them
         self._limit = settings.send_buffer
         self._loop = asyncio.get_running_loop()
         self._allowance = float(settings.burst)
@@ -149,6 +152,16 @@ class Connection:
         if not self._allow():
             self._limited(data)
             return
+        # The answer, and the events sent meanwhile (a move's own), go out in one
+        # write as soon as it is ready, not after the rest of the loop turn.
+        self._answering = True
+        try:
+            await self._answer(data)
+        finally:
+            self._answering = False
+            self._flush()
+
+    async def _answer(self, data: bytes | str) -> None:
         msg_id = None
         msg = None
         try:
@@ -220,7 +233,7 @@ class Connection:
     # -- writing ------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:
-        """Send a message (written at the end of this loop turn); never waits."""
+        """Send a message (written by `flush`, else when this loop turn ends); never waits."""
         if self._closing:
             return
         try:
@@ -259,11 +272,20 @@ class Connection:
         out.append(head)
         out.append(payload)
 
+    def flush(self) -> None:
+        """Write the frames queued so far now (a socket answering a request writes
+        them with its answer)."""
+        if not self._answering:
+            self._flush()
+
     def _flush(self) -> None:
         """Write this turn's frames in one go; drop a client that stopped reading."""
-        out, self._out = self._out, []
+        out = self._out
+        if not out:
+            return
+        self._out = []
         transport = self._transport
-        if not out or transport is None or transport.is_closing():
+        if transport is None or transport.is_closing():
             return
         if transport.get_write_buffer_size() > self._limit:
             log.info("dropping a slow client (%s)", self.player,
