@@ -13,7 +13,7 @@ from redis.exceptions import RedisClusterException
 
 from moose_server.connections import open_redis
 from moose_server.matchmaking import Matchmaker
-from moose_server.store import GAMES_CHANNEL, Store
+from moose_server.store import GAMES_CHANNEL, Store, connect
 
 from helpers import check_game, play_out, table_game
 
@@ -122,3 +122,21 @@ async def test_a_game_over_two_instances_on_each_backend(
     all_events = await asyncio.gather(*(play_out(c, game, seed=i) for i, c in enumerate(clients)))
     for client, seat, events in zip(clients, seats, all_events, strict=True):
         await check_game(client, game, seat, events)
+
+
+async def test_a_redis_restart_costs_no_command_an_error(redis_factory):
+    # The pool keeps connections to the Redis that went away; each would fail
+    # once ("Connection closed by server"): the command goes again on a new one.
+    redis_server = redis_factory()
+    client = connect(redis_server.url, 4)
+    try:
+        assert await asyncio.gather(*(client.ping() for _ in range(4))) == [True] * 4
+        pool = client.connection_pool
+        assert len(pool._available_connections) == 4  # type: ignore[attr-defined]
+        await asyncio.to_thread(redis_server.stop)
+        await asyncio.to_thread(redis_server.start)
+        # Before: the first four of these failed, one on each stale connection.
+        counts = await asyncio.gather(*(client.incr("n") for _ in range(8)))
+        assert sorted(counts) == [*range(1, 9)]
+    finally:
+        await client.aclose()

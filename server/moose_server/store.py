@@ -41,8 +41,9 @@ When the Store has a `Pipe` (pipe.py; one Redis node only) the frequent calls go
 through it: a move's game read (HMGET) and commit script, event reads (XRANGE),
 the players' game sets (SADD/SREM) and player messages (PUBLISH); the rest
 (deadline claims, heartbeats, sessions) through redis-py. Should the pipe lose
-its connection or time out, that call is sent once more through redis-py, as
-redis-py's own retry would, so every command may run twice: the commit script
+its connection or time out, that call is sent once more through redis-py, and
+redis-py sends a command once more when its pooled connection was lost (Redis
+restarted), so every command may run twice: the commit script
 checks the version and the move id (a commit that did run answers "dup" or
 "stale" the second time), reads and set changes are the same done twice, and a
 PUBLISH to a player carries an id with which the hubs drop the second copy.
@@ -62,6 +63,8 @@ from typing import Any, cast
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
@@ -97,8 +100,12 @@ def connect(url: str, max_connections: int, *, blocking: bool = False) -> aiored
     if blocking:
         # Pub/sub and blocking reads wait as long as they like: no socket timeout.
         return aioredis.Redis.from_url(url, socket_timeout=None, health_check_interval=10)
+    # A pooled connection to a Redis that restarted fails its next command
+    # ("Connection closed by server"): that command is sent once more on a new
+    # connection. Every command is safe to send twice (see the module docstring).
+    once = Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
     pool = aioredis.BlockingConnectionPool.from_url(
-        url, max_connections=max_connections, timeout=10, socket_timeout=10
+        url, max_connections=max_connections, timeout=10, socket_timeout=10, retry=once
     )
     return aioredis.Redis(connection_pool=pool)
 
