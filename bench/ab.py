@@ -31,8 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
-from moose_server.embedded import EmbeddedRedis  # noqa: E402
-from moose_server.loadtest.probes import free_port, stop_process, wait_ready  # noqa: E402
+from moose_loadtest.probes import free_port, stop_process, wait_ready  # noqa: E402
+from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
 
 
 def split_env(spec: str) -> tuple[str, dict[str, str]]:

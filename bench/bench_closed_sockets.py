@@ -18,7 +18,7 @@ import tracemalloc
 
 from aiohttp import web
 
-from moose_server.collector import Collector
+from moose_server.ops.collector import Collector
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
 

@@ -30,12 +30,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
 from moose import bots, rules  # noqa: E402
-from moose_server import games as games_module  # noqa: E402
-from moose_server import stream  # noqa: E402
-from moose_server.embedded import EmbeddedRedis  # noqa: E402
-from moose_server.games import Games  # noqa: E402
+from moose_server.play import games as games_module  # noqa: E402
+from moose_server.play import streams as stream  # noqa: E402
+from moose_server.play.games import Games  # noqa: E402
 from moose_server.settings import Settings  # noqa: E402
-from moose_server.store import Store, connect  # noqa: E402
+from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
+from moose_server.storage.store import Store, connect  # noqa: E402
 
 SPACINGS = (1, 4, 8, 16)
 GRACE = 20.0  # seconds: longer than playing and measuring one game here

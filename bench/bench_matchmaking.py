@@ -27,9 +27,9 @@ sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
 import redis.asyncio as aioredis  # noqa: E402
 
-from moose_server.embedded import EmbeddedRedis  # noqa: E402
-from moose_server.loadtest.probes import script_names  # noqa: E402
-from moose_server.matchmaking import Matchmaker  # noqa: E402
+from moose_loadtest.probes import script_names  # noqa: E402
+from moose_server.lobby.matchmaking import Matchmaker  # noqa: E402
+from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
 
 SETTINGS = {"rounds of 1000 tickets, every table": (1000, 10**6),
             "slices of 256 tickets, 16 tables": (256, 16),

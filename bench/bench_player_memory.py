@@ -22,14 +22,14 @@ from pathlib import Path
 from typing import Any
 
 from moose import rules
-from moose_server.accounts import hash_password, name_key
-from moose_server.embedded import EmbeddedRedis, free_port
-from moose_server.games import Game, Games
-from moose_server.matchmaking import Seat
-from moose_server.results import Results
+from moose_server.accounts.identity import hash_password, name_key
+from moose_server.lobby.matchmaking import Seat
+from moose_server.play.games import Game, Games
+from moose_server.play.results import Results
 from moose_server.settings import Settings
-from moose_server.store import Store, connect
-from moose_server.store_players import PlayerStore
+from moose_server.storage.embedded import EmbeddedRedis, free_port
+from moose_server.storage.players import PlayerStore
+from moose_server.storage.store import Store, connect
 
 PLAYERS, GAMES, ACCOUNTS, SEATS = 40, 200, 1000, 4
 

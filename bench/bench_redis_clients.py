@@ -65,9 +65,9 @@ from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
 
 from moose import bots, rules  # noqa: E402
 from moose_server.codec import pack  # noqa: E402
-from moose_server.embedded import EmbeddedRedis, free_port  # noqa: E402
-from moose_server.pipe import Pipe  # noqa: E402
-from moose_server.store import GAMES_CHANNEL, connect  # noqa: E402
+from moose_server.storage.embedded import EmbeddedRedis, free_port  # noqa: E402
+from moose_server.storage.pipe import Pipe  # noqa: E402
+from moose_server.storage.store import GAMES_CHANNEL, connect  # noqa: E402
 
 SOURCE = (ROOT / "server" / "moose_server" / "lua" / "commit.lua").read_text()
 SHA = hashlib.sha1(SOURCE.encode()).hexdigest()

@@ -37,8 +37,8 @@ sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 import redis  # noqa: E402
 import redis.asyncio as aioredis  # noqa: E402
 
-from moose_server.embedded import EmbeddedRedis  # noqa: E402
-from moose_server.pipe import PipeSubscriber  # noqa: E402
+from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
+from moose_server.storage.pipe import PipeSubscriber  # noqa: E402
 
 CHANNEL = b"moose:games"
 BASE = "redis-py PubSub"

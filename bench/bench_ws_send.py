@@ -5,7 +5,7 @@
 
 An aiohttp server in this process accepts `--sockets` WebSockets from a reader
 process (aiohttp clients that read and drop every frame) and wraps each in the
-server's real `moose_server.ws.Connection` ("direct": frames of a loop turn
+server's real `moose_server.net.ws.Connection` ("direct": frames of a loop turn
 framed by ws.py and written to the transport in one `write`) or in the same
 class from the bench-only variant of ws.py (`bench/ws_variant.py`, "aiohttp":
 one task per socket and turn awaiting `ws.send_bytes` for each frame). Each loop
@@ -38,9 +38,9 @@ import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
 from ws_variant import variant  # noqa: E402
 
-from moose_server import ws as direct_ws  # noqa: E402
-from moose_server.embedded import free_port  # noqa: E402
+from moose_server.net import ws as direct_ws  # noqa: E402
 from moose_server.settings import Settings  # noqa: E402
+from moose_server.storage.embedded import free_port  # noqa: E402
 
 PAYLOAD = bytes(range(250)) * 2  # 500 bytes: about an event frame of a 4-player game
 

@@ -36,8 +36,8 @@ import redis
 from aiohttp import web
 
 from moose_server.app import create_app
-from moose_server.embedded import EmbeddedRedis, free_port
 from moose_server.settings import Settings
+from moose_server.storage.embedded import EmbeddedRedis, free_port
 
 from helpers import Instance, RawClient, RedisClusterNodes, Serve, ServeProcess, cleanup
 

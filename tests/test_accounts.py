@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import redis as redis_sync
 
-from moose_server.accounts import hash_password, name_key, verify_password
-from moose_server.store_players import PlayerStore
+from moose_server.accounts.identity import hash_password, name_key, verify_password
+from moose_server.storage.players import PlayerStore
 
 from helpers import RawClient, ServeProcess
 

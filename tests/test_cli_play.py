@@ -19,7 +19,7 @@ import pytest
 
 import moose
 from moose.commands.bots import spread
-from moose_server.embedded import free_port
+from moose_server.storage.embedded import free_port
 
 from helpers import ASK, Run, Serve, drive, play_seat, spawn
 

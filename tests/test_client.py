@@ -21,7 +21,7 @@ from moose.client import (
     MooseError,
     ServerError,
 )
-from moose_server.embedded import free_port
+from moose_server.storage.embedded import free_port
 
 from helpers import Serve, check_views, play_seat
 

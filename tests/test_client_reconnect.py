@@ -12,10 +12,10 @@ from typing import Any
 
 import moose
 from moose.client import Client
-from moose_server.embedded import free_port
-from moose_server.games import Games
+from moose_server.play.games import Games
 from moose_server.settings import Settings
-from moose_server.store import PLAYERS_CHANNEL
+from moose_server.storage.embedded import free_port
+from moose_server.storage.store import PLAYERS_CHANNEL
 
 from helpers import Serve, check_views, open_store, play_seat
 

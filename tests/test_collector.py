@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from moose_server.collector import BUDGET, LONGEST, SHORTEST, Collector
+from moose_server.ops.collector import BUDGET, LONGEST, SHORTEST, Collector
 from moose_server.settings import Settings
 
 

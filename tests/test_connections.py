@@ -11,9 +11,9 @@ import asyncio
 import pytest
 from redis.exceptions import RedisClusterException
 
-from moose_server.connections import open_redis
-from moose_server.matchmaking import Matchmaker
-from moose_server.store import GAMES_CHANNEL, Store, connect
+from moose_server.lobby.matchmaking import Matchmaker
+from moose_server.storage.connection import open_redis
+from moose_server.storage.store import GAMES_CHANNEL, Store, connect
 
 from helpers import check_game, play_out, table_game
 

@@ -26,8 +26,8 @@ import yaml
 from aiohttp import web
 
 from moose_server.app import create_app
-from moose_server.embedded import free_port
 from moose_server.settings import Settings
+from moose_server.storage.embedded import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"

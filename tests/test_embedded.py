@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import redis
 
-from moose_server.embedded import EmbeddedRedis, redis_server_binary
 from moose_server.settings import Settings
+from moose_server.storage.embedded import EmbeddedRedis, redis_server_binary
 
 
 def test_bundled_binary_is_found():

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from moose import rules
-from moose_server.gamelog import RECENT_EVENTS, RECENT_GAMES, GameLog, Recent
-from moose_server.games import RECENT_GAMES as GAMES_KEPT
-from moose_server.games import Games
+from moose_server.net.recent import RECENT_EVENTS, RECENT_GAMES, GameLog, Recent
+from moose_server.play.games import RECENT_GAMES as GAMES_KEPT
+from moose_server.play.games import Games
 from moose_server.settings import Settings
-from moose_server.store import Entry
+from moose_server.storage.store import Entry
 
 STATE = rules.new_game(2, seed=1)
 SNAPSHOT = {**STATE.to_dict(), "auto": False}

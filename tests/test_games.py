@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from moose import rules
-from moose_server.games import GameError, Games
+from moose_server.play.games import GameError, Games
 from moose_server.settings import Settings
-from moose_server.store import Store, connect
+from moose_server.storage.store import Store, connect
 
 from helpers import open_games, replay
 

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 
-from moose_server.heartbeats import TICK, Heartbeats
+from moose_server.net.heartbeats import TICK, Heartbeats
 
 
 class Sock:

@@ -22,12 +22,12 @@ import pytest
 from moose import rules
 from moose.bots import make_bot
 from moose.client import Client, ConnectionLost, GameResult, ServerError
-from moose_server.embedded import EmbeddedRedis
-from moose_server.games import Games
-from moose_server.matchmaking import Matchmaker, tickets_key
+from moose_server.lobby.matchmaking import Matchmaker, tickets_key
+from moose_server.play.games import Games
+from moose_server.play.streams import read_events
 from moose_server.settings import Settings
-from moose_server.store import PLAYERS_CHANNEL, Store
-from moose_server.stream import read_events
+from moose_server.storage.embedded import EmbeddedRedis
+from moose_server.storage.store import PLAYERS_CHANNEL, Store
 
 from helpers import ServeProcess, open_store, play_match
 

@@ -9,10 +9,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from moose_server.limits import CodeGuard, Limited
-from moose_server.matchmaking import MatchError
+from moose_server.accounts.limits import CodeGuard, Limited
+from moose_server.lobby.matchmaking import MatchError
 from moose_server.settings import Settings
-from moose_server.store import Store, connect
+from moose_server.storage.store import Store, connect
 
 from helpers import RawClient
 

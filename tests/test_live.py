@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from moose_server import store as store_module
-from moose_server.store import LIVE_KEYS, Store
+from moose_server.storage import store as store_module
+from moose_server.storage.store import LIVE_KEYS, Store
 
 Message = dict[str, Any]
 

@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from moose_server.connections import open_redis
-from moose_server.liveness import Liveness
-from moose_server.matchmaking import MatchError, Matchmaker
+from moose_server.lobby.matchmaking import MatchError, Matchmaker
+from moose_server.ops.liveness import Liveness
 from moose_server.settings import Settings
-from moose_server.store import Store
+from moose_server.storage.connection import open_redis
+from moose_server.storage.store import Store
 
 from helpers import Clock, until
 

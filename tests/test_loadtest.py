@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from moose_server.loadtest.run import merge, percentiles
+from moose_loadtest.run import merge, percentiles
 
 
 def test_percentiles_of_nothing_and_of_a_list() -> None:
@@ -91,7 +91,7 @@ def test_a_paced_run_plays_and_reports(tmp_path: object) -> None:
 
 async def test_a_player_socket_keeps_under_the_default_server_rate() -> None:
     """A socket sends at most MOOSE_RATE's default: a burst, then SOCKET_RATE a second."""
-    from moose_server.loadtest.players import SOCKET_BURST, SOCKET_RATE, SocketPacer
+    from moose_loadtest.players import SOCKET_BURST, SOCKET_RATE, SocketPacer
     from moose_server.settings import Settings
 
     defaults = Settings()
@@ -106,9 +106,9 @@ async def test_a_player_socket_keeps_under_the_default_server_rate() -> None:
 
 
 def test_sockets_are_spread_over_loopback_addresses_under_the_default_cap() -> None:
-    from moose_server.loadtest.phases import _source_ips
-    from moose_server.loadtest.players import SOCKETS_PER_ADDRESS, local_address
-    from moose_server.loadtest.run import Options
+    from moose_loadtest.phases import _source_ips
+    from moose_loadtest.players import SOCKETS_PER_ADDRESS, local_address
+    from moose_loadtest.run import Options
     from moose_server.settings import Settings
 
     assert Settings().max_sockets_per_address == SOCKETS_PER_ADDRESS
@@ -122,7 +122,7 @@ def test_sockets_are_spread_over_loopback_addresses_under_the_default_cap() -> N
 
 
 def test_lobby_sizes_are_whole_tables_up_to_the_capacity() -> None:
-    from moose_server.loadtest.lobby_phase import lobby_steps
+    from moose_loadtest.lobby_phase import lobby_steps
 
     assert lobby_steps("2000,5000,max", 19_873, 4) == [2000, 5000, 19_872]
     assert lobby_steps("10, 6", 100, 4) == [4, 8]  # sorted, whole tables of 4
@@ -133,7 +133,7 @@ def test_lobby_sizes_are_whole_tables_up_to_the_capacity() -> None:
 
 def test_a_new_game_is_fast_forwarded_by_its_id_alone() -> None:
     """Every seat of a game, in any worker, agrees how far it is fast-forwarded."""
-    from moose_server.loadtest.lobby import GAME_MOVES, spread_of
+    from moose_loadtest.lobby import GAME_MOVES, spread_of
 
     spreads = {spread_of(f"g_{n:010x}") for n in range(500)}
     assert spreads <= set(range(GAME_MOVES)) and len(spreads) > GAME_MOVES // 2

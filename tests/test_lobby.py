@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from moose_server.connections import open_redis
-from moose_server.games import Games
-from moose_server.lobby import Lobby, game_id_of
-from moose_server.matchmaking import Matchmaker
+from moose_server.lobby.dealer import Lobby, game_id_of
+from moose_server.lobby.matchmaking import Matchmaker
+from moose_server.play.games import Games
 from moose_server.settings import Settings
-from moose_server.store import Store
+from moose_server.storage.connection import open_redis
+from moose_server.storage.store import Store
 
 LEASE = 0.2
 

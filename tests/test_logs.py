@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from moose_server.logs import JsonFormatter, TextFormatter, configure
+from moose_server.ops.logs import JsonFormatter, TextFormatter, configure
 from moose_server.settings import Settings
 
 from helpers import table_game

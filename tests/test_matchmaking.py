@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 
 from moose.protocol import ERROR_CODES
-from moose_server.connections import open_redis
-from moose_server.matchmaking import (
+from moose_server.lobby.matchmaking import (
     CODE_ALPHABET,
     FormedTable,
     MatchError,
@@ -27,6 +26,7 @@ from moose_server.matchmaking import (
     Seat,
     mm_keys,
 )
+from moose_server.storage.connection import open_redis
 
 from helpers import until
 

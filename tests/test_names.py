@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from moose.protocol import ProtocolError
-from moose_server.names import MAX_NAME, clean, distinct, look_alike
+from moose_server.accounts.names import MAX_NAME, clean, distinct, look_alike
 
 
 @pytest.mark.parametrize(

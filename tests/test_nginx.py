@@ -37,7 +37,7 @@ import moose
 from moose import rules
 from moose.bots import make_bot
 from moose.client import Client, ServerError
-from moose_server.embedded import EmbeddedRedis, free_port
+from moose_server.storage.embedded import EmbeddedRedis, free_port
 
 from helpers import LoopbackPort, RawClient, play_match, replay, until
 

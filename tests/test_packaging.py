@@ -29,7 +29,7 @@ from packaging.utils import canonicalize_name
 from moose_server.commands import SERVER_MODULES
 
 ROOT = Path(__file__).resolve().parent.parent
-FORBIDDEN = (*SERVER_MODULES, "moose_server.app", "moose_server.store")
+FORBIDDEN = (*SERVER_MODULES, "moose_server.app", "moose_server.storage.store")
 
 # Run in a child interpreter: which modules does the client's import pull in?
 IMPORTS = f"""

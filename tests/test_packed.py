@@ -10,11 +10,11 @@ import msgpack
 import pytest
 
 from moose import protocol, rules
-from moose_server import frames
 from moose_server.codec import pack
-from moose_server.frames import Prepared, event_message
-from moose_server.games import Game, seat_info
-from moose_server.store import Entry
+from moose_server.net import frames
+from moose_server.net.frames import Prepared, event_message
+from moose_server.play.games import Game, seat_info
+from moose_server.storage.store import Entry
 
 
 def _games(count: int) -> list[list[rules.State]]:

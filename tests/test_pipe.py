@@ -21,12 +21,12 @@ from redis.exceptions import (
 )
 
 from moose_server.app import create_app
-from moose_server.connections import open_redis
-from moose_server.embedded import EmbeddedRedis, free_port
-from moose_server.pipe import Pipe
+from moose_server.net.ws import SERVICES
 from moose_server.settings import Settings
-from moose_server.store import Store, connect
-from moose_server.ws import SERVICES
+from moose_server.storage.connection import open_redis
+from moose_server.storage.embedded import EmbeddedRedis, free_port
+from moose_server.storage.pipe import Pipe
+from moose_server.storage.store import Store, connect
 
 from helpers import table_game
 

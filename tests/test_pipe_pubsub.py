@@ -12,10 +12,10 @@ import pytest
 import redis
 from redis.exceptions import ConnectionError
 
-from moose_server.connections import NodePubSub, open_redis
-from moose_server.embedded import EmbeddedRedis
-from moose_server.pipe import PipePubSub, PipeSubscriber
-from moose_server.store import GAMES_CHANNEL, PLAYERS_CHANNEL
+from moose_server.storage.connection import NodePubSub, open_redis
+from moose_server.storage.embedded import EmbeddedRedis
+from moose_server.storage.pipe import PipePubSub, PipeSubscriber
+from moose_server.storage.store import GAMES_CHANNEL, PLAYERS_CHANNEL
 
 from helpers import until
 

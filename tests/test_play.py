@@ -20,7 +20,7 @@ import redis
 import moose
 from moose.bots import make_bot
 from moose.client import Client, ServerError, is_final
-from moose_server.embedded import free_port
+from moose_server.storage.embedded import free_port
 
 from helpers import ASK, Run, Serve, drive, spawn
 

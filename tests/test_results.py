@@ -22,16 +22,16 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from moose import rules
-from moose_server import ratings
-from moose_server.connections import open_redis
-from moose_server.embedded import free_port
-from moose_server.games import Game, Games
-from moose_server.matchmaking import Seat
-from moose_server.ratings import Standing
-from moose_server.results import Results
+from moose_server.accounts import ratings
+from moose_server.accounts.ratings import Standing
+from moose_server.lobby.matchmaking import Seat
+from moose_server.play.games import Game, Games
+from moose_server.play.results import Results
 from moose_server.settings import Settings
-from moose_server.store import Store, connect
-from moose_server.store_players import PlayerStore
+from moose_server.storage.connection import open_redis
+from moose_server.storage.embedded import free_port
+from moose_server.storage.players import PlayerStore
+from moose_server.storage.store import Store, connect
 
 from helpers import ServeProcess, random_game, until
 

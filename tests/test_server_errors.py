@@ -13,8 +13,8 @@ import msgpack
 import pytest
 import redis.asyncio as aioredis
 
-from moose_server.store import Store
-from moose_server.tokens import Tokens
+from moose_server.accounts.tokens import Tokens
+from moose_server.storage.store import Store
 
 from helpers import table_game
 

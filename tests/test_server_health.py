@@ -8,11 +8,11 @@ import aiohttp
 from aiohttp import web
 
 from moose_server.app import create_app, drain
-from moose_server.embedded import free_port
-from moose_server.matchmaking import Matchmaker
+from moose_server.lobby.matchmaking import Matchmaker
+from moose_server.net.ws import SERVICES
 from moose_server.settings import Settings
-from moose_server.store import Store
-from moose_server.ws import SERVICES
+from moose_server.storage.embedded import free_port
+from moose_server.storage.store import Store
 
 from helpers import http_base
 

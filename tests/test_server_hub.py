@@ -18,12 +18,12 @@ import redis.asyncio as aioredis
 
 from moose import rules
 from moose_server.codec import pack
-from moose_server.gamelog import RECENT_EVENTS, RECENT_GAMES
-from moose_server.games import Games
-from moose_server.hub import Hub, Sub
-from moose_server.pipe import Pipe
+from moose_server.net.hub import Hub, Sub
+from moose_server.net.recent import RECENT_EVENTS, RECENT_GAMES
+from moose_server.play.games import Games
 from moose_server.settings import Settings
-from moose_server.store import PLAYERS_CHANNEL, Entry, Store, connect
+from moose_server.storage.pipe import Pipe
+from moose_server.storage.store import PLAYERS_CHANNEL, Entry, Store, connect
 
 from helpers import until
 

@@ -13,7 +13,7 @@ from typing import Any
 import psutil
 import redis
 
-from moose_server.embedded import free_port
+from moose_server.storage.embedded import free_port
 
 from helpers import check_game, play_in_order, table_game
 

@@ -6,7 +6,7 @@ import asyncio
 import random
 from typing import Any
 
-from moose_server.store import Store, connect
+from moose_server.storage.store import Store, connect
 
 from helpers import check_game, play_in_order, play_out, table_game
 

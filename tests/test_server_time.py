@@ -15,9 +15,9 @@ import pytest
 import redis.asyncio as aioredis
 
 from moose import rules
-from moose_server.games import Games
+from moose_server.play.games import Games
 from moose_server.settings import Settings
-from moose_server.store import Store
+from moose_server.storage.store import Store
 
 from helpers import table_game
 

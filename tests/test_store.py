@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from moose_server.connections import open_redis
-from moose_server.pipe import Pipe
-from moose_server.store import GAMES_CHANNEL, Store, connect
+from moose_server.storage.connection import open_redis
+from moose_server.storage.pipe import Pipe
+from moose_server.storage.store import GAMES_CHANNEL, Store, connect
 
 from helpers import RedisClusterNodes
 

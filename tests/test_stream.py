@@ -9,8 +9,8 @@ import pytest
 
 from moose import rules
 from moose_server.codec import pack
-from moose_server.games import Games
-from moose_server.stream import SNAPSHOT_EVERY, keeps_snapshot, read_event, read_events
+from moose_server.play.games import Games
+from moose_server.play.streams import SNAPSHOT_EVERY, keeps_snapshot, read_event, read_events
 
 from helpers import open_games
 

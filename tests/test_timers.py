@@ -12,10 +12,10 @@ import pytest
 import redis
 
 from moose import rules
-from moose_server.games import Games
+from moose_server.play.games import Games
+from moose_server.play.timers import Timers
 from moose_server.settings import Settings
-from moose_server.store import Store, connect
-from moose_server.timers import Timers
+from moose_server.storage.store import Store, connect
 
 from helpers import table_game
 

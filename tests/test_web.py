@@ -9,7 +9,7 @@ from typing import Any
 
 import aiohttp
 
-from moose_server.web import CSP, WebFiles
+from moose_server.net.site import CSP, WebFiles
 
 from helpers import http_base
 

@@ -21,8 +21,8 @@ from typing import Any
 import msgpack
 from aiohttp import web
 
+from moose_server.net.ws import CLOSE_SLOW, SERVICES, Connection
 from moose_server.settings import Settings
-from moose_server.ws import CLOSE_SLOW, SERVICES, Connection
 
 from helpers import RawClient, Serve, table_game
 

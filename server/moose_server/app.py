@@ -20,34 +20,34 @@ from pathlib import Path
 from aiohttp import web
 from redis.exceptions import RedisError
 
-from moose_server import api
-from moose_server import web as web_client
-from moose_server.accounts import Accounts
-from moose_server.boards import Boards
-from moose_server.collector import Collector
-from moose_server.connections import open_redis
-from moose_server.embedded import EmbeddedRedis
-from moose_server.games import Games
-from moose_server.handlers import Handlers
-from moose_server.heartbeats import Heartbeats
-from moose_server.hub import Hub
-from moose_server.limits import CodeGuard, Meter, Sockets
-from moose_server.live import LiveGames
-from moose_server.liveness import Liveness
-from moose_server.lobby import Lobby
-from moose_server.matchmaking import Matchmaker
-from moose_server.metrics import Metrics
-from moose_server.observe import collections_timed, observe, watch_loop
-from moose_server.pipe import Pipe
-from moose_server.results import Results
-from moose_server.services import Services
+from moose_server.accounts.identity import Accounts
+from moose_server.accounts.leaderboards import Boards
+from moose_server.accounts.limits import CodeGuard, Meter, Sockets
+from moose_server.accounts.tokens import Tokens
+from moose_server.lobby.dealer import Lobby
+from moose_server.lobby.live_games import LiveGames
+from moose_server.lobby.matchmaking import Matchmaker
+from moose_server.net import api
+from moose_server.net import site as web_client
+from moose_server.net.handlers import Handlers
+from moose_server.net.heartbeats import Heartbeats
+from moose_server.net.hub import Hub
+from moose_server.net.services import Services
+from moose_server.net.ws import CLOSE_RESTART, SERVICES, websocket
+from moose_server.ops.collector import Collector
+from moose_server.ops.liveness import Liveness
+from moose_server.ops.metrics import Metrics
+from moose_server.ops.observe import collections_timed, observe, watch_loop
+from moose_server.play.games import Games
+from moose_server.play.results import Results
+from moose_server.play.timers import Timers
 from moose_server.settings import Settings
-from moose_server.store import Store
-from moose_server.store_players import PlayerStore
+from moose_server.storage.connection import open_redis
+from moose_server.storage.embedded import EmbeddedRedis
+from moose_server.storage.pipe import Pipe
+from moose_server.storage.players import PlayerStore
+from moose_server.storage.store import Store
 from moose_server.tasks import cancel_and_wait
-from moose_server.timers import Timers
-from moose_server.tokens import Tokens
-from moose_server.ws import CLOSE_RESTART, SERVICES, websocket
 
 __all__ = ["SETTINGS", "create_app", "serve"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import redis
 
-from moose_server.embedded import EmbeddedRedis, redis_server_binary
+from moose_server.storage.embedded import EmbeddedRedis, redis_server_binary
 
 
 def cluster_port() -> int:

@@ -17,10 +17,10 @@ from typing import Any
 
 from aiohttp import web
 
-from moose_server.connections import open_redis
-from moose_server.games import Games
+from moose_server.play.games import Games
 from moose_server.settings import Settings
-from moose_server.store import Store, connect
+from moose_server.storage.connection import open_redis
+from moose_server.storage.store import Store, connect
 
 
 @contextlib.asynccontextmanager

@@ -1,7 +1,7 @@
 """`moose loadtest`: many bot clients against one server, with the ceilings beside it.
 
 See BENCHMARKS.md for what it measures and the figures of this project. The
-logic is in `moose_server.loadtest`; this module is flags, the progress bar and the
+logic is in `moose_loadtest`; this module is flags, the progress bar and the
 summary table.
 """
 
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         print(missing, file=sys.stderr)
         return 2
 
-    from moose_server.loadtest.run import Options
+    from moose_loadtest.run import Options
 
     console = Console(stderr=args.json, highlight=False)
     if min(args.games, args.procs - 1, args.matchmaking, args.connections) < 0:
@@ -133,7 +133,7 @@ class _Bar:
 async def _main(opts: Any, console: Console) -> dict[str, Any]:
     from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from moose_server.loadtest.phases import run as run_phases
+    from moose_loadtest.phases import run as run_phases
 
     columns = (TextColumn("{task.description:<32}"), BarColumn(), TimeElapsedColumn(),
                TextColumn("{task.fields[info]}"))  # fmt: skip

@@ -68,9 +68,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     from moose_server.app import serve
-    from moose_server.embedded import EmbeddedRedisError
-    from moose_server.logs import configure
+    from moose_server.ops.logs import configure
     from moose_server.settings import Settings
+    from moose_server.storage.embedded import EmbeddedRedisError
 
     overrides = {dest: getattr(args, dest) for _, dest, _, _ in FLAGS}
     try:

@@ -1,0 +1,330 @@
+"""`moose loadtest` phases; `run(options, ui)` returns the report (what `--json` prints).
+
+Phases, in order, each with its own warm-up and measured window:
+
+1. socket ceiling: the same players against `ceilings.echo_app`;
+2. storage ceiling: `ceilings.storage_ceiling` on the server's Redis;
+3. games: the players against the server, through its public queue;
+4. matchmaking: N players queue at once, until every one is seated;
+5. connections: N idle sessions held open: server memory per connection, and
+   the server's CPU and loop lag while they are held (their upkeep).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import ipaddress
+import json
+import math
+import random
+import subprocess
+import sys
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+from moose_loadtest.lobby_phase import lobby_phase
+from moose_loadtest.players import SOCKETS_PER_ADDRESS, Job, raise_nofile
+from moose_loadtest.probes import (
+    ProcessProbe,
+    RedisProbe,
+    Spawned,
+    free_port,
+    game_memory,
+    histogram_delta,
+    machine,
+    metrics_url,
+    scrape,
+    stop_process,
+    wait_ready,
+)
+from moose_loadtest.run import Options, Ui, in_thread, percentiles, run_workers, summary
+
+__all__ = ["run"]
+
+LOBBY_SOCKETS = 1 << 20  # raise the open-file limit as far as it goes
+PORTS_PER_ADDRESS = 20_000  # of the ~28,000 ephemeral ports of one source address
+
+
+def _job(opts: Options, mode: str, url: str, players: int, **extra: Any) -> Job:
+    return Job(mode=mode, url=url, players=players, table=opts.table, bot=opts.bot,
+               warmup=opts.warmup, duration=opts.duration, drain=opts.drain,
+               max_games=opts.max_games, source_ips=_source_ips(opts, players, url),
+               **extra)  # fmt: skip
+
+
+async def games_phase(
+    opts: Options, url: str, pid: int | None, redis_url: str | None, ui: Ui
+) -> dict[str, Any]:
+    """The main phase: real games through the public queue, probes on the window."""
+    notes: dict[str, Any] = {}
+
+    async def window(start: float, workers: list[int]) -> None:
+        server = ProcessProbe(pid) if pid else None
+        gens = [ProcessProbe(w) for w in workers]
+        redis = RedisProbe(redis_url) if redis_url else None
+        try:
+            if redis and opts.monitor > 0 and opts.warmup > opts.monitor:
+                await asyncio.sleep(max(0.0, start + opts.warmup - opts.monitor - time.monotonic()))
+                notes["round_trips"] = await redis.round_trips(opts.monitor)
+            await asyncio.sleep(max(0.0, start + opts.warmup - time.monotonic()))
+            for probe in (server, *gens):
+                if probe:
+                    probe.start()
+            if redis:
+                await redis.start()
+            end = start + opts.warmup + opts.duration
+            while time.monotonic() < end:
+                await asyncio.sleep(min(0.5, max(0.0, end - time.monotonic())))
+                if server:
+                    server.rss()
+            if server:
+                server.stop()
+                notes["server"] = {"cpu_percent": round(server.cpu_percent, 1),
+                                   "rss_mb": round(server.rss() / 2**20, 1),
+                                   "rss_peak_mb": round(server.peak_rss / 2**20, 1)}  # fmt: skip
+            notes["load_generator"] = {"cpu_percent": round(sum(g.stop() for g in gens), 1)}
+            if redis:
+                await redis.stop()
+                notes["redis_window"] = (redis.commands, redis.cpu_percent)
+        finally:
+            if redis:
+                await redis.aclose()
+
+    job = _job(opts, "games", url, opts.games * opts.table, rate=opts.rate)
+    merged = await run_workers(job, opts.procs, ui, "games", window)
+    out = summary(merged, opts.duration)
+    out["server"] = notes.get("server")
+    out["load_generator"] = notes.get("load_generator")
+    if "redis_window" in notes:
+        commands, cpu = notes["redis_window"]
+        moves = max(1, merged["moves"])
+        out["redis"] = {
+            "commands_per_move": round(sum(commands.values()) / moves, 2),
+            "by_command_per_move": {k: round(v / moves, 3) for k, v in commands.most_common()},
+            "cpu_percent": round(cpu, 1),
+            "round_trips": notes.get("round_trips"),
+        }
+    if redis_url and out.get("redis"):
+        # Games just finished, still in their grace: the largest a game gets in Redis.
+        probe = RedisProbe(redis_url)
+        try:
+            out["redis"]["memory_finished_in_grace"] = await game_memory(probe, merged["game_ids"])
+        finally:
+            await probe.aclose()
+    return out
+
+
+async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
+    """The same players against a bare aiohttp echo server (its own process)."""
+    port = free_port()
+    cmd = [
+        sys.executable,
+        "-m",
+        "moose_loadtest.ceilings",
+        "echo",
+        str(port),
+        str(opts.table),
+    ]
+    proc = subprocess.Popen(cmd)
+    cpu: dict[str, float] = {}
+    try:
+        await in_thread(wait_ready, f"http://127.0.0.1:{port}/readyz", proc)
+        probe = ProcessProbe(proc.pid)
+
+        async def window(start: float, workers: list[int]) -> None:
+            await asyncio.sleep(max(0.0, start + opts.warmup - time.monotonic()))
+            probe.start()
+            await asyncio.sleep(max(0.0, start + opts.warmup + opts.duration - time.monotonic()))
+            cpu["server"] = round(probe.stop(), 1)
+
+        job = _job(opts, "games", f"ws://127.0.0.1:{port}/ws", opts.games * opts.table)
+        merged = await run_workers(job, opts.procs, ui, "socket ceiling", window)
+    finally:
+        await in_thread(stop_process, proc)
+    out = summary(merged, opts.duration)
+    return {"moves_per_second": out["moves_per_second"], "move_latency_ms": out["move_latency_ms"],
+            "errors": out["errors"], "server_cpu_percent": cpu.get("server")}  # fmt: skip
+
+
+async def storage_ceiling(opts: Options, redis_url: str, ui: Ui) -> dict[str, Any]:
+    """A bare redis-py client doing the server's commands per move (its own process)."""
+    ui.phase("storage ceiling", opts.warmup + opts.duration)
+    cmd = [sys.executable, "-m", "moose_loadtest.ceilings", "storage", redis_url,
+           str(opts.games), str(opts.warmup), str(opts.duration), str(opts.table)]  # fmt: skip
+    proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE)
+    t0 = time.monotonic()
+    waiter = asyncio.create_task(proc.communicate())
+    while not waiter.done():
+        await asyncio.wait([waiter], timeout=0.25)
+        ui.update(min(opts.warmup + opts.duration, time.monotonic() - t0))
+        if time.monotonic() - t0 > opts.warmup + opts.duration + 60:
+            proc.kill()
+    out, _ = await waiter
+    if proc.returncode != 0:
+        raise RuntimeError("the storage ceiling failed (see above)")
+    return json.loads(out.decode().strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+async def matchmaking_phase(
+    opts: Options, url: str, redis_url: str | None, ui: Ui
+) -> dict[str, Any]:
+    """N players, connected beforehand, all queue at once: time until every one is seated.
+
+    With the server's Redis known, each player first gets a rating drawn evenly
+    from `players.SEED_MU`: the report compares the rating spread of the tables
+    formed with that of the same players seated at random.
+    """
+    n = opts.matchmaking - opts.matchmaking % opts.table  # a partial table would wait
+    job = Job(mode="matchmaking", url=url, players=n, table=opts.table, warmup=0,
+              duration=max(30.0, opts.duration), source_ips=_source_ips(opts, n, url),
+              redis_url=redis_url)  # fmt: skip
+
+    async def window(start: float, workers: list[int]) -> None:
+        return None
+
+    merged = await run_workers(job, opts.procs, ui, "matchmaking", window)
+    waits = merged["match_ms"]
+    return {"players": n, "seated": len(waits),
+            "all_seated_s": round(max(waits) / 1000, 3) if len(waits) == n else None,
+            "wait_ms": percentiles(waits), "errors": merged["errors"],
+            "rating_spread": rating_spread(list(merged["tables"].values()))}  # fmt: skip
+
+
+def rating_spread(tables: list[list[int]], shuffles: int = 50) -> dict[str, Any] | None:
+    """The mean spread (highest - lowest rating) of the tables formed, and of the same
+    players seated at random at tables of the same sizes (the mean of `shuffles` draws)."""
+    tables = [t for t in tables if len(t) >= 2]
+    if not tables:
+        return None
+    rng = random.Random(0)
+    everyone = [r for t in tables for r in t]
+
+    def mean_spread(ts: list[list[int]]) -> float:
+        return sum(max(t) - min(t) for t in ts) / len(ts)
+
+    random_means = []
+    for _ in range(shuffles):
+        rng.shuffle(everyone)
+        cut, at = [], 0
+        for t in tables:
+            cut.append(everyone[at : at + len(t)])
+            at += len(t)
+        random_means.append(mean_spread(cut))
+    return {"tables": len(tables), "mean": round(mean_spread(tables), 1),
+            "random_mean": round(sum(random_means) / shuffles, 1),
+            "players_range": [min(everyone), max(everyone)]}  # fmt: skip
+
+
+async def connections_phase(opts: Options, url: str, pid: int | None, ui: Ui) -> dict[str, Any]:
+    """N idle sessions (hello said) held open: server memory per connection."""
+    n = opts.connections
+    probe = ProcessProbe(pid) if pid else None
+    base = probe.rss() if probe else 0
+    seen: dict[str, int] = {}
+    job = Job(mode="connections", url=url, players=n, table=opts.table, warmup=0,
+              duration=opts.hold, hold=opts.hold, source_ips=_source_ips(opts, n, url))  # fmt: skip
+
+    held: dict[str, Any] = {}
+
+    async def window(start: float, workers: list[int]) -> None:
+        # What idle sockets cost: memory, and the CPU of their upkeep (heartbeats)
+        # over the hold, after the first second (connecting is over by then).
+        await asyncio.sleep(max(0.0, start + min(1.0, opts.hold / 2) - time.monotonic()))
+        before = await in_thread(scrape, metrics_url(url))
+        if probe:
+            seen["rss"] = probe.rss()
+            probe.start()
+        await asyncio.sleep(max(0.0, start + opts.hold - 0.2 - time.monotonic()))
+        if probe:
+            held["server_cpu_percent"] = round(probe.stop(), 2)
+        after = await in_thread(scrape, metrics_url(url))
+        held["server_histograms"] = histogram_delta(before, after)
+
+    merged = await run_workers(job, opts.procs, ui, "connections", window)
+    out: dict[str, Any] = {"wanted": n, "connected": merged["connected"],
+                           "connect_ms": percentiles(merged["connect_ms"]),
+                           "errors": merged["errors"], **held}  # fmt: skip
+    if probe and "rss" in seen:
+        delta = seen["rss"] - base
+        out["server_rss_mb"] = round(seen["rss"] / 2**20, 1)
+        out["server_rss_before_mb"] = round(base / 2**20, 1)
+        out["bytes_per_connection"] = round(delta / max(1, merged["connected"]))
+        out["server_nofile"] = probe.nofile()
+    return out
+
+
+def _source_ips(opts: Options, sockets: int, url: str) -> int:
+    """Loopback addresses per worker: few enough sockets on each for a server's default
+    cap per address (MOOSE_MAX_SOCKETS_PER_ADDRESS) and for its ephemeral ports. A
+    server elsewhere is reached from the machine's own address (0)."""
+    if opts.source_ips:
+        return opts.source_ips
+    if not is_loopback(url):
+        return 0
+    per_address = min(PORTS_PER_ADDRESS, SOCKETS_PER_ADDRESS)
+    return max(1, math.ceil(sockets / max(1, opts.procs) / per_address))
+
+
+def is_loopback(url: str) -> bool:
+    """Whether the URL's host is this machine (127.0.0.0/8, ::1, localhost)."""
+    host = urlsplit(url).hostname or ""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _ratio(ours: float, ceiling: dict[str, Any] | None) -> float | None:
+    if not ceiling or not ceiling.get("moves_per_second"):
+        return None
+    return round(ours / float(ceiling["moves_per_second"]), 3)
+
+
+async def run(opts: Options, ui: Ui) -> dict[str, Any]:
+    """Every phase asked for; the report as one plain dict."""
+    sockets = max(opts.games * opts.table, opts.matchmaking, opts.connections)
+    if opts.lobby:
+        sockets = LOBBY_SOCKETS  # as many as the limits allow: lobby.capacity() says how many
+    # Raised here so that the server we spawn and our workers inherit it.
+    soft, hard = raise_nofile(2 * sockets + 1024)
+    report: dict[str, Any] = {"machine": machine(), "options": vars(opts).copy(),
+                              "nofile": {"soft": soft, "hard": hard}}  # fmt: skip
+    if soft < sockets + 256:
+        report["warnings"] = [f"open-file hard limit {hard} is too low for {sockets} sockets"]
+    with contextlib.ExitStack() as stack:
+        url, pid, redis_url = opts.url, opts.server_pid, opts.redis_url
+        if opts.spawn:
+            ui.phase("starting Redis and moose serve", 1)
+            spawned = stack.enter_context(Spawned(opts.redis))
+            url, pid = spawned.url, spawned.pid
+            redis_url = redis_url or spawned.redis_url
+        if not url:
+            raise ValueError("give --url or --spawn")
+        if not is_loopback(url) and sockets / max(1, opts.procs) > SOCKETS_PER_ADDRESS:
+            report.setdefault("warnings", []).append(
+                f"a server with default limits takes {SOCKETS_PER_ADDRESS} sockets per client "
+                "address: raise MOOSE_MAX_SOCKETS_PER_ADDRESS there, or load it from more machines"
+            )
+        report["url"], report["server_pid"], report["redis_url"] = url, pid, redis_url
+        if opts.lobby:
+            sources = functools.partial(_source_ips, opts, url=url)
+            report["lobby"] = await lobby_phase(opts, url, pid, redis_url, ui, sources)
+        elif opts.games > 0:
+            ceilings: dict[str, Any] = {"socket": None, "storage": None}
+            if opts.ceilings:
+                ceilings["socket"] = await socket_ceiling(opts, ui)
+                if redis_url:
+                    ceilings["storage"] = await storage_ceiling(opts, redis_url, ui)
+            report.update(await games_phase(opts, url, pid, redis_url, ui))
+            for ceiling in ceilings.values():
+                if ceiling:
+                    ceiling["ratio"] = _ratio(report["moves_per_second"], ceiling)
+            report["ceilings"] = ceilings
+        if opts.matchmaking > 0:
+            report["matchmaking"] = await matchmaking_phase(opts, url, redis_url, ui)
+        if opts.connections > 0:
+            report["connections"] = await connections_phase(opts, url, pid, ui)
+    return report

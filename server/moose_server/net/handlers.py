@@ -1,0 +1,409 @@
+"""One small handler per client message type: check, call games/matchmaking, answer.
+
+`Handlers` is built once per instance with the parts it calls; each handler
+takes the socket's session and the checked message and returns the answer
+(without `id`; the socket adds it), or raises an error with a PROTOCOL.md code.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from moose.protocol import PROTOCOL_VERSION, ProtocolError
+from moose_server.accounts import names, ratings
+from moose_server.accounts.identity import Accounts, Identity
+from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
+from moose_server.accounts.limits import CodeGuard
+from moose_server.lobby.dealer import Lobby
+from moose_server.lobby.live_games import LiveGames
+from moose_server.lobby.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
+from moose_server.net.hub import Hub, Peer
+from moose_server.ops.metrics import Metrics
+from moose_server.play.games import Game, GameError, Games, finished_record, match_message
+from moose_server.storage.players import PlayerStore
+from moose_server.storage.store import Store
+
+__all__ = ["Handlers", "Session"]
+
+log = logging.getLogger(__name__)
+
+Message = dict[str, Any]
+DEFAULT_TABLE = 4
+
+
+def _player(conn: Session) -> str:
+    assert conn.player is not None
+    return conn.player
+
+
+class Session(Peer, Protocol):
+    """What a handler needs of a socket: the hub's view of it, plus who it is."""
+
+    name: str
+    address: str  # the client's address (addresses.py), for the limits kept per client
+    bot: bool
+    generation: int | None  # an account's token generation; None: a guest
+
+
+def _identity(conn: Session) -> Identity:
+    return Identity(_player(conn), conn.name, conn.bot, conn.generation)
+
+
+class Handlers:
+    """The message handlers of one instance, with the parts they call."""
+
+    def __init__(
+        self, store: Store, games: Games, hub: Hub, accounts: Accounts, matchmaker: Matchmaker,
+        lobby: Lobby, metrics: Metrics, guard: CodeGuard, boards: Boards,
+        live: LiveGames,
+    ) -> None:  # fmt: skip
+        self.store = store
+        self.games = games
+        self.hub = hub
+        self.accounts = accounts
+        self.players: PlayerStore = accounts.players
+        self.matchmaker = matchmaker
+        self.lobby = lobby
+        self.metrics = metrics
+        self.guard = guard
+        self.boards = boards
+        self.live = live
+        # player -> (name, min, max, skill): queued through this instance, no `match`
+        # yet. Should Redis come back without the ticket, `requeue` queues them again.
+        self.queued: dict[str, tuple[str, int, int, int]] = {}
+        self.table: dict[str, Callable[[Session, Message], Awaitable[Message | None]]] = {
+            "hello": self.hello, "ping": self.ping, "queue": self.queue,
+            "leave_queue": self.leave_queue, "create_table": self.create_table,
+            "join_table": self.join_table, "add_bot": self.add_bot,
+            "leave_table": self.leave_table, "start_table": self.start_table,
+            "move": self.move, "sync": self.sync, "watch": self.watch, "unwatch": self.unwatch,
+            "record": self.record, "register": self.register,
+            "change_password": self.change_password, "logout_all": self.logout_all,
+            "leaderboard": self.leaderboard, "profile": self.profile, "games": self.games_list,
+        }  # fmt: skip
+
+    async def handle(self, mtype: str, conn: Session, msg: Message) -> Message | None:
+        """Run the handler of a checked message of type `mtype`."""
+        return await self.table[mtype](conn, msg)
+
+    async def hello(self, conn: Session, msg: Message) -> Message:
+        """Start a session: a new player with a name, or an old one with a token."""
+        if msg["protocol"] != PROTOCOL_VERSION:
+            raise ProtocolError(
+                "protocol_version", f"this server speaks protocol {PROTOCOL_VERSION}"
+            )
+        now = await self.store.now_ms()
+        if msg.get("token"):
+            who = await self.accounts.resume(msg["token"], now / 1000)
+            self.metrics.reconnects.inc()
+        elif msg.get("name") is None:
+            raise ProtocolError("bad_message", "'hello' needs a 'name' or a 'token'")
+        elif msg.get("password") is not None:
+            who = await self.accounts.login(msg["name"], msg["password"], conn.address)
+        else:
+            who = await self.accounts.guest(names.clean(msg["name"]), bool(msg.get("bot")))
+        self._become(conn, who)
+        self.hub.add_player(conn)
+        games = await self._resume(conn)
+        # A returning player may sit at a private table that has not started: say which.
+        table = await self.matchmaker.seated_table(who.player) if msg.get("token") else None
+        how = "resumed" if msg.get("token") else "login" if msg.get("password") else "new"
+        log.info("hello %s (%s, %s session, %d games)", who.player, who.name, how, len(games),
+                 extra={"event": "hello", "player": who.player,
+                        "games": games or None})  # fmt: skip
+        return {
+            "type": "welcome", "protocol": PROTOCOL_VERSION, "player": who.player,
+            "name": who.name, "token": self.accounts.token(who, now / 1000), "server_time": now,
+            "games": games, "account": who.account, "bot": who.bot,
+            "table": _table_fields(table),
+        }  # fmt: skip
+
+    @staticmethod
+    def _become(conn: Session, who: Identity) -> None:
+        conn.player, conn.name, conn.bot, conn.generation = (
+            who.player,
+            who.name,
+            who.bot,
+            who.generation,
+        )
+
+    async def register(self, conn: Session, msg: Message) -> Message:
+        """Claim the session's name as an account with a password (same player id)."""
+        now = await self.store.now_ms()
+        who = await self.accounts.register(_identity(conn), msg["password"], now)
+        self._become(conn, who)
+        log.info("register %s (%s)", who.player, who.name,
+                 extra={"event": "register", "player": who.player})  # fmt: skip
+        return {"type": "registered", "player": who.player, "name": who.name,
+                "token": self.accounts.token(who, now / 1000)}  # fmt: skip
+
+    async def change_password(self, conn: Session, msg: Message) -> Message:
+        """A new password; the account's other sessions are logged out."""
+        who = await self.accounts.change_password(
+            _identity(conn), msg["password"], msg["new_password"], conn.address
+        )
+        return {"type": "password_changed", "token": await self._revoke_others(conn, who)}
+
+    async def logout_all(self, conn: Session, msg: Message) -> Message:
+        """Refuse every earlier token of the account, and close its other sockets."""
+        who = await self.accounts.logout_all(_identity(conn))
+        return {"type": "logged_out", "token": await self._revoke_others(conn, who)}
+
+    async def _revoke_others(self, conn: Session, who: Identity) -> str:
+        """This socket takes the new generation; every older one, on any instance, closes."""
+        self._become(conn, who)
+        assert who.generation is not None
+        await self.store.publish_player(who.player, {"type": "revoked",
+                                                     "generation": who.generation})  # fmt: skip
+        log.info("logout everywhere %s", who.player,
+                 extra={"event": "revoke", "player": who.player})  # fmt: skip
+        return self.accounts.token(who, await self.store.now_ms() / 1000)
+
+    async def leaderboard(self, conn: Session, msg: Message) -> Message:
+        """The best players of the humans' or the bots' leaderboard."""
+        kind, limit = msg.get("kind", "humans"), msg.get("limit", DEFAULT_LIMIT)
+        players = await self.boards.top(kind, limit)
+        return {"type": "leaderboard", "kind": kind, "players": players}
+
+    async def profile(self, conn: Session, msg: Message) -> Message:
+        """A player's rating, rank and history (by id or account name; default: our own)."""
+        player, name = msg.get("player"), msg.get("name")
+        found = await self.boards.find(player, name) if player or name else _player(conn)
+        return {"type": "profile", **await self.boards.profile(found, await self.store.now_ms())}
+
+    async def _resume(self, conn: Session) -> list[str]:
+        """Follow the player's unfinished games again; an away seat comes back."""
+        player = _player(conn)
+        found = []
+        for game_id in await self.store.player_games(player):
+            try:
+                game = await self.games.load(game_id)
+            except GameError:
+                game = None
+            seat = game.seat_of(player) if game is not None else None
+            if game is None or seat is None or game.state.over:
+                await self.store.remove_player_game([player], game_id)
+                continue
+            self.hub.join(conn, game_id, seat, game.version)
+            if game.away[seat]:
+                await self.games.back(game_id, player)
+            found.append(game_id)
+        return found
+
+    def heard(self, player: str, message: Message) -> None:
+        """A message on the player channel: a `match` ends their wait in the queue."""
+        if message.get("type") == "match":
+            self.queued.pop(player, None)
+
+    async def after_outage(self) -> None:
+        """Pub/sub is back (Redis may have restarted): matches it dropped, tickets it lost."""
+        await self.rematch()
+        await self.requeue()
+
+    async def rematch(self) -> None:
+        """Send `match` again for each unfinished game a local socket of its player
+        does not follow: a `match` published while our pub/sub was down is lost.
+
+        Safe to run twice: a socket that follows the game is left alone.
+        """
+        for player in list(self.hub.players):
+            for game_id in await self.store.player_games(player):
+                peers = [p for p in self.hub.player_peers(player) if game_id not in p.subs]
+                if not peers:
+                    continue
+                try:
+                    game = await self.games.load(game_id)
+                except GameError:
+                    continue  # lost too; the matchmaker deals its table again
+                seat = game.seat_of(player)
+                if seat is None or game.state.over:
+                    continue
+                self.queued.pop(player, None)
+                log.warning("match %s sent again to %s: pub/sub may have lost it", game_id,
+                            player, extra={"event": "rematch", "game": game_id,
+                                           "player": player})  # fmt: skip
+                for peer in peers:
+                    await peer.on_player_message(match_message(game, seat))
+
+    async def requeue(self) -> None:
+        """Redis is back: queue again the players queued here whose ticket it lost.
+
+        A player with an unfinished game was seated: `rematch` told them of it.
+        """
+        for player, (name, low, high, skill) in list(self.queued.items()):
+            if not self.hub.player_peers(player):
+                self.queued.pop(player, None)  # gone: the socket's close left the queue
+                continue
+            if await self.store.player_games(player):
+                continue
+            try:
+                await self.matchmaker.enqueue(player, name, low, high, skill)
+            except MatchError:
+                continue  # already_queued: Redis kept the ticket
+            log.warning("queued %s again: Redis had lost their ticket", player,
+                        extra={"event": "requeue", "player": player})  # fmt: skip
+
+    async def ping(self, conn: Session, msg: Message) -> Message:
+        """Answer with Redis' clock."""
+        return {"type": "pong", "server_time": await self.store.now_ms()}
+
+    async def queue(self, conn: Session, msg: Message) -> Message:
+        """Join the public queue."""
+        low, high = msg.get("min_players", 2), msg.get("max_players", 6)
+        [profile] = await self.players.profiles([_player(conn)])
+        skill = ratings.skill(float(profile.get("mu", ratings.MU)))
+        since = await self.matchmaker.enqueue(_player(conn), conn.name, low, high, skill)
+        self.queued[_player(conn)] = (conn.name, low, high, skill)
+        log.info("queue %s for %s-%s seats", conn.player, low, high,
+                 extra={"event": "queue", "player": conn.player})  # fmt: skip
+        mm = self.matchmaker
+        return {
+            "type": "queued", "min_players": low, "max_players": high, "server_time": since,
+            "match_wait": mm.match_wait, "queue_bots_after": mm.queue_bots_after,
+        }  # fmt: skip
+
+    async def leave_queue(self, conn: Session, msg: Message) -> Message:
+        """Leave the public queue."""
+        self.queued.pop(_player(conn), None)
+        if not await self.matchmaker.leave(_player(conn)):
+            raise MatchError("not_queued", "you are not in the queue")
+        log.info(
+            "leave_queue %s", conn.player, extra={"event": "leave_queue", "player": conn.player}
+        )
+        return {"type": "left"}
+
+    async def create_table(self, conn: Session, msg: Message) -> Message:
+        """Open a private table with us as host."""
+        mm = self.matchmaker
+        players, rated = msg.get("players", DEFAULT_TABLE), bool(msg.get("rated"))
+        info = await mm.create_table(_player(conn), conn.name, players, rated, conn.bot)
+        return info.as_message()
+
+    # Every request naming a join code pays the guess limit (limits.CodeGuard) if refused.
+
+    async def join_table(self, conn: Session, msg: Message) -> Message:
+        """Sit at a private table; everyone there hears of it."""
+        async with self.guard.attempt(conn.address, _player(conn)):
+            info = await self.matchmaker.join_table(msg["code"], _player(conn), conn.name, conn.bot)
+        await self.lobby.tell_table(info, skip=conn.player)
+        return info.as_message()
+
+    async def add_bot(self, conn: Session, msg: Message) -> Message:
+        """The host seats a bot."""
+        player, bot = _player(conn), msg.get("bot", "greedy")
+        async with self.guard.attempt(conn.address, player):
+            info = await self.matchmaker.add_bot(msg["code"], player, bot)
+        await self.lobby.tell_table(info, skip=conn.player)
+        return info.as_message()
+
+    async def leave_table(self, conn: Session, msg: Message) -> Message:
+        """Leave a private table before it starts."""
+        async with self.guard.attempt(conn.address, _player(conn)):
+            info = await self.matchmaker.leave_table(msg["code"], _player(conn))
+        await self.lobby.tell_table(info, skip=conn.player)
+        if info is None:
+            return {"type": "table", "code": msg["code"], "host": None, "players": 0, "seats": []}
+        return info.as_message()
+
+    async def start_table(self, conn: Session, msg: Message) -> Message:
+        """The host starts the game; every seated player gets `match`."""
+        async with self.guard.attempt(conn.address, _player(conn)):
+            table = await self.matchmaker.start_table(msg["code"], _player(conn))
+        await self.lobby.start(table)
+        return self.lobby.started_message(msg["code"], _player(conn), table)
+
+    async def move(self, conn: Session, msg: Message) -> Message:
+        """Play a move in one of our games."""
+        game, received = msg["game"], time.perf_counter()
+        seq = await self.games.move(
+            game, _player(conn), msg["move"], msg.get("seq"), msg.get("move_id")
+        )
+        self.metrics.commit_latency.observe(time.perf_counter() - received)
+        return {"type": "moved", "game": game, "seq": seq}
+
+    async def sync(self, conn: Session, msg: Message) -> Message:
+        """Resend the events after `since`, or the current state."""
+        game_id = msg["game"]
+        try:
+            game = await self.games.load(game_id)
+        except GameError:
+            self.hub.leave(conn, game_id)  # gone (Redis lost it, or it expired)
+            raise
+        sub = conn.subs.get(game_id)
+        if sub is None:
+            seat = game.seat_of(_player(conn))
+            if seat is None:
+                raise GameError("not_in_game", f"you have no seat in game {game_id}; watch it")
+            sub = self.hub.join(conn, game_id, seat, game.version)
+        since = msg.get("since")
+        if since is None or not 0 <= since <= game.version:
+            await self.hub.send_state(conn, game_id)
+            return {"type": "synced", "game": game_id, "seq": sub.seen}
+        seq = await self.hub.resend(conn, game_id, since)
+        if seq < game.version:  # the events are gone: a finished game past its grace
+            await self.hub.send_state(conn, game_id)
+            seq = conn.subs[game_id].seen
+        return {"type": "synced", "game": game_id, "seq": seq}
+
+    async def _visible(self, conn: Session, game_id: str, code: str | None) -> Game:
+        """The game, when this player may look at it: any queue game; a private table's
+        game for its seated players and whoever holds its join code (a wrong code pays
+        the guess limit)."""
+        if code is None:
+            game = await self.games.load(game_id)
+            if game.code is not None and game.seat_of(_player(conn)) is None:
+                raise GameError("not_in_game", "a private table's game is watched with its code")
+            return game
+        async with self.guard.attempt(conn.address, _player(conn)):
+            game = await self.games.load(game_id)
+            stranger = game.code is not None and game.seat_of(_player(conn)) is None
+            if stranger and normalize_code(code) != game.code:
+                raise MatchError("bad_code", f"that is not the join code of game {game_id}")
+        return game
+
+    async def watch(self, conn: Session, msg: Message) -> Message:
+        """Follow a game as a spectator (a seated player keeps their seat's view)."""
+        game_id = msg["game"]
+        game = await self._visible(conn, game_id, msg.get("code"))
+        self.hub.join(conn, game_id, game.seat_of(_player(conn)), game.version)
+        await self.hub.send_state(conn, game_id)
+        return {"type": "watching", "game": game_id, "seq": conn.subs[game_id].seen}
+
+    async def unwatch(self, conn: Session, msg: Message) -> Message:
+        """Stop following a game as a spectator."""
+        sub = conn.subs.get(msg["game"])
+        if sub is not None and sub.seat is None:
+            self.hub.leave(conn, msg["game"])
+        return {"type": "unwatched", "game": msg["game"]}
+
+    async def record(self, conn: Session, msg: Message) -> Message:
+        """The record of a finished game (of a private table's: as for `watch`); a rated
+        queue game's also after the game expired, while its record is kept."""
+        try:
+            game = await self._visible(conn, msg["game"], msg.get("code"))
+        except GameError as exc:
+            kept = await self.store.kept_record(msg["game"]) if exc.code == "no_such_game" else None
+            if kept is None:
+                raise
+            return {"type": "record", "game": msg["game"], "record": kept}
+        return {"type": "record", "game": msg["game"], "record": finished_record(game)}
+
+    async def games_list(self, conn: Session, msg: Message) -> Message:
+        """The live public games; with `follow`, again whenever the list changes."""
+        if msg.get("follow"):
+            self.live.follow(conn)
+        elif msg.get("follow") is False:
+            self.live.unfollow(conn)
+        return dict(await self.live.snapshot())
+
+
+def _table_fields(table: TableInfo | None) -> Message | None:
+    """A `table` message's fields but its type, for `welcome`."""
+    if table is None:
+        return None
+    fields = table.as_message()
+    del fields["type"]
+    return fields

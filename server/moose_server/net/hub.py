@@ -1,0 +1,467 @@
+"""The hub of one instance: one pub/sub subscription fanning out to local sockets.
+
+The hub holds each game's last events, made ready for every seat (gamelog.py:
+a bounded `GameLog` per game, of `frames.Prepared` entries). Events this instance
+commits go into it and to the local sockets at once (`committed`); a socket
+that could not take them then (it was reading a gap) gets them when their
+wake-up arrives, from the log. A game dealt here keeps its first events there
+until its players' sockets join (`deliver`), so that neither needs a stream read.
+
+Another instance's wake-up ("<game id> <seq>") makes the hub read the game's
+stream once from the lowest seq its local sockets have seen, unless the log
+holds those events, then give each socket the events it has not had, in order,
+each with its own view. Pub/sub may lose a wake-up while it reconnects: the hub
+then forgets every log and re-reads every game it serves, and a socket that sees
+a gap reads the stream itself, so the stream is the record.
+
+Player messages (`match`, `table`) travel on one channel as [player, message,
+id]; a resent PUBLISH (store.py) brings a second copy, which the id drops.
+
+Redis may come back without its last writes (a host crash with `appendfsync
+everysec`, a failover to an asynchronous replica): a socket may then have seen
+events that the stream no longer holds, or holds other events at those seqs.
+Each socket's `Sub` keeps the Redis time of the last event it was sent; the
+hub checks it wherever it reads the stream, checks every socket when pub/sub
+reconnects, and treats a commit of ours at a seq a socket has seen as proof.
+Such a socket gets the game as it is now (a `state` event, which a client
+takes whatever its seq), or `gone` when the game no longer exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from redis.exceptions import RedisError
+
+from moose_server.codec import unpack
+from moose_server.net.frames import Prepared, state_message
+from moose_server.net.recent import RECENT_GAMES, GameLog, Recent
+from moose_server.play.games import Game
+from moose_server.play.streams import read_events
+from moose_server.storage.connection import PubSubSource
+from moose_server.storage.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store
+from moose_server.tasks import cancel_and_wait, cancelling
+
+__all__ = ["Hub", "Peer", "Sub"]
+
+log = logging.getLogger(__name__)
+
+CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back: 10 s
+SAID_IDS = 16384  # player message ids remembered, at most (a resend comes within ~10 s)
+
+
+@dataclass
+class Sub:
+    """A socket's place in one game: its seat (None: spectator) and last seq sent."""
+
+    seat: int | None
+    seen: int
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    time: int = 0  # Redis time of the event at `seen` (0: not known)
+
+
+class Peer(Protocol):
+    """What the hub needs of a socket."""
+
+    player: str | None
+    subs: dict[str, Sub]
+    binary: bool  # msgpack frames (else JSON text)
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Queue a message for the socket."""
+
+    def send_frame(self, payload: bytes) -> None:
+        """Queue a message already packed (binary sockets)."""
+
+    def flush(self) -> None:
+        """Write what is queued now rather than when the loop turn ends."""
+
+    def note_away(self, game: str) -> None:
+        """The socket's own seat in `game` has just been marked away."""
+
+    async def on_player_message(self, message: dict[str, Any]) -> None:
+        """A message for the socket's player arrived on the player channel."""
+
+
+class Hub:
+    """Fans game events and player messages out to this instance's sockets."""
+
+    def __init__(
+        self, store: Store, pubsub_redis: PubSubSource, recent_games: int = RECENT_GAMES
+    ) -> None:
+        self.store = store
+        self.pubsub_redis = pubsub_redis
+        # Told when a wake-up (game, seq) has been handled: the events are on their way.
+        self.on_fanout: Callable[[str, int], None] | None = None
+        self.on_wakeup: Callable[[str, int], None] | None = None  # told of every wake-up
+        self.games: dict[str, set[Peer]] = {}
+        self.players: dict[str, set[Peer]] = {}
+        self.ready = asyncio.Event()
+        self.recent = Recent(recent_games)  # games whose last events are held
+        self._said: dict[Any, None] = {}  # the latest player message ids, oldest first
+        self._tasks: set[asyncio.Task[None]] = set()  # deliveries that read Redis
+        # Run when pub/sub is back after a lost connection: Redis may have restarted.
+        self.on_resubscribe: Callable[[], Coroutine[Any, Any, None]] | None = None
+        self.on_player: Callable[[str, dict[str, Any]], None] | None = None  # every message
+
+    # -- local registrations ----------------------------------------------------
+
+    def add_player(self, peer: Peer) -> None:
+        """Deliver the player's channel messages to this socket."""
+        assert peer.player is not None
+        self.players.setdefault(peer.player, set()).add(peer)
+
+    def join(self, peer: Peer, game: str, seat: int | None, seen: int) -> Sub:
+        """Follow a game from seq `seen` on (kept if the socket follows it already)."""
+        sub = peer.subs.get(game)
+        if sub is None or sub.seat != seat:
+            sub = peer.subs[game] = Sub(seat, seen)
+        self.games.setdefault(game, set()).add(peer)
+        return sub
+
+    def leave(self, peer: Peer, game: str) -> None:
+        """Stop following a game."""
+        peer.subs.pop(game, None)
+        peers = self.games.get(game)
+        if peers is not None:
+            peers.discard(peer)
+            if not peers:
+                del self.games[game]
+                self.recent.drop(game)  # no local socket left to give its events to
+
+    def drop(self, peer: Peer) -> None:
+        """Forget a closed socket."""
+        for game in list(peer.subs):
+            self.leave(peer, game)
+        if peer.player is not None:
+            peers = self.players.get(peer.player)
+            if peers is not None:
+                peers.discard(peer)
+                if not peers:
+                    del self.players[peer.player]
+
+    def player_peers(self, player: str) -> set[Peer]:
+        """This instance's sockets of a player."""
+        return self.players.get(player, set())
+
+    # -- delivery ---------------------------------------------------------------
+
+    async def deliver(self, peer: Peer, game: str) -> None:
+        """Send the socket every event it has not seen, in order: from the log, else the stream.
+
+        Either way it checks that the event the socket saw last is still the
+        one the stream holds at that seq (see the module docstring).
+        """
+        sub = peer.subs.get(game)
+        if sub is None:
+            return
+        async with sub.lock:
+            found = self.recent.get(game)
+            ready = found.since(sub.seen) if found is not None else None
+            if found is not None and ready is not None:
+                at = found.at(sub.seen)
+                if at is not None and _rewritten(sub, [at.entry], whole=False):
+                    await self._resync(peer, game, sub)
+                    return
+            if ready is None:
+                entries = await read_events(self.store, game, max(0, sub.seen - 1))
+                if _rewritten(sub, entries, whole=True):
+                    await self._resync(peer, game, sub)
+                    return
+                ready = self.recent.log(game).add(game, entries)
+            self._send(peer, game, sub, ready)
+
+    async def send_state(self, peer: Peer, game: str) -> None:
+        """Send the socket the game as it is now: a `state` event, or `gone`."""
+        sub = peer.subs.get(game)
+        if sub is not None:
+            async with sub.lock:
+                await self._state(peer, game, sub)
+
+    async def _state(self, peer: Peer, game_id: str, sub: Sub) -> None:
+        """The `state` event (the lock is held); what the socket saw before is past."""
+        loaded = await self.store.load(game_id)
+        if loaded.data is None:
+            self.leave(peer, game_id)
+            peer.send({"type": "gone", "game": game_id})
+            return
+        game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+        now = await self.store.now_ms()
+        # From the state's own event on: a wake-up that came meanwhile was taken as
+        # seen (our seq was higher then). Every read is done before anything is sent.
+        entries = await read_events(self.store, game_id, max(0, game.version - 1))
+        peer.send(state_message(game, sub.seat, now))
+        at = entries[0] if entries and entries[0].seq == game.version else None
+        sub.seen, sub.time = game.version, at.time if at is not None else 0
+        if sub.seat is not None and game.away[sub.seat]:
+            peer.note_away(game_id)
+        if game_id in peer.subs:
+            self._send(peer, game_id, sub, self.recent.log(game_id).add(game_id, entries))
+
+    async def _resync(self, peer: Peer, game: str, sub: Sub) -> None:
+        log.warning(
+            "game %s went back: %s saw seq %d, which Redis no longer holds as it was sent; "
+            "resyncing", game, peer.player, sub.seen,
+            extra={"event": "rewound", "game": game, "player": peer.player, "seq": sub.seen},
+        )  # fmt: skip
+        await self._state(peer, game, sub)
+
+    async def _resync_locked(self, peer: Peer, game: str) -> None:
+        sub = peer.subs.get(game)
+        if sub is not None:
+            async with sub.lock:
+                await self._resync(peer, game, sub)
+
+    @staticmethod
+    async def _until_done(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run `work` again while Redis fails (it may be coming back from a restart).
+
+        `work` must be safe to run twice: a check reads, a queue ticket is taken once.
+        """
+        for attempt in range(1, CHECK_ATTEMPTS + 1):
+            try:
+                await work()
+                return
+            except (RedisError, OSError) as exc:
+                if attempt == CHECK_ATTEMPTS:
+                    raise
+                log.info("cannot check a socket's game yet (%s); trying again", exc)
+                await asyncio.sleep(CHECK_DELAY)
+
+    async def resend(self, peer: Peer, game: str, since: int) -> int:
+        """`sync`: send the events after `since` again; return the last seq sent."""
+        sub = peer.subs[game]
+        async with sub.lock:
+            entries = await read_events(self.store, game, since)
+            if since < sub.seen:
+                sub.seen, sub.time = since, 0
+            self._send(peer, game, sub, self.recent.log(game).add(game, entries))
+            return sub.seen
+
+    def _send(self, peer: Peer, game: str, sub: Sub, ready: list[Prepared]) -> None:
+        """The events that follow the socket's last seq, each as its seat sees it."""
+        for event in ready:
+            if event.seq != sub.seen + 1:
+                continue
+            if peer.binary:
+                peer.send_frame(event.frame(sub.seat))
+            else:
+                peer.send(event.message(sub.seat))
+            sub.seen, sub.time = event.seq, event.entry.time
+            kind = event.entry.event
+            if kind["kind"] == "away" and kind["seat"] == sub.seat:
+                peer.note_away(game)
+        peer.flush()  # on the wire now, not after the rest of the loop turn
+
+    def _offer(self, peer: Peer, game: str, ready: list[Prepared]) -> bool:
+        """Send the events the socket lacks, if that needs no wait; False: `deliver` it.
+
+        It needs a wait when the socket is reading a gap (its lock is held) or
+        lacks events before the first of `ready`.
+        """
+        sub = peer.subs.get(game)
+        if sub is None or ready[-1].seq <= sub.seen:
+            return True
+        if sub.lock.locked() or ready[0].seq > sub.seen + 1:
+            return False
+        self._send(peer, game, sub, ready)
+        return True
+
+    def _served(self, game: str, seq: int | None) -> None:
+        """The local sockets have every event up to the wake-up's `seq`: trim, tell."""
+        held = self.recent.get(game)
+        if held is not None:
+            self._trim(game, held)
+        self._fanned_out(game, seq)
+
+    def _trim(self, game: str, held: GameLog) -> None:
+        """Drop the events every local socket of the game has (none yet: keep them)."""
+        seen = [p.subs[game].seen for p in self.games.get(game, ()) if game in p.subs]
+        if seen:
+            held.forget(min(seen))
+
+    def committed(self, game: str, entries: list[Entry]) -> None:
+        """Events this instance has just committed: send them to the local sockets now.
+
+        A socket that is reading a gap (its lock is held) or is behind gets them
+        when their wake-up arrives, from the log. A socket that saw another
+        event at a seq just written is resynced: Redis lost what it saw.
+        """
+        if not entries:
+            return
+        held = self.recent.log(game)
+        ready = held.add(game, entries)
+        late = False
+        for peer in list(self.games.get(game, ())):
+            sub = peer.subs.get(game)
+            if sub is not None and sub.seen >= entries[0].seq and not _kept(sub, entries):
+                self._spawn(self._until_done(functools.partial(self._resync_locked, peer, game)))
+                late = True
+            elif not self._offer(peer, game, ready):
+                late = True
+        if not late and game in self.games:
+            self._trim(game, held)
+
+    def _on_game(self, game: str, seq: int | None) -> None:
+        """A wake-up: serve the local sockets at once from the log; read Redis in a task."""
+        peers = list(self.games.get(game, ()))
+        seen = [p.subs[game].seen for p in peers if game in p.subs]
+        # A log for every game a local socket follows, if only to know its latest
+        # seq: a delivery under way must not stop short of it.
+        held = self.recent.log(game) if seen else self.recent.get(game)
+        if held is not None and seq is not None:
+            held.latest = max(held.latest, seq)
+        if not seen:
+            if held is not None and held.since(0) is None:
+                self.recent.drop(game)  # a game dealt here moved on elsewhere: no use
+            self._fanned_out(game, seq)
+            return
+        if seq is not None and min(seen) >= seq:
+            self._served(game, seq)  # our own commit's: `committed` sent it
+            return
+        ready = held.range(min(seen), seq) if held is not None and seq is not None else None
+        if ready is None:
+            self._spawn(self._deliver_all(game, seq, peers))
+            return
+        late = [p for p in peers if not self._offer(p, game, ready)]
+        if late:
+            self._spawn(self._deliver_all(game, seq, late))
+        else:
+            self._served(game, seq)
+
+    async def _deliver_all(self, game: str, seq: int | None, peers: list[Peer]) -> None:
+        """The slow part of a wake-up: one stream read for all, then each socket in turn."""
+        try:
+            # Our own commit's wake-up may come before its reply: one turn of the loop
+            # lets the reply's `committed` send the events, and then nothing is read.
+            # (A load test read the stream at 3 of every 10 wake-ups without it.)
+            await asyncio.sleep(0)
+            seen = [p.subs[game].seen for p in peers if game in p.subs]
+            if not seen:
+                return
+            lowest = min(seen)
+            if seq is not None and lowest >= seq:
+                # Our own commit's wake-up came before its reply, which has
+                # delivered the events meanwhile (`committed`): nothing to read.
+                self._served(game, seq)
+                return
+            found = self.recent.get(game)
+            if found is None or found.since(lowest) is None:
+                # From the event before: each socket's last event is checked.
+                entries = await read_events(self.store, game, max(0, lowest - 1))
+                self.recent.log(game).add(game, entries)
+            for peer in peers:
+                await self.deliver(peer, game)
+        except (RedisError, OSError) as exc:
+            # The next wake-up of the game reads from where each socket is, and a
+            # client that sees a gap can `sync`: nothing is lost but time.
+            log.warning("cannot read the events of %s: %s", game, exc)
+            return
+        self._served(game, seq)
+
+    def _fanned_out(self, game: str, seq: int | None) -> None:
+        if self.on_fanout is not None and seq is not None:
+            self.on_fanout(game, seq)
+
+    def _on_player(self, data: bytes) -> None:
+        """A player message: to the player's local sockets, unless a copy came before."""
+        player, message, *rest = unpack(data)
+        if rest:  # an id (older instances send none)
+            if rest[0] in self._said:
+                return
+            self._said[rest[0]] = None
+            if len(self._said) > SAID_IDS:
+                del self._said[next(iter(self._said))]
+        if self.on_player is not None:
+            self.on_player(player, message)
+        for peer in list(self.players.get(player, ())):
+            self._spawn(peer.on_player_message(message))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run hub work that waits (Redis reads) beside the subscription, not in its way."""
+        task = asyncio.get_running_loop().create_task(self._logged(work))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _logged(work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except (RedisError, OSError) as exc:
+            log.warning("cannot deliver: %s", exc)
+        except Exception:
+            if cancelling():
+                raise asyncio.CancelledError from None
+            log.exception("cannot deliver")
+
+    # -- the subscription -------------------------------------------------------
+
+    async def run(self) -> None:
+        """Listen until cancelled; after a lost connection, re-read every local game."""
+        try:
+            while True:
+                try:
+                    async with self.pubsub_redis.pubsub() as pubsub:
+                        await pubsub.subscribe(GAMES_CHANNEL, PLAYERS_CHANNEL)
+                        # Wake-ups may have been missed meanwhile, and Redis may have
+                        # lost the history.
+                        self.recent.clear()
+                        if self.ready.is_set():
+                            self._check_all()
+                        self.ready.set()
+                        async for message in pubsub.listen():
+                            self._dispatch(message)
+                except (RedisError, OSError) as exc:
+                    if cancelling():
+                        raise asyncio.CancelledError from exc
+                    log.warning("pub/sub connection lost (%s); resubscribing", exc)
+                    await asyncio.sleep(0.2)
+        finally:
+            await cancel_and_wait(self._tasks)
+
+    def _check_all(self) -> None:
+        """After a lost subscription: each socket reads what it missed, and is checked."""
+        for game, peers in list(self.games.items()):
+            for peer in list(peers):
+                self._spawn(self._until_done(functools.partial(self.deliver, peer, game)))
+        if self.on_resubscribe is not None:
+            self._spawn(self._until_done(self.on_resubscribe))
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        """One pub/sub message; never waits, so the subscription never falls behind."""
+        if message.get("type") != "message":
+            return
+        try:
+            if message["channel"] == GAMES_CHANNEL:
+                game, seq = message["data"].decode().split(" ")
+                if self.on_wakeup is not None:
+                    self.on_wakeup(game, int(seq))
+                self._on_game(game, int(seq))
+            elif message["channel"] == PLAYERS_CHANNEL:
+                self._on_player(message["data"])
+        except Exception:
+            log.exception("cannot deliver %r", message)
+
+
+def _rewritten(sub: Sub, entries: Iterable[Entry], *, whole: bool) -> bool:
+    """Whether the stream no longer holds the event the socket saw last, as it was sent.
+
+    `whole`: `entries` were read, under the socket's lock, from at most its
+    last seq to the stream's end, so a missing event means a shorter stream.
+    """
+    if sub.seen < 1:
+        return False
+    at = next((e for e in entries if e.seq == sub.seen), None)
+    if at is None:
+        return whole
+    return bool(sub.time) and at.time != sub.time
+
+
+def _kept(sub: Sub, entries: Iterable[Entry]) -> bool:
+    """Whether `entries` hold the event the socket saw last, as it was sent."""
+    return any(e.seq == sub.seen and e.time == sub.time for e in entries)

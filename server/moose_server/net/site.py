@@ -1,0 +1,125 @@
+"""The browser client: the static files of web/, served by every instance.
+
+`/`, `/t/{code}` (a private table's invitation) and `/w/{game}` (watch a game)
+all answer the same page; the page reads the path itself and speaks only the
+public protocol over `/ws`. The files are read once at start-up. Their URLs
+carry a digest of all of them (`/static/<digest>/app.js`), so a browser may keep
+them for a year and a new release is fetched at once; the page itself is
+revalidated on every load (ETag). A file asked for under another digest (an
+instance of another release behind the same load balancer) is still served,
+but not to be kept.
+
+Every answer carries a Content-Security-Policy that allows only our own
+scripts, styles and images and a WebSocket to our own origin, and forbids
+framing the page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from importlib import resources
+
+from aiohttp import web
+
+__all__ = ["WebFiles", "add_routes"]
+
+TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+STATIC_MARK = "/static/_/"  # where index.html names its files; replaced by the digest
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    # /t/CODE is an invitation: it must not leak to other sites as a Referer.
+    "Referrer-Policy": "no-referrer",
+}
+KEEP = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
+
+
+@dataclass(frozen=True)
+class _File:
+    body: bytes
+    content_type: str
+    etag: str
+
+
+class WebFiles:
+    """The page and its files, read once, with their digests."""
+
+    def __init__(self) -> None:
+        folder = resources.files("moose_server.net") / "web"
+        raw = {
+            item.name: item.read_bytes()
+            for item in folder.iterdir()
+            if item.is_file() and _suffix(item.name) in TYPES
+        }
+        digest = hashlib.sha256()
+        for name in sorted(raw):
+            digest.update(name.encode() + b"\0" + raw[name] + b"\0")
+        self.version = digest.hexdigest()[:12]
+        html = raw.pop("index.html").replace(STATIC_MARK.encode(), self.prefix.encode())
+        self.page = _file(html, "index.html")
+        self.files = {name: _file(body, name) for name, body in raw.items()}
+
+    @property
+    def prefix(self) -> str:
+        """Where the page finds its files: /static/<digest>/."""
+        return f"/static/{self.version}/"
+
+    def size(self) -> int:
+        """Bytes of our own HTML, CSS and JavaScript together."""
+        return len(self.page.body) + sum(len(f.body) for f in self.files.values())
+
+
+WEB_FILES = web.AppKey("web_files", WebFiles)
+
+
+def _suffix(name: str) -> str:
+    return name[name.rfind(".") :] if "." in name else ""
+
+
+def _file(body: bytes, name: str) -> _File:
+    etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
+    return _File(body, TYPES[_suffix(name)], etag)
+
+
+def _answer(request: web.Request, item: _File, cache: str) -> web.Response:
+    headers = {**SECURITY_HEADERS, "Cache-Control": cache, "ETag": item.etag}
+    if item.etag in request.headers.get("If-None-Match", ""):
+        return web.Response(status=304, headers=headers)
+    headers["Content-Type"] = item.content_type
+    return web.Response(body=item.body, headers=headers)
+
+
+async def page(request: web.Request) -> web.Response:
+    """GET /, /t/{code}, /w/{game}: the page (it reads the path itself)."""
+    return _answer(request, request.app[WEB_FILES].page, REVALIDATE)
+
+
+async def static(request: web.Request) -> web.Response:
+    """GET /static/{version}/{name}: one of the page's files."""
+    files = request.app[WEB_FILES]
+    item = files.files.get(request.match_info["name"])
+    if item is None:
+        raise web.HTTPNotFound(text="no such file", headers=SECURITY_HEADERS)
+    current = request.match_info["version"] == files.version
+    return _answer(request, item, KEEP if current else REVALIDATE)
+
+
+def add_routes(app: web.Application) -> None:
+    """Serve the browser client from this app."""
+    app[WEB_FILES] = WebFiles()
+    app.router.add_get("/", page)
+    app.router.add_get(r"/t/{code:[A-Za-z0-9-]{1,16}}", page)
+    app.router.add_get(r"/w/{game:[A-Za-z0-9_]{1,64}}", page)
+    app.router.add_get(r"/static/{version:[0-9a-f_]{1,64}}/{name:[a-z0-9_-]+\.[a-z]+}", static)

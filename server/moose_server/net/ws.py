@@ -1,0 +1,411 @@
+"""One WebSocket: read loop -> dispatch; sends written out in one write per batch.
+
+The reader decodes and checks each frame, applies the rate limit and runs one
+small handler per message type (`handlers.py`). `send` never waits: it frames
+the message, and the frames a socket got meanwhile go out in one write to its
+transport when a request has been answered (a move's `moved` and `event` share
+a syscall), when the hub has sent it a game's events (`flush`), or else when
+the loop turn ends: never after the rest of a busy turn when they are ready.
+The kernel and the transport buffer what the client has not read; once the
+transport holds more than `send_buffer` bytes the client reads too slowly and
+is dropped (close 1013) instead of stalling the hub. Client mistakes become
+`error` messages with a stable code and the socket stays open; Redis trouble
+becomes `unavailable`; anything else is logged and answered `internal`.
+
+Writing frames to the transport ourselves, beside aiohttp's writer, costs 1.14-1.23x
+less server CPU per move than `send_bytes` (BENCHMARKS.md round 4,
+bench/results/round4-ab-ws.json): one write per socket per batch instead of
+one per frame, and no task. It relies on compression being off and on aiohttp
+writing its own pings and close frame at once to the same transport; the
+aiohttp versions are pinned in pyproject.toml and tests/test_ws.py fails should
+that change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import struct
+from typing import Any
+
+from aiohttp import WSMsgType, web
+from redis.exceptions import RedisError
+
+from moose import protocol
+from moose.protocol import ProtocolError
+from moose_server.codec import pack
+from moose_server.errors import Refusal
+from moose_server.lobby.matchmaking import MatchError
+from moose_server.net.hub import Sub
+from moose_server.net.services import Services
+from moose_server.tasks import cancel_and_wait
+
+__all__ = ["SERVICES", "Connection", "websocket"]
+
+log = logging.getLogger(__name__)
+
+SERVICES = web.AppKey("services", Services)
+CLOSE_FLOOD = 1008
+CLOSE_SLOW = 1013
+CLOSE_RESTART = 1012
+CLOSE_NO_HELLO = 4408  # no hello within MOOSE_HELLO_TIMEOUT of the upgrade
+CLOSE_REVOKED = 4001  # the account logged out everywhere (or changed its password)
+_Refusal = (ProtocolError, Refusal)
+_UNENCODABLE = protocol.error("internal", "the answer could not be encoded (logged)")
+# Server frame headers (RFC 6455 5.2: FIN + opcode, unmasked length), as aiohttp builds them.
+_LEN1 = struct.Struct("!BB").pack
+_LEN2 = struct.Struct("!BBH").pack
+_LEN3 = struct.Struct("!BBQ").pack
+_TEXT, _BINARY, _PING, _PONG = 0x81, 0x82, 0x89, 0x8A  # FIN + opcode
+
+
+class Connection:
+    """One client's socket: its player, the games it follows, the frames it is sent."""
+
+    def __init__(
+        self, ws: web.WebSocketResponse, services: Services,
+        transport: asyncio.BaseTransport | None, address: str = "unknown",
+    ) -> None:  # fmt: skip
+        self.ws = ws
+        self.services = services
+        self.address = address
+        settings = services.settings
+        self.binary = True
+        self.player: str | None = None
+        self.name = ""
+        self.bot = False
+        self.generation: int | None = None  # an account's token generation; None: a guest
+        self.subs: dict[str, Sub] = {}
+        self.away: set[str] = set()  # games where our seat is away: back on any message
+        self._transport: Any = transport  # the socket's: frames are written to it directly
+        self._out: list[bytes] = []  # frames of this loop turn, not yet written
+        self._answering = False  # a request is being handled: its answer writes them
+        self._limit = settings.send_buffer
+        self._loop = asyncio.get_running_loop()
+        self._allowance = float(settings.burst)
+        self._checked = self._loop.time()
+        self._strikes = 0
+        self._unencodable = False  # logged once: a client must not be able to flood the log
+        self._closing = False
+        self._cut: asyncio.TimerHandle | None = None  # aborts the transport (see `_cut_later`)
+        self.close_sent: int | None = None  # the close code this server sent, if it closed
+        self.seen = self._loop.time()  # when the client last sent a frame (heartbeats.py)
+        self._pinged = 0.0  # when we last pinged it
+        self._tasks: list[asyncio.Task[Any]] = []
+
+    async def run(self) -> None:
+        """Serve the socket until it closes; then forget it everywhere."""
+        self.services.connections.add(self)
+        timeout = self.services.settings.hello_timeout
+        hello = self._loop.call_later(timeout, self._no_hello)
+        try:
+            async for raw in self.ws:
+                self.seen = self._loop.time()
+                if self._closing:
+                    continue  # draining until the close handshake ends the loop
+                if raw.type in (WSMsgType.TEXT, WSMsgType.BINARY):
+                    await self._frame(raw.data)
+                elif raw.type == WSMsgType.PING:
+                    self._queue(_PONG, raw.data)  # a PONG needs nothing but `seen`
+                elif raw.type == WSMsgType.ERROR:
+                    break
+        finally:
+            hello.cancel()
+            await self._cleanup()
+
+    def _no_hello(self) -> None:
+        if self.player is None:
+            log.info("closing a socket from %s that said no hello", self.address,
+                     extra={"event": "no_hello"})  # fmt: skip
+            self.close(CLOSE_NO_HELLO, "no hello in time")
+
+    async def _cleanup(self) -> None:
+        s = self.services
+        # aiohttp's close_code is the peer's answer to our close frame (1000 to a
+        # 1012), or None after an abort: log the code we sent when we closed.
+        by = "server" if self.close_sent is not None else "client"
+        code = self.close_sent if self.close_sent is not None else self.ws.close_code
+        log.info(
+            "disconnect %s (close code %s from the %s)",
+            self.player or "before hello",
+            code,
+            by,
+            extra={"event": "disconnect", "player": self.player, "close_code": code,
+                   "closed_by": by},
+        )  # fmt: skip
+        s.connections.discard(self)
+        s.hub.drop(self)
+        s.live.unfollow(self)
+        await cancel_and_wait(self._tasks)
+        self._cut_later()
+        if self.player is not None and not s.hub.player_peers(self.player):
+            with contextlib.suppress(RedisError, OSError, MatchError):
+                await s.matchmaker.leave(self.player)
+
+    # -- reading ------------------------------------------------------------------
+
+    async def _frame(self, data: bytes | str) -> None:
+        if self.player is None:
+            self.binary = isinstance(data, bytes)  # answers follow the hello's encoding
+        if not self._allow():
+            self._limited(data)
+            return
+        # The answer, and the events sent meanwhile (a move's own), go out in one
+        # write as soon as it is ready, not after the rest of the loop turn.
+        self._answering = True
+        try:
+            await self._answer(data)
+        finally:
+            self._answering = False
+            self._flush()
+
+    async def _answer(self, data: bytes | str) -> None:
+        msg_id = None
+        msg = None
+        try:
+            msg = protocol.decode(data)
+            msg_id = protocol.request_id(msg)
+            mtype = protocol.check(msg)
+            answer = await self._dispatch(mtype, msg)
+        except _Refusal as exc:
+            fields = getattr(exc, "fields", None)
+            self.send_error(exc.code, exc.message, msg_id, _game_of(msg), fields)
+            return
+        except (RedisError, OSError) as exc:
+            log.warning("storage unavailable: %s", exc,
+                        extra={"event": "redis_error", "player": self.player})  # fmt: skip
+            self.send_error("unavailable", "the server cannot reach its storage; try again", msg_id)
+            return
+        except Exception:
+            log.exception("request failed", extra={
+                "event": "internal_error", "player": self.player, "game": _game_of(msg),
+            })  # fmt: skip
+            self.send_error("internal", "internal error (logged)", msg_id)
+            return
+        if answer is not None:
+            if msg_id is not None:
+                answer["id"] = msg_id
+            self.send(answer)
+
+    async def _dispatch(self, mtype: str, msg: dict[str, Any]) -> dict[str, Any] | None:
+        if self.player is None and mtype != "hello":
+            raise ProtocolError("hello_required", "say hello first")
+        if self.player is not None and mtype == "hello":
+            raise ProtocolError("already_hello", "this socket has said hello already")
+        if self.away:
+            await self._come_back()
+        return await self.services.handlers.handle(mtype, self, msg)
+
+    async def _come_back(self) -> None:
+        """The player sent something: every seat of theirs that was away is back."""
+        assert self.player is not None
+        for game in list(self.away):
+            self.away.discard(game)
+            await self.services.games.back(game, self.player)
+
+    def _allow(self) -> bool:
+        """Token bucket: `rate` messages a second with bursts of `burst`."""
+        settings = self.services.settings
+        now = asyncio.get_running_loop().time()
+        elapsed, self._checked = now - self._checked, now
+        self._allowance = min(float(settings.burst), self._allowance + elapsed * settings.rate)
+        if self._allowance >= 1:
+            self._allowance -= 1
+            self._strikes = 0
+            return True
+        self._strikes += 1
+        return False
+
+    def _limited(self, data: bytes | str) -> None:
+        msg_id = None
+        with contextlib.suppress(ProtocolError):  # a refused frame still gets its id back
+            msg_id = protocol.request_id(protocol.decode(data))
+        rate = self.services.settings.rate
+        wait = {"retry_after": max(1, math.ceil((1 - self._allowance) / rate * 1000))}
+        self.send_error("rate_limited", "too many messages; slow down", msg_id, None, wait)
+        if self._strikes >= self.services.settings.rate_strikes:
+            log.info("closing a flooding socket of %s", self.player,
+                     extra={"event": "flood", "player": self.player})  # fmt: skip
+            self.close(CLOSE_FLOOD, "flooding")
+
+    # -- writing ------------------------------------------------------------------
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Send a message (written by `flush`, else when this loop turn ends); never waits."""
+        if self._closing:
+            return
+        try:
+            frame = pack(message) if self.binary else protocol.encode(message, binary=False)
+        except (ValueError, TypeError, OverflowError) as exc:
+            # A value the protocol check let through by mistake: the client gets
+            # `internal` instead of a dead socket, and the log one line per socket.
+            if not self._unencodable:
+                self._unencodable = True
+                log.error("cannot encode a %s message: %s", message.get("type"), exc,
+                          extra={"event": "internal_error", "player": self.player})  # fmt: skip
+            frame = protocol.encode(_UNENCODABLE, binary=self.binary)
+        self.send_frame(frame)
+
+    def send_frame(self, payload: bytes | str) -> None:
+        """Send an encoded message: bytes as a binary frame, str as a text frame."""
+        if self._closing:
+            return
+        if isinstance(payload, str):
+            self._queue(_TEXT, payload.encode())
+        else:
+            self._queue(_BINARY, payload)
+
+    def _queue(self, opcode: int, payload: bytes) -> None:
+        """One frame (FIN set) for this turn's write."""
+        n = len(payload)
+        if n < 126:
+            head = _LEN1(opcode, n)
+        elif n < 0x10000:
+            head = _LEN2(opcode, 126, n)
+        else:
+            head = _LEN3(opcode, 127, n)
+        out = self._out
+        if not out:
+            self._loop.call_soon(self._flush)
+        out.append(head)
+        out.append(payload)
+
+    def flush(self) -> None:
+        """Write the frames queued so far now (a socket answering a request writes
+        them with its answer)."""
+        if not self._answering:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Write this turn's frames in one go; drop a client that stopped reading."""
+        out = self._out
+        if not out:
+            return
+        self._out = []
+        transport = self._transport
+        if transport is None or transport.is_closing():
+            return
+        if transport.get_write_buffer_size() > self._limit:
+            log.info("dropping a slow client (%s)", self.player,
+                     extra={"event": "slow_client", "player": self.player})  # fmt: skip
+            self._close(CLOSE_SLOW, "")
+            return
+        transport.write(b"".join(out))
+
+    def send_error(
+        self, code: str, message: str, msg_id: Any = None, game: str | None = None,
+        fields: dict[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        """Send an error with a stable code (`game`: the game it is about, for the log;
+        `fields`: more fields of the message, such as `retry_after`)."""
+        if code not in protocol.ERROR_CODES:
+            log.error("unknown error code %s: %s", code, message)
+            code = "internal"
+        self.services.metrics.error(code)
+        level = logging.INFO if code == "rate_limited" else logging.DEBUG
+        if log.isEnabledFor(level):
+            log.log(level, "error %s to %s: %s", code, self.player, message, extra={
+                "event": "error", "code": code, "player": self.player, "game": game,
+            })  # fmt: skip
+        error = protocol.error(code, message, msg_id)
+        self.send({**error, **fields} if fields else error)
+
+    def close(self, code: int, message: str = "") -> None:
+        """Close after what was sent before has been written."""
+        if self._closing:
+            return
+        self._flush()
+        if self._closing:
+            return  # the flush found a client too slow: closing with 1013 already
+        self._close(code, message)
+
+    def _close(self, code: int, message: str) -> None:
+        """Send the close frame after what is queued, and cut the socket should it linger."""
+        self._closing, self.close_sent = True, code
+        close = self.ws.close(code=code, message=message.encode(), drain=False)
+        self._tasks.append(asyncio.create_task(close))
+        self._cut_later()
+
+    def _cut_later(self) -> None:
+        """Abort the transport `close_timeout` from now, unless it has closed by then.
+
+        A clean close waits until the peer has read everything queued for it, and
+        a peer that never reads never lets it finish: its socket would stay open,
+        holding the kernel's send queue and ours, long after we dropped it.
+        """
+        if self._cut is None and self._transport is not None:
+            timeout = self.services.settings.close_timeout
+            self._cut = self._loop.call_later(timeout, self._transport.abort)
+
+    def beat(self, now: float, heartbeat: float) -> None:
+        """Ping the socket if it has been silent `heartbeat` s; cut it if a ping went unanswered.
+
+        Called for each socket once every `heartbeat / 2` (heartbeats.py): a silent
+        socket is pinged within 1.5 `heartbeat` and cut within as long again.
+        """
+        transport = self._transport
+        if self._closing or transport is None or transport.is_closing():
+            return
+        if self._pinged > self.seen:  # no frame since our ping
+            if now - self._pinged >= heartbeat / 2:
+                log.info("cutting a socket of %s that did not answer a ping", self.player,
+                         extra={"event": "no_pong", "player": self.player})  # fmt: skip
+                transport.abort()
+        elif now - self.seen >= heartbeat:
+            self._pinged = now
+            self._queue(_PING, b"")
+
+    # -- called by the hub --------------------------------------------------------
+
+    def note_away(self, game: str) -> None:
+        """Our seat in `game` is away now."""
+        self.away.add(game)
+
+    async def on_player_message(self, message: dict[str, Any]) -> None:
+        """A `match` or `table` for our player; after a match, the game's first events.
+
+        `revoked` (the account logged out everywhere) closes every socket of an
+        older token generation.
+        """
+        if message.get("type") == "revoked":
+            if self.generation is not None and self.generation < message["generation"]:
+                self.close(CLOSE_REVOKED, "logged out everywhere")
+            return
+        self.send(message)
+        if message.get("type") == "match":
+            game, hub = message["game"], self.services.hub
+            hub.join(self, game, message.get("seat"), 0)
+            await hub.deliver(self, game)
+
+
+async def websocket(request: web.Request) -> web.WebSocketResponse:
+    """GET /ws: one client connection."""
+    services = request.app[SERVICES]
+    settings = services.settings
+    # aiohttp refuses a frame of max_msg_size bytes already; PROTOCOL.md lets it through.
+    # No heartbeat and no autoping from aiohttp: pings and pongs are ours (heartbeats.py).
+    ws = web.WebSocketResponse(
+        max_msg_size=settings.max_msg_size + 1, compress=False, timeout=settings.close_timeout,
+        autoping=False,
+    )  # fmt: skip
+    if services.draining:
+        raise web.HTTPServiceUnavailable(text="draining")
+    sockets = services.sockets
+    address = sockets.address(request.remote, request.headers.get("X-Forwarded-For"))
+    refused = sockets.refusal(address)
+    if refused is not None:
+        services.metrics.refused.labels("full" if refused.status == 503 else "address").inc()
+        raise refused
+    with sockets.held(address):
+        await ws.prepare(request)
+        log.info("connect from %s", address, extra={"event": "connect"})
+        await Connection(ws, services, request.transport, address).run()
+    return ws
+
+
+def _game_of(msg: dict[str, Any] | None) -> str | None:
+    """The game a request is about, if it names one."""
+    game = msg.get("game") if msg is not None else None
+    return game if isinstance(game, str) else None

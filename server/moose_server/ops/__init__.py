@@ -1,0 +1,1 @@
+"""Running it: metrics, logs, instance liveness, the garbage collector's clock."""

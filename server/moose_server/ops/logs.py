@@ -1,0 +1,98 @@
+"""Log lines: one per event, as text for a terminal or JSON for operators.
+
+Code logs with the standard `logging` module and names what the line is about
+in `extra=`: `event` (a short stable name: hello, game_over, ...), `game`,
+`player`, `seat`, `seq`, `code`, and sometimes more. Both formatters show these
+fields (the text one only those six); the JSON one writes one object per line,
+with `instance` and every `extra=` field::
+
+    {"time": "2026-11-29T14:44:44.123Z", "level": "INFO", "logger": "moose_server.net.ws",
+     "message": "hello p_1b2c3d4e5f (alice)", "instance": "i_9f8e7d6c",
+     "event": "hello", "player": "p_1b2c3d4e5f"}
+
+`configure` installs one of them on the root logger; only the entry point calls it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from typing import Any, TextIO
+
+__all__ = ["FORMATS", "JsonFormatter", "TextFormatter", "configure"]
+
+FORMATS = ("text", "json")
+FIELDS = ("event", "game", "player", "seat", "seq", "code")  # shown first, in this order
+_STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
+    "message", "asctime", "taskName",
+}  # fmt: skip
+
+
+def _extra(record: logging.LogRecord) -> dict[str, Any]:
+    """The `extra=` fields of a record: FIELDS first, then any others, None left out."""
+    found = {k: v for k, v in vars(record).items() if k not in _STANDARD and v is not None}
+    ordered = {k: found.pop(k) for k in FIELDS if k in found}
+    ordered.update(found)
+    return ordered
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per line: time, level, logger, message, instance, extra fields."""
+
+    def __init__(self, instance: str | None = None) -> None:
+        super().__init__()
+        self.instance = instance
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as one line of JSON."""
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+        out: dict[str, Any] = {
+            "time": f"{stamp}.{int(record.msecs):03d}Z", "level": record.levelname,
+            "logger": record.name, "message": record.getMessage(),
+        }  # fmt: skip
+        if self.instance:
+            out["instance"] = self.instance
+        out.update(_extra(record))
+        if record.exc_info:
+            out["exc"] = self.formatException(record.exc_info)
+        elif record.stack_info:
+            out["stack"] = self.formatStack(record.stack_info)
+        return json.dumps(out, default=str, ensure_ascii=False)
+
+
+class TextFormatter(logging.Formatter):
+    """The usual `time level logger: message`, then the ids (FIELDS) as key=value.
+
+    Only those: the message says the rest, and libraries' own extras (aiohttp's
+    access log has a dozen) would drown it.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        """The line before any traceback."""
+        line = super().formatMessage(record)
+        fields = {k: v for k in FIELDS if (v := getattr(record, k, None)) is not None}
+        if fields:
+            line += " [" + " ".join(f"{k}={v}" for k, v in fields.items()) + "]"
+        return line
+
+
+def configure(
+    fmt: str = "text", level: str | int = "INFO", instance: str | None = None,
+    stream: TextIO | None = None,
+) -> logging.Handler:  # fmt: skip
+    """Send every log line to `stream` (stderr) in format `fmt`; return the handler."""
+    if fmt not in FORMATS:
+        raise ValueError(f"log format {fmt!r} is not one of {', '.join(FORMATS)}")
+    handler = logging.StreamHandler(stream or sys.stderr)
+    handler.setFormatter(JsonFormatter(instance) if fmt == "json" else TextFormatter())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper() if isinstance(level, str) else level)
+    return handler

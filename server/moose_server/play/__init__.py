@@ -1,0 +1,1 @@
+"""Games in play: a move from load to commit, event streams, deadlines, results."""

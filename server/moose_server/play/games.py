@@ -1,0 +1,613 @@
+"""Games: load -> rules.apply -> commit -> fan out; the only place rules meet Redis.
+
+One move is one read (`Store.load`) and one atomic commit (`Store.commit`, a
+Lua script checking the version and the move id). A lost race reads again. The
+commit appends the events to the game's stream and publishes a wake-up; the hub
+of every instance turns those into per-seat messages.
+
+Each instance keeps the games it last wrote (`Games._recent`, bounded). A
+player's move on such a game is checked against that copy and committed at
+once: the commit script checks the version anyway, so a copy that is behind
+costs one refused commit and then the usual read. A wake-up from another
+instance drops the copy it makes old (`Games.saw`). Anything the copy refuses
+is decided from a fresh read, so a resent move id still gets its first answer.
+
+A game's stream keeps a state snapshot every few events only (stream.py reads
+it back); once over, the game's data is compressed and its stream and move ids
+expire after `game_grace`.
+
+Seats the server plays (bots, away seats, a pass that is the only legal move)
+are played at once by the instance that committed the move before, in a task;
+their deadline (`auto_delay`) is the safety net should that instance die.
+
+Errors: `GameError(code, message)`, with a PROTOCOL.md error code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import functools
+import logging
+import secrets
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from moose import rules
+from moose_server.accounts.names import distinct
+from moose_server.accounts.ratings import Standing
+from moose_server.codec import extend_map, pack, pack_array_header, pack_compressed, pack_map
+from moose_server.errors import Refusal
+from moose_server.play.streams import keeps_snapshot, read_event
+from moose_server.settings import Settings
+from moose_server.storage.store import Commit, Entry, Loaded, Store
+from moose_server.tasks import cancel_and_wait, cancelling
+
+__all__ = ["Game", "GameError", "Games", "Seat", "finished_record", "match_message"]
+
+log = logging.getLogger(__name__)
+
+Seat = tuple[str | None, str, str | None]  # (player id, name, bot name)
+Move = dict[str, Any]
+Event = dict[str, Any]
+RETRIES = 20
+RECENT_GAMES = 2048  # games this instance keeps as it last wrote them, at least...
+SOCKETS_PER_GAME = 2  # ...or one per this many sockets it may serve (settings.max_sockets)
+FALLBACK_BOT = "greedy"
+
+
+class GameError(Refusal):
+    """A request the game refuses; `code` is the PROTOCOL.md error code."""
+
+
+def finished_record(game: Game) -> dict[str, Any]:
+    """The game's record (deck included) once it is over, or GameError not_over."""
+    if not game.state.over:
+        raise GameError("not_over", "the game is still being played")
+    return game.record()
+
+
+class Rater(Protocol):
+    """What games need of ratings (results.Results): the `over` event's and the update."""
+
+    def over_ratings(self, game: Game, state: rules.State) -> list[dict[str, Any] | None]:
+        """Each seat's new rating and its change, for the `over` event of a rated game."""
+
+    async def apply(self, game: Game, ended: int) -> None:
+        """Apply a finished rated game's rating changes (once, whoever calls); `ended`: ms."""
+
+
+@dataclass(frozen=True)
+class Game:
+    """A game as stored: the rules state plus who sits where."""
+
+    id: str
+    version: int
+    deadline: int
+    state: rules.State
+    players: list[str | None]
+    names: list[str]
+    bots: list[str | None]
+    away: list[bool]
+    misses: list[int]
+    moves: list[Move]
+    code: str | None = None  # the join code of the private table it came from; None: queue
+    rated: bool = False  # its end updates the seats' ratings
+    # Per seat at the start: {"bot", "mu", "sigma", "games"}, or None for a server bot.
+    profiles: list[dict[str, Any] | None] | None = None
+    # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
+    # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
+    packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
+
+    @classmethod
+    def from_data(cls, game_id: str, version: int, deadline: int, d: dict[str, Any]) -> Game:
+        """A game from its stored data."""
+        return cls(
+            game_id, version, deadline, rules.State.from_dict(d["state"]), d["players"],
+            d["names"], d["bots"], d["away"], d["misses"], d["moves"], d.get("code"),
+            d.get("rated", False), d.get("profiles"),
+        )  # fmt: skip
+
+    def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The stored data (everything but id, version and deadline).
+
+        `state` is `self.state.to_dict()` when the caller has made it already.
+        """
+        return {
+            "state": self.state.to_dict() if state is None else state, "players": self.players,
+            "names": self.names, "bots": self.bots, "away": self.away, "misses": self.misses,
+            "moves": self.moves, "code": self.code, "rated": self.rated,
+            "profiles": self.profiles,
+        }  # fmt: skip
+
+    def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
+        """`pack(self.to_data(state))`, `pack({**state, "auto": auto})` and the moves' cache.
+
+        The same bytes as packing the maps, but the state is packed once for both
+        and the moves already packed by an earlier commit are not packed again:
+        bench/bench_move_path.py measured this at 2x faster than packing the maps
+        (~13 us against ~29 us a commit, 30-50 moves in).
+        """
+        packed_state = pack(state)
+        k, done = self.packed_moves
+        moves = self.moves
+        if k > len(moves):  # not this game's moves: pack them all
+            k, done = 0, b""
+        done += b"".join([pack(m) for m in moves[k:]])
+        packed_moves = pack_array_header(len(moves)) + done
+        data = pack_map(self.to_data(state), {"state": packed_state, "moves": packed_moves})
+        snapshot = extend_map(packed_state, len(state), {"auto": auto})
+        return data, snapshot, (len(moves), done)
+
+    def but(self, **changes: Any) -> Game:
+        """A copy with some fields changed: `dataclasses.replace` at a quarter of its cost.
+
+        Every move makes two copies; replace() runs __init__ with its checks.
+        The copy keeps `legal` when it was computed, unless the state changes.
+        """
+        assert changes.keys() <= _FIELDS, changes.keys() - _FIELDS
+        new = object.__new__(Game)
+        new.__dict__.update(self.__dict__, **changes)
+        if "state" in changes:
+            new.__dict__.pop("legal", None)
+        return new
+
+    def seat_of(self, player: str) -> int | None:
+        """The player's seat, or None."""
+        return self.players.index(player) if player in self.players else None
+
+    def humans(self) -> list[str]:
+        """The player ids seated at this game."""
+        return [p for p in self.players if p is not None]
+
+    @functools.cached_property
+    def legal(self) -> list[Move]:
+        """`rules.legal_moves(self.state)`, computed once: a move's commit, its auto-play
+        and the hub's message to the seat to act all need them. Do not change the list.
+        """
+        return rules.legal_moves(self.state)
+
+    def auto_kind(self) -> str | None:
+        """How the server plays the seat to act now: 'bot', 'forced', or None (a person)."""
+        seat = rules.to_act(self.state)
+        if seat is None:
+            return None
+        if self.bots[seat] is not None or self.away[seat]:
+            return "bot"
+        if self.legal == [{"action": "pass"}]:
+            return "forced"
+        return None
+
+    def record(self) -> dict[str, Any]:
+        """The game record of RULES.md section 7."""
+        s = self.state
+        rec: dict[str, Any] = {
+            "players": s.n, "dealer": s.dealer, "deck": list(s.deck),
+            "moves": self.moves, "names": self.names,
+        }  # fmt: skip
+        if s.over:
+            rec["result"] = {"scores": rules.scores(s), "winners": rules.winners(s)}
+        return rec
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(Game))
+
+
+def _bots_module() -> Any:
+    try:
+        from moose import bots
+    except ImportError:  # the bots may not be installed in a trimmed client
+        return None
+    return bots
+
+
+def timeout_move(view: dict[str, Any], legal: list[Move]) -> Move:
+    """The move played when a seat's time runs out (also for away seats)."""
+    bots = _bots_module()
+    choose = getattr(bots, "choose_timeout_move", None)
+    if choose is not None:
+        return dict(choose(view, legal))
+    return next((m for m in legal if m["action"] == "trap"), legal[0])
+
+
+def bot_move(game: Game, name: str, view: dict[str, Any], legal: list[Move]) -> Move:
+    """A bot seat's move; the seed comes from the game and version, so replays agree."""
+    bots = _bots_module()
+    if bots is None:
+        return legal[0]
+    seed = zlib.crc32(f"{game.id}:{game.version}".encode())
+    try:
+        bot = bots.make_bot(name, seed)
+    except ValueError:
+        bot = bots.make_bot(FALLBACK_BOT, seed)
+    return dict(bot.choose(view, legal))
+
+
+def _game_of(game_id: str, loaded: Loaded) -> Game:
+    """The game as read, or GameError no_such_game."""
+    if loaded.data is None:
+        raise GameError("no_such_game", f"no game {game_id[:64]!r}")
+    return Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+
+
+def match_message(game: Game, seat: int) -> dict[str, Any]:
+    """The `match` that tells a seated player of their game."""
+    return {"type": "match", "game": game.id, "seat": seat, "players": len(game.players),
+            "names": game.names, **seat_info(game)}  # fmt: skip
+
+
+def seat_info(game: Game) -> dict[str, Any]:
+    """`bots` (each seat a bot, the server's or a player's) and `ratings` of a game's seats,
+    for `match`, `start` and `state`; a rating is {"rating", "provisional"} or None."""
+    profiles = game.profiles or [None] * len(game.players)
+    bots = [
+        b is not None or bool(p and p.get("bot")) for b, p in zip(game.bots, profiles, strict=True)
+    ]
+    ratings: list[dict[str, Any] | None] = [
+        None if p is None
+        else {"rating": Standing(p["mu"], p["sigma"], p["games"]).rating,
+              "provisional": p["provisional"]}
+        for p in profiles
+    ]  # fmt: skip
+    return {"bots": bots, "ratings": ratings}
+
+
+def over_event(state: rules.State) -> Event:
+    """The event that ends a game."""
+    return {"kind": "over", "scores": rules.scores(state), "winners": rules.winners(state)}
+
+
+class Games:
+    """Creates games and plays moves on them, for every instance alike."""
+
+    def __init__(self, store: Store, settings: Settings, rater: Rater | None = None) -> None:
+        self.store = store
+        self.settings = settings
+        self.rater = rater  # rates finished games that are rated (None: none is)
+        self._tasks: set[asyncio.Task[None]] = set()
+        # Told of every commit of this instance, with the stream entries it wrote.
+        self.on_commit: Callable[[str, list[Entry]], None] | None = None
+        # Told how late (ms, Redis time) each deadline this instance fired was played.
+        self.on_timeout: Callable[[int], None] | None = None
+        self._recent: dict[str, Game] = {}  # game id -> as last written here (LRU order)
+        # Each game kept is ~12 KB (25 moves in); one that is not costs its next
+        # move a read. 2,048 were too few for a lobby of 20,000 (5,000 games).
+        self.recent_max = max(RECENT_GAMES, settings.max_sockets // SOCKETS_PER_GAME)
+
+    async def close(self) -> None:
+        """Cancel and await the auto-play tasks this instance started."""
+        await cancel_and_wait(list(self._tasks))
+
+    # -- reading --------------------------------------------------------------
+
+    async def load(self, game_id: str) -> Game:
+        """The game, or GameError no_such_game."""
+        return _game_of(game_id, await self.store.load(game_id))
+
+    async def record(self, game_id: str) -> dict[str, Any]:
+        """The record of a finished game, or GameError not_over."""
+        return finished_record(await self.load(game_id))
+
+    async def public_record(self, game_id: str) -> dict[str, Any]:
+        """The record of a finished queue game, also once the game has expired while its
+        record is kept (a rated game's); a private table's game is `no_such_game` here."""
+        loaded = await self.store.load(game_id)
+        if loaded.data is None:
+            kept = await self.store.kept_record(game_id)
+            if kept is not None:
+                return kept
+        game = _game_of(game_id, loaded)
+        if game.code is not None:
+            raise GameError("no_such_game", f"no public game {game_id[:64]!r}")
+        return finished_record(game)
+
+    # -- creating -------------------------------------------------------------
+
+    async def create(
+        self, seats: Sequence[Seat], *, seed: int | None = None, dealer: int | None = None,
+        deck: Sequence[str] | None = None, state: rules.State | None = None,
+        game_id: str | None = None, code: str | None = None, rated: bool = False,
+        profiles: list[dict[str, Any] | None] | None = None,
+    ) -> Game:  # fmt: skip
+        """Deal a new game (or start from `state`), tell every seated player, let bots start.
+
+        With `game_id`, dealing again is harmless: a game of that id with the same
+        players is taken as this one (dealt before by someone whose answer was lost).
+        """
+        n = len(seats)
+        if state is None:
+            seed = secrets.randbits(64) if seed is None else seed
+            state = rules.new_game(n, seed=seed, dealer=dealer, deck=deck)
+        game = Game(
+            game_id or f"g_{secrets.token_hex(5)}", 0, 0, state, [p for p, _, _ in seats],
+            distinct([name for _, name, _ in seats]), [b for _, _, b in seats], [False] * n,
+            [0] * n, [], code, rated and self.rater is not None, profiles,
+        )  # fmt: skip
+        start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names,
+                 **seat_info(game)}  # fmt: skip
+        await self.store.add_player_game(game.humans(), game.id)
+        _, created = await self._commit(game, game, [start], "")
+        if created is None:
+            # Taken: by this very game when redis-py re-sent our commit or another
+            # instance dealt the same formed table; its players hear of it again.
+            created = await self.load(game.id)
+            if created.players != game.players:
+                raise GameError("internal", "a new game id was taken")
+        matches = [
+            (player, match_message(created, seat))
+            for seat, player in enumerate(created.players) if player is not None
+        ]  # fmt: skip
+        if matches:
+            await self.store.publish_players(matches)
+        self._spawn_autoplay(created)
+        return created
+
+    # -- moves ------------------------------------------------------------------
+
+    async def move(
+        self, game_id: str, player: str, move: Any, seq: int | None = None,
+        move_id: str | None = None,
+    ) -> int:  # fmt: skip
+        """Play a player's move; return the seq of the event it produced."""
+        # Without a move id, a random one still makes redis-py's resend harmless.
+        field = self.store.move_field_of(player, move_id or f"~{secrets.token_hex(8)}")
+        known = self._recent.get(game_id)
+        if known is not None:
+            try:
+                new, events = self._player_move(known, player, move, seq)
+            except GameError:
+                pass  # maybe a resend, or the copy is behind: decide from a fresh read
+            else:
+                done = await self._commit_move(known, new, events, field)
+                if done is not None:
+                    return done
+        for _ in range(RETRIES):
+            loaded = await self.store.load(game_id, field)
+            if loaded.dup is not None:
+                return loaded.dup
+            game = _game_of(game_id, loaded)
+            new, events = self._player_move(game, player, move, await self._based_on(game, seq))
+            done = await self._commit_move(game, new, events, field)
+            if done is not None:
+                return done
+        raise GameError("unavailable", "the game is too busy; try again")
+
+    async def _based_on(self, game: Game, seq: int | None) -> int | None:
+        """`seq` as the move's base: the game's version if nothing that matters has changed.
+
+        Events that change no rules state (an `away` or `back` of any seat) do
+        not make a move stale: a move based on the event before them is taken
+        as based on the game now. Only when seq < version; it reads one event.
+        """
+        if seq is None or seq >= game.version or seq < 1:
+            return seq
+        then = await read_event(self.store, game.id, seq)
+        if then is None:
+            return seq
+        state = dict(then.state)
+        state.pop("auto", None)
+        return game.version if state == game.state.to_dict() else seq
+
+    async def _commit_move(
+        self, old: Game, new: Game, events: list[Event], field: str
+    ) -> int | None:
+        """Commit a player's move: the seq of its event, or None if the game moved on."""
+        got, result = await self._commit(old, new, events, field)
+        if got.status == "dup":
+            return got.seq
+        if result is None:
+            return None
+        self._spawn_autoplay(result)
+        return got.seq
+
+    def _player_move(
+        self, game: Game, player: str, move: Any, seq: int | None
+    ) -> tuple[Game, list[Event]]:
+        """Check and apply a player's own move (pure: no Redis)."""
+        seat = game.seat_of(player)
+        if seat is None:
+            raise GameError("not_in_game", f"you have no seat in game {game.id}")
+        if game.state.over:
+            raise GameError("game_over", "the game has ended")
+        if seq is not None and seq != game.version:
+            raise GameError("stale_seq", f"the game is at seq {game.version}, not {seq}")
+        actor = rules.to_act(game.state)
+        if actor != seat:
+            raise GameError("not_your_turn", f"it is seat {actor}'s move, you are seat {seat}")
+        try:
+            state = rules.apply(game.state, move)
+            canon = rules.normalize_move(move)
+        except rules.IllegalMove as exc:
+            raise GameError("illegal_move", str(exc)) from None
+        canon.pop("seat", None)
+        misses = game.misses.copy()
+        misses[seat] = 0
+        new = game.but(state=state, misses=misses, moves=[*game.moves, canon])
+        events: list[Event] = [{"kind": "move", "seat": seat, "move": canon, "auto": None}]
+        return new, events + ([self._over(game, state)] if state.over else [])
+
+    def _over(self, game: Game, state: rules.State) -> Event:
+        """The `over` event; a rated game's says each seat's new rating."""
+        event = over_event(state)
+        if game.rated and self.rater is not None:
+            event["ratings"] = self.rater.over_ratings(game, state)
+        return event
+
+    def _server_move(self, game: Game, timed_out: bool) -> tuple[Game, list[Event]] | None:
+        """The move the server makes for the seat to act, or None if it is a person's turn."""
+        seat = rules.to_act(game.state)
+        kind = game.auto_kind()
+        if seat is None or (kind is None and not timed_out):
+            return None
+        legal = game.legal
+        view = rules.view(game.state, seat)
+        bot = game.bots[seat]
+        if kind == "forced":
+            move = legal[0]
+        elif bot is not None:
+            move = bot_move(game, bot, view, legal)
+        else:
+            move = timeout_move(view, legal)
+        state = rules.apply(game.state, move)
+        misses, away = game.misses.copy(), game.away.copy()
+        auto = kind or "timeout"
+        events: list[Event] = [{"kind": "move", "seat": seat, "move": move, "auto": auto}]
+        if auto == "timeout":
+            misses[seat] += 1
+            if misses[seat] >= self.settings.away_after and not state.over:
+                away[seat] = True
+                events.append({"kind": "away", "seat": seat})
+        if state.over:
+            events.append(self._over(game, state))
+        new = game.but(state=state, misses=misses, away=away, moves=[*game.moves, move])
+        return new, events
+
+    async def timeout(self, game_id: str, now: int) -> None:
+        """A claimed deadline is due: play for the seat to act (version-checked: fires once)."""
+        loaded = await self.store.load(game_id)
+        if loaded.data is None:
+            await self.store.drop_deadline(game_id)
+            return
+        game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+        if game.state.over:
+            await self.store.drop_deadline(game_id)
+            return
+        if game.deadline > now:
+            return  # a move set a new deadline after this one was claimed
+        step = self._server_move(game, timed_out=True)
+        if step is not None:
+            got, result = await self._commit(game, step[0], step[1], "")
+            if result is not None:
+                if self.on_timeout is not None:
+                    self.on_timeout(got.now - game.deadline)
+                await self.autoplay(result)
+
+    async def back(self, game_id: str, player: str) -> None:
+        """The away player sent a message: the seat is theirs again (event `back`)."""
+        for _ in range(RETRIES):
+            game = await self.load(game_id)
+            seat = game.seat_of(player)
+            if seat is None or not game.away[seat] or game.state.over:
+                return
+            away, misses = game.away.copy(), game.misses.copy()
+            away[seat], misses[seat] = False, 0
+            new = game.but(away=away, misses=misses)
+            _, result = await self._commit(game, new, [{"kind": "back", "seat": seat}], "")
+            if result is not None:
+                return
+
+    async def autoplay(self, game: Game) -> None:
+        """Play the seats the server plays, one commit each, until a person must move."""
+        for _ in range(10_000):  # a game has fewer moves than this; it only bounds bugs
+            step = self._server_move(game, timed_out=False)
+            if step is None:
+                return
+            _, result = await self._commit(game, step[0], step[1], "")
+            if result is None:
+                return  # someone else moved first; whoever did plays on
+            game = result
+
+    def _spawn_autoplay(self, game: Game) -> None:
+        if game.auto_kind() is None:
+            return
+        task = asyncio.get_running_loop().create_task(self._autoplay_logged(game))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _autoplay_logged(self, game: Game) -> None:
+        try:
+            await self.autoplay(game)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            if cancelling():
+                raise asyncio.CancelledError from None
+            # The deadline of the seat is the safety net: another poll plays it.
+            log.exception("auto-play of %s failed", game.id)
+
+    # -- committing ---------------------------------------------------------------
+
+    def _deadline_delta(self, new: Game, events: list[Event], auto: bool) -> int:
+        """Milliseconds to the next deadline; 0 clears it, -1 keeps the current one.
+
+        `auto` is whether the server plays the seat to act (`new.auto_kind()`).
+        """
+        s = self.settings
+        if new.state.over:
+            return 0
+        if events[0]["kind"] == "back" and rules.to_act(new.state) != events[0]["seat"]:
+            return -1
+        if auto:
+            return max(1, int(min(s.auto_delay, s.turn_time) * 1000))
+        return max(1, int((s.answer_time if new.state.pending else s.turn_time) * 1000))
+
+    async def _commit(
+        self, old: Game, new: Game, events: list[Event], field: str
+    ) -> tuple[Commit, Game | None]:
+        """Commit `new` over `old`: the answer, and the new game if it was written."""
+        state = new.state.to_dict()  # once: it goes into the data and every snapshot
+        # Stored beside the state so that a seat the server plays at once is not
+        # offered legal moves it would race the server for.
+        auto = new.auto_kind() is not None
+        snapshot = {**state, "auto": auto}
+        data, packed_snapshot, packed_moves = new.packed(state, auto)
+        over = new.state.over
+        rated = over and new.rated
+        # A rated queue game's record is kept for record_ttl (histories point to it);
+        # read seldom, kept long: compressed (2.8 -> ~1 KB for 4 players).
+        record = pack_compressed(new.record()) if rated and new.code is None else b""
+        if over:  # kept for game_ttl, read seldom: compressed (~1.1 KB for 4 players)
+            data = pack_compressed(new.to_data(state))
+        stored = [
+            (e, packed_snapshot if keeps_snapshot(old.version + 1 + i) else None)
+            for i, e in enumerate(events)
+        ]
+        got = await self.store.commit(
+            new.id, old.version, field, data, stored, self._deadline_delta(new, events, auto),
+            self.settings.game_ttl if over else 0, record,
+            self.settings.record_ttl if rated else 0, auto=auto,
+            grace_ms=int(self.settings.game_grace * 1000),
+        )  # fmt: skip
+        if got.status != "ok":
+            return got, None
+        if self.on_commit is not None:
+            # The seat to act gets its legal moves unless the server plays it.
+            legal = None if auto else new.legal
+            entries = [
+                Entry(got.seq + i, event, snapshot, got.deadline, got.now, new.state, legal)
+                for i, event in enumerate(events)
+            ]
+            self.on_commit(new.id, entries)
+        if new.state.over:
+            # Both leave in one write (one round trip) when the store has a pipe.
+            forget = self.store.remove_player_game(new.humans(), new.id)
+            if rated and self.rater is not None:
+                await asyncio.gather(forget, self.rater.apply(new, got.now))
+            else:
+                await forget
+            await self.store.live_remove([new.id])
+        written = new.but(
+            version=old.version + len(events), deadline=got.deadline, packed_moves=packed_moves
+        )
+        self._keep(written)
+        return got, written
+
+    # -- the games this instance wrote last ---------------------------------------
+
+    def _keep(self, game: Game) -> None:
+        known = self._recent.pop(game.id, None)
+        if game.state.over:
+            return
+        if known is not None and known.version > game.version:
+            game = known  # a later commit of ours got here first
+        self._recent[game.id] = game
+        if len(self._recent) > self.recent_max:
+            del self._recent[next(iter(self._recent))]
+
+    def saw(self, game_id: str, seq: int) -> None:
+        """A wake-up: the game is at `seq` now; forget our copy if it is older."""
+        known = self._recent.get(game_id)
+        if known is not None and known.version < seq:
+            del self._recent[game_id]

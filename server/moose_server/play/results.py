@@ -1,0 +1,194 @@
+"""Finished rated games: the seats' new ratings, their histories, the leaderboards.
+
+A rated game's last commit (games.py) also puts the game among its bucket's
+unrated games and keeps its record for `record_ttl`, in that one atomic step.
+The instance that committed it then applies the rating changes at once
+(`apply`: one script, lua/rate.lua, sent in the same write as the commit's
+other end-of-game call, so the last move costs one more round trip at most).
+The script is idempotent per game: a marker makes a second run answer "dup".
+
+Should that instance die between the commit and the update, or Redis fail the
+update, the game stays among the unrated ones: every instance's `run` loop
+looks for games that ended more than `rate_sweep_after` ago and are still there, and
+rates them (the same changes: they come from the game's stored start ratings
+and result). Instances racing on one game apply it once. Games rated here are
+taken off the unrated sets in batches, off the move path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections import OrderedDict
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from moose import rules
+from moose_server.accounts import ratings
+from moose_server.accounts.ratings import Standing
+from moose_server.lobby.matchmaking import Seat
+from moose_server.play.games import Game
+from moose_server.settings import Settings
+from moose_server.storage.players import PlayerStore, RatedSeat
+from moose_server.storage.store import Store
+from moose_server.tasks import cancelling
+
+__all__ = ["Results"]
+
+log = logging.getLogger(__name__)
+
+SWEEP_INTERVAL = 0.5  # seconds between looks for games nobody rated
+SWEEP_BATCH = 50
+CACHE = 256  # games whose changes were computed lately (the `over` event, then `apply`)
+
+Changes = list[tuple[Standing, Standing] | None]  # per seat: (before, after), None: unrated
+
+
+def standings(game: Game) -> list[Standing | None]:
+    """Each seat's standing at the start of the game (None: a server bot, not rated)."""
+    profiles = game.profiles or [None] * len(game.players)
+    return [Standing(p["mu"], p["sigma"], p["games"]) if p else None for p in profiles]
+
+
+class Results:
+    """Rates finished games (see the module docstring); one per instance."""
+
+    def __init__(self, store: Store, players: PlayerStore, settings: Settings) -> None:
+        self.store = store
+        self.players = players
+        self.settings = settings
+        self.running = True
+        self._changes: OrderedDict[str, Changes] = OrderedDict()
+        self._done: list[str] = []  # rated here, still among the unrated in Redis
+
+    # -- the seats of a new game ------------------------------------------------
+
+    async def profiles(self, seats: list[Seat]) -> list[dict[str, Any] | None]:
+        """Each seat's rating and bot flag as the game starts (None: a server bot)."""
+        players = [s.player for s in seats if s.player is not None and s.bot is None]
+        found = dict(zip(players, await self.players.profiles(players), strict=True))
+        out: list[dict[str, Any] | None] = []
+        for seat in seats:
+            p = found.get(seat.player) if seat.player is not None and seat.bot is None else None
+            if p is None:
+                out.append(None)
+                continue
+            games = int(p.get("games", 0))
+            out.append({
+                "bot": p.get("bot") == "1", "mu": float(p.get("mu", ratings.MU)),
+                "sigma": float(p.get("sigma", ratings.SIGMA)), "games": games,
+                "provisional": games < self.settings.provisional_games,
+            })  # fmt: skip
+        return out
+
+    # -- the end of a game ------------------------------------------------------
+
+    def changes(self, game: Game, state: rules.State) -> Changes:
+        """Each seat's (before, after) standing for a finished game (computed once)."""
+        places = ratings.places(state)
+        # The places are in the key: a commit refused as stale may have computed
+        # another end of the same game first.
+        key = f"{game.id}:{places}"
+        known = self._changes.get(key)
+        if known is not None:
+            return known
+        before = standings(game)
+        after = ratings.update(before, places)
+        out: Changes = [
+            None if b is None or a is None else (b, a) for b, a in zip(before, after, strict=True)
+        ]
+        self._changes[key] = out
+        if len(self._changes) > CACHE:
+            self._changes.popitem(last=False)
+        return out
+
+    def over_ratings(self, game: Game, state: rules.State) -> list[dict[str, Any] | None]:
+        """For the `over` event: each rated seat's new rating, its change, provisional or not."""
+        n = self.settings.provisional_games
+        return [
+            None
+            if c is None
+            else {
+                "rating": c[1].rating,
+                "change": c[1].rating - c[0].rating,
+                "provisional": c[1].provisional(n),
+            }
+            for c in self.changes(game, state)
+        ]
+
+    async def apply(self, game: Game, ended: int) -> None:
+        """Apply a finished rated game's changes, once whoever calls (`ended`: its end, ms)."""
+        changes = self.changes(game, game.state)
+        scores, places = rules.scores(game.state), ratings.places(game.state)
+        bots = [
+            b is not None or bool(p and p.get("bot"))
+            for b, p in zip(game.bots, game.profiles or [None] * len(game.bots), strict=True)
+        ]
+        seats = []
+        for k, change in enumerate(changes):
+            player = game.players[k]
+            if change is None or player is None or change[0] == change[1]:
+                continue  # a server bot, or too few rated seats to learn anything
+            before, after = change
+            entry = {"game": game.id, "time": ended, "seat": k, "names": game.names,
+                     "bots": bots, "scores": scores, "place": places[k],
+                     "rating": after.rating, "change": after.rating - before.rating,
+                     "private": game.code is not None}  # fmt: skip
+            seats.append(RatedSeat(player, game.names[k], bots[k], after.mu - before.mu,
+                                   after.sigma / before.sigma, json.dumps(entry)))  # fmt: skip
+        if seats:
+            s = self.settings
+            args = [2 * s.game_ttl, s.history_size, int(s.guest_ttl * 1000),
+                    s.provisional_games, ratings.BASE, ratings.SCALE, ratings.BASE_ORDINAL,
+                    ratings.SPREAD, ratings.MU, ratings.SIGMA]  # fmt: skip
+            if await self.players.rate(game.id, seats, args):
+                log.info("rated %s: %d seats", game.id, len(seats),
+                         extra={"event": "rated", "game": game.id})  # fmt: skip
+        self._done.append(game.id)
+
+    # -- the loop ---------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Rate no more forgotten games (draining): `run` ends after the round under way."""
+        self.running = False
+
+    async def run(self) -> None:
+        """Take rated games off the unrated sets; rate those their instance left."""
+        while self.running:
+            try:
+                await self.sweep()
+            except (RedisError, OSError) as exc:
+                if cancelling():
+                    raise asyncio.CancelledError from exc
+                log.warning("rating games cannot reach Redis: %s", exc)
+            except Exception:
+                log.exception("rating games failed")
+            await asyncio.sleep(SWEEP_INTERVAL)
+        await self.sweep(forgotten=False)
+
+    async def sweep(self, *, forgotten: bool = True) -> int:
+        """One round: clear what was rated here; rate the games that ended
+        `rate_sweep_after` ago and still wait. Returns how many such games it rated."""
+        done, self._done = self._done, []
+        if done:
+            await self.store.rated(done)
+        if not forgotten:
+            return 0
+        now = await self.store.now_ms()
+        after = int(self.settings.rate_sweep_after * 1000)
+        found = await self.store.unrated(now - after, SWEEP_BATCH)
+        for game_id in found:
+            loaded = await self.store.load(game_id)
+            if loaded.data is None:  # expired before anyone rated it: nothing left to rate
+                await self.store.rated([game_id])
+                continue
+            game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+            log.info("rating %s, which its instance left unrated", game_id,
+                     extra={"event": "rate_forgotten", "game": game_id})  # fmt: skip
+            await self.apply(game, now)
+        if found:
+            await self.store.rated([g for g in found if g in self._done])
+            self._done = [g for g in self._done if g not in found]
+        return len(found)

@@ -1,0 +1,65 @@
+"""A game's event stream read back: every event with the state after it.
+
+The stream keeps a full state snapshot with the deal and with every event whose
+seq is a multiple of `SNAPSHOT_EVERY`, not with every event: a 4-player game of
+~54 events holds 7 snapshots (about 1.1 KB each) instead of 54. The states in
+between are rebuilt from the snapshot before them by applying the moves, which
+the rules do deterministically. All events of one commit share one state (only
+its first event, a move, changes the rules' state), so any of them may hold it.
+BENCHMARKS.md has the trade-off: memory per game against rebuilding per read.
+"""
+
+from __future__ import annotations
+
+from moose import rules
+from moose_server.storage.store import Entry, Store, Stored
+
+__all__ = ["SNAPSHOT_EVERY", "keeps_snapshot", "read_event", "read_events"]
+
+SNAPSHOT_EVERY = 8
+
+
+def keeps_snapshot(seq: int) -> bool:
+    """Whether the stream entry of `seq` holds a full state snapshot."""
+    return seq == 1 or seq % SNAPSHOT_EVERY == 0
+
+
+async def read_events(store: Store, game: str, since: int = 0) -> list[Entry]:
+    """The events of a game after seq `since`, each with the state after it.
+
+    Reads from the last snapshot at or before the first event wanted and applies
+    the moves from there: at most SNAPSHOT_EVERY - 1 of them more than asked.
+    """
+    first = since + 1
+    rows = await store.events(game, max(0, first - first % SNAPSHOT_EVERY - 1))
+    if rows and rows[0].state is None:  # written with another spacing: from the deal
+        rows = await store.events(game)
+    return _rebuilt(rows, since)
+
+
+async def read_event(store: Store, game: str, seq: int) -> Entry | None:
+    """The event of a game at `seq` with the state after it, if the stream holds it."""
+    rows = await store.events(game, max(0, seq - seq % SNAPSHOT_EVERY - 1), seq)
+    if rows and rows[0].state is None:  # written with another spacing: from the deal
+        rows = await store.events(game, 0, seq)
+    entries = _rebuilt(rows, seq - 1)
+    return entries[0] if entries and entries[0].seq == seq else None
+
+
+def _rebuilt(rows: list[Stored], since: int) -> list[Entry]:
+    """Entries after `since`, their states rebuilt from the snapshots among `rows`."""
+    out: list[Entry] = []
+    parsed: rules.State | None = None
+    for row in rows:
+        state = row.state
+        if state is not None:
+            parsed = rules.State.from_dict(state)
+        elif parsed is None:
+            continue  # no snapshot yet to start from
+        elif row.event["kind"] == "move":
+            parsed = rules.apply(parsed, row.event["move"])
+        if row.seq > since:
+            if state is None:
+                state = {**parsed.to_dict(), "auto": row.auto}
+            out.append(Entry(row.seq, row.event, state, row.deadline, row.time, parsed))
+    return out

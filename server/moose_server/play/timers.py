@@ -1,0 +1,126 @@
+"""The deadline loop: every instance polls, claims due deadlines, plays the timeouts.
+
+Claiming (lua/claim.lua) pushes an entry a lease into the future, so two
+instances never work on it at once and one that dies after claiming only
+delays it until the lease ends. The timeout itself is a commit checked against
+the game's version: it fires once, whoever claims it.
+
+A deadline that fell due while nobody could claim it (Redis unreachable or
+restarted, no instance running) is not played at once when the service is
+back: every deadline then moves to at least `outage_grace` seconds later, so
+the player whose time ran out during the outage still gets a turn. Only an
+instance that has just started or whose last claim failed judges a gap so: a
+gap left by an instance whose claims went through, only late (its loop busy),
+moved deadlines by mistake (gaps of 1-4.4 s in a lobby of 10,000 players).
+
+The timeouts a poll claims are played side by side (at most `AT_ONCE` at a
+time), in a task, and the next poll does not wait for them: played one after
+another and waited for, a poll's timeouts on a busy instance could hold the
+next poll past the outage threshold (gaps of up to 22 s were logged at 20,000
+players; BENCHMARKS.md, issue 14).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from redis.exceptions import RedisError
+
+from moose_server.play.games import GameError, Games
+from moose_server.settings import Settings
+from moose_server.storage.store import Store
+from moose_server.tasks import cancel_and_wait, cancelling
+
+__all__ = ["Timers"]
+
+log = logging.getLogger(__name__)
+
+OUTAGE_AFTER = 1.0  # seconds without a deadline claim that make an outage...
+OUTAGE_POLLS = 4  # ...or this many poll intervals, if that is longer
+NEVER = 1e9  # seconds: an outage threshold no gap reaches
+AT_ONCE = 32  # timeouts of one poll played at the same time, at most
+
+
+class Timers:
+    """Polls the deadline sets of every bucket and applies what is due."""
+
+    def __init__(self, store: Store, games: Games, settings: Settings) -> None:
+        self.store = store
+        self.games = games
+        self.settings = settings
+        self.running = True
+        self._at_once = asyncio.Semaphore(AT_ONCE)
+        self._judge = True  # whether the next claim may take a gap for an outage
+
+    async def tick(self) -> int:
+        """Claim and apply every due deadline once; return how many were due."""
+        due = await self._claim()
+        await self._play(due)
+        return len(due)
+
+    async def _claim(self) -> list[tuple[str, int]]:
+        s = self.settings
+        # A gap of several polls of every instance: nobody could claim (see claim.lua).
+        # Judged only by an instance just started or whose last claim failed: one
+        # whose claims go through was not cut off, only late (its loop was busy),
+        # and the players could not have moved any sooner.
+        outage = max(OUTAGE_AFTER, OUTAGE_POLLS * s.poll_interval) if self._judge else NEVER
+        self._judge = True  # unless this claim goes through
+        due = await self.store.claim(
+            int(s.lease * 1000), int(outage * 1000), int(s.outage_grace * 1000)
+        )
+        # In a cluster a claim can fail in some buckets only (store.py): judge next time.
+        self._judge = self.store.claim_failed
+        return due
+
+    async def _play(self, due: list[tuple[str, int]]) -> None:
+        """Play claimed timeouts side by side, at most AT_ONCE of this instance at a time."""
+
+        async def bounded(game: str, now: int) -> None:
+            async with self._at_once:
+                await self._timeout(game, now)
+
+        await asyncio.gather(*(bounded(game, now) for game, now in due))
+
+    async def _timeout(self, game: str, now: int) -> None:
+        """Play one claimed timeout; a failure is logged (the lease brings it back)."""
+        try:
+            await self.games.timeout(game, now)
+        except (GameError, RedisError, OSError) as exc:
+            if cancelling():
+                raise asyncio.CancelledError from exc
+            # The claim's lease brings it back at a later poll.
+            log.warning("timeout of %s failed: %s", game, exc)
+        except Exception:
+            log.exception("timeout of %s failed", game)
+
+    def stop(self) -> None:
+        """Claim no more deadlines (draining): `run` ends once what it claimed is played."""
+        self.running = False
+
+    async def run(self) -> None:
+        """Poll until stopped or cancelled; the timeouts claimed are played in tasks.
+
+        The next poll does not wait for them: a poll that waited for its
+        timeouts came late on a busy instance, and a gap in the polls over
+        OUTAGE_AFTER is taken for an outage (every deadline moved a grace later).
+        """
+        playing: set[asyncio.Task[None]] = set()
+        try:
+            while self.running:
+                try:
+                    due = await self._claim()
+                except (RedisError, OSError) as exc:
+                    if cancelling():
+                        raise asyncio.CancelledError from exc
+                    log.warning("deadline poll cannot reach Redis: %s", exc)
+                else:
+                    if due:
+                        task = asyncio.create_task(self._play(due))
+                        playing.add(task)
+                        task.add_done_callback(playing.discard)
+                await asyncio.sleep(self.settings.poll_interval)
+            await asyncio.gather(*playing)
+        finally:
+            await cancel_and_wait(list(playing))

@@ -1,0 +1,1 @@
+"""Redis: the store, its keys and scripts, the connection, the embedded server."""

@@ -1,0 +1,198 @@
+"""Opening Redis: one node, or a Redis Cluster, and where pub/sub listens.
+
+`open_redis(url, max_connections)` gives an instance its two clients: one for
+commands and scripts, and a source of pub/sub connections for the hub.
+
+- ``redis://``, ``rediss://``, ``unix://``: one node, unless the node says it is
+  part of a cluster (``INFO cluster`` shows ``cluster_enabled:1``): then the
+  cluster client, with that node as the seed. With ``pipe=True`` a single
+  ``redis://`` or ``unix://`` node also gets a `Pipe` (pipe.py), one pipelined
+  connection for the frequent calls (store.py); ``rediss://`` and clusters
+  keep redis-py only (a pipe per cluster node is future work).
+- ``redis+cluster://host:port[,host:port...]`` (``rediss+cluster://`` for TLS):
+  a cluster for sure, with every listed node as a seed (no probe).
+
+Commands on a cluster go through `redis.asyncio.cluster.RedisCluster`, which
+sends each one to the node of its key's slot; every script of the server names
+keys of one hash tag only (``{b7}``, ``{mm}``), so each runs on one node, and
+the client refuses a cross-slot script before sending it. Pub/sub needs no
+cluster client: in Redis 6.2 a PUBLISH on any node (a script's too) is
+broadcast over the cluster bus to every node, so the hub subscribes on a plain
+connection to one primary, and to the next primary after that one failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+import redis.asyncio as aioredis
+from redis.asyncio.client import PubSub
+from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
+
+from moose_server.storage.pipe import Pipe, PipePubSub, PipeSubscriber
+from moose_server.storage.store import connect
+
+__all__ = ["Backend", "NodePubSub", "PubSubSource", "open_redis"]
+
+log = logging.getLogger(__name__)
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+
+
+class PubSubSource(Protocol):
+    """What the hub subscribes through: a new PubSub per (re)connection.
+
+    redis-py's `PubSub`, or a `PipeSubscriber`: an async context manager with
+    ``await subscribe(*channels)`` and ``listen()``.
+    """
+
+    def pubsub(self) -> PubSub | PipeSubscriber:
+        """A PubSub on a connection of its own."""
+        ...
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        ...
+
+
+@dataclass
+class Backend:
+    """An instance's Redis clients: `redis` for commands, `pubsub` for the hub.
+
+    `pipe`, when there is one, carries the store's hot calls (see store.py).
+    """
+
+    redis: Any  # aioredis.Redis or RedisCluster: the same commands
+    pubsub: PubSubSource
+    cluster: bool
+    pipe: Pipe | None = None
+
+    async def aclose(self) -> None:
+        """Close every client."""
+        if self.pipe is not None:
+            await self.pipe.aclose()
+        await self.pubsub.aclose()
+        await self.redis.aclose()
+
+
+async def open_redis(url: str, max_connections: int, *, pipe: bool = False) -> Backend:
+    """The clients for `url`: a single node or a cluster (see the module docstring)."""
+    parts = urlsplit(url)
+    if parts.scheme in CLUSTER_SCHEMES:
+        seeds = _seeds(parts.netloc)
+        first = urlunsplit((CLUSTER_SCHEMES[parts.scheme], _netloc(parts.netloc, seeds[0]),
+                            "", "", ""))  # fmt: skip
+        return await _open_cluster(first, seeds[1:], max_connections)
+    if parts.scheme != "unix" and await _cluster_enabled(url):
+        log.info("Redis at %s is a cluster node: using the cluster protocol", parts.hostname)
+        return await _open_cluster(urlunsplit(parts._replace(path="")), [], max_connections)
+    commands = connect(url, max_connections)
+    if pipe and Pipe.supports(url):
+        return Backend(commands, PipePubSub(url), cluster=False, pipe=Pipe(url))
+    return Backend(commands, connect(url, 1, blocking=True), cluster=False)
+
+
+async def _cluster_enabled(url: str) -> bool:
+    probe = aioredis.Redis.from_url(url, socket_timeout=10)
+    try:
+        info: dict[str, Any] = await probe.info("cluster")
+    finally:
+        await probe.aclose()
+    return bool(int(info.get("cluster_enabled", 0)))
+
+
+async def _open_cluster(url: str, more: list[tuple[str, int]], max_connections: int) -> Backend:
+    nodes = [ClusterNode(host, port) for host, port in more]
+    cluster = _GatedCluster.from_url(
+        url, startup_nodes=nodes or None, max_connections=max_connections, socket_timeout=10
+    )
+    try:
+        await cluster.initialize()
+    except BaseException:
+        await cluster.aclose()
+        raise
+    return Backend(cluster, NodePubSub(cluster, url), cluster=True)
+
+
+def _seeds(netloc: str) -> list[tuple[str, int]]:
+    """The host:port pairs of a cluster URL's netloc (credentials stripped)."""
+    hosts = netloc.rpartition("@")[2]
+    seeds = []
+    for item in hosts.split(","):
+        host, _, port = item.strip().rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"a cluster URL lists host:port pairs, not {item!r}")
+        seeds.append((host.strip("[]"), int(port)))
+    return seeds
+
+
+def _netloc(netloc: str, seed: tuple[str, int]) -> str:
+    """`netloc` with its host list replaced by one host:port (credentials kept)."""
+    creds, at, _ = netloc.rpartition("@")
+    host = f"[{seed[0]}]" if ":" in seed[0] else seed[0]
+    return f"{creds}{at}{host}:{seed[1]}"
+
+
+class _GatedCluster(RedisCluster):
+    """A RedisCluster that waits for a free connection instead of failing.
+
+    Its nodes raise MaxConnectionsError past `max_connections` at once; a
+    semaphore of that size around every command and pipeline (each holds at
+    most one connection per node) makes callers wait instead, as the
+    BlockingConnectionPool of the single-node client does.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.gate = asyncio.Semaphore(kwargs.get("max_connections", 100))
+
+    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        async with self.gate:
+            return await super().execute_command(*args, **kwargs)
+
+    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
+        if transaction or shard_hint:
+            # The server uses no MULTI; redis-py refuses one whose keys span slots.
+            return super().pipeline(transaction, shard_hint)
+        return _GatedPipeline(self)  # type: ignore[abstract]  # as redis-py builds its own
+
+
+class _GatedPipeline(ClusterPipeline):
+    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> Any:
+        gate = self.cluster_client.gate  # type: ignore[attr-defined]
+        async with gate:
+            return await super().execute(raise_on_error, allow_redirections)
+
+
+class NodePubSub:
+    """Pub/sub for a cluster: a plain connection to one primary, the next after a failure."""
+
+    def __init__(self, cluster: RedisCluster, url: str) -> None:
+        self.cluster = cluster
+        self.url = urlsplit(url)
+        self.node = ""  # "host:port" of the last connection handed out
+        self._turn = 0
+        self._clients: dict[str, aioredis.Redis] = {}
+
+    def pubsub(self) -> PubSub:
+        """A PubSub on the next primary (the hub asks again after a lost connection)."""
+        nodes = self.cluster.get_primaries() or list(self.cluster.get_nodes())
+        node = nodes[self._turn % len(nodes)]
+        self._turn += 1
+        self.node = node.name
+        client = self._clients.get(node.name)
+        if client is None:
+            netloc = _netloc(self.url.netloc, (node.host, int(node.port)))
+            url = urlunsplit(self.url._replace(netloc=netloc))
+            client = self._clients[node.name] = connect(url, 1, blocking=True)
+        return client.pubsub()
+
+    async def aclose(self) -> None:
+        """Close the connections to every node used."""
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()

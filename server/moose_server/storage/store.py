@@ -1,0 +1,597 @@
+"""Every Redis key name and script of the server, and the calls that use them.
+
+Keys of one game share the hash tag of its bucket, so that the commit script can
+touch the game, its event stream and the bucket's deadline set in one step, in a
+Redis Cluster too::
+
+    {b7}:game:<id>      hash: v (version = last seq), data (msgpack; zlib-compressed
+                        once the game is over), dl (deadline ms)
+    {b7}:events:<id>    stream, entry id "<seq>-0": e (event), a ("1": the server
+                        plays the seat to act), d (deadline ms), t (server time ms),
+                        and on some entries s (the state snapshot after it; games.py
+                        says which, and rebuilds the others from the one before)
+    {b7}:moves:<id>     hash: the move ids ("m:<player>:<move_id>" -> seq of its
+                        first event), so that a resent move gets its first answer
+    {b7}:deadlines      sorted set: game id -> deadline ms
+    {b7}:unrated        sorted set: rated game id -> when it ended (ms), until rated
+    {b7}:record:<id>    the record of a rated game (msgpack, zlib-compressed), kept
+                        record_ttl
+    {b7}:polled         Redis time (ms) of the bucket's last deadline claim; an old
+                        one means the service was down (see lua/claim.lua)
+    moose:player:<id>:games   set of the player's unfinished games
+    moose:secret        the token secret every instance shares
+    moose:instance:<id> an instance's heartbeat: "1" with a TTL, or "dead" once
+                        another instance dropped its queue tickets
+    moose:limit:<kind>:<client>   a per-client rate limit (lua/limit.lua): the
+                        bucket's next free time in ms, expiring when it is full
+    moose:{live}:games  sorted set: live public-queue game id -> start ms (the
+                        newest LIVE_KEPT; a game leaves it when it ends)
+    moose:{live}:info   hash: game id -> msgpack summary {players, names, bots, started}
+    moose:{live}:online sorted set: instance id -> when its count lapses (ms)
+    moose:{live}:counts hash: instance id -> players connected to it
+
+A finished game keeps its hash for `game_ttl`; its stream and move ids expire
+after `game_grace` (see lua/commit.lua): then the game holds its data only.
+
+Channels (pub/sub is only a wake-up; the streams are the record):
+`moose:games` carries "<game id> <last seq>", `moose:players` carries msgpack
+[player id, message, message id].
+
+When the Store has a `Pipe` (pipe.py; one Redis node only) the frequent calls go
+through it: a move's game read (HMGET) and commit script, event reads (XRANGE),
+the players' game sets (SADD/SREM) and player messages (PUBLISH); the rest
+(deadline claims, heartbeats, sessions) through redis-py. Should the pipe lose
+its connection or time out, that call is sent once more through redis-py, and
+redis-py sends a command once more when its pooled connection was lost (Redis
+restarted), so every command may run twice: the commit script
+checks the version and the move id (a commit that did run answers "dup" or
+"stale" the second time), reads and set changes are the same done twice, and a
+PUBLISH to a player carries an id with which the hubs drop the second copy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import secrets
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, cast
+
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from moose_server.codec import pack, unpack, unpack_stored
+from moose_server.storage.pipe import Pipe
+
+__all__ = [
+    "GAMES_CHANNEL", "PLAYERS_CHANNEL", "Commit", "Entry", "Loaded", "Store", "Stored", "connect",
+]  # fmt: skip
+
+GAMES_CHANNEL = b"moose:games"
+PLAYERS_CHANNEL = b"moose:players"
+SECRET_KEY = "moose:secret"
+CLAIM_LIMIT = 100
+LIVE_KEYS = ("moose:{live}:games", "moose:{live}:info")
+ONLINE_KEYS = ("moose:{live}:online", "moose:{live}:counts")
+LIVE_KEPT = 1000  # public games the index holds at most (the newest)
+OUTAGE_MS = 1000  # no claim of a bucket for longer: the service was down
+GRACE_MS = 5000  # then every deadline is at least this far after it is back
+
+log = logging.getLogger(__name__)
+
+
+def is_cluster(redis: object) -> bool:
+    """Whether a command client talks to a Redis Cluster (see connections.py)."""
+    return isinstance(redis, RedisCluster)
+
+
+def connect(url: str, max_connections: int, *, blocking: bool = False) -> aioredis.Redis:
+    """A client on `url`: a BlockingConnectionPool for commands, or one for pub/sub."""
+    if blocking:
+        # Pub/sub and blocking reads wait as long as they like: no socket timeout.
+        return aioredis.Redis.from_url(url, socket_timeout=None, health_check_interval=10)
+    # A pooled connection to a Redis that restarted fails its next command
+    # ("Connection closed by server"): that command is sent once more on a new
+    # connection. Every command is safe to send twice (see the module docstring).
+    once = Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=10, socket_timeout=10, retry=once
+    )
+    return aioredis.Redis(connection_pool=pool)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A game as read: version, data blob (None if missing), deadline, earlier answer."""
+
+    version: int
+    data: dict[str, Any] | None
+    deadline: int
+    dup: int | None
+
+
+@dataclass(frozen=True)
+class Commit:
+    """What the commit script answered."""
+
+    status: str  # "ok", "dup" or "stale"
+    seq: int  # ok/dup: seq of the first event written; stale: the current version
+    now: int
+    deadline: int
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One event of a game's stream."""
+
+    seq: int
+    event: dict[str, Any]
+    state: dict[str, Any]  # rules.State.to_dict(), plus "auto": the server plays next
+    deadline: int
+    time: int
+    # The state as a rules.State when the caller has it already (a commit of this
+    # instance): the hub then need not rebuild it from `state`. Not compared.
+    parsed: Any = field(default=None, compare=False, repr=False)
+    # rules.legal_moves(parsed), when the caller has them already. Not compared.
+    legal: list[dict[str, Any]] | None = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Stored:
+    """One entry of a game's stream as stored: the state only where a snapshot was kept."""
+
+    seq: int
+    event: dict[str, Any]
+    state: dict[str, Any] | None  # rules.State.to_dict() after the event, if kept here
+    auto: bool  # the server plays the seat to act after this event
+    deadline: int
+    time: int
+
+
+def _packed(state: dict[str, Any] | bytes) -> bytes:
+    return state if isinstance(state, bytes) else pack(state)
+
+
+def _script(name: str) -> str:
+    return resources.files("moose_server.storage").joinpath("lua", name).read_text()
+
+
+async def run_script(
+    script: AsyncScript, keys: list[Any], args: list[Any], pipe: Pipe | None
+) -> Any:
+    """Run a registered script: through the pipe when there is one, else redis-py.
+
+    Should the pipe lose its connection or time out, redis-py sends it once more
+    (see `Store._call`): the scripts check versions, move ids or nonces, so a
+    script that did run answers as it did the first time.
+    """
+    if pipe is not None:
+        try:
+            source = cast(str, script.script)  # the server registers its scripts as text
+            return await pipe.evalsha(source, keys, args)
+        except (RedisConnectionError, RedisTimeoutError):
+            pass
+    return await eval_script(script, keys, args)
+
+
+async def eval_script(script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
+    """EVALSHA a registered script, or EVAL it where the node lacks it (NOSCRIPT).
+
+    redis-py's own fallback loads the script on every primary of a cluster: one
+    node that is down would fail the call on all of them, and a failed-over
+    node may never have seen the script. EVAL loads it on the node of the keys.
+    """
+    client: Any = script.registered_client
+    try:
+        return await client.evalsha(script.sha, len(keys), *keys, *args)
+    except NoScriptError:
+        return await client.eval(cast(str, script.script), len(keys), *keys, *args)
+
+
+class Store:
+    """Key names, scripts and the few Redis calls of games, timers and sessions."""
+
+    def __init__(self, redis: aioredis.Redis, buckets: int, pipe: Pipe | None = None) -> None:
+        self.redis = redis
+        self.buckets = buckets
+        # Whether the last deadline claim failed in some buckets (a cluster node
+        # down): their next claim must judge the gap (timers.py).
+        self.claim_failed = False
+        self.pipe = pipe  # for the frequent calls, when given (see the module docstring)
+        self._commit = redis.register_script(_script("commit.lua"))
+        self._claim = redis.register_script(_script("claim.lua"))
+        self._limit = redis.register_script(_script("limit.lua"))
+        self._live_add = redis.register_script(_script("live_add.lua"))
+        self._live_remove = redis.register_script(_script("live_remove.lua"))
+        self._online = redis.register_script(_script("online.lua"))
+        # Player message ids: from a random start, so that two instances' differ.
+        self._message_ids = itertools.count(secrets.randbits(62))
+
+    # -- key names ------------------------------------------------------------
+
+    def bucket(self, game: str) -> int:
+        """The bucket of a game id (crc32, like Redis Cluster hashes its slots)."""
+        return zlib.crc32(game.encode()) % self.buckets
+
+    def game_key(self, game: str) -> str:
+        """The game's hash."""
+        return f"{{b{self.bucket(game)}}}:game:{game}"
+
+    def events_key(self, game: str) -> str:
+        """The game's event stream."""
+        return f"{{b{self.bucket(game)}}}:events:{game}"
+
+    def deadlines_key(self, bucket: int) -> str:
+        """The deadline set of one bucket."""
+        return f"{{b{bucket}}}:deadlines"
+
+    def unrated_key(self, bucket: int) -> str:
+        """The rated games of one bucket that ended and wait for their rating update."""
+        return f"{{b{bucket}}}:unrated"
+
+    def record_key(self, game: str) -> str:
+        """The kept record of a rated game."""
+        return f"{{b{self.bucket(game)}}}:record:{game}"
+
+    def polled_key(self, bucket: int) -> str:
+        """When a deadline claim last ran on one bucket (Redis time, ms)."""
+        return f"{{b{bucket}}}:polled"
+
+    def ledger_key(self, game: str) -> str:
+        """The game's move ids."""
+        return f"{{b{self.bucket(game)}}}:moves:{game}"
+
+    def game_keys(self, game: str) -> list[str]:
+        """Every key one game holds (what `MEMORY USAGE` sums for a game's memory): its
+        hash, stream and move ids, and a rated game's kept record."""
+        return [
+            self.game_key(game), self.events_key(game), self.ledger_key(game),
+            self.record_key(game),
+        ]  # fmt: skip
+
+    @staticmethod
+    def player_games_key(player: str) -> str:
+        """The set of a player's unfinished games."""
+        return f"moose:player:{player}:games"
+
+    @staticmethod
+    def move_field_of(player: str, move_id: str) -> str:
+        """The game-hash field remembering the answer to a player's move id."""
+        return f"m:{player}:{move_id}"
+
+    # -- games ------------------------------------------------------------------
+
+    async def load(self, game: str, move_field: str | None = None) -> Loaded:
+        """Read a game's version, data and deadline (and a move id's answer) at once."""
+        read: list[tuple[Any, ...]] = [("HMGET", self.game_key(game), "v", "data", "dl")]
+        if move_field:
+            read.append(("HGET", self.ledger_key(game), move_field))
+        got, *answer = await self._calls(read)
+        dup = int(answer[0]) if answer and answer[0] is not None else None
+        data = unpack_stored(got[1]) if got[1] is not None else None
+        return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
+
+    async def commit(
+        self,
+        game: str,
+        expected: int,
+        move_field: str,
+        data: dict[str, Any] | bytes,
+        events: Sequence[tuple[dict[str, Any], dict[str, Any] | bytes | None]],
+        deadline_ms: int,
+        ttl: int = 0,
+        record: bytes = b"",
+        record_ttl: int = 0,
+        *,
+        auto: bool = False,
+        grace_ms: int = 0,
+    ) -> Commit:
+        """Run the commit script: version check, move id, state, events, deadline.
+
+        `data` and each event's state snapshot may come packed already (bytes); a
+        snapshot of None is not kept. `ttl` > 0 ends the game: its hash is kept
+        that long, its stream and move ids `grace_ms`. `auto`: the server plays
+        the seat to act next. `record`: the packed record of a rated game this
+        commit ends (kept `record_ttl`).
+        """
+        args: list[Any] = [
+            expected,
+            move_field,
+            data if isinstance(data, bytes) else pack(data),
+            deadline_ms,
+            game,
+            GAMES_CHANNEL,
+            ttl,
+            min(grace_ms, ttl * 1000) if ttl else 0,
+            int(auto),
+            record,
+            record_ttl,
+            len(events),
+        ]
+        for event, state in events:
+            args += [pack(event), b"" if state is None else _packed(state)]
+        bucket = self.bucket(game)
+        keys = [self.game_key(game), self.events_key(game), self.deadlines_key(bucket),
+                self.unrated_key(bucket), self.record_key(game), self.ledger_key(game)]  # fmt: skip
+        status, seq, now, deadline = await run_script(self._commit, keys, args, self.pipe)
+        return Commit(status.decode(), int(seq), int(now), int(deadline))
+
+    async def kept_record(self, game: str) -> dict[str, Any] | None:
+        """The kept record of a rated game, or None (never rated, or expired)."""
+        raw: Any = await self.redis.get(self.record_key(game))
+        return unpack_stored(raw) if raw is not None else None
+
+    async def unrated(self, before_ms: int, limit: int) -> list[str]:
+        """Rated games that ended before `before_ms` and are still waiting for their update."""
+        found: list[str] = []
+        for b in range(self.buckets):  # one bucket at a time: each may be on its own node
+            rows: Any = await self.redis.zrangebyscore(self.unrated_key(b), "-inf", before_ms,
+                                                       start=0, num=limit)  # fmt: skip
+            found += [r.decode() for r in rows]
+        return found
+
+    async def rated(self, games: list[str]) -> None:
+        """These games' rating updates are done: they wait no more."""
+        by_bucket: dict[int, list[str]] = {}
+        for game in games:
+            by_bucket.setdefault(self.bucket(game), []).append(game)
+        await asyncio.gather(*(self.redis.zrem(self.unrated_key(b), *gs)
+                               for b, gs in by_bucket.items()))  # fmt: skip
+
+    async def drop_deadline(self, game: str) -> None:
+        """Forget the deadline of a finished or expired game."""
+        await self.redis.zrem(self.deadlines_key(self.bucket(game)), game)
+
+    async def running_games(self) -> int:
+        """Unfinished games of the whole service: every one has a deadline until it ends."""
+        total = 0
+        for b in range(self.buckets):  # one bucket at a time: each may be on its own node
+            total += int(await self.redis.zcard(self.deadlines_key(b)))
+        return total
+
+    async def events(self, game: str, since: int = 0, until: int | None = None) -> list[Stored]:
+        """The stream's entries after seq `since` (up to seq `until`), in order, as stored."""
+        last = "+" if until is None else f"{until}-0"
+        rows: Any = await self._call("XRANGE", self.events_key(game), f"{since + 1}-0", last)
+        return self._entries(rows)
+
+    async def event(self, game: str, seq: int) -> Stored | None:
+        """The stream's entry of `seq` as stored (its state only if a snapshot is kept there)."""
+        entries = await self.events(game, seq - 1, seq)
+        return entries[0] if entries else None
+
+    @staticmethod
+    def _entries(rows: Any) -> list[Stored]:
+        entries = []
+        for entry_id, fields in rows:
+            # The pipe's raw [field, value, ...]; redis-py makes a dict of it.
+            f = fields if isinstance(fields, dict) else dict(zip(*[iter(fields)] * 2, strict=True))
+            seq = int(entry_id.split(b"-")[0])
+            snapshot = f.get(b"s")
+            state = unpack(snapshot) if snapshot else None
+            auto = f[b"a"] == b"1" if b"a" in f else bool(state and state.get("auto"))
+            event = unpack(f[b"e"])
+            entries.append(Stored(seq, event, state, auto, int(f[b"d"]), int(f[b"t"])))
+        return entries
+
+    async def claim(
+        self, lease_ms: int, outage_ms: int = OUTAGE_MS, grace_ms: int = GRACE_MS
+    ) -> list[tuple[str, int]]:
+        """Claim the due deadlines of every bucket: (game id, its bucket's Redis time).
+
+        A bucket that nobody claimed for over `outage_ms` (the service was down)
+        claims nothing this time: its deadlines before now + `grace_ms` move there.
+        """
+        args = [lease_ms, CLAIM_LIMIT, outage_ms, grace_ms]
+        if is_cluster(self.redis):
+            replies = await self._claim_each(args)
+        else:
+            async with self.redis.pipeline(transaction=False) as pipe:
+                for b in range(self.buckets):
+                    keys = [self.deadlines_key(b), self.polled_key(b)]
+                    await self._claim(keys=keys, args=args, client=pipe)
+                replies = await pipe.execute()
+        outages = [r for r in replies if int(r[1])]
+        if outages:
+            log.warning(
+                "no deadline poll for %.1f s (the service was down): %d deadlines moved to "
+                "%.1f s from now", max(int(r[1]) for r in outages) / 1000,
+                sum(len(r) - 2 for r in outages), grace_ms / 1000,
+                extra={"event": "outage"},
+            )  # fmt: skip
+        return [(gid.decode(), int(r[0])) for r in replies if not int(r[1]) for gid in r[2:]]
+
+    async def _claim_each(self, args: list[Any]) -> list[Any]:
+        """One claim per bucket (cluster): the replies of the buckets whose node answered.
+
+        Each runs on the node of its slot (and may read another clock). A failing
+        node delays only its own buckets: the others' claims are kept (their
+        lease runs already); only when every bucket fails does this raise.
+        """
+        keys = [[self.deadlines_key(b), self.polled_key(b)] for b in range(self.buckets)]
+        got = await asyncio.gather(
+            *(eval_script(self._claim, k, args) for k in keys), return_exceptions=True
+        )
+        failed = [r for r in got if isinstance(r, BaseException)]
+        for exc in failed:
+            if not isinstance(exc, Exception):
+                raise exc  # a cancellation
+        replies = [r for r in got if not isinstance(r, BaseException)]
+        if failed and not replies:
+            raise failed[0]
+        self.claim_failed = bool(failed)
+        if failed:
+            log.warning("deadline claims failed in %d of %d buckets: %s",
+                        len(failed), self.buckets, failed[0])  # fmt: skip
+        return replies
+
+    # -- players, sessions, time ------------------------------------------------
+
+    async def add_player_game(self, players: list[str], game: str) -> None:
+        """Remember the game among each player's unfinished games."""
+        await self._each("SADD", [(self.player_games_key(p), game) for p in players])
+
+    async def remove_player_game(self, players: list[str], game: str) -> None:
+        """Forget a finished game for each player."""
+        await self._each("SREM", [(self.player_games_key(p), game) for p in players])
+
+    async def player_games(self, player: str) -> list[str]:
+        """The player's unfinished games (maybe a few finished ones not yet forgotten)."""
+        members: Any = await self.redis.smembers(self.player_games_key(player))
+        return sorted(m.decode() for m in members)
+
+    async def shared_secret(self, candidate: str) -> str:
+        """The secret all instances share: `candidate` if nobody set one before."""
+        await self.redis.set(SECRET_KEY, candidate, nx=True)
+        value: Any = await self.redis.get(SECRET_KEY)
+        return value.decode() if value else candidate
+
+    @staticmethod
+    def instance_key(instance: str) -> str:
+        """An instance's heartbeat."""
+        return f"moose:instance:{instance}"
+
+    async def heartbeat(self, instance: str, ttl_ms: int) -> bytes | None:
+        """Renew the instance's heartbeat; what it held: b"1", b"dead", or None (lapsed)."""
+        old: Any = await self.redis.set(self.instance_key(instance), b"1", px=ttl_ms, get=True)
+        return bytes(old) if old is not None else None
+
+    async def mark_dead(self, instance: str, ttl_ms: int) -> None:
+        """Tell the instance, should it come back, that it was taken for dead."""
+        await self.redis.set(self.instance_key(instance), b"dead", px=ttl_ms)
+
+    async def alive(self, instances: list[str]) -> list[bool]:
+        """Which of the instances have a heartbeat (or a "dead" mark) now."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for instance in instances:
+                pipe.exists(self.instance_key(instance))
+            return [bool(n) for n in await pipe.execute()]
+
+    # -- per-client limits, shared by every instance ----------------------------
+
+    @staticmethod
+    def limit_key(kind: str, client: str) -> str:
+        """The rate limit `kind` ("code:address", "code:player") of one client."""
+        return f"moose:limit:{kind}:{client}"
+
+    async def limit_take(self, key: str, interval_ms: int, burst: int) -> int:
+        """Take a token from a rate limit: 0, or the ms until one is free (none taken)."""
+        return int(await self._limit(keys=[key], args=[interval_ms, burst, "take"]))
+
+    async def limit_give(self, key: str, interval_ms: int) -> None:
+        """Give back a token taken from a rate limit (the request it paid for succeeded)."""
+        await self._limit(keys=[key], args=[interval_ms, 0, "give"])
+
+    async def now_ms(self) -> int:
+        """Redis' clock, in ms since the epoch."""
+        sec, usec = await self.redis.time()
+        return int(sec) * 1000 + int(usec) // 1000
+
+    async def publish_player(self, player: str, message: dict[str, Any]) -> None:
+        """Send a message to a player's sockets on every instance (once, though resent)."""
+        await self._call("PUBLISH", PLAYERS_CHANNEL, self._player_message(player, message))
+
+    async def publish_players(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        """Send each (player, message) like `publish_player`, all at once."""
+        blobs = [(PLAYERS_CHANNEL, self._player_message(p, m)) for p, m in messages]
+        await self._each("PUBLISH", blobs)
+
+    def _player_message(self, player: str, message: dict[str, Any]) -> bytes:
+        """[player, message, id]: a resent PUBLISH repeats the id, and the hubs drop it."""
+        return pack([player, message, next(self._message_ids)])
+
+    # -- live public games, players online -----------------------------------------
+
+    async def live_add(self, game: str, summary: dict[str, Any]) -> int:
+        """List a public game among the live ones; return its start time (Redis ms)."""
+        args: list[Any] = [game, pack(summary), LIVE_KEPT]
+        started = await self._live_add(keys=list(LIVE_KEYS), args=args)
+        return int(started)
+
+    async def live_remove(self, games: list[str]) -> None:
+        """Forget games that ended (or expired) in the index of live games."""
+        if games:
+            await self._live_remove(keys=list(LIVE_KEYS), args=games)
+
+    async def live_games(self, limit: int) -> list[dict[str, Any]]:
+        """The newest `limit` live public games, newest first: their summaries.
+
+        A game in the index whose deadline is gone has ended (every unfinished
+        game has one): should the instance that ended it have died before taking
+        it out, it is taken out here.
+        """
+        rows: Any = await self.redis.zrevrange(LIVE_KEYS[0], 0, limit - 1, withscores=True)
+        if not rows:
+            return []
+        ids = [gid.decode() for gid, _ in rows]
+        blobs: Any = await self.redis.hmget(LIVE_KEYS[1], ids)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for gid in ids:
+                pipe.zscore(self.deadlines_key(self.bucket(gid)), gid)
+            deadlines = await pipe.execute()
+        out, gone = [], []
+        for (gid, started), blob, deadline in zip(rows, blobs, deadlines, strict=True):
+            if blob is None or deadline is None:
+                gone.append(gid.decode())
+                continue
+            out.append({"game": gid.decode(), **unpack(blob), "started": int(started)})
+        await self.live_remove(gone)
+        return out
+
+    async def online(self, instance: str, players: int, ttl_ms: int) -> int:
+        """Write this instance's count of players; the count of the whole service."""
+        args: list[Any] = [instance, players, ttl_ms]
+        return int(await self._online(keys=list(ONLINE_KEYS), args=args))
+
+    # -- the two clients ----------------------------------------------------------
+
+    async def _call(self, *args: Any) -> Any:
+        """One command: through the pipe when there is one, else redis-py.
+
+        The pipe gives raw replies; redis-py parses some (XRANGE: dicts of fields).
+
+        A pipe that lost its connection or timed out leaves the call to redis-py
+        (its pool reconnects and retries): every command sent this way is safe
+        to send twice, as redis-py's own retry already assumed.
+        """
+        if self.pipe is not None:
+            try:
+                return await self.pipe.call(*args)
+            except (RedisConnectionError, RedisTimeoutError):
+                pass
+        return await self.redis.execute_command(*args)  # type: ignore[no-untyped-call]
+
+    async def _calls(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Several commands sent at once; their replies, in order (see `_call`)."""
+        if self.pipe is not None:
+            try:
+                return await self.pipe.call_many(commands)
+            except (RedisConnectionError, RedisTimeoutError):
+                pass
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for command in commands:
+                pipe.execute_command(*command)
+            return list(await pipe.execute())
+
+    async def _each(self, command: str, argsets: list[tuple[Any, ...]]) -> None:
+        """The same command once per argument set, all sent at once (see `_call`)."""
+        if not argsets:
+            return
+        if self.pipe is not None:
+            try:
+                await self.pipe.call_many([(command, *a) for a in argsets])
+                return
+            except (RedisConnectionError, RedisTimeoutError):
+                pass
+        run = self.redis.execute_command
+        await asyncio.gather(*(run(command, *a) for a in argsets))  # type: ignore[no-untyped-call]
