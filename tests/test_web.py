@@ -14,7 +14,7 @@ from moose_server.net.site import CSP, WebFiles
 from helpers import http_base
 
 ROOT = Path(__file__).resolve().parent.parent
-WEB = ROOT / "server" / "moose_server" / "web"
+WEB = ROOT / "server" / "moose_server" / "net" / "web"
 LIMIT = 150 * 1024
 
 
@@ -91,5 +91,5 @@ def test_a_wheel_carries_the_web_files():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     patterns = config["tool"]["setuptools"]["package-data"]["moose_server"]
     for path in WEB.iterdir():
-        assert any(Path(path.name).match(p.removeprefix("web/")) for p in patterns if
-                   p.startswith("web/")), path.name  # fmt: skip
+        assert any(Path(path.name).match(p.removeprefix("net/web/")) for p in patterns if
+                   p.startswith("net/web/")), path.name  # fmt: skip
