@@ -55,6 +55,14 @@ def export(rev: str, into: Path) -> Path:
     return folder
 
 
+# `moose serve` from its own module, not through `moose`: the `moose` command
+# loads every installed `moose.commands` entry point, and an older revision's
+# code cannot import what a newer tree registers there (moose_loadtest.command).
+SERVE = ("import argparse, sys; from moose_server.commands.serve import add_parser; "
+         "p = argparse.ArgumentParser(prog='moose'); add_parser(p.add_subparsers()); "
+         "a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))")  # fmt: skip
+
+
 def one_run(
     code: Path, flags: list[str], tmp: Path, extra: dict[str, str] | None = None
 ) -> dict[str, Any]:
@@ -66,7 +74,7 @@ def one_run(
         EmbeddedRedis(Path(data) / "redis", appendfsync=fsync) as r,
     ):
         port = free_port()
-        cmd = [sys.executable, "-m", "moose", "serve", "--port", str(port), "--redis", r.url,
+        cmd = [sys.executable, "-c", SERVE, "serve", "--port", str(port), "--redis", r.url,
                "--data-dir", data]  # fmt: skip
         with open(Path(data) / "serve.log", "wb") as log:
             server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
