@@ -1,4 +1,4 @@
-"""Subscriber CPU per pub/sub message: redis-py's PubSub, coredis, valkey-glide, PipeSubscriber.
+"""Subscriber CPU per pub/sub message: redis-py's PubSub (the hub's), coredis, valkey-glide.
 
     python bench/bench_redis_pubsub.py [--rate 20000] [--rounds 5] [--duration 3]
         [--out bench/results/FILE.json]
@@ -8,8 +8,9 @@ a publisher process that sends the hub's wake-ups (``"<game id> <seq>"`` on
 `moose:games`, as commit.lua publishes them) at `--rate` messages/s, paced in
 batches. In this process, one subscriber at a time (the order rotates per
 round) reads them as the hub does (`async for message in pubsub.listen()` for
-redis-py and `PipeSubscriber`, `async for` for coredis, `get_pubsub_message()`
-for valkey-glide, whose subscriptions are set when the client is made); over a
+redis-py, on the hub's own client `store.connect(url, 1, blocking=True)`;
+`async for` for coredis, `get_pubsub_message()` for valkey-glide, whose
+subscriptions are set when the client is made); over a
 `--duration` s window after a warm-up it counts the messages taken and the CPU
 time of this process (all threads). Prints and writes the medians per
 subscriber and their ratio to redis-py's.
@@ -35,10 +36,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
 import redis  # noqa: E402
-import redis.asyncio as aioredis  # noqa: E402
 
 from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
-from moose_server.storage.pipe import PipeSubscriber  # noqa: E402
+from moose_server.storage.store import connect  # noqa: E402
 
 CHANNEL = b"moose:games"
 BASE = "redis-py PubSub"
@@ -58,7 +58,7 @@ def publish(url: str, rate: float) -> None:
 
 
 async def redis_py(url: str) -> AsyncIterator[Any]:
-    client = aioredis.Redis.from_url(url, socket_timeout=None, health_check_interval=10)
+    client = connect(url, 1, blocking=True)  # the hub's
     try:
         async with client.pubsub() as ps:
             await ps.subscribe(CHANNEL)
@@ -66,13 +66,6 @@ async def redis_py(url: str) -> AsyncIterator[Any]:
                 yield message
     finally:
         await client.aclose()
-
-
-async def pipe_subscriber(url: str) -> AsyncIterator[Any]:
-    async with PipeSubscriber(url) as sub:
-        await sub.subscribe(CHANNEL)
-        async for message in sub.listen():
-            yield message
 
 
 async def coredis_sub(url: str) -> AsyncIterator[Any]:
@@ -107,7 +100,6 @@ SUBSCRIBERS: dict[str, Callable[[str], AsyncIterator[Any]]] = {
     BASE: redis_py,
     "coredis": coredis_sub,
     "valkey-glide": glide_sub,
-    "PipeSubscriber": pipe_subscriber,
 }
 
 

@@ -7,9 +7,12 @@ The cluster is real: three redis-server masters joined by redis-cli (the
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
-from redis.exceptions import RedisClusterException
+import redis
+from redis.asyncio.client import PubSub
+from redis.exceptions import ConnectionError, RedisClusterException
 
 from moose_server.lobby.matchmaking import Matchmaker
 from moose_server.storage.connection import open_redis
@@ -45,6 +48,41 @@ async def test_a_single_node_stays_a_single_node(redis_url):
         assert not backend.cluster and await backend.redis.ping()
     finally:
         await backend.aclose()
+
+
+async def test_a_lost_subscription_ends_listen_instead_of_resubscribing_quietly(
+    backend_url, request
+):
+    # The hub re-reads what it may have missed only when it hears of the loss.
+    backend = await open_redis(backend_url, 8)
+    cluster = request.getfixturevalue("redis_cluster") if backend.cluster else None
+    urls = [f"redis://127.0.0.1:{n.port}" for n in cluster.nodes] if cluster else [backend_url]
+    try:
+        async with backend.pubsub.pubsub() as pubsub:
+            assert isinstance(pubsub, PubSub)  # redis-py's, on every backend
+            await pubsub.subscribe(GAMES_CHANNEL)
+            await backend.redis.publish(GAMES_CHANNEL, b"g 1")
+            got = [m async for m in _messages(pubsub, 1)]
+            assert got[0]["data"] == b"g 1"
+            for url in urls:
+                with redis.Redis.from_url(url) as admin:
+                    admin.client_kill_filter(_type="pubsub")
+            with pytest.raises(ConnectionError):
+                async with asyncio.timeout(5):
+                    async for _ in pubsub.listen():
+                        pass
+    finally:
+        await backend.aclose()
+
+
+async def _messages(pubsub: PubSub, n: int) -> Any:
+    async with asyncio.timeout(5):
+        async for message in pubsub.listen():
+            if message["type"] == "message":
+                yield message
+                n -= 1
+                if n == 0:
+                    return
 
 
 async def test_pubsub_hears_scripts_of_every_node_and_moves_on_after_a_failure(redis_cluster):

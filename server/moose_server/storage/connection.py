@@ -1,7 +1,8 @@
 """Opening Redis: one node, or a Redis Cluster, and where pub/sub listens.
 
 `open_redis(url, max_connections)` gives an instance its two clients: one for
-commands and scripts, and a source of pub/sub connections for the hub.
+commands and scripts, and a source of pub/sub connections for the hub
+(redis-py's `PubSub`).
 
 - ``redis://``, ``rediss://``, ``unix://``: one node, unless the node says it is
   part of a cluster (``INFO cluster`` shows ``cluster_enabled:1``): then the
@@ -33,7 +34,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 
-from moose_server.storage.pipe import Pipe, PipePubSub, PipeSubscriber
+from moose_server.storage.pipe import Pipe
 from moose_server.storage.store import connect
 
 __all__ = ["Backend", "NodePubSub", "PubSubSource", "open_redis"]
@@ -44,13 +45,9 @@ CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
 
 class PubSubSource(Protocol):
-    """What the hub subscribes through: a new PubSub per (re)connection.
+    """What the hub subscribes through: a new redis-py `PubSub` per (re)connection."""
 
-    redis-py's `PubSub`, or a `PipeSubscriber`: an async context manager with
-    ``await subscribe(*channels)`` and ``listen()``.
-    """
-
-    def pubsub(self) -> PubSub | PipeSubscriber:
+    def pubsub(self) -> PubSub:
         """A PubSub on a connection of its own."""
         ...
 
@@ -91,9 +88,10 @@ async def open_redis(url: str, max_connections: int, *, pipe: bool = False) -> B
         log.info("Redis at %s is a cluster node: using the cluster protocol", parts.hostname)
         return await _open_cluster(urlunsplit(parts._replace(path="")), [], max_connections)
     commands = connect(url, max_connections)
+    pubsub = connect(url, 1, blocking=True)
     if pipe and Pipe.supports(url):
-        return Backend(commands, PipePubSub(url), cluster=False, pipe=Pipe(url))
-    return Backend(commands, connect(url, 1, blocking=True), cluster=False)
+        return Backend(commands, pubsub, cluster=False, pipe=Pipe(url))
+    return Backend(commands, pubsub, cluster=False)
 
 
 async def _cluster_enabled(url: str) -> bool:
