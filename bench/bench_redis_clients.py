@@ -9,7 +9,7 @@ loopback port and a unix socket. Every round measures each client in turn (the
 order rotates from round to round, so that noise from other processes lands on
 all of them): `--callers` concurrent loops each doing, per move, what the server
 does in Redis for a move that reads its game (store.py `Store.load` and
-`Store.commit`): HMGET of the game hash (v, data, dl, the move-id field), then
+`Store.commit`): HMGET of the game hash (v, data, dl), then
 EVALSHA of the server's own `lua/commit.lua` with a real move's payload (2 KB
 game data, one event, a 1.3 KB state snapshot), expecting the version just read
 (so each commit appends to the stream and answers "ok"). After a warm-up, a
@@ -20,16 +20,17 @@ redis-server. A "call" is one Redis command (a move is two). Clients:
 - `redis-py direct`: one `redis.asyncio.Redis` with a single connection
   (`single_connection_client=True`): `execute_command("HMGET")` and `evalsha`,
   one command at a time on it (its lock);
-- `redis-py pipeline`: what is pending at each turn of the loop batched into one
-  redis-py pipeline (`transaction=False`, one batch in flight);
-- `redis-py pool+Script`: what the server uses with `MOOSE_REDIS_PIPE=0`: a
-  `BlockingConnectionPool` of 64 (`store.connect`), `execute_command("HMGET")`
-  and the registered `AsyncScript`; `redis-py pool+evalsha`: the same pool with
-  `evalsha` (the Script layer's share);
+- `batch.py`: the server's `Batcher` (what is pending at each turn of the loop
+  in one redis-py pipeline, one batch in flight) on the server's own client, a
+  `BlockingConnectionPool` of 64 (`store.connect`): `call("HMGET")` and
+  `run_script` (EVALSHA);
+- `redis-py pool+Script`: the server's other calls, one command at a time
+  through the same pool: `execute_command("HMGET")` and the registered
+  `AsyncScript`; `redis-py pool+evalsha`: the same pool with `evalsha` (the
+  Script layer's share);
 - `coredis`: `coredis.Redis` with its defaults, `hmget` and `evalsha`;
 - `valkey-glide`: `GlideClient` (one multiplexed connection, Rust core),
-  `hmget` and `invoke_script`;
-- `pipe.py`: the server's `Pipe` (`call` and `evalsha`).
+  `hmget` and `invoke_script`.
 
 Writes every measurement and the per-client medians (with ratios against
 `redis-py direct` on the same transport) to `--out`, and prints them.
@@ -65,11 +66,11 @@ from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
 
 from moose import bots, rules  # noqa: E402
 from moose_server.codec import pack  # noqa: E402
+from moose_server.storage.batch import Batcher  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis, free_port  # noqa: E402
-from moose_server.storage.pipe import Pipe  # noqa: E402
 from moose_server.storage.store import GAMES_CHANNEL, connect  # noqa: E402
 
-SOURCE = (ROOT / "server" / "moose_server" / "lua" / "commit.lua").read_text()
+SOURCE = (ROOT / "server" / "moose_server" / "storage" / "lua" / "commit.lua").read_text()
 SHA = hashlib.sha1(SOURCE.encode()).hexdigest()
 GAME_MOVES = 52  # then the caller starts a new game: streams stay game-sized
 BASE = "redis-py direct"
@@ -111,47 +112,11 @@ async def redis_py_direct(url: str) -> Client:
                   lambda keys, args: r.evalsha(SHA, len(keys), *keys, *args), r.aclose)  # fmt: skip
 
 
-class Batcher:
-    """Commands pending at a turn of the loop go out as one redis-py pipeline."""
-
-    def __init__(self, r: aioredis.Redis) -> None:
-        self.redis = r
-        self.pending: list[tuple[tuple[Any, ...], asyncio.Future[Any]]] = []
-        self.task: asyncio.Task[None] | None = None
-
-    def send(self, *args: Any) -> asyncio.Future[Any]:
-        future = asyncio.get_running_loop().create_future()
-        self.pending.append((args, future))
-        if self.task is None:
-            self.task = asyncio.create_task(self._run())
-        return future
-
-    async def _run(self) -> None:
-        try:
-            while self.pending:
-                batch, self.pending = self.pending, []
-                pipe = self.redis.pipeline(transaction=False)
-                for args, _ in batch:
-                    pipe.execute_command(*args)
-                try:
-                    replies = await pipe.execute(raise_on_error=False)
-                except Exception as exc:  # the whole batch failed
-                    replies = [exc] * len(batch)
-                for (_, future), reply in zip(batch, replies, strict=True):
-                    if isinstance(reply, Exception):
-                        future.set_exception(reply)
-                    else:
-                        future.set_result(reply)
-        finally:
-            self.task = None
-
-
-async def redis_py_pipeline(url: str) -> Client:
-    r = aioredis.Redis.from_url(url)
-    b = Batcher(r)
-    return Client(lambda k, f: b.send("HMGET", k, *f),
-                  lambda keys, args: b.send("EVALSHA", SHA, len(keys), *keys, *args),
-                  r.aclose)  # fmt: skip
+async def batcher(url: str) -> Client:
+    r = connect(url, 64)  # the server's own: BlockingConnectionPool(64, timeout=10)
+    b, script = Batcher(r), r.register_script(SOURCE)
+    return Client(lambda k, f: b.call("HMGET", k, *f),
+                  lambda keys, args: b.run_script(script, keys, args), r.aclose)  # fmt: skip
 
 
 async def redis_py_pool_script(url: str) -> Client:
@@ -202,20 +167,13 @@ async def glide_client(url: str) -> Client:
                   g.close)  # fmt: skip
 
 
-async def pipe_client(url: str) -> Client:
-    p = Pipe(url)
-    return Client(lambda k, f: p.call("HMGET", k, *f),
-                  lambda keys, args: p.evalsha(SOURCE, keys, args), p.aclose)  # fmt: skip
-
-
 CLIENTS: dict[str, Callable[[str], Awaitable[Client]]] = {
     BASE: redis_py_direct,
-    "redis-py pipeline": redis_py_pipeline,
+    "batch.py": batcher,
     "redis-py pool+Script": redis_py_pool_script,
     "redis-py pool+evalsha": redis_py_pool_evalsha,
     "coredis": coredis_client,
     "valkey-glide": glide_client,
-    "pipe.py": pipe_client,
 }
 
 
@@ -237,15 +195,18 @@ async def caller(client: Client, i: int, w: Window) -> None:
     bucket = f"{{b{i % 64}}}"
     for g in range(1_000_000):
         gid = f"g_{i}_{g}"
+        # commit.lua's KEYS, as Store.commit names them.
         keys = [f"{bucket}:game:{gid}", f"{bucket}:events:{gid}", f"{bucket}:deadlines"]
+        keys += [f"{bucket}:unrated", f"{bucket}:record:{gid}", f"{bucket}:moves:{gid}"]
         for n in range(GAME_MOVES):
             if w.stop:
                 return
             field = f"m:p_{i}:{g}-{n}"
             try:
-                got = await client.hmget(keys[0], ["v", "data", "dl", field])
-                args = [int(got[0] or 0), field, DATA, 30_000, gid, GAMES_CHANNEL, 0, 1,
-                        EVENT, SNAPSHOT]  # fmt: skip
+                got = await client.hmget(keys[0], ["v", "data", "dl"])
+                # commit.lua's ARGV as Store.commit builds them: one event, game goes on.
+                args = [int(got[0] or 0), field, DATA, 30_000, gid, GAMES_CHANNEL, 0, 0, 0,
+                        b"", 0, 1, EVENT, SNAPSHOT]  # fmt: skip
                 reply = await client.commit(keys, args)
             except Exception as exc:  # a pool timeout, say: count it and go on
                 w.errors[type(exc).__name__] += 1

@@ -38,13 +38,11 @@ LONG = 60.0  # a wait, lease or lifetime no test outlasts
 async def backend(backend_url: str) -> AsyncIterator[Any]:
     """One redis-server, then a Redis Cluster: every script must run on both.
 
-    The server's clients: on the single node the scripts run through its Pipe,
-    on the cluster through redis-py.
+    The server's clients: the scripts run through its Batcher on both.
     """
     # The command client of the server: gathering hundreds of calls waits for a
     # connection instead of failing.
-    backend = await open_redis(backend_url, 32, pipe=True)
-    assert (backend.pipe is None) == backend.cluster
+    backend = await open_redis(backend_url, 32)
     yield backend
     await backend.aclose()
 
@@ -58,7 +56,7 @@ def redis(backend: Any) -> Any:
 def make_mm(backend: Any) -> Callable[..., Matchmaker]:
     def make(**kwargs: object) -> Matchmaker:
         kwargs.setdefault("match_wait", WAIT)
-        kwargs.setdefault("pipe", backend.pipe)
+        kwargs.setdefault("batch", backend.batch)
         return Matchmaker(backend.redis, **kwargs)  # type: ignore[arg-type]
 
     return make

@@ -9,20 +9,16 @@ import pytest
 import redis.asyncio as aioredis
 
 from moose_server.storage.connection import open_redis
-from moose_server.storage.pipe import Pipe
 from moose_server.storage.store import GAMES_CHANNEL, Store, connect
 
 from helpers import RedisClusterNodes
 
 
-@pytest.fixture(params=["redis-py", "pipe"])
-async def store(request: pytest.FixtureRequest, redis_url: str) -> Any:
-    """A Store over the test Redis with a BlockingConnectionPool (and then a Pipe too)."""
+@pytest.fixture
+async def store(redis_url: str) -> Any:
+    """A Store over the test Redis with a BlockingConnectionPool (and its own Batcher)."""
     client = connect(redis_url, 8)
-    pipe = Pipe(redis_url) if request.param == "pipe" else None
-    yield Store(client, 16, pipe)
-    if pipe is not None:
-        await pipe.aclose()
+    yield Store(client, 16)
     await client.aclose()
 
 

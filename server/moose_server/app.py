@@ -42,9 +42,9 @@ from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
+from moose_server.storage.batch import Batcher
 from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import EmbeddedRedis
-from moose_server.storage.pipe import Pipe
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 from moose_server.tasks import cancel_and_wait
@@ -97,9 +97,9 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
     async with contextlib.AsyncExitStack() as stack:
         url = await _redis_url(settings, stack)
         app[REDIS_URL] = url
-        backend = await open_redis(url, settings.redis_connections, pipe=settings.redis_pipe)
+        backend = await open_redis(url, settings.redis_connections)
         stack.push_async_callback(backend.aclose)
-        services = await _build(settings, backend.redis, backend.pubsub, backend.pipe)
+        services = await _build(settings, backend.redis, backend.pubsub, backend.batch)
         app[SERVICES] = services
         observe(services)
         stack.enter_context(collections_timed(services.metrics))
@@ -133,11 +133,9 @@ async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
             await cancel_and_wait(tasks)
 
 
-async def _build(
-    settings: Settings, redis: object, pubsub: object, pipe: Pipe | None = None
-) -> Services:
-    store = Store(redis, settings.buckets, pipe)  # type: ignore[arg-type]
-    players = PlayerStore(redis, pipe)
+async def _build(settings: Settings, redis: object, pubsub: object, batch: Batcher) -> Services:
+    store = Store(redis, settings.buckets, batch)  # type: ignore[arg-type]
+    players = PlayerStore(redis, batch)
     secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
     results = Results(store, players, settings)
     games = Games(store, settings, results)
@@ -146,7 +144,7 @@ async def _build(
     games.on_commit, hub.on_wakeup = hub.committed, games.saw
     matchmaker = Matchmaker(
         redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
-        instance=settings.instance_id, lease=settings.lease, pipe=pipe,
+        instance=settings.instance_id, lease=settings.lease, batch=batch,
         window=settings.match_window, widen=settings.match_widen,
     )  # fmt: skip
     tokens, metrics = Tokens(secret, settings.token_ttl), Metrics()

@@ -75,7 +75,6 @@ class Settings:
     buckets: int = 16  # must stay the same for the life of the data (ids hash into it)
     drain_grace: float = 5.0  # on shutdown, time for requests in flight
     redis_connections: int = 64
-    redis_pipe: bool = True  # frequent Redis calls on one pipelined connection (pipe.py)
     instance_ttl: float = 10.0  # no heartbeat for this long: the instance is dead
     instance_id: str = field(default_factory=_instance_id)
     log_format: str = "text"  # "text" for a terminal, "json" (one object a line) for operators

@@ -21,8 +21,7 @@ from typing import Any
 
 from moose_server.accounts.names import distinct
 from moose_server.errors import Refusal
-from moose_server.storage.pipe import Pipe
-from moose_server.storage.store import run_script
+from moose_server.storage.batch import Batcher
 
 __all__ = [
     "BOT_NAMES",
@@ -258,7 +257,7 @@ class Matchmaker:
         scan: int = 128,
         tables: int = 8,
         lease: float = 30.0,
-        pipe: Pipe | None = None,
+        batch: Batcher | None = None,
         window: float = 100.0,
         widen: float = 100.0,
     ) -> None:
@@ -278,15 +277,15 @@ class Matchmaker:
         self.lease = lease  # a formed table not dealt within this is handed out again
         self._keys = mm_keys(prefix)
         self._scripts = {name: redis.register_script(_load_script(name)) for name in _SCRIPTS}
-        self.pipe = pipe  # when given, scripts run through it (as store.Store's calls)
+        self.batch = batch or Batcher(redis)  # the scripts run through it (as Store's calls)
         # Queue tables of players within `window` rating points, `widen` more a second waited.
         self.window, self.widen = window, widen
 
     async def _run(self, script: str, *args: Any, code: str | None = None) -> Any:
-        # A fresh nonce per call: redis-py re-sends it unchanged when it retries
-        # (its own retry, or `run_script`'s after the pipe failed).
+        # A fresh nonce per call: redis-py re-sends it unchanged when it retries (a
+        # batch whose connection was lost).
         nonce = secrets.token_hex(8)
-        raw = await run_script(self._scripts[script], self._keys, [nonce, *args], self.pipe)
+        raw = await self.batch.run_script(self._scripts[script], self._keys, [nonce, *args])
         data = json.loads(raw)
         if isinstance(data, dict) and "err" in data:
             raise _error(data, code)

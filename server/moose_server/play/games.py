@@ -581,7 +581,7 @@ class Games:
             ]
             self.on_commit(new.id, entries)
         if new.state.over:
-            # Both leave in one write (one round trip) when the store has a pipe.
+            # Both leave in one batch (one round trip; storage/batch.py).
             forget = self.store.remove_player_game(new.humans(), new.id)
             if rated and self.rater is not None:
                 await asyncio.gather(forget, self.rater.apply(new, got.now))

@@ -1,15 +1,12 @@
 """Opening Redis: one node, or a Redis Cluster, and where pub/sub listens.
 
-`open_redis(url, max_connections)` gives an instance its two clients: one for
-commands and scripts, and a source of pub/sub connections for the hub
-(redis-py's `PubSub`).
+`open_redis(url, max_connections)` gives an instance its clients: one for
+commands and scripts, a `Batcher` on it for the frequent calls (batch.py), and
+a source of pub/sub connections for the hub (redis-py's `PubSub`).
 
 - ``redis://``, ``rediss://``, ``unix://``: one node, unless the node says it is
   part of a cluster (``INFO cluster`` shows ``cluster_enabled:1``): then the
-  cluster client, with that node as the seed. With ``pipe=True`` a single
-  ``redis://`` or ``unix://`` node also gets a `Pipe` (pipe.py), one pipelined
-  connection for the frequent calls (store.py); ``rediss://`` and clusters
-  keep redis-py only (a pipe per cluster node is future work).
+  cluster client, with that node as the seed.
 - ``redis+cluster://host:port[,host:port...]`` (``rediss+cluster://`` for TLS):
   a cluster for sure, with every listed node as a seed (no probe).
 
@@ -34,7 +31,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 
-from moose_server.storage.pipe import Pipe
+from moose_server.storage.batch import Batcher
 from moose_server.storage.store import connect
 
 __all__ = ["Backend", "NodePubSub", "PubSubSource", "open_redis"]
@@ -60,23 +57,22 @@ class PubSubSource(Protocol):
 class Backend:
     """An instance's Redis clients: `redis` for commands, `pubsub` for the hub.
 
-    `pipe`, when there is one, carries the store's hot calls (see store.py).
+    `batch` sends the frequent calls through `redis` (see store.py).
     """
 
     redis: Any  # aioredis.Redis or RedisCluster: the same commands
     pubsub: PubSubSource
     cluster: bool
-    pipe: Pipe | None = None
+    batch: Batcher
 
     async def aclose(self) -> None:
         """Close every client."""
-        if self.pipe is not None:
-            await self.pipe.aclose()
+        await self.batch.aclose()
         await self.pubsub.aclose()
         await self.redis.aclose()
 
 
-async def open_redis(url: str, max_connections: int, *, pipe: bool = False) -> Backend:
+async def open_redis(url: str, max_connections: int) -> Backend:
     """The clients for `url`: a single node or a cluster (see the module docstring)."""
     parts = urlsplit(url)
     if parts.scheme in CLUSTER_SCHEMES:
@@ -89,9 +85,7 @@ async def open_redis(url: str, max_connections: int, *, pipe: bool = False) -> B
         return await _open_cluster(urlunsplit(parts._replace(path="")), [], max_connections)
     commands = connect(url, max_connections)
     pubsub = connect(url, 1, blocking=True)
-    if pipe and Pipe.supports(url):
-        return Backend(commands, pubsub, cluster=False, pipe=Pipe(url))
-    return Backend(commands, pubsub, cluster=False)
+    return Backend(commands, pubsub, cluster=False, batch=Batcher(commands))
 
 
 async def _cluster_enabled(url: str) -> bool:
@@ -113,7 +107,7 @@ async def _open_cluster(url: str, more: list[tuple[str, int]], max_connections: 
     except BaseException:
         await cluster.aclose()
         raise
-    return Backend(cluster, NodePubSub(cluster, url), cluster=True)
+    return Backend(cluster, NodePubSub(cluster, url), cluster=True, batch=Batcher(cluster))
 
 
 def _seeds(netloc: str) -> list[tuple[str, int]]:
@@ -153,6 +147,7 @@ class _GatedCluster(RedisCluster):
             return await super().execute_command(*args, **kwargs)
 
     def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
+        # The Batcher's pipelines come here too: gated like every other command.
         if transaction or shard_hint:
             # The server uses no MULTI; redis-py refuses one whose keys span slots.
             return super().pipeline(transaction, shard_hint)

@@ -21,16 +21,11 @@ Failed logins are metered with the limits of store.py (`limit_key`, lua/limit.lu
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import TimeoutError as RedisTimeoutError
-
-from moose_server.storage.pipe import Pipe
-from moose_server.storage.store import run_script
+from moose_server.storage.batch import Batcher
 
 __all__ = ["PROFILE_FIELDS", "PlayerStore", "RatedSeat"]
 
@@ -62,9 +57,10 @@ class RatedSeat:
 class PlayerStore:
     """Key names, scripts and calls of accounts, ratings, leaderboards and history."""
 
-    def __init__(self, redis: Any, pipe: Pipe | None = None) -> None:
+    def __init__(self, redis: Any, batch: Batcher | None = None) -> None:
         self.redis = redis
-        self.pipe = pipe  # the rating update goes through it, with the game's last commit
+        # Profiles and the rating update: the latter in the batch of the game's last commit.
+        self.batch = batch or Batcher(redis)
         self._rate = redis.register_script(_script("rate.lua"))
         self._claim = redis.register_script(_script("account_claim.lua"))
 
@@ -100,7 +96,7 @@ class PlayerStore:
         if not players:
             return []
         cmds = [("HMGET", self.profile_key(p), *PROFILE_FIELDS) for p in players]
-        replies = await self._many(cmds)
+        replies = await self.batch.call_many(cmds)
         return [
             {f: v for f, raw in zip(PROFILE_FIELDS, row, strict=True) if (v := _text(raw))}
             for row in replies
@@ -158,7 +154,7 @@ class PlayerStore:
         for s in seats:
             keys += [self.profile_key(s.player), self.history_key(s.player)]
             argv += [s.player, s.name, int(s.bot), repr(s.mu_delta), repr(s.sigma_ratio), s.entry]
-        got = await run_script(self._rate, keys, argv, self.pipe)
+        got = await self.batch.run_script(self._rate, keys, argv)
         return _text(got) == "ok"
 
     async def top(self, kind: str, limit: int) -> list[tuple[str, int]]:
@@ -194,15 +190,3 @@ class PlayerStore:
         pipe.hset(key, mapping={"name": name, "mu": repr(mu), "sigma": repr(sigma),
                                 "games": games, "bot": int(bot)})  # fmt: skip
         pipe.pexpire(key, ttl_ms)
-
-    # -- the two clients ------------------------------------------------------
-
-    async def _many(self, commands: list[tuple[Any, ...]]) -> list[Any]:
-        """Several commands at once: through the pipe when there is one, else redis-py."""
-        if self.pipe is not None:
-            try:
-                return await self.pipe.call_many(commands)
-            except (RedisConnectionError, RedisTimeoutError):
-                pass
-        run = self.redis.execute_command
-        return list(await asyncio.gather(*(run(*c) for c in commands)))

@@ -37,16 +37,17 @@ Channels (pub/sub is only a wake-up; the streams are the record):
 `moose:games` carries "<game id> <last seq>", `moose:players` carries msgpack
 [player id, message, message id].
 
-When the Store has a `Pipe` (pipe.py; one Redis node only) the frequent calls go
-through it: a move's game read (HMGET) and commit script, event reads (XRANGE),
-the players' game sets (SADD/SREM) and player messages (PUBLISH); the rest
-(deadline claims, heartbeats, sessions) through redis-py. Should the pipe lose
-its connection or time out, that call is sent once more through redis-py, and
-redis-py sends a command once more when its pooled connection was lost (Redis
-restarted), so every command may run twice: the commit script
-checks the version and the move id (a commit that did run answers "dup" or
-"stale" the second time), reads and set changes are the same done twice, and a
-PUBLISH to a player carries an id with which the hubs drop the second copy.
+The frequent calls go through a `Batcher` (batch.py): the commands of one
+event-loop turn in one redis-py pipeline, on one node, a cluster or TLS alike: a
+move's game read (HMGET) and commit script, event reads (XRANGE), the players'
+game sets (SADD/SREM) and player messages (PUBLISH); the rest (deadline claims,
+heartbeats, sessions) goes through the same redis-py client one command at a
+time. redis-py sends a command (or a batch) once more when its pooled
+connection was lost (Redis restarted), so every command may run twice: the
+commit script checks the version and the move id (a commit that did run answers
+"dup" or "stale" the second time), reads and set changes are the same done
+twice, and a PUBLISH to a player carries an id with which the hubs drop the
+second copy.
 """
 
 from __future__ import annotations
@@ -68,10 +69,9 @@ from redis.backoff import NoBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from moose_server.codec import pack, unpack, unpack_stored
-from moose_server.storage.pipe import Pipe
+from moose_server.storage.batch import Batcher
 
 __all__ = [
     "GAMES_CHANNEL", "PLAYERS_CHANNEL", "Commit", "Entry", "Loaded", "Store", "Stored", "connect",
@@ -166,24 +166,6 @@ def _script(name: str) -> str:
     return resources.files("moose_server.storage").joinpath("lua", name).read_text()
 
 
-async def run_script(
-    script: AsyncScript, keys: list[Any], args: list[Any], pipe: Pipe | None
-) -> Any:
-    """Run a registered script: through the pipe when there is one, else redis-py.
-
-    Should the pipe lose its connection or time out, redis-py sends it once more
-    (see `Store._call`): the scripts check versions, move ids or nonces, so a
-    script that did run answers as it did the first time.
-    """
-    if pipe is not None:
-        try:
-            source = cast(str, script.script)  # the server registers its scripts as text
-            return await pipe.evalsha(source, keys, args)
-        except (RedisConnectionError, RedisTimeoutError):
-            pass
-    return await eval_script(script, keys, args)
-
-
 async def eval_script(script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
     """EVALSHA a registered script, or EVAL it where the node lacks it (NOSCRIPT).
 
@@ -201,13 +183,15 @@ async def eval_script(script: AsyncScript, keys: list[Any], args: list[Any]) -> 
 class Store:
     """Key names, scripts and the few Redis calls of games, timers and sessions."""
 
-    def __init__(self, redis: aioredis.Redis, buckets: int, pipe: Pipe | None = None) -> None:
+    def __init__(self, redis: aioredis.Redis, buckets: int, batch: Batcher | None = None) -> None:
         self.redis = redis
         self.buckets = buckets
         # Whether the last deadline claim failed in some buckets (a cluster node
         # down): their next claim must judge the gap (timers.py).
         self.claim_failed = False
-        self.pipe = pipe  # for the frequent calls, when given (see the module docstring)
+        # The frequent calls (see the module docstring); one Batcher shared with the
+        # other stores batches all of a turn's calls together.
+        self.batch = batch or Batcher(redis)
         self._commit = redis.register_script(_script("commit.lua"))
         self._claim = redis.register_script(_script("claim.lua"))
         self._limit = redis.register_script(_script("limit.lua"))
@@ -276,7 +260,7 @@ class Store:
         read: list[tuple[Any, ...]] = [("HMGET", self.game_key(game), "v", "data", "dl")]
         if move_field:
             read.append(("HGET", self.ledger_key(game), move_field))
-        got, *answer = await self._calls(read)
+        got, *answer = await self.batch.call_many(read)
         dup = int(answer[0]) if answer and answer[0] is not None else None
         data = unpack_stored(got[1]) if got[1] is not None else None
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
@@ -323,7 +307,7 @@ class Store:
         bucket = self.bucket(game)
         keys = [self.game_key(game), self.events_key(game), self.deadlines_key(bucket),
                 self.unrated_key(bucket), self.record_key(game), self.ledger_key(game)]  # fmt: skip
-        status, seq, now, deadline = await run_script(self._commit, keys, args, self.pipe)
+        status, seq, now, deadline = await self.batch.run_script(self._commit, keys, args)
         return Commit(status.decode(), int(seq), int(now), int(deadline))
 
     async def kept_record(self, game: str) -> dict[str, Any] | None:
@@ -362,7 +346,7 @@ class Store:
     async def events(self, game: str, since: int = 0, until: int | None = None) -> list[Stored]:
         """The stream's entries after seq `since` (up to seq `until`), in order, as stored."""
         last = "+" if until is None else f"{until}-0"
-        rows: Any = await self._call("XRANGE", self.events_key(game), f"{since + 1}-0", last)
+        rows: Any = await self.batch.call("XRANGE", self.events_key(game), f"{since + 1}-0", last)
         return self._entries(rows)
 
     async def event(self, game: str, seq: int) -> Stored | None:
@@ -373,9 +357,7 @@ class Store:
     @staticmethod
     def _entries(rows: Any) -> list[Stored]:
         entries = []
-        for entry_id, fields in rows:
-            # The pipe's raw [field, value, ...]; redis-py makes a dict of it.
-            f = fields if isinstance(fields, dict) else dict(zip(*[iter(fields)] * 2, strict=True))
+        for entry_id, f in rows:  # redis-py gives each entry's fields as a dict
             seq = int(entry_id.split(b"-")[0])
             snapshot = f.get(b"s")
             state = unpack(snapshot) if snapshot else None
@@ -439,11 +421,11 @@ class Store:
 
     async def add_player_game(self, players: list[str], game: str) -> None:
         """Remember the game among each player's unfinished games."""
-        await self._each("SADD", [(self.player_games_key(p), game) for p in players])
+        await self.batch.call_many([("SADD", self.player_games_key(p), game) for p in players])
 
     async def remove_player_game(self, players: list[str], game: str) -> None:
         """Forget a finished game for each player."""
-        await self._each("SREM", [(self.player_games_key(p), game) for p in players])
+        await self.batch.call_many([("SREM", self.player_games_key(p), game) for p in players])
 
     async def player_games(self, player: str) -> list[str]:
         """The player's unfinished games (maybe a few finished ones not yet forgotten)."""
@@ -499,12 +481,12 @@ class Store:
 
     async def publish_player(self, player: str, message: dict[str, Any]) -> None:
         """Send a message to a player's sockets on every instance (once, though resent)."""
-        await self._call("PUBLISH", PLAYERS_CHANNEL, self._player_message(player, message))
+        await self.batch.call("PUBLISH", PLAYERS_CHANNEL, self._player_message(player, message))
 
     async def publish_players(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
         """Send each (player, message) like `publish_player`, all at once."""
-        blobs = [(PLAYERS_CHANNEL, self._player_message(p, m)) for p, m in messages]
-        await self._each("PUBLISH", blobs)
+        blobs = [("PUBLISH", PLAYERS_CHANNEL, self._player_message(p, m)) for p, m in messages]
+        await self.batch.call_many(blobs)
 
     def _player_message(self, player: str, message: dict[str, Any]) -> bytes:
         """[player, message, id]: a resent PUBLISH repeats the id, and the hubs drop it."""
@@ -552,46 +534,3 @@ class Store:
         """Write this instance's count of players; the count of the whole service."""
         args: list[Any] = [instance, players, ttl_ms]
         return int(await self._online(keys=list(ONLINE_KEYS), args=args))
-
-    # -- the two clients ----------------------------------------------------------
-
-    async def _call(self, *args: Any) -> Any:
-        """One command: through the pipe when there is one, else redis-py.
-
-        The pipe gives raw replies; redis-py parses some (XRANGE: dicts of fields).
-
-        A pipe that lost its connection or timed out leaves the call to redis-py
-        (its pool reconnects and retries): every command sent this way is safe
-        to send twice, as redis-py's own retry already assumed.
-        """
-        if self.pipe is not None:
-            try:
-                return await self.pipe.call(*args)
-            except (RedisConnectionError, RedisTimeoutError):
-                pass
-        return await self.redis.execute_command(*args)  # type: ignore[no-untyped-call]
-
-    async def _calls(self, commands: list[tuple[Any, ...]]) -> list[Any]:
-        """Several commands sent at once; their replies, in order (see `_call`)."""
-        if self.pipe is not None:
-            try:
-                return await self.pipe.call_many(commands)
-            except (RedisConnectionError, RedisTimeoutError):
-                pass
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for command in commands:
-                pipe.execute_command(*command)
-            return list(await pipe.execute())
-
-    async def _each(self, command: str, argsets: list[tuple[Any, ...]]) -> None:
-        """The same command once per argument set, all sent at once (see `_call`)."""
-        if not argsets:
-            return
-        if self.pipe is not None:
-            try:
-                await self.pipe.call_many([(command, *a) for a in argsets])
-                return
-            except (RedisConnectionError, RedisTimeoutError):
-                pass
-        run = self.redis.execute_command
-        await asyncio.gather(*(run(command, *a) for a in argsets))  # type: ignore[no-untyped-call]

@@ -1,0 +1,149 @@
+"""The commands of one event-loop turn, sent to Redis as one redis-py pipeline.
+
+A move's hot calls (the game read and commit script, event reads, the players'
+game sets and messages, the matchmaking and rating scripts) come from many
+coroutines at once. redis-py sent one command at a time spends ~250 us of CPU
+on each under load; batched into its own pipeline, ~70 us (BENCHMARKS.md,
+round 4; ``python bench/bench_redis_clients.py``). A `Batcher` queues what its
+callers send during one event-loop turn and sends it as one pipeline
+(``transaction=False``): one batch in flight at a time, and what is queued
+meanwhile goes in the next.
+
+It uses the redis-py client it is given, whatever that talks to: one node
+(``redis://``, ``rediss://``, ``unix://``) or a `RedisCluster`, whose pipeline
+sends each command to the node of its key's slot. Either way:
+
+- an error reply reaches its caller only (``raise_on_error=False``);
+- a batch whose connection failed fails every caller in it with that error,
+  after the client's own retry: the single-node pool sends a pipeline once more
+  on a new connection (store.connect), and the commands a cluster pipeline
+  hands back with a lost node's error are sent once more one by one through the
+  cluster client, with its retry;
+- a batch that fails before its replies for any other reason (a command that
+  cannot be encoded or routed to a node) is sent again one command at a time,
+  so that the error reaches its caller only.
+
+Every command may thus run twice: the server sends only commands that are safe
+to send twice (store.py's docstring).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any, cast
+
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import RedisCluster
+from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError, NoScriptError, TimeoutError
+
+__all__ = ["Batcher"]
+
+# A cluster pipeline's per-command errors that the cluster client retries when
+# it sends a command alone (a node lost or failing over).
+RESENT = RedisCluster.ERRORS_ALLOW_RETRY
+
+Queued = tuple[tuple[Any, ...], "asyncio.Future[Any]"]
+
+
+class Batcher:
+    """Commands of one loop turn in one redis-py pipeline (see the module docstring)."""
+
+    def __init__(self, redis: aioredis.Redis | RedisCluster) -> None:
+        self.redis = redis
+        self.batches = 0  # pipelines sent: one round trip each (per node on a cluster)
+        self._queue: list[Queued] = []
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    def send(self, args: tuple[Any, ...]) -> asyncio.Future[Any]:
+        """Queue one command for this turn's batch; the future gets its reply."""
+        if self._closed:
+            raise ConnectionError("the Redis batcher is closed")
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+        self._queue.append((args, future))
+        if self._task is None:
+            # The task's first step runs on the next turn: this turn's commands join.
+            self._task = loop.create_task(self._run(), name="redis batch")
+        return future
+
+    async def call(self, *args: Any) -> Any:
+        """Send one command; its reply (redis-py's, as its pipeline parses it)."""
+        return await self.send(args)
+
+    async def call_many(self, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
+        """Send several commands in one batch; their replies, in order.
+
+        The first error raises, as `call` would; the other commands still run.
+        """
+        return list(await asyncio.gather(*map(self.send, commands)))
+
+    async def run_script(self, script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
+        """EVALSHA a registered script; EVAL it where the node lacks it (NOSCRIPT).
+
+        The EVAL goes to the node of the keys, as the EVALSHA did: redis-py's own
+        fallback loads a script on every primary of a cluster, so one node down
+        would fail it everywhere (see store.eval_script).
+        """
+        try:
+            return await self.call("EVALSHA", script.sha, len(keys), *keys, *args)
+        except NoScriptError:
+            source = cast(str, script.script)  # the server registers its scripts as text
+            return await self.call("EVAL", source, len(keys), *keys, *args)
+
+    async def aclose(self) -> None:
+        """Refuse new commands; wait until those already queued have their replies."""
+        self._closed = True
+        if self._task is not None:
+            await asyncio.wait([self._task])  # a cancelled closer leaves the batch be
+
+    async def _run(self) -> None:
+        batch: list[Queued] = []
+        try:
+            while self._queue:
+                batch, self._queue = self._queue, []
+                self.batches += 1
+                replies = await self._replies([args for args, _ in batch])
+                for (_, future), reply in zip(batch, replies, strict=True):
+                    if future.done():  # its caller was cancelled
+                        continue
+                    if isinstance(reply, Exception):
+                        future.set_exception(reply)
+                    else:
+                        future.set_result(reply)
+        finally:
+            self._task = None
+            # Only when this task ended early (cancelled, or a bug): nobody waits forever.
+            for _, future in [*batch, *self._queue]:
+                if not future.done():
+                    future.set_exception(ConnectionError("the Redis batch ended early"))
+            self._queue = []
+
+    async def _replies(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Every command's reply or error, in order."""
+        pipe = self.redis.pipeline(transaction=False)
+        for args in commands:
+            pipe.execute_command(*args)
+        try:
+            replies = list(await pipe.execute(raise_on_error=False))
+        except (ConnectionError, TimeoutError) as exc:
+            return [exc] * len(commands)
+        except Exception:
+            return await self._alone(commands)
+        lost = [i for i, reply in enumerate(replies) if isinstance(reply, RESENT)]
+        if lost:
+            again = await self._alone([commands[i] for i in lost])
+            for i, reply in zip(lost, again, strict=True):
+                replies[i] = reply
+        return replies
+
+    async def _alone(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+        """Each command sent by itself through the client: its reply or its error."""
+        run = self.redis.execute_command
+        got = await asyncio.gather(*(run(*args) for args in commands), return_exceptions=True)
+        for reply in got:
+            if isinstance(reply, BaseException) and not isinstance(reply, Exception):
+                raise reply  # a cancellation
+        return got

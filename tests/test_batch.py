@@ -1,0 +1,202 @@
+"""The Batcher on real redis-servers, one node and a cluster: batches, errors, NOSCRIPT, loss."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import ssl
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from redis.exceptions import ConnectionError, DataError, NoScriptError, ResponseError
+
+from moose_server.storage.batch import Batcher
+from moose_server.storage.connection import Backend, open_redis
+from moose_server.storage.embedded import free_port
+from moose_server.storage.store import Store, connect
+
+from helpers import RedisClusterNodes
+from helpers.relay import Relay
+
+EV = ({"kind": "move", "seat": 0}, {"turn": 1})
+
+
+@pytest.fixture
+async def backend(backend_url: str) -> AsyncIterator[Backend]:
+    """The server's clients on one redis-server, then on a Redis Cluster."""
+    backend = await open_redis(backend_url, 8)
+    yield backend
+    await backend.aclose()
+
+
+def admins(backend_url: str, cluster: RedisClusterNodes | None) -> list[redis.Redis]:
+    """A plain client on every node of the backend."""
+    if cluster is None:
+        return [redis.Redis.from_url(backend_url)]
+    return [redis.Redis(port=node.port) for node in cluster.nodes]
+
+
+async def test_the_commands_of_one_turn_go_in_one_batch(backend):
+    batch = backend.batch
+    got = await asyncio.gather(*(batch.call("INCR", "{t}n") for _ in range(50)))
+    assert got == list(range(1, 51))  # in the order sent
+    assert batch.batches == 1
+    first = asyncio.ensure_future(batch.call("RPUSH", "{t}list", "a"))
+    await asyncio.sleep(0)  # the first batch is on its way: the next two wait for it
+    later = [batch.call("RPUSH", "{t}list", x) for x in "bc"]
+    assert await first == 1 and await asyncio.gather(*later) == [2, 3]
+    assert batch.batches == 3
+    assert await batch.call("LRANGE", "{t}list", 0, -1) == [b"a", b"b", b"c"]
+
+
+async def test_one_batch_is_one_connection_on_one_node(redis_url):
+    backend = await open_redis(redis_url, 8)
+    try:
+        ids = await asyncio.gather(*(backend.batch.call("CLIENT", "ID") for _ in range(20)))
+        assert len(set(ids)) == 1 and backend.batch.batches == 1
+    finally:
+        await backend.aclose()
+
+
+async def test_an_error_reaches_only_its_caller(backend):
+    batch = backend.batch
+    await batch.call("SET", "{t}s", "text")
+    calls = [
+        ("INCR", "{t}n"), ("INCR", "{t}s"), ("INCR", "{t}n"),
+        ("NOSUCHCOMMAND",), ("SET", "{t}k", None), ("GET", "{t}s"),
+    ]  # fmt: skip
+    got = await asyncio.gather(*(batch.call(*c) for c in calls), return_exceptions=True)
+    assert got[0] == 1 and got[2] == 2 and got[5] == b"text"
+    assert isinstance(got[1], ResponseError)  # an error reply
+    # A command no node knows (a cluster cannot even route it), and one that
+    # cannot be encoded: the batch is sent again command by command.
+    assert isinstance(got[3], Exception) and isinstance(got[4], DataError)
+    with pytest.raises(ResponseError):
+        await batch.call_many([("SET", "{t}a", "x"), ("SADD", "{t}a", "y"), ("SET", "{t}b", "z")])
+    assert await batch.call_many([("GET", "{t}a"), ("GET", "{t}b")]) == [b"x", b"z"]
+    assert await batch.call_many([]) == []
+
+
+async def test_a_script_unknown_to_its_node_is_sent_with_eval(backend):
+    batch, client = backend.batch, backend.redis
+    script = client.register_script("return {ARGV[1], redis.call('INCR', KEYS[1])}")
+    assert await batch.run_script(script, ["{t}c"], ["a"]) == [b"a", 1]
+    await client.script_flush()  # every primary of a cluster
+    got = await asyncio.gather(*(batch.run_script(script, [f"{{{i}}}c"], [i]) for i in range(20)))
+    assert got == [[str(i).encode(), 1] for i in range(20)]
+    before = batch.batches
+    assert await batch.run_script(script, ["{t}c"], ["b"]) == [b"b", 2]
+    assert batch.batches == before + 1  # known again where the EVAL ran: no second try
+    await batch.call("SET", "{t}s", "x")
+    failing = client.register_script("return redis.call('INCR', KEYS[1])")
+    with pytest.raises(ResponseError) as caught:
+        await batch.run_script(failing, ["{t}s"], [])
+    assert not isinstance(caught.value, NoScriptError)
+
+
+async def test_lost_connections_cost_no_command_an_error(backend, backend_url, request):
+    cluster = request.getfixturevalue("redis_cluster") if backend.cluster else None
+    batch = backend.batch
+    assert await batch.call_many([("INCR", f"{{{i}}}n") for i in range(12)]) == [1] * 12
+    for admin in admins(backend_url, cluster):
+        with admin:
+            admin.client_kill_filter(_type="normal")  # every connection of the batcher
+    got = await asyncio.gather(*(batch.call("INCR", f"{{{i}}}n") for i in range(12)))
+    assert got == [2] * 12
+
+
+async def test_a_redis_restart_costs_no_command_an_error(redis_factory):
+    server = redis_factory()
+    backend = await open_redis(server.url, 4)
+    try:
+        assert await backend.batch.call("PING") is True
+        await asyncio.to_thread(server.stop)
+        await asyncio.to_thread(server.start)
+        counts = await asyncio.gather(*(backend.batch.call("INCR", "n") for _ in range(8)))
+        assert counts == [*range(1, 9)]
+    finally:
+        await backend.aclose()
+
+
+async def test_a_failed_batch_fails_every_caller_in_it():
+    client = connect(f"redis://127.0.0.1:{free_port()}/0", 4)  # nobody listens there
+    batch = Batcher(client)
+    try:
+        got = await asyncio.gather(*(batch.call("PING") for _ in range(3)), return_exceptions=True)
+        assert all(isinstance(e, ConnectionError) for e in got) and batch.batches == 1
+    finally:
+        await client.aclose()
+
+
+async def test_a_cancelled_caller_leaves_the_others_their_replies(redis_url):
+    client = connect(redis_url, 4)
+    batch = Batcher(client)
+    try:
+        slow = asyncio.ensure_future(batch.call("BLPOP", "list", 0.3))
+        after = asyncio.ensure_future(batch.call("ECHO", "mine"))
+        await asyncio.sleep(0.05)
+        slow.cancel()
+        assert await after == b"mine"
+        assert await batch.call("ECHO", "next") == b"next"
+    finally:
+        await client.aclose()
+
+
+async def test_aclose_lets_queued_commands_finish_and_refuses_new_ones(redis_url):
+    client = connect(redis_url, 4)
+    batch = Batcher(client)
+    try:
+        pending = asyncio.ensure_future(batch.call("BLPOP", "list", 0.2))
+        queued = asyncio.ensure_future(batch.call("ECHO", "queued"))
+        await asyncio.sleep(0.05)
+        await batch.aclose()
+        assert await pending is None and await queued == b"queued"
+        with pytest.raises(ConnectionError):
+            await batch.call("PING")
+    finally:
+        await client.aclose()
+
+
+async def test_a_store_sends_its_frequent_calls_through_the_batcher(backend):
+    store = Store(backend.redis, 16, backend.batch)
+    c = await store.commit("g_1", 0, "", {"n": 1}, [EV, EV], 0)
+    before = backend.batch.batches
+    assert before >= 1  # the commit (and its EVAL, where Redis had no script yet)
+    loaded, events = await asyncio.gather(store.load("g_1"), store.events("g_1"))
+    assert (c.status, loaded.version, [e.seq for e in events]) == ("ok", 2, [1, 2])
+    assert events[0].event == EV[0] and events[0].state == EV[1]
+    assert backend.batch.batches == before + 1  # the load and the read together
+
+
+# -- TLS (the bundled redis-server has none: a relay speaks it) --------------------------
+
+
+@pytest.fixture
+def tls_context(tmp_path: Path) -> ssl.SSLContext:
+    """A server context with a self-signed certificate made by openssl."""
+    if shutil.which("openssl") is None:
+        pytest.skip("no openssl to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    command = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+               "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True, timeout=60)
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context
+
+
+async def test_a_store_over_tls_batches_its_calls(redis_server, redis_url, tls_context):
+    async with Relay(redis_server.port, tls_context) as relay:
+        url = f"rediss://127.0.0.1:{relay.port}/0?ssl_cert_reqs=none"
+        backend: Any = await open_redis(url, 4)
+        try:
+            assert not backend.cluster
+            store = Store(backend.redis, 16, backend.batch)
+            await store.commit("g_tls", 0, "", {"n": 1}, [EV], 0)
+            assert (await store.load("g_tls")).version == 1 and backend.batch.batches >= 2
+        finally:
+            await backend.aclose()
