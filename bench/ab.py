@@ -10,9 +10,9 @@ folder; every round runs, for each revision in turn, a fresh redis-server and
 from other processes lands on both; the report gives each run and the medians.
 
 A REV may end in ``@NAME=VALUE[,NAME=VALUE...]``: environment variables for
-that side's `moose serve`, e.g. ``WORK WORK@MOOSE_REDIS_PIPE=0`` compares the
-work tree with its pipe on and off. ``MOOSE_APPENDFSYNC`` (the embedded Redis'
-setting) sets that of the redis-server this script starts for that side:
+that side's `moose serve`, e.g. ``WORK WORK@MOOSE_REDIS_CONNECTIONS=16``
+compares the work tree with two pool sizes. ``MOOSE_APPENDFSYNC`` (the embedded
+Redis' setting) sets that of the redis-server this script starts for that side:
 ``WORK WORK@MOOSE_APPENDFSYNC=always`` measures what an fsync per write costs.
 """
 
