@@ -2,10 +2,10 @@
 
 A move's hot calls (the game read and commit script, event reads, the players'
 game sets and messages, the matchmaking and rating scripts) come from many
-coroutines at once. redis-py sent one command at a time spends ~250 us of CPU
-on each under load; batched into its own pipeline, ~70 us (BENCHMARKS.md,
-round 4; ``python bench/bench_redis_clients.py``). A `Batcher` queues what its
-callers send during one event-loop turn and sends it as one pipeline
+coroutines at once. redis-py spends several times more CPU on a command sent
+alone than on the same command in its own pipeline (``python
+bench/bench_redis_clients.py``). A `Batcher` queues what its callers send
+during one event-loop turn and sends it as one pipeline
 (``transaction=False``): one batch in flight at a time, and what is queued
 meanwhile goes in the next.
 
