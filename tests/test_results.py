@@ -136,6 +136,18 @@ async def test_two_instances_rate_a_game_its_instance_left_unrated_once(
     assert logs.count(f"rated {game.id}") == 1  # the other instance found it rated
 
 
+async def test_stop_ends_the_sweep_loop_without_waiting_out_its_pause(redis_url, monkeypatch):
+    # A drain waits for `run` to end: every instance's shutdown (and every test's
+    # teardown) would wait out the pause between sweeps.
+    monkeypatch.setattr("moose_server.play.results.SWEEP_INTERVAL", 3600.0)
+    async with parts(redis_url) as (_, results):
+        running = asyncio.create_task(results.run())
+        await asyncio.sleep(0.1)  # into its pause
+        results.stop()
+        async with asyncio.timeout(30):
+            await running
+
+
 async def test_the_over_event_says_the_new_ratings_and_the_record_outlives_the_game(redis_url):
     async with parts(redis_url) as (games, results):
         store = games.store

@@ -18,6 +18,7 @@ taken off the unrated sets in batches, off the move path.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections import OrderedDict
@@ -60,6 +61,7 @@ class Results:
         self.players = players
         self.settings = settings
         self.running = True
+        self._stopped = asyncio.Event()  # wakes `run` from its pause when `stop` is called
         self._changes: OrderedDict[str, Changes] = OrderedDict()
         self._done: list[str] = []  # rated here, still among the unrated in Redis
 
@@ -153,6 +155,7 @@ class Results:
     def stop(self) -> None:
         """Rate no more forgotten games (draining): `run` ends after the round under way."""
         self.running = False
+        self._stopped.set()
 
     async def run(self) -> None:
         """Take rated games off the unrated sets; rate those their instance left."""
@@ -165,7 +168,9 @@ class Results:
                 log.warning("rating games cannot reach Redis: %s", exc)
             except Exception:
                 log.exception("rating games failed")
-            await asyncio.sleep(SWEEP_INTERVAL)
+            # Woken by `stop`: a drain waits for the round under way, not for the pause.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopped.wait(), SWEEP_INTERVAL)
         await self.sweep(forgotten=False)
 
     async def sweep(self, *, forgotten: bool = True) -> int:
