@@ -34,7 +34,8 @@ async def test_a_queue_game_is_listed_to_followers_until_it_ends(
     # Alone in the queue, alice gets a bot; she never moves, so time runs out
     # twice, her seat goes away and the bot ends the game for her.
     url = await moose_server(queue_bots_after=0.1, turn_time=0.3, live_interval=0.1)
-    other = await moose_server(live_interval=0.1)  # the list is the same on every instance
+    # The same turn time: whichever instance plays the bot's move sets alice's deadline.
+    other = await moose_server(turn_time=0.3, live_interval=0.1)  # the same list everywhere
     fan = await ws_client(other, "fan", binary=False)
     first = await fan.request("games", follow=True)
     assert first["games"] == [] and first["online"] >= 0 and first["waiting"] == 0
