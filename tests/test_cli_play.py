@@ -23,6 +23,8 @@ from moose_server.storage.embedded import free_port
 
 from helpers import ASK, Run, Serve, drive, play_seat, spawn
 
+pytestmark = pytest.mark.slow  # `moose play` and `moose bots` as subprocesses
+
 
 def assert_finished(run: Run) -> None:
     """The game ran to its end and the command exited cleanly."""

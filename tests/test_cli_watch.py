@@ -6,10 +6,14 @@ import asyncio
 import json
 from typing import Any
 
+import pytest
+
 import moose
 from moose.client import Client
 
 from helpers import drive, play_seat, spawn
+
+pytestmark = pytest.mark.slow  # each test runs `moose watch`
 
 
 async def first_match(client: Client) -> tuple[str, int]:

@@ -36,6 +36,7 @@ def test_all_names_resolve() -> None:
         assert getattr(moose, name) is not None
 
 
+@pytest.mark.slow
 def test_import_moose_does_not_import_aiohttp() -> None:
     code = "import sys, moose, moose.cli; moose.cli.build_parser(); print('aiohttp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -106,6 +107,7 @@ async def test_bots_play_full_games_through_the_queue(url: str, players: int) ->
     assert sum(r.won for r in results) == len(results[0].winners)
 
 
+@pytest.mark.slow
 async def test_run_bot_plays_several_games_in_a_row(url: str) -> None:
     results = await asyncio.gather(
         moose.play_bot(url, "greedy", games=3, min_players=2, max_players=2, seed=1),
@@ -137,6 +139,7 @@ async def test_no_frame_holds_another_seats_hand(url: str) -> None:
             assert msg["type"] == "record" or "deck" not in str(msg)
 
 
+@pytest.mark.slow
 async def test_a_private_game_is_watched_with_its_code_also_after_a_reconnect(
     serve: Serve,
 ) -> None:

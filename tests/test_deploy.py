@@ -236,6 +236,7 @@ def test_pod_stops_taking_sockets_then_drains_within_its_grace_period() -> None:
     assert pod_spec()["terminationGracePeriodSeconds"] > pre_stop + 2 * drain
 
 
+@pytest.mark.slow
 async def test_probes_answer_200_on_an_instance_built_from_the_configmap(
     redis_url: str, tmp_path: Path
 ) -> None:

@@ -13,6 +13,7 @@ def test_bundled_binary_is_found():
     assert redis_server_binary().endswith("redis-server")
 
 
+@pytest.mark.slow
 def test_unix_socket_server_keeps_data_across_restart(tmp_path):
     with EmbeddedRedis(tmp_path / "data") as server:
         assert server.url.startswith("unix://")
@@ -30,6 +31,7 @@ def test_session_server_is_private_and_empty(redis_url):
         assert r.ping()
 
 
+@pytest.mark.slow
 def test_appendfsync_always_is_a_setting_of_the_embedded_redis(tmp_path):
     server = EmbeddedRedis(tmp_path / "data", appendfsync="always")
     with server, redis.Redis.from_url(server.url) as r:
@@ -40,6 +42,7 @@ def test_appendfsync_always_is_a_setting_of_the_embedded_redis(tmp_path):
         Settings(appendfsync="sometimes")
 
 
+@pytest.mark.slow
 def test_a_redis_killed_with_sigkill_keeps_every_acknowledged_write(tmp_path):
     # What deploy/README.md says of appendfsync everysec: a process crash loses nothing
     # acknowledged (the AOF is written before the reply; only the fsync waits a second).

@@ -47,6 +47,7 @@ async def test_refused_requests_use_up_the_guesses_and_successes_do_not(store):
         pass
 
 
+@pytest.mark.slow
 async def test_a_guess_earns_back_one_try_per_interval(store):
     # A second: long enough that the try right after the first is refused however busy
     # the machine, short enough to wait for the try it earns back.
@@ -171,6 +172,7 @@ async def test_sockets_over_the_caps_are_refused_before_the_upgrade(moose_server
         await session.close()
 
 
+@pytest.mark.slow
 async def test_a_socket_that_says_no_hello_is_closed_with_4408(moose_server, ws_client):
     url = await moose_server(hello_timeout=2.0)  # ample for `polite`, on a busy machine too
     silent = await ws_client(url, None)

@@ -46,6 +46,7 @@ def test_merge_finds_the_last_seat_across_workers() -> None:
     assert merged["games"] == 1 and merged["connected"] == 4
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
     cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--games", "2",
@@ -77,6 +78,7 @@ def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
     assert conns["server_histograms"]["moose_loop_lag_seconds"]["count"] > 0
 
 
+@pytest.mark.slow
 def test_a_paced_run_plays_and_reports(tmp_path: object) -> None:
     """--rate: moves wait for the pacer in tasks of their own; the run still plays."""
     cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--games", "2",
@@ -140,6 +142,7 @@ def test_a_new_game_is_fast_forwarded_by_its_id_alone() -> None:
     assert spread_of("g_0123456789") == spread_of("g_0123456789")
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_a_lobby_run_grows_and_reports_each_size() -> None:
     """--lobby: two sizes, each measured; the report has every figure of a size."""
@@ -169,6 +172,7 @@ def test_a_lobby_run_grows_and_reports_each_size() -> None:
     assert compacted is None or 0 < compacted["max_bytes"] <= 4096
 
 
+@pytest.mark.slow
 def test_idle_sessions_answer_pings_and_are_held_past_the_heartbeat() -> None:
     """--connections: idle players read, so the server's pings are answered, none is cut."""
     cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--games", "0",

@@ -41,6 +41,8 @@ from moose_server.storage.embedded import EmbeddedRedis, free_port
 
 from helpers import LoopbackPort, RawClient, play_match, replay, until
 
+pytestmark = pytest.mark.slow  # nginx and `moose serve` processes
+
 Message = dict[str, Any]
 
 NGINX_CONF = Path(__file__).resolve().parent.parent / "deploy" / "nginx.conf"

@@ -28,6 +28,8 @@ from packaging.utils import canonicalize_name
 
 from moose_server.commands import SERVER_MODULES
 
+pytestmark = pytest.mark.slow  # fresh interpreters and a wheel build
+
 ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = (*SERVER_MODULES, "moose_server.app", "moose_server.storage.store")
 

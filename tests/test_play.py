@@ -24,6 +24,8 @@ from moose_server.storage.embedded import free_port
 
 from helpers import ASK, Run, Serve, drive, spawn
 
+pytestmark = pytest.mark.slow  # each test runs `moose play`
+
 Message = dict[str, Any]
 
 

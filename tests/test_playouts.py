@@ -232,12 +232,14 @@ def random_chooser(seed: int) -> Chooser:
     return lambda state, legal: rng.choice(legal)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("players", [2, 3, 4, 5, 6])
 def test_random_playouts_keep_every_invariant(players: int) -> None:
     for seed in range(GAMES_PER_SEAT_COUNT):
         playout(players, seed, random_chooser(seed), deep=seed % DEEP_EVERY == 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bot", sorted(BOTS))
 def test_bot_playouts_keep_every_invariant(bot: str) -> None:
     for players in range(rules.MIN_PLAYERS, rules.MAX_PLAYERS + 1):

@@ -15,6 +15,8 @@ from moose import rules
 
 from helpers import random_game
 
+pytestmark = pytest.mark.slow  # each test runs `moose replay`
+
 
 def run_replay(*args: str, stdin: str | bytes | None = None) -> tuple[int, dict[str, Any]]:
     """Run `python -m moose replay ARGS`; return (exit code, the one JSON object printed)."""

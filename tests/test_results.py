@@ -148,6 +148,7 @@ async def test_stop_ends_the_sweep_loop_without_waiting_out_its_pause(redis_url,
             await running
 
 
+@pytest.mark.slow
 async def test_the_over_event_says_the_new_ratings_and_the_record_outlives_the_game(redis_url):
     async with parts(redis_url) as (games, results):
         store = games.store

@@ -11,11 +11,14 @@ import urllib.request
 from typing import Any
 
 import psutil
+import pytest
 import redis
 
 from moose_server.storage.embedded import free_port
 
 from helpers import check_game, play_in_order, table_game
+
+pytestmark = pytest.mark.slow  # each test runs `moose serve`
 
 Message = dict[str, Any]
 

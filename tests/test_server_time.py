@@ -79,6 +79,7 @@ def moves_of(events: list[Message], seat: int) -> list[Message]:
     ]
 
 
+@pytest.mark.slow
 async def test_idle_seat_times_out_goes_away_and_comes_back(moose_server, ws_client):
     url = await moose_server(**BRISK)
     idle, busy = await seat_pair(ws_client, url)

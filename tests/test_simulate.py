@@ -14,6 +14,8 @@ from moose import rules
 
 from helpers import replay
 
+pytestmark = pytest.mark.slow  # each test runs `moose simulate`
+
 
 def simulate(*args: str) -> subprocess.CompletedProcess[str]:
     """Run `python -m moose simulate ARGS` and capture its output."""

@@ -133,6 +133,7 @@ async def test_the_shared_secret_is_set_once(store):
     assert await store.shared_secret("second") == "first"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("warm", [True, False], ids=["scripts-loaded", "fresh-start"])
 async def test_a_failing_cluster_node_delays_only_its_own_deadlines(tmp_path, warm):
     # A private cluster: one master is killed, and the session's cluster must live on.

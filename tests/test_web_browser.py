@@ -26,6 +26,8 @@ from moose import rules
 
 from helpers import check_no_leak
 
+pytestmark = pytest.mark.slow  # Chromium and `moose serve`
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--no-first-run"]  # fmt: skip
