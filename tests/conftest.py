@@ -22,6 +22,10 @@ the end.
 - `moose_serve`: ``proc = moose_serve("--data-dir", d)`` runs `moose serve` as a
   subprocess (``proc.url``, ``proc.kill()``, ``proc.stop()``); ``wait=False``
   starts several at once (then ``proc.wait_ready()`` each).
+
+A test that takes `moose_serve`, `redis_factory`, `private_redis` or the cluster
+is marked `slow` (`helpers.lanes`); any other test that starts a process must
+carry the mark itself, or it fails.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis, free_port
 
 from helpers import Instance, RawClient, RedisClusterNodes, Serve, ServeProcess, cleanup
+from helpers.lanes import LaneGuard
 
 
 @pytest.fixture(autouse=True)
@@ -239,3 +244,11 @@ async def ws_client() -> AsyncIterator[Callable[..., Awaitable[RawClient]]]:
     for client in clients:
         await client.close()
     await session.close()
+
+
+# -- the fast lane (helpers.lanes) ------------------------------------------------------
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Mark `slow` the tests that start processes; the others may not start one."""
+    config.pluginmanager.register(LaneGuard(), "lane-guard")

@@ -1,9 +1,18 @@
-"""The test suite's own rule: shared names come from `helpers`, never from another test file."""
+"""The test suite's own rules: shared names come from `helpers`, never from another
+test file; a test that starts a process is marked `slow` (the fast lane stays fast)."""
 
 from __future__ import annotations
 
 import ast
+import asyncio
+import multiprocessing
+import subprocess
+import sys
 from pathlib import Path
+
+import pytest
+
+from helpers.lanes import ProcessInFastTest
 
 TESTS = Path(__file__).resolve().parent
 
@@ -27,3 +36,46 @@ def test_no_test_file_imports_another_test_file_or_conftest() -> None:
         if (wrong := imported_modules(path) & (test_files | {"conftest", "_games"}))
     }
     assert offenders == {}, "import shared names from tests/helpers instead"
+
+
+def test_a_test_taking_a_process_fixture_is_marked_slow(
+    request: pytest.FixtureRequest, redis_factory
+):
+    # Taking the fixture is enough; it starts nothing until called.
+    assert request.node.get_closest_marker("slow") is not None
+
+
+@pytest.mark.parametrize("backend_url", ["single", "cluster"])
+def test_a_test_is_slow_on_the_redis_cluster_only(request: pytest.FixtureRequest, backend_url: str):
+    slow = request.node.get_closest_marker("slow") is not None
+    assert slow == (backend_url == "cluster")
+
+
+async def test_a_fast_test_that_starts_a_process_fails_and_says_why() -> None:
+    with pytest.raises(ProcessInFastTest, match="mark it"):
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+    with pytest.raises(ProcessInFastTest):
+        await asyncio.create_subprocess_exec(sys.executable, "-c", "pass")
+    with pytest.raises(ProcessInFastTest):
+        multiprocessing.get_context("spawn").Process(target=print).start()
+
+
+@pytest.fixture(scope="module")
+def process_of_a_module_fixture() -> Exception | None:
+    """What starting a process from a module-scoped fixture raised (None if it started)."""
+    try:
+        subprocess.run([sys.executable, "-c", "pass"], check=True)
+    except ProcessInFastTest as exc:
+        return exc
+    return None
+
+
+def test_a_wider_fixture_set_up_for_a_fast_test_may_not_start_a_process(
+    process_of_a_module_fixture: Exception | None,
+) -> None:
+    assert isinstance(process_of_a_module_fixture, ProcessInFastTest)
+
+
+@pytest.mark.slow
+def test_a_test_marked_slow_may_start_a_process() -> None:
+    subprocess.run([sys.executable, "-c", "pass"], check=True)

@@ -11,6 +11,7 @@ path in rootdir mode).
 - `clients`: games played through the client library.
 - `cli`: `moose` commands as subprocesses, driven line by line.
 - `timing`: waiting for a condition instead of sleeping, and a clock stepped by hand.
+- `lanes`: the `slow` mark and the guard behind the fast lane (conftest registers it).
 """
 
 from __future__ import annotations
