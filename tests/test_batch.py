@@ -189,6 +189,7 @@ def tls_context(tmp_path: Path) -> ssl.SSLContext:
     return context
 
 
+@pytest.mark.slow  # tls_context runs openssl
 async def test_a_store_over_tls_batches_its_calls(redis_server, redis_url, tls_context):
     async with Relay(redis_server.port, tls_context) as relay:
         url = f"rediss://127.0.0.1:{relay.port}/0?ssl_cert_reqs=none"
