@@ -3,7 +3,8 @@
 Phases, in order, each with its own warm-up and measured window:
 
 1. socket ceiling: the same players against `ceilings.echo_app`;
-2. storage ceiling: `ceilings.storage_ceiling` on the server's Redis;
+2. storage ceiling: the server's own `moose_server.storage.ceiling` on its Redis
+   (a process of its own, run only where the server package is installed);
 3. games: the players against the server, through its public queue;
 4. matchmaking: N players queue at once, until every one is seated;
 5. connections: N idle sessions held open: server memory per connection, and
@@ -15,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import importlib.util
 import ipaddress
 import json
 import math
@@ -149,10 +151,21 @@ async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
             "errors": out["errors"], "server_cpu_percent": cpu.get("server")}  # fmt: skip
 
 
+# The storage ceiling runs the server's commit script with the server's payloads: a
+# measurement from inside, kept in the server package and run as a program, so that
+# the load test imports nothing of the server.
+STORAGE_CEILING = "moose_server.storage.ceiling"
+
+
+def has_storage_ceiling() -> bool:
+    """Whether the server package, which measures the storage ceiling, is installed."""
+    return importlib.util.find_spec("moose_server") is not None
+
+
 async def storage_ceiling(opts: Options, redis_url: str, ui: Ui) -> dict[str, Any]:
     """A bare redis-py client doing the server's commands per move (its own process)."""
     ui.phase("storage ceiling", opts.warmup + opts.duration)
-    cmd = [sys.executable, "-m", "moose_loadtest.ceilings", "storage", redis_url,
+    cmd = [sys.executable, "-m", STORAGE_CEILING, redis_url,
            str(opts.games), str(opts.warmup), str(opts.duration), str(opts.table)]  # fmt: skip
     proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE)
     t0 = time.monotonic()
@@ -316,8 +329,13 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
             ceilings: dict[str, Any] = {"socket": None, "storage": None}
             if opts.ceilings:
                 ceilings["socket"] = await socket_ceiling(opts, ui)
-                if redis_url:
+                if redis_url and has_storage_ceiling():
                     ceilings["storage"] = await storage_ceiling(opts, redis_url, ui)
+                elif redis_url:
+                    report.setdefault("warnings", []).append(
+                        "no storage ceiling: it is measured by the server package "
+                        f"({STORAGE_CEILING}), which is not installed here"
+                    )
             report.update(await games_phase(opts, url, pid, redis_url, ui))
             for ceiling in ceilings.values():
                 if ceiling:
