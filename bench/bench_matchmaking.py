@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import statistics
 import sys
@@ -27,7 +28,7 @@ sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
 import redis.asyncio as aioredis  # noqa: E402
 
-from moose_loadtest.probes import script_names  # noqa: E402
+from moose_server.lobby import matchmaking  # noqa: E402
 from moose_server.lobby.matchmaking import Matchmaker  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
 
@@ -63,7 +64,7 @@ async def one(url: str, players: int, scan: int, tables: int) -> dict[str, Any]:
         for table in got:
             await mm.started(table.key)
     cpu1 = await redis.info("cpu")
-    form = {sha.encode() for sha, name in script_names().items() if name == "mm_form"}
+    form = {hashlib.sha1(matchmaking._load_script("form").encode()).hexdigest().encode()}
     entries = await redis.slowlog_get(100_000)
     durations = [e["duration"] / 1000 for e in entries if _sha(e["command"]) in form]
     await redis.config_set("slowlog-log-slower-than", 10_000)

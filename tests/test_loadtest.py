@@ -7,15 +7,76 @@ few idle sessions; the report must have its shape, finished games and 0 errors.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
+import moose_loadtest
+from moose_loadtest import deployment
 from moose_loadtest.run import merge, percentiles
+
+
+def server_imports(source: str) -> list[str]:
+    """The modules of moose_server that `source` imports, wherever the import stands."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append(node.module)
+    return [name for name in found if name.split(".")[0] == "moose_server"]
+
+
+def test_the_scan_finds_every_form_of_a_server_import() -> None:
+    source = """
+import moose_server.settings
+from moose_server.storage import store
+def f():
+    from moose_server import app
+import moose, moose_serverless
+"""
+    assert server_imports(source) == ["moose_server.settings", "moose_server.storage",
+                                      "moose_server"]  # fmt: skip
+
+
+def test_no_module_of_the_load_test_imports_the_server() -> None:
+    """The load test uses the client, the protocol, /metrics and Redis from outside only."""
+    package = Path(moose_loadtest.__file__).parent
+    modules = sorted(package.rglob("*.py"))
+    assert len(modules) > 5
+    found = {m.name: server_imports(m.read_text()) for m in modules}
+    assert {name: imports for name, imports in found.items() if imports} == {}
+
+
+def test_what_the_load_test_knows_of_the_server_is_true() -> None:
+    """deployment.py's defaults and key names, against the server's own."""
+    import redis.asyncio as aioredis
+
+    from moose_server.settings import Settings
+    from moose_server.storage.players import PlayerStore
+    from moose_server.storage.store import Store
+
+    documented = {
+        "rate": deployment.RATE, "burst": deployment.BURST,
+        "max_sockets_per_address": deployment.SOCKETS_PER_ADDRESS,
+        "turn_time": deployment.TURN_TIME, "max_sockets": deployment.MAX_SOCKETS,
+        "game_grace": deployment.GAME_GRACE, "buckets": deployment.BUCKETS,
+    }  # fmt: skip
+    defaults = Settings()
+    assert documented == {name: getattr(defaults, name) for name in documented}
+    store = Store(aioredis.Redis(), 5)  # key names only: nothing is sent
+    for game in ("g_0123456789", "g_ffff0000aa", "g_1"):
+        assert deployment.game_keys(game, 5) == store.game_keys(game)
+        assert deployment.is_game_hash(store.game_key(game))
+        assert not deployment.is_game_hash(store.events_key(game))
+        assert deployment.key_kind(store.game_key(game)) == "game"
+    assert deployment.PROFILE_KEY.format(player="p_1") == PlayerStore.profile_key("p_1")
 
 
 def test_percentiles_of_nothing_and_of_a_list() -> None:
@@ -71,6 +132,8 @@ def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
     assert finished["games"] >= 1 and 0 < finished["max_bytes"] <= 40_000
     mm = report["matchmaking"]
     assert (mm["players"], mm["seated"], mm["errors"]) == (8, 8, {})
+    low, high = mm["rating_spread"]["players_range"]  # the ratings it gave them were read
+    assert low < high
     conns = report["connections"]
     assert (conns["connected"], conns["errors"]) == (20, {})
     assert conns["bytes_per_connection"] is not None

@@ -30,6 +30,8 @@ import time
 import zlib
 from typing import Any
 
+from moose_loadtest.deployment import TURN_TIME
+from moose_loadtest.housekeeping import collect_in_steps, watch_loop
 from moose_loadtest.players import (
     CONNECT_AT_ONCE,
     Job,
@@ -39,16 +41,13 @@ from moose_loadtest.players import (
     client_sessions,
     raise_nofile,
 )
-from moose_server.ops.collector import Collector
-from moose_server.ops.observe import watch_loop
-from moose_server.settings import Settings
 
 __all__ = ["GAME_MOVES", "LATE", "LobbyRun", "spread_of", "worker_main"]
 
 GAME_MOVES = 48  # fast-forward at most this far: a 4-player game of greedy bots has ~52 moves
 LATE = 5.0  # seconds after a window to wait for the answers to moves sent in it
 ANSWER_THINK = 1.0  # seconds at most to answer a moose (the answer deadline is 8 s)
-_TURN = 0.6 * Settings().turn_time  # think at most this long: well inside a turn's time
+_TURN = 0.6 * TURN_TIME  # think at most this long: well inside a turn's time
 ADJUST_EVERY = 2.0  # seconds between adjustments of the think time
 _NOTHING = (float("inf"), float("-inf"))  # a window no time is in
 
@@ -108,7 +107,7 @@ class LobbyRun(Run):
                 self.think_mean = min(high, max(low, self.think_mean * factor))
 
     def lagged(self, seconds: float) -> None:
-        """One look at this worker's loop lag (observe.watch_loop): kept in the window."""
+        """One look at this worker's loop lag (housekeeping.watch_loop): kept in the window."""
         if self.in_window(time.monotonic()):
             self.lags.append(seconds * 1000)
 
@@ -154,9 +153,8 @@ async def _worker(job: Job, conn: Any, progress: Any) -> None:
     reporter = asyncio.create_task(_progress(run, players, progress))
     rate = asyncio.create_task(run.keep_rate(job.rate))
     lag = asyncio.create_task(watch_loop(run.lagged))  # its own delay in every latency
-    # The server's way of collecting (collector.py): the load generator's own pauses
-    # would otherwise show up as the server's latency.
-    collector = asyncio.create_task(Collector(reclaim=0).run())
+    # The load generator's own collections would otherwise show up as the server's latency.
+    collector = asyncio.create_task(collect_in_steps())
     try:
         while True:
             cmd = await loop.run_in_executor(None, conn.recv)

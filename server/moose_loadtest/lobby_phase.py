@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
+from moose_loadtest import deployment
 from moose_loadtest.lobby import LATE, worker_main
 from moose_loadtest.players import Job
 from moose_loadtest.probes import (
@@ -40,7 +41,6 @@ from moose_loadtest.run import (
     percentiles,
     summary,
 )
-from moose_server.settings import Settings
 
 __all__ = ["capacity", "lobby_phase", "lobby_steps"]
 
@@ -127,7 +127,7 @@ def lobby_steps(spec: str, capacity: int, table: int) -> list[int]:
 
 def capacity(pid: int | None, procs: int, own_nofile: int) -> dict[str, int]:
     """How many players the server and the load generator can hold, and why."""
-    limits = {"server_max_sockets": Settings.from_env().max_sockets,
+    limits = {"server_max_sockets": deployment.max_sockets(),
               "load_generator": procs * max(0, own_nofile - WORKER_FILES)}  # fmt: skip
     if pid:
         probe = ProcessProbe(pid)
@@ -200,7 +200,7 @@ async def lobby_phase(
             last = time.monotonic()
         if window.redis is not None and finished:
             # The games that ended in the windows, once their grace is over: compacted.
-            grace = Settings.from_env().game_grace + 2.0
+            grace = deployment.game_grace() + 2.0
             ui.phase("lobby: waiting for finished games' grace", grace)
             await asyncio.sleep(max(0.0, last + grace - time.monotonic()))
             out["redis_memory_finished_after_grace"] = await game_memory(window.redis, finished)

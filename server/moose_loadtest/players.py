@@ -31,7 +31,7 @@ import msgpack
 
 from moose.bots import make_bot
 from moose.protocol import PROTOCOL_VERSION
-from moose_server.settings import Settings
+from moose_loadtest import deployment
 
 __all__ = [
     "SOCKETS_PER_ADDRESS", "Job", "Pacer", "Player", "SocketPacer", "Tally", "client_sessions",
@@ -41,10 +41,9 @@ __all__ = [
 
 # What a server with the default settings lets one client do: every player stays
 # under it, so a run against such a server is never refused for its own pace.
-_DEFAULTS = Settings()
-SOCKET_RATE = 0.9 * _DEFAULTS.rate  # messages a second per socket (the server's: 20)...
-SOCKET_BURST = _DEFAULTS.burst // 2  # ...at most this many at once (the server's: 40)
-SOCKETS_PER_ADDRESS = _DEFAULTS.max_sockets_per_address  # open per source address
+SOCKET_RATE = 0.9 * deployment.RATE  # messages a second per socket (the server's: 20)...
+SOCKET_BURST = deployment.BURST // 2  # ...at most this many at once (the server's: 40)
+SOCKETS_PER_ADDRESS = deployment.SOCKETS_PER_ADDRESS  # open per source address
 
 CONNECT_AT_ONCE = 64  # per worker: more overflows the server's accept backlog
 HELLO_TIMEOUT = 30.0
@@ -362,17 +361,15 @@ async def _seed_ratings(job: Job, players: list[Player]) -> None:
     """
     import random as _random
 
-    from moose_server.storage.players import PlayerStore
-    from moose_server.storage.store import connect
+    import redis.asyncio as aioredis
 
     rng = _random.Random(job.seed)
-    client = connect(job.redis_url or "", 4)
+    client = aioredis.Redis.from_url(job.redis_url or "")
     try:
         for at in range(0, len(players), 500):
             async with client.pipeline(transaction=False) as pipe:
                 for p in players[at : at + 500]:
-                    PlayerStore.queue_standing(pipe, p.player, p.name, rng.uniform(*SEED_MU),
-                                               2.0, 10, False, 3_600_000)  # fmt: skip
+                    deployment.queue_rating(pipe, p.player, p.name, rng.uniform(*SEED_MU), 2.0, 10)
                 await pipe.execute()
     finally:
         await client.aclose()

