@@ -126,10 +126,12 @@ def test_the_bare_wheel_runs_a_bot_and_leaves_the_server_out(tmp_path: Path, moo
     for module in SERVER_MODULES:
         assert _run([python, "-c", f"import {module}"]).returncode != 0, module
 
-    # The server commands say which extra to install.
-    serve = _run([str(tmp_path / "venv" / "bin" / "moose"), "serve"])
-    assert serve.returncode == 2
-    assert "pip install 'moose-house[server]'" in serve.stderr
+    # The server's commands, and the load test's, say which extra to install.
+    moose = str(tmp_path / "venv" / "bin" / "moose")
+    for command in (["serve"], ["loadtest", "--url", "ws://127.0.0.1:1/ws"]):
+        refused = _run([moose, *command])
+        assert refused.returncode == 2, command
+        assert "pip install 'moose-house[server]'" in refused.stderr, command
 
     # A bot written against the bare install plays a whole game (a server bot fills
     # the other seat).

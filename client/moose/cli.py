@@ -1,8 +1,8 @@
 """The `moose` command: one subcommand per module in `moose.commands`, plus plug-ins.
 
 Other installed packages add subcommands through the ``moose.commands``
-entry-point group (the server adds `serve` and `loadtest`): each entry point
-names an `add_parser(subparsers)` function, which sets `func`.
+entry-point group (the server adds `serve`, the load test `loadtest`): each
+entry point names an `add_parser(subparsers)` function, which sets `func`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
-"""The server's subcommands of `moose` (`serve`, `loadtest`), added through an entry point.
+"""The server's subcommand of `moose` (`serve`), added through an entry point.
 
 pyproject.toml registers each module's `add_parser` in the ``moose.commands``
 entry-point group, so the client's command line (moose.cli) never names the
-server. A bare `pip install moose-house` carries these modules but not the
-server's dependencies: `require_server_extra` says which extra to install.
+server (`moose loadtest` comes the same way, from `moose_loadtest.command`). A
+bare `pip install moose-house` carries these modules but not the server's
+dependencies: `require_server_extra` says which extra to install.
 """
 
 from __future__ import annotations

@@ -1,14 +1,16 @@
 """`moose loadtest`: many bot clients against one server, with the ceilings beside it.
 
-See BENCHMARKS.md for what it measures and the figures of this project. The
-logic is in `moose_loadtest`; this module is flags, the progress bar and the
-summary table.
+See BENCHMARKS.md for what it measures and the figures of this project. This
+module is flags, the progress bar and the summary table; pyproject.toml adds it
+to `moose` through the ``moose.commands`` entry-point group. A bare install (the
+client only) lists the command, and running it says what to install.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import json
 import sys
 from dataclasses import fields
@@ -17,6 +19,23 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
+
+__all__ = ["NEEDS", "add_parser", "missing_dependencies", "run"]
+
+# Import names of what the load test needs beyond the client: Redis' figures, the
+# processes' CPU and memory, /metrics. The `server` extra (pyproject.toml) has them.
+NEEDS = ("redis", "psutil", "prometheus_client")
+
+
+def missing_dependencies() -> str | None:
+    """None when the load test's dependencies are installed, else what to tell the user."""
+    missing = [m for m in NEEDS if importlib.util.find_spec(m) is None]
+    if not missing:
+        return None
+    return (
+        f"moose loadtest needs {', '.join(missing)}, which a client-only install lacks: "
+        "pip install 'moose-house[server]'"
+    )
 
 
 def add_parser(subparsers: Any) -> None:
@@ -85,9 +104,7 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of `moose loadtest`."""
     from rich.console import Console
 
-    from moose_server.commands import require_server_extra
-
-    if (missing := require_server_extra("loadtest")) is not None:
+    if (missing := missing_dependencies()) is not None:
         print(missing, file=sys.stderr)
         return 2
 
