@@ -17,7 +17,7 @@ from moose_server.settings import Settings
 from moose_server.storage.embedded import free_port
 from moose_server.storage.store import PLAYERS_CHANNEL
 
-from helpers import Serve, check_views, open_store, play_seat
+from helpers import Serve, aof_copy, aof_restore, check_views, open_store, play_seat
 
 Message = dict[str, Any]
 
@@ -178,12 +178,11 @@ async def test_a_move_redis_lost_after_answering_it_is_sent_again_with_its_move_
         await bob.request("join_table", code=table["code"])
         await alice.start_table(table["code"])
         turn = await alice_s_turn(alice, bob)
-        aof = redis_server.data_dir / "appendonly.aof"
-        copy = aof.read_bytes()
+        copy = aof_copy(redis_server)
         moved = await alice.move(turn["game"], turn["legal"][0], seq=turn["seq"])
         assert moved["seq"] == turn["seq"] + 1
         redis_server.kill()  # Redis loses the move it answered
-        aof.write_bytes(copy)
+        aof_restore(redis_server, copy)
         await asyncio.to_thread(redis_server.start)
         async with asyncio.timeout(30):
             async for msg in alice.events():
@@ -223,11 +222,10 @@ async def test_a_game_dealt_again_under_the_id_of_one_that_ended_is_played(
     same id (as the matchmaker does after a lost deal): the clients play the new game."""
     redis_server = redis_factory(appendonly=True, extra=["--appendfsync", "always"])
     proc = moose_serve("--redis", redis_server.url, "--poll-interval", "0.05")
-    aof = redis_server.data_dir / "appendonly.aof"
     async with moose.connect(proc.url, name="alice") as alice, \
             moose.connect(proc.url, name="bob") as bob:  # fmt: skip
         seats = [(alice.player, "alice", None), (bob.player, "bob", None)]
-        copy = aof.read_bytes()  # before the game: Redis will come back to this
+        copy = aof_copy(redis_server)  # before the game: Redis will come back to this
         async with open_store(redis_server.url) as store:
             games = Games(store, Settings(redis_url=redis_server.url))
             await games.create(seats, game_id="g_again", seed=1)
@@ -239,7 +237,7 @@ async def test_a_game_dealt_again_under_the_id_of_one_that_ended_is_played(
             while alice.reconnects < 1 or bob.reconnects < 1 or alice.active_games:
                 await asyncio.sleep(0.05)
         redis_server.kill()  # Redis loses the whole game
-        aof.write_bytes(copy)
+        aof_restore(redis_server, copy)
         await asyncio.to_thread(redis_server.start)
         async with open_store(redis_server.url) as store:
             games = Games(store, Settings(redis_url=redis_server.url))

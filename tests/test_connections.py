@@ -1,6 +1,6 @@
 """connections.py: one Redis node or a Redis Cluster, found from the URL.
 
-The cluster is real: three redis-server masters joined by redis-cli (the
+The cluster is real: three masters of the bundled binary joined by CLUSTER MEET (the
 `redis_cluster` fixture). Tests taking `backend_url` run once per backend.
 """
 

@@ -29,7 +29,7 @@ from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.store import PLAYERS_CHANNEL, Store
 
-from helpers import ServeProcess, open_store, play_match
+from helpers import ServeProcess, aof_copy, aof_restore, open_store, play_match
 
 Message = dict[str, Any]
 
@@ -262,12 +262,11 @@ class Watched:
 async def lose_last_writes(redis_server: EmbeddedRedis, watched: Watched) -> list[str]:
     """Copy the AOF, wait 0.8 s, kill Redis, put the copy back and start it: the
     games whose history went back (their version is below a seq a bot was sent)."""
-    aof = redis_server.data_dir / "appendonly.aof"
-    copy = aof.read_bytes()
+    copy = aof_copy(redis_server)
     await asyncio.sleep(0.8)
     before = dict(watched.seen)
     redis_server.kill()  # as a host crash: what was not written is lost
-    aof.write_bytes(copy)
+    aof_restore(redis_server, copy)
     await asyncio.to_thread(redis_server.start)
     return await lost_games(redis_server.url, before)
 
@@ -330,11 +329,10 @@ async def test_a_queue_ticket_redis_lost_is_taken_again(moose_serve, redis_facto
     redis_server = redis_factory(appendonly=True, extra=["--appendfsync", "always"])
     proc = moose_serve("--redis", redis_server.url, *FLAGS, env=ENV)
     ann = await ws_client(proc.url, "ann")
-    aof = redis_server.data_dir / "appendonly.aof"
-    copy = aof.read_bytes()
+    copy = aof_copy(redis_server)
     assert (await ann.request("queue", min_players=2, max_players=2))["type"] == "queued"
     redis_server.kill()  # Redis loses ann's ticket
-    aof.write_bytes(copy)
+    aof_restore(redis_server, copy)
     await asyncio.to_thread(redis_server.start)
     tickets = tickets_key("moose")
     async with asyncio.timeout(30), open_store(redis_server.url) as store:

@@ -5,7 +5,8 @@ here, so that no test module imports another (pytest puts ``tests/`` on the
 path in rootdir mode).
 
 - `games`: games without a server (stacked decks, scripted moves, seeded games).
-- `cluster`: a Redis Cluster of three real redis-servers.
+- `cluster`: a Redis Cluster of three real servers (the embedded binary).
+- `aof`: a copy of a server's AOF, put back to lose the writes made since.
 - `servers`: `moose serve` subprocesses and in-process server instances.
 - `sockets`: a raw WebSocket client, and games played and checked over it.
 - `clients`: games played through the client library.
@@ -16,6 +17,7 @@ path in rootdir mode).
 
 from __future__ import annotations
 
+from helpers.aof import aof_copy, aof_restore
 from helpers.cli import ASK, Run, drive, spawn
 from helpers.clients import check_views, play_match, play_seat
 from helpers.cluster import RedisClusterNodes
@@ -77,6 +79,8 @@ __all__ = [
     "Run",
     "Serve",
     "ServeProcess",
+    "aof_copy",
+    "aof_restore",
     "card_codes",
     "card_count",
     "check_game",
