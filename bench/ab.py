@@ -14,6 +14,9 @@ that side's `moose serve`, e.g. ``WORK WORK@MOOSE_REDIS_CONNECTIONS=16``
 compares the work tree with two pool sizes. ``MOOSE_APPENDFSYNC`` (the embedded
 Redis' setting) sets that of the redis-server this script starts for that side:
 ``WORK WORK@MOOSE_APPENDFSYNC=always`` measures what an fsync per write costs.
+``REDIS_SERVER`` (a path) is the server binary started for that side, e.g.
+``WORK@REDIS_SERVER=/path/to/redis-server WORK`` compares another Redis with the
+bundled Valkey.
 """
 
 from __future__ import annotations
@@ -69,9 +72,10 @@ def one_run(
     """One redis-server + `moose serve` from `code` (`extra` env), one load test against it."""
     env = dict(os.environ, PYTHONPATH=f"{code / 'client'}:{code / 'server'}", **(extra or {}))
     fsync = (extra or {}).get("MOOSE_APPENDFSYNC", "everysec")
+    binary = (extra or {}).get("REDIS_SERVER")
     with (
         tempfile.TemporaryDirectory(dir=tmp) as data,
-        EmbeddedRedis(Path(data) / "redis", appendfsync=fsync) as r,
+        EmbeddedRedis(Path(data) / "redis", appendfsync=fsync, binary=binary) as r,
     ):
         port = free_port()
         cmd = [sys.executable, "-c", SERVE, "serve", "--port", str(port), "--redis", r.url,
@@ -97,11 +101,12 @@ def one_run(
 
 
 def add_cpu_per_move(report: dict[str, Any]) -> None:
-    """The server's CPU per move (ms): steadier than moves/s on a busy machine."""
-    cpu = (report.get("server") or {}).get("cpu_percent")
+    """The server's and Redis' CPU per move (ms): steadier than moves/s on a busy machine."""
     rate = report.get("moves_per_second")
-    if isinstance(cpu, int | float) and isinstance(rate, int | float) and rate > 0:
-        report["server_cpu_ms_per_move"] = round(cpu * 10 / rate, 3)
+    for part in ("server", "redis"):
+        cpu = (report.get(part) or {}).get("cpu_percent")
+        if isinstance(cpu, int | float) and isinstance(rate, int | float) and rate > 0:
+            report[f"{part}_cpu_ms_per_move"] = round(cpu * 10 / rate, 3)
 
 
 def median_of(reports: list[dict[str, Any]], path: str) -> float | None:
@@ -122,7 +127,7 @@ FIELDS = ("moves_per_second", "move_latency_ms.p50", "move_latency_ms.p99",
           "matchmaking.all_seated_s", "matchmaking.rating_spread.mean",
           "matchmaking.rating_spread.random_mean", "connections.bytes_per_connection",
           "connections.server_rss_mb", "connections.server_cpu_percent", "server_cpu_ms_per_move",
-          "loadavg_1m")  # fmt: skip
+          "redis.cpu_percent", "redis_cpu_ms_per_move", "loadavg_1m")  # fmt: skip
 
 
 LOBBY_FIELDS = ("move_latency_ms.p50", "move_latency_ms.p99", "move_latency_ms.max",
@@ -148,7 +153,7 @@ def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     summary = {rev: {k: median_of(reports, k) for k in FIELDS} for rev, reports in runs.items()}
     first = summary[next(iter(runs))]
     for rev in list(runs)[1:]:
-        for key in ("moves_per_second", "server_cpu_ms_per_move"):
+        for key in ("moves_per_second", "server_cpu_ms_per_move", "redis_cpu_ms_per_move"):
             a, b = first.get(key), summary[rev].get(key)
             if a and b is not None:
                 summary[rev][f"{key}_ratio"] = round(b / a, 3)

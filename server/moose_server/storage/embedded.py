@@ -98,8 +98,10 @@ class EmbeddedRedis:
         appendonly: bool = True,
         appendfsync: str = "everysec",
         extra: list[str] | None = None,
+        binary: str | None = None,
     ) -> None:
         self.data_dir = Path(data_dir)
+        self.binary = binary  # None: redis_server_binary(); benchmarks compare others
         self.port = port
         self.appendonly = appendonly
         self.appendfsync = appendfsync
@@ -111,7 +113,7 @@ class EmbeddedRedis:
     def command(self) -> list[str]:
         """The redis-server command line."""
         args = [
-            redis_server_binary(),
+            self.binary or redis_server_binary(),
             "--dir", str(self.data_dir),
             "--appendonly", "yes" if self.appendonly else "no",
             "--appendfsync", self.appendfsync,
