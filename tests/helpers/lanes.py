@@ -25,7 +25,7 @@ PROCESS_FIXTURES = frozenset({
     "moose_serve",  # `moose serve` subprocesses
     "redis_factory",  # redis-servers of the test's own
     "private_redis",
-    "redis_cluster",  # three redis-servers joined by redis-cli
+    "redis_cluster",  # three servers joined by CLUSTER MEET
     "redis_cluster_nodes",
 })  # fmt: skip
 

