@@ -1,26 +1,26 @@
-"""Server CPU per WebSocket frame: ws.py's direct transport write against aiohttp's writer.
+"""Server CPU per WebSocket frame sent through ws.py's `Connection` (aiohttp's writer).
 
     python bench/bench_ws_send.py [--sockets 100] [--frames 1,2,5] [--rate 20000]
         [--rounds 5] [--duration 3] [--out bench/results/FILE.json]
 
 An aiohttp server in this process accepts `--sockets` WebSockets from a reader
 process (aiohttp clients that read and drop every frame) and wraps each in the
-server's real `moose_server.net.ws.Connection` ("direct": frames of a loop turn
-framed by ws.py and written to the transport in one `write`) or in the same
-class from the bench-only variant of ws.py (`bench/ws_variant.py`, "aiohttp":
-one task per socket and turn awaiting `ws.send_bytes` for each frame). Each loop
-turn sends N frames of a 500-byte payload to every socket (N from `--frames`),
-paced to `--rate` frames/s in all, so both ways send the same frames at the same
-pace; the figure is this process's CPU time per frame over a `--duration` s
-window (its reads, the loop and aiohttp's server included: the same in both).
-The two ways alternate within each round.
+server's real `moose_server.net.ws.Connection`, whose `send_frame` hands each
+frame to aiohttp's `send_bytes` at once (net/outbox.py). Each loop turn sends N
+frames of a 500-byte payload to every socket (N from `--frames`), paced to
+`--rate` frames/s in all; the figure is this process's CPU time per frame over a
+`--duration` s window (its reads, the loop and aiohttp's server included).
+Until issue 21 ws.py wrote a turn's frames to the transport itself, one write per
+socket and turn; bench/results/round4-ws-send.json compared that with
+`send_bytes` awaited in a task (20.7 / 11.4 / 5.8 against 34.2 / 27.9 / 18.2 us
+a frame at 1 / 2 / 5 frames a turn), the whole server 1.14-1.23x
+(round4-ab-ws.json, round4-ab-all.json): under 1.5x, so the hand-written writer went.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import os
 import statistics
@@ -32,27 +32,16 @@ from types import SimpleNamespace
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server"), str(ROOT / "bench")]
+sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
 import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
-from ws_variant import variant  # noqa: E402
 
-from moose_server.net import ws as direct_ws  # noqa: E402
+from moose_server.net.ws import Connection  # noqa: E402
 from moose_server.settings import Settings  # noqa: E402
 from moose_server.storage.embedded import free_port  # noqa: E402
 
 PAYLOAD = bytes(range(250)) * 2  # 500 bytes: about an event frame of a 4-player game
-
-
-def aiohttp_ws() -> Any:
-    """The variant ws.py, loaded as a module of its own beside the real one."""
-    source = variant(Path(direct_ws.__file__).read_text())
-    spec = importlib.util.spec_from_loader("ws_via_aiohttp", loader=None)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    exec(compile(source, "ws_via_aiohttp.py", "exec"), module.__dict__)
-    return module
 
 
 async def reader(url: str, sockets: int) -> None:
@@ -68,14 +57,14 @@ async def reader(url: str, sockets: int) -> None:
 
 
 class Bench:
-    """The server side: accepted sockets, wrapped in whichever Connection class is asked."""
+    """The server side: accepted sockets, each wrapped in a `Connection`."""
 
     def __init__(self) -> None:
         self.sockets: list[tuple[web.WebSocketResponse, Any]] = []
         self.ready = asyncio.Event()
         self.done = asyncio.Event()
         self.wanted = 0
-        self.services = SimpleNamespace(settings=Settings())
+        self.services: Any = SimpleNamespace(settings=Settings())
 
     async def handler(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(compress=False)
@@ -87,9 +76,9 @@ class Bench:
         await ws.close()
         return ws
 
-    async def window(self, cls: Any, frames: int, rate: float, duration: float) -> dict[str, Any]:
+    async def window(self, frames: int, rate: float, duration: float) -> dict[str, Any]:
         """Send `frames` per socket per turn at `rate` frames/s in all; CPU per frame."""
-        conns = [cls(ws, self.services, transport) for ws, transport in self.sockets]
+        conns = [Connection(ws, self.services, transport) for ws, transport in self.sockets]
         per_turn = frames * len(conns)
         loop = asyncio.get_running_loop()
         sent, cpu0, t0 = 0, time.process_time(), loop.time()
@@ -109,7 +98,6 @@ class Bench:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    ways = {"direct": direct_ws.Connection, "aiohttp": aiohttp_ws().Connection}
     bench = Bench()
     bench.wanted = args.sockets
     app = web.Application()
@@ -125,13 +113,11 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.wait_for(bench.ready.wait(), 60)
         for rnd in range(args.rounds):
             for frames in [int(f) for f in args.frames.split(",")]:
-                order = list(ways) if rnd % 2 == 0 else list(reversed(ways))
-                for way in order:
-                    res = await bench.window(ways[way], frames, args.rate, args.duration)
-                    res.update(way=way, frames_per_turn=frames, round=rnd,
-                               loadavg_1m=round(os.getloadavg()[0], 2))  # fmt: skip
-                    runs.append(res)
-                    print(res, flush=True)
+                res = await bench.window(frames, args.rate, args.duration)
+                res.update(frames_per_turn=frames, round=rnd,
+                           loadavg_1m=round(os.getloadavg()[0], 2))  # fmt: skip
+                runs.append(res)
+                print(res, flush=True)
     finally:
         bench.done.set()
         await asyncio.sleep(0.5)
@@ -143,17 +129,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def medians(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Per frames-per-turn: each way's median CPU per frame, and aiohttp / direct."""
+    """Per frames-per-turn: the median CPU per frame and its range."""
     out: dict[str, dict[str, Any]] = {}
     for frames in sorted({r["frames_per_turn"] for r in runs}):
-        row: dict[str, Any] = {}
-        for way in ("direct", "aiohttp"):
-            values = [r["cpu_us_per_frame"] for r in runs
-                      if r["way"] == way and r["frames_per_turn"] == frames]  # fmt: skip
-            row[way] = round(statistics.median(values), 2)
-            row[f"{way}_range"] = [min(values), max(values)]
-        row["aiohttp_over_direct"] = round(row["aiohttp"] / row["direct"], 2)
-        out[f"{frames} frames/turn"] = row
+        values = [r["cpu_us_per_frame"] for r in runs if r["frames_per_turn"] == frames]
+        median = round(statistics.median(values), 2)
+        out[f"{frames} frames/turn"] = {
+            "cpu_us_per_frame": median,
+            "range": [min(values), max(values)],
+        }
     return out
 
 

@@ -46,9 +46,6 @@ class Peer:
     def send_frame(self, payload: bytes) -> None:
         raise AssertionError("a text socket gets messages")
 
-    def flush(self) -> None:
-        pass
-
     def note_away(self, game: str) -> None:
         pass
 

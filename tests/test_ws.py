@@ -1,10 +1,9 @@
 """The socket's send side, over a real socket: frames arrive whole and in order, and a
 client that stops reading is dropped with 1013 instead of being waited for.
 
-`Connection` writes its frames straight to the transport, beside aiohttp's own
-writer (pings, pongs, the close frame). The tests here fail if aiohttp starts to
-do what that relies on it not doing: compressing, or holding its own frames back
-so that ours overtake them.
+`Connection` sends every frame through aiohttp's writer, as soon as it is sent
+(`outbox.py`): never compressed, in order with aiohttp's own pings and before
+its close frame, and on the wire before the rest of the loop turn runs.
 """
 
 from __future__ import annotations
@@ -150,12 +149,12 @@ async def test_a_client_that_stops_reading_is_dropped_with_1013():
                 break
         assert conn._closing, "never dropped"
         assert conn.close_sent == CLOSE_SLOW  # what the disconnect log line shows
-        # Dropped soon after the transport held more than the limit, not after 20 MB.
+        # Dropped soon after more than the limit waited, not after 20 MB.
         assert sent < 200, sent
-        held = transport.get_write_buffer_size()
+        held, waiting = transport.get_write_buffer_size(), conn._outbox.size
         conn.send({"type": "pong", "id": -1})  # ignored once closing
         await asyncio.sleep(0.05)
-        assert conn._out == [] and transport.get_write_buffer_size() <= held
+        assert conn._outbox.size <= waiting and transport.get_write_buffer_size() <= held
         # The client reads again: every frame sent before the drop, whole and in order,
         # then the close frame with 1013.
         ids = []
@@ -273,8 +272,8 @@ async def test_a_moves_frames_are_written_when_ready_not_when_the_loop_turn_ends
     deliver = games.on_commit
 
     def on_commit(game_id: str, entries: list[Any]) -> None:
-        # Queued before the commit's frames: it runs before a flush at the end of
-        # the loop turn would, and before the clients' sockets are read.
+        # Queued before the commit's frames are sent: it runs before a write at the
+        # end of the loop turn would, and before the clients' sockets are read.
         asyncio.get_running_loop().call_soon(look)
         deliver(game_id, entries)
 
@@ -283,7 +282,7 @@ async def test_a_moves_frames_are_written_when_ready_not_when_the_loop_turn_ends
     await mover.send({"type": "move", "id": 7, "game": game, "seq": seq, "move": start["legal"][0]})
     assert (await mover.expect(id=7))["type"] == "moved"
     await other.expect(type="event", game=game, seq=seq + 1)
-    # The other seat's event went out when the hub sent it; the mover's event and
-    # `moved` in the one write of its answer (before: both when the turn ended).
+    # The other seat's event went out when the hub sent it, the mover's event and
+    # `moved` when they were sent (not when the loop turn ended).
     assert [(m["type"], m.get("seq")) for m in seen["other"]][:1] == [("event", seq + 1)]
     assert [m["type"] for m in seen["mover"]][:2] == ["event", "moved"]

@@ -73,13 +73,10 @@ class Peer(Protocol):
     binary: bool  # msgpack frames (else JSON text)
 
     def send(self, message: dict[str, Any]) -> None:
-        """Queue a message for the socket."""
+        """Send a message to the socket; never waits."""
 
     def send_frame(self, payload: bytes) -> None:
-        """Queue a message already packed (binary sockets)."""
-
-    def flush(self) -> None:
-        """Write what is queued now rather than when the loop turn ends."""
+        """Send a message already packed (binary sockets); never waits."""
 
     def note_away(self, game: str) -> None:
         """The socket's own seat in `game` has just been marked away."""
@@ -256,7 +253,6 @@ class Hub:
             kind = event.entry.event
             if kind["kind"] == "away" and kind["seat"] == sub.seat:
                 peer.note_away(game)
-        peer.flush()  # on the wire now, not after the rest of the loop turn
 
     def _offer(self, peer: Peer, game: str, ready: list[Prepared]) -> bool:
         """Send the events the socket lacks, if that needs no wait; False: `deliver` it.

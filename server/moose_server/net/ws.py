@@ -1,24 +1,20 @@
-"""One WebSocket: read loop -> dispatch; sends written out in one write per batch.
+"""One WebSocket: read loop -> dispatch; every frame out through aiohttp's writer.
 
 The reader decodes and checks each frame, applies the rate limit and runs one
-small handler per message type (`handlers.py`). `send` never waits: it frames
-the message, and the frames a socket got meanwhile go out in one write to its
-transport when a request has been answered (a move's `moved` and `event` share
-a syscall), when the hub has sent it a game's events (`flush`), or else when
-the loop turn ends: never after the rest of a busy turn when they are ready.
-The kernel and the transport buffer what the client has not read; once the
-transport holds more than `send_buffer` bytes the client reads too slowly and
-is dropped (close 1013) instead of stalling the hub. Client mistakes become
-`error` messages with a stable code and the socket stays open; Redis trouble
-becomes `unavailable`; anything else is logged and answered `internal`.
+small handler per message type (`handlers.py`). `send` never waits: the frame
+goes to aiohttp's writer at once (`outbox.py`), so a move's `moved` and the
+events the hub sends are on the wire when they are sent, not when the loop turn
+ends. The kernel and aiohttp buffer what the client has not read; what aiohttp
+does not take meanwhile waits in the socket's outbox, and once more than
+`send_buffer` bytes wait the client reads too slowly and is dropped (close
+1013) instead of stalling the hub. Client mistakes become `error` messages with
+a stable code and the socket stays open; Redis trouble becomes `unavailable`;
+anything else is logged and answered `internal`.
 
-Writing frames to the transport ourselves, beside aiohttp's writer, costs 1.14-1.23x
-less server CPU per move than `send_bytes` (BENCHMARKS.md round 4,
-bench/results/round4-ab-ws.json): one write per socket per batch instead of
-one per frame, and no task. It relies on compression being off and on aiohttp
-writing its own pings and close frame at once to the same transport; the
-aiohttp versions are pinned in pyproject.toml and tests/test_ws.py fails should
-that change.
+The frames went straight to the transport before, one write per socket and loop
+turn: the whole server used 1.14-1.23x less CPU per move that way
+(bench/results/round4-ab-ws.json, round4-ab-all.json), under the 1.5x that would
+keep a hand-written writer beside aiohttp's.
 """
 
 from __future__ import annotations
@@ -27,7 +23,6 @@ import asyncio
 import contextlib
 import logging
 import math
-import struct
 from typing import Any
 
 from aiohttp import WSMsgType, web
@@ -39,8 +34,8 @@ from moose_server.codec import pack
 from moose_server.errors import Refusal
 from moose_server.lobby.matchmaking import MatchError
 from moose_server.net.hub import Sub
+from moose_server.net.outbox import Outbox, Send
 from moose_server.net.services import Services
-from moose_server.tasks import cancel_and_wait
 
 __all__ = ["SERVICES", "Connection", "websocket"]
 
@@ -54,11 +49,6 @@ CLOSE_NO_HELLO = 4408  # no hello within MOOSE_HELLO_TIMEOUT of the upgrade
 CLOSE_REVOKED = 4001  # the account logged out everywhere (or changed its password)
 _Refusal = (ProtocolError, Refusal)
 _UNENCODABLE = protocol.error("internal", "the answer could not be encoded (logged)")
-# Server frame headers (RFC 6455 5.2: FIN + opcode, unmasked length), as aiohttp builds them.
-_LEN1 = struct.Struct("!BB").pack
-_LEN2 = struct.Struct("!BBH").pack
-_LEN3 = struct.Struct("!BBQ").pack
-_TEXT, _BINARY, _PING, _PONG = 0x81, 0x82, 0x89, 0x8A  # FIN + opcode
 
 
 class Connection:
@@ -79,9 +69,8 @@ class Connection:
         self.generation: int | None = None  # an account's token generation; None: a guest
         self.subs: dict[str, Sub] = {}
         self.away: set[str] = set()  # games where our seat is away: back on any message
-        self._transport: Any = transport  # the socket's: frames are written to it directly
-        self._out: list[bytes] = []  # frames of this loop turn, not yet written
-        self._answering = False  # a request is being handled: its answer writes them
+        self._transport: Any = transport  # the socket's: aborted when a client lingers
+        self._outbox = Outbox()
         self._limit = settings.send_buffer
         self._loop = asyncio.get_running_loop()
         self._allowance = float(settings.burst)
@@ -93,7 +82,6 @@ class Connection:
         self.close_sent: int | None = None  # the close code this server sent, if it closed
         self.seen = self._loop.time()  # when the client last sent a frame (heartbeats.py)
         self._pinged = 0.0  # when we last pinged it
-        self._tasks: list[asyncio.Task[Any]] = []
 
     async def run(self) -> None:
         """Serve the socket until it closes; then forget it everywhere."""
@@ -108,7 +96,7 @@ class Connection:
                 if raw.type in (WSMsgType.TEXT, WSMsgType.BINARY):
                     await self._frame(raw.data)
                 elif raw.type == WSMsgType.PING:
-                    self._queue(_PONG, raw.data)  # a PONG needs nothing but `seen`
+                    self._write(self.ws.pong, raw.data)  # a PONG needs nothing but `seen`
                 elif raw.type == WSMsgType.ERROR:
                     break
         finally:
@@ -138,7 +126,7 @@ class Connection:
         s.connections.discard(self)
         s.hub.drop(self)
         s.live.unfollow(self)
-        await cancel_and_wait(self._tasks)
+        await self._outbox.aclose()
         self._cut_later()
         if self.player is not None and not s.hub.player_peers(self.player):
             with contextlib.suppress(RedisError, OSError, MatchError):
@@ -152,14 +140,7 @@ class Connection:
         if not self._allow():
             self._limited(data)
             return
-        # The answer, and the events sent meanwhile (a move's own), go out in one
-        # write as soon as it is ready, not after the rest of the loop turn.
-        self._answering = True
-        try:
-            await self._answer(data)
-        finally:
-            self._answering = False
-            self._flush()
+        await self._answer(data)
 
     async def _answer(self, data: bytes | str) -> None:
         msg_id = None
@@ -233,7 +214,7 @@ class Connection:
     # -- writing ------------------------------------------------------------------
 
     def send(self, message: dict[str, Any]) -> None:
-        """Send a message (written by `flush`, else when this loop turn ends); never waits."""
+        """Send a message (written now, unless the client is behind); never waits."""
         if self._closing:
             return
         try:
@@ -252,47 +233,16 @@ class Connection:
         """Send an encoded message: bytes as a binary frame, str as a text frame."""
         if self._closing:
             return
-        if isinstance(payload, str):
-            self._queue(_TEXT, payload.encode())
-        else:
-            self._queue(_BINARY, payload)
+        self._write(self.ws.send_str if isinstance(payload, str) else self.ws.send_bytes, payload)
 
-    def _queue(self, opcode: int, payload: bytes) -> None:
-        """One frame (FIN set) for this turn's write."""
-        n = len(payload)
-        if n < 126:
-            head = _LEN1(opcode, n)
-        elif n < 0x10000:
-            head = _LEN2(opcode, 126, n)
-        else:
-            head = _LEN3(opcode, 127, n)
-        out = self._out
-        if not out:
-            self._loop.call_soon(self._flush)
-        out.append(head)
-        out.append(payload)
-
-    def flush(self) -> None:
-        """Write the frames queued so far now (a socket answering a request writes
-        them with its answer)."""
-        if not self._answering:
-            self._flush()
-
-    def _flush(self) -> None:
-        """Write this turn's frames in one go; drop a client that stopped reading."""
-        out = self._out
-        if not out:
-            return
-        self._out = []
-        transport = self._transport
-        if transport is None or transport.is_closing():
-            return
-        if transport.get_write_buffer_size() > self._limit:
+    def _write(self, send: Send, payload: bytes | str) -> None:
+        """One frame through aiohttp, after those before it; drop a client that stopped reading."""
+        if self._outbox.size > self._limit:
             log.info("dropping a slow client (%s)", self.player,
                      extra={"event": "slow_client", "player": self.player})  # fmt: skip
             self._close(CLOSE_SLOW, "")
             return
-        transport.write(b"".join(out))
+        self._outbox.put(send, payload)
 
     def send_error(
         self, code: str, message: str, msg_id: Any = None, game: str | None = None,
@@ -314,18 +264,21 @@ class Connection:
 
     def close(self, code: int, message: str = "") -> None:
         """Close after what was sent before has been written."""
-        if self._closing:
-            return
-        self._flush()
-        if self._closing:
-            return  # the flush found a client too slow: closing with 1013 already
-        self._close(code, message)
+        if not self._closing:
+            self._close(code, message)
 
     def _close(self, code: int, message: str) -> None:
-        """Send the close frame after what is queued, and cut the socket should it linger."""
+        """Send the close frame after what waits, and cut the socket should it linger."""
         self._closing, self.close_sent = True, code
-        close = self.ws.close(code=code, message=message.encode(), drain=False)
-        self._tasks.append(asyncio.create_task(close))
+        ws = self.ws
+
+        async def close(text: bytes) -> None:
+            await ws.close(code=code, message=text, drain=False)
+
+        # In a task (aiohttp's close waits for the handshake), a loop turn later as before:
+        # at once, tests/test_ws.py's client was reset before it read the close frame in 6
+        # runs of 20 (its pongs still on their way when aiohttp shut the transport).
+        self._outbox.put(close, message.encode(), now=False)
         self._cut_later()
 
     def _cut_later(self) -> None:
@@ -355,7 +308,7 @@ class Connection:
                 transport.abort()
         elif now - self.seen >= heartbeat:
             self._pinged = now
-            self._queue(_PING, b"")
+            self._write(self.ws.ping, b"")
 
     # -- called by the hub --------------------------------------------------------
 
