@@ -64,7 +64,7 @@ class Bench:
         self.ready = asyncio.Event()
         self.done = asyncio.Event()
         self.wanted = 0
-        self.services: Any = SimpleNamespace(settings=Settings())
+        self.doors: Any = SimpleNamespace(settings=Settings())
 
     async def handler(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(compress=False)
@@ -78,7 +78,7 @@ class Bench:
 
     async def window(self, frames: int, rate: float, duration: float) -> dict[str, Any]:
         """Send `frames` per socket per turn at `rate` frames/s in all; CPU per frame."""
-        conns = [Connection(ws, self.services, transport) for ws, transport in self.sockets]
+        conns = [Connection(ws, self.doors, transport) for ws, transport in self.sockets]
         per_turn = frames * len(conns)
         loop = asyncio.get_running_loop()
         sent, cpu0, t0 = 0, time.process_time(), loop.time()

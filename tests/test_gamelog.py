@@ -5,7 +5,7 @@ from __future__ import annotations
 from moose import rules
 from moose_server.net.recent import RECENT_EVENTS, RECENT_GAMES, GameLog, Recent
 from moose_server.play.games import RECENT_GAMES as GAMES_KEPT
-from moose_server.play.games import Games
+from moose_server.play.games import Copies
 from moose_server.settings import Settings
 from moose_server.storage.store import Entry
 
@@ -96,5 +96,5 @@ def test_recent_holds_as_many_games_as_it_is_sized_for() -> None:
 
 
 def test_games_keep_one_game_per_two_sockets_and_never_fewer_than_before() -> None:
-    assert Games(None, Settings(max_sockets=30_000)).recent_max == 15_000  # type: ignore[arg-type]
-    assert Games(None, Settings(max_sockets=100)).recent_max == GAMES_KEPT  # type: ignore[arg-type]
+    assert Copies(Settings(max_sockets=30_000)).size == 15_000
+    assert Copies(Settings(max_sockets=100)).size == GAMES_KEPT

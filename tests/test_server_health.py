@@ -7,9 +7,9 @@ import asyncio
 import aiohttp
 from aiohttp import web
 
-from moose_server.app import create_app, drain
+from moose_server.app import STORE, create_app, drain
 from moose_server.lobby.matchmaking import Matchmaker
-from moose_server.net.ws import SERVICES
+from moose_server.net.ws import DOORS
 from moose_server.settings import Settings
 from moose_server.storage.embedded import free_port
 from moose_server.storage.store import Store
@@ -70,27 +70,27 @@ async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, 
     base = f"http://127.0.0.1:{settings.port}"
     try:
         polite = await ws_client(f"ws://127.0.0.1:{settings.port}/ws", "ann")
-        services = app[SERVICES]
+        doors = app[DOORS]
         stuck = Stuck()
-        services.connections.add(stuck)  # type: ignore[arg-type]
+        doors.open.add(stuck)  # type: ignore[arg-type]
         draining = asyncio.create_task(drain(app))
         assert await polite.closed() == 1012
         assert (await get(base + "/readyz")) == (503, {"ready": False, "reason": "draining"})
         async with aiohttp.ClientSession() as session, session.get(base + "/ws") as resp:
             assert resp.status == 503
         # New work appears: a deadline falls due, two tickets could make a table.
-        store = Store(services.store.redis, settings.buckets)
+        store = Store(app[STORE].redis, settings.buckets)
         key = store.deadlines_key(store.bucket("g_due"))
         await store.commit("g_due", 0, "", {}, [({"kind": "start"}, {})], 50)
         due = await store.redis.zscore(key, "g_due")
-        others = Matchmaker(services.store.redis, match_wait=0, instance="i_other")
+        others = Matchmaker(app[STORE].redis, match_wait=0, instance="i_other")
         await others.enqueue("p1", "bob", 2, 2)
         await others.enqueue("p2", "cid", 2, 2)
         await asyncio.sleep(0.5)  # ten polls and rounds, were they still running
         assert not draining.done()  # the stuck socket holds the drain
         assert await store.redis.zscore(key, "g_due") == due  # a claim would push it on
         assert (await others.queue_sizes())["2"] == 2  # nobody seated
-        services.connections.discard(stuck)  # type: ignore[arg-type]
+        doors.open.discard(stuck)  # type: ignore[arg-type]
         await asyncio.wait_for(draining, 10)  # the last socket gone, the drain ends
     finally:
         await runner.cleanup()
@@ -102,8 +102,8 @@ async def test_a_drain_gives_up_on_a_socket_that_stays_after_the_grace(redis_url
     app, runner = await started(settings)
     try:
         stuck = Stuck()
-        app[SERVICES].connections.add(stuck)  # type: ignore[arg-type]
+        app[DOORS].open.add(stuck)  # type: ignore[arg-type]
         await asyncio.wait_for(drain(app), 30)
-        assert stuck in app[SERVICES].connections  # it never went: the drain gave up on it
+        assert stuck in app[DOORS].open  # it never went: the drain gave up on it
     finally:
         await runner.cleanup()

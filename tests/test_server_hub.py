@@ -20,12 +20,37 @@ from moose import rules
 from moose_server.codec import pack
 from moose_server.net.hub import Hub, Sub
 from moose_server.net.recent import RECENT_EVENTS, RECENT_GAMES
-from moose_server.play.games import Games
+from moose_server.net.waiting import Waiting
+from moose_server.play.games import Copies, Games
 from moose_server.settings import Settings
-from moose_server.storage.store import PLAYERS_CHANNEL, Entry, Store, connect
+from moose_server.storage.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store, connect
 
 from helpers import until
 from helpers.relay import Relay
+
+
+class Committed:
+    """A listener of `Games` that keeps the entries of every commit."""
+
+    def __init__(self, entries: list[Entry]) -> None:
+        self.entries = entries
+
+    def committed(self, game: str, entries: list[Entry]) -> None:
+        self.entries.extend(entries)
+
+
+class Fanouts:
+    """A fan-out listener of the hub that keeps every wake-up it has handled."""
+
+    def __init__(self) -> None:
+        self.handled: list[tuple[str, int]] = []
+        self.delivered_: list[tuple[str, int, bool]] = []  # our commits: (game, seq, waiting)
+
+    def delivered(self, game: str, seq: int, started: float, waiting: bool) -> None:
+        self.delivered_.append((game, seq, waiting))
+
+    def fanned_out(self, game: str, seq: int) -> None:
+        self.handled.append((game, seq))
 
 
 class Peer:
@@ -62,9 +87,8 @@ async def game(redis_url: str) -> AsyncIterator[tuple[Store, str, list[Entry]]]:
     """
     client = connect(redis_url, 4)
     store = Store(client, 16)
-    games = Games(store, Settings(redis_url=redis_url))
     entries: list[Entry] = []
-    games.on_commit = lambda _game, new: entries.extend(new)
+    games = Games(store, Settings(redis_url=redis_url), listeners=[Committed(entries)])
     dealt = await games.create([("p_a", "a", None), ("p_b", "b", None)], seed=7)
     seat = rules.to_act(dealt.state)
     assert seat is not None
@@ -83,9 +107,9 @@ async def xranges(store: Store) -> int:
 
 async def test_a_wake_up_before_its_commit_reply_reads_nothing_once_the_reply_delivered(game):
     store, gid, entries = game
-    hub = Hub(store, None)  # type: ignore[arg-type]  # no subscription: wake-ups by hand
-    fanned: list[tuple[str, int]] = []
-    hub.on_fanout = lambda g, seq: fanned.append((g, seq))
+    fanouts = Fanouts()
+    hub = Hub(store, None, fanout=fanouts)  # type: ignore[arg-type]  # no subscription: wake-ups by hand
+    fanned = fanouts.handled
     peers = [Peer("p_a", 0), Peer("p_b", 1)]
     for peer in peers:
         hub.join(peer, gid, peer.seat, 0)
@@ -94,15 +118,16 @@ async def test_a_wake_up_before_its_commit_reply_reads_nothing_once_the_reply_de
     await asyncio.gather(*hub._tasks)
     assert await xranges(store) == 0  # the wake-up's task found every socket served
     assert fanned == [(gid, 2)]
+    assert fanouts.delivered_ == [(gid, 1, False)]  # every socket had the commit at once
     for peer in peers:
         assert [m["seq"] for m in peer.got] == [1, 2]
 
 
 async def test_a_wake_up_reads_the_stream_once_for_the_sockets_behind(game):
     store, gid, _ = game
-    hub = Hub(store, None)  # type: ignore[arg-type]
-    fanned: list[tuple[str, int]] = []
-    hub.on_fanout = lambda g, seq: fanned.append((g, seq))
+    fanouts = Fanouts()
+    hub = Hub(store, None, fanout=fanouts)  # type: ignore[arg-type]
+    fanned = fanouts.handled
     peers = [Peer("p_a", 0), Peer("p_b", 1)]
     for peer in peers:
         hub.join(peer, gid, peer.seat, 0)
@@ -152,8 +177,7 @@ async def test_a_game_dealt_here_reaches_its_players_sockets_without_a_stream_re
     client = connect(redis_url, 4)
     store = Store(client, 16)
     hub = Hub(store, None)  # type: ignore[arg-type]
-    games = Games(store, Settings(redis_url=redis_url))
-    games.on_commit = hub.committed
+    games = Games(store, Settings(redis_url=redis_url), listeners=[hub])
     try:
         # Seat 1 is a bot: its moves are committed here before the people join.
         dealt = await games.create([("p_a", "a", None), ("p_b", "b", "greedy")], seed=7)
@@ -176,9 +200,9 @@ async def test_a_game_dealt_here_reaches_its_players_sockets_without_a_stream_re
 
 async def test_our_commits_reach_a_socket_reading_a_gap_at_their_wake_up_without_a_read(game):
     store, gid, entries = game
-    hub = Hub(store, None)  # type: ignore[arg-type]
-    fanned: list[tuple[str, int]] = []
-    hub.on_fanout = lambda g, seq: fanned.append((g, seq))
+    fanouts = Fanouts()
+    hub = Hub(store, None, fanout=fanouts)  # type: ignore[arg-type]
+    fanned = fanouts.handled
     busy, free = Peer("p_a", 0), Peer("p_b", 1)
     for peer in (busy, free):
         hub.join(peer, gid, peer.seat, 0)
@@ -186,6 +210,7 @@ async def test_our_commits_reach_a_socket_reading_a_gap_at_their_wake_up_without
     await lock.acquire()  # as if it were reading the stream
     hub.committed(gid, entries)
     assert seqs(free, gid) == [1, 2] and seqs(busy, gid) == []
+    assert fanouts.delivered_ == [(gid, 1, True)]  # `busy` gets it at the wake-up
     hub._on_game(gid, 2)  # the wake-up: `busy` waits for its lock in a task
     await asyncio.sleep(0.01)
     assert fanned == [] and seqs(busy, gid) == []
@@ -200,8 +225,10 @@ async def test_sockets_behind_get_every_event_once_in_order_whatever_the_wake_up
     client = connect(redis_url, 4)
     store = Store(client, 16)
     hub = Hub(store, None)  # type: ignore[arg-type]
-    ours, theirs = Games(store, Settings()), Games(store, Settings())  # two instances
-    ours.on_commit = hub.committed
+    ours, theirs = (
+        Games(store, Settings(), listeners=[hub]),
+        Games(store, Settings()),
+    )  # two instances
     rng = random.Random(5)
     try:
         dealt = await ours.create([("p_a", "a", None), ("p_b", "b", None)], seed=3)
@@ -279,6 +306,40 @@ async def test_a_wake_up_during_a_sockets_first_read_is_not_lost_when_the_read_i
         assert seqs(peer, dealt.id) == [1, 2]
     finally:
         await client.aclose()
+
+
+async def test_a_wake_up_drops_the_games_copy_it_makes_old(redis_url):
+    client = connect(redis_url, 4)
+    store = Store(client, 16)
+    copies = Copies(Settings())
+    hub = Hub(store, None, woken=copies)  # type: ignore[arg-type]
+    games = Games(store, Settings(), copies=copies, listeners=[hub])
+    try:
+        dealt = await games.create([("p_a", "a", None), ("p_b", "b", None)], seed=7)
+        assert copies.get(dealt.id) is not None  # as written here, at seq 1
+
+        def wake(seq: int) -> None:
+            data = f"{dealt.id} {seq}".encode()
+            hub._dispatch({"type": "message", "channel": GAMES_CHANNEL, "data": data})
+
+        wake(1)  # our own commit's wake-up: the copy is the game as it is
+        assert copies.get(dealt.id) is not None
+        wake(2)  # another instance moved: the next move here reads the game again
+        assert copies.get(dealt.id) is None
+    finally:
+        await games.close()
+        await client.aclose()
+
+
+def test_a_match_on_the_player_channel_ends_the_players_wait_in_the_queue() -> None:
+    waiting = Waiting(None, None)  # type: ignore[arg-type]  # no Redis: nothing to requeue
+    hub = Hub(None, None, players=waiting)  # type: ignore[arg-type]
+    waiting.add("p_a", "a", 2, 4, 25)
+    waiting.add("p_b", "b", 2, 4, 25)
+    hub._on_player(pack(["p_a", {"type": "table", "code": "X"}, 1]))
+    assert waiting.queued.keys() == {"p_a", "p_b"}
+    hub._on_player(pack(["p_a", {"type": "match", "game": "g_1", "seat": 0}, 2]))
+    assert waiting.queued.keys() == {"p_b"}  # seated: Redis losing its ticket is no matter
 
 
 def _entries(count: int, start: int = 1) -> list[Entry]:

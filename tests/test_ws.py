@@ -18,9 +18,10 @@ from types import SimpleNamespace
 from typing import Any
 
 import msgpack
+import pytest
 from aiohttp import web
 
-from moose_server.net.ws import CLOSE_SLOW, SERVICES, Connection
+from moose_server.net.ws import CLOSE_SLOW, DOORS, Connection
 from moose_server.settings import Settings
 
 from helpers import RawClient, Serve, table_game
@@ -44,8 +45,8 @@ class Server:
         self.ws = ws
         sock = request.transport.get_extra_info("socket")  # type: ignore[union-attr]
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SMALL)
-        services: Any = SimpleNamespace(settings=self.settings)
-        self.conn = Connection(ws, services, request.transport)
+        doors: Any = SimpleNamespace(settings=self.settings)
+        self.conn = Connection(ws, doors, request.transport)
         self.ready.set()
         # A receive loop, as the real server keeps: aiohttp takes the pongs there.
         reading = asyncio.create_task(self._receive(ws))
@@ -255,10 +256,10 @@ def _unread(client: RawClient) -> list[dict[str, Any]]:
 
 
 async def test_a_moves_frames_are_written_when_ready_not_when_the_loop_turn_ends(
-    serve: Serve, ws_client: Callable[..., Awaitable[RawClient]]
+    serve: Serve, ws_client: Callable[..., Awaitable[RawClient]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     instance = await serve()
-    games = instance.runner.app[SERVICES].games
+    hub = instance.runner.app[DOORS].hub
     a, b = await ws_client(instance.url, "ann"), await ws_client(instance.url, "bob")
     game, _ = await table_game([a, b])
     first = [await c.expect(type="event", game=game) for c in (a, b)]
@@ -269,15 +270,15 @@ async def test_a_moves_frames_are_written_when_ready_not_when_the_loop_turn_ends
     def look() -> None:
         seen["mover"], seen["other"] = _unread(mover), _unread(other)
 
-    deliver = games.on_commit
+    deliver = hub.committed
 
-    def on_commit(game_id: str, entries: list[Any]) -> None:
+    def committed(game_id: str, entries: list[Any]) -> None:
         # Queued before the commit's frames are sent: it runs before a write at the
         # end of the loop turn would, and before the clients' sockets are read.
         asyncio.get_running_loop().call_soon(look)
         deliver(game_id, entries)
 
-    games.on_commit = on_commit
+    monkeypatch.setattr(hub, "committed", committed)  # Games tells the hub: through this
     seq = start["seq"]
     await mover.send({"type": "move", "id": 7, "game": game, "seq": seq, "move": start["legal"][0]})
     assert (await mover.expect(id=7))["type"] == "moved"

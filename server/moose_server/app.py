@@ -1,10 +1,18 @@
-"""The aiohttp application: routes, shared services, background loops, shutdown.
+"""The aiohttp application: every part of an instance built and connected, top to bottom.
 
 `create_app(settings)` is used by `moose serve` and by the tests alike. Its
 cleanup context opens Redis (starting the bundled redis-server when no URL is
-given), builds the services and starts the hub, the deadline loop and the
-matchmaking loop; on exit every task is cancelled and awaited, and the embedded
-Redis is stopped (it writes its AOF on the way out).
+given), builds the parts in the order they depend on each other, each given
+what it uses and whom it tells (`_build`), and starts the loops (`_run`); on
+exit every task is cancelled and awaited, and the embedded Redis is stopped
+(it writes its AOF on the way out).
+
+One move, socket to Redis and back: ws.Connection reads the frame ->
+handlers.Handlers.move -> games.Games.move (rules, then Store.commit: one Lua
+script) -> the listeners Games was built with: hub.Hub.committed sends the
+events to this instance's sockets, observe.Observer counts and logs them. Other
+instances hear the commit's wake-up on pub/sub: their hub reads the stream and
+tells games.Copies that its copy is old.
 """
 
 from __future__ import annotations
@@ -14,8 +22,9 @@ import contextlib
 import logging
 import secrets
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from pathlib import Path
+from typing import Any, Protocol
 
 from aiohttp import web
 from redis.exceptions import RedisError
@@ -29,36 +38,50 @@ from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import Matchmaker
 from moose_server.net import api
 from moose_server.net import site as web_client
+from moose_server.net.api import API, Api
 from moose_server.net.handlers import Handlers
 from moose_server.net.heartbeats import Heartbeats
 from moose_server.net.hub import Hub
-from moose_server.net.services import Services
-from moose_server.net.ws import CLOSE_RESTART, SERVICES, websocket
+from moose_server.net.waiting import Waiting
+from moose_server.net.ws import DOORS, Doors, websocket
 from moose_server.ops.collector import Collector
 from moose_server.ops.liveness import Liveness
-from moose_server.ops.metrics import Metrics
-from moose_server.ops.observe import collections_timed, observe, watch_loop
-from moose_server.play.games import Games
+from moose_server.ops.metrics import Exporter, Metrics
+from moose_server.ops.observe import Observer, collections_timed, watch_loop
+from moose_server.play.games import Copies, Games
 from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
-from moose_server.storage.batch import Batcher
-from moose_server.storage.connection import open_redis
+from moose_server.storage.connection import Backend, open_redis
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 from moose_server.tasks import cancel_and_wait
 
-__all__ = ["SETTINGS", "create_app", "serve"]
+__all__ = ["SETTINGS", "STORE", "create_app", "serve"]
 
 log = logging.getLogger("moose_server")
 
 SETTINGS = web.AppKey("settings", Settings)
 REDIS_URL = web.AppKey("redis_url", str)
-# The loops that take new work (deadlines, tables), each with its task: drain stops them.
-WORK = web.AppKey("work", list)
+STORE = web.AppKey("store", Store)  # /readyz pings its Redis
+EXPORTER = web.AppKey("exporter", Exporter)  # /metrics
 READY_TIMEOUT = 15.0
 SHUTDOWN_TIMEOUT = 15.0
+
+
+class Work(Protocol):
+    """A loop that takes new work (deadlines, tables): drain stops it."""
+
+    async def run(self) -> None:
+        """Work until stopped or cancelled."""
+
+    def stop(self) -> None:
+        """Take no new work; the round under way ends."""
+
+
+# The loops that take new work, each with its task.
+WORK = web.AppKey("work", list[tuple[Work, asyncio.Task[None]]])
 
 
 def create_app(settings: Settings) -> web.Application:
@@ -66,7 +89,7 @@ def create_app(settings: Settings) -> web.Application:
     browser client at /."""
     app = web.Application()
     app[SETTINGS] = settings
-    app.cleanup_ctx.append(_services_ctx)
+    app.cleanup_ctx.append(_instance)
     app.on_shutdown.append(drain)
     app.router.add_get("/ws", websocket)
     app.router.add_get("/healthz", healthz)
@@ -92,79 +115,106 @@ async def _redis_url(settings: Settings, stack: contextlib.AsyncExitStack) -> st
     return embedded.url
 
 
-async def _services_ctx(app: web.Application) -> AsyncIterator[None]:
+async def _instance(app: web.Application) -> AsyncIterator[None]:
+    """Open Redis, build the parts and run their loops until the app stops."""
     settings = app[SETTINGS]
     async with contextlib.AsyncExitStack() as stack:
         url = await _redis_url(settings, stack)
         app[REDIS_URL] = url
         backend = await open_redis(url, settings.redis_connections)
         stack.push_async_callback(backend.aclose)
-        services = await _build(settings, backend.redis, backend.pubsub, backend.batch)
-        app[SERVICES] = services
-        observe(services)
-        stack.enter_context(collections_timed(services.metrics))
-        stack.push_async_callback(services.games.close)
-        timers = Timers(services.store, services.games, settings)
-        liveness = Liveness(
-            services.store, services.matchmaker, settings,
-            on_presumed_dead=lambda: _ask_to_reconnect(services, "this instance lost Redis"),
-        )  # fmt: skip
-        await liveness.beat()
-        heartbeats = Heartbeats(services.connections, settings.heartbeat)
-        work = [
-            (timers, asyncio.create_task(timers.run(), name="timers")),
-            (services.lobby, asyncio.create_task(services.lobby.run(), name="lobby")),
-            (services.results, asyncio.create_task(services.results.run(), name="results")),
-        ]
-        app[WORK] = work
-        tasks = [
-            asyncio.create_task(services.hub.run(), name="hub"),
-            asyncio.create_task(liveness.run(), name="liveness"),
-            asyncio.create_task(services.live.run(), name="live"),
-            asyncio.create_task(watch_loop(services.metrics.loop_lag.observe), name="loop lag"),
-            asyncio.create_task(heartbeats.run(), name="heartbeats"),
-            *(task for _, task in work),
-        ]
-        try:
-            async with asyncio.timeout(READY_TIMEOUT):
-                await services.hub.ready.wait()
-            yield
-        finally:
-            await cancel_and_wait(tasks)
+        await _build(app, settings, backend, stack)
+        yield
 
 
-async def _build(settings: Settings, redis: object, pubsub: object, batch: Batcher) -> Services:
-    store = Store(redis, settings.buckets, batch)  # type: ignore[arg-type]
-    players = PlayerStore(redis, batch)
+async def _build(
+    app: web.Application, settings: Settings, backend: Backend, stack: contextlib.AsyncExitStack
+) -> None:
+    """Every part, in the order they depend on each other, each given what it uses and
+    whom it tells; then their loops (cancelled and awaited as `stack` closes)."""
+    store = app[STORE] = Store(backend.redis, settings.buckets, backend.batch)
+    players = PlayerStore(backend.redis, backend.batch)
     secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
+    matchmaker = _matchmaker(settings, backend)
+    metrics = Metrics()
+    stack.enter_context(collections_timed(metrics))
+    # The move path: the hub tells the games' copies of wake-ups, the metrics how its
+    # fan-out went, the waiting players of their messages; the games tell the hub.
     results = Results(store, players, settings)
-    games = Games(store, settings, results)
-    # The hub holds the last events of as many games as `games` keeps.
-    hub = Hub(store, pubsub, games.recent_max)  # type: ignore[arg-type]
-    games.on_commit, hub.on_wakeup = hub.committed, games.saw
-    matchmaker = Matchmaker(
-        redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
-        instance=settings.instance_id, lease=settings.lease, batch=batch,
-        window=settings.match_window, widen=settings.match_widen,
-    )  # fmt: skip
-    tokens, metrics = Tokens(secret, settings.token_ttl), Metrics()
-    guard = CodeGuard(store, settings)
-    logins = Meter(store, "login", settings.login_attempts,
-                   settings.login_window / settings.login_attempts,
-                   "too many failed logins; try again later")  # fmt: skip
-    accounts = Accounts(players, tokens, settings, logins)
-    boards = Boards(players, settings)
+    copies = Copies(settings)
+    waiting = Waiting(store, matchmaker)
+    hub = Hub(store, backend.pubsub, copies.size, woken=copies, fanout=metrics, players=waiting)
+    observer = Observer(metrics)
+    games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics)
+    stack.push_async_callback(games.close)
     lobby = Lobby(matchmaker, games, store, settings, results)
     live = LiveGames(store, matchmaker, settings, lambda: len(hub.players))
-    handlers = Handlers(
-        store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live
+    # Who plays, and the doors they come in by.
+    accounts = Accounts(
+        players, Tokens(secret, settings.token_ttl), settings, _logins(store, settings)
     )
-    hub.on_player, hub.on_resubscribe = handlers.heard, handlers.after_outage
-    return Services(
-        settings=settings, store=store, games=games, hub=hub, tokens=tokens,
-        matchmaker=matchmaker, lobby=lobby, metrics=metrics, handlers=handlers,
-        sockets=Sockets(settings), results=results, boards=boards, live=live,
+    boards = Boards(players, settings)
+    guard = CodeGuard(store, settings)
+    handlers = Handlers(
+        store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live, waiting
+    )
+    doors = app[DOORS] = Doors(
+        settings, Sockets(settings), handlers, hub, games, matchmaker, live, metrics
+    )
+    app[API] = Api(boards, games, store)
+    queues, running = matchmaker.queue_sizes, store.running_games
+    app[EXPORTER] = Exporter(metrics, doors.open, hub.games, queues, running)
+    # The loops; those that take new work stop first when the instance drains.
+    cut_off = "this instance lost Redis"
+    liveness = Liveness(
+        store, matchmaker, settings, on_presumed_dead=lambda: doors.ask_to_reconnect(cut_off)
+    )
+    await liveness.beat()
+    work: dict[str, Work] = {
+        "timers": Timers(store, games, settings),
+        "lobby": lobby,
+        "results": results,
+    }
+    loops = {
+        "hub": hub.run(),
+        "liveness": liveness.run(),
+        "live": live.run(),
+        "loop lag": watch_loop(metrics.loop_lag.observe),
+        "heartbeats": Heartbeats(doors.open, settings.heartbeat).run(),
+    }
+    await _run(app, stack, hub.ready, work, loops)
+
+
+async def _run(
+    app: web.Application,
+    stack: contextlib.AsyncExitStack,
+    ready: asyncio.Event,
+    work: dict[str, Work],
+    loops: dict[str, Coroutine[Any, Any, None]],
+) -> None:
+    """Start every loop (cancelled and awaited as `stack` closes); wait for `ready`."""
+    app[WORK] = [(part, asyncio.create_task(part.run(), name=name)) for name, part in work.items()]
+    tasks = [asyncio.create_task(loop, name=name) for name, loop in loops.items()]
+    tasks += [task for _, task in app[WORK]]
+    stack.push_async_callback(cancel_and_wait, tasks)
+    async with asyncio.timeout(READY_TIMEOUT):
+        await ready.wait()
+
+
+def _matchmaker(settings: Settings, backend: Backend) -> Matchmaker:
+    """The queue and the private tables, as configured."""
+    return Matchmaker(
+        backend.redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
+        instance=settings.instance_id, lease=settings.lease, batch=backend.batch,
+        window=settings.match_window, widen=settings.match_widen,
     )  # fmt: skip
+
+
+def _logins(store: Store, settings: Settings) -> Meter:
+    """The failed logins a client may make: `login_attempts` per `login_window`."""
+    attempts, window = settings.login_attempts, settings.login_window
+    message = "too many failed logins; try again later"
+    return Meter(store, "login", attempts, window / attempts, message)
 
 
 async def drain(app: web.Application) -> None:
@@ -173,25 +223,19 @@ async def drain(app: web.Application) -> None:
     /readyz and new sockets answer 503 from here on; deadlines and matchmaking
     are left to the other instances (the poll or round under way ends first).
     """
-    services = app.get(SERVICES)
-    if services is None or services.draining:
+    doors = app.get(DOORS)
+    if doors is None or doors.draining:
         return
-    services.draining = True
+    doors.draining = True
     work = app.get(WORK, [])
     for part, _ in work:
         part.stop()
-    _ask_to_reconnect(services, "server restarting")
+    doors.ask_to_reconnect("server restarting")
     loop = asyncio.get_running_loop()
-    until = loop.time() + services.settings.drain_grace
+    until = loop.time() + app[SETTINGS].drain_grace
     tasks = {task for _, task in work}
-    while (services.connections or any(not t.done() for t in tasks)) and loop.time() < until:
+    while (doors.open or any(not t.done() for t in tasks)) and loop.time() < until:
         await asyncio.sleep(0.05)
-
-
-def _ask_to_reconnect(services: Services, reason: str) -> None:
-    """Close every socket with 1012: the client library reconnects at once and resumes."""
-    for conn in list(services.connections):
-        conn.close(CLOSE_RESTART, reason)
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -201,22 +245,22 @@ async def healthz(request: web.Request) -> web.Response:
 
 async def readyz(request: web.Request) -> web.Response:
     """Ready: Redis answers and we are not draining."""
-    services = request.app.get(SERVICES)
-    if services is None or services.draining:
+    doors, store = request.app.get(DOORS), request.app.get(STORE)
+    if doors is None or store is None or doors.draining:
         return web.json_response({"ready": False, "reason": "draining"}, status=503)
     try:
-        await services.store.redis.ping()
+        await store.redis.ping()
     except (RedisError, OSError) as exc:
         return web.json_response({"ready": False, "reason": str(exc)}, status=503)
-    return web.json_response({"ready": True, "instance": services.settings.instance_id})
+    return web.json_response({"ready": True, "instance": request.app[SETTINGS].instance_id})
 
 
 async def metrics(request: web.Request) -> web.StreamResponse:
     """Prometheus metrics of this instance (text format)."""
-    services = request.app.get(SERVICES)
-    if services is None:
+    exporter = request.app.get(EXPORTER)
+    if exporter is None:
         raise web.HTTPServiceUnavailable(text="starting")
-    return await services.metrics.scrape(request)
+    return await exporter.scrape(request)
 
 
 async def serve(settings: Settings) -> None:
@@ -225,9 +269,11 @@ async def serve(settings: Settings) -> None:
     # keepalive_timeout also bounds how long a new connection may take to send its
     # first request's headers (aiohttp closes it then), so slowloris gets nowhere.
     runner = web.AppRunner(
-        app, handle_signals=False, shutdown_timeout=settings.drain_grace,
+        app,
+        handle_signals=False,
+        shutdown_timeout=settings.drain_grace,
         keepalive_timeout=settings.header_timeout,
-    )  # fmt: skip
+    )
     await runner.setup()
     collector = None
     try:

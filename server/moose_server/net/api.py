@@ -20,18 +20,31 @@ from typing import Any
 from aiohttp import web
 from redis.exceptions import RedisError
 
-from moose_server.accounts.leaderboards import DEFAULT_LIMIT
+from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
 from moose_server.errors import Refusal
-from moose_server.net.ws import SERVICES
+from moose_server.play.games import Games
+from moose_server.storage.store import Store
 
-__all__ = ["add_routes"]
+__all__ = ["API", "Api", "add_routes"]
 
 _STATUS = {"bad_message": 400, "no_such_player": 404, "no_such_game": 404, "not_over": 404}
-Handler = Callable[[web.Request], Awaitable[Any]]
+Handler = Callable[["Api", web.Request], Awaitable[Any]]
+
+
+class Api:
+    """What the API reads: the leaderboards, the games, Redis' clock (built in app.py)."""
+
+    def __init__(self, boards: Boards, games: Games, store: Store) -> None:
+        self.boards = boards
+        self.games = games
+        self.store = store
+
+
+API = web.AppKey("api", Api)
 
 
 def add_routes(app: web.Application) -> None:
-    """Register the API's routes."""
+    """Register the API's routes (they answer from `app[API]`)."""
     app.router.add_get("/api/leaderboard", _json(leaderboard))
     app.router.add_get("/api/players/{player}", _json(player))
     app.router.add_get("/api/games/{game}/record", _json(record))
@@ -42,7 +55,7 @@ def _json(handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
 
     async def answer(request: web.Request) -> web.Response:
         try:
-            return web.json_response(await handler(request))
+            return web.json_response(await handler(request.app[API], request))
         except Refusal as exc:
             body = {"error": exc.code, "message": exc.message}
             return web.json_response(body, status=_STATUS.get(exc.code, 400))
@@ -53,27 +66,23 @@ def _json(handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
     return answer
 
 
-async def leaderboard(request: web.Request) -> dict[str, Any]:
+async def leaderboard(api: Api, request: web.Request) -> dict[str, Any]:
     """GET /api/leaderboard: the best players of one kind."""
-    services = request.app[SERVICES]
     kind = request.query.get("kind", "humans")
     try:
         limit = int(request.query.get("limit", DEFAULT_LIMIT))
     except ValueError:
         raise Refusal("bad_message", "limit is a number") from None
-    return {"kind": kind, "players": await services.boards.top(kind, limit)}
+    return {"kind": kind, "players": await api.boards.top(kind, limit)}
 
 
-async def player(request: web.Request) -> dict[str, Any]:
+async def player(api: Api, request: web.Request) -> dict[str, Any]:
     """GET /api/players/{player}: by player id (p_...) or by account name."""
-    services = request.app[SERVICES]
     key = request.match_info["player"]
-    boards = services.boards
-    found = key if key.startswith("p_") else await boards.find(name=key)
-    return await boards.profile(found, await services.store.now_ms())
+    found = key if key.startswith("p_") else await api.boards.find(name=key)
+    return await api.boards.profile(found, await api.store.now_ms())
 
 
-async def record(request: web.Request) -> dict[str, Any]:
+async def record(api: Api, request: web.Request) -> dict[str, Any]:
     """GET /api/games/{game}/record: the record of a finished game while it is kept."""
-    services = request.app[SERVICES]
-    return await services.games.public_record(request.match_info["game"])
+    return await api.games.public_record(request.match_info["game"])

@@ -21,8 +21,9 @@ from moose_server.lobby.dealer import Lobby
 from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
 from moose_server.net.hub import Hub, Peer
+from moose_server.net.waiting import Waiting
 from moose_server.ops.metrics import Metrics
-from moose_server.play.games import Game, GameError, Games, finished_record, match_message
+from moose_server.play.games import Game, GameError, Games, finished_record
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 
@@ -58,7 +59,7 @@ class Handlers:
     def __init__(
         self, store: Store, games: Games, hub: Hub, accounts: Accounts, matchmaker: Matchmaker,
         lobby: Lobby, metrics: Metrics, guard: CodeGuard, boards: Boards,
-        live: LiveGames,
+        live: LiveGames, waiting: Waiting,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
@@ -71,9 +72,7 @@ class Handlers:
         self.guard = guard
         self.boards = boards
         self.live = live
-        # player -> (name, min, max, skill): queued through this instance, no `match`
-        # yet. Should Redis come back without the ticket, `requeue` queues them again.
-        self.queued: dict[str, tuple[str, int, int, int]] = {}
+        self.waiting = waiting  # who queued here: queued again should Redis lose them
         self.table: dict[str, Callable[[Session, Message], Awaitable[Message | None]]] = {
             "hello": self.hello, "ping": self.ping, "queue": self.queue,
             "leave_queue": self.leave_queue, "create_table": self.create_table,
@@ -193,59 +192,6 @@ class Handlers:
             found.append(game_id)
         return found
 
-    def heard(self, player: str, message: Message) -> None:
-        """A message on the player channel: a `match` ends their wait in the queue."""
-        if message.get("type") == "match":
-            self.queued.pop(player, None)
-
-    async def after_outage(self) -> None:
-        """Pub/sub is back (Redis may have restarted): matches it dropped, tickets it lost."""
-        await self.rematch()
-        await self.requeue()
-
-    async def rematch(self) -> None:
-        """Send `match` again for each unfinished game a local socket of its player
-        does not follow: a `match` published while our pub/sub was down is lost.
-
-        Safe to run twice: a socket that follows the game is left alone.
-        """
-        for player in list(self.hub.players):
-            for game_id in await self.store.player_games(player):
-                peers = [p for p in self.hub.player_peers(player) if game_id not in p.subs]
-                if not peers:
-                    continue
-                try:
-                    game = await self.games.load(game_id)
-                except GameError:
-                    continue  # lost too; the matchmaker deals its table again
-                seat = game.seat_of(player)
-                if seat is None or game.state.over:
-                    continue
-                self.queued.pop(player, None)
-                log.warning("match %s sent again to %s: pub/sub may have lost it", game_id,
-                            player, extra={"event": "rematch", "game": game_id,
-                                           "player": player})  # fmt: skip
-                for peer in peers:
-                    await peer.on_player_message(match_message(game, seat))
-
-    async def requeue(self) -> None:
-        """Redis is back: queue again the players queued here whose ticket it lost.
-
-        A player with an unfinished game was seated: `rematch` told them of it.
-        """
-        for player, (name, low, high, skill) in list(self.queued.items()):
-            if not self.hub.player_peers(player):
-                self.queued.pop(player, None)  # gone: the socket's close left the queue
-                continue
-            if await self.store.player_games(player):
-                continue
-            try:
-                await self.matchmaker.enqueue(player, name, low, high, skill)
-            except MatchError:
-                continue  # already_queued: Redis kept the ticket
-            log.warning("queued %s again: Redis had lost their ticket", player,
-                        extra={"event": "requeue", "player": player})  # fmt: skip
-
     async def ping(self, conn: Session, msg: Message) -> Message:
         """Answer with Redis' clock."""
         return {"type": "pong", "server_time": await self.store.now_ms()}
@@ -256,7 +202,7 @@ class Handlers:
         [profile] = await self.players.profiles([_player(conn)])
         skill = ratings.skill(float(profile.get("mu", ratings.MU)))
         since = await self.matchmaker.enqueue(_player(conn), conn.name, low, high, skill)
-        self.queued[_player(conn)] = (conn.name, low, high, skill)
+        self.waiting.add(_player(conn), conn.name, low, high, skill)
         log.info("queue %s for %s-%s seats", conn.player, low, high,
                  extra={"event": "queue", "player": conn.player})  # fmt: skip
         mm = self.matchmaker
@@ -267,7 +213,7 @@ class Handlers:
 
     async def leave_queue(self, conn: Session, msg: Message) -> Message:
         """Leave the public queue."""
-        self.queued.pop(_player(conn), None)
+        self.waiting.discard(_player(conn))
         if not await self.matchmaker.leave(_player(conn)):
             raise MatchError("not_queued", "you are not in the queue")
         log.info(

@@ -17,6 +17,11 @@ a gap reads the stream itself, so the stream is the record.
 Player messages (`match`, `table`) travel on one channel as [player, message,
 id]; a resent PUBLISH (store.py) brings a second copy, which the id drops.
 
+The hub is built with whom it tells what it hears: every wake-up (`woken`:
+the games' copies, which it ages), how its fan-out went (`fanout`: the
+metrics) and every player message and reconnected subscription (`players`:
+the players waiting for a match, waiting.py).
+
 Redis may come back without its last writes (a host crash with `appendfsync
 everysec`, a failover to an asynchronous replica): a socket may then have seen
 events that the stream no longer holds, or holds other events at those seqs.
@@ -32,7 +37,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Coroutine, Iterable
+import time
+from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -47,7 +53,14 @@ from moose_server.storage.connection import PubSubSource
 from moose_server.storage.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
-__all__ = ["Hub", "Peer", "Sub"]
+__all__ = [
+    "FanoutListener",
+    "Hub",
+    "Peer",
+    "PlayerListener",
+    "Sub",
+    "WakeupListener",
+]
 
 log = logging.getLogger(__name__)
 
@@ -85,26 +98,59 @@ class Peer(Protocol):
         """A message for the socket's player arrived on the player channel."""
 
 
+class WakeupListener(Protocol):
+    """Told of every wake-up (games.Copies: a copy older than it is stale)."""
+
+    def woke(self, game: str, seq: int) -> None:
+        """An instance (this one or another) committed `game` up to `seq`."""
+
+
+class FanoutListener(Protocol):
+    """Told how the fan-out goes (metrics.Metrics times it)."""
+
+    def delivered(self, game: str, seq: int, started: float, waiting: bool) -> None:
+        """Our commit of `game`, from `seq` on, went to the local sockets that follow it
+        (`started`: perf_counter() as it came); `waiting`: some get it at its wake-up."""
+
+    def fanned_out(self, game: str, seq: int) -> None:
+        """The wake-up of `game` at `seq` is handled: its events are on their way."""
+
+
+class PlayerListener(Protocol):
+    """Told of every player message and of a subscription that came back (waiting.py)."""
+
+    def heard(self, player: str, message: dict[str, Any]) -> None:
+        """A message for `player` arrived, before it goes to their local sockets."""
+
+    async def resubscribed(self, players: Mapping[str, Collection[Peer]]) -> None:
+        """Pub/sub is back after a lost connection (Redis may have restarted);
+        `players`: this instance's sockets by player. May run again should Redis fail."""
+
+
 class Hub:
     """Fans game events and player messages out to this instance's sockets."""
 
     def __init__(
-        self, store: Store, pubsub_redis: PubSubSource, recent_games: int = RECENT_GAMES
+        self,
+        store: Store,
+        pubsub_redis: PubSubSource,
+        recent_games: int = RECENT_GAMES,
+        *,
+        woken: WakeupListener | None = None,
+        fanout: FanoutListener | None = None,
+        players: PlayerListener | None = None,
     ) -> None:
         self.store = store
         self.pubsub_redis = pubsub_redis
-        # Told when a wake-up (game, seq) has been handled: the events are on their way.
-        self.on_fanout: Callable[[str, int], None] | None = None
-        self.on_wakeup: Callable[[str, int], None] | None = None  # told of every wake-up
+        self.woken = woken
+        self.fanout = fanout
+        self.player_listener = players
         self.games: dict[str, set[Peer]] = {}
         self.players: dict[str, set[Peer]] = {}
         self.ready = asyncio.Event()
         self.recent = Recent(recent_games)  # games whose last events are held
         self._said: dict[Any, None] = {}  # the latest player message ids, oldest first
         self._tasks: set[asyncio.Task[None]] = set()  # deliveries that read Redis
-        # Run when pub/sub is back after a lost connection: Redis may have restarted.
-        self.on_resubscribe: Callable[[], Coroutine[Any, Any, None]] | None = None
-        self.on_player: Callable[[str, dict[str, Any]], None] | None = None  # every message
 
     # -- local registrations ----------------------------------------------------
 
@@ -290,6 +336,7 @@ class Hub:
         """
         if not entries:
             return
+        started = time.perf_counter()
         held = self.recent.log(game)
         ready = held.add(game, entries)
         late = False
@@ -302,6 +349,17 @@ class Hub:
                 late = True
         if not late and game in self.games:
             self._trim(game, held)
+        if self.fanout is not None and game in self.games:
+            self.fanout.delivered(game, entries[0].seq, started, self._awaited(game, entries))
+
+    def _awaited(self, game: str, entries: list[Entry]) -> bool:
+        """Whether a local socket still waits for these events (it was reading a gap)."""
+        last = entries[-1].seq
+        for peer in self.games.get(game, ()):
+            sub = peer.subs.get(game)
+            if sub is not None and sub.seen < last:
+                return True
+        return False
 
     def _on_game(self, game: str, seq: int | None) -> None:
         """A wake-up: serve the local sockets at once from the log; read Redis in a task."""
@@ -361,8 +419,8 @@ class Hub:
         self._served(game, seq)
 
     def _fanned_out(self, game: str, seq: int | None) -> None:
-        if self.on_fanout is not None and seq is not None:
-            self.on_fanout(game, seq)
+        if self.fanout is not None and seq is not None:
+            self.fanout.fanned_out(game, seq)
 
     def _on_player(self, data: bytes) -> None:
         """A player message: to the player's local sockets, unless a copy came before."""
@@ -373,8 +431,8 @@ class Hub:
             self._said[rest[0]] = None
             if len(self._said) > SAID_IDS:
                 del self._said[next(iter(self._said))]
-        if self.on_player is not None:
-            self.on_player(player, message)
+        if self.player_listener is not None:
+            self.player_listener.heard(player, message)
         for peer in list(self.players.get(player, ())):
             self._spawn(peer.on_player_message(message))
 
@@ -425,8 +483,10 @@ class Hub:
         for game, peers in list(self.games.items()):
             for peer in list(peers):
                 self._spawn(self._until_done(functools.partial(self.deliver, peer, game)))
-        if self.on_resubscribe is not None:
-            self._spawn(self._until_done(self.on_resubscribe))
+        if self.player_listener is not None:
+            self._spawn(
+                self._until_done(functools.partial(self.player_listener.resubscribed, self.players))
+            )
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         """One pub/sub message; never waits, so the subscription never falls behind."""
@@ -435,8 +495,8 @@ class Hub:
         try:
             if message["channel"] == GAMES_CHANNEL:
                 game, seq = message["data"].decode().split(" ")
-                if self.on_wakeup is not None:
-                    self.on_wakeup(game, int(seq))
+                if self.woken is not None:
+                    self.woken.woke(game, int(seq))
                 self._on_game(game, int(seq))
             elif message["channel"] == PLAYERS_CHANNEL:
                 self._on_player(message["data"])

@@ -23,25 +23,29 @@ import asyncio
 import contextlib
 import logging
 import math
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import WSMsgType, web
 from redis.exceptions import RedisError
 
 from moose import protocol
 from moose.protocol import ProtocolError
+from moose_server.accounts.limits import Sockets
 from moose_server.codec import pack
 from moose_server.errors import Refusal
-from moose_server.lobby.matchmaking import MatchError
-from moose_server.net.hub import Sub
+from moose_server.lobby.live_games import LiveGames
+from moose_server.lobby.matchmaking import MatchError, Matchmaker
+from moose_server.net.handlers import Handlers
+from moose_server.net.hub import Hub, Sub
 from moose_server.net.outbox import Outbox, Send
-from moose_server.net.services import Services
+from moose_server.ops.metrics import Metrics
+from moose_server.play.games import Games
+from moose_server.settings import Settings
 
-__all__ = ["SERVICES", "Connection", "websocket"]
+__all__ = ["DOORS", "Connection", "Doors", "Socket", "websocket"]
 
 log = logging.getLogger(__name__)
 
-SERVICES = web.AppKey("services", Services)
 CLOSE_FLOOD = 1008
 CLOSE_SLOW = 1013
 CLOSE_RESTART = 1012
@@ -51,17 +55,62 @@ _Refusal = (ProtocolError, Refusal)
 _UNENCODABLE = protocol.error("internal", "the answer could not be encoded (logged)")
 
 
+class Socket(Protocol):
+    """What the instance needs of an open socket: a way to ask it to close, its heartbeat."""
+
+    def close(self, code: int, message: str = "") -> None:
+        """Close after what was sent before has been written."""
+
+    def beat(self, now: float, heartbeat: float) -> None:
+        """Ping the socket if it has been silent `heartbeat` s; cut it if a ping went unanswered."""
+
+
+class Doors:
+    """The way in at /ws: what every socket uses (built once in app.py), the sockets
+    open now, and whether the instance is draining (it lets no new one in)."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        limits: Sockets,
+        handlers: Handlers,
+        hub: Hub,
+        games: Games,
+        matchmaker: Matchmaker,
+        live: LiveGames,
+        metrics: Metrics,
+    ) -> None:
+        self.settings = settings
+        self.limits = limits  # the caps on open sockets, in all and per address
+        self.handlers = handlers
+        self.hub = hub
+        self.games = games  # an away seat comes back when its player sends anything
+        self.matchmaker = matchmaker  # a player's last socket closing leaves the queue
+        self.live = live
+        self.metrics = metrics
+        self.open: set[Socket] = set()
+        self.draining = False
+
+    def ask_to_reconnect(self, reason: str) -> None:
+        """Close every socket with 1012: the client library reconnects at once and resumes."""
+        for conn in list(self.open):
+            conn.close(CLOSE_RESTART, reason)
+
+
+DOORS = web.AppKey("doors", Doors)
+
+
 class Connection:
     """One client's socket: its player, the games it follows, the frames it is sent."""
 
     def __init__(
-        self, ws: web.WebSocketResponse, services: Services,
+        self, ws: web.WebSocketResponse, doors: Doors,
         transport: asyncio.BaseTransport | None, address: str = "unknown",
     ) -> None:  # fmt: skip
         self.ws = ws
-        self.services = services
+        self.doors = doors
         self.address = address
-        settings = services.settings
+        settings = doors.settings
         self.binary = True
         self.player: str | None = None
         self.name = ""
@@ -85,8 +134,8 @@ class Connection:
 
     async def run(self) -> None:
         """Serve the socket until it closes; then forget it everywhere."""
-        self.services.connections.add(self)
-        timeout = self.services.settings.hello_timeout
+        self.doors.open.add(self)
+        timeout = self.doors.settings.hello_timeout
         hello = self._loop.call_later(timeout, self._no_hello)
         try:
             async for raw in self.ws:
@@ -110,7 +159,7 @@ class Connection:
             self.close(CLOSE_NO_HELLO, "no hello in time")
 
     async def _cleanup(self) -> None:
-        s = self.services
+        s = self.doors
         # aiohttp's close_code is the peer's answer to our close frame (1000 to a
         # 1012), or None after an abort: log the code we sent when we closed.
         by = "server" if self.close_sent is not None else "client"
@@ -123,7 +172,7 @@ class Connection:
             extra={"event": "disconnect", "player": self.player, "close_code": code,
                    "closed_by": by},
         )  # fmt: skip
-        s.connections.discard(self)
+        s.open.discard(self)
         s.hub.drop(self)
         s.live.unfollow(self)
         await self._outbox.aclose()
@@ -177,18 +226,18 @@ class Connection:
             raise ProtocolError("already_hello", "this socket has said hello already")
         if self.away:
             await self._come_back()
-        return await self.services.handlers.handle(mtype, self, msg)
+        return await self.doors.handlers.handle(mtype, self, msg)
 
     async def _come_back(self) -> None:
         """The player sent something: every seat of theirs that was away is back."""
         assert self.player is not None
         for game in list(self.away):
             self.away.discard(game)
-            await self.services.games.back(game, self.player)
+            await self.doors.games.back(game, self.player)
 
     def _allow(self) -> bool:
         """Token bucket: `rate` messages a second with bursts of `burst`."""
-        settings = self.services.settings
+        settings = self.doors.settings
         now = asyncio.get_running_loop().time()
         elapsed, self._checked = now - self._checked, now
         self._allowance = min(float(settings.burst), self._allowance + elapsed * settings.rate)
@@ -203,10 +252,10 @@ class Connection:
         msg_id = None
         with contextlib.suppress(ProtocolError):  # a refused frame still gets its id back
             msg_id = protocol.request_id(protocol.decode(data))
-        rate = self.services.settings.rate
+        rate = self.doors.settings.rate
         wait = {"retry_after": max(1, math.ceil((1 - self._allowance) / rate * 1000))}
         self.send_error("rate_limited", "too many messages; slow down", msg_id, None, wait)
-        if self._strikes >= self.services.settings.rate_strikes:
+        if self._strikes >= self.doors.settings.rate_strikes:
             log.info("closing a flooding socket of %s", self.player,
                      extra={"event": "flood", "player": self.player})  # fmt: skip
             self.close(CLOSE_FLOOD, "flooding")
@@ -253,7 +302,7 @@ class Connection:
         if code not in protocol.ERROR_CODES:
             log.error("unknown error code %s: %s", code, message)
             code = "internal"
-        self.services.metrics.error(code)
+        self.doors.metrics.error(code)
         level = logging.INFO if code == "rate_limited" else logging.DEBUG
         if log.isEnabledFor(level):
             log.log(level, "error %s to %s: %s", code, self.player, message, extra={
@@ -289,7 +338,7 @@ class Connection:
         holding the kernel's send queue and ours, long after we dropped it.
         """
         if self._cut is None and self._transport is not None:
-            timeout = self.services.settings.close_timeout
+            timeout = self.doors.settings.close_timeout
             self._cut = self._loop.call_later(timeout, self._transport.abort)
 
     def beat(self, now: float, heartbeat: float) -> None:
@@ -328,33 +377,33 @@ class Connection:
             return
         self.send(message)
         if message.get("type") == "match":
-            game, hub = message["game"], self.services.hub
+            game, hub = message["game"], self.doors.hub
             hub.join(self, game, message.get("seat"), 0)
             await hub.deliver(self, game)
 
 
 async def websocket(request: web.Request) -> web.WebSocketResponse:
     """GET /ws: one client connection."""
-    services = request.app[SERVICES]
-    settings = services.settings
+    doors = request.app[DOORS]
+    settings = doors.settings
     # aiohttp refuses a frame of max_msg_size bytes already; PROTOCOL.md lets it through.
     # No heartbeat and no autoping from aiohttp: pings and pongs are ours (heartbeats.py).
     ws = web.WebSocketResponse(
         max_msg_size=settings.max_msg_size + 1, compress=False, timeout=settings.close_timeout,
         autoping=False,
     )  # fmt: skip
-    if services.draining:
+    if doors.draining:
         raise web.HTTPServiceUnavailable(text="draining")
-    sockets = services.sockets
-    address = sockets.address(request.remote, request.headers.get("X-Forwarded-For"))
-    refused = sockets.refusal(address)
+    limits = doors.limits
+    address = limits.address(request.remote, request.headers.get("X-Forwarded-For"))
+    refused = limits.refusal(address)
     if refused is not None:
-        services.metrics.refused.labels("full" if refused.status == 503 else "address").inc()
+        doors.metrics.refused.labels("full" if refused.status == 503 else "address").inc()
         raise refused
-    with sockets.held(address):
+    with limits.held(address):
         await ws.prepare(request)
         log.info("connect from %s", address, extra={"event": "connect"})
-        await Connection(ws, services, request.transport, address).run()
+        await Connection(ws, doors, request.transport, address).run()
     return ws
 
 

@@ -3,8 +3,9 @@
 Each app has a registry of its own, not prometheus-client's global one, so that
 several apps in one process (the tests) never collide. Counters and histograms
 are bumped where things happen, through label children bound once here, so a
-move costs a few `inc`/`observe` calls and nothing else; the gauges that need
-Redis (queue sizes, running games) are read when /metrics is scraped.
+move costs a few `inc`/`observe` calls and nothing else. The gauges are read
+when /metrics is scraped (`Exporter`, built last with what it reads): the local
+ones from the sockets and the hub, those that need Redis from Redis.
 
 Every family, with its HELP text, is in `Metrics.__init__`; deploy/README.md
 lists them for operators.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence, Sized
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -25,10 +26,7 @@ from redis.exceptions import RedisError
 from moose.protocol import ERROR_CODES
 from moose_server.storage.store import Entry
 
-# What a scrape reads from Redis: queue sizes by max_players, and running games.
-GaugeReader = Callable[[], Awaitable[tuple[dict[str, int], int]]]
-
-__all__ = ["Metrics"]
+__all__ = ["Exporter", "Metrics"]
 
 log = logging.getLogger(__name__)
 
@@ -132,28 +130,11 @@ class Metrics:
         for reason in ("full", "address"):
             self.refused.labels(reason)
         self._pending: dict[str, tuple[int, float]] = {}  # game -> (first seq, commit time)
-        self._read: GaugeReader | None = None
-        self._view = make_aiohttp_handler(self.registry, disable_compression=True)
-
-    def bind(
-        self, sockets: Callable[[], int], games_followed: Callable[[], int], read: GaugeReader
-    ) -> None:
-        """Read the local gauges from these functions, and the service-wide ones with `read`."""
-        self._read = read
-        self.sockets.set_function(sockets)
-        self.games_followed.set_function(games_followed)
 
     # -- the hot path -------------------------------------------------------------
 
-    def committed(
-        self, game: str, entries: Sequence[Entry], started: float, local: bool, waiting: bool
-    ) -> None:
-        """One commit of this instance: count its moves; time its fan-out.
-
-        `started`: perf_counter() when the commit came back; `local`: the game has
-        sockets here; `waiting`: some of them did not get the events at once (the
-        wake-up will bring them: timed by `fanned_out`).
-        """
+    def committed(self, entries: Sequence[Entry]) -> None:
+        """One commit of this instance: count its moves (the observer tells)."""
         for entry in entries:
             event = entry.event
             if event["kind"] == "move":
@@ -161,11 +142,18 @@ class Metrics:
                 child = self._auto.get(event["auto"])
                 if child is not None:
                     child.inc()
-        if waiting and entries and game not in self._pending:
+
+    def delivered(self, game: str, seq: int, started: float, waiting: bool) -> None:
+        """Our commit of `game` from `seq` on went to the local sockets (the hub tells):
+        time its fan-out now, or, when some sockets wait for its wake-up, then.
+
+        `started`: perf_counter() when the commit came back.
+        """
+        if waiting and game not in self._pending:
             if len(self._pending) >= PENDING_MAX:
                 self._pending.clear()
-            self._pending[game] = (entries[0].seq, started)
-        elif local and entries:
+            self._pending[game] = (seq, started)
+        else:
             self._fanout.observe(time.perf_counter() - started)
 
     def fanned_out(self, game: str, seq: int) -> None:
@@ -185,23 +173,41 @@ class Metrics:
         child = self._errors.get(code)
         (child if child is not None else self.errors.labels(code)).inc()
 
-    # -- scraping -----------------------------------------------------------------
+
+class Exporter:
+    """GET /metrics: the gauges read fresh, then every family as text."""
+
+    def __init__(
+        self,
+        metrics: Metrics,
+        sockets: Sized,
+        games_followed: Sized,
+        queue_sizes: Callable[[], Awaitable[dict[str, int]]],
+        running_games: Callable[[], Awaitable[int]],
+    ) -> None:
+        self.metrics = metrics
+        self.sockets = sockets  # this instance's open sockets
+        self.games_followed = games_followed  # the games they follow (the hub's)
+        self.queue_sizes = queue_sizes  # Redis: the queue by max_players
+        self.running_games = running_games  # Redis: the unfinished games
+        self._view = make_aiohttp_handler(metrics.registry, disable_compression=True)
 
     async def refresh(self) -> None:
-        """Read the service-wide gauges from Redis; on trouble keep the last values."""
-        if self._read is None:
-            return
+        """Read the gauges; on Redis trouble keep the last values of those it holds."""
+        m = self.metrics
+        m.sockets.set(len(self.sockets))
+        m.games_followed.set(len(self.games_followed))
         try:
             async with asyncio.timeout(SCRAPE_TIMEOUT):
-                sizes, running = await self._read()
+                sizes, running = await self.queue_sizes(), await self.running_games()
         except (RedisError, OSError, TimeoutError) as exc:
-            self.redis_up.set(0)
+            m.redis_up.set(0)
             log.warning("metrics: cannot read Redis: %s", exc, extra={"event": "redis_error"})
             return
         for size, count in sizes.items():
-            self.queue.labels(size).set(count)
-        self.games_running.set(running)
-        self.redis_up.set(1)
+            m.queue.labels(size).set(count)
+        m.games_running.set(running)
+        m.redis_up.set(1)
 
     async def scrape(self, request: web.Request) -> web.StreamResponse:
         """The answer to GET /metrics: fresh gauges, then every family as text."""

@@ -1,10 +1,11 @@
 """How an instance watches itself: its parts report commits, fired deadlines and
-fan-outs here, and this module turns them into metrics (metrics.py) and log
-lines. Game events are logged by the instance that committed them, so each is
-logged once in the whole service: game_start, timeout, away, back, game_over.
+fan-outs, and these become metrics (metrics.py) and log lines. Game events are
+logged by the instance that committed them, so each is logged once in the
+whole service: game_start, timeout, away, back, game_over.
 
-`observe(services)` wires it once the parts are built; the parts only know a
-callback each (`Games.on_commit`, `Games.on_timeout`, `Hub.on_fanout`).
+`Observer` is one of the listeners `Games` is built with: it counts the moves
+of each commit and logs its events. The hub and the deadlines report to the
+metrics themselves (`Metrics.delivered`, `fanned_out`, `fired`).
 """
 
 from __future__ import annotations
@@ -17,50 +18,26 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from moose_server.net.hub import Hub
-from moose_server.net.services import Services
 from moose_server.ops.metrics import Metrics
 from moose_server.storage.store import Entry
 
-__all__ = ["LAG_PROBE", "collections_timed", "observe", "watch_loop"]
+__all__ = ["LAG_PROBE", "Observer", "collections_timed", "watch_loop"]
 
 log = logging.getLogger("moose_server.play.games")
 
 LAG_PROBE = 0.05  # seconds between two looks at the event loop's lag
 
 
-def observe(services: Services) -> None:
-    """Report the instance's commits, deadlines and fan-outs to its metrics."""
-    games, hub, metrics = services.games, services.hub, services.metrics
-    deliver = games.on_commit
+class Observer:
+    """Counts the moves of this instance's commits and logs their events."""
 
-    def on_commit(game: str, entries: list[Entry]) -> None:
-        started = time.perf_counter()
-        if deliver is not None:
-            deliver(game, entries)
-        metrics.committed(game, entries, started, game in hub.games, _awaited(hub, game, entries))
+    def __init__(self, metrics: Metrics) -> None:
+        self.metrics = metrics
+
+    def committed(self, game: str, entries: list[Entry]) -> None:
+        """A commit of this instance (Games tells, after the hub)."""
+        self.metrics.committed(entries)
         _log_events(game, entries)
-
-    games.on_commit = on_commit
-    games.on_timeout = metrics.fired
-    hub.on_fanout = metrics.fanned_out
-
-    async def read() -> tuple[dict[str, int], int]:
-        return await services.matchmaker.queue_sizes(), await services.store.running_games()
-
-    metrics.bind(lambda: len(services.connections), lambda: len(hub.games), read)
-
-
-def _awaited(hub: Hub, game: str, entries: Sequence[Entry]) -> bool:
-    """Whether a local socket still waits for these events (it was reading a gap)."""
-    if not entries:
-        return False
-    last = entries[-1].seq
-    for peer in hub.games.get(game, ()):
-        sub = peer.subs.get(game)
-        if sub is not None and sub.seen < last:
-            return True
-    return False
 
 
 def _log_events(game: str, entries: Sequence[Entry]) -> None:

@@ -5,16 +5,20 @@ Lua script checking the version and the move id). A lost race reads again. The
 commit appends the events to the game's stream and publishes a wake-up; the hub
 of every instance turns those into per-seat messages.
 
-Each instance keeps the games it last wrote (`Games._recent`, bounded). A
-player's move on such a game is checked against that copy and committed at
-once: the commit script checks the version anyway, so a copy that is behind
-costs one refused commit and then the usual read. A wake-up from another
-instance drops the copy it makes old (`Games.saw`). Anything the copy refuses
+Each instance keeps the games it last wrote (`Copies`, bounded). A player's
+move on such a game is checked against that copy and committed at once: the
+commit script checks the version anyway, so a copy that is behind costs one
+refused commit and then the usual read. A wake-up from another instance drops
+the copy it makes old (the hub tells `Copies.woke`). Anything the copy refuses
 is decided from a fresh read, so a resent move id still gets its first answer.
 
 A game's stream keeps a state snapshot every few events only (stream.py reads
 it back); once over, the game's data is compressed and its stream and move ids
 expire after `game_grace`.
+
+Every commit of this instance is told to the listeners `Games` is built with
+(the hub fans it out, the observer counts and logs it), and every deadline it
+fired to its `timeouts` listener (the metrics).
 
 Seats the server plays (bots, away seats, a pass that is the only legal move)
 are played at once by the instance that committed the move before, in a task;
@@ -31,7 +35,7 @@ import functools
 import logging
 import secrets
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -45,7 +49,17 @@ from moose_server.settings import Settings
 from moose_server.storage.store import Commit, Entry, Loaded, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
-__all__ = ["Game", "GameError", "Games", "Seat", "finished_record", "match_message"]
+__all__ = [
+    "Copies",
+    "Game",
+    "GameError",
+    "GameListener",
+    "Games",
+    "Seat",
+    "TimeoutListener",
+    "finished_record",
+    "match_message",
+]
 
 log = logging.getLogger(__name__)
 
@@ -77,6 +91,20 @@ class Rater(Protocol):
 
     async def apply(self, game: Game, ended: int) -> None:
         """Apply a finished rated game's rating changes (once, whoever calls); `ended`: ms."""
+
+
+class GameListener(Protocol):
+    """Told of every commit of this instance (the hub, the observer)."""
+
+    def committed(self, game: str, entries: list[Entry]) -> None:
+        """Events this instance has just committed, with the stream entries it wrote."""
+
+
+class TimeoutListener(Protocol):
+    """Told of every deadline this instance fired (the metrics)."""
+
+    def fired(self, late_ms: int) -> None:
+        """A deadline fired and played a move, `late_ms` after it was due (Redis time)."""
 
 
 @dataclass(frozen=True)
@@ -262,19 +290,23 @@ def over_event(state: rules.State) -> Event:
 class Games:
     """Creates games and plays moves on them, for every instance alike."""
 
-    def __init__(self, store: Store, settings: Settings, rater: Rater | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        settings: Settings,
+        rater: Rater | None = None,
+        copies: Copies | None = None,
+        *,
+        listeners: Sequence[GameListener] = (),
+        timeouts: TimeoutListener | None = None,
+    ) -> None:
         self.store = store
         self.settings = settings
         self.rater = rater  # rates finished games that are rated (None: none is)
+        self.copies = copies if copies is not None else Copies(settings)
+        self.listeners = tuple(listeners)
+        self.timeouts = timeouts
         self._tasks: set[asyncio.Task[None]] = set()
-        # Told of every commit of this instance, with the stream entries it wrote.
-        self.on_commit: Callable[[str, list[Entry]], None] | None = None
-        # Told how late (ms, Redis time) each deadline this instance fired was played.
-        self.on_timeout: Callable[[int], None] | None = None
-        self._recent: dict[str, Game] = {}  # game id -> as last written here (LRU order)
-        # Each game kept is ~12 KB (25 moves in); one that is not costs its next
-        # move a read. 2,048 were too few for a lobby of 20,000 (5,000 games).
-        self.recent_max = max(RECENT_GAMES, settings.max_sockets // SOCKETS_PER_GAME)
 
     async def close(self) -> None:
         """Cancel and await the auto-play tasks this instance started."""
@@ -353,7 +385,7 @@ class Games:
         """Play a player's move; return the seq of the event it produced."""
         # Without a move id, a random one still makes redis-py's resend harmless.
         field = self.store.move_field_of(player, move_id or f"~{secrets.token_hex(8)}")
-        known = self._recent.get(game_id)
+        known = self.copies.get(game_id)
         if known is not None:
             try:
                 new, events = self._player_move(known, player, move, seq)
@@ -480,8 +512,8 @@ class Games:
         if step is not None:
             got, result = await self._commit(game, step[0], step[1], "")
             if result is not None:
-                if self.on_timeout is not None:
-                    self.on_timeout(got.now - game.deadline)
+                if self.timeouts is not None:
+                    self.timeouts.fired(got.now - game.deadline)
                 await self.autoplay(result)
 
     async def back(self, game_id: str, player: str) -> None:
@@ -572,14 +604,15 @@ class Games:
         )  # fmt: skip
         if got.status != "ok":
             return got, None
-        if self.on_commit is not None:
+        if self.listeners:
             # The seat to act gets its legal moves unless the server plays it.
             legal = None if auto else new.legal
             entries = [
                 Entry(got.seq + i, event, snapshot, got.deadline, got.now, new.state, legal)
                 for i, event in enumerate(events)
             ]
-            self.on_commit(new.id, entries)
+            for listener in self.listeners:
+                listener.committed(new.id, entries)
         if new.state.over:
             # Both leave in one batch (one round trip; storage/batch.py).
             forget = self.store.remove_player_game(new.humans(), new.id)
@@ -591,23 +624,37 @@ class Games:
         written = new.but(
             version=old.version + len(events), deadline=got.deadline, packed_moves=packed_moves
         )
-        self._keep(written)
+        self.copies.keep(written)
         return got, written
 
-    # -- the games this instance wrote last ---------------------------------------
 
-    def _keep(self, game: Game) -> None:
-        known = self._recent.pop(game.id, None)
+class Copies:
+    """The games this instance wrote last, as it wrote them (bounded, least recently
+    written dropped first): `Games` plays on them, the hub's wake-ups age them."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._games: dict[str, Game] = {}  # game id -> as last written here (LRU order)
+        # Each game kept is ~12 KB (25 moves in); one that is not costs its next
+        # move a read. 2,048 were too few for a lobby of 20,000 (5,000 games).
+        self.size = max(RECENT_GAMES, settings.max_sockets // SOCKETS_PER_GAME)
+
+    def get(self, game_id: str) -> Game | None:
+        """Our copy of the game, if we keep one."""
+        return self._games.get(game_id)
+
+    def keep(self, game: Game) -> None:
+        """Keep the game as just written here (a finished game is dropped)."""
+        known = self._games.pop(game.id, None)
         if game.state.over:
             return
         if known is not None and known.version > game.version:
             game = known  # a later commit of ours got here first
-        self._recent[game.id] = game
-        if len(self._recent) > self.recent_max:
-            del self._recent[next(iter(self._recent))]
+        self._games[game.id] = game
+        if len(self._games) > self.size:
+            del self._games[next(iter(self._games))]
 
-    def saw(self, game_id: str, seq: int) -> None:
+    def woke(self, game: str, seq: int) -> None:
         """A wake-up: the game is at `seq` now; forget our copy if it is older."""
-        known = self._recent.get(game_id)
+        known = self._games.get(game)
         if known is not None and known.version < seq:
-            del self._recent[game_id]
+            del self._games[game]
