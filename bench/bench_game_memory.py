@@ -58,7 +58,7 @@ async def play(games: Games, players: int, seed: int) -> str:
 
 
 async def memory(store: Store, game: str) -> int:
-    sizes = [await store.redis.memory_usage(k, samples=0) for k in store.game_keys(game)]
+    sizes = [await store.redis.memory_usage(k, samples=0) for k in store.keys_of(game).held()]
     return sum(s or 0 for s in sizes)
 
 

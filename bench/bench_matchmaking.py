@@ -28,8 +28,8 @@ sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
 import redis.asyncio as aioredis  # noqa: E402
 
-from moose_server.lobby import matchmaking  # noqa: E402
-from moose_server.lobby.matchmaking import Matchmaker  # noqa: E402
+from moose_server.lobby.matchmaking import Matchmaker, MatchOptions  # noqa: E402
+from moose_server.storage import scripts  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
 
 SETTINGS = {"rounds of 1000 tickets, every table": (1000, 10**6),
@@ -49,7 +49,7 @@ async def one(url: str, players: int, scan: int, tables: int) -> dict[str, Any]:
         connection_pool=aioredis.BlockingConnectionPool.from_url(url, max_connections=32)
     )
     await redis.flushall()
-    mm = Matchmaker(redis, match_wait=60, scan=scan, tables=tables)
+    mm = Matchmaker(redis, MatchOptions(match_wait=60, scan=scan, tables=tables))
     for start in range(0, players, 500):
         await asyncio.gather(*(mm.enqueue(f"p{i}", f"p{i}", 4, 4)
                                for i in range(start, min(players, start + 500))))  # fmt: skip
@@ -64,7 +64,7 @@ async def one(url: str, players: int, scan: int, tables: int) -> dict[str, Any]:
         for table in got:
             await mm.started(table.key)
     cpu1 = await redis.info("cpu")
-    form = {hashlib.sha1(matchmaking._load_script("form").encode()).hexdigest().encode()}
+    form = {hashlib.sha1(scripts.source("mm_form").encode()).hexdigest().encode()}
     entries = await redis.slowlog_get(100_000)
     durations = [e["duration"] / 1000 for e in entries if _sha(e["command"]) in form]
     await redis.config_set("slowlog-log-slower-than", 10_000)

@@ -28,7 +28,9 @@ from moose_server.play.games import Game, Games
 from moose_server.play.results import Results
 from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis, free_port
+from moose_server.storage.keys import NAMES_KEY, history_key, profile_key, rated_key, top_key
 from moose_server.storage.players import PlayerStore
+from moose_server.storage.scripts import AccountClaimCall
 from moose_server.storage.store import Store, connect
 
 PLAYERS, GAMES, ACCOUNTS, SEATS = 40, 200, 1000, 4
@@ -81,44 +83,47 @@ async def main() -> dict[str, Any]:
         after = int((await redis.info("memory"))["used_memory"])
         moves = mean([len(g.moves) for g in played])
         game_ids = [g.id for g in played]
+        held = [store.keys_of(g) for g in game_ids]
         out: dict[str, Any] = {
             "redis": (await redis.info("server"))["redis_version"],
             "games": GAMES, "seats": SEATS, "players": PLAYERS, "moves_per_game": moves,
             "seconds": round(time.monotonic() - t0, 1),
             "per_finished_game": {
-                "game_hash": mean(await usage(redis, [store.game_key(g) for g in game_ids])),
-                "event_stream": mean(await usage(redis, [store.events_key(g) for g in game_ids])),
-                "kept_record": mean(await usage(redis, [store.record_key(g) for g in game_ids])),
-                "rated_marker": mean(await usage(redis, [players.rated_key(g) for g in game_ids])),
+                "game_hash": mean(await usage(redis, [k.game for k in held])),
+                "event_stream": mean(await usage(redis, [k.events for k in held])),
+                "kept_record": mean(await usage(redis, [k.record for k in held])),
+                "rated_marker": mean(await usage(redis, [rated_key(g) for g in game_ids])),
             },
             "used_memory_per_game": round((after - before) / GAMES),
         }  # fmt: skip
-        histories = await usage(redis, [players.history_key(p) for p in ids])
-        entries = [await redis.llen(players.history_key(p)) for p in ids]
+        histories = await usage(redis, [history_key(p) for p in ids])
+        entries = [await redis.llen(history_key(p)) for p in ids]
         out["per_player"] = {
             "history_entries": mean(entries),
             "history_bytes_per_entry": round(sum(histories) / sum(entries), 1),
-            "guest_profile": mean(await usage(redis, [players.profile_key(p) for p in ids])),
+            "guest_profile": mean(await usage(redis, [profile_key(p) for p in ids])),
         }
         # Accounts: a guest claims its name (profile with password hash and generation,
         # an entry in the names hash).
-        names_before = (await usage(redis, [players.NAMES_KEY]))[0]
+        names_before = (await usage(redis, [NAMES_KEY]))[0]
         used_before = int((await redis.info("memory"))["used_memory"])
         pw = hash_password("correct horse battery")  # the same size as any other
         new = [f"p_a{i:09x}" for i in range(ACCOUNTS)]
         for i, player in enumerate(new):
             name = f"account-{i:05d}"
-            await players.claim(player, name_key(name), name, pw, False, 0)
+            claim = AccountClaimCall(player=player, name_key=name_key(name), name=name, pw=pw,
+                                     bot=False, now=0)  # fmt: skip
+            await players.claim(claim)
         used_after = int((await redis.info("memory"))["used_memory"])
-        names_after = (await usage(redis, [players.NAMES_KEY]))[0]
+        names_after = (await usage(redis, [NAMES_KEY]))[0]
         out["per_account"] = {
-            "profile_before_any_game": mean(await usage(redis, [players.profile_key(p)
+            "profile_before_any_game": mean(await usage(redis, [profile_key(p)
                                                                 for p in new])),
             "names_index": round((names_after - names_before) / ACCOUNTS, 1),
             "used_memory": round((used_after - used_before) / ACCOUNTS, 1),
         }  # fmt: skip
-        lb = (await usage(redis, [players.top_key("humans")]))[0]
-        listed = await redis.zcard(players.top_key("humans"))
+        lb = (await usage(redis, [top_key("humans")]))[0]
+        listed = await redis.zcard(top_key("humans"))
         out["leaderboard_bytes_per_player"] = round(lb / max(1, listed), 1)
         await games.close()
         await redis.aclose()

@@ -68,7 +68,9 @@ from moose import bots, rules  # noqa: E402
 from moose_server.codec import pack  # noqa: E402
 from moose_server.storage.batch import Batcher  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis, free_port  # noqa: E402
-from moose_server.storage.store import GAMES_CHANNEL, connect  # noqa: E402
+from moose_server.storage.keys import GameKeys, move_field  # noqa: E402
+from moose_server.storage.scripts import CommitCall  # noqa: E402
+from moose_server.storage.store import connect  # noqa: E402
 
 SOURCE = (ROOT / "server" / "moose_server" / "storage" / "lua" / "commit.lua").read_text()
 SHA = hashlib.sha1(SOURCE.encode()).hexdigest()
@@ -192,22 +194,25 @@ class Window:
 async def caller(client: Client, i: int, w: Window) -> None:
     """One caller: the moves of one game after another, as the server makes them."""
     assert w.errors is not None
-    bucket = f"{{b{i % 64}}}"
     for g in range(1_000_000):
         gid = f"g_{i}_{g}"
-        # commit.lua's KEYS, as Store.commit names them.
-        keys = [f"{bucket}:game:{gid}", f"{bucket}:events:{gid}", f"{bucket}:deadlines"]
-        keys += [f"{bucket}:unrated", f"{bucket}:record:{gid}", f"{bucket}:moves:{gid}"]
+        game_keys = GameKeys.of(gid, 64)
         for n in range(GAME_MOVES):
             if w.stop:
                 return
-            field = f"m:p_{i}:{g}-{n}"
+            field = move_field(f"p_{i}", f"{g}-{n}")
             try:
-                got = await client.hmget(keys[0], ["v", "data", "dl"])
-                # commit.lua's ARGV as Store.commit builds them: one event, game goes on.
-                args = [int(got[0] or 0), field, DATA, 30_000, gid, GAMES_CHANNEL, 0, 0, 0,
-                        b"", 0, 1, EVENT, SNAPSHOT]  # fmt: skip
-                reply = await client.commit(keys, args)
+                got = await client.hmget(game_keys.game, ["v", "data", "dl"])
+                # commit.lua's KEYS and ARGV as Store.commit builds them: one event.
+                call = CommitCall(
+                    game=gid,
+                    expected=int(got[0] or 0),
+                    move_field=field,
+                    data=DATA,
+                    events=[(EVENT, SNAPSHOT)],
+                    deadline_ms=30_000,
+                )
+                reply = await client.commit(*call.build(game_keys))
             except Exception as exc:  # a pool timeout, say: count it and go on
                 w.errors[type(exc).__name__] += 1
                 continue

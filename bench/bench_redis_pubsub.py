@@ -38,9 +38,10 @@ sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 import redis  # noqa: E402
 
 from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
+from moose_server.storage.keys import GAMES_CHANNEL  # noqa: E402
 from moose_server.storage.store import connect  # noqa: E402
 
-CHANNEL = b"moose:games"
+CHANNEL = GAMES_CHANNEL
 BASE = "redis-py PubSub"
 
 

@@ -14,7 +14,7 @@ import pytest
 import redis as redis_sync
 
 from moose_server.accounts.identity import hash_password, name_key, verify_password
-from moose_server.storage.players import PlayerStore
+from moose_server.storage.keys import profile_key
 
 from helpers import RawClient, ServeProcess
 
@@ -38,7 +38,7 @@ async def login(client: RawClient, name: str, password: str) -> dict[str, Any]:
 
 def profile(redis_url: str, player: str) -> dict[str, str]:
     with redis_sync.Redis.from_url(redis_url) as r:
-        raw = r.hgetall(PlayerStore.profile_key(player))
+        raw = r.hgetall(profile_key(player))
     return {k.decode(): v.decode() for k, v in raw.items()}
 
 

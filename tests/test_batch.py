@@ -17,6 +17,7 @@ from redis.exceptions import ConnectionError, DataError, NoScriptError, Response
 from moose_server.storage.batch import Batcher
 from moose_server.storage.connection import Backend, open_redis
 from moose_server.storage.embedded import free_port
+from moose_server.storage.scripts import CommitCall
 from moose_server.storage.store import Store, connect
 
 from helpers import RedisClusterNodes
@@ -163,7 +164,9 @@ async def test_aclose_lets_queued_commands_finish_and_refuses_new_ones(redis_url
 
 async def test_a_store_sends_its_frequent_calls_through_the_batcher(backend):
     store = Store(backend.redis, 16, backend.batch)
-    c = await store.commit("g_1", 0, "", {"n": 1}, [EV, EV], 0)
+    c = await store.commit(
+        CommitCall(game="g_1", expected=0, data={"n": 1}, events=[EV, EV], deadline_ms=0)
+    )
     before = backend.batch.batches
     assert before >= 1  # the commit (and its EVAL, where Redis had no script yet)
     loaded, events = await asyncio.gather(store.load("g_1"), store.events("g_1"))
@@ -197,7 +200,9 @@ async def test_a_store_over_tls_batches_its_calls(redis_server, redis_url, tls_c
         try:
             assert not backend.cluster
             store = Store(backend.redis, 16, backend.batch)
-            await store.commit("g_tls", 0, "", {"n": 1}, [EV], 0)
+            await store.commit(
+                CommitCall(game="g_tls", expected=0, data={"n": 1}, events=[EV], deadline_ms=0)
+            )
             assert (await store.load("g_tls")).version == 1 and backend.batch.batches >= 2
         finally:
             await backend.aclose()

@@ -15,7 +15,7 @@ from moose.client import Client
 from moose_server.play.games import Games
 from moose_server.settings import Settings
 from moose_server.storage.embedded import free_port
-from moose_server.storage.store import PLAYERS_CHANNEL
+from moose_server.storage.keys import PLAYERS_CHANNEL
 
 from helpers import Serve, aof_copy, aof_restore, check_views, open_store, play_seat
 

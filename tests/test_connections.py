@@ -14,9 +14,11 @@ import redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import ConnectionError, RedisClusterException
 
-from moose_server.lobby.matchmaking import Matchmaker
+from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
 from moose_server.storage.connection import open_redis
-from moose_server.storage.store import GAMES_CHANNEL, Store, connect
+from moose_server.storage.keys import GAMES_CHANNEL, GameKeys
+from moose_server.storage.scripts import CommitCall
+from moose_server.storage.store import Store, connect
 
 from helpers import check_game, play_out, table_game
 
@@ -93,10 +95,18 @@ async def test_pubsub_hears_scripts_of_every_node_and_moves_on_after_a_failure(r
             await pubsub.subscribe(GAMES_CHANNEL)
             # Games in buckets on all three masters: each commit publishes on its own node.
             games = [f"g_{i}" for i in range(12)]
-            nodes = {backend.redis.get_node_from_key(store.game_key(g)).name for g in games}
+            nodes = {backend.redis.get_node_from_key(store.keys_of(g).game).name for g in games}
             assert len(nodes) == 3
             for game in games:
-                await store.commit(game, 0, "", {}, [({"kind": "start"}, {})], 0)
+                await store.commit(
+                    CommitCall(
+                        game=game,
+                        expected=0,
+                        data={},
+                        events=[({"kind": "start"}, {})],
+                        deadline_ms=0,
+                    )
+                )
             heard = set()
             async with asyncio.timeout(5):
                 while len(heard) < len(games):
@@ -115,28 +125,30 @@ async def test_every_game_and_matchmaking_script_stays_in_one_slot(redis_cluster
     backend = await open_redis(redis_cluster.url, 8)
     try:
         store = Store(backend.redis, buckets=16)
-        await store.commit("g_x", 0, "m:p:1", {"a": 1}, [({"kind": "start"}, {})], 1)
+        await store.commit(
+            CommitCall(
+                game="g_x",
+                expected=0,
+                move_field="m:p:1",
+                data={"a": 1},
+                events=[({"kind": "start"}, {})],
+                deadline_ms=1,
+            )
+        )
         async with asyncio.timeout(5):
             while not (due := await store.claim(1000)):
                 await asyncio.sleep(0.01)
         assert [game for game, _ in due] == ["g_x"]
-        mm = Matchmaker(backend.redis, match_wait=0, instance="i_a")
+        mm = Matchmaker(backend.redis, MatchOptions(match_wait=0, instance="i_a"))
         await mm.enqueue("p1", "ann", 2, 2)
         await mm.enqueue("p2", "bob", 2, 2)
         [table] = await mm.form_tables()
         assert sorted(s.player or "" for s in table.seats) == ["p1", "p2"]
         # The client itself refuses a script whose keys span two slots.
         with pytest.raises(RedisClusterException):
-            await store._commit(
-                keys=[
-                    "{b1}:game:x",
-                    "{b2}:events:x",
-                    "{b1}:deadlines",
-                    "{b1}:unrated",
-                    "{b1}:record:x",
-                ],
-                args=[],
-            )
+            one, two = GameKeys("x", "b1"), GameKeys("x", "b2")
+            keys = [one.game, two.events, one.deadlines, one.unrated, one.record]
+            await store._commit(keys=keys, args=[])
     finally:
         await backend.aclose()
 

@@ -64,7 +64,7 @@ async def test_a_player_plays_against_a_bot_to_the_end(games):
     with pytest.raises(GameError) as err:
         await games.move(game.id, "p_h", {"action": "pass"})
     assert err.value.code == "game_over"
-    ttl = await games.store.redis.ttl(games.store.game_key(game.id))
+    ttl = await games.store.redis.ttl(games.store.keys_of(game.id).game)
     assert 0 < ttl <= games.settings.game_ttl
 
 
@@ -137,7 +137,7 @@ async def test_away_and_back_of_another_seat_leave_a_move_on_the_seq_before_vali
 
 async def memory(store: Store, game_id: str) -> int:
     """Bytes Redis holds for every key of the game (MEMORY USAGE, every element)."""
-    sizes = [await store.redis.memory_usage(k, samples=0) for k in store.game_keys(game_id)]
+    sizes = [await store.redis.memory_usage(k, samples=0) for k in store.keys_of(game_id).held()]
     return sum(s or 0 for s in sizes)
 
 
@@ -162,7 +162,7 @@ async def test_a_finished_game_keeps_answers_for_its_grace_then_only_its_record(
     # In the grace a resent move (any of them) gets its first answer...
     assert await games.move(game.id, last[0], last[1], None, last[2]) == answers[last[2]]
     async with asyncio.timeout(30):  # ...then Redis drops the events and the move ids
-        while await client.exists(store.events_key(game.id), store.ledger_key(game.id)):
+        while await client.exists(store.keys_of(game.id).events, store.keys_of(game.id).moves):
             await asyncio.sleep(0.05)
     assert await memory(store, game.id) <= 4096
     kept = await games.load(game.id)  # what remains: the whole game, compressed

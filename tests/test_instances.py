@@ -22,12 +22,13 @@ import pytest
 from moose import rules
 from moose.bots import make_bot
 from moose.client import Client, ConnectionLost, GameResult, ServerError
-from moose_server.lobby.matchmaking import Matchmaker, tickets_key
+from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
 from moose_server.play.games import Games
 from moose_server.play.streams import read_events
 from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis
-from moose_server.storage.store import PLAYERS_CHANNEL, Store
+from moose_server.storage.keys import PLAYERS_CHANNEL, mm_key
+from moose_server.storage.store import Store
 
 from helpers import ServeProcess, aof_copy, aof_restore, open_store, play_match
 
@@ -172,7 +173,7 @@ async def test_games_finish_when_an_instance_is_killed(backend_url, moose_serve,
     assert await check_games(backend_url, results) >= 1  # late moves made deadlines fire
     # The other instances found the dead one's heartbeat gone and dropped its ticket.
     async with open_store(backend_url) as store:
-        mm = Matchmaker(store.redis, match_wait=1)
+        mm = Matchmaker(store.redis, MatchOptions(match_wait=1))
         async with asyncio.timeout(30):
             while await mm.ticket_instances():
                 await asyncio.sleep(0.1)
@@ -334,7 +335,7 @@ async def test_a_queue_ticket_redis_lost_is_taken_again(moose_serve, redis_facto
     redis_server.kill()  # Redis loses ann's ticket
     aof_restore(redis_server, copy)
     await asyncio.to_thread(redis_server.start)
-    tickets = tickets_key("moose")
+    tickets = mm_key("tickets")
     async with asyncio.timeout(30), open_store(redis_server.url) as store:
         while not await store.redis.hexists(tickets, ann.player):  # before: never again
             await asyncio.sleep(0.05)

@@ -9,7 +9,8 @@ import pytest
 import redis.asyncio as aioredis
 
 from moose_server.storage import store as store_module
-from moose_server.storage.store import LIVE_KEYS, Store
+from moose_server.storage.keys import LIVE_GAMES_KEY, LIVE_INFO_KEY
+from moose_server.storage.store import Store
 
 Message = dict[str, Any]
 
@@ -53,7 +54,7 @@ async def test_a_queue_game_is_listed_to_followers_until_it_ends(
                                                                        "seat": seat}})  # fmt: skip
     await next_list(fan, timeout=60, until=lambda listing: not listed(game)(listing))
     async with aioredis.Redis.from_url(redis_url) as r:
-        assert await r.zcard(LIVE_KEYS[0]) == 0 and await r.hlen(LIVE_KEYS[1]) == 0
+        assert await r.zcard(LIVE_GAMES_KEY) == 0 and await r.hlen(LIVE_INFO_KEY) == 0
 
 
 async def test_private_table_games_are_never_listed(moose_server, ws_client, redis_url):
@@ -67,7 +68,7 @@ async def test_private_table_games_are_never_listed(moose_server, ws_client, red
     await asyncio.sleep(0.3)
     assert (await host.request("games"))["games"] == []
     async with aioredis.Redis.from_url(redis_url) as r:
-        assert await r.zcard(LIVE_KEYS[0]) == 0
+        assert await r.zcard(LIVE_GAMES_KEY) == 0
 
 
 async def test_online_counts_the_players_of_every_instance(moose_server, ws_client):
@@ -103,16 +104,18 @@ async def test_the_index_keeps_the_newest_games_only(store, monkeypatch):
     monkeypatch.setattr(store_module, "LIVE_KEPT", 3)
     for i in range(5):
         await store.live_add(f"g_{i}", {"players": 2, "names": ["a", "b"], "bots": [None, None]})
-        await store.redis.zadd(store.deadlines_key(store.bucket(f"g_{i}")), {f"g_{i}": 1})
-    assert await store.redis.zcard(LIVE_KEYS[0]) == 3 and await store.redis.hlen(LIVE_KEYS[1]) == 3
+        await store.redis.zadd(store.keys_of(f"g_{i}").deadlines, {f"g_{i}": 1})
+    assert (
+        await store.redis.zcard(LIVE_GAMES_KEY) == 3 and await store.redis.hlen(LIVE_INFO_KEY) == 3
+    )
     assert {g["game"] for g in await store.live_games(10)} == {"g_2", "g_3", "g_4"}
 
 
 async def test_a_listed_game_without_a_deadline_has_ended_and_leaves_the_index(store):
     await store.live_add("g_gone", {"players": 2, "names": ["a", "b"], "bots": [None, None]})
     await store.live_add("g_live", {"players": 2, "names": ["c", "d"], "bots": [None, "greedy"]})
-    await store.redis.zadd(store.deadlines_key(store.bucket("g_live")), {"g_live": 1})
+    await store.redis.zadd(store.keys_of("g_live").deadlines, {"g_live": 1})
     games = await store.live_games(10)
     assert [g["game"] for g in games] == ["g_live"] and games[0]["bots"] == [None, "greedy"]
-    assert await store.redis.zrange(LIVE_KEYS[0], 0, -1) == [b"g_live"]
-    assert await store.redis.hkeys(LIVE_KEYS[1]) == [b"g_live"]
+    assert await store.redis.zrange(LIVE_GAMES_KEY, 0, -1) == [b"g_live"]
+    assert await store.redis.hkeys(LIVE_INFO_KEY) == [b"g_live"]

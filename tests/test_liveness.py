@@ -14,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from moose_server.lobby.matchmaking import MatchError, Matchmaker
+from moose_server.lobby.matchmaking import MatchError, Matchmaker, MatchOptions
 from moose_server.ops.liveness import Liveness
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
+from moose_server.storage.keys import instance_key
 from moose_server.storage.store import Store
 
 from helpers import Clock, until
@@ -38,7 +39,7 @@ def instance(
 ) -> tuple[Liveness, Matchmaker]:
     """An instance's liveness and matchmaker (tickets taken through it carry its id)."""
     settings = Settings(instance_id=name, instance_ttl=ttl)
-    mm = Matchmaker(redis, match_wait=60, instance=name)
+    mm = Matchmaker(redis, MatchOptions(match_wait=60, instance=name))
     return Liveness(Store(redis, 16), mm, settings, **kwargs), mm
 
 
@@ -89,7 +90,7 @@ async def test_after_its_own_heartbeat_lapsed_an_instance_waits_before_judging(r
     # Redis was away for longer than the TTL: every heartbeat lapsed, as a restart
     # of a Redis that keeps its data (the tickets) would leave them.
     for name in ("i_one", "i_two"):  # one at a time: on a cluster they may live apart
-        await redis.delete(Store.instance_key(name))
+        await redis.delete(instance_key(name))
     await one.beat()
     assert await one.reap() == []  # i_two may be coming back too: not judged yet
     await two.beat()

@@ -56,11 +56,9 @@ def test_no_module_of_the_load_test_imports_the_server() -> None:
 
 def test_what_the_load_test_knows_of_the_server_is_true() -> None:
     """deployment.py's defaults and key names, against the server's own."""
-    import redis.asyncio as aioredis
 
     from moose_server.settings import Settings
-    from moose_server.storage.players import PlayerStore
-    from moose_server.storage.store import Store
+    from moose_server.storage.keys import GameKeys, profile_key
 
     documented = {
         "rate": deployment.RATE, "burst": deployment.BURST,
@@ -70,13 +68,13 @@ def test_what_the_load_test_knows_of_the_server_is_true() -> None:
     }  # fmt: skip
     defaults = Settings()
     assert documented == {name: getattr(defaults, name) for name in documented}
-    store = Store(aioredis.Redis(), 5)  # key names only: nothing is sent
     for game in ("g_0123456789", "g_ffff0000aa", "g_1"):
-        assert deployment.game_keys(game, 5) == store.game_keys(game)
-        assert deployment.is_game_hash(store.game_key(game))
-        assert not deployment.is_game_hash(store.events_key(game))
-        assert deployment.key_kind(store.game_key(game)) == "game"
-    assert deployment.PROFILE_KEY.format(player="p_1") == PlayerStore.profile_key("p_1")
+        keys = GameKeys.of(game, 5)
+        assert deployment.game_keys(game, 5) == keys.held()
+        assert deployment.is_game_hash(keys.game)
+        assert not deployment.is_game_hash(keys.events)
+        assert deployment.key_kind(keys.game) == "game"
+    assert deployment.PROFILE_KEY.format(player="p_1") == profile_key("p_1")
 
 
 def test_percentiles_of_nothing_and_of_a_list() -> None:

@@ -16,7 +16,7 @@ import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from moose_server.lobby.dealer import Lobby, game_id_of
-from moose_server.lobby.matchmaking import Matchmaker
+from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
 from moose_server.play.games import Games
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
@@ -32,7 +32,7 @@ async def lobby(backend_url: str) -> AsyncIterator[Lobby]:
     settings = Settings(redis_url=backend_url, lease=LEASE)
     store = Store(backend.redis, settings.buckets)
     games = Games(store, settings)
-    mm = Matchmaker(backend.redis, match_wait=0, instance="i_a", lease=LEASE)
+    mm = Matchmaker(backend.redis, MatchOptions(match_wait=0, instance="i_a", lease=LEASE))
     yield Lobby(mm, games, store, settings)
     await games.close()
     await backend.aclose()
@@ -117,7 +117,9 @@ async def test_a_server_deals_the_table_an_instance_formed_before_it_died(
         assert (await client.request("queue", min_players=2, max_players=3))["type"] == "queued"
     backend = await open_redis(redis_url, 4)
     try:  # another instance forms their table, and dies before dealing it
-        dying = Matchmaker(backend.redis, match_wait=0, instance="i_dying", lease=LEASE)
+        dying = Matchmaker(
+            backend.redis, MatchOptions(match_wait=0, instance="i_dying", lease=LEASE)
+        )
         [table] = await dying.form_tables()
     finally:
         await backend.aclose()

@@ -23,10 +23,12 @@ from moose_server.lobby.matchmaking import (
     FormedTable,
     MatchError,
     Matchmaker,
+    MatchOptions,
     Seat,
-    mm_keys,
 )
 from moose_server.storage.connection import open_redis
+from moose_server.storage.keys import mm_key
+from moose_server.storage.scripts import FormCall
 
 from helpers import until
 
@@ -56,8 +58,7 @@ def redis(backend: Any) -> Any:
 def make_mm(backend: Any) -> Callable[..., Matchmaker]:
     def make(**kwargs: object) -> Matchmaker:
         kwargs.setdefault("match_wait", WAIT)
-        kwargs.setdefault("batch", backend.batch)
-        return Matchmaker(backend.redis, **kwargs)  # type: ignore[arg-type]
+        return Matchmaker(backend.redis, MatchOptions(**kwargs), backend.batch)  # type: ignore[arg-type]
 
     return make
 
@@ -182,8 +183,8 @@ async def test_bots_fill_after_queue_bots_after(make_mm):
 
 
 async def test_forget_instance_drops_only_its_tickets(redis):
-    a = Matchmaker(redis, match_wait=60, instance="a")
-    b = Matchmaker(redis, match_wait=60, instance="b")
+    a = Matchmaker(redis, MatchOptions(match_wait=60, instance="a"))
+    b = Matchmaker(redis, MatchOptions(match_wait=60, instance="b"))
     await queue(a, [(3, 6)] * 3, tag="a")
     await queue(b, [(3, 6)] * 2, tag="b")
     assert await b.forget_instance("a") == 3
@@ -197,18 +198,18 @@ async def test_a_resent_call_runs_once(make_mm, redis):
     """redis-py re-sends a script after a lost reply: the nonce answers it from memory."""
     mm = make_mm(match_wait=0)
     await queue(mm, [(2, 2)] * 2)
-    form = mm._scripts["form"]
-    args = ["nonce-1", 0, 0, 1000, 30_000_000, 100, 100, 8]
-    first = await form(keys=mm_keys("moose"), args=args)
+    form = mm._scripts[FormCall]
+    keys, args = FormCall(0, 0, 1000, 30_000_000, 100, 100, 8).build("nonce-1")
+    first = await form(keys=keys, args=args)
     await queue(mm, [(2, 2)] * 2, tag="q")
-    assert await form(keys=mm_keys("moose"), args=args) == first
+    assert await form(keys=keys, args=args) == first
     assert len(await mm.form_tables()) == 1  # the second pair was not taken by the resend
 
 
 async def test_idle_polling_writes_nothing(make_mm, redis):
     mm = make_mm(match_wait=60)
     await mm.enqueue("alice", "Alice", 3, 3)
-    done = mm_keys(mm.prefix)[7]  # the replies remembered for re-sent calls
+    done = mm_key("done")  # the replies remembered for re-sent calls
     remembered = await redis.hlen(done)
     for _ in range(5):
         assert await mm.form_tables() == []
@@ -330,7 +331,7 @@ async def test_concurrent_form_tables_seat_everyone_once(backend_url):
     ranges = dict(zip([f"p{i}" for i in range(240)], random_ranges(rng, 240), strict=True))
     clients = [await open_redis(backend_url, 4) for _ in range(12)]
     mms = [
-        Matchmaker(c.redis, match_wait=0.05, queue_bots_after=0.1, instance=f"i{n}")
+        Matchmaker(c.redis, MatchOptions(match_wait=0.05, queue_bots_after=0.1, instance=f"i{n}"))
         for n, c in enumerate(clients)
     ]
     formed: list[FormedTable] = []
@@ -369,7 +370,7 @@ async def test_simultaneous_form_tables_over_a_full_queue(backend_url, make_mm):
     ranges = dict(zip([f"p{i}" for i in range(300)], random_ranges(rng, 300), strict=True))
     await queue(make_mm(), list(ranges.values()))
     clients = [await open_redis(backend_url, 4) for _ in range(20)]
-    mms = [Matchmaker(c.redis, match_wait=0) for c in clients]
+    mms = [Matchmaker(c.redis, MatchOptions(match_wait=0)) for c in clients]
     formed: list[FormedTable] = []
     for _ in range(5):  # 20 connections fire at the same moment, a few times over
         for tables in await asyncio.gather(*(mm.form_tables() for mm in mms)):
@@ -386,7 +387,7 @@ async def test_simultaneous_form_tables_over_a_full_queue(backend_url, make_mm):
 
 async def waiting(mm: Matchmaker) -> list[str]:
     """The players still queued, oldest first."""
-    return [p.decode() for p in await mm.redis.zrange(mm_keys(mm.prefix)[0], 0, -1)]
+    return [p.decode() for p in await mm.redis.zrange(mm_key("queue"), 0, -1)]
 
 
 def no_table_left(left: list[str], ranges: dict[str, tuple[int, int]], *, full: bool) -> bool:
@@ -438,14 +439,14 @@ async def test_two_thousand_players_are_all_seated(make_mm):
     seated = Counter(p for t in formed for p in humans(t))
     assert set(seated) == set(ranges) and max(seated.values()) == 1
     check_tables([t for t in formed if all(s.bot is None for s in t.seats)], ranges)
-    assert calls <= math.ceil(len(formed) / mm.tables) + 3  # full slices, then the rest
+    assert calls <= math.ceil(len(formed) / mm.options.tables) + 3  # full slices, then the rest
 
 
 async def test_one_call_forms_a_slice_of_tables_and_says_when_more_wait(make_mm):
     mm = make_mm()
-    await queue(mm, [(4, 4)] * (4 * mm.tables + 8))  # a slice's worth and two tables more
+    await queue(mm, [(4, 4)] * (4 * mm.options.tables + 8))  # a slice's worth and two tables more
     first = await mm.form_tables()
-    assert len(first) == mm.tables and mm.full(first)
+    assert len(first) == mm.options.tables and mm.full(first)
     second = await mm.form_tables()
     assert len(second) == 2 and not mm.full(second)
     assert await mm.form_tables() == []

@@ -21,6 +21,7 @@ import moose
 from moose.bots import make_bot
 from moose.client import Client, ServerError, is_final
 from moose_server.storage.embedded import free_port
+from moose_server.storage.keys import mm_key
 
 from helpers import ASK, Run, Serve, drive, spawn
 
@@ -167,7 +168,7 @@ async def test_bots_that_cannot_sit_are_refused_before_a_table_is_made(
     assert run.code == 2
     assert "a table of 2 has 1 seat besides yours, and --bots names 2 bots" in run.err
     with redis.Redis.from_url(redis_url) as r:
-        assert r.hlen("moose:{mm}:tables") == 0  # no table was made
+        assert r.hlen(mm_key("tables")) == 0  # no table was made
     nowhere = f"ws://127.0.0.1:{free_port()}/ws"
     run = await drive(
         await spawn("play", "--url", nowhere, "--create", "3", "--bots", "greedy,foo")

@@ -14,6 +14,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from moose_server.accounts.tokens import Tokens
+from moose_server.storage.keys import SECRET_KEY
 from moose_server.storage.store import Store
 
 from helpers import table_game
@@ -113,7 +114,7 @@ async def test_session_errors(game, store, ws_client, redis_url):
     assert (await fresh.request("hello", protocol=2, name="x"))["code"] == "protocol_version"
     assert (await fresh.request("hello", protocol=1, name=""))["code"] == "bad_message"
     assert (await fresh.request("hello", protocol=1))["code"] == "bad_message"
-    secret = (await store.redis.get("moose:secret")).decode()
+    secret = (await store.redis.get(SECRET_KEY)).decode()
     now = time.time()
     forged = Tokens("not-the-secret", 3600).issue(actor.player, "ada", now)
     expired = Tokens(secret, 10).issue(actor.player, "ada", now - 3600)

@@ -8,10 +8,11 @@ import aiohttp
 from aiohttp import web
 
 from moose_server.app import STORE, create_app, drain
-from moose_server.lobby.matchmaking import Matchmaker
+from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
 from moose_server.net.ws import DOORS
 from moose_server.settings import Settings
 from moose_server.storage.embedded import free_port
+from moose_server.storage.scripts import CommitCall
 from moose_server.storage.store import Store
 
 from helpers import http_base
@@ -80,10 +81,14 @@ async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, 
             assert resp.status == 503
         # New work appears: a deadline falls due, two tickets could make a table.
         store = Store(app[STORE].redis, settings.buckets)
-        key = store.deadlines_key(store.bucket("g_due"))
-        await store.commit("g_due", 0, "", {}, [({"kind": "start"}, {})], 50)
+        key = store.keys_of("g_due").deadlines
+        await store.commit(
+            CommitCall(
+                game="g_due", expected=0, data={}, events=[({"kind": "start"}, {})], deadline_ms=50
+            )
+        )
         due = await store.redis.zscore(key, "g_due")
-        others = Matchmaker(app[STORE].redis, match_wait=0, instance="i_other")
+        others = Matchmaker(app[STORE].redis, MatchOptions(match_wait=0, instance="i_other"))
         await others.enqueue("p1", "bob", 2, 2)
         await others.enqueue("p2", "cid", 2, 2)
         await asyncio.sleep(0.5)  # ten polls and rounds, were they still running

@@ -23,7 +23,8 @@ from moose_server.net.recent import RECENT_EVENTS, RECENT_GAMES
 from moose_server.net.waiting import Waiting
 from moose_server.play.games import Copies, Games
 from moose_server.settings import Settings
-from moose_server.storage.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store, connect
+from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
+from moose_server.storage.store import Entry, Store, connect
 
 from helpers import until
 from helpers.relay import Relay

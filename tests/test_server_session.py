@@ -160,7 +160,7 @@ async def test_a_late_sync_of_a_finished_game_gets_its_events_then_its_final_sta
     assert again[-1] == over
     store = Store(connect(redis_url, 2), 16)
     async with asyncio.timeout(30):  # the grace ends: Redis drops the game's events
-        while await store.redis.exists(store.events_key(game)):
+        while await store.redis.exists(store.keys_of(game).events):
             await asyncio.sleep(0.05)
     await store.redis.aclose()
     synced = await a.request("sync", game=game, since=over["seq"] - 2)

@@ -7,9 +7,12 @@ from typing import Any
 
 import pytest
 import redis.asyncio as aioredis
+from redis.crc import key_slot
 
 from moose_server.storage.connection import open_redis
-from moose_server.storage.store import GAMES_CHANNEL, Store, connect
+from moose_server.storage.keys import GAMES_CHANNEL, deadlines_key, move_field, polled_key
+from moose_server.storage.scripts import CommitCall
+from moose_server.storage.store import Store, connect
 
 from helpers import RedisClusterNodes
 
@@ -25,17 +28,24 @@ async def store(redis_url: str) -> Any:
 EV = ({"kind": "move", "seat": 0}, {"turn": 1})
 
 
+def step(game: str, expected: int, **fields: Any) -> CommitCall:
+    """A commit of `game` over version `expected`: one event, no deadline, unless given."""
+    fields = {"data": {}, "events": [EV], "deadline_ms": 0, **fields}
+    return CommitCall(game=game, expected=expected, **fields)
+
+
 async def test_keys_share_their_bucket_hash_tag(store):
-    tag = f"{{b{store.bucket('g_abc')}}}"
-    assert store.game_key("g_abc").startswith(tag + ":game:")
-    assert store.events_key("g_abc").startswith(tag + ":events:")
-    assert store.deadlines_key(store.bucket("g_abc")) == tag + ":deadlines"
+    keys = store.keys_of("g_abc")
+    bucket = store.bucket("g_abc")
+    commit_keys, _ = step("g_abc", 0).build(keys)
+    together = [*commit_keys, *keys.held(), deadlines_key(bucket), polled_key(bucket)]
+    assert {key_slot(k.encode()) for k in together} == {key_slot(f"b{bucket}".encode())}
 
 
 async def test_commit_checks_the_version_and_appends_events(store):
-    first = await store.commit("g_1", 0, "", {"n": 1}, [EV, EV], 0)
+    first = await store.commit(step("g_1", 0, data={"n": 1}, events=[EV, EV]))
     assert (first.status, first.seq) == ("ok", 1)
-    stale = await store.commit("g_1", 0, "", {"n": 2}, [EV], 0)
+    stale = await store.commit(step("g_1", 0, data={"n": 2}))
     assert (stale.status, stale.seq) == ("stale", 2)
     loaded = await store.load("g_1")
     assert (loaded.version, loaded.data) == (2, {"n": 1})
@@ -46,11 +56,11 @@ async def test_commit_checks_the_version_and_appends_events(store):
 
 
 async def test_a_repeated_move_id_returns_the_first_answer(store):
-    await store.commit("g_2", 0, "", {"n": 0}, [EV], 0)
-    field = store.move_field_of("p_1", "m-1")
-    first = await store.commit("g_2", 1, field, {"n": 1}, [EV], 0)
-    again = await store.commit("g_2", 1, field, {"n": 99}, [EV], 0)
-    later = await store.commit("g_2", 2, field, {"n": 99}, [EV], 0)
+    await store.commit(step("g_2", 0, data={"n": 0}))
+    field = move_field("p_1", "m-1")
+    first = await store.commit(step("g_2", 1, move_field=field, data={"n": 1}))
+    again = await store.commit(step("g_2", 1, move_field=field, data={"n": 99}))
+    later = await store.commit(step("g_2", 2, move_field=field, data={"n": 99}))
     assert (first.status, first.seq) == ("ok", 2)
     assert (again.status, again.seq) == ("dup", 2) and (later.status, later.seq) == ("dup", 2)
     loaded = await store.load("g_2", field)
@@ -58,40 +68,36 @@ async def test_a_repeated_move_id_returns_the_first_answer(store):
 
 
 async def test_deadlines_use_redis_time_and_can_be_kept_or_cleared(store):
-    key = store.deadlines_key(store.bucket("g_3"))
-    set_ = await store.commit("g_3", 0, "", {}, [EV], 60_000)
+    key = store.keys_of("g_3").deadlines
+    set_ = await store.commit(step("g_3", 0, deadline_ms=60_000))
     assert set_.deadline == set_.now + 60_000
     assert await store.redis.zscore(key, "g_3") == set_.deadline
-    kept = await store.commit("g_3", 1, "", {}, [EV], -1)
+    kept = await store.commit(step("g_3", 1, deadline_ms=-1))
     assert kept.deadline == set_.deadline
     assert (await store.events("g_3"))[1].deadline == set_.deadline
-    cleared = await store.commit("g_3", 2, "", {}, [EV], 0, ttl=100, grace_ms=30_000)
+    cleared = await store.commit(step("g_3", 2, ttl=100, grace_ms=30_000))
     assert cleared.deadline == 0 and await store.redis.zscore(key, "g_3") is None
-    assert 0 < await store.redis.ttl(store.game_key("g_3")) <= 100
-    assert 0 < await store.redis.pttl(store.events_key("g_3")) <= 30_000
+    assert 0 < await store.redis.ttl(store.keys_of("g_3").game) <= 100
+    assert 0 < await store.redis.pttl(store.keys_of("g_3").events) <= 30_000
 
 
 async def test_a_finished_games_events_and_move_ids_last_its_grace_only(store):
-    field = store.move_field_of("p_1", "m-9")
-    await store.commit("g_5", 0, "", {"n": 0}, [EV], 60_000)
-    await store.commit("g_5", 1, field, {"n": 1}, [EV], 60_000)
-    assert await store.redis.hget(store.ledger_key("g_5"), field) == b"2"
-    assert await store.redis.pttl(store.ledger_key("g_5")) == -1  # the game goes on
-    await store.commit("g_5", 2, "", {"n": 2}, [EV], 0, ttl=3600, grace_ms=20_000)
-    for key in (store.events_key("g_5"), store.ledger_key("g_5")):
+    field = move_field("p_1", "m-9")
+    await store.commit(step("g_5", 0, data={"n": 0}, deadline_ms=60_000))
+    await store.commit(step("g_5", 1, move_field=field, data={"n": 1}, deadline_ms=60_000))
+    assert await store.redis.hget(store.keys_of("g_5").moves, field) == b"2"
+    assert await store.redis.pttl(store.keys_of("g_5").moves) == -1  # the game goes on
+    await store.commit(step("g_5", 2, data={"n": 2}, ttl=3600, grace_ms=20_000))
+    for key in (store.keys_of("g_5").events, store.keys_of("g_5").moves):
         assert 0 < await store.redis.pttl(key) <= 20_000, key
-    assert 3_000 < await store.redis.ttl(store.game_key("g_5")) <= 3600
-    assert set(store.game_keys("g_5")) == {
-        store.game_key("g_5"),
-        store.events_key("g_5"),
-        store.ledger_key("g_5"),
-        store.record_key("g_5"),
-    }
+    assert 3_000 < await store.redis.ttl(store.keys_of("g_5").game) <= 3600
+    keys = store.keys_of("g_5")
+    assert set(keys.held()) == {keys.game, keys.events, keys.moves, keys.record}
 
 
 async def test_snapshots_are_kept_only_where_given_with_the_auto_flag_on_every_entry(store):
-    await store.commit("g_6", 0, "", {}, [(EV[0], {"turn": 1, "auto": True})], 0, auto=True)
-    await store.commit("g_6", 1, "", {}, [(EV[0], None), (EV[0], None)], 0)
+    await store.commit(step("g_6", 0, events=[(EV[0], {"turn": 1, "auto": True})], auto=True))
+    await store.commit(step("g_6", 1, events=[(EV[0], None), (EV[0], None)]))
     rows = await store.events("g_6")
     assert [(r.seq, r.state, r.auto) for r in rows] == [
         (1, {"turn": 1, "auto": True}, True),
@@ -104,7 +110,7 @@ async def test_commit_publishes_a_wake_up(store, redis_url):
     listener = aioredis.Redis.from_url(redis_url)
     async with listener.pubsub() as pubsub:
         await pubsub.subscribe(GAMES_CHANNEL)
-        await store.commit("g_4", 0, "", {}, [EV, EV, EV], 0)
+        await store.commit(step("g_4", 0, events=[EV, EV, EV]))
         async with asyncio.timeout(10):
             async for msg in pubsub.listen():
                 if msg["type"] == "message":
@@ -114,8 +120,8 @@ async def test_commit_publishes_a_wake_up(store, redis_url):
 
 
 async def test_claim_takes_due_deadlines_once_per_lease(store):
-    await store.commit("g_5", 0, "", {}, [EV], 1)
-    await store.commit("g_6", 0, "", {}, [EV], 3_600_000)
+    await store.commit(step("g_5", 0, deadline_ms=1))
+    await store.commit(step("g_6", 0, deadline_ms=3_600_000))
     for _ in range(1000):
         due = await store.claim(60_000)
         if due:
@@ -123,7 +129,7 @@ async def test_claim_takes_due_deadlines_once_per_lease(store):
     [(game, now)] = due
     assert game == "g_5" and now > 0
     assert await store.claim(60_000) == []  # leased: nobody else takes it
-    key = store.deadlines_key(store.bucket("g_5"))
+    key = store.keys_of("g_5").deadlines
     # Each bucket's script reads TIME itself: a later bucket may be a millisecond on.
     assert now + 60_000 <= await store.redis.zscore(key, "g_5") < now + 61_000
 
@@ -143,13 +149,13 @@ async def test_a_failing_cluster_node_delays_only_its_own_deadlines(tmp_path, wa
     try:
         store = Store(backend.redis, buckets=16)
         games = [f"g_{i}" for i in range(24)]
-        where = {g: backend.redis.get_node_from_key(store.game_key(g)).port for g in games}
+        where = {g: backend.redis.get_node_from_key(store.keys_of(g).game).port for g in games}
         assert len(set(where.values())) == 3
         if warm:
             assert await store.claim(60_000) == []  # every node has the claim script now
             assert not store.claim_failed
         for game in games:
-            await store.commit(game, 0, "", {}, [EV], 1)
+            await store.commit(step(game, 0, deadline_ms=1))
         await asyncio.sleep(0.01)  # every deadline is due
         dead = nodes.nodes[0]
         dead.kill()

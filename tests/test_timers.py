@@ -15,6 +15,7 @@ from moose import rules
 from moose_server.play.games import Games
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
+from moose_server.storage.keys import GameKeys, deadlines_key, polled_key
 from moose_server.storage.store import Store, connect
 
 from helpers import table_game
@@ -90,10 +91,10 @@ async def test_after_a_gap_in_the_polls_due_deadlines_move_to_a_grace_and_fire_l
     await store.claim(60_000, 1000, 5000)  # stamps the bucket's poll key (and claims it)
     # As if no instance had claimed this bucket for 30 s (Redis down, nobody running).
     now = await store.now_ms()
-    await store.redis.zadd(store.deadlines_key(bucket), {game.id: now - 10})
-    await store.redis.set(store.polled_key(bucket), now - 30_000)
+    await store.redis.zadd(deadlines_key(bucket), {game.id: now - 10})
+    await store.redis.set(polled_key(bucket), now - 30_000)
     assert await store.claim(60_000, 1000, 5000) == []  # before: claimed at once
-    moved = await store.redis.zscore(store.deadlines_key(bucket), game.id)
+    moved = await store.redis.zscore(deadlines_key(bucket), game.id)
     assert now + 5000 <= moved < now + 6000
     assert await store.claim(60_000, 1000, 5000) == []  # not due until the grace is over
 
@@ -186,7 +187,7 @@ async def test_a_gap_left_by_a_slow_instance_is_no_outage(parts):
     game = await quick.create(SEATS)  # due at once
     bucket = store.bucket(game.id)
     now = await store.now_ms()
-    await store.redis.set(store.polled_key(bucket), now - 30_000)  # no claim for 30 s
+    await store.redis.set(polled_key(bucket), now - 30_000)  # no claim for 30 s
     assert await t1.tick() == 1  # played, not moved
     assert (await store.load(game.id)).version == 2
 
@@ -210,7 +211,7 @@ async def _last_events(clients: list[Any], game: str) -> dict[Any, Message]:
 def _timeouts(redis_url: str, game: str) -> list[Message]:
     """The game's `timeout` moves, read from its stream."""
     with redis.Redis.from_url(redis_url) as r:
-        store_key = next(iter(r.scan_iter(f"*:events:{game}")))
+        store_key = next(iter(r.scan_iter(GameKeys(game, "*").events)))
         rows = r.xrange(store_key)
     events = [msgpack.unpackb(fields[b"e"]) for _, fields in rows]
     return [e for e in events if e.get("auto") == "timeout"]

@@ -64,8 +64,8 @@ def buckets() -> int:
 
 # deploy/README.md, "Keys read from outside". A game's keys carry its bucket's hash
 # tag; its bucket is the crc32 of its id modulo MOOSE_BUCKETS.
-GAME_KEYS = ("{{b{bucket}}}:game:{game}", "{{b{bucket}}}:events:{game}",
-             "{{b{bucket}}}:moves:{game}", "{{b{bucket}}}:record:{game}")  # fmt: skip
+GAME_KEYS = ("moose:{{b{bucket}}}:game:{game}", "moose:{{b{bucket}}}:events:{game}",
+             "moose:{{b{bucket}}}:moves:{game}", "moose:{{b{bucket}}}:record:{game}")  # fmt: skip
 PROFILE_KEY = "moose:{{pl}}:p:{player}"
 PROFILE_TTL_MS = 3_600_000  # the profiles we write are gone an hour after the run
 _ID = re.compile(r"[a-z]+_[0-9a-z]+")  # g_..., p_...: a game's or a player's id
@@ -92,7 +92,7 @@ def is_game_hash(key: str) -> bool:
 
 
 def key_kind(key: str) -> str:
-    """What a key is: its name after its hash tag, without ids (``{b3}:game:g_1f``: game)."""
+    """What a key is: its name after its hash tag, without ids (``moose:{b3}:game:g_1f``: game)."""
     parts = key.split(":")
     tags = [i for i, p in enumerate(parts) if p.startswith("{")]
     kept = [p for p in parts[tags[-1] + 1 if tags else 0 :] if not _ID.fullmatch(p)]

@@ -35,7 +35,7 @@ from moose_server.accounts.limits import CodeGuard, Meter, Sockets
 from moose_server.accounts.tokens import Tokens
 from moose_server.lobby.dealer import Lobby
 from moose_server.lobby.live_games import LiveGames
-from moose_server.lobby.matchmaking import Matchmaker
+from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
 from moose_server.net import api
 from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
@@ -135,7 +135,7 @@ async def _build(
     store = app[STORE] = Store(backend.redis, settings.buckets, backend.batch)
     players = PlayerStore(backend.redis, backend.batch)
     secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
-    matchmaker = _matchmaker(settings, backend)
+    matchmaker = Matchmaker(backend.redis, MatchOptions.of(settings), backend.batch)
     metrics = Metrics()
     stack.enter_context(collections_timed(metrics))
     # The move path: the hub tells the games' copies of wake-ups, the metrics how its
@@ -199,15 +199,6 @@ async def _run(
     stack.push_async_callback(cancel_and_wait, tasks)
     async with asyncio.timeout(READY_TIMEOUT):
         await ready.wait()
-
-
-def _matchmaker(settings: Settings, backend: Backend) -> Matchmaker:
-    """The queue and the private tables, as configured."""
-    return Matchmaker(
-        backend.redis, match_wait=settings.match_wait, queue_bots_after=settings.queue_bots_after,
-        instance=settings.instance_id, lease=settings.lease, batch=backend.batch,
-        window=settings.match_window, widen=settings.match_widen,
-    )  # fmt: skip
 
 
 def _logins(store: Store, settings: Settings) -> Meter:

@@ -34,6 +34,7 @@ from moose_server.accounts.tokens import TokenError, TokenInfo, Tokens
 from moose_server.errors import Refusal
 from moose_server.settings import Settings
 from moose_server.storage.players import PlayerStore
+from moose_server.storage.scripts import AccountClaimCall
 
 __all__ = ["AccountError", "Accounts", "Identity", "hash_password", "name_key", "verify_password"]
 
@@ -166,7 +167,15 @@ class Accounts:
         if who.account:
             raise AccountError("already_registered", "this session is an account already")
         pw = await self._hash(_check_password(password))
-        got = await self.players.claim(who.player, name_key(who.name), who.name, pw, who.bot, now)
+        claim = AccountClaimCall(
+            player=who.player,
+            name_key=name_key(who.name),
+            name=who.name,
+            pw=pw,
+            bot=who.bot,
+            now=now,
+        )
+        got = await self.players.claim(claim)
         if got == "name_taken":
             raise AccountError("name_taken", f"an account holds a name like {who.name!r}")
         if got == "already_registered":

@@ -28,6 +28,8 @@ from redis.exceptions import RedisError
 from moose_server.accounts.addresses import client_address, limit_subject, networks
 from moose_server.errors import Refusal
 from moose_server.settings import Settings
+from moose_server.storage.keys import limit_key
+from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
 
 __all__ = ["CodeGuard", "Limited", "Meter", "Sockets"]
@@ -97,10 +99,12 @@ class Meter:
     @contextlib.asynccontextmanager
     async def attempt(self, address: str, subject: str) -> AsyncIterator[None]:
         """Pay a token per client for the request inside; a success gets them back."""
-        keys = [self.store.limit_key(f"{self.kind}:address", limit_subject(address)),
-                self.store.limit_key(f"{self.kind}:player", subject)]  # fmt: skip
+        keys = [
+            limit_key(self.kind, "address", limit_subject(address)),
+            limit_key(self.kind, "player", subject),
+        ]
         waits = await asyncio.gather(
-            *(self.store.limit_take(k, self.interval_ms, self.burst) for k in keys)
+            *(self.store.limit(LimitCall(k, self.interval_ms, self.burst)) for k in keys)
         )
         taken = [k for k, wait in zip(keys, waits, strict=True) if wait == 0]
         if len(taken) < len(keys):
@@ -117,7 +121,8 @@ class Meter:
 
     async def _give(self, keys: list[str]) -> None:
         with contextlib.suppress(RedisError, OSError):
-            await asyncio.gather(*(self.store.limit_give(k, self.interval_ms) for k in keys))
+            gives = (LimitCall(k, self.interval_ms, give=True) for k in keys)
+            await asyncio.gather(*(self.store.limit(g) for g in gives))
 
 
 class CodeGuard(Meter):

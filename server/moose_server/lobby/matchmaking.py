@@ -1,7 +1,8 @@
 """Matchmaking: the public queue and private tables, with every fact in Redis.
 
 Several server instances share one queue. Each state change is one Lua script
-(lua/mm_*.lua) over keys that share the ``{mm}`` hash tag, so it is atomic and
+(lua/mm_*.lua, called through its dataclass of scripts.py) over the keys of
+keys.mm_keys, which share the ``{mm}`` hash tag, so it is atomic and
 touches one Redis Cluster slot; waiting times come from Redis' TIME, never from
 an instance's clock. A player is in the queue or at one private table, never both.
 
@@ -16,104 +17,41 @@ import json
 import re
 import secrets
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 from moose_server.accounts.names import distinct
 from moose_server.errors import Refusal
+from moose_server.settings import Settings
+from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
+from moose_server.storage.keys import mm_key
+from moose_server.storage.scripts import (
+    AddBotCall,
+    CreateTableCall,
+    EnqueueCall,
+    ForgetCall,
+    FormCall,
+    JoinTableCall,
+    LeaveCall,
+    LeaveTableCall,
+    MatchCall,
+    StartedCall,
+    StartTableCall,
+    TableCall,
+)
 
 __all__ = [
     "BOT_NAMES",
     "CODE_ALPHABET",
     "FormedTable",
     "MatchError",
+    "MatchOptions",
     "Matchmaker",
     "Seat",
     "TableInfo",
-    "mm_keys",
 ]
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
-HASH_TAG = "{mm}"
-
-
-def queue_key(prefix: str) -> str:
-    """Sorted set: player -> ticket time (Redis microseconds, strictly increasing)."""
-    return f"{prefix}:{HASH_TAG}:queue"
-
-
-def tickets_key(prefix: str) -> str:
-    """Hash: player -> ticket JSON {name, min, max, inst}."""
-    return f"{prefix}:{HASH_TAG}:tickets"
-
-
-def counts_key(prefix: str) -> str:
-    """Hash: requested max_players -> players waiting with it."""
-    return f"{prefix}:{HASH_TAG}:counts"
-
-
-def clock_key(prefix: str) -> str:
-    """String: the last ticket time handed out."""
-    return f"{prefix}:{HASH_TAG}:clock"
-
-
-def tables_key(prefix: str) -> str:
-    """Hash: join code -> private table JSON {host, players, seats}."""
-    return f"{prefix}:{HASH_TAG}:tables"
-
-
-def expiry_key(prefix: str) -> str:
-    """Sorted set: join code -> when the table expires (Redis microseconds)."""
-    return f"{prefix}:{HASH_TAG}:table_expiry"
-
-
-def seated_key(prefix: str) -> str:
-    """Hash: player -> join code of the private table they sit at."""
-    return f"{prefix}:{HASH_TAG}:seated"
-
-
-def done_key(prefix: str) -> str:
-    """Hash: call nonce -> the script's reply, so a re-sent call is answered once."""
-    return f"{prefix}:{HASH_TAG}:done"
-
-
-def done_at_key(prefix: str) -> str:
-    """Sorted set: call nonce -> when its reply was stored."""
-    return f"{prefix}:{HASH_TAG}:done_at"
-
-
-def instances_key(prefix: str) -> str:
-    """Hash: server instance id -> tickets taken through it (to find a dead one's)."""
-    return f"{prefix}:{HASH_TAG}:instances"
-
-
-def starting_key(prefix: str) -> str:
-    """Hash: start key -> a formed table whose game is not dealt yet (see mm_lib.lua)."""
-    return f"{prefix}:{HASH_TAG}:starting"
-
-
-def starting_at_key(prefix: str) -> str:
-    """Sorted set: start key -> when another instance may deal it (Redis microseconds)."""
-    return f"{prefix}:{HASH_TAG}:starting_at"
-
-
-def mm_keys(prefix: str) -> list[str]:
-    """Every matchmaking key, in the order the scripts read KEYS."""
-    return [
-        queue_key(prefix),
-        tickets_key(prefix),
-        counts_key(prefix),
-        clock_key(prefix),
-        tables_key(prefix),
-        expiry_key(prefix),
-        seated_key(prefix),
-        done_key(prefix),
-        done_at_key(prefix),
-        instances_key(prefix),
-        starting_key(prefix),
-        starting_at_key(prefix),
-    ]
 
 
 # No 0/O, 1/I/L: a join code is read aloud and typed by hand. 31**8 = 8.5e11
@@ -130,9 +68,19 @@ try:
 except ImportError:  # the bots module is optional for the server
     BOT_NAMES = frozenset({"random", "greedy"})
 
-_SCRIPTS = ("enqueue", "leave", "form", "forget", "create", "join", "add_bot", "leave_table",
-            "start", "started", "table")  # fmt: skip
-_READ_ONLY = frozenset({"table"})
+_CALLS: tuple[type[MatchCall], ...] = (
+    EnqueueCall,
+    LeaveCall,
+    FormCall,
+    ForgetCall,
+    CreateTableCall,
+    JoinTableCall,
+    AddBotCall,
+    LeaveTableCall,
+    StartTableCall,
+    StartedCall,
+    TableCall,
+)
 
 
 @dataclass(frozen=True)
@@ -192,13 +140,6 @@ class MatchError(Refusal):
     """A player's request the matchmaker refuses; `code` is a PROTOCOL.md error code."""
 
 
-def _load_script(name: str) -> str:
-    lua = resources.files("moose_server.storage") / "lua"
-    body = (lua / f"mm_{name}.lua").read_text()
-    end = "return main()\n" if name in _READ_ONLY else (lua / "mm_end.lua").read_text()
-    return "\n".join(((lua / "mm_lib.lua").read_text(), body, end))
-
-
 def _seat(data: dict[str, Any]) -> Seat:
     return Seat(data.get("player"), data["name"], data.get("bot"), bool(data.get("is_bot")))
 
@@ -241,51 +182,55 @@ def normalize_code(code: str) -> str:
     return clean
 
 
+@dataclass(frozen=True)
+class MatchOptions:
+    """How the matchmaker of one instance seats players."""
+
+    match_wait: float  # then a player is seated at a smaller table
+    queue_bots_after: float = 0  # fill a waiting queue table with bots (0 = never)
+    bot: str = "greedy"  # the kind of those bots
+    table_ttl: float = 3600  # a private table not started is dropped after this
+    instance: str = ""  # this instance's id: its tickets are dropped should it die
+    # One form_tables call looks at the `scan` oldest tickets and forms `tables` at
+    # most: a few milliseconds of Redis at most, whatever the queue's length.
+    scan: int = 128
+    tables: int = 8
+    lease: float = 30.0  # a formed table not dealt within this is handed out again
+    window: float = 100.0  # queue tables of players within `window` rating points...
+    widen: float = 100.0  # ...`widen` more a second waited
+
+    def __post_init__(self) -> None:
+        if self.bot not in BOT_NAMES:
+            raise ValueError(f"unknown bot {self.bot!r} (known: {', '.join(sorted(BOT_NAMES))})")
+
+    @classmethod
+    def of(cls, settings: Settings) -> MatchOptions:
+        """The options an instance's settings give."""
+        return cls(
+            match_wait=settings.match_wait,
+            queue_bots_after=settings.queue_bots_after,
+            instance=settings.instance_id,
+            lease=settings.lease,
+            window=settings.match_window,
+            widen=settings.match_widen,
+        )
+
+
 class Matchmaker:
     """The public queue and the private tables of one service, shared by all instances."""
 
-    def __init__(
-        self,
-        redis: Any,
-        *,
-        match_wait: float,
-        queue_bots_after: float = 0,
-        bot: str = "greedy",
-        table_ttl: float = 3600,
-        instance: str = "",
-        prefix: str = "moose",
-        scan: int = 128,
-        tables: int = 8,
-        lease: float = 30.0,
-        batch: Batcher | None = None,
-        window: float = 100.0,
-        widen: float = 100.0,
-    ) -> None:
-        if bot not in BOT_NAMES:
-            raise ValueError(f"unknown bot {bot!r} (known: {', '.join(sorted(BOT_NAMES))})")
+    def __init__(self, redis: Any, options: MatchOptions, batch: Batcher | None = None) -> None:
         self.redis = redis
-        self.match_wait = match_wait
-        self.queue_bots_after = queue_bots_after
-        self.bot = bot
-        self.table_ttl = table_ttl
-        self.instance = instance
-        self.prefix = prefix
-        # One form_tables call looks at the `scan` oldest tickets and forms `tables` at
-        # most: a few milliseconds of Redis at most, whatever the queue's length.
-        self.scan = scan
-        self.tables = tables
-        self.lease = lease  # a formed table not dealt within this is handed out again
-        self._keys = mm_keys(prefix)
-        self._scripts = {name: redis.register_script(_load_script(name)) for name in _SCRIPTS}
+        self.options = options
+        self._scripts = {call: scripts.register(redis, call) for call in _CALLS}
         self.batch = batch or Batcher(redis)  # the scripts run through it (as Store's calls)
-        # Queue tables of players within `window` rating points, `widen` more a second waited.
-        self.window, self.widen = window, widen
 
-    async def _run(self, script: str, *args: Any, code: str | None = None) -> Any:
+    async def _run(self, call: MatchCall, code: str | None = None) -> Any:
+        """Run a matchmaking script; its JSON reply, or its refusal raised as a MatchError."""
         # A fresh nonce per call: redis-py re-sends it unchanged when it retries (a
         # batch whose connection was lost).
-        nonce = secrets.token_hex(8)
-        raw = await self.batch.run_script(self._scripts[script], self._keys, [nonce, *args])
+        keys, argv = call.build(secrets.token_hex(8))
+        raw = await self.batch.run_script(self._scripts[type(call)], keys, argv)
         data = json.loads(raw)
         if isinstance(data, dict) and "err" in data:
             raise _error(data, code)
@@ -305,14 +250,14 @@ class Matchmaker:
         high = _check_count(max_players, "max_players")
         if low > high:
             raise MatchError("bad_message", "min_players must not exceed max_players")
-        ticket = json.dumps({"name": name, "min": low, "max": high, "inst": self.instance,
+        ticket = json.dumps({"name": name, "min": low, "max": high, "inst": self.options.instance,
                              "r": skill})  # fmt: skip
-        data = await self._run("enqueue", player, ticket, high)
+        data = await self._run(EnqueueCall(player, ticket, high))
         return int(data["since"])
 
     async def leave(self, player: str) -> bool:
         """Take the player out of the queue; False when they were not queued."""
-        return bool((await self._run("leave", player))["left"])
+        return bool((await self._run(LeaveCall(player)))["left"])
 
     async def form_tables(self) -> list[FormedTable]:
         """Seat whoever the queue can seat now (see mm_form.lua); atomic across instances.
@@ -321,14 +266,22 @@ class Matchmaker:
         Tables formed earlier whose game was not dealt within the lease come again.
         Deal each table's game, then call `started(table.key)`.
         """
-        args = (_us(self.match_wait), _us(self.queue_bots_after), self.scan, _us(self.lease),
-                self.window, self.widen, self.tables)  # fmt: skip
-        rows = await self._run("form", *args)
+        o = self.options
+        call = FormCall(
+            match_wait_us=_us(o.match_wait),
+            bots_after_us=_us(o.queue_bots_after),
+            scan=o.scan,
+            lease_us=_us(o.lease),
+            window=o.window,
+            widen=o.widen,
+            most=o.tables,
+        )
+        rows = await self._run(call)
         return [self._formed(key, entry) for key, entry in rows or []]
 
     def full(self, tables: list[FormedTable]) -> bool:
         """Whether a `form_tables` call formed as many tables as it may: maybe more wait."""
-        return sum(1 for t in tables if t.source == "queue") >= self.tables
+        return sum(1 for t in tables if t.source == "queue") >= self.options.tables
 
     def _formed(self, key: str, entry: dict[str, Any]) -> FormedTable:
         if "t" in entry:
@@ -336,16 +289,17 @@ class Matchmaker:
             return FormedTable(seats, f"table:{entry['t']}", key, bool(entry.get("rated")))
         bots, flat = int(entry["q"][0]), entry["q"][1:]
         seats = [Seat(flat[i], flat[i + 1], None) for i in range(0, len(flat), 2)]
-        seats += [Seat(None, f"{self.bot}-bot {n}", self.bot) for n in range(1, bots + 1)]
+        bot = self.options.bot
+        seats += [Seat(None, f"{bot}-bot {n}", bot) for n in range(1, bots + 1)]
         return FormedTable(seats=seats, source="queue", key=key)
 
     async def started(self, key: str) -> None:
         """The game of the formed table `key` is dealt: it is not handed out again."""
-        await self._run("started", key)
+        await self._run(StartedCall(key))
 
     async def queue_sizes(self) -> dict[str, int]:
         """Players waiting, by requested max_players ("2".."6")."""
-        counts = await self.redis.hgetall(counts_key(self.prefix))
+        counts = await self.redis.hgetall(mm_key("counts"))
         sizes = {str(k): 0 for k in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
         for key, value in counts.items():
             sizes[key.decode() if isinstance(key, bytes) else str(key)] = int(value)
@@ -353,12 +307,12 @@ class Matchmaker:
 
     async def ticket_instances(self) -> dict[str, int]:
         """The instances that took the tickets waiting now, with how many each."""
-        counts = await self.redis.hgetall(instances_key(self.prefix))
+        counts = await self.redis.hgetall(mm_key("instances"))
         return {k.decode(): int(v) for k, v in counts.items() if int(v) > 0}
 
     async def forget_instance(self, instance: str) -> int:
         """Drop the tickets taken through a dead instance; return how many."""
-        return int((await self._run("forget", instance))["dropped"])
+        return int((await self._run(ForgetCall(instance)))["dropped"])
 
     # -- private tables --------------------------------------------------------
 
@@ -370,9 +324,9 @@ class Matchmaker:
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             try:
-                ttl = _us(self.table_ttl)
-                data = await self._run("create", code, host, name, count, ttl, int(rated),
-                                       int(is_bot))  # fmt: skip
+                ttl = _us(self.options.table_ttl)
+                call = CreateTableCall(code, host, name, count, ttl, rated, is_bot)
+                data = await self._run(call)
             except MatchError as exc:
                 if exc.code == "code_taken":  # 31**8 codes: a clash is rare, retry
                     continue
@@ -385,8 +339,8 @@ class Matchmaker:
     ) -> TableInfo:
         """Take the first empty seat of the table with that join code."""
         code = normalize_code(code)
-        ttl = _us(self.table_ttl)
-        data = await self._run("join", code, player, name, ttl, int(is_bot), code=code)
+        ttl = _us(self.options.table_ttl)
+        data = await self._run(JoinTableCall(code, player, name, ttl, is_bot), code)
         return _table_info(code, data)
 
     async def add_bot(self, code: str, player: str, bot: str) -> TableInfo:
@@ -395,25 +349,27 @@ class Matchmaker:
         if bot not in BOT_NAMES:
             known = ", ".join(sorted(BOT_NAMES))
             raise MatchError("bad_message", f"unknown bot {str(bot)[:24]!r} (known: {known})")
-        data = await self._run("add_bot", code, player, bot, _us(self.table_ttl), code=code)
+        ttl = _us(self.options.table_ttl)
+        data = await self._run(AddBotCall(code, player, bot, ttl), code)
         return _table_info(code, data)
 
     async def leave_table(self, code: str, player: str) -> TableInfo | None:
         """Leave a table; a leaving host hands it to the next human, or closes it (None)."""
         code = normalize_code(code)
-        data = await self._run("leave_table", code, player, _us(self.table_ttl), code=code)
+        ttl = _us(self.options.table_ttl)
+        data = await self._run(LeaveTableCall(code, player, ttl), code)
         return None if data.get("closed") else _table_info(code, data)
 
     async def start_table(self, code: str, player: str) -> FormedTable:
         """The host starts the table with its filled seats (at least 2); the table is removed."""
         code = normalize_code(code)
-        data = await self._run("start", code, player, _us(self.lease), code=code)
+        data = await self._run(StartTableCall(code, player, _us(self.options.lease)), code)
         seats = [_seat(s) for s in data["seats"]]
         return FormedTable(seats, f"table:{code}", data["key"], bool(data.get("rated")))
 
     async def seated_table(self, player: str) -> TableInfo | None:
         """The private table the player sits at (not started yet), or None."""
-        code = await self.redis.hget(seated_key(self.prefix), player)
+        code = await self.redis.hget(mm_key("seated"), player)
         if code is None:
             return None
         try:
@@ -426,7 +382,7 @@ class Matchmaker:
     async def table(self, code: str) -> TableInfo:
         """The private table with that join code, or `bad_code`."""
         code = normalize_code(code)
-        return _table_info(code, await self._run("table", code, code=code))
+        return _table_info(code, await self._run(TableCall(code), code))
 
 
 def _us(seconds: float) -> int:

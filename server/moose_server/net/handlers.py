@@ -205,7 +205,7 @@ class Handlers:
         self.waiting.add(_player(conn), conn.name, low, high, skill)
         log.info("queue %s for %s-%s seats", conn.player, low, high,
                  extra={"event": "queue", "player": conn.player})  # fmt: skip
-        mm = self.matchmaker
+        mm = self.matchmaker.options
         return {
             "type": "queued", "min_players": low, "max_players": high, "server_time": since,
             "match_wait": mm.match_wait, "queue_bots_after": mm.queue_bots_after,

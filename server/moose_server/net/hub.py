@@ -50,7 +50,8 @@ from moose_server.net.recent import RECENT_GAMES, GameLog, Recent
 from moose_server.play.games import Game
 from moose_server.play.streams import read_events
 from moose_server.storage.connection import PubSubSource
-from moose_server.storage.store import GAMES_CHANNEL, PLAYERS_CHANNEL, Entry, Store
+from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
+from moose_server.storage.store import Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = [

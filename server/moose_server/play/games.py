@@ -46,6 +46,8 @@ from moose_server.codec import extend_map, pack, pack_array_header, pack_compres
 from moose_server.errors import Refusal
 from moose_server.play.streams import keeps_snapshot, read_event
 from moose_server.settings import Settings
+from moose_server.storage.keys import move_field
+from moose_server.storage.scripts import CommitCall
 from moose_server.storage.store import Commit, Entry, Loaded, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
@@ -384,7 +386,7 @@ class Games:
     ) -> int:  # fmt: skip
         """Play a player's move; return the seq of the event it produced."""
         # Without a move id, a random one still makes redis-py's resend harmless.
-        field = self.store.move_field_of(player, move_id or f"~{secrets.token_hex(8)}")
+        field = move_field(player, move_id or f"~{secrets.token_hex(8)}")
         known = self.copies.get(game_id)
         if known is not None:
             try:
@@ -575,15 +577,16 @@ class Games:
             return max(1, int(min(s.auto_delay, s.turn_time) * 1000))
         return max(1, int((s.answer_time if new.state.pending else s.turn_time) * 1000))
 
-    async def _commit(
-        self, old: Game, new: Game, events: list[Event], field: str
-    ) -> tuple[Commit, Game | None]:
-        """Commit `new` over `old`: the answer, and the new game if it was written."""
-        state = new.state.to_dict()  # once: it goes into the data and every snapshot
-        # Stored beside the state so that a seat the server plays at once is not
-        # offered legal moves it would race the server for.
-        auto = new.auto_kind() is not None
-        snapshot = {**state, "auto": auto}
+    def _commit_call(
+        self,
+        old: Game,
+        new: Game,
+        events: list[Event],
+        field: str,
+        state: dict[str, Any],
+        auto: bool,
+    ) -> tuple[CommitCall, tuple[int, bytes]]:
+        """What the commit script writes for `new` over `old`, and `new`'s moves packed."""
         data, packed_snapshot, packed_moves = new.packed(state, auto)
         over = new.state.over
         rated = over and new.rated
@@ -596,12 +599,32 @@ class Games:
             (e, packed_snapshot if keeps_snapshot(old.version + 1 + i) else None)
             for i, e in enumerate(events)
         ]
-        got = await self.store.commit(
-            new.id, old.version, field, data, stored, self._deadline_delta(new, events, auto),
-            self.settings.game_ttl if over else 0, record,
-            self.settings.record_ttl if rated else 0, auto=auto,
+        call = CommitCall(
+            game=new.id,
+            expected=old.version,
+            move_field=field,
+            data=data,
+            events=stored,
+            deadline_ms=self._deadline_delta(new, events, auto),
+            ttl=self.settings.game_ttl if over else 0,
+            record=record,
+            record_ttl=self.settings.record_ttl if rated else 0,
+            auto=auto,
             grace_ms=int(self.settings.game_grace * 1000),
-        )  # fmt: skip
+        )
+        return call, packed_moves
+
+    async def _commit(
+        self, old: Game, new: Game, events: list[Event], field: str
+    ) -> tuple[Commit, Game | None]:
+        """Commit `new` over `old`: the answer, and the new game if it was written."""
+        state = new.state.to_dict()  # once: it goes into the data and every snapshot
+        # Stored beside the state so that a seat the server plays at once is not
+        # offered legal moves it would race the server for.
+        auto = new.auto_kind() is not None
+        snapshot = {**state, "auto": auto}
+        call, packed_moves = self._commit_call(old, new, events, field, state, auto)
+        got = await self.store.commit(call)
         if got.status != "ok":
             return got, None
         if self.listeners:
@@ -616,7 +639,7 @@ class Games:
         if new.state.over:
             # Both leave in one batch (one round trip; storage/batch.py).
             forget = self.store.remove_player_game(new.humans(), new.id)
-            if rated and self.rater is not None:
+            if new.rated and self.rater is not None:
                 await asyncio.gather(forget, self.rater.apply(new, got.now))
             else:
                 await forget

@@ -32,7 +32,8 @@ from moose_server.accounts.ratings import Standing
 from moose_server.lobby.matchmaking import Seat
 from moose_server.play.games import Game
 from moose_server.settings import Settings
-from moose_server.storage.players import PlayerStore, RatedSeat
+from moose_server.storage.players import PlayerStore
+from moose_server.storage.scripts import RateCall, RatedSeat
 from moose_server.storage.store import Store
 from moose_server.tasks import cancelling
 
@@ -140,15 +141,28 @@ class Results:
                      "private": game.code is not None}  # fmt: skip
             seats.append(RatedSeat(player, game.names[k], bots[k], after.mu - before.mu,
                                    after.sigma / before.sigma, json.dumps(entry)))  # fmt: skip
-        if seats:
-            s = self.settings
-            args = [2 * s.game_ttl, s.history_size, int(s.guest_ttl * 1000),
-                    s.provisional_games, ratings.BASE, ratings.SCALE, ratings.BASE_ORDINAL,
-                    ratings.SPREAD, ratings.MU, ratings.SIGMA]  # fmt: skip
-            if await self.players.rate(game.id, seats, args):
-                log.info("rated %s: %d seats", game.id, len(seats),
-                         extra={"event": "rated", "game": game.id})  # fmt: skip
+        if seats and await self.players.rate(self._rate_call(game.id, seats)):
+            log.info("rated %s: %d seats", game.id, len(seats),
+                     extra={"event": "rated", "game": game.id})  # fmt: skip
         self._done.append(game.id)
+
+    def _rate_call(self, game: str, seats: list[RatedSeat]) -> RateCall:
+        """The rating update of a game's seats, on this service's scales and settings."""
+        s = self.settings
+        return RateCall(
+            game=game,
+            seats=seats,
+            marker_ttl=2 * s.game_ttl,
+            history_size=s.history_size,
+            guest_ttl_ms=int(s.guest_ttl * 1000),
+            provisional_games=s.provisional_games,
+            base=ratings.BASE,
+            scale=ratings.SCALE,
+            base_ordinal=ratings.BASE_ORDINAL,
+            spread=ratings.SPREAD,
+            mu=ratings.MU,
+            sigma=ratings.SIGMA,
+        )
 
     # -- the loop ---------------------------------------------------------------
 

@@ -14,8 +14,9 @@ over it ("ours / storage ceiling" in BENCHMARKS.md). Alone:
 
     python -m moose_server.storage.ceiling REDIS_URL GAMES WARMUP DURATION [TABLE]
 
-prints one JSON object. Its keys are its own (``{lt}:...``): run it on a Redis
-the server does not use, or one where ``{lt}`` keys are free.
+prints one JSON object. Its keys are its own (keys.GameKeys.loadtest,
+``moose:{lt}:...``): run it on a Redis the server does not use, or one where
+those keys are free.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ import json
 import sys
 import time
 from collections import Counter
-from importlib import resources
 from typing import Any
 
 import redis.asyncio as aioredis
@@ -35,12 +35,14 @@ from redis.exceptions import RedisError
 from moose import bots, rules
 from moose_server.codec import pack
 from moose_server.play.streams import keeps_snapshot
+from moose_server.storage import scripts
+from moose_server.storage.keys import LOADTEST_CHANNEL, GameKeys, move_field
+from moose_server.storage.scripts import CommitCall
 
 __all__ = ["GAME_MOVES", "storage_ceiling"]
 
 GAME_MOVES = 52  # moves of an average 4-player game of greedy bots (measured)
 POOL = 64  # the server's default redis_connections
-CHANNEL = b"moose:loadtest"
 
 
 def _sample(players: int) -> tuple[rules.State, list[dict[str, Any]]]:
@@ -71,7 +73,6 @@ async def storage_ceiling(
     url: str, games: int, warmup: float, duration: float, players: int = 4
 ) -> dict[str, Any]:
     """Moves per second of `games` loops doing HMGET + commit EVALSHA, like the server."""
-    script = resources.files("moose_server.storage").joinpath("lua", "commit.lua").read_text()
     # The server's pool holds 64 connections; at least one per loop here, because
     # loops that issue their next command at once starve the pool's other waiters
     # (redis-py's BlockingConnectionPool is not FIFO), which left 136 of 200 loops
@@ -81,7 +82,7 @@ async def storage_ceiling(
     )
     redis = aioredis.Redis(connection_pool=pool)
     listener = aioredis.Redis.from_url(url)
-    commit = redis.register_script(script)
+    commit = scripts.register(redis, CommitCall)
     data, event, snapshot = _payload(players)
     start = time.monotonic()
     window = (start + warmup, start + warmup + duration)
@@ -92,23 +93,31 @@ async def storage_ceiling(
     async def game_loop(i: int) -> None:
         for generation in itertools.count():
             gid = f"lt_{i}_{generation}"
-            keys = [f"{{lt}}:game:{gid}", f"{{lt}}:events:{gid}", "{lt}:deadlines",
-                    "{lt}:unrated", f"{{lt}}:record:{gid}", f"{{lt}}:moves:{gid}"]  # fmt: skip
-            made.extend([keys[0], keys[1], keys[5]])
+            names = GameKeys.loadtest(gid)
+            made.extend([names.game, names.events, names.moves])
             for version in range(GAME_MOVES):
                 t0 = time.monotonic()
                 if t0 >= window[1]:
                     return
-                field = f"m:p_{i}:{generation}-{version}"
+                field = move_field(f"p_{i}", f"{generation}-{version}")
                 try:
                     async with redis.pipeline(transaction=False) as pipe:
-                        pipe.hmget(keys[0], ["v", "data", "dl"])
-                        pipe.hget(keys[5], field)
+                        pipe.hmget(names.game, ["v", "data", "dl"])
+                        pipe.hget(names.moves, field)
                         await pipe.execute()
                     # A snapshot where the server keeps one (streams.keeps_snapshot).
-                    kept = snapshot if keeps_snapshot(version + 1) else b""
-                    await commit(keys=keys, args=[version, field, data, 30_000, gid, CHANNEL,
-                                                  0, 0, 0, b"", 0, 1, event, kept])  # fmt: skip
+                    kept = snapshot if keeps_snapshot(version + 1) else None
+                    call = CommitCall(
+                        game=gid,
+                        expected=version,
+                        move_field=field,
+                        data=data,
+                        events=[(event, kept)],
+                        deadline_ms=30_000,
+                        channel=LOADTEST_CHANNEL,
+                    )
+                    keys, args = call.build(names)
+                    await commit(keys=keys, args=args)
                 except RedisError as exc:  # the pool's wait timed out: count it, go on
                     errors[type(exc).__name__] += 1
                     continue
@@ -118,7 +127,7 @@ async def storage_ceiling(
 
     async def drain() -> None:
         async with listener.pubsub() as ps:
-            await ps.subscribe(CHANNEL)
+            await ps.subscribe(LOADTEST_CHANNEL)
             async for _ in ps.listen():
                 pass
 
@@ -130,7 +139,7 @@ async def storage_ceiling(
         await asyncio.gather(drainer, return_exceptions=True)
         for s in range(0, len(made), 500):
             await redis.delete(*made[s : s + 500])
-        await redis.delete("{lt}:deadlines")
+        await redis.delete(GameKeys.loadtest("").deadlines)
         await redis.aclose()
         await listener.aclose()
     lat.sort()

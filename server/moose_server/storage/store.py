@@ -1,41 +1,10 @@
-"""Every Redis key name and script of the server, and the calls that use them.
+"""The Redis calls of games, timers, sessions, limits and live games.
 
-Keys of one game share the hash tag of its bucket, so that the commit script can
-touch the game, its event stream and the bucket's deadline set in one step, in a
-Redis Cluster too::
-
-    {b7}:game:<id>      hash: v (version = last seq), data (msgpack; zlib-compressed
-                        once the game is over), dl (deadline ms)
-    {b7}:events:<id>    stream, entry id "<seq>-0": e (event), a ("1": the server
-                        plays the seat to act), d (deadline ms), t (server time ms),
-                        and on some entries s (the state snapshot after it; games.py
-                        says which, and rebuilds the others from the one before)
-    {b7}:moves:<id>     hash: the move ids ("m:<player>:<move_id>" -> seq of its
-                        first event), so that a resent move gets its first answer
-    {b7}:deadlines      sorted set: game id -> deadline ms
-    {b7}:unrated        sorted set: rated game id -> when it ended (ms), until rated
-    {b7}:record:<id>    the record of a rated game (msgpack, zlib-compressed), kept
-                        record_ttl
-    {b7}:polled         Redis time (ms) of the bucket's last deadline claim; an old
-                        one means the service was down (see lua/claim.lua)
-    moose:player:<id>:games   set of the player's unfinished games
-    moose:secret        the token secret every instance shares
-    moose:instance:<id> an instance's heartbeat: "1" with a TTL, or "dead" once
-                        another instance dropped its queue tickets
-    moose:limit:<kind>:<client>   a per-client rate limit (lua/limit.lua): the
-                        bucket's next free time in ms, expiring when it is full
-    moose:{live}:games  sorted set: live public-queue game id -> start ms (the
-                        newest LIVE_KEPT; a game leaves it when it ends)
-    moose:{live}:info   hash: game id -> msgpack summary {players, names, bots, started}
-    moose:{live}:online sorted set: instance id -> when its count lapses (ms)
-    moose:{live}:counts hash: instance id -> players connected to it
-
-A finished game keeps its hash for `game_ttl`; its stream and move ids expire
-after `game_grace` (see lua/commit.lua): then the game holds its data only.
-
-Channels (pub/sub is only a wake-up; the streams are the record):
-`moose:games` carries "<game id> <last seq>", `moose:players` carries msgpack
-[player id, message, message id].
+Key names are in keys.py (with the Cluster hash-tag rules), the scripts' typed
+calls in scripts.py. A finished game keeps its hash for `game_ttl`; its stream
+and move ids expire after `game_grace` (see lua/commit.lua): then the game holds
+its data only. Pub/sub (keys.GAMES_CHANNEL, keys.PLAYERS_CHANNEL) is only a
+wake-up; the streams are the record.
 
 The frequent calls go through a `Batcher` (batch.py): the commands of one
 event-loop turn in one redis-py pipeline, on one node, a cluster or TLS alike: a
@@ -56,10 +25,7 @@ import asyncio
 import itertools
 import logging
 import secrets
-import zlib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, cast
 
 import redis.asyncio as aioredis
@@ -71,18 +37,32 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
 
 from moose_server.codec import pack, unpack, unpack_stored
+from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
+from moose_server.storage.keys import (
+    LIVE_GAMES_KEY,
+    LIVE_INFO_KEY,
+    PLAYERS_CHANNEL,
+    SECRET_KEY,
+    GameKeys,
+    bucket,
+    deadlines_key,
+    instance_key,
+    player_games_key,
+    unrated_key,
+)
+from moose_server.storage.scripts import (
+    ClaimCall,
+    CommitCall,
+    LimitCall,
+    LiveAddCall,
+    LiveRemoveCall,
+    OnlineCall,
+)
 
-__all__ = [
-    "GAMES_CHANNEL", "PLAYERS_CHANNEL", "Commit", "Entry", "Loaded", "Store", "Stored", "connect",
-]  # fmt: skip
+__all__ = ["Commit", "Entry", "Loaded", "Store", "Stored", "connect"]
 
-GAMES_CHANNEL = b"moose:games"
-PLAYERS_CHANNEL = b"moose:players"
-SECRET_KEY = "moose:secret"
 CLAIM_LIMIT = 100
-LIVE_KEYS = ("moose:{live}:games", "moose:{live}:info")
-ONLINE_KEYS = ("moose:{live}:online", "moose:{live}:counts")
 LIVE_KEPT = 1000  # public games the index holds at most (the newest)
 OUTAGE_MS = 1000  # no claim of a bucket for longer: the service was down
 GRACE_MS = 5000  # then every deadline is at least this far after it is back
@@ -158,14 +138,6 @@ class Stored:
     time: int
 
 
-def _packed(state: dict[str, Any] | bytes) -> bytes:
-    return state if isinstance(state, bytes) else pack(state)
-
-
-def _script(name: str) -> str:
-    return resources.files("moose_server.storage").joinpath("lua", name).read_text()
-
-
 async def eval_script(script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
     """EVALSHA a registered script, or EVAL it where the node lacks it (NOSCRIPT).
 
@@ -192,134 +164,54 @@ class Store:
         # The frequent calls (see the module docstring); one Batcher shared with the
         # other stores batches all of a turn's calls together.
         self.batch = batch or Batcher(redis)
-        self._commit = redis.register_script(_script("commit.lua"))
-        self._claim = redis.register_script(_script("claim.lua"))
-        self._limit = redis.register_script(_script("limit.lua"))
-        self._live_add = redis.register_script(_script("live_add.lua"))
-        self._live_remove = redis.register_script(_script("live_remove.lua"))
-        self._online = redis.register_script(_script("online.lua"))
+        self._commit = scripts.register(redis, CommitCall)
+        self._claim = scripts.register(redis, ClaimCall)
+        self._limit = scripts.register(redis, LimitCall)
+        self._live_add = scripts.register(redis, LiveAddCall)
+        self._live_remove = scripts.register(redis, LiveRemoveCall)
+        self._online = scripts.register(redis, OnlineCall)
         # Player message ids: from a random start, so that two instances' differ.
         self._message_ids = itertools.count(secrets.randbits(62))
 
     # -- key names ------------------------------------------------------------
 
     def bucket(self, game: str) -> int:
-        """The bucket of a game id (crc32, like Redis Cluster hashes its slots)."""
-        return zlib.crc32(game.encode()) % self.buckets
+        """The bucket of a game id (keys.bucket, with this store's bucket count)."""
+        return bucket(game, self.buckets)
 
-    def game_key(self, game: str) -> str:
-        """The game's hash."""
-        return f"{{b{self.bucket(game)}}}:game:{game}"
-
-    def events_key(self, game: str) -> str:
-        """The game's event stream."""
-        return f"{{b{self.bucket(game)}}}:events:{game}"
-
-    def deadlines_key(self, bucket: int) -> str:
-        """The deadline set of one bucket."""
-        return f"{{b{bucket}}}:deadlines"
-
-    def unrated_key(self, bucket: int) -> str:
-        """The rated games of one bucket that ended and wait for their rating update."""
-        return f"{{b{bucket}}}:unrated"
-
-    def record_key(self, game: str) -> str:
-        """The kept record of a rated game."""
-        return f"{{b{self.bucket(game)}}}:record:{game}"
-
-    def polled_key(self, bucket: int) -> str:
-        """When a deadline claim last ran on one bucket (Redis time, ms)."""
-        return f"{{b{bucket}}}:polled"
-
-    def ledger_key(self, game: str) -> str:
-        """The game's move ids."""
-        return f"{{b{self.bucket(game)}}}:moves:{game}"
-
-    def game_keys(self, game: str) -> list[str]:
-        """Every key one game holds (what `MEMORY USAGE` sums for a game's memory): its
-        hash, stream and move ids, and a rated game's kept record."""
-        return [
-            self.game_key(game), self.events_key(game), self.ledger_key(game),
-            self.record_key(game),
-        ]  # fmt: skip
-
-    @staticmethod
-    def player_games_key(player: str) -> str:
-        """The set of a player's unfinished games."""
-        return f"moose:player:{player}:games"
-
-    @staticmethod
-    def move_field_of(player: str, move_id: str) -> str:
-        """The game-hash field remembering the answer to a player's move id."""
-        return f"m:{player}:{move_id}"
+    def keys_of(self, game: str) -> GameKeys:
+        """The keys of a game (keys.py)."""
+        return GameKeys.of(game, self.buckets)
 
     # -- games ------------------------------------------------------------------
 
     async def load(self, game: str, move_field: str | None = None) -> Loaded:
         """Read a game's version, data and deadline (and a move id's answer) at once."""
-        read: list[tuple[Any, ...]] = [("HMGET", self.game_key(game), "v", "data", "dl")]
+        keys = self.keys_of(game)
+        read: list[tuple[Any, ...]] = [("HMGET", keys.game, "v", "data", "dl")]
         if move_field:
-            read.append(("HGET", self.ledger_key(game), move_field))
+            read.append(("HGET", keys.moves, move_field))
         got, *answer = await self.batch.call_many(read)
         dup = int(answer[0]) if answer and answer[0] is not None else None
         data = unpack_stored(got[1]) if got[1] is not None else None
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
 
-    async def commit(
-        self,
-        game: str,
-        expected: int,
-        move_field: str,
-        data: dict[str, Any] | bytes,
-        events: Sequence[tuple[dict[str, Any], dict[str, Any] | bytes | None]],
-        deadline_ms: int,
-        ttl: int = 0,
-        record: bytes = b"",
-        record_ttl: int = 0,
-        *,
-        auto: bool = False,
-        grace_ms: int = 0,
-    ) -> Commit:
-        """Run the commit script: version check, move id, state, events, deadline.
-
-        `data` and each event's state snapshot may come packed already (bytes); a
-        snapshot of None is not kept. `ttl` > 0 ends the game: its hash is kept
-        that long, its stream and move ids `grace_ms`. `auto`: the server plays
-        the seat to act next. `record`: the packed record of a rated game this
-        commit ends (kept `record_ttl`).
-        """
-        args: list[Any] = [
-            expected,
-            move_field,
-            data if isinstance(data, bytes) else pack(data),
-            deadline_ms,
-            game,
-            GAMES_CHANNEL,
-            ttl,
-            min(grace_ms, ttl * 1000) if ttl else 0,
-            int(auto),
-            record,
-            record_ttl,
-            len(events),
-        ]
-        for event, state in events:
-            args += [pack(event), b"" if state is None else _packed(state)]
-        bucket = self.bucket(game)
-        keys = [self.game_key(game), self.events_key(game), self.deadlines_key(bucket),
-                self.unrated_key(bucket), self.record_key(game), self.ledger_key(game)]  # fmt: skip
-        status, seq, now, deadline = await self.batch.run_script(self._commit, keys, args)
+    async def commit(self, call: CommitCall) -> Commit:
+        """Run the commit script (see `CommitCall`): version, move id, state, events, deadline."""
+        keys, argv = call.build(self.keys_of(call.game))
+        status, seq, now, deadline = await self.batch.run_script(self._commit, keys, argv)
         return Commit(status.decode(), int(seq), int(now), int(deadline))
 
     async def kept_record(self, game: str) -> dict[str, Any] | None:
         """The kept record of a rated game, or None (never rated, or expired)."""
-        raw: Any = await self.redis.get(self.record_key(game))
+        raw: Any = await self.redis.get(self.keys_of(game).record)
         return unpack_stored(raw) if raw is not None else None
 
     async def unrated(self, before_ms: int, limit: int) -> list[str]:
         """Rated games that ended before `before_ms` and are still waiting for their update."""
         found: list[str] = []
         for b in range(self.buckets):  # one bucket at a time: each may be on its own node
-            rows: Any = await self.redis.zrangebyscore(self.unrated_key(b), "-inf", before_ms,
+            rows: Any = await self.redis.zrangebyscore(unrated_key(b), "-inf", before_ms,
                                                        start=0, num=limit)  # fmt: skip
             found += [r.decode() for r in rows]
         return found
@@ -329,24 +221,26 @@ class Store:
         by_bucket: dict[int, list[str]] = {}
         for game in games:
             by_bucket.setdefault(self.bucket(game), []).append(game)
-        await asyncio.gather(*(self.redis.zrem(self.unrated_key(b), *gs)
+        await asyncio.gather(*(self.redis.zrem(unrated_key(b), *gs)
                                for b, gs in by_bucket.items()))  # fmt: skip
 
     async def drop_deadline(self, game: str) -> None:
         """Forget the deadline of a finished or expired game."""
-        await self.redis.zrem(self.deadlines_key(self.bucket(game)), game)
+        await self.redis.zrem(self.keys_of(game).deadlines, game)
 
     async def running_games(self) -> int:
         """Unfinished games of the whole service: every one has a deadline until it ends."""
         total = 0
         for b in range(self.buckets):  # one bucket at a time: each may be on its own node
-            total += int(await self.redis.zcard(self.deadlines_key(b)))
+            total += int(await self.redis.zcard(deadlines_key(b)))
         return total
 
     async def events(self, game: str, since: int = 0, until: int | None = None) -> list[Stored]:
         """The stream's entries after seq `since` (up to seq `until`), in order, as stored."""
         last = "+" if until is None else f"{until}-0"
-        rows: Any = await self.batch.call("XRANGE", self.events_key(game), f"{since + 1}-0", last)
+        rows: Any = await self.batch.call(
+            "XRANGE", self.keys_of(game).events, f"{since + 1}-0", last
+        )
         return self._entries(rows)
 
     async def event(self, game: str, seq: int) -> Stored | None:
@@ -374,13 +268,14 @@ class Store:
         A bucket that nobody claimed for over `outage_ms` (the service was down)
         claims nothing this time: its deadlines before now + `grace_ms` move there.
         """
-        args = [lease_ms, CLAIM_LIMIT, outage_ms, grace_ms]
+        calls = [ClaimCall(b, lease_ms, CLAIM_LIMIT, outage_ms, grace_ms)
+                 for b in range(self.buckets)]  # fmt: skip
         if is_cluster(self.redis):
-            replies = await self._claim_each(args)
+            replies = await self._claim_each(calls)
         else:
             async with self.redis.pipeline(transaction=False) as pipe:
-                for b in range(self.buckets):
-                    keys = [self.deadlines_key(b), self.polled_key(b)]
+                for call in calls:
+                    keys, args = call.build()
                     await self._claim(keys=keys, args=args, client=pipe)
                 replies = await pipe.execute()
         outages = [r for r in replies if int(r[1])]
@@ -393,16 +288,15 @@ class Store:
             )  # fmt: skip
         return [(gid.decode(), int(r[0])) for r in replies if not int(r[1]) for gid in r[2:]]
 
-    async def _claim_each(self, args: list[Any]) -> list[Any]:
+    async def _claim_each(self, calls: list[ClaimCall]) -> list[Any]:
         """One claim per bucket (cluster): the replies of the buckets whose node answered.
 
         Each runs on the node of its slot (and may read another clock). A failing
         node delays only its own buckets: the others' claims are kept (their
         lease runs already); only when every bucket fails does this raise.
         """
-        keys = [[self.deadlines_key(b), self.polled_key(b)] for b in range(self.buckets)]
         got = await asyncio.gather(
-            *(eval_script(self._claim, k, args) for k in keys), return_exceptions=True
+            *(eval_script(self._claim, *call.build()) for call in calls), return_exceptions=True
         )
         failed = [r for r in got if isinstance(r, BaseException)]
         for exc in failed:
@@ -421,15 +315,15 @@ class Store:
 
     async def add_player_game(self, players: list[str], game: str) -> None:
         """Remember the game among each player's unfinished games."""
-        await self.batch.call_many([("SADD", self.player_games_key(p), game) for p in players])
+        await self.batch.call_many([("SADD", player_games_key(p), game) for p in players])
 
     async def remove_player_game(self, players: list[str], game: str) -> None:
         """Forget a finished game for each player."""
-        await self.batch.call_many([("SREM", self.player_games_key(p), game) for p in players])
+        await self.batch.call_many([("SREM", player_games_key(p), game) for p in players])
 
     async def player_games(self, player: str) -> list[str]:
         """The player's unfinished games (maybe a few finished ones not yet forgotten)."""
-        members: Any = await self.redis.smembers(self.player_games_key(player))
+        members: Any = await self.redis.smembers(player_games_key(player))
         return sorted(m.decode() for m in members)
 
     async def shared_secret(self, candidate: str) -> str:
@@ -438,41 +332,28 @@ class Store:
         value: Any = await self.redis.get(SECRET_KEY)
         return value.decode() if value else candidate
 
-    @staticmethod
-    def instance_key(instance: str) -> str:
-        """An instance's heartbeat."""
-        return f"moose:instance:{instance}"
-
     async def heartbeat(self, instance: str, ttl_ms: int) -> bytes | None:
         """Renew the instance's heartbeat; what it held: b"1", b"dead", or None (lapsed)."""
-        old: Any = await self.redis.set(self.instance_key(instance), b"1", px=ttl_ms, get=True)
+        old: Any = await self.redis.set(instance_key(instance), b"1", px=ttl_ms, get=True)
         return bytes(old) if old is not None else None
 
     async def mark_dead(self, instance: str, ttl_ms: int) -> None:
         """Tell the instance, should it come back, that it was taken for dead."""
-        await self.redis.set(self.instance_key(instance), b"dead", px=ttl_ms)
+        await self.redis.set(instance_key(instance), b"dead", px=ttl_ms)
 
     async def alive(self, instances: list[str]) -> list[bool]:
         """Which of the instances have a heartbeat (or a "dead" mark) now."""
         async with self.redis.pipeline(transaction=False) as pipe:
             for instance in instances:
-                pipe.exists(self.instance_key(instance))
+                pipe.exists(instance_key(instance))
             return [bool(n) for n in await pipe.execute()]
 
     # -- per-client limits, shared by every instance ----------------------------
 
-    @staticmethod
-    def limit_key(kind: str, client: str) -> str:
-        """The rate limit `kind` ("code:address", "code:player") of one client."""
-        return f"moose:limit:{kind}:{client}"
-
-    async def limit_take(self, key: str, interval_ms: int, burst: int) -> int:
-        """Take a token from a rate limit: 0, or the ms until one is free (none taken)."""
-        return int(await self._limit(keys=[key], args=[interval_ms, burst, "take"]))
-
-    async def limit_give(self, key: str, interval_ms: int) -> None:
-        """Give back a token taken from a rate limit (the request it paid for succeeded)."""
-        await self._limit(keys=[key], args=[interval_ms, 0, "give"])
+    async def limit(self, call: LimitCall) -> int:
+        """Take a token from a rate limit (or give one back): 0, or the ms until one is free."""
+        keys, args = call.build()
+        return int(await self._limit(keys=keys, args=args))
 
     async def now_ms(self) -> int:
         """Redis' clock, in ms since the epoch."""
@@ -496,14 +377,14 @@ class Store:
 
     async def live_add(self, game: str, summary: dict[str, Any]) -> int:
         """List a public game among the live ones; return its start time (Redis ms)."""
-        args: list[Any] = [game, pack(summary), LIVE_KEPT]
-        started = await self._live_add(keys=list(LIVE_KEYS), args=args)
-        return int(started)
+        keys, args = LiveAddCall(game, pack(summary), LIVE_KEPT).build()
+        return int(await self._live_add(keys=keys, args=args))
 
     async def live_remove(self, games: list[str]) -> None:
         """Forget games that ended (or expired) in the index of live games."""
         if games:
-            await self._live_remove(keys=list(LIVE_KEYS), args=games)
+            keys, args = LiveRemoveCall(tuple(games)).build()
+            await self._live_remove(keys=keys, args=args)
 
     async def live_games(self, limit: int) -> list[dict[str, Any]]:
         """The newest `limit` live public games, newest first: their summaries.
@@ -512,14 +393,14 @@ class Store:
         game has one): should the instance that ended it have died before taking
         it out, it is taken out here.
         """
-        rows: Any = await self.redis.zrevrange(LIVE_KEYS[0], 0, limit - 1, withscores=True)
+        rows: Any = await self.redis.zrevrange(LIVE_GAMES_KEY, 0, limit - 1, withscores=True)
         if not rows:
             return []
         ids = [gid.decode() for gid, _ in rows]
-        blobs: Any = await self.redis.hmget(LIVE_KEYS[1], ids)
+        blobs: Any = await self.redis.hmget(LIVE_INFO_KEY, ids)
         async with self.redis.pipeline(transaction=False) as pipe:
             for gid in ids:
-                pipe.zscore(self.deadlines_key(self.bucket(gid)), gid)
+                pipe.zscore(self.keys_of(gid).deadlines, gid)
             deadlines = await pipe.execute()
         out, gone = [], []
         for (gid, started), blob, deadline in zip(rows, blobs, deadlines, strict=True):
@@ -532,5 +413,5 @@ class Store:
 
     async def online(self, instance: str, players: int, ttl_ms: int) -> int:
         """Write this instance's count of players; the count of the whole service."""
-        args: list[Any] = [instance, players, ttl_ms]
-        return int(await self._online(keys=list(ONLINE_KEYS), args=args))
+        keys, args = OnlineCall(instance, players, ttl_ms).build()
+        return int(await self._online(keys=keys, args=args))

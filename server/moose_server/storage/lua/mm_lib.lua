@@ -1,6 +1,7 @@
 -- Shared prelude of every mm_*.lua script; matchmaking.py puts it in front of
 -- each script body (which defines main()) and mm_end.lua after it.
--- KEYS are built by matchmaking.mm_keys(); all share the {mm} hash tag.
+-- KEYS are keys.mm_keys() (every one shares the {mm} hash tag); ARGV the fields
+-- of the script's call in scripts.py, after the nonce.
 -- ARGV[1] is a nonce: a reply is remembered for a minute under it, so a call
 -- that redis-py re-sends after a lost connection returns the first answer
 -- instead of running twice (a formed table must never be lost).

@@ -1,0 +1,288 @@
+"""Every Redis key and pub/sub channel of the server: the one module that names them.
+
+Every key has one form, ``moose:{tag}:kind[:id]``. The part in braces is the
+key's hash tag: Redis Cluster hashes only that part to pick the key's slot. A
+Lua script may touch only keys of one slot (the client refuses a script whose
+KEYS span two, and there is no MULTI), so the keys that one script touches
+share one tag:
+
+``{b<n>}`` -- a bucket of games (`bucket`: crc32 of the game id, modulo
+    ``MOOSE_BUCKETS``). lua/commit.lua writes a game's hash, stream and move
+    ids, its bucket's deadline set and unrated set and a rated game's record in
+    one step; lua/claim.lua reads a bucket's deadlines and poll stamp::
+
+        moose:{b7}:game:<id>     hash: v (version = last seq), data (msgpack;
+                                 zlib-compressed once the game is over), dl
+                                 (deadline ms)
+        moose:{b7}:events:<id>   stream, entry id "<seq>-0": e (event), a ("1":
+                                 the server plays the seat to act), d (deadline
+                                 ms), t (server time ms), and on some entries s
+                                 (the state snapshot after it; games.py says which)
+        moose:{b7}:moves:<id>    hash: move ids ("m:<player>:<move_id>" -> seq of
+                                 its first event): a resent move gets its first answer
+        moose:{b7}:record:<id>   a rated game's record (msgpack, zlib), record_ttl
+        moose:{b7}:deadlines     sorted set: game id -> deadline ms
+        moose:{b7}:unrated       sorted set: rated game id -> when it ended (ms)
+        moose:{b7}:polled        Redis time (ms) of the bucket's last deadline claim
+
+    (moose_loadtest's storage ceiling runs the commit script on game keys of its
+    own tag, ``moose:{lt}:...``, apart from the server's, and deletes them after.)
+
+``{pl}`` -- players. lua/rate.lua applies a finished game to every seat's
+    profile and history and both leaderboards at once; lua/account_claim.lua
+    writes the names index, a profile, its history and the guests::
+
+        moose:{pl}:p:<player>    hash: name, mu, sigma, games, rating, bot, and an
+                                 account's pw (scrypt), gen (token generation),
+                                 since (ms); a guest's expires guest_ttl after
+                                 their last rated game
+        moose:{pl}:h:<player>    list: the player's last rated games (JSON)
+        moose:{pl}:names         hash: an account name's look-alike key -> player
+        moose:{pl}:top:humans    sorted set: player -> rating (not provisional)
+        moose:{pl}:top:bots      the same for bots
+        moose:{pl}:guests        sorted set: guest -> when their rating expires (ms)
+        moose:{pl}:rated:<game>  "1" once the game is rated (kept 2 x game_ttl)
+
+``{mm}`` -- matchmaking: every lua/mm_*.lua script gets all of `mm_keys` (see
+    their docstrings there), in that order.
+
+``{live}`` -- live public games (lua/live_add.lua, live_remove.lua) and players
+    online (lua/online.lua)::
+
+        moose:{live}:games       sorted set: game id -> start ms (the newest kept)
+        moose:{live}:info        hash: game id -> msgpack summary
+        moose:{live}:online      sorted set: instance id -> when its count lapses
+        moose:{live}:counts      hash: instance id -> players connected to it
+
+A key that no script touches together with another is tagged by its own
+subject, so that such keys spread over the cluster's slots::
+
+    moose:{<player>}:games            set of the player's unfinished games
+    moose:{<instance>}:heartbeat      "1" with a TTL, or "dead" once another
+                                      instance dropped its queue tickets
+    moose:{<kind>:<per>:<subject>}:limit   a rate limit (lua/limit.lua): its next
+                                      free time (ms), expiring when it is full
+    moose:{tokens}:secret             the token secret every instance shares
+
+Key names are built here, in Python, and passed to scripts in KEYS; no script
+builds one. Pub/sub channels belong to no slot (a PUBLISH reaches every node):
+`GAMES_CHANNEL` carries "<game id> <last seq>", `PLAYERS_CHANNEL` msgpack
+[player id, message, message id]. They are a wake-up only; the streams are the
+record.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+__all__ = [
+    "GAMES_CHANNEL",
+    "GUESTS_KEY",
+    "LIVE_GAMES_KEY",
+    "LIVE_INFO_KEY",
+    "LOADTEST_CHANNEL",
+    "MM_KEY_KINDS",
+    "NAMES_KEY",
+    "ONLINE_COUNTS_KEY",
+    "ONLINE_KEY",
+    "PLAYERS_CHANNEL",
+    "SECRET_KEY",
+    "GameKeys",
+    "bucket",
+    "deadlines_key",
+    "history_key",
+    "instance_key",
+    "limit_key",
+    "mm_key",
+    "mm_keys",
+    "move_field",
+    "player_games_key",
+    "polled_key",
+    "profile_key",
+    "rated_key",
+    "top_key",
+    "unrated_key",
+]
+
+PREFIX = "moose"
+
+GAMES_CHANNEL = b"moose:games"
+PLAYERS_CHANNEL = b"moose:players"
+LOADTEST_CHANNEL = b"moose:loadtest"  # moose_loadtest's Redis ceiling: a channel nobody hears
+
+
+def _key(tag: str, kind: str, ident: str | None = None) -> str:
+    """``moose:{tag}:kind[:id]``, the one form of every key."""
+    tail = kind if ident is None else f"{kind}:{ident}"
+    return f"{PREFIX}:{{{tag}}}:{tail}"
+
+
+# -- games: one tag per bucket -----------------------------------------------------
+
+
+def bucket(game: str, buckets: int) -> int:
+    """The bucket of a game id (crc32, as Redis Cluster hashes its slots)."""
+    return zlib.crc32(game.encode()) % buckets
+
+
+def _bucket_tag(bucket: int) -> str:
+    return f"b{bucket}"
+
+
+def deadlines_key(bucket: int) -> str:
+    """The deadline set of one bucket."""
+    return _key(_bucket_tag(bucket), "deadlines")
+
+
+def unrated_key(bucket: int) -> str:
+    """The rated games of one bucket that ended and wait for their rating update."""
+    return _key(_bucket_tag(bucket), "unrated")
+
+
+def polled_key(bucket: int) -> str:
+    """When a deadline claim last ran on one bucket (Redis time, ms)."""
+    return _key(_bucket_tag(bucket), "polled")
+
+
+@dataclass(frozen=True)
+class GameKeys:
+    """The keys of one game, all tagged with its bucket."""
+
+    id: str
+    tag: str  # "b<bucket>"; moose_loadtest's storage ceiling uses its own, "lt"
+
+    @classmethod
+    def of(cls, game: str, buckets: int) -> GameKeys:
+        """The keys of `game` among `buckets` buckets."""
+        return cls(game, _bucket_tag(bucket(game, buckets)))
+
+    @classmethod
+    def loadtest(cls, game: str) -> GameKeys:
+        """The keys of a game of moose_loadtest's storage ceiling: apart from the server's."""
+        return cls(game, "lt")
+
+    @property
+    def game(self) -> str:
+        """The game's hash."""
+        return _key(self.tag, "game", self.id)
+
+    @property
+    def events(self) -> str:
+        """The game's event stream."""
+        return _key(self.tag, "events", self.id)
+
+    @property
+    def moves(self) -> str:
+        """The game's move ids."""
+        return _key(self.tag, "moves", self.id)
+
+    @property
+    def record(self) -> str:
+        """The kept record of a rated game."""
+        return _key(self.tag, "record", self.id)
+
+    @property
+    def deadlines(self) -> str:
+        """The deadline set of the game's bucket."""
+        return _key(self.tag, "deadlines")
+
+    @property
+    def unrated(self) -> str:
+        """The unrated set of the game's bucket."""
+        return _key(self.tag, "unrated")
+
+    def held(self) -> list[str]:
+        """Every key the game holds (what `MEMORY USAGE` sums for a game's memory)."""
+        return [self.game, self.events, self.moves, self.record]
+
+
+def move_field(player: str, move_id: str) -> str:
+    """The field of a game's move ids that remembers the answer to a player's move id."""
+    return f"m:{player}:{move_id}"
+
+
+# -- players: one tag, {pl} ----------------------------------------------------------
+
+NAMES_KEY = _key("pl", "names")
+GUESTS_KEY = _key("pl", "guests")
+
+
+def profile_key(player: str) -> str:
+    """A player's profile hash."""
+    return _key("pl", "p", player)
+
+
+def history_key(player: str) -> str:
+    """A player's history list."""
+    return _key("pl", "h", player)
+
+
+def top_key(kind: str) -> str:
+    """The leaderboard of 'humans' or 'bots'."""
+    return _key("pl", "top", kind)
+
+
+def rated_key(game: str) -> str:
+    """The marker of a rated game."""
+    return _key("pl", "rated", game)
+
+
+# -- matchmaking: one tag, {mm} ------------------------------------------------------
+
+# What each is, in the order every mm_*.lua script reads KEYS (mm_lib.lua's K_*).
+MM_KEY_KINDS = (
+    "queue",  # sorted set: player -> ticket time (Redis us, strictly increasing)
+    "tickets",  # hash: player -> ticket JSON {name, min, max, inst, r}
+    "counts",  # hash: requested max_players -> players waiting with it
+    "clock",  # string: the last ticket time handed out
+    "tables",  # hash: join code -> private table JSON {host, players, seats, rated}
+    "table_expiry",  # sorted set: join code -> when the table expires (Redis us)
+    "seated",  # hash: player -> join code of the private table they sit at
+    "done",  # hash: call nonce -> the script's reply, so a re-sent call is answered once
+    "done_at",  # sorted set: call nonce -> when its reply was stored
+    "instances",  # hash: server instance id -> tickets taken through it
+    "starting",  # hash: start key -> a formed table whose game is not dealt yet
+    "starting_at",  # sorted set: start key -> when another instance may deal it (us)
+)
+
+
+def mm_key(kind: str) -> str:
+    """One matchmaking key, by its kind in `MM_KEY_KINDS`."""
+    if kind not in MM_KEY_KINDS:
+        raise ValueError(f"no matchmaking key {kind!r}")
+    return _key("mm", kind)
+
+
+def mm_keys() -> list[str]:
+    """Every matchmaking key, in the order the scripts read KEYS."""
+    return [mm_key(kind) for kind in MM_KEY_KINDS]
+
+
+# -- live games and players online: one tag, {live} ------------------------------------
+
+LIVE_GAMES_KEY = _key("live", "games")
+LIVE_INFO_KEY = _key("live", "info")
+ONLINE_KEY = _key("live", "online")
+ONLINE_COUNTS_KEY = _key("live", "counts")
+
+
+# -- keys that stand alone: tagged by their subject ----------------------------------
+
+
+def player_games_key(player: str) -> str:
+    """The set of a player's unfinished games."""
+    return _key(player, "games")
+
+
+def instance_key(instance: str) -> str:
+    """An instance's heartbeat."""
+    return _key(instance, "heartbeat")
+
+
+def limit_key(kind: str, per: str, subject: str) -> str:
+    """The rate limit `kind` ("code", "login") of one client `per` "address" or "player"."""
+    return _key(f"{kind}:{per}:{subject}", "limit")
+
+
+SECRET_KEY = _key("tokens", "secret")

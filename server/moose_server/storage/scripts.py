@@ -1,0 +1,422 @@
+"""Every Lua script of the server (lua/*.lua) and the one typed call of each.
+
+A script reads its KEYS and ARGV by position. Each script has one frozen
+dataclass here whose `build` returns (KEYS, ARGV) in the order the script reads
+them, so that a caller names every argument (``CommitCall(game=..., expected=...)``)
+and the order lives in one place, next to the script's source. Key names come
+from keys.py; a script never builds one. tests/test_scripts.py checks each
+`build` against the KEYS and ARGV indices its script reads.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any, ClassVar
+
+from moose_server.codec import pack
+from moose_server.storage.keys import (
+    GAMES_CHANNEL,
+    GUESTS_KEY,
+    LIVE_GAMES_KEY,
+    LIVE_INFO_KEY,
+    NAMES_KEY,
+    ONLINE_COUNTS_KEY,
+    ONLINE_KEY,
+    GameKeys,
+    deadlines_key,
+    history_key,
+    mm_keys,
+    polled_key,
+    profile_key,
+    rated_key,
+    top_key,
+)
+
+__all__ = [
+    "CALLS",
+    "AccountClaimCall",
+    "AddBotCall",
+    "ClaimCall",
+    "CommitCall",
+    "CreateTableCall",
+    "EnqueueCall",
+    "ForgetCall",
+    "FormCall",
+    "JoinTableCall",
+    "LeaveCall",
+    "LeaveTableCall",
+    "LimitCall",
+    "LiveAddCall",
+    "LiveRemoveCall",
+    "MatchCall",
+    "OnlineCall",
+    "RateCall",
+    "RatedSeat",
+    "StartTableCall",
+    "StartedCall",
+    "TableCall",
+    "register",
+    "source",
+]
+
+Argv = list[Any]
+
+
+def source(script: str) -> str:
+    """The text of lua/<script>.lua; a matchmaking script comes with its prelude and epilogue."""
+    lua = resources.files("moose_server.storage") / "lua"
+    body = (lua / f"{script}.lua").read_text()
+    if not script.startswith("mm_"):
+        return body
+    end = "return main()\n" if script in _READ_ONLY else (lua / "mm_end.lua").read_text()
+    return "\n".join(((lua / "mm_lib.lua").read_text(), body, end))
+
+
+def register(redis: Any, call: type[Any]) -> Any:
+    """Register the script of a call type on a client (redis-py's `AsyncScript`)."""
+    return redis.register_script(source(call.SCRIPT))
+
+
+# -- games --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommitCall:
+    """One step of a game (lua/commit.lua): version check, move id, state, events, deadline.
+
+    `data`, each event and its state snapshot may come packed already (bytes); a
+    snapshot of None is not kept. `deadline_ms`: from now (> 0), 0 clears it, -1
+    keeps it. `ttl` > 0 ends the game: its hash is kept that long (s), its stream
+    and move ids `grace_ms`. `auto`: the server plays the seat to act next.
+    `record`: the packed record of a rated game this commit ends (kept
+    `record_ttl` s).
+    """
+
+    SCRIPT: ClassVar[str] = "commit"
+
+    game: str
+    expected: int  # the version the step was made on
+    data: dict[str, Any] | bytes
+    events: Sequence[tuple[dict[str, Any] | bytes, dict[str, Any] | bytes | None]]
+    deadline_ms: int
+    move_field: str = ""  # keys.move_field of the player's move id; "" for none
+    ttl: int = 0
+    record: bytes = b""
+    record_ttl: int = 0
+    auto: bool = False
+    grace_ms: int = 0
+    channel: bytes = GAMES_CHANNEL  # the wake-up's
+
+    def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as commit.lua reads them, for the game's `keys`."""
+        argv: Argv = [
+            self.expected, self.move_field, _packed(self.data), self.deadline_ms, self.game,
+            self.channel, self.ttl, min(self.grace_ms, self.ttl * 1000) if self.ttl else 0,
+            int(self.auto), self.record, self.record_ttl, len(self.events),
+        ]  # fmt: skip
+        for event, state in self.events:
+            argv += [_packed(event), b"" if state is None else _packed(state)]
+        return [keys.game, keys.events, keys.deadlines, keys.unrated, keys.record,
+                keys.moves], argv  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ClaimCall:
+    """Claim the due deadlines of one bucket (lua/claim.lua), or move them after an outage."""
+
+    SCRIPT: ClassVar[str] = "claim"
+
+    bucket: int
+    lease_ms: int
+    limit: int  # entries claimed at most
+    outage_ms: int  # no claim of the bucket for longer: the service was down
+    grace_ms: int  # then every deadline is at least this far after it is back
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as claim.lua reads them."""
+        keys = [deadlines_key(self.bucket), polled_key(self.bucket)]
+        return keys, [self.lease_ms, self.limit, self.outage_ms, self.grace_ms]
+
+
+@dataclass(frozen=True)
+class LimitCall:
+    """Take a token from a rate limit (lua/limit.lua), or give one back (`give`)."""
+
+    SCRIPT: ClassVar[str] = "limit"
+
+    key: str  # keys.limit_key
+    interval_ms: int
+    burst: int = 0
+    give: bool = False
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as limit.lua reads them."""
+        return [self.key], [self.interval_ms, self.burst, "give" if self.give else "take"]
+
+
+@dataclass(frozen=True)
+class LiveAddCall:
+    """List a public game among the live ones (lua/live_add.lua), keeping the newest `kept`."""
+
+    SCRIPT: ClassVar[str] = "live_add"
+
+    game: str
+    summary: bytes  # packed
+    kept: int
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as live_add.lua reads them."""
+        return [LIVE_GAMES_KEY, LIVE_INFO_KEY], [self.game, self.summary, self.kept]
+
+
+@dataclass(frozen=True)
+class LiveRemoveCall:
+    """Forget games of the index of live games (lua/live_remove.lua)."""
+
+    SCRIPT: ClassVar[str] = "live_remove"
+
+    games: tuple[str, ...]
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as live_remove.lua reads them."""
+        return [LIVE_GAMES_KEY, LIVE_INFO_KEY], list(self.games)
+
+
+@dataclass(frozen=True)
+class OnlineCall:
+    """Write an instance's count of players (lua/online.lua); it answers the service's."""
+
+    SCRIPT: ClassVar[str] = "online"
+
+    instance: str
+    players: int
+    ttl_ms: int  # until the entry lapses
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as online.lua reads them."""
+        return [ONLINE_KEY, ONLINE_COUNTS_KEY], [self.instance, self.players, self.ttl_ms]
+
+
+# -- players ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RatedSeat:
+    """One seat's part of a rating update (see lua/rate.lua)."""
+
+    player: str
+    name: str
+    bot: bool
+    mu_delta: float
+    sigma_ratio: float
+    entry: str  # the history entry, JSON
+
+
+@dataclass(frozen=True)
+class RateCall:
+    """Apply a finished game's rating changes once (lua/rate.lua)."""
+
+    SCRIPT: ClassVar[str] = "rate"
+
+    game: str
+    seats: Sequence[RatedSeat]
+    marker_ttl: int  # s: how long the "rated" marker stays
+    history_size: int
+    guest_ttl_ms: int
+    provisional_games: int
+    base: float  # the display scale of ratings.display
+    scale: float
+    base_ordinal: float
+    spread: float
+    mu: float  # a newcomer's
+    sigma: float
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as rate.lua reads them."""
+        keys = [rated_key(self.game), top_key("humans"), top_key("bots"), GUESTS_KEY]
+        argv: Argv = [
+            self.marker_ttl, self.history_size, self.guest_ttl_ms, self.provisional_games,
+            self.base, self.scale, self.base_ordinal, self.spread, self.mu, self.sigma,
+            len(self.seats),
+        ]  # fmt: skip
+        for s in self.seats:
+            keys += [profile_key(s.player), history_key(s.player)]
+            argv += [s.player, s.name, int(s.bot), repr(s.mu_delta), repr(s.sigma_ratio), s.entry]
+        return keys, argv
+
+
+@dataclass(frozen=True)
+class AccountClaimCall:
+    """Make a player an account under a name (lua/account_claim.lua)."""
+
+    SCRIPT: ClassVar[str] = "account_claim"
+
+    player: str
+    name_key: str  # the name's look-alike key (identity.name_key)
+    name: str
+    pw: str  # the password's scrypt hash
+    bot: bool
+    now: int  # ms
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as account_claim.lua reads them."""
+        keys = [NAMES_KEY, profile_key(self.player), history_key(self.player), GUESTS_KEY]
+        return keys, [self.name_key, self.player, self.name, self.pw, int(self.bot), self.now]
+
+
+# -- matchmaking ----------------------------------------------------------------------
+
+# Scripts that change nothing: no nonce kept, no mm_end.lua.
+_READ_ONLY = frozenset({"mm_table"})
+
+
+@dataclass(frozen=True)
+class MatchCall:
+    """A matchmaking script (lua/mm_*.lua): KEYS are every `mm_keys`; ARGV a nonce, then
+    the call's fields in their order (booleans as 1/0), as the script's header lists them."""
+
+    SCRIPT: ClassVar[str] = ""
+
+    def build(self, nonce: str) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as the script reads them; `nonce` answers a re-sent call once."""
+        values = (getattr(self, f.name) for f in dataclasses.fields(self))
+        return mm_keys(), [nonce, *(int(v) if isinstance(v, bool) else v for v in values)]
+
+
+@dataclass(frozen=True)
+class EnqueueCall(MatchCall):
+    """Put a ticket in the queue."""
+
+    SCRIPT: ClassVar[str] = "mm_enqueue"
+
+    player: str
+    ticket: str  # JSON {name, min, max, inst, r}
+    max_players: int
+
+
+@dataclass(frozen=True)
+class LeaveCall(MatchCall):
+    """Take a player's ticket out of the queue."""
+
+    SCRIPT: ClassVar[str] = "mm_leave"
+
+    player: str
+
+
+@dataclass(frozen=True)
+class FormCall(MatchCall):
+    """Seat whoever the queue can seat now."""
+
+    SCRIPT: ClassVar[str] = "mm_form"
+
+    match_wait_us: int
+    bots_after_us: int  # 0 = never
+    scan: int  # the oldest tickets looked at
+    lease_us: int
+    window: float  # rating points apart at once...
+    widen: float  # ...and more a second waited
+    most: int  # tables formed at most
+
+
+@dataclass(frozen=True)
+class ForgetCall(MatchCall):
+    """Drop every ticket taken through one server instance."""
+
+    SCRIPT: ClassVar[str] = "mm_forget"
+
+    instance: str
+
+
+@dataclass(frozen=True)
+class CreateTableCall(MatchCall):
+    """Open a private table with the host in seat 0."""
+
+    SCRIPT: ClassVar[str] = "mm_create"
+
+    code: str
+    host: str
+    name: str
+    players: int
+    ttl_us: int
+    rated: bool
+    host_is_bot: bool
+
+
+@dataclass(frozen=True)
+class JoinTableCall(MatchCall):
+    """Take the first empty seat of a private table."""
+
+    SCRIPT: ClassVar[str] = "mm_join"
+
+    code: str
+    player: str
+    name: str
+    ttl_us: int
+    is_bot: bool
+
+
+@dataclass(frozen=True)
+class AddBotCall(MatchCall):
+    """The host puts a bot in the first empty seat."""
+
+    SCRIPT: ClassVar[str] = "mm_add_bot"
+
+    code: str
+    player: str
+    bot: str
+    ttl_us: int
+
+
+@dataclass(frozen=True)
+class LeaveTableCall(MatchCall):
+    """A player leaves a private table."""
+
+    SCRIPT: ClassVar[str] = "mm_leave_table"
+
+    code: str
+    player: str
+    ttl_us: int
+
+
+@dataclass(frozen=True)
+class StartTableCall(MatchCall):
+    """The host starts a private table."""
+
+    SCRIPT: ClassVar[str] = "mm_start"
+
+    code: str
+    player: str
+    lease_us: int
+
+
+@dataclass(frozen=True)
+class StartedCall(MatchCall):
+    """The game of a formed table has been dealt: forget the table."""
+
+    SCRIPT: ClassVar[str] = "mm_started"
+
+    key: str
+
+
+@dataclass(frozen=True)
+class TableCall(MatchCall):
+    """Read a private table."""
+
+    SCRIPT: ClassVar[str] = "mm_table"
+
+    code: str
+
+
+def _packed(value: dict[str, Any] | bytes) -> bytes:
+    return value if isinstance(value, bytes) else pack(value)
+
+
+# Every call type, one per script (tests/test_scripts.py checks that none is missing).
+CALLS: tuple[type[Any], ...] = (
+    CommitCall, ClaimCall, LimitCall, LiveAddCall, LiveRemoveCall, OnlineCall, RateCall,
+    AccountClaimCall, EnqueueCall, LeaveCall, FormCall, ForgetCall, CreateTableCall,
+    JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall, TableCall,
+)  # fmt: skip
