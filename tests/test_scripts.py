@@ -1,0 +1,147 @@
+"""Each script's call builds the KEYS and ARGV its Lua reads, in one slot."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from importlib import resources
+from typing import Any
+
+import pytest
+from redis.crc import key_slot
+
+from moose_server.storage import scripts
+from moose_server.storage.keys import GameKeys, history_key, limit_key, profile_key
+from moose_server.storage.scripts import (
+    CALLS,
+    AccountClaimCall,
+    AddBotCall,
+    ClaimCall,
+    CommitCall,
+    CreateTableCall,
+    EnqueueCall,
+    ForgetCall,
+    FormCall,
+    JoinTableCall,
+    LeaveCall,
+    LeaveTableCall,
+    LimitCall,
+    LiveAddCall,
+    LiveRemoveCall,
+    MatchCall,
+    OnlineCall,
+    RateCall,
+    RatedSeat,
+    StartedCall,
+    StartTableCall,
+    TableCall,
+)
+
+LUA = resources.files("moose_server.storage") / "lua"
+PARTS = {"mm_lib", "mm_end"}  # the matchmaking scripts' prelude and epilogue
+
+SEAT = RatedSeat("p_1", "ann", False, 0.5, 0.9, "{}")
+RATE = dict(game="g_1", marker_ttl=60, history_size=100, guest_ttl_ms=1000,
+            provisional_games=5, base=1500, scale=10, base_ordinal=0, spread=3, mu=25,
+            sigma=8.3)  # fmt: skip
+COMMIT = dict(game="g_1", expected=3, data=b"d", deadline_ms=1000)  # fmt: skip
+# One call of each script with nothing in its variable part (events, seats, games).
+SAMPLES: list[Any] = [
+    CommitCall(**COMMIT, events=[]),
+    ClaimCall(bucket=3, lease_ms=5000, limit=100, outage_ms=1000, grace_ms=5000),
+    LimitCall(limit_key("code", "player", "p_1"), interval_ms=6000, burst=10),
+    LiveAddCall("g_1", b"summary", 1000),
+    LiveRemoveCall(()),
+    OnlineCall("i_1", 12, 30_000),
+    RateCall(**RATE, seats=[]),
+    AccountClaimCall("p_1", "ann", "Ann", "scrypt$...", False, 0),
+    EnqueueCall("p_1", "{}", 4),
+    LeaveCall("p_1"),
+    FormCall(0, 0, 128, 30_000_000, 100.0, 100.0, 8),
+    ForgetCall("i_1"),
+    CreateTableCall("ABCDEFGH", "p_1", "ann", 4, 1000, True, False),
+    JoinTableCall("ABCDEFGH", "p_2", "bob", 1000, False),
+    AddBotCall("ABCDEFGH", "p_1", "greedy", 1000),
+    LeaveTableCall("ABCDEFGH", "p_2", 1000),
+    StartTableCall("ABCDEFGH", "p_1", 1000),
+    StartedCall("nonce:1"),
+    TableCall("ABCDEFGH"),
+]
+
+
+def build(call: Any) -> tuple[list[str], list[Any]]:
+    """KEYS and ARGV of any call, as its caller builds them."""
+    if isinstance(call, CommitCall):
+        return call.build(GameKeys.of(call.game, 16))
+    if isinstance(call, MatchCall):
+        return call.build("nonce")
+    return call.build()
+
+
+def read(name: str, text: str) -> set[int]:
+    """The KEYS or ARGV indices a script reads by a number (not those it computes)."""
+    return {int(i) for i in re.findall(rf"\b{name}\[(\d+)\]", text)}
+
+
+def test_every_script_has_one_call_and_every_call_a_script():
+    files = {p.name.removesuffix(".lua") for p in LUA.iterdir() if p.name.endswith(".lua")}
+    assert sorted(c.SCRIPT for c in CALLS) == sorted(files - PARTS)
+    assert sorted(type(s).__name__ for s in SAMPLES) == sorted(c.__name__ for c in CALLS)
+
+
+@pytest.mark.parametrize("call", SAMPLES, ids=lambda c: type(c).SCRIPT)
+def test_a_call_gives_each_key_and_argument_its_script_reads(call):
+    keys, argv = build(call)
+    text = scripts.source(call.SCRIPT)
+    assert max(read("KEYS", text)) == len(keys)
+    if "unpack(ARGV)" in text:  # reads them all, however many
+        assert not read("ARGV", text)
+    else:
+        assert max(read("ARGV", text)) == len(argv)
+        assert read("ARGV", text) == set(range(1, len(argv) + 1))
+
+
+@pytest.mark.parametrize("call", SAMPLES, ids=lambda c: type(c).SCRIPT)
+def test_the_keys_of_one_call_share_one_cluster_slot(call):
+    keys, _ = build(call)
+    assert len({key_slot(k.encode()) for k in keys}) == 1
+
+
+MATCH_SAMPLES = [c for c in SAMPLES if isinstance(c, MatchCall)]
+
+
+@pytest.mark.parametrize("call", MATCH_SAMPLES, ids=lambda c: type(c).SCRIPT)
+def test_a_matchmaking_call_sends_the_nonce_then_its_fields_in_order(call):
+    _, argv = build(call)
+    fields = [getattr(call, f.name) for f in dataclasses.fields(call)]
+    assert argv == ["nonce", *(int(v) if isinstance(v, bool) else v for v in fields)]
+
+
+def test_a_commit_sends_two_arguments_per_event_where_commit_lua_reads_them():
+    text = scripts.source("commit")
+    assert "ARGV[11 + 2 * i], ARGV[12 + 2 * i]" in text  # event i = 1..ARGV[12]
+    events = [({"kind": "move"}, {"turn": 1}), ({"kind": "move"}, None), (b"packed", b"s")]
+    _, argv = build(CommitCall(**COMMIT, events=events))
+    assert argv[11] == len(events) and len(argv) == 12 + 2 * len(events)
+    assert argv[12:] == [b"\x81\xa4kind\xa4move", b"\x81\xa4turn\x01",
+                         b"\x81\xa4kind\xa4move", b"", b"packed", b"s"]  # fmt: skip
+
+
+def test_a_commit_keeps_the_stream_its_grace_at_most_its_ttl():
+    _, going_on = build(CommitCall(**COMMIT, events=[], grace_ms=60_000))
+    _, over = build(CommitCall(**COMMIT, events=[], ttl=10, grace_ms=60_000))
+    assert (going_on[6], going_on[7]) == (0, 0) and (over[6], over[7]) == (10, 10_000)
+
+
+def test_a_rating_sends_a_profile_and_history_and_six_arguments_per_seat():
+    text = scripts.source("rate")
+    assert "KEYS[3 + 2 * i], KEYS[4 + 2 * i]" in text and "local a = 11 + (i - 1) * 6" in text
+    seats = [SEAT, dataclasses.replace(SEAT, player="p_2", bot=True)]
+    keys, argv = build(RateCall(**RATE, seats=seats))
+    assert keys[4:] == [k for s in seats for k in (profile_key(s.player), history_key(s.player))]
+    assert argv[10] == len(seats) and len(argv) == 11 + 6 * len(seats)
+    assert argv[17:] == ["p_2", "ann", 1, "0.5", "0.9", "{}"]
+
+
+def test_live_remove_sends_the_games_as_argv():
+    assert build(LiveRemoveCall(("g_1", "g_2")))[1] == ["g_1", "g_2"]
