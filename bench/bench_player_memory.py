@@ -23,9 +23,9 @@ from typing import Any
 
 from moose import rules
 from moose_server.accounts.identity import hash_password, name_key
-from moose_server.lobby.matchmaking import Seat
 from moose_server.play.games import Game, Games
 from moose_server.play.results import Results
+from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis, free_port
 from moose_server.storage.keys import NAMES_KEY, history_key, profile_key, rated_key, top_key
@@ -76,7 +76,7 @@ async def main() -> dict[str, Any]:
             chosen = rng.sample(ids, SEATS)
             seats = [Seat(p, f"player-{p[-4:]}", None) for p in chosen]
             profiles = await results.profiles(seats)
-            game = await games.create([(s.player, s.name, None) for s in seats], seed=g,
+            game = await games.create([Seat(s.player, s.name, None) for s in seats], seed=g,
                                       rated=True, profiles=profiles)  # fmt: skip
             played.append(await play(games, game, rng))
         await results.sweep(forgotten=False)

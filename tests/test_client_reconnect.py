@@ -13,6 +13,7 @@ from typing import Any
 import moose
 from moose.client import Client
 from moose_server.play.games import Games
+from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.embedded import free_port
 from moose_server.storage.keys import PLAYERS_CHANNEL
@@ -224,7 +225,7 @@ async def test_a_game_dealt_again_under_the_id_of_one_that_ended_is_played(
     proc = moose_serve("--redis", redis_server.url, "--poll-interval", "0.05")
     async with moose.connect(proc.url, name="alice") as alice, \
             moose.connect(proc.url, name="bob") as bob:  # fmt: skip
-        seats = [(alice.player, "alice", None), (bob.player, "bob", None)]
+        seats = [Seat(alice.player, "alice", None), Seat(bob.player, "bob", None)]
         copy = aof_copy(redis_server)  # before the game: Redis will come back to this
         async with open_store(redis_server.url) as store:
             games = Games(store, Settings(redis_url=redis_server.url))

@@ -9,6 +9,7 @@ import pytest
 
 from moose import rules
 from moose_server.play.games import GameError, Games
+from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.store import Store, connect
 
@@ -32,7 +33,7 @@ async def finished(games: Games, game_id: str) -> Any:
 
 @pytest.mark.parametrize("bots", [("greedy", "random"), ("cautious", "greedy", "random", "x")])
 async def test_bots_play_a_whole_game_and_the_record_replays(games, bots):
-    seats = [(None, f"b{i}", name) for i, name in enumerate(bots)]  # "x": unknown, greedy plays
+    seats = [Seat(None, f"b{i}", name) for i, name in enumerate(bots)]  # "x": unknown, greedy plays
     game = await finished(games, (await games.create(seats)).id)
     record = await games.record(game.id)
     final = replay(record)
@@ -48,7 +49,7 @@ async def test_bots_play_a_whole_game_and_the_record_replays(games, bots):
 
 
 async def test_a_player_plays_against_a_bot_to_the_end(games):
-    game = await games.create([("p_h", "hugo", None), (None, "bot", "greedy")])
+    game = await games.create([Seat("p_h", "hugo", None), Seat(None, "bot", "greedy")])
     assert await games.store.player_games("p_h") == [game.id]
     with pytest.raises(GameError) as err:
         await games.record(game.id)
@@ -76,7 +77,7 @@ async def test_unknown_games_are_no_such_game(games):
 
 
 async def test_back_brings_an_away_seat_back_once(games):
-    game = await games.create([("p_a", "ann", None), ("p_b", "bob", None)])
+    game = await games.create([Seat("p_a", "ann", None), Seat("p_b", "bob", None)])
     now = await games.store.now_ms() + 10_000_000  # as if every deadline had passed
     while not any(game.away):  # the seats alternate: the first to miss twice is away
         await games.timeout(game.id, now)
@@ -103,7 +104,7 @@ async def test_away_and_back_of_another_seat_leave_a_move_on_the_seq_before_vali
     client = connect(redis_url, 8)
     games = Games(Store(client, 16), Settings(redis_url=redis_url, turn_time=3600, away_after=1))
     try:
-        seats = [(f"p_{k}", f"n{k}", None) for k in range(3)]
+        seats = [Seat(f"p_{k}", f"n{k}", None) for k in range(3)]
         game = await games.create(seats)
         late = rules.to_act(game.state)
         await games.timeout(game.id, await games.store.now_ms() + 10_000_000)
@@ -146,7 +147,7 @@ async def test_a_finished_game_keeps_answers_for_its_grace_then_only_its_record(
     settings = Settings(redis_url=redis_url, turn_time=3600, game_grace=0.5)
     games, store = Games(Store(client, 16), settings), Store(client, 16)
     players = [f"p_{k}" for k in range(4)]
-    game = await games.create([(p, f"n{k}", None) for k, p in enumerate(players)], seed=5)
+    game = await games.create([Seat(p, f"n{k}", None) for k, p in enumerate(players)], seed=5)
     answers: dict[str, int] = {}
     while not game.state.over:  # four people, every move with its own move id
         if game.auto_kind() is not None:  # a forced pass: the server plays it

@@ -24,6 +24,7 @@ from moose.bots import make_bot
 from moose.client import Client, ConnectionLost, GameResult, ServerError
 from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
 from moose_server.play.games import Games
+from moose_server.play.seats import Seat
 from moose_server.play.streams import read_events
 from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis
@@ -355,7 +356,7 @@ async def test_a_match_published_while_pub_sub_was_down_is_sent_again(
     proc = moose_serve("--redis", redis_server.url, *FLAGS, "--turn-time", "60",
                        "--answer-time", "60", env=ENV)  # fmt: skip
     ann, bob = await ws_client(proc.url, "ann"), await ws_client(proc.url, "bob")
-    seats = [(ann.player, "ann", None), (bob.player, "bob", None)]
+    seats = [Seat(ann.player, "ann", None), Seat(bob.player, "bob", None)]
     async with open_store(redis_server.url) as store:
         games = Games(store, Settings(redis_url=redis_server.url, turn_time=3600))
         # The hub waits 0.2 s before it subscribes again: the match is published then.

@@ -24,8 +24,8 @@ from moose_server.lobby.matchmaking import (
     MatchError,
     Matchmaker,
     MatchOptions,
-    Seat,
 )
+from moose_server.play.seats import Seat
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import mm_key
 from moose_server.storage.scripts import FormCall

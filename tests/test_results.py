@@ -24,9 +24,9 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from moose import rules
 from moose_server.accounts import ratings
 from moose_server.accounts.ratings import Standing
-from moose_server.lobby.matchmaking import Seat
 from moose_server.play.games import Game, Games
 from moose_server.play.results import Results
+from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import free_port
@@ -81,7 +81,7 @@ async def unrated_game(url: str, seed: int = 1) -> Game:
     async with parts(url, players_url=dead) as (games, _):
         profiles = [{"bot": False, "mu": ratings.MU, "sigma": ratings.SIGMA, "games": 0,
                      "provisional": True} for _ in SEATS]  # fmt: skip
-        seats = [(s.player, s.name, s.bot) for s in SEATS]
+        seats = SEATS
         game = await games.create(seats, seed=seed, rated=True, profiles=profiles)
         game = await play_out(games, game, seed)  # the last move's rating update fails
         assert await games.store.unrated(1 << 62, 10) == [game.id]
@@ -155,7 +155,7 @@ async def test_the_over_event_says_the_new_ratings_and_the_record_outlives_the_g
         # The game outlives the checks below by a margin, and then is waited out.
         games.settings = results.settings = results.settings.replace(game_ttl=2)
         profiles = await results.profiles(SEATS)
-        game = await games.create([(s.player, s.name, s.bot) for s in SEATS], seed=3,
+        game = await games.create(SEATS, seed=3,
                                   rated=True, profiles=profiles)  # fmt: skip
         game = await play_out(games, game, 3)
         over = (await store.events(game.id))[-1].event
@@ -175,8 +175,8 @@ async def test_the_over_event_says_the_new_ratings_and_the_record_outlives_the_g
 
 async def test_private_tables_are_unrated_unless_the_host_asks(redis_url):
     async with parts(redis_url) as (games, results):
-        seats = [(s.player, s.name, s.bot) for s in SEATS[:2]] + [(None, "g-bot 1", "greedy")]
-        profiles = await results.profiles([Seat(*s) for s in seats])
+        seats = [*SEATS[:2], Seat(None, "g-bot 1", "greedy")]
+        profiles = await results.profiles(seats)
         assert profiles[2] is None  # the server's bot is not rated
         plain = await games.create(seats, seed=4, code="ABCDEF", profiles=profiles)
         plain = await play_out(games, plain, 4)
@@ -284,7 +284,7 @@ async def test_the_changes_follow_the_end_that_was_committed(redis_url):
             break
     async with parts(redis_url) as (games, results):
         profiles = await results.profiles(SEATS)
-        game = await games.create([(s.player, s.name, s.bot) for s in SEATS], seed=6,
+        game = await games.create(SEATS, seed=6,
                                   rated=True, profiles=profiles)  # fmt: skip
         first, second = (results.changes(game, end) for end in ends)
         assert first != second

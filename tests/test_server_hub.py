@@ -19,9 +19,10 @@ import redis.asyncio as aioredis
 from moose import rules
 from moose_server.codec import pack
 from moose_server.net.hub import Hub, Sub
-from moose_server.net.recent import RECENT_EVENTS, RECENT_GAMES
+from moose_server.net.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.net.waiting import Waiting
 from moose_server.play.games import Copies, Games
+from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
 from moose_server.storage.store import Entry, Store, connect
@@ -90,7 +91,7 @@ async def game(redis_url: str) -> AsyncIterator[tuple[Store, str, list[Entry]]]:
     store = Store(client, 16)
     entries: list[Entry] = []
     games = Games(store, Settings(redis_url=redis_url), listeners=[Committed(entries)])
-    dealt = await games.create([("p_a", "a", None), ("p_b", "b", None)], seed=7)
+    dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=7)
     seat = rules.to_act(dealt.state)
     assert seat is not None
     await games.move(dealt.id, dealt.players[seat], rules.legal_moves(dealt.state)[0])
@@ -181,7 +182,7 @@ async def test_a_game_dealt_here_reaches_its_players_sockets_without_a_stream_re
     games = Games(store, Settings(redis_url=redis_url), listeners=[hub])
     try:
         # Seat 1 is a bot: its moves are committed here before the people join.
-        dealt = await games.create([("p_a", "a", None), ("p_b", "b", "greedy")], seed=7)
+        dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", "greedy")], seed=7)
         await asyncio.gather(*games._tasks)
         await client.config_resetstat()
         peers = [Peer("p_a", 0), Peer(None, None)]  # type: ignore[arg-type]
@@ -232,7 +233,7 @@ async def test_sockets_behind_get_every_event_once_in_order_whatever_the_wake_up
     )  # two instances
     rng = random.Random(5)
     try:
-        dealt = await ours.create([("p_a", "a", None), ("p_b", "b", None)], seed=3)
+        dealt = await ours.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
         peers = [Peer("p_a", 0), Peer("p_b", 1), Peer("p_w", None)]
         hub.join(peers[0], dealt.id, 0, 0)
         for _ in range(40):
@@ -291,7 +292,7 @@ async def test_a_wake_up_during_a_sockets_first_read_is_not_lost_when_the_read_i
     hub = Hub(store, None)  # type: ignore[arg-type]
     elsewhere = Games(store, Settings())  # another instance: its commits reach us by wake-up
     try:
-        dealt = await elsewhere.create([("p_a", "a", None), ("p_b", "b", None)], seed=3)
+        dealt = await elsewhere.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
         peer = Peer("p_a", 0)
         hub.join(peer, dealt.id, 0, 0)  # its `match` came
         store.holding = True
@@ -316,7 +317,7 @@ async def test_a_wake_up_drops_the_games_copy_it_makes_old(redis_url):
     hub = Hub(store, None, woken=copies)  # type: ignore[arg-type]
     games = Games(store, Settings(), copies=copies, listeners=[hub])
     try:
-        dealt = await games.create([("p_a", "a", None), ("p_b", "b", None)], seed=7)
+        dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=7)
         assert copies.get(dealt.id) is not None  # as written here, at seq 1
 
         def wake(seq: int) -> None:
@@ -351,10 +352,10 @@ def _entries(count: int, start: int = 1) -> list[Entry]:
 
 def test_the_logs_are_bounded_in_games_and_in_events_per_game() -> None:
     hub = Hub(None, None)  # type: ignore[arg-type]
-    for k in range(RECENT_GAMES + 50):
+    for k in range(LOGGED_GAMES + 50):
         hub.committed(f"g_{k}", _entries(3))
-    assert len(hub.recent) == RECENT_GAMES
-    assert hub.recent.get("g_0") is None and hub.recent.get(f"g_{RECENT_GAMES + 49}") is not None
+    assert len(hub.recent) == LOGGED_GAMES
+    assert hub.recent.get("g_0") is None and hub.recent.get(f"g_{LOGGED_GAMES + 49}") is not None
     for start in range(1, 4 * RECENT_EVENTS, 3):  # a game dealt here, no socket joined yet
         hub.committed("g_long", _entries(3, start))
     held = hub.recent.get("g_long")
@@ -429,3 +430,35 @@ async def test_a_player_message_published_twice_by_a_resend_reaches_each_socket_
 
 async def _true(value: bool) -> bool:
     return value
+
+
+async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
+    # A half-open connection (or a proxy that hangs) gives no error: redis-py's
+    # read would wait on it forever, and this instance would miss every wake-up.
+    server = redis_factory(appendonly=False)
+    async with Relay(server.port) as relay:
+        pubsub_client = connect(f"redis://127.0.0.1:{relay.port}/0", 1, blocking=True)
+        hub = Hub(None, pubsub_client, silent=0.2)  # type: ignore[arg-type]
+        peer = Peer("p_a", 0)
+        hub.add_player(peer)
+        running = asyncio.ensure_future(hub.run())
+        admin = aioredis.Redis.from_url(server.url)
+        try:
+            await until(lambda: _true(hub.ready.is_set()))
+            assert relay.accepted == 1
+            relay.frozen = True  # the PING after 0.2 s of silence gets no answer
+            await until(lambda: _true(relay.accepted == 2))
+            relay.frozen = False
+
+            # The new subscription hears what is published from now on.
+            async def heard() -> bool:
+                await admin.publish(PLAYERS_CHANNEL, pack(["p_a", {"type": "hello again"}]))
+                return any(m["type"] == "hello again" for m in peer.said)
+
+            await until(heard, every=0.1)
+        finally:
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+            await admin.aclose()
+            await pubsub_client.aclose()

@@ -16,6 +16,7 @@ import redis.asyncio as aioredis
 
 from moose import rules
 from moose_server.play.games import Games
+from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.store import Store
 
@@ -111,7 +112,7 @@ async def test_unanswered_trap_is_played_at_the_answer_deadline(moose_server, ws
     before, move = find(lambda s, m, after: after.pending is not None)
     state = rules.apply(before, move)
     victim = state.pending[0]
-    seats = [(a.player, "ana", None), (b.player, "ben", None)]
+    seats = [Seat(a.player, "ana", None), Seat(b.player, "ben", None)]
     game = await games.create(seats, state=state)
     client = (a, b)[victim]
     first = await client.expect(type="event", game=game.id)
@@ -135,7 +136,9 @@ async def test_only_pass_left_is_passed_at_once(moose_server, ws_client, games):
 
     state, move = find(forced_next)
     a, b = await seat_pair(ws_client, url)
-    game = await games.create([(a.player, "ana", None), (b.player, "ben", None)], state=state)
+    game = await games.create(
+        [Seat(a.player, "ana", None), Seat(b.player, "ben", None)], state=state
+    )
     mover = rules.to_act(state)
     client, watcher = (a, b) if mover == 0 else (b, a)
     offered = await client.expect(type="event", game=game.id)

@@ -10,6 +10,7 @@ import pytest
 from moose import rules
 from moose_server.codec import pack
 from moose_server.play.games import Games
+from moose_server.play.seats import Seat
 from moose_server.play.streams import SNAPSHOT_EVERY, keeps_snapshot, read_event, read_events
 
 from helpers import open_games
@@ -24,7 +25,7 @@ async def games(redis_url: str) -> Any:
 
 async def bot_game(games: Games, players: int = 4) -> Any:
     """A whole game of bots, played by the server; the game once it is over."""
-    seats = [(None, f"b{i}", "greedy") for i in range(players)]
+    seats = [Seat(None, f"b{i}", "greedy") for i in range(players)]
     game = await games.create(seats, seed=11)
     async with asyncio.timeout(60):
         while not (game := await games.load(game.id)).state.over:

@@ -13,6 +13,7 @@ import redis
 
 from moose import rules
 from moose_server.play.games import Games
+from moose_server.play.seats import Seat
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
 from moose_server.storage.keys import GameKeys, deadlines_key, polled_key
@@ -20,7 +21,7 @@ from moose_server.storage.store import Store, connect
 
 from helpers import table_game
 
-SEATS = [("p_a", "ann", None), ("p_b", "bob", None)]
+SEATS = [Seat("p_a", "ann", None), Seat("p_b", "bob", None)]
 Message = dict[str, Any]
 
 
@@ -77,7 +78,7 @@ async def test_a_deadline_claimed_before_a_move_does_not_fire(parts):
     async with asyncio.timeout(20):
         while not (claimed := await store.claim(60_000)):
             pass
-    owner = SEATS[game.state.turn][0]
+    owner = SEATS[game.state.turn].player
     await t1.games.move(game.id, owner, rules.legal_moves(game.state)[0])
     await t1.games.timeout(game.id, claimed[0][1])  # the stale claim is applied late
     loaded = await store.load(game.id)

@@ -13,6 +13,9 @@ class Relay:
     to Redis, which is built without TLS. `cut_next_reply()`: the next data
     Redis sends is dropped and that client's connection aborted, so that a
     command Redis ran never gets its reply (what a lost connection does).
+    `frozen`: nothing is forwarded either way and no connection closes (a
+    half-open TCP connection, or a proxy that hangs). `accepted` counts the
+    connections made through it.
     """
 
     def __init__(self, target_port: int, tls: ssl.SSLContext | None = None) -> None:
@@ -20,6 +23,8 @@ class Relay:
         self.tls = tls
         self.port = 0
         self.cut = False
+        self.frozen = False
+        self.accepted = 0
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -43,6 +48,7 @@ class Relay:
         task = asyncio.current_task()
         assert task is not None
         self._tasks.add(task)
+        self.accepted += 1
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         except OSError:
@@ -70,6 +76,7 @@ class Relay:
                 self.cut = False
                 client.transport.abort()
                 return
-            sink.write(data)
-            await sink.drain()
+            if not self.frozen:
+                sink.write(data)
+                await sink.drain()
         sink.transport.abort()

@@ -53,19 +53,18 @@ class Lobby:
 
     async def start(self, table: FormedTable) -> Game:
         """Deal the game of a formed table; every seated player gets `match`."""
-        seats = [(s.player, s.name, s.bot) for s in table.seats]
         game_id = game_id_of(table.key) if table.key else None
         rated = table.rated if table.code is not None else self.settings.rate_queue
         profiles = await self.results.profiles(table.seats) if self.results else None
         game = await self.games.create(
-            seats, game_id=game_id, code=table.code, rated=rated, profiles=profiles
+            table.seats, game_id=game_id, code=table.code, rated=rated, profiles=profiles
         )
         if table.key:
             await self.matchmaker.started(table.key)
         if game.code is None:  # a private table's game is never listed
             await self.store.live_add(game.id, summary(game))
         players = [s.player for s in table.seats if s.player is not None]
-        log.info("match: game %s from %s with %d seats", game.id, table.source, len(seats),
+        log.info("match: game %s from %s with %d seats", game.id, table.source, len(table.seats),
                  extra={"event": "match", "game": game.id, "players": players})  # fmt: skip
         return game
 

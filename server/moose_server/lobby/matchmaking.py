@@ -21,6 +21,7 @@ from typing import Any
 
 from moose_server.accounts.names import distinct
 from moose_server.errors import Refusal
+from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
@@ -47,7 +48,6 @@ __all__ = [
     "MatchError",
     "MatchOptions",
     "Matchmaker",
-    "Seat",
     "TableInfo",
 ]
 
@@ -81,21 +81,6 @@ _CALLS: tuple[type[MatchCall], ...] = (
     StartedCall,
     TableCall,
 )
-
-
-@dataclass(frozen=True)
-class Seat:
-    """One seat of a table: a human has a player id, a bot has a bot name."""
-
-    player: str | None
-    name: str
-    bot: str | None  # the server's bot playing it (its kind)
-    is_bot: bool = False  # a player who said hello as a bot
-
-    def as_dict(self) -> dict[str, Any]:
-        """The seat as PROTOCOL.md writes it in a `table` message."""
-        return {"name": self.name, "player": self.player, "bot": self.bot,
-                "is_bot": self.bot is not None or self.is_bot}  # fmt: skip
 
 
 @dataclass(frozen=True)

@@ -42,11 +42,12 @@ from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from moose_server.codec import unpack
 from moose_server.net.frames import Prepared, state_message
-from moose_server.net.recent import RECENT_GAMES, GameLog, Recent
+from moose_server.net.recent import LOGGED_GAMES, GameLog, Recent
 from moose_server.play.games import Game
 from moose_server.play.streams import read_events
 from moose_server.storage.connection import PubSubSource
@@ -66,6 +67,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back: 10 s
+# A subscription silent this long gets a PING; silent as long again, it is taken
+# for lost (a half-open TCP connection, or a proxy that stopped forwarding, gives
+# no error of its own) and made anew.
+SILENT = 10.0
 SAID_IDS = 16384  # player message ids remembered, at most (a resend comes within ~10 s)
 
 
@@ -135,13 +140,15 @@ class Hub:
         self,
         store: Store,
         pubsub_redis: PubSubSource,
-        recent_games: int = RECENT_GAMES,
+        recent_games: int = LOGGED_GAMES,
         *,
         woken: WakeupListener | None = None,
         fanout: FanoutListener | None = None,
         players: PlayerListener | None = None,
+        silent: float = SILENT,
     ) -> None:
         self.store = store
+        self.silent = silent  # seconds of a silent subscription before a PING
         self.pubsub_redis = pubsub_redis
         self.woken = woken
         self.fanout = fanout
@@ -469,8 +476,7 @@ class Hub:
                         if self.ready.is_set():
                             self._check_all()
                         self.ready.set()
-                        async for message in pubsub.listen():
-                            self._dispatch(message)
+                        await self._listen(pubsub)
                 except (RedisError, OSError) as exc:
                     if cancelling():
                         raise asyncio.CancelledError from exc
@@ -478,6 +484,21 @@ class Hub:
                     await asyncio.sleep(0.2)
         finally:
             await cancel_and_wait(self._tasks)
+
+    async def _listen(self, pubsub: Any) -> None:
+        """Dispatch every message; PING a silent subscription, and give up on one that
+        does not answer (redis-py's blocking read would wait on it forever)."""
+        pinged = False
+        while True:
+            message = await pubsub.get_message(timeout=self.silent)
+            if message is not None:
+                pinged = False
+                self._dispatch(message)
+            elif pinged:
+                raise RedisConnectionError(f"no answer to a PING in {self.silent:.1f} s")
+            else:
+                await pubsub.ping()
+                pinged = True
 
     def _check_all(self) -> None:
         """After a lost subscription: each socket reads what it missed, and is checked."""

@@ -1,6 +1,6 @@
 """The hub's memory of recent events: one bounded log per game, each event ready for every seat.
 
-`Recent` holds a `GameLog` per game (at most its `size`, RECENT_GAMES unless
+`Recent` holds a `GameLog` per game (at most its `size`, LOGGED_GAMES unless
 told, the least recently used dropped); a log holds the game's last events in a row (at most
 RECENT_EVENTS), each a `frames.Prepared`, and the latest seq heard of. The hub
 (hub.py) decides what goes in and when it is trimmed.
@@ -11,9 +11,9 @@ from __future__ import annotations
 from moose_server.net.frames import Prepared
 from moose_server.storage.store import Entry
 
-__all__ = ["RECENT_EVENTS", "RECENT_GAMES", "GameLog", "Recent"]
+__all__ = ["LOGGED_GAMES", "RECENT_EVENTS", "GameLog", "Recent"]
 
-RECENT_GAMES = 1024  # games whose last events the hub holds, at most
+LOGGED_GAMES = 1024  # games whose last events the hub holds, at most
 RECENT_EVENTS = 16  # events held per game, at most
 
 
@@ -86,7 +86,7 @@ class GameLog:
 class Recent:
     """The hub's `GameLog`s, one per game, the least recently used dropped past `size`."""
 
-    def __init__(self, size: int = RECENT_GAMES) -> None:
+    def __init__(self, size: int = LOGGED_GAMES) -> None:
         self.size = size
         self._logs: dict[str, GameLog] = {}
 

@@ -44,6 +44,7 @@ from moose_server.accounts.names import distinct
 from moose_server.accounts.ratings import Standing
 from moose_server.codec import extend_map, pack, pack_array_header, pack_compressed, pack_map
 from moose_server.errors import Refusal
+from moose_server.play.seats import Seat
 from moose_server.play.streams import keeps_snapshot, read_event
 from moose_server.settings import Settings
 from moose_server.storage.keys import move_field
@@ -57,7 +58,6 @@ __all__ = [
     "GameError",
     "GameListener",
     "Games",
-    "Seat",
     "TimeoutListener",
     "finished_record",
     "match_message",
@@ -65,11 +65,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-Seat = tuple[str | None, str, str | None]  # (player id, name, bot name)
 Move = dict[str, Any]
 Event = dict[str, Any]
 RETRIES = 20
-RECENT_GAMES = 2048  # games this instance keeps as it last wrote them, at least...
+COPIED_GAMES = 2048  # games this instance keeps as it last wrote them, at least...
 SOCKETS_PER_GAME = 2  # ...or one per this many sockets it may serve (settings.max_sockets)
 FALLBACK_BOT = "greedy"
 
@@ -355,8 +354,8 @@ class Games:
             seed = secrets.randbits(64) if seed is None else seed
             state = rules.new_game(n, seed=seed, dealer=dealer, deck=deck)
         game = Game(
-            game_id or f"g_{secrets.token_hex(5)}", 0, 0, state, [p for p, _, _ in seats],
-            distinct([name for _, name, _ in seats]), [b for _, _, b in seats], [False] * n,
+            game_id or f"g_{secrets.token_hex(5)}", 0, 0, state, [s.player for s in seats],
+            distinct([s.name for s in seats]), [s.bot for s in seats], [False] * n,
             [0] * n, [], code, rated and self.rater is not None, profiles,
         )  # fmt: skip
         start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names,
@@ -659,7 +658,7 @@ class Copies:
         self._games: dict[str, Game] = {}  # game id -> as last written here (LRU order)
         # Each game kept is ~12 KB (25 moves in); one that is not costs its next
         # move a read. 2,048 were too few for a lobby of 20,000 (5,000 games).
-        self.size = max(RECENT_GAMES, settings.max_sockets // SOCKETS_PER_GAME)
+        self.size = max(COPIED_GAMES, settings.max_sockets // SOCKETS_PER_GAME)
 
     def get(self, game_id: str) -> Game | None:
         """Our copy of the game, if we keep one."""

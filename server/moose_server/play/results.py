@@ -29,8 +29,8 @@ from redis.exceptions import RedisError
 from moose import rules
 from moose_server.accounts import ratings
 from moose_server.accounts.ratings import Standing
-from moose_server.lobby.matchmaking import Seat
 from moose_server.play.games import Game
+from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.scripts import RateCall, RatedSeat

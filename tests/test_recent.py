@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from moose import rules
-from moose_server.net.recent import RECENT_EVENTS, RECENT_GAMES, GameLog, Recent
-from moose_server.play.games import RECENT_GAMES as GAMES_KEPT
-from moose_server.play.games import Copies
+from moose_server.net.recent import LOGGED_GAMES, RECENT_EVENTS, GameLog, Recent
+from moose_server.play.games import COPIED_GAMES, Copies
 from moose_server.settings import Settings
 from moose_server.storage.store import Entry
 
@@ -73,11 +72,11 @@ def test_an_event_read_again_with_another_time_starts_the_log_again() -> None:
 
 def test_recent_drops_the_least_recently_used_game_past_recent_games() -> None:
     recent = Recent()
-    for k in range(RECENT_GAMES):
+    for k in range(LOGGED_GAMES):
         recent.log(f"g_{k}").add(f"g_{k}", entries(1, 1))
     recent.log("g_0")  # used again: g_1 is now the least recently used
     recent.log("g_new")
-    assert len(recent) == RECENT_GAMES
+    assert len(recent) == LOGGED_GAMES
     assert recent.get("g_1") is None
     assert recent.get("g_0") is not None and seqs(recent.get("g_0").events) == [1]
     recent.drop("g_0")
@@ -88,13 +87,13 @@ def test_recent_drops_the_least_recently_used_game_past_recent_games() -> None:
 
 def test_recent_holds_as_many_games_as_it_is_sized_for() -> None:
     # An instance sizes it to its sockets (app.py: one game per two sockets).
-    recent = Recent(RECENT_GAMES * 3)
-    for k in range(RECENT_GAMES * 3 + 1):
+    recent = Recent(LOGGED_GAMES * 3)
+    for k in range(LOGGED_GAMES * 3 + 1):
         recent.log(f"g_{k}")
-    assert len(recent) == RECENT_GAMES * 3
+    assert len(recent) == LOGGED_GAMES * 3
     assert recent.get("g_0") is None and recent.get("g_1") is not None
 
 
 def test_games_keep_one_game_per_two_sockets_and_never_fewer_than_before() -> None:
     assert Copies(Settings(max_sockets=30_000)).size == 15_000
-    assert Copies(Settings(max_sockets=100)).size == GAMES_KEPT
+    assert Copies(Settings(max_sockets=100)).size == COPIED_GAMES
