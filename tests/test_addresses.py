@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from moose_server.accounts.addresses import client_address, limit_subject, networks
+from moose_server.addresses import client_address, limit_subject, networks
 
 LB = networks("10.0.0.0/8, 127.0.0.1")
 

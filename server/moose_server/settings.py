@@ -15,7 +15,7 @@ from typing import Any
 
 import platformdirs
 
-from moose_server.accounts.addresses import networks
+from moose_server.addresses import networks
 
 __all__ = ["Settings"]
 

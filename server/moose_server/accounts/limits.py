@@ -25,7 +25,7 @@ from collections.abc import AsyncIterator, Iterator
 from aiohttp import web
 from redis.exceptions import RedisError
 
-from moose_server.accounts.addresses import client_address, limit_subject, networks
+from moose_server.addresses import client_address, limit_subject, networks
 from moose_server.errors import Refusal
 from moose_server.settings import Settings
 from moose_server.storage.keys import limit_key
