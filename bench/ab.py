@@ -87,7 +87,9 @@ def one_run(
             test = [sys.executable, "-m", "moose", "loadtest", "--url",
                     f"ws://127.0.0.1:{port}/ws", "--server-pid", str(server.pid),
                     "--redis-url", r.url, "--json", *flags]  # fmt: skip
-            out = subprocess.run(test, capture_output=True, text=True, timeout=900)
+            # The load generator is this tree's on every side: only the server differs.
+            here = dict(os.environ, PYTHONPATH=f"{ROOT / 'client'}:{ROOT / 'server'}")
+            out = subprocess.run(test, capture_output=True, text=True, timeout=900, env=here)
             if out.returncode != 0:
                 raise RuntimeError(out.stderr[-2000:])
             report: dict[str, Any] = json.loads(out.stdout)
