@@ -154,7 +154,7 @@ def test_a_paced_run_plays_and_reports(tmp_path: object) -> None:
 
 async def test_a_player_socket_keeps_under_the_default_server_rate() -> None:
     """A socket sends at most MOOSE_RATE's default: a burst, then SOCKET_RATE a second."""
-    from moose_loadtest.players import SOCKET_BURST, SOCKET_RATE, SocketPacer
+    from moose_loadtest.crowd import SOCKET_BURST, SOCKET_RATE, SocketPacer
     from moose_server.settings import Settings
 
     defaults = Settings()
@@ -169,8 +169,8 @@ async def test_a_player_socket_keeps_under_the_default_server_rate() -> None:
 
 
 def test_sockets_are_spread_over_loopback_addresses_under_the_default_cap() -> None:
+    from moose_loadtest.crowd import SOCKETS_PER_ADDRESS, local_address
     from moose_loadtest.phases import _source_ips
-    from moose_loadtest.players import SOCKETS_PER_ADDRESS, local_address
     from moose_loadtest.run import Options
     from moose_server.settings import Settings
 

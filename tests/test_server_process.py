@@ -56,7 +56,7 @@ async def test_sigterm_drains_with_1012_and_exits_cleanly(moose_serve, ws_client
     assert server.stop() == 0
     assert await client.closed() == 1012
     log = server.log.read_text()
-    assert "listening on http://127.0.0.1" in log and "embedded redis-server" in log
+    assert "listening on http://127.0.0.1" in log and "embedded valkey-server" in log
     assert "stopped" in log
     assert not (data / "redis" / "redis.sock").exists()  # the bundled Redis is gone too
 

@@ -27,7 +27,7 @@ from aiohttp import WSMsgType, web
 
 from moose import bots, rules
 from moose.protocol import PROTOCOL_VERSION
-from moose_loadtest.players import msg_pack as pack
+from moose_loadtest.crowd import msg_pack as pack
 
 __all__ = ["GAME_MOVES", "echo_app"]
 

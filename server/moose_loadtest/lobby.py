@@ -30,9 +30,7 @@ import time
 import zlib
 from typing import Any
 
-from moose_loadtest.deployment import TURN_TIME
-from moose_loadtest.housekeeping import collect_in_steps, watch_loop
-from moose_loadtest.players import (
+from moose_loadtest.crowd import (
     CONNECT_AT_ONCE,
     Job,
     Player,
@@ -41,6 +39,8 @@ from moose_loadtest.players import (
     client_sessions,
     raise_nofile,
 )
+from moose_loadtest.deployment import TURN_TIME
+from moose_loadtest.housekeeping import collect_in_steps, watch_loop
 
 __all__ = ["GAME_MOVES", "LATE", "LobbyRun", "spread_of", "worker_main"]
 

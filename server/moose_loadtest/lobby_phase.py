@@ -21,8 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from moose_loadtest import deployment
+from moose_loadtest.crowd import Job
 from moose_loadtest.lobby import LATE, worker_main
-from moose_loadtest.players import Job
 from moose_loadtest.probes import (
     Buckets,
     ProcessProbe,

@@ -27,8 +27,8 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from moose_loadtest.crowd import SOCKETS_PER_ADDRESS, Job, raise_nofile
 from moose_loadtest.lobby_phase import lobby_phase
-from moose_loadtest.players import SOCKETS_PER_ADDRESS, Job, raise_nofile
 from moose_loadtest.probes import (
     ProcessProbe,
     RedisProbe,

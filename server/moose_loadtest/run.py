@@ -21,7 +21,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from moose_loadtest.players import Job, Tally, run_job
+from moose_loadtest.crowd import Job, Tally, run_job
 
 __all__ = ["Options", "Ui", "merge", "percentiles", "run_workers", "summary"]
 

@@ -110,7 +110,7 @@ async def _redis_url(settings: Settings, stack: contextlib.AsyncExitStack) -> st
     folder = Path(settings.data_dir).expanduser() / "redis"
     embedded = EmbeddedRedis(folder, appendfsync=settings.appendfsync)
     await stack.enter_async_context(embedded)
-    log.info("Redis: embedded redis-server at %s (data in %s, appendfsync %s)",
+    log.info("Redis: embedded %s at %s (data in %s, appendfsync %s)", embedded.name,
              embedded.url, folder, settings.appendfsync)  # fmt: skip
     return embedded.url
 

@@ -117,6 +117,11 @@ class EmbeddedRedis:
         self.url = ""
         self._lock: IO[str] | None = None
 
+    @property
+    def name(self) -> str:
+        """The server binary's name, as a log line says it: valkey-server, redis-server."""
+        return Path(self.binary or redis_server_binary()).name
+
     def command(self) -> list[str]:
         """The redis-server command line."""
         args = [
