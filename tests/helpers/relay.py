@@ -13,9 +13,9 @@ class Relay:
     to Redis, which is built without TLS. `cut_next_reply()`: the next data
     Redis sends is dropped and that client's connection aborted, so that a
     command Redis ran never gets its reply (what a lost connection does).
-    `frozen`: nothing is forwarded either way and no connection closes (a
-    half-open TCP connection, or a proxy that hangs). `accepted` counts the
-    connections made through it.
+    `freeze()`: the connections open now forward nothing more either way, and
+    none closes (a half-open TCP connection, or a proxy that hangs); new ones
+    work. `accepted` counts the connections made through it.
     """
 
     def __init__(self, target_port: int, tls: ssl.SSLContext | None = None) -> None:
@@ -23,7 +23,7 @@ class Relay:
         self.tls = tls
         self.port = 0
         self.cut = False
-        self.frozen = False
+        self.frozen: set[int] = set()  # the numbers of the frozen connections
         self.accepted = 0
         self._server: asyncio.Server | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -40,6 +40,10 @@ class Relay:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
+    def freeze(self) -> None:
+        """The connections open now forward nothing more, and stay open."""
+        self.frozen.update(range(1, self.accepted + 1))
+
     def cut_next_reply(self) -> None:
         """Drop the next data Redis sends, and abort that client's connection."""
         self.cut = True
@@ -49,6 +53,7 @@ class Relay:
         assert task is not None
         self._tasks.add(task)
         self.accepted += 1
+        number = self.accepted
         try:
             up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.target_port)
         except OSError:
@@ -56,7 +61,8 @@ class Relay:
             return
         try:
             await asyncio.gather(
-                self._pump(reader, up_writer, None), self._pump(up_reader, writer, writer)
+                self._pump(reader, up_writer, None, number),
+                self._pump(up_reader, writer, writer, number),
             )
         except OSError:
             pass
@@ -70,13 +76,14 @@ class Relay:
         source: asyncio.StreamReader,
         sink: asyncio.StreamWriter,
         client: asyncio.StreamWriter | None,
+        number: int,
     ) -> None:
         while data := await source.read(65536):
             if client is not None and self.cut:
                 self.cut = False
                 client.transport.abort()
                 return
-            if not self.frozen:
+            if number not in self.frozen:
                 sink.write(data)
                 await sink.drain()
         sink.transport.abort()

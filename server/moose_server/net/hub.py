@@ -110,6 +110,9 @@ class WakeupListener(Protocol):
     def woke(self, game: str, seq: int) -> None:
         """An instance (this one or another) committed `game` up to `seq`."""
 
+    async def settled(self, game: str) -> None:
+        """Once no commit of `game` by this instance is under way (its reply delivers)."""
+
 
 class FanoutListener(Protocol):
     """Told how the fan-out goes (metrics.Metrics times it)."""
@@ -399,17 +402,18 @@ class Hub:
     async def _deliver_all(self, game: str, seq: int | None, peers: list[Peer]) -> None:
         """The slow part of a wake-up: one stream read for all, then each socket in turn."""
         try:
-            # Our own commit's wake-up may come before its reply: one turn of the loop
-            # lets the reply's `committed` send the events, and then nothing is read.
-            # (A load test read the stream at 3 of every 10 wake-ups without it.)
+            # Our own commit's wake-up may come before its reply: once the commit
+            # is settled, its `committed` has sent the events, and nothing is read.
+            # (Reading here anyway cost a stream read per move, and 1.5x the CPU
+            # per move: BENCHMARKS.md, issue 21.)
             await asyncio.sleep(0)
+            if self.woken is not None:
+                await self.woken.settled(game)
             seen = [p.subs[game].seen for p in peers if game in p.subs]
             if not seen:
                 return
             lowest = min(seen)
             if seq is not None and lowest >= seq:
-                # Our own commit's wake-up came before its reply, which has
-                # delivered the events meanwhile (`committed`): nothing to read.
                 self._served(game, seq)
                 return
             found = self.recent.get(game)

@@ -30,12 +30,13 @@ Errors: `GameError(code, message)`, with a PROTOCOL.md error code.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import logging
 import secrets
 import zlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -623,18 +624,19 @@ class Games:
         auto = new.auto_kind() is not None
         snapshot = {**state, "auto": auto}
         call, packed_moves = self._commit_call(old, new, events, field, state, auto)
-        got = await self.store.commit(call)
-        if got.status != "ok":
-            return got, None
-        if self.listeners:
-            # The seat to act gets its legal moves unless the server plays it.
-            legal = None if auto else new.legal
-            entries = [
-                Entry(got.seq + i, event, snapshot, got.deadline, got.now, new.state, legal)
-                for i, event in enumerate(events)
-            ]
-            for listener in self.listeners:
-                listener.committed(new.id, entries)
+        with self.copies.committing(new.id):
+            got = await self.store.commit(call)
+            if got.status != "ok":
+                return got, None
+            if self.listeners:
+                # The seat to act gets its legal moves unless the server plays it.
+                legal = None if auto else new.legal
+                entries = [
+                    Entry(got.seq + i, event, snapshot, got.deadline, got.now, new.state, legal)
+                    for i, event in enumerate(events)
+                ]
+                for listener in self.listeners:
+                    listener.committed(new.id, entries)
         if new.state.over:
             # Both leave in one batch (one round trip; storage/batch.py).
             forget = self.store.remove_player_game(new.humans(), new.id)
@@ -656,6 +658,8 @@ class Copies:
 
     def __init__(self, settings: Settings) -> None:
         self._games: dict[str, Game] = {}  # game id -> as last written here (LRU order)
+        # Games with a commit of this instance under way: set once none is.
+        self._committing: dict[str, tuple[int, asyncio.Event]] = {}
         # Each game kept is ~12 KB (25 moves in); one that is not costs its next
         # move a read. 2,048 were too few for a lobby of 20,000 (5,000 games).
         self.size = max(COPIED_GAMES, settings.max_sockets // SOCKETS_PER_GAME)
@@ -674,6 +678,33 @@ class Copies:
         self._games[game.id] = game
         if len(self._games) > self.size:
             del self._games[next(iter(self._games))]
+
+    @contextlib.contextmanager
+    def committing(self, game: str) -> Iterator[None]:
+        """While a commit of `game` by this instance is under way (until its listeners
+        have been told): `settled` waits for it."""
+        count, done = self._committing.get(game, (0, asyncio.Event()))
+        self._committing[game] = (count + 1, done)
+        try:
+            yield
+        finally:
+            count, done = self._committing[game]
+            if count > 1:
+                self._committing[game] = (count - 1, done)
+            else:
+                del self._committing[game]
+                done.set()
+
+    async def settled(self, game: str) -> None:
+        """Once no commit of `game` by this instance is under way.
+
+        Our own commit's wake-up comes on the subscription while its reply is still
+        on its way to the mover (the Redis batch's task hands it over, several loop
+        turns later); the hub waits here, and the reply delivers the events.
+        """
+        under_way = self._committing.get(game)
+        if under_way is not None:
+            await under_way[1].wait()
 
     def woke(self, game: str, seq: int) -> None:
         """A wake-up: the game is at `seq` now; forget our copy if it is older."""
