@@ -85,7 +85,7 @@ class Batcher:
 
         The EVAL goes to the node of the keys, as the EVALSHA did: redis-py's own
         fallback loads a script on every primary of a cluster, so one node down
-        would fail it everywhere (see store.eval_script).
+        would fail it everywhere, and a failed-over node may never have seen it.
         """
         try:
             return await self.call("EVALSHA", script.sha, len(keys), *keys, *args)

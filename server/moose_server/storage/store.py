@@ -26,15 +26,12 @@ import itertools
 import logging
 import secrets
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import Any
 
 import redis.asyncio as aioredis
-from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
-from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import NoScriptError
 
 from moose_server.codec import pack, unpack, unpack_stored
 from moose_server.storage import scripts
@@ -68,11 +65,6 @@ OUTAGE_MS = 1000  # no claim of a bucket for longer: the service was down
 GRACE_MS = 5000  # then every deadline is at least this far after it is back
 
 log = logging.getLogger(__name__)
-
-
-def is_cluster(redis: object) -> bool:
-    """Whether a command client talks to a Redis Cluster (see connections.py)."""
-    return isinstance(redis, RedisCluster)
 
 
 def connect(url: str, max_connections: int, *, blocking: bool = False) -> aioredis.Redis:
@@ -136,20 +128,6 @@ class Stored:
     auto: bool  # the server plays the seat to act after this event
     deadline: int
     time: int
-
-
-async def eval_script(script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
-    """EVALSHA a registered script, or EVAL it where the node lacks it (NOSCRIPT).
-
-    redis-py's own fallback loads the script on every primary of a cluster: one
-    node that is down would fail the call on all of them, and a failed-over
-    node may never have seen the script. EVAL loads it on the node of the keys.
-    """
-    client: Any = script.registered_client
-    try:
-        return await client.evalsha(script.sha, len(keys), *keys, *args)
-    except NoScriptError:
-        return await client.eval(cast(str, script.script), len(keys), *keys, *args)
 
 
 class Store:
@@ -270,14 +248,7 @@ class Store:
         """
         calls = [ClaimCall(b, lease_ms, CLAIM_LIMIT, outage_ms, grace_ms)
                  for b in range(self.buckets)]  # fmt: skip
-        if is_cluster(self.redis):
-            replies = await self._claim_each(calls)
-        else:
-            async with self.redis.pipeline(transaction=False) as pipe:
-                for call in calls:
-                    keys, args = call.build()
-                    await self._claim(keys=keys, args=args, client=pipe)
-                replies = await pipe.execute()
+        replies = await self._claim_each(calls)
         outages = [r for r in replies if int(r[1])]
         if outages:
             log.warning(
@@ -289,14 +260,17 @@ class Store:
         return [(gid.decode(), int(r[0])) for r in replies if not int(r[1]) for gid in r[2:]]
 
     async def _claim_each(self, calls: list[ClaimCall]) -> list[Any]:
-        """One claim per bucket (cluster): the replies of the buckets whose node answered.
+        """One claim per bucket, all in one batch: the replies of the buckets whose node
+        answered.
 
-        Each runs on the node of its slot (and may read another clock). A failing
-        node delays only its own buckets: the others' claims are kept (their
-        lease runs already); only when every bucket fails does this raise.
+        On a cluster each runs on the node of its slot (and may read another clock).
+        A failing node delays only its own buckets: the others' claims are kept
+        (their lease runs already); only when every bucket fails does this raise.
         """
+        claim = self._claim
         got = await asyncio.gather(
-            *(eval_script(self._claim, *call.build()) for call in calls), return_exceptions=True
+            *(self.batch.run_script(claim, *call.build()) for call in calls),
+            return_exceptions=True,
         )
         failed = [r for r in got if isinstance(r, BaseException)]
         for exc in failed:
