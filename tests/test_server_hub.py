@@ -403,7 +403,7 @@ async def test_a_player_message_published_twice_by_a_resend_reaches_each_socket_
     hub = Hub(store, pubsub_client)
     peer = Peer("p_a", 0)
     hub.add_player(peer)
-    running = asyncio.ensure_future(hub.run())
+    running = _started(hub)
     admin = aioredis.Redis.from_url(url)
     try:
         await until(lambda: _true(hub.ready.is_set()))
@@ -421,15 +421,25 @@ async def test_a_player_message_published_twice_by_a_resend_reaches_each_socket_
         await until(lambda: _true(any(m["type"] == "old" for m in peer.said)))
         assert [m["type"] for m in peer.said] == ["match", "table", "old"]
     finally:
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
+        await _stopped(running)
         await admin.aclose()
         await pubsub_client.aclose()
 
 
 async def _true(value: bool) -> bool:
     return value
+
+
+def _started(hub: Hub) -> asyncio.Future[None]:
+    """The hub listening on its subscription, as an instance runs it."""
+    return asyncio.ensure_future(hub.run())
+
+
+async def _stopped(running: asyncio.Future[None]) -> None:
+    """Stop a hub started by `_started`."""
+    running.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await running
 
 
 async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
@@ -441,7 +451,7 @@ async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
         hub = Hub(None, pubsub_client, silent=0.2)  # type: ignore[arg-type]
         peer = Peer("p_a", 0)
         hub.add_player(peer)
-        running = asyncio.ensure_future(hub.run())
+        running = _started(hub)
         admin = aioredis.Redis.from_url(server.url)
         try:
             await until(lambda: _true(hub.ready.is_set()))
@@ -456,9 +466,7 @@ async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
 
             await until(heard, every=0.1)
         finally:
-            running.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await running
+            await _stopped(running)
             await admin.aclose()
             await pubsub_client.aclose()
 
@@ -474,7 +482,7 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
     copies = Copies(Settings())
     hub = Hub(store, pubsub_client, woken=copies)
     games = Games(store, Settings(), copies=copies, listeners=[hub])
-    running = asyncio.ensure_future(hub.run())
+    running = _started(hub)
     try:
         await until(lambda: _true(hub.ready.is_set()))
         dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
@@ -493,9 +501,7 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
         await asyncio.sleep(0.1)  # the last wake-ups handled
         assert await xranges(store) == 0
     finally:
-        running.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await running
+        await _stopped(running)
         await games.close()
         await pubsub_client.aclose()
         await client.aclose()
