@@ -658,8 +658,8 @@ class Copies:
 
     def __init__(self, settings: Settings) -> None:
         self._games: dict[str, Game] = {}  # game id -> as last written here (LRU order)
-        # Games with a commit of this instance under way: set once none is.
-        self._committing: dict[str, tuple[int, asyncio.Event]] = {}
+        self._committing: dict[str, int] = {}  # game -> commits of ours under way
+        self._settled: dict[str, asyncio.Event] = {}  # set once none is, if awaited
         # Each game kept is ~12 KB (25 moves in); one that is not costs its next
         # move a read. 2,048 were too few for a lobby of 20,000 (5,000 games).
         self.size = max(COPIED_GAMES, settings.max_sockets // SOCKETS_PER_GAME)
@@ -683,17 +683,15 @@ class Copies:
     def committing(self, game: str) -> Iterator[None]:
         """While a commit of `game` by this instance is under way (until its listeners
         have been told): `settled` waits for it."""
-        count, done = self._committing.get(game, (0, asyncio.Event()))
-        self._committing[game] = (count + 1, done)
+        self._committing[game] = self._committing.get(game, 0) + 1
         try:
             yield
         finally:
-            count, done = self._committing[game]
-            if count > 1:
-                self._committing[game] = (count - 1, done)
-            else:
-                del self._committing[game]
-                done.set()
+            left = self._committing.pop(game) - 1
+            if left:
+                self._committing[game] = left
+            elif (waiting := self._settled.pop(game, None)) is not None:
+                waiting.set()
 
     async def settled(self, game: str) -> None:
         """Once no commit of `game` by this instance is under way.
@@ -702,9 +700,8 @@ class Copies:
         on its way to the mover (the Redis batch's task hands it over, several loop
         turns later); the hub waits here, and the reply delivers the events.
         """
-        under_way = self._committing.get(game)
-        if under_way is not None:
-            await under_way[1].wait()
+        if game in self._committing:
+            await self._settled.setdefault(game, asyncio.Event()).wait()
 
     def woke(self, game: str, seq: int) -> None:
         """A wake-up: the game is at `seq` now; forget our copy if it is older."""
