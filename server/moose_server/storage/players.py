@@ -9,11 +9,18 @@ the memory arithmetic). Failed logins are metered with the limits of store.py
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
-from moose_server.storage.keys import NAMES_KEY, history_key, profile_key, top_key
+from moose_server.storage.keys import (
+    NAMES_KEY,
+    NAMES_KEYED_KEY,
+    history_key,
+    profile_key,
+    top_key,
+)
 from moose_server.storage.scripts import AccountClaimCall, RateCall, RatedSeat
 
 __all__ = ["PROFILE_FIELDS", "PlayerStore", "RatedSeat"]
@@ -60,6 +67,28 @@ class PlayerStore:
     async def name_owner(self, name_key: str) -> str | None:
         """The player whose account holds a look-alike of the name, if any."""
         return _text(await self.redis.hget(NAMES_KEY, name_key))
+
+    async def rekey_names(self, key: Callable[[str], str], version: str) -> list[tuple[str, str]]:
+        """Key the names index by `key` (once per `version`): each account under the key of
+        its profile's name. The (account, holder) pairs that now clash are returned; such
+        an account keeps its old entry (found by id and token, not by its name)."""
+        if _text(await self.redis.get(NAMES_KEYED_KEY)) == version:
+            return []
+        held: dict[str, str] = {}
+        async for field, player in self.redis.hscan_iter(NAMES_KEY, count=1000):
+            held[str(_text(field))] = str(_text(player))
+        owners = sorted(set(held.values()))
+        named = {p: prof["name"] for p, prof in zip(owners, await self.profiles(owners),
+                                                      strict=True) if "name" in prof}  # fmt: skip
+        keep, clashes = _rekeyed(held, {p: key(name) for p, name in named.items()})
+        async with self.redis.pipeline(transaction=False) as pipe:
+            if stale := [f for f in held if keep.get(f) != held[f]]:
+                pipe.hdel(NAMES_KEY, *stale)
+            if keep:
+                pipe.hset(NAMES_KEY, mapping=keep)
+            pipe.set(NAMES_KEYED_KEY, version)
+            await pipe.execute()
+        return clashes
 
     async def claim(self, call: AccountClaimCall) -> int | str:
         """Make the player an account (lua/account_claim.lua): its generation, or an error code."""
@@ -126,3 +155,23 @@ class PlayerStore:
         pipe.hset(key, mapping={"name": name, "mu": repr(mu), "sigma": repr(sigma),
                                 "games": games, "bot": int(bot)})  # fmt: skip
         pipe.pexpire(key, ttl_ms)
+
+
+def _rekeyed(
+    held: dict[str, str], new: dict[str, str]
+) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """The names index keyed anew: `held` field -> player, `new` player -> new field.
+
+    Of the accounts a new field joins, the one already under it keeps it, else the
+    first by old field; the others keep their old fields."""
+    keep: dict[str, str] = {}
+    for field, player in sorted(held.items(), key=lambda fp: (new.get(fp[1]) != fp[0], fp[0])):
+        want = new.get(player, field)
+        if keep.get(want, player) == player:
+            keep[want] = player
+    clashes = [(p, keep[f]) for p, f in new.items() if keep.get(f) != p]
+    lost = {p for p, _ in clashes} | (set(held.values()) - set(new))
+    for field, player in held.items():
+        if player in lost and field not in keep:
+            keep[field] = player
+    return keep, clashes
