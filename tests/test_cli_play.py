@@ -259,3 +259,18 @@ async def test_moose_bots_count_the_errors_of_a_redis_outage(moose_serve, redis_
     assert finished and int(finished[1]) >= 40, run.text  # games under way are played out
     # Before: "errors: 0", as if nothing had happened.
     assert re.search(r"errors: [1-9]\d* \(unavailable \d+: requests the server refused", run.text)
+
+
+async def test_play_says_when_an_account_took_the_kept_guests_name(url: str) -> None:
+    from moose import _saved
+
+    async with moose.connect(url, name="carol") as guest:
+        _saved.save(url, "carol", guest.token)
+    async with moose.connect(url, name="carol") as other:
+        await other.register("lantern moose quill 88")
+    proc = await spawn("play", "--url", url, "--name", "carol", "--create", "2",
+                       "--bots", "greedy")  # fmt: skip
+    run = await drive(proc)
+    assert_finished(run)
+    assert "an account took the name 'carol' meanwhile: you play as 'carol-2'" in run.text
+    assert "seats: carol-2 540?" in run.text

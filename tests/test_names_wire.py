@@ -123,6 +123,26 @@ async def test_look_alikes_cannot_become_accounts(moose_serve, redis_url, wire):
     assert login["player"] == first["player"] and login["name"] == "b0b"
 
 
+async def test_a_guest_whose_name_was_registered_meanwhile_comes_back_renamed(
+    moose_serve, redis_url, wire
+):
+    url = moose_serve("--redis", redis_url).url
+    guest = await (await wire(url)).hello(name="carol")
+    assert guest["type"] == "welcome" and "renamed_from" not in guest
+    await account(wire, url, "Car0l")
+    back = await (await wire(url)).hello(token=guest["token"])
+    assert back["type"] == "welcome", back
+    assert back["player"] == guest["player"] and back["account"] is False
+    assert back["name"] == "carol-2" and back["renamed_from"] == "carol"
+    # The new token carries the new name: no more renaming.
+    again = await (await wire(url)).hello(token=back["token"])
+    assert again["name"] == "carol-2" and "renamed_from" not in again
+    # Another guest whose name was taken, with carol-2 an account too: the next free name.
+    await account(wire, url, "carol-2")
+    third = await (await wire(url)).hello(token=guest["token"])
+    assert third["name"] == "carol-3" and third["renamed_from"] == "carol"
+
+
 async def test_distinct_names_in_any_script_are_still_accepted(moose_serve, redis_url, wire):
     url = moose_serve("--redis", redis_url).url
     for name in ("alice", "Ann", "Anna", "\u041c\u0430\u0440\u0438\u044f", "\u674e\u96f7"):

@@ -351,6 +351,31 @@ def test_a_hostile_name_is_shown_as_text_and_runs_nothing(players) -> None:
     assert host.problems == evil.problems == []  # no dialog, no script error, no CSP report
 
 
+def test_a_page_says_when_an_account_took_its_guests_name(players, server) -> None:
+    import asyncio
+    import concurrent.futures
+
+    import moose
+
+    carol = players()
+    carol.open()
+    carol.find("name-input").fill("carol")
+    carol.find("create-button").click()
+    carol.find("table-code").wait_for()
+
+    async def register() -> None:
+        async with moose.connect(server.url, name="Car0l") as other:
+            await other.register("lantern moose quill 88")
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # Playwright's loop runs here
+        pool.submit(asyncio.run, register()).result()
+    carol.page.reload()
+    notice = carol.find("notice")
+    notice.wait_for()
+    assert "carol" in notice.inner_text() and "carol-2" in notice.inner_text()
+    assert carol.problems == []
+
+
 def tab_to(player: Player, testid: str, presses: int = 60) -> None:
     """Press Tab until an element with that test id has the focus."""
     for _ in range(presses):

@@ -114,6 +114,9 @@ class Connection:
         self.password = password  # with `name`: log in to that account (first hello only)
         self.bot = bot  # say hello as a bot
         self.account = False  # whether the server says we are an account
+        # The name this guest had until an account took it (the last welcome's
+        # `renamed_from`); `name` is the fresh one the server gave.
+        self.renamed_from: str | None = None
         self.binary = binary
         self.reconnect_timeout = reconnect_timeout
         self.player: str | None = None
@@ -304,6 +307,11 @@ class Connection:
         self.token = welcome.get("token", self.token)
         self.name = welcome.get("name", self.name)
         self.account = bool(welcome.get("account"))
+        renamed = welcome.get("renamed_from")
+        self.renamed_from = renamed if isinstance(renamed, str) else None
+        if self.renamed_from is not None:
+            log.warning("an account holds the name %r now: you play as %r",
+                        self.renamed_from, self.name)  # fmt: skip
         self.password = None  # the token says who we are from now on
         if "server_time" in welcome:
             self.clock_offset = welcome["server_time"] - time.time() * 1000

@@ -183,6 +183,9 @@ class Play:
         from moose.client import ConnectionLost, ServerError
 
         self.say(f"connected to {self.client.url} as {self.client.name}")
+        if self.client.renamed_from is not None:
+            self.say(f"an account took the name {self.client.renamed_from!r} meanwhile: "
+                     f"you play as {self.client.name!r}")  # fmt: skip
         try:
             if self.client.welcome_games:
                 self.say(f"taking your seat back in game {self.client.welcome_games[0]}")

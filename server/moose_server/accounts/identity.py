@@ -29,7 +29,7 @@ import secrets
 from dataclasses import dataclass
 
 from moose_server.accounts.limits import Meter
-from moose_server.accounts.names import skeleton
+from moose_server.accounts.names import renamings, skeleton
 from moose_server.accounts.tokens import TokenError, TokenInfo, Tokens
 from moose_server.errors import Refusal
 from moose_server.settings import Settings
@@ -91,6 +91,7 @@ class Identity:
     name: str
     bot: bool = False
     generation: int | None = None  # None: a guest
+    renamed_from: str | None = None  # a guest's name an account took meanwhile (resume)
 
     @property
     def account(self) -> bool:
@@ -149,8 +150,20 @@ class Accounts:
             if generation is None:
                 raise TokenError("bad_token", "the session token is not signed by this service")
             raise TokenError("token_revoked", "this session was logged out; log in again")
-        bot = profile.get("bot") == "1" if generation is not None else info.bot
+        if generation is None:  # a guest is the name its token says, if still free
+            return await self._guest_name(Identity(info.player, info.name, info.bot))
+        bot = profile.get("bot") == "1"
         return Identity(info.player, profile.get("name", info.name), bot, generation)
+
+    async def _guest_name(self, who: Identity) -> Identity:
+        """The guest as they were, or under a fresh name if an account took theirs."""
+        owner = await self.players.name_owner(name_key(who.name))
+        if owner is None or owner == who.player:
+            return who
+        for name in renamings(who.name):
+            if await self.players.name_owner(name_key(name)) is None:
+                break
+        return Identity(who.player, name, who.bot, renamed_from=who.name)
 
     async def login(self, name: str, password: str, address: str) -> Identity:
         """Log in to an account by name and password, within the failed-login limits."""

@@ -113,12 +113,15 @@ class Handlers:
         log.info("hello %s (%s, %s session, %d games)", who.player, who.name, how, len(games),
                  extra={"event": "hello", "player": who.player,
                         "games": games or None})  # fmt: skip
-        return {
+        welcome = {
             "type": "welcome", "protocol": PROTOCOL_VERSION, "player": who.player,
             "name": who.name, "token": self.accounts.token(who, now / 1000), "server_time": now,
             "games": games, "account": who.account, "bot": who.bot,
             "table": _table_fields(table),
         }  # fmt: skip
+        if who.renamed_from is not None:  # an account took this guest's name meanwhile
+            welcome["renamed_from"] = who.renamed_from
+        return welcome
 
     @staticmethod
     def _become(conn: Session, who: Identity) -> None:

@@ -20,6 +20,7 @@ const state = {
   selected: null,
   download: null,
   error: "",
+  notice: "", // an account took this guest's name meanwhile: the server gave a fresh one
   busy: false,
   moving: false,
   invited: null,
@@ -68,8 +69,15 @@ function onEvent(msg) {
   if (game.over && !game.record) fetchRecord(game);
 }
 
+function noteRenamed(welcome) {
+  if (!welcome.renamed_from) return;
+  act.setName(welcome.name);
+  state.notice = t("renamed", { old: welcome.renamed_from, name: welcome.name });
+}
+
 async function onResume(welcome) {
   // A new socket: carry on where we were.
+  noteRenamed(welcome);
   const game = state.game;
   if (game && game.seat !== null && !game.over) sync(game);
   else if (game && !game.over) send("watch", { game: game.id });
@@ -285,6 +293,7 @@ function render() {
     root,
     header(),
     state.error ? h("p", { class: "banner error", role: "alert", testid: "error" }, state.error) : null,
+    state.notice ? h("p", { class: "banner", role: "status", testid: "notice" }, state.notice) : null,
     content,
   );
   if (key) {
@@ -370,6 +379,7 @@ async function boot() {
     return;
   }
   if (!state.name && welcome.name !== "guest") state.name = welcome.name;
+  noteRenamed(welcome);
   if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   else if (welcome.table) showTable(welcome.table);
   else if (kind === "w" && arg) await act.watch(arg);
