@@ -14,7 +14,9 @@ from moose_server.accounts.names import (
     renamings,
     skeleton,
 )
-from moose_server.storage.players import _rekeyed
+from moose_server.storage.connection import open_redis
+from moose_server.storage.keys import NAMES_KEY, profile_key
+from moose_server.storage.players import PlayerStore, _rekeyed
 
 
 @pytest.mark.parametrize(
@@ -216,3 +218,24 @@ def test_rekeying_moves_each_account_to_its_new_key():
 def test_rekeying_keeps_the_account_already_under_the_new_key():
     keep, clashes = _rekeyed({"allce": "p_b", "alice": "p_a"}, {"p_a": "allce", "p_b": "allce"})
     assert keep == {"allce": "p_b", "alice": "p_a"} and clashes == [("p_a", "p_b")]
+
+
+async def test_the_names_index_is_re_keyed_once_per_version(backend_url):
+    """On one redis-server, then a Redis Cluster: old keys move to the new ones once."""
+    backend = await open_redis(backend_url, 4)
+    try:
+        redis, players = backend.redis, PlayerStore(backend.redis, backend.batch)
+        for player, old, name in [("p_a", "alice", "alice"), ("p_b", "aiice", "aIice"),
+                                  ("p_c", "bob", "B0B")]:  # fmt: skip
+            await redis.hset(NAMES_KEY, old, player)
+            await redis.hset(profile_key(player), "name", name)
+        assert await players.rekey_names(skeleton, "v1") == [("p_a", "p_b")]
+        assert await redis.hgetall(NAMES_KEY) == {b"allce": b"p_b", b"alice": b"p_a",
+                                                  b"bob": b"p_c"}  # fmt: skip
+        assert await players.name_owner(skeleton("ALICE")) == "p_b"
+        # The same version again: nothing is read or written.
+        await redis.hset(NAMES_KEY, "stale", "p_c")
+        assert await players.rekey_names(skeleton, "v1") == []
+        assert await redis.hget(NAMES_KEY, "stale") == b"p_c"
+    finally:
+        await backend.aclose()
