@@ -130,12 +130,8 @@ def distinct(names: list[str], seats: list[int] | None = None) -> list[str]:
     numbers = list(range(len(names))) if seats is None else seats
     out = list(names)
     for _ in range(len(names)):  # "bob #2" may itself look like a name there
-        clash = {
-            seat
-            for seat in range(len(out))
-            for other in range(len(out))
-            if seat != other and look_alike(out[seat], out[other])
-        }
+        keys = [skeleton(name) for name in out]  # once per name: each key is two skeletons
+        clash = {seat for seat, key in enumerate(keys) if keys.count(key) > 1}
         if not clash:
             break
         for seat in clash:
