@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -81,3 +82,39 @@ def test_a_redis_killed_with_sigkill_keeps_every_acknowledged_write(tmp_path):
         server.kill()
         server.start()
         assert int(r.get("n") or 0) == acknowledged
+
+
+def _modes(folder: Path) -> dict[str, int]:
+    """The permission bits of the folder and of everything in it (the socket left out)."""
+    found = {".": folder.stat().st_mode & 0o777}
+    for path in folder.rglob("*"):
+        if path.is_dir() or path.is_file():
+            found[str(path.relative_to(folder))] = path.stat().st_mode & 0o777
+    return found
+
+
+@pytest.mark.slow
+def test_the_data_folder_and_its_files_are_the_owners_alone(tmp_path):
+    # A folder as an older release left it: 0755, its AOF and files 0644.
+    folder = tmp_path / "data"
+    with EmbeddedRedis(folder) as server, redis.Redis.from_url(server.url) as r:
+        r.set("secret", "s")  # the AOF holds it from now on
+    folder.chmod(0o755)
+    for path in folder.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    with EmbeddedRedis(folder) as server, redis.Redis.from_url(server.url) as r:
+        r.set("k", "v")
+        r.bgrewriteaof()  # new AOF files, written by the server (and its child) now
+        r.save()  # and an RDB
+        while r.info("persistence")["aof_rewrite_in_progress"]:
+            time.sleep(0.01)
+        modes = _modes(folder)
+    names = set(modes)
+    assert {"appendonlydir", "dump.rdb", "redis.log", "moose.lock"} <= names
+    assert any(n.startswith("appendonlydir/") and n.endswith(".manifest") for n in names)
+    assert any(n.startswith("appendonlydir/") and ".base." in n for n in names)
+    folders = {n for n in names if n == "." or (folder / n).is_dir()}
+    assert {n: m for n, m in modes.items() if n in folders} == dict.fromkeys(folders, 0o700)
+    assert {n: m for n, m in modes.items() if n not in folders} == dict.fromkeys(
+        names - folders, 0o600
+    )

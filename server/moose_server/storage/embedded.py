@@ -14,6 +14,11 @@ pid) is taken before anything else, so a second `moose serve` on the same folder
 stops with a message naming the first instead of shutting down its Redis. On
 Linux the server gets SIGTERM when the process that started it dies
 (PR_SET_PDEATHSIG), even by SIGKILL; SIGTERM makes Redis write its AOF out.
+
+The folder holds the token secret and password hashes (in the AOF): it is made
+0700 and every file in it 0600 at each start (a folder of an older release was
+0755 with 0644 files), and the server runs with umask 077 so that what it
+writes later (AOF rewrites, an RDB, its log) is the owner's alone.
 """
 
 from __future__ import annotations
@@ -63,28 +68,43 @@ def redis_server_binary() -> str:
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 LOCK_FILE = "moose.lock"
+FOLDER_MODE = 0o700
+FILE_MODE = 0o600
+UMASK = 0o077
 
 
-def _die_with_parent() -> Callable[[], None] | None:
-    """A preexec_fn that has the child get SIGTERM when its parent dies (Linux), or None.
+def _preexec() -> Callable[[], None]:
+    """The child's set-up: umask 077, and SIGTERM when its parent dies (Linux).
 
-    The kernel sends it when the thread that forked the child ends: start the
-    server from a thread that lives as long as the process (the main thread).
+    The kernel sends that signal when the thread that forked the child ends:
+    start the server from a thread that lives as long as the process (the main thread).
     """
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork
-    except (OSError, AttributeError):
-        return None
+    prctl = None
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork
     parent = os.getpid()
 
     def preexec() -> None:
-        prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-        if os.getppid() != parent:  # the parent died before prctl took effect
-            os.kill(os.getpid(), signal.SIGTERM)
+        os.umask(UMASK)
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+            if os.getppid() != parent:  # the parent died before prctl took effect
+                os.kill(os.getpid(), signal.SIGTERM)
 
     return preexec
+
+
+def _make_private(folder: Path) -> None:
+    """`folder` and the folders in it 0700, every file in it 0600 (sockets as they are)."""
+    folder.chmod(FOLDER_MODE)
+    for path in folder.rglob("*"):
+        if path.is_symlink():
+            continue  # never follow a link out of the folder
+        if path.is_dir():
+            path.chmod(FOLDER_MODE)
+        elif path.is_file():
+            path.chmod(FILE_MODE)
 
 
 def free_port() -> int:
@@ -162,7 +182,8 @@ class EmbeddedRedis:
 
     def prepare(self) -> None:
         """Take the data folder (EmbeddedRedisError if another process holds it)."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.data_dir.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        _make_private(self.data_dir)
         self._take_lock()
         if self.port is None:
             self._stop_orphan()
@@ -179,7 +200,7 @@ class EmbeddedRedis:
         """
         self.process = subprocess.Popen(
             self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True, preexec_fn=_die_with_parent(),
+            start_new_session=True, preexec_fn=_preexec(),
         )  # fmt: skip
 
     def wait_ready(self) -> str:
@@ -203,7 +224,7 @@ class EmbeddedRedis:
         if self._lock is not None:
             return
         path = self.data_dir / LOCK_FILE
-        lock = path.open("a+")
+        lock = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, FILE_MODE), "a+")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -253,8 +274,9 @@ class EmbeddedRedis:
                 sock = socket.create_connection(("127.0.0.1", self.port), timeout=0.5)
             with sock:
                 sock.sendall(b"PING\r\n")
-                # While loading the AOF the server answers -LOADING: not ready yet.
-                return sock.recv(64).startswith(b"+PONG")
+                # While loading the AOF the server answers -LOADING: not ready yet. A
+                # server given --requirepass (tests do) answers -NOAUTH: it is up.
+                return sock.recv(64).startswith((b"+PONG", b"-NOAUTH"))
         except OSError:
             return False
 
