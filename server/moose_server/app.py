@@ -244,15 +244,20 @@ async def healthz(request: web.Request) -> web.Response:
 
 
 async def readyz(request: web.Request) -> web.Response:
-    """Ready: Redis answers and we are not draining."""
+    """Ready: Redis answers and we are not draining.
+
+    The answer says ready or not, nothing more: it may be reached from outside, and
+    Redis' address and errors are for the operator, who finds them in the log.
+    """
     doors, store = request.app.get(DOORS), request.app.get(STORE)
     if doors is None or store is None or doors.draining:
-        return web.json_response({"ready": False, "reason": "draining"}, status=503)
+        return web.json_response({"ready": False}, status=503)
     try:
         await store.redis.ping()
     except (RedisError, OSError) as exc:
-        return web.json_response({"ready": False, "reason": str(exc)}, status=503)
-    return web.json_response({"ready": True, "instance": request.app[SETTINGS].instance_id})
+        log.warning("not ready: Redis does not answer: %s", exc, extra={"event": "not_ready"})
+        return web.json_response({"ready": False}, status=503)
+    return web.json_response({"ready": True})
 
 
 async def metrics(request: web.Request) -> web.StreamResponse:
