@@ -6,7 +6,8 @@ probes answer 200 on a running instance configured from the ConfigMap; the
 Dockerfile builds in stages, runs as a non-root user and its HEALTHCHECK works;
 the compose file runs Redis, three server replicas and nginx with
 deploy/nginx.conf. Neither Docker nor kubectl is needed. (tests/test_nginx.py
-runs nginx.conf itself.)
+runs nginx.conf itself.) The Redis user and the TLS set-up README.md shows are
+run against a real Redis: a server plays through them.
 """
 
 from __future__ import annotations
@@ -22,12 +23,19 @@ from typing import Any
 
 import aiohttp
 import pytest
+import redis
 import yaml
 from aiohttp import web
+from redis.exceptions import NoPermissionError
 
+import moose
 from moose_server.app import create_app
 from moose_server.settings import Settings
 from moose_server.storage.embedded import free_port
+from moose_server.storage.keys import profile_key
+
+from helpers import make_certs, readme_acl, workout
+from helpers.relay import Relay
 
 ROOT = Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
@@ -400,3 +408,74 @@ def test_nginx_keeps_idle_websockets_well_past_the_heartbeat() -> None:
     text = (DEPLOY / "nginx.conf").read_text()
     assert "proxy_set_header Upgrade $http_upgrade;" in text
     assert "least_conn;" in text
+
+
+# -- Redis: the README's least-privilege user, and TLS with a CA --------------------------
+
+ADMIN_PASSWORD = "admin-Pa55-of-the-test"
+USER_PASSWORD = "moose-Pa55-of-the-test"
+
+
+def acl_redis(redis_factory: Any) -> int:
+    """A Redis with --requirepass and the README's `moose` user; its port."""
+    port = int(redis_factory(appendonly=False, extra=["--requirepass", ADMIN_PASSWORD]).port)
+    with redis.Redis(port=port, password=ADMIN_PASSWORD) as admin:
+        admin.execute_command("ACL", "SETUSER", "moose", *readme_acl(USER_PASSWORD))
+    return port
+
+
+def denied(port: int) -> list[dict[str, Any]]:
+    """What Redis refused a user since it started (ACL LOG)."""
+    with redis.Redis(port=port, password=ADMIN_PASSWORD, decode_responses=True) as admin:
+        return list(admin.acl_log())
+
+
+@pytest.mark.slow
+async def test_a_server_does_everything_as_the_readme_redis_user(moose_serve, redis_factory):
+    port = acl_redis(redis_factory)
+    url = f"redis://moose:{USER_PASSWORD}@127.0.0.1:{port}/0"
+    server = await asyncio.to_thread(moose_serve, "--redis", url, "--match-wait", "0.2")
+    done = await workout(server.url)
+    assert await asyncio.to_thread(server.stop) == 0
+    assert all(len(r) == 1 for r in done["results"]) and set(done["http"].values()) == {200}
+    assert denied(port) == []  # no command of the server was refused
+    assert "NOPERM" not in server.log.read_text()
+    # And nothing more: no key or channel outside moose:, no admin command.
+    with redis.Redis(port=port, username="moose", password=USER_PASSWORD) as user:
+        assert user.set(profile_key("p_test"), 1)
+        for refused in (lambda: user.set("other", 1), lambda: user.publish("other", "x"),
+                        user.flushall, lambda: user.keys("*"), lambda: user.config_get("*"),
+                        user.script_flush):  # fmt: skip
+            with pytest.raises(NoPermissionError):
+                refused()
+
+
+@pytest.mark.slow
+async def test_a_server_reaches_redis_over_tls_with_the_readme_ca(
+    moose_serve, redis_factory, tmp_path: Path
+):
+    # The bundled valkey-server has no TLS: a relay serves the real Redis over TLS.
+    port, certs = acl_redis(redis_factory), make_certs(tmp_path / "certs")
+    async with Relay(port, certs.server_context()) as relay:
+        url = f"rediss://moose:{USER_PASSWORD}@127.0.0.1:{relay.port}/0"
+        for name, env in {
+            "setting": {"MOOSE_REDIS_URL": url, "MOOSE_REDIS_CA_CERTS": str(certs.ca)},
+            "url": {"MOOSE_REDIS_URL": f"{url}?ssl_ca_certs={certs.ca}"},
+        }.items():
+            server = await asyncio.to_thread(moose_serve, env=env, log=f"{name}.log")
+            results = await asyncio.gather(*(
+                moose.play_bot(server.url, "greedy", 1, name=f"b{i}", max_players=2, seed=i)
+                for i in range(2)
+            ))  # fmt: skip
+            assert [len(r) for r in results] == [1, 1]
+            assert await asyncio.to_thread(server.stop) == 0
+        # Without the CA the certificate is not trusted: the server stops at once, saying why.
+        server = await asyncio.to_thread(
+            moose_serve, env={"MOOSE_REDIS_URL": url}, wait=False, log="no-ca.log"
+        )
+        assert server.proc is not None
+        assert await asyncio.to_thread(server.proc.wait, 60) == 1
+    output = "".join(p.read_text() for p in tmp_path.glob("*.log"))
+    assert "certificate verify failed" in (tmp_path / "no-ca.log").read_text()
+    assert USER_PASSWORD not in output and "rediss://moose:***@" in output
+    assert denied(port) == []

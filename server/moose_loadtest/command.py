@@ -16,6 +16,8 @@ import sys
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
+from moose.redact import redact_url
+
 if TYPE_CHECKING:
     from rich.console import Console
     from rich.progress import Progress, TaskID
@@ -122,7 +124,8 @@ def run(args: argparse.Namespace) -> int:
     except (RuntimeError, ValueError, OSError) as exc:
         console.print(f"moose loadtest: {exc}", markup=False)
         return 1
-    report["command"] = "moose " + " ".join(sys.argv[1:]) if sys.argv[0].endswith("moose") else ""
+    argv = [redact_url(arg) for arg in sys.argv[1:]]  # no password of a --redis URL
+    report["command"] = "moose " + " ".join(argv) if sys.argv[0].endswith("moose") else ""
     if args.json:
         print(json.dumps(report, indent=2))
     else:

@@ -27,6 +27,7 @@ import time
 from typing import Any
 from urllib.parse import urlsplit
 
+from moose.redact import redact_url
 from moose_loadtest.crowd import SOCKETS_PER_ADDRESS, Job, raise_nofile
 from moose_loadtest.lobby_phase import lobby_phase
 from moose_loadtest.probes import (
@@ -303,7 +304,9 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
         sockets = LOBBY_SOCKETS  # as many as the limits allow: lobby.capacity() says how many
     # Raised here so that the server we spawn and our workers inherit it.
     soft, hard = raise_nofile(2 * sockets + 1024)
-    report: dict[str, Any] = {"machine": machine(), "options": vars(opts).copy(),
+    # A URL's password (a --redis or --redis-url of the run) stays out of the report.
+    options = {k: redact_url(v) if isinstance(v, str) else v for k, v in vars(opts).items()}
+    report: dict[str, Any] = {"machine": machine(), "options": options,
                               "nofile": {"soft": soft, "hard": hard}}  # fmt: skip
     if soft < sockets + 256:
         report["warnings"] = [f"open-file hard limit {hard} is too low for {sockets} sockets"]
@@ -321,7 +324,8 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
                 f"a server with default limits takes {SOCKETS_PER_ADDRESS} sockets per client "
                 "address: raise MOOSE_MAX_SOCKETS_PER_ADDRESS there, or load it from more machines"
             )
-        report["url"], report["server_pid"], report["redis_url"] = url, pid, redis_url
+        report["url"], report["server_pid"] = redact_url(url), pid
+        report["redis_url"] = redact_url(redis_url) if redis_url else redis_url
         if opts.lobby:
             sources = functools.partial(_source_ips, opts, url=url)
             report["lobby"] = await lobby_phase(opts, url, pid, redis_url, ui, sources)

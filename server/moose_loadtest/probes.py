@@ -97,11 +97,12 @@ class Spawned:
 
     def __enter__(self) -> Spawned:
         try:
-            redis = ["--redis", self.redis_url] if self.given_redis else []
+            # The Redis URL goes in the environment: a command line is anyone's to read (ps).
+            env = {**os.environ, "MOOSE_REDIS_URL": self.redis_url} if self.given_redis else None
             cmd = [sys.executable, "-m", "moose", "serve", "--port", str(self.port),
-                   "--data-dir", str(self.folder), *redis, *self.serve_args]  # fmt: skip
+                   "--data-dir", str(self.folder), *self.serve_args]  # fmt: skip
             with (self.folder / "serve.log").open("ab") as log:
-                self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+                self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
             wait_ready(f"http://127.0.0.1:{self.port}/readyz", self.proc)
             if not self.given_redis:
                 _log_slow_scripts(self.redis_url)

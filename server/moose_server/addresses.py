@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["client_address", "limit_subject", "networks"]
+__all__ = ["client_address", "client_trusted", "limit_subject", "networks"]
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -43,6 +43,12 @@ def _trusted(
     ip: ipaddress.IPv4Address | ipaddress.IPv6Address, trusted: tuple[Network, ...]
 ) -> bool:
     return any(ip.version == net.version and ip in net for net in trusted)
+
+
+def client_trusted(peer: str | None, trusted: tuple[Network, ...]) -> bool:
+    """Whether the peer is a trusted proxy (its X-Forwarded-* headers are believed)."""
+    ip = _ip(peer or "")
+    return ip is not None and _trusted(ip, trusted)
 
 
 def client_address(peer: str | None, forwarded: str | None, trusted: tuple[Network, ...]) -> str:

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from aiohttp import web
 from redis.exceptions import RedisError
 
+from moose.redact import redact_url
 from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
 from moose_server.accounts.limits import CodeGuard, Meter, Sockets
@@ -53,7 +54,7 @@ from moose_server.play.games import Copies, Games
 from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
-from moose_server.storage.connection import Backend, open_redis
+from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
@@ -104,10 +105,10 @@ def create_app(settings: Settings) -> web.Application:
 async def _redis_url(settings: Settings, stack: contextlib.AsyncExitStack) -> str:
     """The configured Redis, or the bundled one started in the data folder."""
     if settings.redis_url:
-        log.info("Redis: %s", settings.redis_url)
+        log.info("Redis: %s", redact_url(settings.redis_url))
         if settings.appendfsync != "everysec":
             log.warning("appendfsync applies to the embedded Redis only: set it in your Redis")
-        return settings.redis_url
+        return with_ca_certs(settings.redis_url, settings.redis_ca_certs)
     folder = Path(settings.data_dir).expanduser() / "redis"
     embedded = EmbeddedRedis(folder, appendfsync=settings.appendfsync)
     await stack.enter_async_context(embedded)

@@ -16,6 +16,7 @@ from typing import Any
 import platformdirs
 
 from moose_server.addresses import networks
+from moose_server.origins import parse_origins
 
 __all__ = ["Settings"]
 
@@ -92,6 +93,11 @@ class Settings:
     # Seconds between full collections of every object (collector.py): each frees the
     # cycles that died since and pauses the loop ~0.1 ms per connected player. 0: never.
     gc_reclaim: float = 1800.0
+    # Exposure (issue 22): pages of other sites that may open /ws (comma-separated
+    # scheme://host[:port]; the server's own page always may), and the CA file that
+    # signs a rediss:// Redis' certificate (as ?ssl_ca_certs= in the URL would).
+    allowed_origins: str = ""
+    redis_ca_certs: str = ""
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -115,6 +121,15 @@ class Settings:
             )
         if self.log_format not in ("text", "json"):
             raise ValueError(f"log_format must be text or json, not {self.log_format!r}")
+        self._check_exposure()
+
+    def _check_exposure(self) -> None:
+        parse_origins(self.allowed_origins)  # a typo must stop the start
+        if self.redis_ca_certs:
+            if not (self.redis_url or "").startswith("rediss"):
+                raise ValueError("redis_ca_certs needs a rediss:// (TLS) Redis URL")
+            if not os.path.isfile(self.redis_ca_certs):
+                raise ValueError(f"redis_ca_certs: no such file {self.redis_ca_certs!r}")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

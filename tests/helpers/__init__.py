@@ -12,12 +12,15 @@ path in rootdir mode).
 - `clients`: games played through the client library.
 - `cli`: `moose` commands as subprocesses, driven line by line.
 - `timing`: waiting for a condition instead of sleeping, and a clock stepped by hand.
+- `certs`: a CA of a test's own and a server certificate it signed.
+- `workout`: a server put through most of what it does (every Redis command it sends).
 - `lanes`: the `slow` mark and the guard behind the fast lane (conftest registers it).
 """
 
 from __future__ import annotations
 
 from helpers.aof import aof_copy, aof_restore
+from helpers.certs import Certs, make_certs
 from helpers.cli import ASK, Run, drive, spawn
 from helpers.clients import check_views, play_match, play_seat
 from helpers.cluster import RedisClusterNodes
@@ -63,6 +66,7 @@ from helpers.sockets import (
     table_game,
 )
 from helpers.timing import Clock, until
+from helpers.workout import readme_acl, workout
 
 __all__ = [
     "ALLOW",
@@ -71,6 +75,7 @@ __all__ = [
     "EMPTYING_HANDS",
     "PASS",
     "TRAP",
+    "Certs",
     "Clock",
     "Instance",
     "LoopbackPort",
@@ -96,6 +101,7 @@ __all__ = [
     "house",
     "http_base",
     "keys_of",
+    "make_certs",
     "moose",
     "open_games",
     "open_store",
@@ -105,6 +111,7 @@ __all__ = [
     "play_out",
     "play_seat",
     "random_game",
+    "readme_acl",
     "replay",
     "replay_states",
     "room",
@@ -112,4 +119,5 @@ __all__ = [
     "stacked_deck",
     "table_game",
     "until",
+    "workout",
 ]

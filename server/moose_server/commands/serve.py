@@ -8,6 +8,7 @@ the command runs, so `moose --help` works without the server's dependencies.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from typing import Any
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     from moose_server.app import serve
-    from moose_server.ops.logs import configure
+    from moose_server.ops.logs import configure, scrub
     from moose_server.settings import Settings
     from moose_server.storage.embedded import EmbeddedRedisError
 
@@ -77,11 +78,15 @@ def run(args: argparse.Namespace) -> int:
         settings = Settings.from_env(**overrides)
         configure(settings.log_format, args.log_level, settings.instance_id)
     except (TypeError, ValueError) as exc:
-        print(f"moose serve: {exc}")
+        print(f"moose serve: {scrub(str(exc))}")
         return 2
     try:
         asyncio.run(serve(settings))
     except EmbeddedRedisError as exc:  # e.g. another moose serve holds the data folder
         print(f"moose serve: {exc}", file=sys.stderr)
+        return 1
+    except Exception:
+        # Through the log (it redacts URLs), not Python's own traceback print.
+        logging.getLogger("moose_server").exception("moose serve stopped")
         return 1
     return 0

@@ -11,23 +11,39 @@ with `instance` and every `extra=` field::
      "event": "hello", "player": "p_1b2c3d4e5f"}
 
 `configure` installs one of them on the root logger; only the entry point calls it.
+Both pass every line through `moose.redact.redact_url`: a URL in a message or a
+traceback (ours or a library's) shows no password.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 import time
 from typing import Any, TextIO
 
-__all__ = ["FORMATS", "JsonFormatter", "TextFormatter", "configure"]
+from moose.redact import redact_url
+
+__all__ = ["FORMATS", "JsonFormatter", "TextFormatter", "configure", "scrub"]
 
 FORMATS = ("text", "json")
 FIELDS = ("event", "game", "player", "seat", "seq", "code")  # shown first, in this order
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message", "asctime", "taskName",
 }  # fmt: skip
+
+
+# A URL as text: scheme://, then anything up to a space or a quote.
+_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+
+
+def scrub(text: str) -> str:
+    """`text` with every URL in it redacted (userinfo and query secrets masked)."""
+    if "://" not in text:
+        return text
+    return _URL.sub(lambda m: redact_url(m.group()), text)
 
 
 def _extra(record: logging.LogRecord) -> dict[str, Any]:
@@ -59,7 +75,7 @@ class JsonFormatter(logging.Formatter):
             out["exc"] = self.formatException(record.exc_info)
         elif record.stack_info:
             out["stack"] = self.formatStack(record.stack_info)
-        return json.dumps(out, default=str, ensure_ascii=False)
+        return scrub(json.dumps(out, default=str, ensure_ascii=False))
 
 
 class TextFormatter(logging.Formatter):
@@ -71,6 +87,10 @@ class TextFormatter(logging.Formatter):
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The line, and its traceback if any, with URLs redacted."""
+        return scrub(super().format(record))
 
     def formatMessage(self, record: logging.LogRecord) -> str:
         """The line before any traceback."""

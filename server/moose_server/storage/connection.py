@@ -10,6 +10,10 @@ a source of pub/sub connections for the hub (redis-py's `PubSub`).
 - ``redis+cluster://host:port[,host:port...]`` (``rediss+cluster://`` for TLS):
   a cluster for sure, with every listed node as a seed (no probe).
 
+The URL's query goes to redis-py: ``rediss://...?ssl_ca_certs=/path/ca.pem``
+checks the server's certificate against that CA (`with_ca_certs` adds it from
+MOOSE_REDIS_CA_CERTS). Only `moose.redact.redact_url` shows a URL in a log.
+
 Commands on a cluster go through `redis.asyncio.cluster.RedisCluster`, which
 sends each one to the node of its key's slot; every script of the server names
 keys of one hash tag only (``{b7}``, ``{mm}``), so each runs on one node, and
@@ -25,7 +29,7 @@ import asyncio
 import logging
 from dataclasses import dataclass
 from typing import Any, Protocol
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
@@ -34,7 +38,7 @@ from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from moose_server.storage.batch import Batcher
 from moose_server.storage.store import connect
 
-__all__ = ["Backend", "NodePubSub", "PubSubSource", "open_redis"]
+__all__ = ["Backend", "NodePubSub", "PubSubSource", "open_redis", "with_ca_certs"]
 
 log = logging.getLogger(__name__)
 
@@ -78,7 +82,7 @@ async def open_redis(url: str, max_connections: int) -> Backend:
     if parts.scheme in CLUSTER_SCHEMES:
         seeds = _seeds(parts.netloc)
         first = urlunsplit((CLUSTER_SCHEMES[parts.scheme], _netloc(parts.netloc, seeds[0]),
-                            "", "", ""))  # fmt: skip
+                            "", parts.query, ""))  # fmt: skip
         return await _open_cluster(first, seeds[1:], max_connections)
     if parts.scheme != "unix" and await _cluster_enabled(url):
         log.info("Redis at %s is a cluster node: using the cluster protocol", parts.hostname)
@@ -86,6 +90,16 @@ async def open_redis(url: str, max_connections: int) -> Backend:
     commands = connect(url, max_connections)
     pubsub = connect(url, 1, blocking=True)
     return Backend(commands, pubsub, cluster=False, batch=Batcher(commands))
+
+
+def with_ca_certs(url: str, ca_certs: str) -> str:
+    """`url` with ``ssl_ca_certs`` set to `ca_certs` in its query (unless empty)."""
+    if not ca_certs:
+        return url
+    parts = urlsplit(url)
+    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+             if k != "ssl_ca_certs"] + [("ssl_ca_certs", ca_certs)]  # fmt: skip
+    return urlunsplit(parts._replace(query=urlencode(query, safe="/")))
 
 
 async def _cluster_enabled(url: str) -> bool:
