@@ -31,6 +31,7 @@ from redis.exceptions import RedisError
 from moose import protocol
 from moose.protocol import ProtocolError
 from moose_server.accounts.limits import Sockets
+from moose_server.addresses import networks
 from moose_server.codec import pack
 from moose_server.errors import Refusal
 from moose_server.lobby.live_games import LiveGames
@@ -39,6 +40,7 @@ from moose_server.net.handlers import Handlers
 from moose_server.net.hub import Hub, Sub
 from moose_server.net.outbox import Outbox, Send
 from moose_server.ops.metrics import Metrics
+from moose_server.origins import Origins
 from moose_server.play.games import Games
 from moose_server.settings import Settings
 
@@ -90,6 +92,7 @@ class Doors:
         self.metrics = metrics
         self.open: set[Socket] = set()
         self.draining = False
+        self.origins = Origins(settings.allowed_origins, networks(settings.trusted_proxies))
 
     def ask_to_reconnect(self, reason: str) -> None:
         """Close every socket with 1012: the client library reconnects at once and resumes."""
@@ -394,6 +397,7 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     )  # fmt: skip
     if doors.draining:
         raise web.HTTPServiceUnavailable(text="draining")
+    _check_origin(request, doors.origins)
     limits = doors.limits
     address = limits.address(request.remote, request.headers.get("X-Forwarded-For"))
     refused = limits.refusal(address)
@@ -405,6 +409,19 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
         log.info("connect from %s", address, extra={"event": "connect"})
         await Connection(ws, doors, request.transport, address).run()
     return ws
+
+
+def _check_origin(request: web.Request, origins: Origins) -> None:
+    """Refuse (403) a browser page of another site: it would play as its visitor."""
+    origin = request.headers.get("Origin")
+    own = origins.own(request.scheme, request.host, request.remote, request.headers)
+    if not origins.allows(origin, own):
+        extra = {"event": "foreign_origin"}
+        log.info("refused a socket from a page at %r (this server is %s)", origin, own, extra=extra)
+        raise web.HTTPForbidden(
+            text="WebSocket refused: this page's origin is not this server's, nor one of "
+            "MOOSE_ALLOWED_ORIGINS\n"
+        )
 
 
 def _game_of(msg: dict[str, Any] | None) -> str | None:
