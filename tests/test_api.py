@@ -14,7 +14,7 @@ import aiohttp
 
 import moose
 
-from helpers import ServeProcess
+from helpers import ServeProcess, http_base
 
 FIELDS = {"player", "name", "rating", "games", "bot"}
 ENV = {"MOOSE_PROVISIONAL_GAMES": "2", "MOOSE_MATCH_INTERVAL": "0.05"}
@@ -148,3 +148,15 @@ def test_moose_top_and_profile_print_the_boards(
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert missing.returncode == 1 and "no_such_player" in missing.stderr
+
+
+async def test_a_404_quotes_no_markup_from_the_request(moose_server: Any):
+    base = http_base(await moose_server())
+    name = '"><script>alert(1)<script a="'  # the message quotes the name it did not find
+    async with aiohttp.ClientSession() as session, session.get(f"{base}/api/players/{name}") as r:
+        status, raw, headers = r.status, await r.read(), r.headers.copy()
+    assert status == 404 and headers["Content-Type"].startswith("application/json"), raw
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert b"<" not in raw and b">" not in raw  # as the JSON escapes \u003c and \u003e
+    answer = json.loads(raw)
+    assert answer["error"] == "no_such_player" and name[:24] in answer["message"]

@@ -8,8 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from aiohttp import web
 
-from moose_server.net.site import CSP, WebFiles
+from moose_server.app import create_app
+from moose_server.net.site import ANSWER_HEADERS, CSP, WebFiles
+from moose_server.settings import Settings
+from moose_server.storage.embedded import free_port
 
 from helpers import http_base
 
@@ -93,3 +97,45 @@ def test_a_wheel_carries_the_web_files():
     for path in WEB.iterdir():
         assert any(Path(path.name).match(p.removeprefix("net/web/")) for p in patterns if
                    p.startswith("net/web/")), path.name  # fmt: skip
+
+
+async def _boom(request: web.Request) -> web.Response:
+    raise RuntimeError("a bug")
+
+
+async def test_every_answer_carries_the_security_headers_errors_too(redis_url, tmp_path):
+    # The server's own app, with one route that fails as a bug would (500).
+    port = free_port()
+    settings = Settings(redis_url=redis_url, data_dir=str(tmp_path), max_sockets_per_address=1)
+    app = create_app(settings)
+    app.router.add_get("/boom", _boom)
+    runner = web.AppRunner(app, shutdown_timeout=1.0)
+    await runner.setup()
+    base = f"http://127.0.0.1:{port}"
+    try:
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        async with aiohttp.ClientSession() as session:
+            answers = {}
+            for method, path in [("GET", "/healthz"), ("GET", "/readyz"), ("GET", "/metrics"),
+                                 ("GET", "/api/leaderboard"), ("GET", "/api/players/nobody"),
+                                 ("GET", "/nothing"), ("POST", "/api/leaderboard"),
+                                 ("GET", "/boom")]:  # fmt: skip
+                async with session.request(method, base + path) as resp:
+                    answers[path, method] = resp.status, resp.headers.copy()
+            # The one socket this address may hold, and one more: 429.
+            async with session.ws_connect(base + "/ws"), session.get(base + "/ws") as resp:
+                answers["/ws", "GET"] = resp.status, resp.headers.copy()
+    finally:
+        await runner.cleanup()
+    statuses = {key: status for key, (status, _) in answers.items()}
+    assert statuses == {
+        ("/healthz", "GET"): 200, ("/readyz", "GET"): 200, ("/metrics", "GET"): 200,
+        ("/api/leaderboard", "GET"): 200, ("/api/players/nobody", "GET"): 404,
+        ("/nothing", "GET"): 404, ("/api/leaderboard", "POST"): 405, ("/boom", "GET"): 500,
+        ("/ws", "GET"): 429,
+    }  # fmt: skip
+    for key, (_, headers) in answers.items():
+        for name, value in ANSWER_HEADERS.items():
+            assert headers.get(name) == value, (key, name)
+    assert ANSWER_HEADERS["Referrer-Policy"] == "no-referrer"
+    assert ANSWER_HEADERS["X-Content-Type-Options"] == "nosniff"

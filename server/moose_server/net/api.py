@@ -14,6 +14,7 @@ no_such_game, not_over) or 503 (unavailable); the codes are PROTOCOL.md's.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -50,18 +51,27 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/api/games/{game}/record", _json(record))
 
 
+# < > & as JSON escapes: a message that quotes the request (a name in the path) can
+# never read as markup, whatever a browser makes of the answer.
+_HTML_SAFE = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
+
+
+def _dumps(body: Any) -> str:
+    return json.dumps(body).translate(_HTML_SAFE)
+
+
 def _json(handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
     """The handler's answer as JSON; a refusal or Redis trouble as a JSON error."""
 
     async def answer(request: web.Request) -> web.Response:
         try:
-            return web.json_response(await handler(request.app[API], request))
+            return web.json_response(await handler(request.app[API], request), dumps=_dumps)
         except Refusal as exc:
             body = {"error": exc.code, "message": exc.message}
-            return web.json_response(body, status=_STATUS.get(exc.code, 400))
+            return web.json_response(body, status=_STATUS.get(exc.code, 400), dumps=_dumps)
         except (RedisError, OSError):
             body = {"error": "unavailable", "message": "the server cannot reach its storage"}
-            return web.json_response(body, status=503)
+            return web.json_response(body, status=503, dumps=_dumps)
 
     return answer
 

@@ -11,7 +11,9 @@ but not to be kept.
 
 Every answer carries a Content-Security-Policy that allows only our own
 scripts, styles and images and a WebSocket to our own origin, and forbids
-framing the page.
+framing the page. Every other answer of the server (the API, the probes, and
+the errors: 404, 405, 429, 500, a refused handshake) gets `ANSWER_HEADERS`:
+the same nosniff, no-referrer and no-framing, and a policy that allows nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from importlib import resources
 
 from aiohttp import web
 
-__all__ = ["WebFiles", "add_routes"]
+__all__ = ["ANSWER_HEADERS", "SECURITY_HEADERS", "WebFiles", "add_routes"]
 
 TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -41,6 +43,11 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     # /t/CODE is an invitation: it must not leak to other sites as a Referer.
     "Referrer-Policy": "no-referrer",
+}
+# For answers that are not the page: JSON, plain text, errors. Nothing in them may run.
+ANSWER_HEADERS = {
+    **SECURITY_HEADERS,
+    "Content-Security-Policy": "default-src 'none'; frame-ancestors 'none'",
 }
 KEEP = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
@@ -116,8 +123,15 @@ async def static(request: web.Request) -> web.Response:
     return _answer(request, item, KEEP if current else REVALIDATE)
 
 
+async def _secure(request: web.Request, response: web.StreamResponse) -> None:
+    """Every answer's security headers (the page's own stay as it set them)."""
+    for name, value in ANSWER_HEADERS.items():
+        response.headers.setdefault(name, value)
+
+
 def add_routes(app: web.Application) -> None:
-    """Serve the browser client from this app."""
+    """Serve the browser client from this app; every answer gets security headers."""
+    app.on_response_prepare.append(_secure)
     app[WEB_FILES] = WebFiles()
     app.router.add_get("/", page)
     app.router.add_get(r"/t/{code:[A-Za-z0-9-]{1,16}}", page)
