@@ -384,7 +384,7 @@ def nginx_location(path: str) -> str:
 def test_nginx_conf_includes_files_that_exist() -> None:
     text = (DEPLOY / "nginx.conf").read_text()
     includes = re.findall(r"^\s*include (\S+);", text, re.MULTILINE)
-    assert sorted(includes) == ["nginx/listen.conf", "nginx/upstream.conf"]
+    assert sorted(includes) == ["nginx/listen.conf", "nginx/tls.conf", "nginx/upstream.conf"]
     for name in includes:
         assert (DEPLOY / name).is_file()
     # The tests set these on the command line: the file must not.

@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import time
@@ -37,9 +38,10 @@ import moose
 from moose import rules
 from moose.bots import make_bot
 from moose.client import Client, ServerError
+from moose.protocol import PROTOCOL_VERSION
 from moose_server.storage.embedded import EmbeddedRedis, free_port
 
-from helpers import LoopbackPort, RawClient, play_match, replay, until
+from helpers import Certs, LoopbackPort, RawClient, make_certs, play_match, replay, until
 
 pytestmark = pytest.mark.slow  # nginx and `moose serve` processes
 
@@ -109,13 +111,26 @@ def spawn(name: str, cmd: list[str], folder: Path, env: dict[str, str] | None = 
     return Proc(name, process, out, err)
 
 
-def http_get(url: str, timeout: float = 5.0) -> tuple[int, bytes]:
+def http_get(
+    url: str, timeout: float = 5.0, headers: dict[str, str] | None = None,
+    context: ssl.SSLContext | None = None,
+) -> tuple[int, bytes]:  # fmt: skip
     """GET `url`: the status and the body (also for 4xx and 5xx answers)."""
+    status, _, body = http_answer(url, timeout, headers, context)
+    return status, body
+
+
+def http_answer(
+    url: str, timeout: float = 5.0, headers: dict[str, str] | None = None,
+    context: ssl.SSLContext | None = None,
+) -> tuple[int, Any, bytes]:  # fmt: skip
+    """GET `url`: the status, the headers and the body (also for 4xx and 5xx answers)."""
+    request = urllib.request.Request(url, headers=headers or {})
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as answer:
-            return answer.status, answer.read()
+        with urllib.request.urlopen(request, timeout=timeout, context=context) as answer:
+            return answer.status, answer.headers, answer.read()
     except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
+        return exc.code, exc.headers, exc.read()
 
 
 def wait_ok(proc: Proc, url: str) -> None:
@@ -147,14 +162,34 @@ def moose_serve(redis_url: str, port: int, folder: Path) -> Proc:
     return spawn(f"moose-{port}", cmd, folder, env)
 
 
-def nginx_prefix(folder: Path, listen: int, upstreams: list[int]) -> Path:
-    """A prefix holding a symlink to deploy/nginx.conf and the files it includes."""
+def tls_conf(port: int, certs: Certs) -> str:
+    """deploy/nginx/tls.conf filled in as its comment asks: its lines uncommented, with
+    this port and these certificate paths."""
+    text = (NGINX_CONF.parent / "nginx" / "tls.conf").read_text()
+    text = re.sub(r"^# (listen|ssl_certificate)", r"\1", text, flags=re.M)
+    text = re.sub(r"^listen \d+", f"listen 127.0.0.1:{port}", text, flags=re.M)
+    text = re.sub(r"^(ssl_certificate\s+)\S+;", rf"\g<1>{certs.cert};", text, flags=re.M)
+    return re.sub(r"^(ssl_certificate_key\s+)\S+;", rf"\g<1>{certs.key};", text, flags=re.M)
+
+
+def nginx_prefix(
+    folder: Path, listen: int, upstreams: list[int], tls: tuple[int, Certs] | None = None
+) -> Path:
+    """A prefix holding a symlink to deploy/nginx.conf and the files it includes; with
+    `tls`, nginx also serves TLS on that port with those certificates."""
     prefix = folder / "nginx"
     (prefix / "nginx").mkdir(parents=True)
     (prefix / "nginx.conf").symlink_to(NGINX_CONF)
     lines = [f"server 127.0.0.1:{port} max_fails=1 fail_timeout=10s;\n" for port in upstreams]
     (prefix / "nginx" / "upstream.conf").write_text("".join(lines))
-    (prefix / "nginx" / "listen.conf").write_text(f"listen 127.0.0.1:{listen};\n")
+    # A test stands for a client at any address by sending X-Forwarded-For from
+    # 127.0.0.1 (nginx's realip module takes it as the client's address then).
+    (prefix / "nginx" / "listen.conf").write_text(
+        f"listen 127.0.0.1:{listen};\nset_real_ip_from 127.0.0.1;\n"
+        "real_ip_header X-Forwarded-For;\n"
+    )
+    conf = NGINX_CONF.parent / "nginx" / "tls.conf"
+    (prefix / "nginx" / "tls.conf").write_text(tls_conf(*tls) if tls else conf.read_text())
     return prefix
 
 
@@ -174,6 +209,7 @@ class Cluster(LoopbackPort):
     instances: list[Proc]
     ports: list[int]
     nginx: Proc
+    tls: tuple[int, Certs] | None = None  # nginx's TLS port and its certificates
     procs: list[Proc] = field(default_factory=list)
     marks: tuple[int, int] = (0, 0)  # where the current test's part of nginx's logs begins
 
@@ -200,14 +236,18 @@ class Cluster(LoopbackPort):
 
 
 @contextlib.contextmanager
-def running_cluster(nginx_bin: str, redis_url: str, folder: Path) -> Iterator[Cluster]:
-    """Three `moose serve` processes over `redis_url`, and nginx in front of them."""
+def running_cluster(
+    nginx_bin: str, redis_url: str, folder: Path, certs: Certs | None = None
+) -> Iterator[Cluster]:
+    """Three `moose serve` processes over `redis_url`, and nginx in front of them
+    (serving TLS too with `certs`)."""
     ports = [free_port() for _ in range(3)]
     instances = [moose_serve(redis_url, port, folder) for port in ports]
     listen = free_port()
-    prefix = nginx_prefix(folder, listen, ports)
+    tls = (free_port(), certs) if certs else None
+    prefix = nginx_prefix(folder, listen, ports, tls)
     nginx = spawn("nginx", nginx_cmd(nginx_bin, prefix), folder)
-    cluster = Cluster(listen, instances, ports, nginx)
+    cluster = Cluster(listen, instances, ports, nginx, tls)
     try:
         for proc, port in zip(instances, ports, strict=True):
             wait_ok(proc, f"http://127.0.0.1:{port}/readyz")
@@ -238,7 +278,8 @@ def shared_cluster(nginx_bin: str, tmp_path_factory: pytest.TempPathFactory) -> 
     """
     folder = tmp_path_factory.mktemp("shared-cluster")
     redis = EmbeddedRedis(folder / "redis", port=free_port(), appendonly=False)
-    with redis, running_cluster(nginx_bin, redis.url, folder) as cluster:
+    certs = make_certs(folder / "certs")
+    with redis, running_cluster(nginx_bin, redis.url, folder, certs) as cluster:
         yield cluster
 
 
@@ -253,6 +294,19 @@ def cluster(shared_cluster: Cluster) -> Cluster:
 
 def test_nginx_accepts_the_deploy_conf(nginx_bin: str, tmp_path: Path) -> None:
     prefix = nginx_prefix(tmp_path, free_port(), [free_port(), free_port()])
+    out = subprocess.run(nginx_cmd(nginx_bin, prefix, "-t"), capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_nginx_accepts_the_tls_conf_once_filled_in(nginx_bin: str, tmp_path: Path) -> None:
+    certs = make_certs(tmp_path / "certs")
+    tls = (free_port(), certs)
+    prefix = nginx_prefix(tmp_path, free_port(), [free_port()], tls)
+    filled = (prefix / "nginx" / "tls.conf").read_text()
+    assert (
+        f"listen 127.0.0.1:{tls[0]} ssl;" in filled
+        and f"ssl_certificate_key {certs.key};" in filled
+    )
     out = subprocess.run(nginx_cmd(nginx_bin, prefix, "-t"), capture_output=True, text=True)
     assert out.returncode == 0, out.stderr
 
@@ -349,6 +403,72 @@ def test_the_browser_client_is_served_through_nginx(cluster: Cluster) -> None:
     script = re.search(rb'src="(/static/[0-9a-f]+/app\.js)"', body)
     assert script is not None
     assert http_get(f"{cluster.http}{script.group(1).decode()}")[0] == 200
+
+
+def test_tls_serves_the_same_routes_with_hsts(cluster: Cluster) -> None:
+    assert cluster.tls is not None
+    port, certs = cluster.tls
+    https = f"https://127.0.0.1:{port}"
+    context = certs.client_context()  # trusts the test's CA only, and checks the host
+    status, headers, body = http_answer(f"{https}/healthz", context=context)
+    assert (status, json.loads(body)) == (200, {"ok": True})
+    assert headers["Strict-Transport-Security"] == "max-age=63072000; includeSubDomains"
+    status, headers, body = http_answer(f"{https}/t/KX7P2M", context=context)
+    assert status == 200 and b"<title>Moose House</title>" in body
+    assert "Strict-Transport-Security" in headers
+    # Over plain HTTP browsers ignore HSTS: nginx sends none.
+    status, headers, _ = http_answer(f"{cluster.http}/healthz")
+    assert status == 200 and "Strict-Transport-Security" not in headers
+
+
+async def test_a_page_served_over_tls_opens_its_socket_and_no_other_site_can(
+    cluster: Cluster,
+) -> None:
+    # nginx tells the instance the scheme and host the browser used (X-Forwarded-Proto,
+    # X-Forwarded-Host); the instance trusts 127.0.0.1 as a proxy and checks Origin by it.
+    assert cluster.tls is not None
+    port, certs = cluster.tls
+    url = f"wss://127.0.0.1:{port}/ws"
+    async with aiohttp.ClientSession() as session:
+        async with session.ws_connect(
+            url, ssl=certs.client_context(), origin=f"https://127.0.0.1:{port}"
+        ) as ws:
+            await ws.send_json({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "tls"})
+            assert (await ws.receive_json(timeout=10))["type"] == "welcome"
+        for foreign in (f"http://127.0.0.1:{port}", "https://evil.example"):
+            with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+                await session.ws_connect(url, ssl=certs.client_context(), origin=foreign)
+            assert refused.value.status == 403, foreign
+        # The page served over plain HTTP by nginx is its own origin there.
+        async with session.ws_connect(cluster.url, origin=cluster.http) as ws:
+            await ws.send_json({"type": "hello", "protocol": PROTOCOL_VERSION, "name": "plain"})
+            assert (await ws.receive_json(timeout=10))["type"] == "welcome"
+
+
+def test_metrics_and_readyz_answer_private_networks_only(cluster: Cluster) -> None:
+    outside = {"X-Forwarded-For": "203.0.113.7"}  # a client on the internet (see listen.conf)
+    inside = {"X-Forwarded-For": "10.1.2.3"}
+    for path in ("/metrics", "/readyz"):
+        assert http_get(f"{cluster.http}{path}", headers=outside)[0] == 403, path
+        assert http_get(f"{cluster.http}{path}", headers=inside)[0] == 200, path
+    for path in ("/healthz", "/api/leaderboard", "/"):
+        assert http_get(f"{cluster.http}{path}", headers=outside)[0] == 200, path
+
+
+async def test_nginx_limits_api_requests_per_address(cluster: Cluster) -> None:
+    url = f"{cluster.http}/api/leaderboard"
+
+    async def get(session: aiohttp.ClientSession, address: str) -> int:
+        async with session.get(url, headers={"X-Forwarded-For": address}) as answer:
+            return answer.status
+
+    # 60 at once from one address: a burst of 20 (and 10 a second) pass, the rest get 429.
+    async with aiohttp.ClientSession() as session:
+        statuses = await asyncio.gather(*(get(session, "203.0.113.8") for _ in range(60)))
+        other = await get(session, "203.0.113.9")
+    assert set(statuses) == {200, 429} and statuses.count(200) >= 21, statuses
+    assert "limiting requests" in cluster.error_log()
+    assert other == 200  # another address is not held back by this one
 
 
 async def test_bots_play_whole_games_through_nginx(cluster: Cluster) -> None:
