@@ -34,7 +34,7 @@ from moose_server.settings import Settings
 from moose_server.storage.embedded import free_port
 from moose_server.storage.keys import profile_key
 
-from helpers import make_certs, readme_acl, workout
+from helpers import RedisClusterNodes, make_certs, readme_acl, workout
 from helpers.relay import Relay
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -448,6 +448,29 @@ async def test_a_server_does_everything_as_the_readme_redis_user(moose_serve, re
                         user.script_flush):  # fmt: skip
             with pytest.raises(NoPermissionError):
                 refused()
+
+
+async def test_a_server_does_everything_as_the_readme_user_on_a_cluster(
+    moose_serve, redis_cluster: RedisClusterNodes
+):
+    ports = [node.port for node in redis_cluster.nodes]
+    for port in ports:
+        with redis.Redis(port=port) as admin:
+            admin.execute_command("ACL", "SETUSER", "moose", *readme_acl(USER_PASSWORD, True))
+    try:
+        url = redis_cluster.cluster_url.replace("://", f"://moose:{USER_PASSWORD}@")
+        server = await asyncio.to_thread(moose_serve, "--redis", url, "--match-wait", "0.2")
+        done = await workout(server.url)
+        assert await asyncio.to_thread(server.stop) == 0
+        assert set(done["http"].values()) == {200}
+        for port in ports:
+            with redis.Redis(port=port) as admin:
+                assert admin.acl_log() == [], port
+    finally:
+        for port in ports:  # the session's cluster, as it was for the tests after this one
+            with redis.Redis(port=port) as admin:
+                admin.acl_deluser("moose")
+                admin.acl_log_reset()
 
 
 @pytest.mark.slow

@@ -61,11 +61,15 @@ async def workout(url: str, timeout: float = 60.0) -> dict[str, Any]:
             "started": started, "live": live, "watched": watched, "http": statuses}  # fmt: skip
 
 
-def readme_acl(password: str) -> list[str]:
-    """The rules of the `ACL SETUSER moose ...` that deploy/README.md shows, with `password`."""
+def readme_acl(password: str, cluster: bool = False) -> list[str]:
+    """The rules of deploy/README.md's `ACL SETUSER moose ...` (with `password`), and with
+    `cluster` those it adds for a Redis Cluster."""
     text = (Path(__file__).resolve().parents[2] / "deploy" / "README.md").read_text()
-    match = re.search(r"^redis-cli (ACL SETUSER moose .*?)\n```", text, re.M | re.S)
-    assert match, "deploy/README.md shows no `redis-cli ACL SETUSER moose ...`"
-    words = shlex.split(match.group(1).replace("\\\n", " "))
-    assert words[:3] == ["ACL", "SETUSER", "moose"]
-    return [f">{password}" if w.startswith(">") else w for w in words[3:]]
+    blocks = re.findall(r"^redis-cli (ACL SETUSER moose .*?)\n```", text, re.M | re.S)
+    assert len(blocks) == 2, "deploy/README.md shows two `redis-cli ACL SETUSER moose ...`"
+    rules = []
+    for block in blocks[: 2 if cluster else 1]:
+        words = shlex.split(block.replace("\\\n", " "))
+        assert words[:3] == ["ACL", "SETUSER", "moose"]
+        rules += [f">{password}" if w.startswith(">") else w for w in words[3:]]
+    return rules
