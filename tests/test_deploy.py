@@ -31,6 +31,7 @@ from redis.exceptions import NoPermissionError
 import moose
 from moose_server.app import create_app
 from moose_server.settings import Settings
+from moose_server.storage.connection import with_ca_certs
 from moose_server.storage.embedded import free_port
 from moose_server.storage.keys import profile_key
 
@@ -471,6 +472,20 @@ async def test_a_server_does_everything_as_the_readme_user_on_a_cluster(
             with redis.Redis(port=port) as admin:
                 admin.acl_deluser("moose")
                 admin.acl_log_reset()
+
+
+def test_the_redis_ca_setting_needs_a_tls_url_and_a_file(tmp_path: Path):
+    ca = tmp_path / "ca.pem"
+    ca.write_text("a CA")
+    assert Settings(redis_url="rediss://h:6380/0", redis_ca_certs=str(ca)).redis_ca_certs
+    with pytest.raises(ValueError, match="rediss://"):
+        Settings(redis_url="redis://h:6379/0", redis_ca_certs=str(ca))
+    with pytest.raises(ValueError, match="no such file"):
+        Settings(redis_url="rediss://h:6380/0", redis_ca_certs=str(tmp_path / "none.pem"))
+    # The setting goes into the URL redis-py is given, in place of one the URL had.
+    url = "rediss://u:p@h:6380/0?ssl_ca_certs=/old.pem&db=0"
+    assert with_ca_certs(url, "/new.pem") == "rediss://u:p@h:6380/0?db=0&ssl_ca_certs=/new.pem"
+    assert with_ca_certs(url, "") == url
 
 
 @pytest.mark.slow
