@@ -36,7 +36,7 @@ LOOKS_LIKE_A_KEY = [
 ]
 NAMES = {
     keys.GAMES_CHANNEL.decode(), keys.PLAYERS_CHANNEL.decode(), keys.LOADTEST_CHANNEL.decode(),
-    "moose:secret",
+    keys.MODERATION_CHANNEL.decode(), "moose:secret",
 }  # fmt: skip
 
 ONE_FORM = re.compile(r"^moose:\{[^{}]+\}:[a-z_]+(:.+)?$")
@@ -132,6 +132,8 @@ def test_every_key_has_the_one_form():
         keys.LIVE_GAMES_KEY, keys.LIVE_INFO_KEY, keys.ONLINE_KEY, keys.ONLINE_COUNTS_KEY,
         keys.player_games_key("p_1"), keys.instance_key("i_1"),
         keys.limit_key("code", "address", "10.0.0.0"), keys.SECRET_KEY,
+        *vars(keys.ModerationKeys()).values(), keys.ModerationKeys.heavy(493000, "rate_limited:x"),
+        keys.ModerationKeys.limits(493000),
     ]  # fmt: skip
     assert [n for n in names if not ONE_FORM.match(n)] == []
     assert len(set(names)) == len(names)

@@ -35,6 +35,8 @@ log = logging.getLogger("moose.client")
 Message = dict[str, Any]
 RESTART = 1012  # the server instance is going away: reconnect at once
 REVOKED = 4001  # the account logged out everywhere: this session's token is refused
+BANNED = 4003  # the account or address is banned (the error `banned` came before)
+ENDED = 4004  # a moderator ended the session: not reconnected by itself
 _HELLO_TIMEOUT = 10.0
 _BACKOFF_FIRST = 0.1
 _BACKOFF_MAX = 5.0
@@ -138,6 +140,7 @@ class Connection:
         self._inbox: asyncio.Queue[Any] = asyncio.Queue()
         self._session: aiohttp.ClientSession | None = None
         self._ws: aiohttp.ClientWebSocketResponse | None = None
+        self._closed_why = ""  # the reason of the server's last close frame
         self._gen = 0
         self._task: asyncio.Task[None] | None = None
         self._failed: MooseError | None = None
@@ -362,6 +365,9 @@ class Connection:
                     return
                 if code == REVOKED:
                     raise ConnectionLost("this account logged out everywhere; log in again")
+                if code in (BANNED, ENDED):
+                    why = "banned" if code == BANNED else "a moderator ended this session"
+                    raise ConnectionLost(f"{why}: {self._closed_why or 'no reason given'}")
                 await self._reconnect(at_once=code == RESTART)
         except MooseError as exc:
             self._fail(exc)
@@ -389,6 +395,8 @@ class Connection:
                 aiohttp.WSMsgType.ERROR,
             ):
                 code = ws.close_code
+                if raw.type == aiohttp.WSMsgType.CLOSE:
+                    self._closed_why = str(raw.extra or "")
                 with contextlib.suppress(Exception):
                     await ws.close()
                 log.info("socket closed (code %s)", code)
@@ -409,7 +417,13 @@ class Connection:
                 await self._connect_once()
                 break
             except ServerError as exc:
-                if exc.code in ("bad_token", "token_expired", "token_revoked", "protocol_version"):
+                if exc.code in (
+                    "bad_token",
+                    "token_expired",
+                    "token_revoked",
+                    "protocol_version",
+                    "banned",
+                ):
                     raise ConnectionLost(f"cannot resume the session: {exc}") from exc
                 last: Exception = exc
             except (ConnectError, TimeoutError, protocol.ProtocolError) as exc:

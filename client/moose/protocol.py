@@ -66,6 +66,7 @@ ERROR_CODES = frozenset(
         "rate_limited",
         "unavailable",
         "internal",
+        "banned",  # moderation (issue 22)
     }
 )
 
@@ -108,6 +109,7 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "unwatch": {"game": (_STR, True)},
     "record": {"game": (_STR, True), "code": (_STR, False)},
     "games": {"follow": (_BOOL, False)},
+    "report": {"player": (_STR, True), "game": (_STR, False), "reason": (_STR, True)},
 }
 
 SERVER_MESSAGES = frozenset(
@@ -131,6 +133,7 @@ SERVER_MESSAGES = frozenset(
         "profile",
         "game_list",
         "gone",
+        "reported",
         "error",
     }
 )
@@ -143,7 +146,9 @@ _MAX_TOKEN = 512
 MAX_INT = 2**53 - 1
 _MAX_DEPTH = 4  # maps and lists nested in a field (a move is one map of scalars)
 _MAX_PASSWORD = 128
-_LIMITS = {"token": _MAX_TOKEN, "password": _MAX_PASSWORD, "new_password": _MAX_PASSWORD}
+_MAX_REASON = 200  # a report's reason
+_LIMITS = {"token": _MAX_TOKEN, "password": _MAX_PASSWORD, "new_password": _MAX_PASSWORD,
+           "reason": _MAX_REASON}  # fmt: skip
 
 
 class ProtocolError(Exception):

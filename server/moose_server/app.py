@@ -30,10 +30,12 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from moose.redact import redact_url
+from moose_server.accounts.bans import Bans
 from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
 from moose_server.accounts.limits import CodeGuard, Meter, Sockets
 from moose_server.accounts.names import KEY_VERSION
+from moose_server.accounts.reports import Reports
 from moose_server.accounts.tokens import Tokens
 from moose_server.lobby.dealer import Lobby
 from moose_server.lobby.live_games import LiveGames
@@ -41,21 +43,25 @@ from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
 from moose_server.net import api
 from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
+from moose_server.net.gate import GATE, Gate, gate
 from moose_server.net.handlers import Handlers
 from moose_server.net.heartbeats import Heartbeats
 from moose_server.net.hub import Hub
+from moose_server.net.notices import Notices
 from moose_server.net.waiting import Waiting
 from moose_server.net.ws import DOORS, Doors, websocket
 from moose_server.ops.collector import Collector
 from moose_server.ops.liveness import Liveness
 from moose_server.ops.metrics import Exporter, Metrics
 from moose_server.ops.observe import Observer, collections_timed, watch_loop
+from moose_server.ops.refusals import Refusals
 from moose_server.play.games import Copies, Games
 from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
+from moose_server.storage.moderation import ModerationStore
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 from moose_server.tasks import cancel_and_wait
@@ -89,7 +95,7 @@ WORK = web.AppKey("work", list[tuple[Work, asyncio.Task[None]]])
 def create_app(settings: Settings) -> web.Application:
     """A server instance: /ws, /healthz, /readyz, /metrics, the read-only /api/ and the
     browser client at /."""
-    app = web.Application()
+    app = web.Application(middlewares=[gate])
     app[SETTINGS] = settings
     app.cleanup_ctx.append(_instance)
     app.on_shutdown.append(drain)
@@ -150,10 +156,16 @@ async def _build(
     stack.enter_context(collections_timed(metrics))
     # The move path: the hub tells the games' copies of wake-ups, the metrics how its
     # fan-out went, the waiting players of their messages; the games tell the hub.
+    moderation = _moderation(backend, settings)
+    bans = Bans(moderation, store.now_ms)
+    await bans.load()
     results = Results(store, players, settings)
     copies = Copies(settings)
     waiting = Waiting(store, matchmaker)
-    hub = Hub(store, backend.pubsub, copies.size, woken=copies, fanout=metrics, players=waiting)
+    # Moderators' notices act on this instance's games and sockets (both built below).
+    notices = Notices(bans, lambda: games, lambda: doors.open, settings.ban_refresh)
+    hub = Hub(store, backend.pubsub, copies.size, woken=copies, fanout=metrics, players=waiting,
+              notices=notices)  # fmt: skip
     observer = Observer(metrics)
     games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics)
     stack.push_async_callback(games.close)
@@ -165,13 +177,18 @@ async def _build(
     )
     boards = Boards(players, settings)
     guard = CodeGuard(store, settings)
+    reports = Reports(moderation, store, players, settings)
     handlers = Handlers(
-        store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live, waiting
-    )
+        store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live, waiting,
+        bans, reports,
+    )  # fmt: skip
+    refusals = Refusals(moderation, bans.now)
+    sockets = Sockets(settings)
     doors = app[DOORS] = Doors(
-        settings, Sockets(settings), handlers, hub, games, matchmaker, live, metrics
+        settings, sockets, handlers, hub, games, matchmaker, live, metrics, refusals
     )
     app[API] = Api(boards, games, store)
+    app[GATE] = Gate(bans, refusals, sockets.address)
     queues, running = matchmaker.queue_sizes, store.running_games
     app[EXPORTER] = Exporter(metrics, doors.open, hub.games, queues, running)
     # The loops; those that take new work stop first when the instance drains.
@@ -191,6 +208,8 @@ async def _build(
         "live": live.run(),
         "loop lag": watch_loop(metrics.loop_lag.observe),
         "heartbeats": Heartbeats(doors.open, settings.heartbeat).run(),
+        "notices": notices.run(),
+        "refusals": refusals.run(),
     }
     await _run(app, stack, hub.ready, work, loops)
 
@@ -209,6 +228,13 @@ async def _run(
     stack.push_async_callback(cancel_and_wait, tasks)
     async with asyncio.timeout(READY_TIMEOUT):
         await ready.wait()
+
+
+def _moderation(backend: Backend, settings: Settings) -> ModerationStore:
+    """Moderation's records (issue 22): bans, audit log, refusals, reports."""
+    kept = settings.moderation_kept
+    return ModerationStore(backend.redis, audit_kept=kept, refusals_kept=kept, reports_kept=kept,
+                           heavy_ttl=settings.heavy_hours * 3600)  # fmt: skip
 
 
 def _logins(store: Store, settings: Settings) -> Meter:

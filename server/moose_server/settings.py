@@ -98,6 +98,12 @@ class Settings:
     # signs a rediss:// Redis' certificate (as ?ssl_ca_certs= in the URL would).
     allowed_origins: str = ""
     redis_ca_certs: str = ""
+    # Moderation (issue 22): bans, refusals, reports (deploy/README.md, "Moderation").
+    ban_refresh: float = 1.0  # every instance reads the bans again this often (a lost notice)
+    report_burst: int = 5  # reports a player, and an address, may make at once...
+    report_interval: float = 60.0  # ...then one more every this many seconds
+    moderation_kept: int = 10_000  # entries of the audit log, recent refusals and reports
+    heavy_hours: int = 48  # hours the heaviest users of each limit are kept
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -110,7 +116,8 @@ class Settings:
                     "heartbeat", "header_timeout", "hello_timeout", "close_timeout", "max_sockets",
                     "max_sockets_per_address", "code_guesses", "code_guess_interval",
                     "login_attempts", "login_window", "history_size",
-                    "live_interval")  # fmt: skip
+                    "live_interval", "ban_refresh", "report_burst", "report_interval",
+                    "moderation_kept", "heavy_hours")  # fmt: skip
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

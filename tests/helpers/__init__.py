@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from helpers.aof import aof_copy, aof_restore
 from helpers.certs import Certs, make_certs
-from helpers.cli import ASK, Run, drive, spawn
+from helpers.cli import ASK, Run, admin, drive, spawn
 from helpers.clients import check_views, play_match, play_seat
 from helpers.cluster import RedisClusterNodes
 from helpers.games import (
@@ -84,6 +84,7 @@ __all__ = [
     "Run",
     "Serve",
     "ServeProcess",
+    "admin",
     "aof_copy",
     "aof_restore",
     "card_codes",

@@ -51,3 +51,15 @@ async def drive(
     run.err = (await proc.stderr.read()).decode()
     run.code = await proc.wait()
     return run
+
+
+async def admin(*args: str) -> Run:
+    """Run `moose admin ARGS` to the end (through its module: the shared venv's `moose`
+    entry points predate the command); what it printed."""
+    env = {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "moose_server.commands.admin", *args, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await proc.communicate()
+    return Run(await proc.wait(), out.decode().splitlines(keepends=True), err.decode())

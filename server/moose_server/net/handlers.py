@@ -14,9 +14,11 @@ from typing import Any, Protocol
 
 from moose.protocol import PROTOCOL_VERSION, ProtocolError
 from moose_server.accounts import names, ratings
+from moose_server.accounts.bans import Bans
 from moose_server.accounts.identity import Accounts, Identity
 from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
 from moose_server.accounts.limits import CodeGuard
+from moose_server.accounts.reports import Reports, clean_reason
 from moose_server.lobby.dealer import Lobby
 from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
@@ -59,7 +61,7 @@ class Handlers:
     def __init__(
         self, store: Store, games: Games, hub: Hub, accounts: Accounts, matchmaker: Matchmaker,
         lobby: Lobby, metrics: Metrics, guard: CodeGuard, boards: Boards,
-        live: LiveGames, waiting: Waiting,
+        live: LiveGames, waiting: Waiting, bans: Bans, reports: Reports,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
@@ -73,6 +75,8 @@ class Handlers:
         self.boards = boards
         self.live = live
         self.waiting = waiting  # who queued here: queued again should Redis lose them
+        self.bans = bans  # banned accounts and addresses: refused at hello
+        self.reports = reports
         self.table: dict[str, Callable[[Session, Message], Awaitable[Message | None]]] = {
             "hello": self.hello, "ping": self.ping, "queue": self.queue,
             "leave_queue": self.leave_queue, "create_table": self.create_table,
@@ -82,6 +86,7 @@ class Handlers:
             "record": self.record, "register": self.register,
             "change_password": self.change_password, "logout_all": self.logout_all,
             "leaderboard": self.leaderboard, "profile": self.profile, "games": self.games_list,
+            "report": self.report,
         }  # fmt: skip
 
     async def handle(self, mtype: str, conn: Session, msg: Message) -> Message | None:
@@ -94,6 +99,7 @@ class Handlers:
             raise ProtocolError(
                 "protocol_version", f"this server speaks protocol {PROTOCOL_VERSION}"
             )
+        self.bans.check(conn.address)  # before any work (a password hash) is done for it
         now = await self.store.now_ms()
         if msg.get("token"):
             who = await self.accounts.resume(msg["token"], now / 1000)
@@ -104,6 +110,7 @@ class Handlers:
             who = await self.accounts.login(msg["name"], msg["password"], conn.address)
         else:
             who = await self.accounts.guest(names.clean(msg["name"]), bool(msg.get("bot")))
+        self.bans.check(conn.address, who.player)
         self._become(conn, who)
         self.hub.add_player(conn)
         games = await self._resume(conn)
@@ -347,6 +354,36 @@ class Handlers:
         elif msg.get("follow") is False:
             self.live.unfollow(conn)
         return dict(await self.live.snapshot())
+
+    async def report(self, conn: Session, msg: Message) -> Message:
+        """Report a player to the moderators (`moose admin reports`)."""
+        reason, game_id, target = clean_reason(msg["reason"]), msg.get("game"), msg["player"]
+        if target == conn.player:
+            raise ProtocolError("bad_message", "you cannot report yourself")
+        if game_id is not None:
+            game = await self.games.load(game_id)
+            player, name = _seated(game, target)
+        else:
+            player, name = await self.reports.find(target)
+        if player == conn.player:
+            raise ProtocolError("bad_message", "you cannot report yourself")
+        await self.reports.take(_player(conn), conn.address)
+        now = await self.store.now_ms()
+        await self.reports.keep(reporter=conn.player, reporter_name=conn.name,
+                                address=conn.address, player=player, name=name, game=game_id,
+                                reason=reason, at=now)  # fmt: skip
+        log.info("report of %s (%s) by %s: %s", player, name, conn.player, reason,
+                 extra={"event": "report", "player": conn.player, "game": game_id})  # fmt: skip
+        return {"type": "reported", "player": player, "name": name}
+
+
+def _seated(game: Game, target: str) -> tuple[str, str]:
+    """(player id, name) of the seat of `game` called `target`; or no_such_player."""
+    seat = game.seat_named(target)
+    player = game.players[seat] if seat is not None else None
+    if seat is not None and player is not None:
+        return player, game.names[seat]
+    raise GameError("no_such_player", f"no player of game {game.id} is called {target[:24]!r}")
 
 
 def _table_fields(table: TableInfo | None) -> Message | None:

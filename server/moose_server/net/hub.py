@@ -20,7 +20,8 @@ id]; a resent PUBLISH (store.py) brings a second copy, which the id drops.
 The hub is built with whom it tells what it hears: every wake-up (`woken`:
 the games' copies, which it ages), how its fan-out went (`fanout`: the
 metrics) and every player message and reconnected subscription (`players`:
-the players waiting for a match, waiting.py).
+the players waiting for a match, waiting.py) and every moderator's notice
+(`notices`: net/notices.py).
 
 Redis may come back without its last writes (a host crash with `appendfsync
 everysec`, a failover to an asynchronous replica): a socket may then have seen
@@ -51,13 +52,14 @@ from moose_server.net.recent import LOGGED_GAMES, GameLog, Recent
 from moose_server.play.games import Game
 from moose_server.play.streams import read_events
 from moose_server.storage.connection import PubSubSource
-from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
+from moose_server.storage.keys import GAMES_CHANNEL, MODERATION_CHANNEL, PLAYERS_CHANNEL
 from moose_server.storage.store import Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = [
     "FanoutListener",
     "Hub",
+    "NoticeListener",
     "Peer",
     "PlayerListener",
     "Sub",
@@ -136,6 +138,13 @@ class PlayerListener(Protocol):
         `players`: this instance's sockets by player. May run again should Redis fail."""
 
 
+class NoticeListener(Protocol):
+    """Told of every moderator's notice (net/notices.py applies them here)."""
+
+    def heard(self, notice: dict[str, Any]) -> None:
+        """A notice on the moderation channel; must not wait."""
+
+
 class Hub:
     """Fans game events and player messages out to this instance's sockets."""
 
@@ -148,6 +157,7 @@ class Hub:
         woken: WakeupListener | None = None,
         fanout: FanoutListener | None = None,
         players: PlayerListener | None = None,
+        notices: NoticeListener | None = None,
         silent: float = SILENT,
     ) -> None:
         self.store = store
@@ -156,6 +166,7 @@ class Hub:
         self.woken = woken
         self.fanout = fanout
         self.player_listener = players
+        self.notices = notices
         self.games: dict[str, set[Peer]] = {}
         self.players: dict[str, set[Peer]] = {}
         self.ready = asyncio.Event()
@@ -473,7 +484,7 @@ class Hub:
             while True:
                 try:
                     async with self.pubsub_redis.pubsub() as pubsub:
-                        await pubsub.subscribe(GAMES_CHANNEL, PLAYERS_CHANNEL)
+                        await pubsub.subscribe(GAMES_CHANNEL, PLAYERS_CHANNEL, MODERATION_CHANNEL)
                         # Wake-ups may have been missed meanwhile, and Redis may have
                         # lost the history.
                         self.recent.clear()
@@ -526,6 +537,8 @@ class Hub:
                 self._on_game(game, int(seq))
             elif message["channel"] == PLAYERS_CHANNEL:
                 self._on_player(message["data"])
+            elif message["channel"] == MODERATION_CHANNEL and self.notices is not None:
+                self.notices.heard(unpack(message["data"]))
         except Exception:
             log.exception("cannot deliver %r", message)
 

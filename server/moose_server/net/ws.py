@@ -30,7 +30,8 @@ from redis.exceptions import RedisError
 
 from moose import protocol
 from moose.protocol import ProtocolError
-from moose_server.accounts.limits import Sockets
+from moose_server.accounts.bans import Banned
+from moose_server.accounts.limits import Limited, Sockets
 from moose_server.addresses import networks
 from moose_server.codec import pack
 from moose_server.errors import Refusal
@@ -38,8 +39,10 @@ from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import MatchError, Matchmaker
 from moose_server.net.handlers import Handlers
 from moose_server.net.hub import Hub, Sub
+from moose_server.net.notices import CLOSE_BANNED
 from moose_server.net.outbox import Outbox, Send
 from moose_server.ops.metrics import Metrics
+from moose_server.ops.refusals import Refusals
 from moose_server.origins import Origins
 from moose_server.play.games import Games
 from moose_server.settings import Settings
@@ -58,7 +61,17 @@ _UNENCODABLE = protocol.error("internal", "the answer could not be encoded (logg
 
 
 class Socket(Protocol):
-    """What the instance needs of an open socket: a way to ask it to close, its heartbeat."""
+    """What the instance needs of an open socket: a way to ask it to close, its heartbeat,
+    who it is and a way to refuse it (moderators' notices, net/notices.py)."""
+
+    player: str | None
+    address: str
+
+    def send_error(
+        self, code: str, message: str, msg_id: Any = None, game: str | None = None,
+        fields: dict[str, Any] | None = None,
+    ) -> None:  # fmt: skip
+        """Send an error with a stable code."""
 
     def close(self, code: int, message: str = "") -> None:
         """Close after what was sent before has been written."""
@@ -81,6 +94,7 @@ class Doors:
         matchmaker: Matchmaker,
         live: LiveGames,
         metrics: Metrics,
+        refusals: Refusals,
     ) -> None:
         self.settings = settings
         self.limits = limits  # the caps on open sockets, in all and per address
@@ -90,6 +104,7 @@ class Doors:
         self.matchmaker = matchmaker  # a player's last socket closing leaves the queue
         self.live = live
         self.metrics = metrics
+        self.refusals = refusals  # every refusal of a limit, for `moose admin refusals`
         self.open: set[Socket] = set()
         self.draining = False
         self.origins = Origins(settings.allowed_origins, networks(settings.trusted_proxies))
@@ -197,6 +212,7 @@ class Connection:
     async def _answer(self, data: bytes | str) -> None:
         msg_id = None
         msg = None
+        mtype = "?"
         try:
             msg = protocol.decode(data)
             msg_id = protocol.request_id(msg)
@@ -205,6 +221,11 @@ class Connection:
         except _Refusal as exc:
             fields = getattr(exc, "fields", None)
             self.send_error(exc.code, exc.message, msg_id, _game_of(msg), fields)
+            if isinstance(exc, Limited):
+                self.doors.refusals.refused(f"{exc.code}:{mtype}", self.address, self.player,
+                                            self.name)  # fmt: skip
+            elif isinstance(exc, Banned):
+                self.close(CLOSE_BANNED, exc.message)
             return
         except (RedisError, OSError) as exc:
             log.warning("storage unavailable: %s", exc,
@@ -258,6 +279,7 @@ class Connection:
         rate = self.doors.settings.rate
         wait = {"retry_after": max(1, math.ceil((1 - self._allowance) / rate * 1000))}
         self.send_error("rate_limited", "too many messages; slow down", msg_id, None, wait)
+        self.doors.refusals.refused("rate_limited:messages", self.address, self.player, self.name)
         if self._strikes >= self.doors.settings.rate_strikes:
             log.info("closing a flooding socket of %s", self.player,
                      extra={"event": "flood", "player": self.player})  # fmt: skip
@@ -330,7 +352,9 @@ class Connection:
         # In a task (aiohttp's close waits for the handshake), a loop turn later as before:
         # at once, tests/test_ws.py's client was reset before it read the close frame in 6
         # runs of 20 (its pongs still on their way when aiohttp shut the transport).
-        self._outbox.put(close, message.encode(), now=False)
+        # A close frame's reason holds 123 bytes of UTF-8 at most (RFC 6455, 5.5).
+        reason = message.encode()[:123].decode(errors="ignore").encode()
+        self._outbox.put(close, reason, now=False)
         self._cut_later()
 
     def _cut_later(self) -> None:

@@ -188,6 +188,15 @@ class Game:
         """The player's seat, or None."""
         return self.players.index(player) if player in self.players else None
 
+    def seat_named(self, target: str) -> int | None:
+        """The seat of a player called `target` (its player id, its name, or its name as
+        the table shows it, "bob #2"), or None."""
+        shown = distinct(self.names)
+        for seat, player in enumerate(self.players):
+            if player is not None and target in (player, self.names[seat], shown[seat]):
+                return seat
+        return None
+
     def humans(self) -> list[str]:
         """The player ids seated at this game."""
         return [p for p in self.players if p is not None]
@@ -531,6 +540,24 @@ class Games:
             _, result = await self._commit(game, new, [{"kind": "back", "seat": seat}], "")
             if result is not None:
                 return
+
+    async def take_over(self, game_id: str, player: str) -> bool:
+        """A moderator hands the player's seat to the server's bot (event `away`): it is
+        played as an away seat until its player comes back. False: nothing to take."""
+        for _ in range(RETRIES):
+            game = await self.load(game_id)
+            seat = game.seat_of(player)
+            if seat is None or game.away[seat] or game.bots[seat] is not None or game.state.over:
+                return False
+            away = game.away.copy()
+            away[seat] = True
+            _, result = await self._commit(
+                game, game.but(away=away), [{"kind": "away", "seat": seat}], ""
+            )
+            if result is not None:
+                self._spawn_autoplay(result)
+                return True
+        return False
 
     async def autoplay(self, game: Game) -> None:
         """Play the seats the server plays, one commit each, until a person must move."""

@@ -66,11 +66,22 @@ subject, so that such keys spread over the cluster's slots::
                                       free time (ms), expiring when it is full
     moose:{tokens}:secret             the token secret every instance shares
 
+``{mod}`` -- moderation (issue 22; storage/moderation.py), small and bounded::
+
+    moose:{mod}:bans                  hash: "account:<player>" or "address:<network>"
+                                      -> ban (JSON: reason, until ms or 0, by, at)
+    moose:{mod}:audit                 stream (capped): every moderator action
+    moose:{mod}:refusals              stream (capped): recent refusals of limits
+    moose:{mod}:heavy:<hour>:<limit>  sorted set: client -> refusals that hour (TTL)
+    moose:{mod}:limits:<hour>         set: the limits refused that hour (TTL)
+    moose:{mod}:reports               stream (capped): players' reports of players
+
 Key names are built here, in Python, and passed to scripts in KEYS; no script
 builds one. Pub/sub channels belong to no slot (a PUBLISH reaches every node):
 `GAMES_CHANNEL` carries "<game id> <last seq>", `PLAYERS_CHANNEL` msgpack
-[player id, message, message id]. They are a wake-up only; the streams are the
-record.
+[player id, message, message id], `MODERATION_CHANNEL` a moderator's notice
+(msgpack map: ban, unban, end_session, takeover). They are a wake-up only; the
+streams (and the bans hash) are the record.
 """
 
 from __future__ import annotations
@@ -85,6 +96,7 @@ __all__ = [
     "LIVE_INFO_KEY",
     "LOADTEST_CHANNEL",
     "MM_KEY_KINDS",
+    "MODERATION_CHANNEL",
     "NAMES_KEY",
     "NAMES_KEYED_KEY",
     "ONLINE_COUNTS_KEY",
@@ -92,6 +104,7 @@ __all__ = [
     "PLAYERS_CHANNEL",
     "SECRET_KEY",
     "GameKeys",
+    "ModerationKeys",
     "bucket",
     "deadlines_key",
     "history_key",
@@ -113,6 +126,7 @@ PREFIX = "moose"
 GAMES_CHANNEL = b"moose:games"
 PLAYERS_CHANNEL = b"moose:players"
 LOADTEST_CHANNEL = b"moose:loadtest"  # moose_loadtest's Redis ceiling: a channel nobody hears
+MODERATION_CHANNEL = b"moose:moderation"  # moderators' notices (issue 22)
 
 
 def _key(tag: str, kind: str, ident: str | None = None) -> str:
@@ -290,3 +304,26 @@ def limit_key(kind: str, per: str, subject: str) -> str:
 
 
 SECRET_KEY = _key("tokens", "secret")
+
+
+# Moderation (issue 22): one tag, {mod}; a few small bounded keys, read by `moose admin`.
+
+
+@dataclass(frozen=True)
+class ModerationKeys:
+    """The keys of moderation: bans, the audit log, refusals and reports."""
+
+    bans: str = _key("mod", "bans")
+    audit: str = _key("mod", "audit")
+    refusals: str = _key("mod", "refusals")
+    reports: str = _key("mod", "reports")
+
+    @staticmethod
+    def heavy(hour: int, limit: str) -> str:
+        """Clients refused by `limit` in one hour (hours since the epoch)."""
+        return _key("mod", "heavy", f"{hour}:{limit}")
+
+    @staticmethod
+    def limits(hour: int) -> str:
+        """The limits that refused someone in one hour."""
+        return _key("mod", "limits", str(hour))
