@@ -18,7 +18,7 @@ import redis
 
 from moose_server.storage.keys import ModerationKeys
 
-from helpers import RawClient, ServeProcess, admin, table_game, until
+from helpers import RawClient, ServeProcess, admin, drive, spawn, table_game, until
 
 PASSWORD = "tr0ub4dor&3 moose house"
 ENV = {"MOOSE_BAN_REFRESH": "1"}
@@ -87,6 +87,8 @@ async def test_a_ban_holds_on_the_other_instance_and_closes_open_sockets(
     assert login["code"] == "banned"
     assert (await (await ws_client(second.url, None)).hello("alice"))["type"] == "welcome"
 
+    for proc in (first, second):  # each instance logs what it applied
+        assert f"moderation: ban account:{mallory.player} by mod1" in proc.log.read_text()
     bans = await admin("--redis", redis_url, "bans")
     assert "mallory" in bans.text and "spamming tables" in bans.text
     run = await admin("--redis", redis_url, "--by", "mod2", "unban", "mallory", "--reason", "ok")
@@ -220,6 +222,11 @@ async def test_refusals_list_a_flooding_client_and_its_limit(moose_serve, redis_
 async def test_a_report_from_a_raw_client_is_listed_and_metered(moose_serve, redis_url, ws_client):
     server = moose_serve("--redis", redis_url, env=ENV)
     await account(ws_client, server.url, "grace")
+    # From the command line (a player's first report from this address)...
+    cli = await drive(await spawn("report", "grace", "--reason", "cheats", "--name", "judy",
+                                  "--url", server.url))  # fmt: skip
+    assert cli.code == 0 and "reported grace" in cli.text, cli.err
+    # ...and from a raw client.
     frank: RawClient = await ws_client(server.url, "frank")
     answer = await frank.request("report", player="grace", reason="rude\nname")
     assert answer["type"] == "reported" and answer["name"] == "grace"
@@ -230,7 +237,7 @@ async def test_a_report_from_a_raw_client_is_listed_and_metered(moose_serve, red
                         ({"player": "grace", "reason": "   "}, "bad_message"),
                         ({"player": "grace", "reason": "x" * 201}, "bad_message")]:  # fmt: skip
         assert (await frank.request("report", **wrong))["code"] == code, wrong
-    for _ in range(4):
+    for _ in range(3):  # 5 from this address in all
         assert (await frank.request("report", player="grace", reason="again"))["type"] == "reported"
     limited = await frank.request("report", player="grace", reason="once more")
     assert limited["code"] == "rate_limited" and limited["retry_after"] > 0
@@ -240,6 +247,7 @@ async def test_a_report_from_a_raw_client_is_listed_and_metered(moose_serve, red
     run = await admin("--redis", redis_url, "reports")
     assert run.code == 0, run.err
     assert "rude name" in run.text and "grace" in run.text and "frank" in run.text
+    assert "cheats" in run.text and "judy" in run.text
 
 
 async def test_moose_admin_reaches_the_bundled_redis_of_a_laptop_server(

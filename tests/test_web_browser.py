@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -328,6 +330,37 @@ def test_a_private_table_is_joined_by_its_link_gets_a_bot_and_starts(players) ->
         wait_until(lambda page=page: page.find("seat").count() == 3)
     names = {n.inner_text() for n in host.page.locator('[data-testid="seat"] .name').all()}
     assert names == {"hana", "gus", "greedy-bot 1"}
+    assert host.problems == guest.problems == []
+
+
+def test_a_player_is_reported_from_their_seat(players, server, tmp_path) -> None:
+    host, guest = players(), players()
+    host.open()
+    host.find("name-input").fill("hana")
+    host.find("create-button").click()
+    code = host.find("table-code").inner_text()
+    guest.open(f"/t/{code}")
+    guest.find("name-input").fill("gus")
+    guest.find("join-button").click()
+    host.find("add-bot-button").click()
+    wait_until(lambda: host.find("start-button").is_enabled())
+    host.find("start-button").click()
+    host.page.wait_for_selector("section.game")
+    wait_until(lambda: host.find("seat").count() == 3)
+    # Only another person's seat can be reported: not our own, not a bot's.
+    assert host.find("report-button").count() == 1
+    host.page.remove_listener("dialog", host._dialog)
+    host.page.once("dialog", lambda d: d.accept("rude name"))
+    host.find("seat").filter(has_text="gus").locator('[data-testid="report-button"]').click()
+    host.find("notice").wait_for()
+    assert "gus" in host.find("notice").inner_text()
+    data = str(tmp_path / "data")
+    # `moose admin`, as helpers.admin runs it (Playwright's own loop runs here).
+    run = subprocess.run([sys.executable, "-m", "moose_server.commands.admin", "--data-dir", data,
+                          "reports"], capture_output=True, text=True, check=True,
+                         env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    [row] = [line for line in run.stdout.splitlines() if "rude name" in line]
+    assert "gus" in row and "hana" in row
     assert host.problems == guest.problems == []
 
 

@@ -217,6 +217,11 @@ class Client(Session):
         """A player's rating, rank and history (by id, or an account by name; default: ours)."""
         return await self._request("profile", player=player, name=name)
 
+    async def report(self, player: str, reason: str, game: str | None = None) -> Message:
+        """Report a player to the moderators (an account's name or a player id; with
+        `game`, the name shown at that table); the `reported` answer."""
+        return await self._request("report", player=player, reason=reason, game=game)
+
     async def record(self, game: str, code: str | None = None) -> Message:
         """The record of a finished game (RULES.md section 7); `code` as for `watch`."""
         answer = await self._request("record", game=game, **({"code": code} if code else {}))

@@ -20,7 +20,7 @@ const state = {
   selected: null,
   download: null,
   error: "",
-  notice: "", // an account took this guest's name meanwhile: the server gave a fresh one
+  notice: "", // an account took this guest's name meanwhile (a fresh one given), a report sent
   busy: false,
   moving: false,
   invited: null,
@@ -165,6 +165,17 @@ const gameActions = {
   back() {
     send("ping"); // any message brings an away seat back
   },
+  async report(seat) {
+    const game = state.game;
+    const name = game.names[seat];
+    const reason = (window.prompt(t("report_prompt", { name })) || "").trim();
+    if (!reason) return;
+    const answer = await ask("report", { player: name, game: game.id, reason: reason.slice(0, 200) });
+    if (answer) {
+      state.notice = t("report_sent", { name });
+      render();
+    }
+  },
   leave() {
     const game = state.game;
     if (game && game.seat === null && !game.over) send("unwatch", { game: game.id });
@@ -203,6 +214,7 @@ async function session() {
 
 async function ask(type, fields = {}) {
   state.error = "";
+  state.notice = "";
   try {
     return await net.request(type, fields);
   } catch (err) {

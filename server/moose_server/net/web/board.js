@@ -99,6 +99,10 @@ function seatPanel(ctx, seat) {
       h("span", { class: "name" }, game.names[seat] || t("seat_n", { n: seat + 1 })),
       badges,
       h("span", { class: "rating", testid: "rating", title: t("rating") }, game.rating(seat)),
+      // Any other person at the table may be reported to the moderators.
+      seat !== game.seat && !game.bots[seat] && game.names[seat]
+        ? h("button", { class: "report", testid: "report-button", title: t("report_title"), onclick: () => ctx.report(seat) }, t("report_button"))
+        : null,
       h("span", { class: "count" }, scores ? t("score_n", { n: scores[seat] }) : t("cards_n", { n: view.hand_sizes[seat] })),
     ),
     h("p", { class: house.house ? "house has" : "house" }, icon("house"), house.house ? t("house_yes") : t("house_no")),

@@ -141,6 +141,10 @@ const en = {
   err_not_host: "Only the host can do that.",
   err_lost: "Not connected right now: try again in a moment.",
   err_rate_limited: "Too many clicks: slow down a little.",
+  report_button: "Report",
+  report_title: "Report this player to the moderators",
+  report_prompt: "Report {name} to the moderators: what happened?",
+  report_sent: "Thank you: {name} was reported to the moderators.",
 };
 
 const es = {
@@ -277,6 +281,10 @@ const es = {
   err_not_host: "Solo el anfitrión puede hacer eso.",
   err_lost: "Ahora no hay conexión: inténtalo de nuevo en un momento.",
   err_rate_limited: "Demasiados clics: más despacio.",
+  report_button: "Denunciar",
+  report_title: "Denunciar a este jugador ante los moderadores",
+  report_prompt: "Denunciar a {name} ante los moderadores: ¿qué pasó?",
+  report_sent: "Gracias: {name} fue denunciado ante los moderadores.",
 };
 
 export const TABLES = { en, es };
