@@ -361,6 +361,11 @@ def test_a_player_is_reported_from_their_seat(players, server, tmp_path) -> None
                          env={**os.environ, "COLUMNS": "200"})  # fmt: skip
     [row] = [line for line in run.stdout.splitlines() if "rude name" in line]
     assert "gus" in row and "hana" in row
+    # Banned, gus's page says why.
+    welcome = [f for f in guest.frames if f.get("type") == "welcome"][-1]  # after the rename
+    subprocess.run([sys.executable, "-m", "moose_server.commands.admin", "--data-dir", data, "ban",
+                    welcome["player"], "--reason", "rude name"], check=True)  # fmt: skip
+    guest.find("error").filter(has_text="rude name").wait_for()
     assert host.problems == guest.problems == []
 
 

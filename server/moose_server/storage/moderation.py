@@ -21,11 +21,12 @@ from typing import Any
 from moose_server.codec import pack
 from moose_server.storage.keys import MODERATION_CHANNEL, ModerationKeys
 
-__all__ = ["HOUR_MS", "ModerationStore", "Refused", "hour_of"]
+__all__ = ["HOUR_MS", "RECENT_WRITTEN", "ModerationStore", "Refused", "hour_of"]
 
 HOUR_MS = 3_600_000
 KEYS = ModerationKeys()
 HEAVY_KEPT = 1000  # clients kept per limit and hour (the heaviest: the rest are trimmed)
+RECENT_WRITTEN = 200  # refusals of one write that join the recent ones (all are counted)
 Row = dict[str, str]
 
 
@@ -107,16 +108,18 @@ class ModerationStore:
     # -- refusals ---------------------------------------------------------------------
 
     async def record_refusals(self, refused: list[Refused]) -> None:
-        """Append refusals to the recent ones and count them per limit, client and hour."""
+        """Append refusals to the recent ones (the last `RECENT_WRITTEN` of a flood) and
+        count them all per limit, client and hour."""
         if not refused:
             return
         counts: Counter[tuple[int, str, str]] = Counter()
         pipe = self.redis.pipeline(transaction=False)
-        for r in refused:
+        for r in refused[-RECENT_WRITTEN:]:
             entry = {"limit": r.limit, "address": r.address, "player": r.player,
                      "name": r.name, "at": r.at}  # fmt: skip
             pipe.xadd(KEYS.refusals, {k: str(v) for k, v in entry.items()},
                       maxlen=self.refusals_kept, approximate=True)  # fmt: skip
+        for r in refused:
             hour = hour_of(r.at)
             counts[hour, r.limit, f"address {r.address}"] += 1
             if r.player:

@@ -3,7 +3,7 @@
 // `Net` says hello (with the token from localStorage when there is one),
 // matches each answer to its request by `id`, and hands every other message
 // to `onMessage`. When the socket drops it reconnects by itself (backoff up
-// to 5 s; at once after close code 1012), says hello with its token again
+// to 5 s; at once after close code 1012; never after 4003 or 4004), says hello with its token again
 // and calls `onResume`, where the page syncs its game from the last seq seen.
 
 const TOKEN = "moose.token";
@@ -81,6 +81,12 @@ export class Net {
       for (const [, p] of this.pending) p.reject(new ServerError("lost", "connection lost"));
       this.pending.clear();
       if (this.ws !== ws) return;
+      // Banned (4003) or the session ended by a moderator (4004): the error said
+      // why; coming straight back would only be refused or ended again.
+      if (e.code === 4003 || e.code === 4004) {
+        this.on.onStatus("lost");
+        return;
+      }
       const wait = e.code === 1012 ? 0 : BACKOFF[Math.min(this.tries, BACKOFF.length - 1)];
       this.tries += 1;
       this.retryAt = Date.now() + wait;
