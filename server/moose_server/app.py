@@ -154,11 +154,9 @@ async def _build(
     matchmaker = Matchmaker(backend.redis, MatchOptions.of(settings), backend.batch)
     metrics = Metrics()
     stack.enter_context(collections_timed(metrics))
+    moderation, bans, refusals = await _moderation(backend, settings, store)
     # The move path: the hub tells the games' copies of wake-ups, the metrics how its
     # fan-out went, the waiting players of their messages; the games tell the hub.
-    moderation = _moderation(backend, settings)
-    bans = Bans(moderation, store.now_ms)
-    await bans.load()
     results = Results(store, players, settings)
     copies = Copies(settings)
     waiting = Waiting(store, matchmaker)
@@ -182,7 +180,6 @@ async def _build(
         store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live, waiting,
         bans, reports,
     )  # fmt: skip
-    refusals = Refusals(moderation, bans.now)
     sockets = Sockets(settings)
     doors = app[DOORS] = Doors(
         settings, sockets, handlers, hub, games, matchmaker, live, metrics, refusals
@@ -230,11 +227,16 @@ async def _run(
         await ready.wait()
 
 
-def _moderation(backend: Backend, settings: Settings) -> ModerationStore:
-    """Moderation's records (issue 22): bans, audit log, refusals, reports."""
+async def _moderation(
+    backend: Backend, settings: Settings, store: Store
+) -> tuple[ModerationStore, Bans, Refusals]:
+    """Moderation's records (issue 22), the bans as read now, and the refusals' notes."""
     kept = settings.moderation_kept
-    return ModerationStore(backend.redis, audit_kept=kept, refusals_kept=kept, reports_kept=kept,
-                           heavy_ttl=settings.heavy_hours * 3600)  # fmt: skip
+    records = ModerationStore(backend.redis, audit_kept=kept, refusals_kept=kept,
+                              reports_kept=kept, heavy_ttl=settings.heavy_hours * 3600)  # fmt: skip
+    bans = Bans(records, store.now_ms)
+    await bans.load()
+    return records, bans, Refusals(records, bans.now)
 
 
 def _logins(store: Store, settings: Settings) -> Meter:
