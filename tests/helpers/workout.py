@@ -4,12 +4,14 @@ For tests that must see every Redis command the server sends (a least-privilege
 ACL user misses none) and every line it logs (no password in them): bots play a
 queue game to its end, an account registers and logs in again, a private table
 is filled with a bot and started, the game is watched, and the leaderboards,
-profiles, live games and records are read over the socket and over HTTP.
+profiles, live games and records are read over the socket and over HTTP; a
+player is reported and a limit refuses a client (moderation's records).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import shlex
 import urllib.error
@@ -50,6 +52,11 @@ async def workout(url: str, timeout: float = 60.0) -> dict[str, Any]:
             await walker.add_bot(table["code"])
             started = await walker.start_table(table["code"])
             live = await walker.games()
+            # Moderation's writes: a report, and refusals of a limit (recorded).
+            await walker.report("bot0", "workout", game)
+            for _ in range(11):  # MOOSE_CODE_GUESSES (10), then rate_limited
+                with contextlib.suppress(moose.ServerError):
+                    await walker.join_table("ZZZZ-ZZZZ")
         async with moose.connect(url, name="walker", password=PASSWORD) as again:
             watched = await again.watch(game)
         statuses = {
