@@ -349,6 +349,7 @@ def test_compose_servers_share_redis_and_the_token_secret() -> None:
     build = server["build"]
     assert (DEPLOY / build["context"] / build["dockerfile"]).resolve() == DEPLOY / "Dockerfile"
     placeholders = {k: re.sub(r"\$\{[^}]*\}", "x", str(v)) for k, v in env.items()}
+    placeholders["MOOSE_TOKEN_SECRET"] = "y" * 44  # the operator's .env: 32 random bytes
     Settings.from_env(placeholders)
     assert "redis" in server["depends_on"]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import platformdirs
 
+from moose_server.accounts.tokens import check_secret
 from moose_server.addresses import networks
 from moose_server.origins import parse_origins
 
@@ -129,6 +130,8 @@ class Settings:
         if self.log_format not in ("text", "json"):
             raise ValueError(f"log_format must be text or json, not {self.log_format!r}")
         self._check_exposure()
+        if self.token_secret is not None:
+            check_secret(self.token_secret)
 
     def _check_exposure(self) -> None:
         parse_origins(self.allowed_origins)  # a typo must stop the start

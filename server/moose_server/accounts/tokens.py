@@ -8,6 +8,14 @@ signature: ``b`` for a bot guest, ``a<generation>`` for an account. An
 account's generation goes up when it logs out everywhere or changes its
 password, and a hello with a token of an older generation is refused: that is
 the one Redis read a token costs, at hello only.
+
+Every token whose signature does not verify (malformed, forged, tampered) is
+`bad_token` with one message, whatever is wrong with it: the answer tells a
+guesser nothing. `token_expired` and `token_revoked` come only after the
+signature verified. The secret itself must be worth keeping (`check_secret`):
+32 bytes or more and none of the placeholders of this repository's deploy
+files and docs, which anyone can read (a server that took one signed tokens
+anyone could forge).
 """
 
 from __future__ import annotations
@@ -20,13 +28,30 @@ from dataclasses import dataclass
 
 from moose_server.errors import Refusal
 
-__all__ = ["TokenError", "TokenInfo", "Tokens"]
+__all__ = ["PLACEHOLDERS", "TokenError", "TokenInfo", "Tokens", "check_secret"]
 
 _SIG_HEX = 32
+_BAD = "the session token is not valid here; say hello with a name, or log in"
+MIN_SECRET = 32  # bytes
+# The example secrets of this repository (deploy/, docs/, README.md): refused as
+# they are, and any secret with one of the markers in it. tests/test_logins.py
+# scans the repository for more.
+PLACEHOLDERS = (
+    "REPLACE-ME-with-32-random-bytes-base64",  # deploy/k8s/secret.yaml before issue 22
+    "REPLACE-ME-moose-serve-refuses-this-placeholder-use-openssl-rand-base64-32",
+    "change-me",  # docs/SERVER.md before issue 22
+    "...",  # deploy/Dockerfile
+)
+_MARKERS = ("replace-me", "replace_me", "change-me", "changeme", "placeholder")
 
 
 class TokenError(Refusal):
     """A token that cannot be used; `code` is bad_token, token_expired or token_revoked."""
+
+    @classmethod
+    def bad(cls) -> TokenError:
+        """`bad_token`, the one answer to every token that is not valid here."""
+        return cls("bad_token", _BAD)
 
 
 @dataclass(frozen=True)
@@ -53,7 +78,19 @@ def _kind(part: str) -> tuple[int | None, bool]:
         return None, True
     if part.startswith("a") and part[1:].isdigit():
         return int(part[1:]), False
-    raise TokenError("bad_token", "the session token is malformed")
+    raise TokenError.bad()
+
+
+def check_secret(secret: str) -> None:
+    """ValueError unless `secret` may sign tokens: 32 bytes or more, no placeholder."""
+    advice = ("give every instance the same random secret, e.g. MOOSE_TOKEN_SECRET="
+              "$(openssl rand -base64 32), or leave it unset to share a generated one "
+              "through Redis")  # fmt: skip
+    lowered = secret.lower()
+    if secret in PLACEHOLDERS or any(marker in lowered for marker in _MARKERS):
+        raise ValueError(f"the token secret is a placeholder from the docs: {advice}")
+    if len(secret.encode()) < MIN_SECRET:
+        raise ValueError(f"the token secret has fewer than {MIN_SECRET} bytes: {advice}")
 
 
 class Tokens:
@@ -81,15 +118,16 @@ class Tokens:
     def check(self, token: str, now: float) -> TokenInfo:
         """What a valid token says, or TokenError (its generation is the caller's to check)."""
         parts = token.split(".")
-        if len(parts) not in (4, 5) or not parts[2].isdigit():
-            raise TokenError("bad_token", "the session token is malformed")
+        if len(parts) not in (4, 5):
+            raise TokenError.bad()
         body = ".".join(parts[:-1])
-        if not hmac.compare_digest(self._sign(body), parts[-1]):
-            raise TokenError("bad_token", "the session token is not signed by this service")
+        # As bytes: compare_digest refuses str with other than ASCII in it (TypeError).
+        if not hmac.compare_digest(self._sign(body).encode(), parts[-1].encode()):
+            raise TokenError.bad()
         if int(parts[2]) <= now:
             raise TokenError("token_expired", "the session token has expired; say hello again")
         generation, bot = _kind(parts[3]) if len(parts) == 5 else (None, False)
         try:
             return TokenInfo(_unb64(parts[0]), _unb64(parts[1]), generation, bot)
         except (binascii.Error, UnicodeDecodeError, ValueError):
-            raise TokenError("bad_token", "the session token is malformed") from None
+            raise TokenError.bad() from None

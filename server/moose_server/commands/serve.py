@@ -30,7 +30,8 @@ FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--game-ttl", "game_ttl", int, "seconds a finished game is kept (default 86400)"),
     ("--game-grace", "game_grace", float, "seconds a finished game keeps its events and "
      "move ids (default 60)"),
-    ("--token-secret", "token_secret", str, "session token secret (default: shared via Redis)"),
+    ("--token-secret", "token_secret", str, "session token secret, 32 bytes or more (default: "
+     "shared via Redis)"),
     ("--token-ttl", "token_ttl", float, "seconds a session token is valid (default 7 days)"),
     ("--rate", "rate", float, "messages per second a socket may send (default 20)"),
     ("--burst", "burst", int, "burst of messages allowed (default 40)"),
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         settings = Settings.from_env(**overrides)
         configure(settings.log_format, args.log_level, settings.instance_id)
     except (TypeError, ValueError) as exc:
-        print(f"moose serve: {scrub(str(exc))}")
+        print(f"moose serve: {scrub(str(exc))}", file=sys.stderr)
         return 2
     try:
         asyncio.run(serve(settings))
