@@ -33,8 +33,9 @@ from moose.redact import redact_url
 from moose_server.accounts.bans import Bans
 from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
-from moose_server.accounts.limits import CodeGuard, Meter, Sockets
+from moose_server.accounts.limits import CodeGuard, Lockout, Registrations, Sockets
 from moose_server.accounts.names import KEY_VERSION
+from moose_server.accounts.passwords import Hashing
 from moose_server.accounts.reports import Reports
 from moose_server.accounts.tokens import Tokens
 from moose_server.lobby.dealer import Lobby
@@ -170,9 +171,12 @@ async def _build(
     lobby = Lobby(matchmaker, games, store, settings, results)
     live = LiveGames(store, matchmaker, settings, lambda: len(hub.players))
     # Who plays, and the doors they come in by.
+    hashing = Hashing(settings)
+    stack.callback(hashing.close)
     accounts = Accounts(
-        players, Tokens(secret, settings.token_ttl), settings, _logins(store, settings)
-    )
+        players, Tokens(secret, settings.token_ttl), settings, lockout=Lockout(store, settings),
+        registrations=Registrations(store, settings), hashing=hashing,
+    )  # fmt: skip
     boards = Boards(players, settings)
     guard = CodeGuard(store, settings)
     reports = Reports(moderation, store, players, settings)
@@ -237,13 +241,6 @@ async def _moderation(
     bans = Bans(records, store.now_ms)
     await bans.load()
     return records, bans, Refusals(records, bans.now)
-
-
-def _logins(store: Store, settings: Settings) -> Meter:
-    """The failed logins a client may make: `login_attempts` per `login_window`."""
-    attempts, window = settings.login_attempts, settings.login_window
-    message = "too many failed logins; try again later"
-    return Meter(store, "login", attempts, window / attempts, message)
 
 
 async def drain(app: web.Application) -> None:

@@ -86,8 +86,6 @@ class Settings:
     record_ttl: int = 30 * 86400  # the record of a rated game is kept this long
     guest_ttl: float = 7 * 86400  # a guest's rating and history, after their last game
     rate_sweep_after: float = 10.0  # a game still unrated this long after its end: rate it
-    login_attempts: int = 10  # failed logins an address, and an account, may have at once...
-    login_window: float = 300.0  # ...then one more every login_window / login_attempts
     match_window: float = 100.0  # rating points apart a queue table may be at once...
     match_widen: float = 300.0  # ...widening by this many a second of waiting
     live_interval: float = 1.0  # how often the live games list is read for its followers
@@ -105,6 +103,17 @@ class Settings:
     report_interval: float = 60.0  # ...then one more every this many seconds
     moderation_kept: int = 10_000  # entries of the audit log, recent refusals and reports
     heavy_hours: int = 48  # hours the heaviest users of each limit are kept
+    # Logins (issue 22): new accounts, failed logins and password hashing (deploy/README.md,
+    # "Accounts, ratings and their memory"); the limits are kept in Redis, for every instance.
+    registrations_per_hour: int = 10  # new accounts one client address may register an hour
+    login_attempts: int = 10  # failed logins one address may make on one account at once...
+    login_window: float = 300.0  # ...then one more every login_window / login_attempts
+    login_address_attempts: int = 30  # failed logins of one address, any accounts, per window
+    login_slow_after: int = 10  # failures of one account (any address) before its logins slow,
+    login_delay_step: float = 0.25  # by this many seconds more per failure past it,
+    login_delay_max: float = 3.0  # up to this: an account's logins are slowed, never refused
+    hash_threads: int = 2  # password hashes at once on this instance (128 MiB each)...
+    hash_login_share: int = 1  # ...of which new accounts may never take these many
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -116,7 +125,7 @@ class Settings:
         positive = ("turn_time", "answer_time", "poll_interval", "lease", "rate", "instance_ttl",
                     "heartbeat", "header_timeout", "hello_timeout", "close_timeout", "max_sockets",
                     "max_sockets_per_address", "code_guesses", "code_guess_interval",
-                    "login_attempts", "login_window", "history_size",
+                    "history_size",
                     "live_interval", "ban_refresh", "report_burst", "report_interval",
                     "moderation_kept", "heavy_hours")  # fmt: skip
         for name in positive:
@@ -130,6 +139,19 @@ class Settings:
         if self.log_format not in ("text", "json"):
             raise ValueError(f"log_format must be text or json, not {self.log_format!r}")
         self._check_exposure()
+        self._check_logins()
+
+    def _check_logins(self) -> None:
+        """Logins (issue 22): the limits make sense, and the token secret is no placeholder."""
+        for name in ("registrations_per_hour", "login_attempts", "login_window",
+                     "login_address_attempts", "login_delay_step", "hash_threads"):  # fmt: skip
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
+        for name in ("login_slow_after", "login_delay_max"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must not be negative")
+        if not 0 <= self.hash_login_share < self.hash_threads:
+            raise ValueError("hash_login_share must be at least 0 and less than hash_threads")
         if self.token_secret is not None:
             check_secret(self.token_secret)
 

@@ -7,18 +7,22 @@
   in memory: a count kept in Redis would outlive an instance that dies. The
   service-wide cap per address is the load balancer's (deploy/nginx.conf).
 - `Meter` meters a kind of request per client: `CodeGuard` the requests that
-  name a private table's join code, and accounts.py's the logins. Each
+  name a private table's join code. Each
   takes a token from two buckets in Redis, the client address's and the
   player's, shared by every instance; a request that succeeds gives them back,
   so only failures (`bad_code`, `table_full`, ...) use them up. With none left
   the request is refused with `rate_limited` and `retry_after` (ms) before the
   code is even looked at, so guessing costs the same whatever the answer.
+- Logins (issue 22): `Registrations` counts new accounts per address an hour;
+  `Lockout` refuses failed logins per (account, address) and per address, and
+  only slows those of an account from everywhere, so its owner still gets in.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 
@@ -32,7 +36,7 @@ from moose_server.storage.keys import limit_key
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
 
-__all__ = ["CodeGuard", "Limited", "Meter", "Sockets"]
+__all__ = ["CodeGuard", "Limited", "Lockout", "Meter", "Registrations", "Sockets"]
 
 RETRY_AFTER = 5  # seconds, in the Retry-After of a refused handshake
 
@@ -131,3 +135,99 @@ class CodeGuard(Meter):
     def __init__(self, store: Store, settings: Settings) -> None:
         super().__init__(store, "code", settings.code_guesses, settings.code_guess_interval,
                          "too many join codes tried; wait and try again")  # fmt: skip
+
+
+# -- Logins (issue 22) -------------------------------------------------------------
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+class Registrations:
+    """New accounts per client address, shared by every instance: `registrations_per_hour`
+    at once, then one more every hour / that many. Each costs a password hash."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = store
+        self.burst = settings.registrations_per_hour
+        self.interval_ms = _ms(3600 / self.burst)
+
+    async def take(self, address: str) -> None:
+        """Count one more account from `address`, or `Limited` (none is given back)."""
+        key = limit_key("register", "address", limit_subject(address))
+        wait = await self.store.limit(LimitCall(key, self.interval_ms, self.burst))
+        if wait:
+            raise Limited("too many accounts registered from your address; try again later", wait)
+
+
+class Lockout:
+    """Failed logins, kept so that no one can lock an account's owner out of it.
+
+    Refused (`Limited`) past `login_attempts` failures of one address on one account,
+    or `login_address_attempts` of one address on any; both refill over `login_window`
+    and a success gives its tokens back. An account's failures from every address
+    together only slow its logins: past `login_slow_after` each makes the answer wait
+    `login_delay_step` s more, up to `login_delay_max`, and they are forgotten one per
+    `login_window / login_attempts` s. So the owner, from an address with no failures,
+    always gets in, at most `login_delay_max` late.
+    """
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        s = settings
+        self.store = store
+        self.pair = (s.login_attempts, _ms(s.login_window / s.login_attempts))
+        self.address = (s.login_address_attempts, _ms(s.login_window / s.login_address_attempts))
+        self.free, self.step, self.most = s.login_slow_after, s.login_delay_step, s.login_delay_max
+        self.forget_ms = self.pair[1]
+        # Failures past the ones that reach the longest delay change nothing: not kept,
+        # so that the slowing ends soon after an attack does.
+        self.kept = self.free + math.ceil(self.most / self.step) + 1
+
+    def _keys(self, address: str, account: str) -> list[tuple[str, int, int]]:
+        subject = limit_subject(address)
+        return [
+            (limit_key("login", "pair", f"{account}@{subject}"), self.pair[1], self.pair[0]),
+            (limit_key("login", "address", subject), self.address[1], self.address[0]),
+        ]
+
+    @contextlib.asynccontextmanager
+    async def attempt(self, address: str, account: str) -> AsyncIterator[None]:
+        """A login of `account` from `address`: refused, or slowed, then run inside."""
+        keys = self._keys(address, account)
+        calls = [LimitCall(key, interval, burst) for key, interval, burst in keys]
+        waits = await asyncio.gather(*(self.store.limit(c) for c in calls))
+        taken = [c for c, wait in zip(calls, waits, strict=True) if wait == 0]
+        if len(taken) < len(calls):
+            await _give_back(self.store, taken)
+            raise Limited("too many failed logins; try again later", max(waits))
+        await asyncio.sleep(await self.delay(account))
+        try:
+            yield
+        except Refusal:
+            await self._failed(account)  # the pair's and the address' tokens stay spent
+            raise
+        except BaseException:
+            await _give_back(self.store, calls)  # not the client's doing: no charge
+            raise
+        await _give_back(self.store, calls)
+
+    async def delay(self, account: str) -> float:
+        """Seconds a login of `account` waits now, for the failures it has had lately."""
+        # A take with no burst never takes: it answers how long until the bucket's
+        # level would allow one, (failures + 1) forget intervals.
+        key = limit_key("login", "account", account)
+        wait = await self.store.limit(LimitCall(key, self.forget_ms, 0))
+        failures = wait / self.forget_ms - 1
+        return min(self.most, self.step * max(0.0, failures - self.free))
+
+    async def _failed(self, account: str) -> None:
+        key = limit_key("login", "account", account)
+        with contextlib.suppress(RedisError, OSError):
+            await self.store.limit(LimitCall(key, self.forget_ms, self.kept))
+
+
+async def _give_back(store: Store, calls: list[LimitCall]) -> None:
+    with contextlib.suppress(RedisError, OSError):
+        gives = (LimitCall(c.key, c.interval_ms, give=True) for c in calls)
+        await asyncio.gather(*(store.limit(g) for g in gives))

@@ -142,7 +142,7 @@ class Handlers:
     async def register(self, conn: Session, msg: Message) -> Message:
         """Claim the session's name as an account with a password (same player id)."""
         now = await self.store.now_ms()
-        who = await self.accounts.register(_identity(conn), msg["password"], now)
+        who = await self.accounts.register(_identity(conn), msg["password"], now, conn.address)
         self._become(conn, who)
         log.info("register %s (%s)", who.player, who.name,
                  extra={"event": "register", "player": who.player})  # fmt: skip

@@ -21,7 +21,12 @@ from moose_server.storage.keys import (
     profile_key,
     top_key,
 )
-from moose_server.storage.scripts import AccountClaimCall, RateCall, RatedSeat
+from moose_server.storage.scripts import (
+    AccountClaimCall,
+    PasswordUpgradeCall,
+    RateCall,
+    RatedSeat,
+)
 
 __all__ = ["PROFILE_FIELDS", "PlayerStore", "RatedSeat"]
 
@@ -42,6 +47,7 @@ class PlayerStore:
         self.batch = batch or Batcher(redis)
         self._rate = scripts.register(redis, RateCall)
         self._claim = scripts.register(redis, AccountClaimCall)
+        self._upgrade = scripts.register(redis, PasswordUpgradeCall)
 
     # -- profiles -------------------------------------------------------------
 
@@ -104,6 +110,12 @@ class PlayerStore:
             pipe.hincrby(key, "gen", 1)
             _, gen = await pipe.execute()
         return int(gen)
+
+    async def upgrade_password(self, player: str, old: str, new: str) -> bool:
+        """Replace a verified hash of older parameters (the tokens stay valid); False if the
+        password changed meanwhile."""
+        keys, args = PasswordUpgradeCall(player, old, new).build()
+        return int(await self._upgrade(keys=keys, args=args)) == 1
 
     async def next_generation(self, player: str) -> int:
         """Refuse every token issued so far (log out everywhere); the new generation."""

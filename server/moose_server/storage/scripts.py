@@ -53,6 +53,7 @@ __all__ = [
     "LiveRemoveCall",
     "MatchCall",
     "OnlineCall",
+    "PasswordUpgradeCall",
     "RateCall",
     "RatedSeat",
     "StartTableCall",
@@ -267,6 +268,22 @@ class AccountClaimCall:
         return keys, [self.name_key, self.player, self.name, self.pw, int(self.bot), self.now]
 
 
+@dataclass(frozen=True)
+class PasswordUpgradeCall:
+    """Logins (issue 22): a verified password's hash of older parameters replaced by one
+    of today's (lua/pw_upgrade.lua), unless the password changed meanwhile."""
+
+    SCRIPT: ClassVar[str] = "pw_upgrade"
+
+    player: str
+    old: str  # the hash the login verified
+    new: str
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as pw_upgrade.lua reads them."""
+        return [profile_key(self.player)], [self.old, self.new]
+
+
 # -- matchmaking ----------------------------------------------------------------------
 
 # Scripts that change nothing: no nonce kept, no mm_end.lua.
@@ -419,4 +436,5 @@ CALLS: tuple[type[Any], ...] = (
     CommitCall, ClaimCall, LimitCall, LiveAddCall, LiveRemoveCall, OnlineCall, RateCall,
     AccountClaimCall, EnqueueCall, LeaveCall, FormCall, ForgetCall, CreateTableCall,
     JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall, TableCall,
+    PasswordUpgradeCall,
 )  # fmt: skip
