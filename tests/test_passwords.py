@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import os
+import sys
 import threading
 from importlib import resources
 from pathlib import Path
@@ -111,3 +113,17 @@ async def test_logins_keep_their_share_of_the_threads_while_registrations_queue(
 def test_the_hash_threads_must_leave_registrations_one():
     with pytest.raises(ValueError, match="hash_login_share"):
         Settings(hash_threads=2, hash_login_share=2)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="a thread's own priority is Linux's")
+async def test_new_accounts_hash_at_a_lower_cpu_priority_than_logins():
+    def nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    hashing = Hashing(Settings())
+    try:
+        base = os.getpriority(os.PRIO_PROCESS, 0)
+        assert await hashing.for_login(lambda: nice()) == base
+        assert await hashing.for_registration(lambda: nice()) == min(19, base + 10)
+    finally:
+        hashing.close()

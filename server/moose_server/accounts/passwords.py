@@ -8,21 +8,26 @@
   A hash of older parameters still verifies; `outdated` tells the caller to
   store a new one once the password is known good (at login).
 - **Hashing**: `Hashing` runs them in a few threads of its own, off the event
-  loop. Registrations may use all but `hash_login_share` of them, so that a
-  flood of new accounts cannot make the logins of existing ones wait behind it.
+  loop. Registrations may use all but `hash_login_share` of them, at a lower
+  CPU priority, so that a flood of new accounts cannot make the logins of
+  existing ones wait behind it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import functools
 import gzip
 import hashlib
 import hmac
+import os
 import secrets
+import sys
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from importlib import resources
 from typing import TypeVar
 
@@ -41,6 +46,7 @@ __all__ = [
 
 MIN_PASSWORD, MAX_PASSWORD = 10, 128
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**17, 8, 1
+REGISTRATION_NICE = 10  # more: a new account's hash gets ~1/10 of a busy core beside a login's
 _COMMON = "data/common-passwords.txt.gz"
 T = TypeVar("T")
 
@@ -107,29 +113,47 @@ def weakness(password: str) -> str | None:
     return None
 
 
+def _background() -> None:
+    """Lower this thread's CPU priority (on Linux a thread has its own), so that when
+    the cores are busy, logins' hashes and the event loop go before new accounts'."""
+    if sys.platform == "linux":
+        me = threading.get_native_id()
+        with contextlib.suppress(OSError):
+            nice = os.getpriority(os.PRIO_PROCESS, me) + REGISTRATION_NICE
+            os.setpriority(os.PRIO_PROCESS, me, min(19, nice))
+
+
 class Hashing:
-    """Password hashes in `hash_threads` threads of their own, a share kept for logins."""
+    """Password hashes, at most `hash_threads` at once, `hash_login_share` kept for logins.
+
+    New accounts hash in threads of their own at a lower CPU priority: under a
+    registration flood a login waits for no registration's hash, neither for a
+    thread nor, on Linux, for a core.
+    """
 
     def __init__(self, settings: Settings) -> None:
         threads, kept = settings.hash_threads, settings.hash_login_share
-        self._pool = ThreadPoolExecutor(threads, thread_name_prefix="scrypt")
-        self._any = asyncio.Semaphore(threads)
-        # Registrations queue here first: they never hold the threads kept for logins.
+        self._logins = ThreadPoolExecutor(threads, thread_name_prefix="scrypt-login")
+        self._new = ThreadPoolExecutor(threads - kept, thread_name_prefix="scrypt-register",
+                                       initializer=_background)  # fmt: skip
+        self._any = asyncio.Semaphore(threads)  # 128 MiB each
+        # Registrations queue here first: they hold none of `_any` while they wait.
         self._registrations = asyncio.Semaphore(threads - kept)
 
-    async def _run(self, fn: Callable[..., T], *args: str) -> T:
+    async def _run(self, pool: Executor, fn: Callable[..., T], *args: str) -> T:
         async with self._any:
-            return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
+            return await asyncio.get_running_loop().run_in_executor(pool, fn, *args)
 
     async def for_login(self, fn: Callable[..., T], *args: str) -> T:
-        """Run `fn(*args)` (a hash) for a login or a password change: any thread."""
-        return await self._run(fn, *args)
+        """Run `fn(*args)` (a hash) for a login or a password change."""
+        return await self._run(self._logins, fn, *args)
 
     async def for_registration(self, fn: Callable[..., T], *args: str) -> T:
-        """Run `fn(*args)` for a new account, in the threads not kept for logins."""
+        """Run `fn(*args)` for a new account, never in the share kept for logins."""
         async with self._registrations:
-            return await self._run(fn, *args)
+            return await self._run(self._new, fn, *args)
 
     def close(self) -> None:
         """Stop the threads (a hash under way finishes; queued ones are dropped)."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        for pool in (self._logins, self._new):
+            pool.shutdown(wait=False, cancel_futures=True)
