@@ -11,7 +11,14 @@ import pytest
 from redis.crc import key_slot
 
 from moose_server.storage import scripts
-from moose_server.storage.keys import GameKeys, history_key, limit_key, profile_key
+from moose_server.storage.keys import (
+    GameKeys,
+    history_key,
+    hold_key,
+    limit_key,
+    profile_key,
+    sessions_key,
+)
 from moose_server.storage.scripts import (
     CALLS,
     AccountClaimCall,
@@ -22,6 +29,7 @@ from moose_server.storage.scripts import (
     EnqueueCall,
     ForgetCall,
     FormCall,
+    HoldCall,
     JoinTableCall,
     LeaveCall,
     LeaveTableCall,
@@ -33,6 +41,7 @@ from moose_server.storage.scripts import (
     PasswordUpgradeCall,
     RateCall,
     RatedSeat,
+    SessionsCall,
     StartedCall,
     StartTableCall,
     TableCall,
@@ -68,6 +77,8 @@ SAMPLES: list[Any] = [
     StartTableCall("ABCDEFGH", "p_1", 1000),
     StartedCall("nonce:1"),
     TableCall("ABCDEFGH"),
+    HoldCall(hold_key("games", "192.0.2.1"), "take", "g_1", 100, 86_400_000),
+    SessionsCall(sessions_key("192.0.2.1"), "enter", "i_1/ab", 20, 10_000),
 ]
 
 

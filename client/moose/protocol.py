@@ -67,6 +67,11 @@ ERROR_CODES = frozenset(
         "unavailable",
         "internal",
         "banned",  # moderation (issue 22)
+        # Holds (issue 22): what one client may hold at once
+        "too_many_games",
+        "too_many_tables",
+        "too_many_sessions",
+        "too_many_watched",
     }
 )
 

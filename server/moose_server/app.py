@@ -33,9 +33,10 @@ from moose.redact import redact_url
 from moose_server.accounts.bans import Bans
 from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
-from moose_server.accounts.limits import CodeGuard, Lockout, Registrations, Sockets
+from moose_server.accounts.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
 from moose_server.accounts.names import KEY_VERSION
 from moose_server.accounts.passwords import Hashing
+from moose_server.accounts.quotas import Quotas
 from moose_server.accounts.reports import Reports
 from moose_server.accounts.tokens import Tokens
 from moose_server.lobby.dealer import Lobby
@@ -62,6 +63,7 @@ from moose_server.play.timers import Timers
 from moose_server.settings import Settings
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
+from moose_server.storage.holdings import Holdings
 from moose_server.storage.moderation import ModerationStore
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
@@ -180,15 +182,16 @@ async def _build(
     boards = Boards(players, settings)
     guard = CodeGuard(store, settings)
     reports = Reports(moderation, store, players, settings)
+    quotas = Quotas(Holdings(backend.redis, settings.buckets, backend.batch), store, settings)
     handlers = Handlers(
         store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live, waiting,
-        bans, reports,
+        bans, reports, quotas,
     )  # fmt: skip
     sockets = Sockets(settings)
     doors = app[DOORS] = Doors(
         settings, sockets, handlers, hub, games, matchmaker, live, metrics, refusals
     )
-    app[API] = Api(boards, games, store)
+    app[API] = Api(boards, games, store, ApiLimit(store, settings))
     app[GATE] = Gate(bans, refusals, sockets.address)
     queues, running = matchmaker.queue_sizes, store.running_games
     app[EXPORTER] = Exporter(metrics, doors.open, hub.games, queues, running)
@@ -211,6 +214,7 @@ async def _build(
         "heartbeats": Heartbeats(doors.open, settings.heartbeat).run(),
         "notices": notices.run(),
         "refusals": refusals.run(),
+        "bot sessions": quotas.run(),
     }
     await _run(app, stack, hub.ready, work, loops)
 

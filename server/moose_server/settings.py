@@ -22,6 +22,9 @@ from moose_server.origins import parse_origins
 __all__ = ["Settings"]
 
 APPENDFSYNC = ("always", "everysec", "no")
+HOLDS = ("games_per_player", "games_per_address", "tables_per_address", "table_starts_per_hour",
+         "bot_sessions_per_address", "bot_hellos_per_hour", "watched_per_socket", "api_burst",
+         "api_rate")  # fmt: skip
 
 
 def _default_data_dir() -> str:
@@ -114,6 +117,17 @@ class Settings:
     login_delay_max: float = 3.0  # up to this: an account's logins are slowed, never refused
     hash_threads: int = 2  # password hashes at once on this instance (128 MiB each)...
     hash_login_share: int = 1  # ...of which new accounts may never take these many
+    # Holds (issue 22): what one client may hold at once, and start, shared by every
+    # instance through Redis (accounts/quotas.py; PROTOCOL.md "Limits" says why each).
+    games_per_player: int = 5  # unfinished games a player may be seated in
+    games_per_address: int = 100  # unfinished games the players of one address may be in
+    tables_per_address: int = 20  # open private tables hosted from one address
+    table_starts_per_hour: int = 60  # private tables' games started from one address
+    bot_sessions_per_address: int = 20  # sockets that said hello as a bot, at once
+    bot_hellos_per_hour: int = 60  # new bot players (hello as a bot without a token)
+    watched_per_socket: int = 20  # games one socket watches as a spectator
+    api_burst: int = 60  # HTTP API requests an address may make at once...
+    api_rate: float = 10.0  # ...and this many more a second
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -127,7 +141,7 @@ class Settings:
                     "max_sockets_per_address", "code_guesses", "code_guess_interval",
                     "history_size",
                     "live_interval", "ban_refresh", "report_burst", "report_interval",
-                    "moderation_kept", "heavy_hours")  # fmt: skip
+                    "moderation_kept", "heavy_hours", *HOLDS)  # fmt: skip
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

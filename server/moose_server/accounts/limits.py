@@ -36,17 +36,22 @@ from moose_server.storage.keys import limit_key
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
 
-__all__ = ["CodeGuard", "Limited", "Lockout", "Meter", "Registrations", "Sockets"]
+__all__ = ["ApiLimit", "CodeGuard", "Limited", "Lockout", "Meter", "Registrations", "Sockets"]
 
 RETRY_AFTER = 5  # seconds, in the Retry-After of a refused handshake
 
 
 class Limited(Refusal):
-    """`rate_limited`, with the ms after which the client may try again."""
+    """A limit refused the request: `rate_limited` with the ms after which the client may
+    try again, or a hold's code (`too_many_games`, ...), with `retry_after` where
+    waiting helps (None: it clears when the client ends what it holds)."""
 
-    def __init__(self, message: str, retry_after_ms: int) -> None:
-        super().__init__("rate_limited", message)
-        self.fields = {"retry_after": max(1, retry_after_ms)}
+    def __init__(
+        self, message: str, retry_after_ms: int | None, code: str = "rate_limited"
+    ) -> None:
+        super().__init__(code, message)
+        if retry_after_ms is not None:
+            self.fields = {"retry_after": max(1, retry_after_ms)}
 
 
 class Sockets:
@@ -231,3 +236,22 @@ async def _give_back(store: Store, calls: list[LimitCall]) -> None:
     with contextlib.suppress(RedisError, OSError):
         gives = (LimitCall(c.key, c.interval_ms, give=True) for c in calls)
         await asyncio.gather(*(store.limit(g) for g in gives))
+
+
+class ApiLimit:
+    """HTTP API requests per client address, shared by every instance (lua/limit.lua):
+    `api_burst` at once, then `api_rate` a second."""
+
+    def __init__(self, store: Store, settings: Settings) -> None:
+        self.store = store
+        self.trusted = networks(settings.trusted_proxies)
+        self.burst = settings.api_burst
+        self.interval_ms = max(1, round(1000 / settings.api_rate))
+
+    async def check(self, peer: str | None, forwarded: str | None) -> None:
+        """Take a request's token, or raise `Limited` (answered HTTP 429)."""
+        subject = limit_subject(client_address(peer, forwarded, self.trusted))
+        call = LimitCall(limit_key("api", "address", subject), self.interval_ms, self.burst)
+        wait = await self.store.limit(call)
+        if wait:
+            raise Limited("too many API requests from your address; slow down", wait)

@@ -9,12 +9,16 @@
 
 A player is {"player", "name", "rating", "games", "bot"} (boards.py). A refusal
 is {"error": code, "message": ...} with 400 (bad_message), 404 (no_such_player,
-no_such_game, not_over) or 503 (unavailable); the codes are PROTOCOL.md's.
+no_such_game, not_over) or 503 (unavailable); the codes are PROTOCOL.md's. An
+address past its share of requests (limits.ApiLimit, shared by every instance)
+gets 429 with Retry-After (s) and {"error": "rate_limited", "message",
+"retry_after": ms}.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -22,6 +26,7 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
+from moose_server.accounts.limits import ApiLimit, Limited
 from moose_server.errors import Refusal
 from moose_server.play.games import Games
 from moose_server.storage.store import Store
@@ -35,10 +40,11 @@ Handler = Callable[["Api", web.Request], Awaitable[Any]]
 class Api:
     """What the API reads: the leaderboards, the games, Redis' clock (built in app.py)."""
 
-    def __init__(self, boards: Boards, games: Games, store: Store) -> None:
+    def __init__(self, boards: Boards, games: Games, store: Store, limit: ApiLimit) -> None:
         self.boards = boards
         self.games = games
         self.store = store
+        self.limit = limit  # requests per client address
 
 
 API = web.AppKey("api", Api)
@@ -64,8 +70,15 @@ def _json(handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
     """The handler's answer as JSON; a refusal or Redis trouble as a JSON error."""
 
     async def answer(request: web.Request) -> web.Response:
+        api = request.app[API]
         try:
-            return web.json_response(await handler(request.app[API], request), dumps=_dumps)
+            await api.limit.check(request.remote, request.headers.get("X-Forwarded-For"))
+            return web.json_response(await handler(api, request), dumps=_dumps)
+        except Limited as exc:
+            body = {"error": exc.code, "message": exc.message, **exc.fields}
+            wait = math.ceil(exc.fields.get("retry_after", 1000) / 1000)
+            headers = {"Retry-After": str(wait)}
+            return web.json_response(body, status=429, headers=headers, dumps=_dumps)
         except Refusal as exc:
             body = {"error": exc.code, "message": exc.message}
             return web.json_response(body, status=_STATUS.get(exc.code, 400), dumps=_dumps)

@@ -17,7 +17,8 @@ from moose_server.accounts import names, ratings
 from moose_server.accounts.bans import Bans
 from moose_server.accounts.identity import Accounts, Identity
 from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
-from moose_server.accounts.limits import CodeGuard
+from moose_server.accounts.limits import CodeGuard, Limited
+from moose_server.accounts.quotas import Quotas
 from moose_server.accounts.reports import Reports, clean_reason
 from moose_server.lobby.dealer import Lobby
 from moose_server.lobby.live_games import LiveGames
@@ -61,7 +62,7 @@ class Handlers:
     def __init__(
         self, store: Store, games: Games, hub: Hub, accounts: Accounts, matchmaker: Matchmaker,
         lobby: Lobby, metrics: Metrics, guard: CodeGuard, boards: Boards,
-        live: LiveGames, waiting: Waiting, bans: Bans, reports: Reports,
+        live: LiveGames, waiting: Waiting, bans: Bans, reports: Reports, quotas: Quotas,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
@@ -77,6 +78,8 @@ class Handlers:
         self.waiting = waiting  # who queued here: queued again should Redis lose them
         self.bans = bans  # banned accounts and addresses: refused at hello
         self.reports = reports
+        self.quotas = quotas  # what one player or address may hold (issue 22)
+        self.bot_sockets: dict[int, str] = {}  # id(session) -> its address: a bot session
         self.table: dict[str, Callable[[Session, Message], Awaitable[Message | None]]] = {
             "hello": self.hello, "ping": self.ping, "queue": self.queue,
             "leave_queue": self.leave_queue, "create_table": self.create_table,
@@ -109,11 +112,14 @@ class Handlers:
         elif msg.get("password") is not None:
             who = await self.accounts.login(msg["name"], msg["password"], conn.address)
         else:
-            who = await self.accounts.guest(names.clean(msg["name"]), bool(msg.get("bot")))
+            who = await self._guest(conn, names.clean(msg["name"]), bool(msg.get("bot")))
         self.bans.check(conn.address, who.player)
+        if who.bot and id(conn) not in self.bot_sockets:
+            await self._bot_session(conn, new=False)
         self._become(conn, who)
         self.hub.add_player(conn)
         games = await self._resume(conn)
+        await self.quotas.seated(conn.address, games)
         # A returning player may sit at a private table that has not started: say which.
         table = await self.matchmaker.seated_table(who.player) if msg.get("token") else None
         how = "resumed" if msg.get("token") else "login" if msg.get("password") else "new"
@@ -129,6 +135,32 @@ class Handlers:
         if who.renamed_from is not None:  # an account took this guest's name meanwhile
             welcome["renamed_from"] = who.renamed_from
         return welcome
+
+    async def _guest(self, conn: Session, name: str, bot: bool) -> Identity:
+        """A new guest; a new bot's session is counted (and metered) before its profile
+        is written."""
+        if bot:
+            await self._bot_session(conn, new=True)
+        try:
+            return await self.accounts.guest(name, bot)
+        except BaseException:
+            if bot:
+                await self.closed(conn)
+            raise
+
+    async def _bot_session(self, conn: Session, new: bool) -> None:
+        await self.quotas.enter_bot(conn.address, new)
+        self.bot_sockets[id(conn)] = conn.address
+
+    async def closed(self, conn: Session) -> None:
+        """The socket closed: what it held that counts per address is given back."""
+        address = self.bot_sockets.pop(id(conn), None)
+        if address is not None:
+            await self.quotas.leave_bot(address)
+
+    async def matched(self, conn: Session, game: str) -> None:
+        """The socket's player was dealt a seat in `game`: it counts for the address."""
+        await self.quotas.seated(conn.address, [game])
 
     @staticmethod
     def _become(conn: Session, who: Identity) -> None:
@@ -209,6 +241,7 @@ class Handlers:
     async def queue(self, conn: Session, msg: Message) -> Message:
         """Join the public queue."""
         low, high = msg.get("min_players", 2), msg.get("max_players", 6)
+        await self.quotas.may_play(conn.address, _player(conn))
         [profile] = await self.players.profiles([_player(conn)])
         skill = ratings.skill(float(profile.get("mu", ratings.MU)))
         since = await self.matchmaker.enqueue(_player(conn), conn.name, low, high, skill)
@@ -235,13 +268,17 @@ class Handlers:
         """Open a private table with us as host."""
         mm = self.matchmaker
         players, rated = msg.get("players", DEFAULT_TABLE), bool(msg.get("rated"))
-        info = await mm.create_table(_player(conn), conn.name, players, rated, conn.bot)
+        await self.quotas.may_play(conn.address, _player(conn))
+        async with self.quotas.hosting(conn.address) as held:
+            info = await mm.create_table(_player(conn), conn.name, players, rated, conn.bot)
+            held.id = info.code
         return info.as_message()
 
     # Every request naming a join code pays the guess limit (limits.CodeGuard) if refused.
 
     async def join_table(self, conn: Session, msg: Message) -> Message:
         """Sit at a private table; everyone there hears of it."""
+        await self.quotas.may_play(conn.address, _player(conn))
         async with self.guard.attempt(conn.address, _player(conn)):
             info = await self.matchmaker.join_table(msg["code"], _player(conn), conn.name, conn.bot)
         await self.lobby.tell_table(info, skip=conn.player)
@@ -266,9 +303,10 @@ class Handlers:
 
     async def start_table(self, conn: Session, msg: Message) -> Message:
         """The host starts the game; every seated player gets `match`."""
-        async with self.guard.attempt(conn.address, _player(conn)):
-            table = await self.matchmaker.start_table(msg["code"], _player(conn))
-        await self.lobby.start(table)
+        async with self.quotas.starting(conn.address, _player(conn)) as held:
+            async with self.guard.attempt(conn.address, _player(conn)):
+                table = await self.matchmaker.start_table(msg["code"], _player(conn))
+            held.id = (await self.lobby.start(table)).id
         return self.lobby.started_message(msg["code"], _player(conn), table)
 
     async def move(self, conn: Session, msg: Message) -> Message:
@@ -323,6 +361,11 @@ class Handlers:
     async def watch(self, conn: Session, msg: Message) -> Message:
         """Follow a game as a spectator (a seated player keeps their seat's view)."""
         game_id = msg["game"]
+        watched = sum(1 for sub in conn.subs.values() if sub.seat is None)
+        most = self.quotas.settings.watched_per_socket
+        if game_id not in conn.subs and watched >= most:
+            raise Limited(f"this socket watches {most} games already; unwatch one first", None,
+                          "too_many_watched")  # fmt: skip
         game = await self._visible(conn, game_id, msg.get("code"))
         self.hub.join(conn, game_id, game.seat_of(_player(conn)), game.version)
         await self.hub.send_state(conn, game_id)

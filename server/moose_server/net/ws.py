@@ -198,6 +198,8 @@ class Connection:
         if self.player is not None and not s.hub.player_peers(self.player):
             with contextlib.suppress(RedisError, OSError, MatchError):
                 await s.matchmaker.leave(self.player)
+        with contextlib.suppress(RedisError, OSError):
+            await s.handlers.closed(self)  # a bot session counted for the address ends
 
     # -- reading ------------------------------------------------------------------
 
@@ -407,6 +409,8 @@ class Connection:
             game, hub = message["game"], self.doors.hub
             hub.join(self, game, message.get("seat"), 0)
             await hub.deliver(self, game)
+            with contextlib.suppress(RedisError, OSError):
+                await self.doors.handlers.matched(self, game)  # it counts for our address
 
 
 async def websocket(request: web.Request) -> web.WebSocketResponse:

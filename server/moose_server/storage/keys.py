@@ -65,6 +65,12 @@ subject, so that such keys spread over the cluster's slots::
     moose:{<kind>:<per>:<subject>}:limit   a rate limit (lua/limit.lua): its next
                                       free time (ms), expiring when it is full
     moose:{tokens}:secret             the token secret every instance shares
+    moose:{<kind>:address:<subject>}:hold   what one client address holds
+                                      (lua/hold.lua): sorted set, a game id or join
+                                      code (or a reservation "~<hex>") -> when taken (ms)
+    moose:{bots:address:<subject>}:sessions  the bot sessions of one address
+                                      (lua/sessions.lua): hash, <process> -> count and
+                                      <process>@ -> when its lease ends (ms)
 
 ``{mod}`` -- moderation (issue 22; storage/moderation.py), small and bounded::
 
@@ -108,6 +114,7 @@ __all__ = [
     "bucket",
     "deadlines_key",
     "history_key",
+    "hold_key",
     "instance_key",
     "limit_key",
     "mm_key",
@@ -117,6 +124,7 @@ __all__ = [
     "polled_key",
     "profile_key",
     "rated_key",
+    "sessions_key",
     "top_key",
     "unrated_key",
 ]
@@ -327,3 +335,16 @@ class ModerationKeys:
     def limits(hour: int) -> str:
         """The limits that refused someone in one hour."""
         return _key("mod", "limits", str(hour))
+
+
+# Holds (issue 22): what one client holds, one key per client (accounts/quotas.py).
+
+
+def hold_key(kind: str, subject: str) -> str:
+    """What one client address (`subject`: addresses.limit_subject) holds: "games", "tables"."""
+    return _key(f"{kind}:address:{subject}", "hold")
+
+
+def sessions_key(subject: str) -> str:
+    """The bot sessions of one client address, per server process."""
+    return _key(f"bots:address:{subject}", "sessions")

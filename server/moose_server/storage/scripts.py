@@ -45,6 +45,7 @@ __all__ = [
     "EnqueueCall",
     "ForgetCall",
     "FormCall",
+    "HoldCall",
     "JoinTableCall",
     "LeaveCall",
     "LeaveTableCall",
@@ -56,6 +57,7 @@ __all__ = [
     "PasswordUpgradeCall",
     "RateCall",
     "RatedSeat",
+    "SessionsCall",
     "StartTableCall",
     "StartedCall",
     "TableCall",
@@ -199,6 +201,45 @@ class OnlineCall:
     def build(self) -> tuple[list[str], Argv]:
         """KEYS and ARGV as online.lua reads them."""
         return [ONLINE_KEY, ONLINE_COUNTS_KEY], [self.instance, self.players, self.ttl_ms]
+
+
+# -- holds (issue 22): what one client holds ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class HoldCall:
+    """Take, put, swap or drop an id in what one client holds (lua/hold.lua)."""
+
+    SCRIPT: ClassVar[str] = "hold"
+
+    key: str  # keys.hold_key
+    op: str  # "take" (only under `limit`), "put", "swap" (`old` becomes `id`), "drop"
+    id: str
+    limit: int = 0
+    ttl_ms: int = 0
+    old: str = ""
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as hold.lua reads them."""
+        return [self.key], [self.op, self.limit, self.ttl_ms, self.id, self.old]
+
+
+@dataclass(frozen=True)
+class SessionsCall:
+    """One more, one fewer, or a renewed lease of one process' bot sessions of an address
+    (lua/sessions.lua)."""
+
+    SCRIPT: ClassVar[str] = "sessions"
+
+    key: str  # keys.sessions_key
+    op: str  # "enter", "leave", "renew"
+    process: str
+    limit: int = 0
+    lease_ms: int = 0
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as sessions.lua reads them."""
+        return [self.key], [self.op, self.process, self.limit, self.lease_ms]
 
 
 # -- players ----------------------------------------------------------------------------
@@ -436,5 +477,5 @@ CALLS: tuple[type[Any], ...] = (
     CommitCall, ClaimCall, LimitCall, LiveAddCall, LiveRemoveCall, OnlineCall, RateCall,
     AccountClaimCall, EnqueueCall, LeaveCall, FormCall, ForgetCall, CreateTableCall,
     JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall, TableCall,
-    PasswordUpgradeCall,
+    PasswordUpgradeCall, HoldCall, SessionsCall,
 )  # fmt: skip
