@@ -144,6 +144,18 @@ async def test_a_game_that_ended_or_was_lost_holds_nothing(moose_server, clients
         await r.aclose()
 
 
+async def test_a_game_abandoned_gives_its_place_back(moose_server, clients):
+    url = await moose_server(games_per_player=1, games_per_address=1, turn_time=0.2,
+                             answer_time=0.2, **TRUST)  # fmt: skip
+    host = await clients.connect(url, "203.0.113.10")
+    first = await bot_game(host)
+    assert (await host.request("create_table", players=2))["code"] == "too_many_games"
+    game = first["match"]["game"]
+    while (await host.expect(type="event", game=game))["event"]["kind"] != "over":
+        pass  # the host never moves: away, then abandoned
+    assert (await bot_game(host))["type"] == "table"
+
+
 async def test_an_address_hosts_so_many_open_tables(moose_server, clients):
     url = await moose_server(tables_per_address=2, **TRUST)
     hosts = [await clients.connect(url, "198.51.100.20") for _ in range(3)]

@@ -158,3 +158,54 @@ async def test_a_queue_game_is_watched_by_anyone(moose_server, ws_client):
     game = (await a.expect(type="match"))["game"]
     assert (await eve.request("watch", game=game))["type"] == "watching"
     assert (await eve.request("record", game=game))["code"] == "not_over"
+
+
+# -- abandoned games (issue 22) ------------------------------------------------------------
+
+
+async def idle_until_over(client: Any, game: str) -> list[Message]:
+    """Every event of the game until its `over`, without ever moving."""
+    events = []
+    while not events or events[-1]["event"]["kind"] != "over":
+        events.append(await client.expect(type="event", game=game, timeout=30))
+    return events
+
+
+async def test_a_private_game_every_player_left_ends_abandoned(moose_server, ws_client):
+    url = await moose_server(turn_time=0.3, answer_time=0.3)
+    host = await ws_client(url, "host")
+    game, [seat] = await table_game([host], bots=("greedy",))
+    events = await idle_until_over(host, game)
+    over = events[-1]["event"]
+    assert over["abandoned"] is True and over["winners"] == [], over
+    assert len(over["scores"]) == 2 and not events[-1]["view"]["over"]
+    assert events[-1]["legal"] is None and events[-1]["deadline"] is None
+    # Ended once the host's seat was away: not played out by the server.
+    kinds = [e["event"]["kind"] for e in events]
+    assert kinds.count("away") == 1 and kinds.index("away") == len(kinds) - 2
+    timeouts = [e for e in events if e["event"].get("auto") == "timeout"]
+    assert len(timeouts) == 2 and all(e["event"]["seat"] == seat for e in timeouts)
+    # Its record replays as far as it went (no result: the rules never ended it).
+    record = (await host.request("record", game=game))["record"]
+    assert "result" not in record and len(record["moves"]) == len(kinds) - 3
+    assert (await host.request("move", game=game, move={"action": "pass"}))["code"] == "game_over"
+    # A state of it (sync, watch, a reconnect) says it ended.
+    await host.request("sync", game=game)
+    state = await host.expect(type="event", game=game)
+    assert state["event"]["abandoned"] is True and state["event"]["scores"] == over["scores"]
+    back = await ws_client(url, None)
+    assert (await back.hello(token=host.token))["games"] == []
+
+
+@pytest.mark.slow
+async def test_a_rated_game_of_two_players_is_played_out_when_both_leave(moose_server, ws_client):
+    url = await moose_server(turn_time=0.3, answer_time=0.3)
+    a, b = await ws_client(url, "a"), await ws_client(url, "b")
+    table = await a.request("create_table", players=2, rated=True)
+    await b.request("join_table", code=table["code"])
+    await a.request("start_table", code=table["code"])
+    game = (await a.expect(type="match"))["game"]
+    await b.expect(type="match")
+    over = (await idle_until_over(a, game))[-1]
+    assert "abandoned" not in over["event"] and over["view"]["over"]
+    assert len(over["event"]["ratings"]) == 2  # walking away loses as before

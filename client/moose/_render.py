@@ -112,6 +112,8 @@ def describe_event(msg: Message, names: Sequence[str] | None = None, me: int | N
     elif kind == "back":
         who = seat_name(names, event.get("seat"), me)
         text = f"{who} {'are' if who == 'you' else 'is'} back"
+    elif kind == "over" and event.get("abandoned"):
+        text = "game abandoned: every player was away, so the server ended it (no winner)"
     elif kind == "over":
         text = "game over: " + _result_line(
             event.get("scores") or [], event.get("winners") or [], names, me

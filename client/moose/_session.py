@@ -277,9 +277,14 @@ class Session(Connection):
 
 
 def is_final(msg: Message) -> bool:
-    """Whether an event ends its game: the `over` event, or a `state` of a finished game."""
-    kind = (msg.get("event") or {}).get("kind")
-    return kind == "over" or (kind == "state" and bool((msg.get("view") or {}).get("over")))
+    """Whether an event ends its game: the `over` event, or a `state` of a finished game
+    (over by the rules, or abandoned: ended by the server)."""
+    event = msg.get("event") or {}
+    if event.get("kind") == "state" and event.get("abandoned"):
+        return True
+    return event.get("kind") == "over" or (
+        event.get("kind") == "state" and bool((msg.get("view") or {}).get("over"))
+    )
 
 
 class _Events:

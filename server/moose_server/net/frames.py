@@ -43,6 +43,8 @@ def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
     # A spectator or a resumed seat never saw the `start` event that named the seats,
     # nor the `away` events of seats still away.
     event = {"kind": "state", "names": game.names, **seat_info(game), "away": game.away}
+    if game.ended is not None:  # the server ended it: the view is not over by the rules
+        event.update(abandoned=True, scores=rules.scores(game.state))
     entry = Entry(game.version, event, auto, game.deadline, now)
     return event_message(game.id, entry, seat, game.state)
 

@@ -225,7 +225,7 @@ class Handlers:
             except GameError:
                 game = None
             seat = game.seat_of(player) if game is not None else None
-            if game is None or seat is None or game.state.over:
+            if game is None or seat is None or game.finished:
                 await self.store.remove_player_game([player], game_id)
                 continue
             self.hub.join(conn, game_id, seat, game.version)

@@ -70,7 +70,7 @@ class Waiting:
                     continue  # lost too; the matchmaker deals its table again
                 game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
                 seat = game.seat_of(player)
-                if seat is None or game.state.over:
+                if seat is None or game.finished:
                     continue
                 self.queued.pop(player, None)
                 log.warning("match %s sent again to %s: pub/sub may have lost it", game_id,

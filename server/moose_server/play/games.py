@@ -80,7 +80,7 @@ class GameError(Refusal):
 
 def finished_record(game: Game) -> dict[str, Any]:
     """The game's record (deck included) once it is over, or GameError not_over."""
-    if not game.state.over:
+    if not game.finished:
         raise GameError("not_over", "the game is still being played")
     return game.record()
 
@@ -127,6 +127,7 @@ class Game:
     rated: bool = False  # its end updates the seats' ratings
     # Per seat at the start: {"bot", "mu", "sigma", "games"}, or None for a server bot.
     profiles: list[dict[str, Any] | None] | None = None
+    ended: str | None = None  # "abandoned": the server ended it before the rules did
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
@@ -137,7 +138,7 @@ class Game:
         return cls(
             game_id, version, deadline, rules.State.from_dict(d["state"]), d["players"],
             d["names"], d["bots"], d["away"], d["misses"], d["moves"], d.get("code"),
-            d.get("rated", False), d.get("profiles"),
+            d.get("rated", False), d.get("profiles"), d.get("ended"),
         )  # fmt: skip
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -149,7 +150,7 @@ class Game:
             "state": self.state.to_dict() if state is None else state, "players": self.players,
             "names": self.names, "bots": self.bots, "away": self.away, "misses": self.misses,
             "moves": self.moves, "code": self.code, "rated": self.rated,
-            "profiles": self.profiles,
+            "profiles": self.profiles, **({"ended": self.ended} if self.ended else {}),
         }  # fmt: skip
 
     def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
@@ -183,6 +184,23 @@ class Game:
         if "state" in changes:
             new.__dict__.pop("legal", None)
         return new
+
+    @property
+    def finished(self) -> bool:
+        """Over by the rules, or ended by the server (abandoned)."""
+        return self.state.over or self.ended is not None
+
+    def abandoned(self) -> bool:
+        """Whether the server ends the game now: a private table's game that changes no
+        rating (unrated, or fewer than two players) whose every player's seat is away.
+
+        A rated game of two players or more is played out, so that walking away from
+        a lost position loses it as before.
+        """
+        seats = [i for i, p in enumerate(self.players) if p is not None]
+        if self.code is None or (self.rated and len(seats) >= 2) or self.finished:
+            return False
+        return bool(seats) and all(self.away[i] for i in seats)
 
     def seat_of(self, player: str) -> int | None:
         """The player's seat, or None."""
@@ -296,6 +314,11 @@ def seat_info(game: Game) -> dict[str, Any]:
 def over_event(state: rules.State) -> Event:
     """The event that ends a game."""
     return {"kind": "over", "scores": rules.scores(state), "winners": rules.winners(state)}
+
+
+def abandoned_event(state: rules.State) -> Event:
+    """The event that ends an abandoned game: the scores as they stand, and no winner."""
+    return {"kind": "over", "abandoned": True, "scores": rules.scores(state), "winners": []}
 
 
 class Games:
@@ -452,7 +475,7 @@ class Games:
         seat = game.seat_of(player)
         if seat is None:
             raise GameError("not_in_game", f"you have no seat in game {game.id}")
-        if game.state.over:
+        if game.finished:
             raise GameError("game_over", "the game has ended")
         if seq is not None and seq != game.version:
             raise GameError("stale_seq", f"the game is at seq {game.version}, not {seq}")
@@ -479,7 +502,13 @@ class Games:
         return event
 
     def _server_move(self, game: Game, timed_out: bool) -> tuple[Game, list[Event]] | None:
-        """The move the server makes for the seat to act, or None if it is a person's turn."""
+        """The move the server makes for the seat to act, or None if it is a person's turn;
+        or the end of a game nobody plays any more (`Game.abandoned`)."""
+        if game.finished:
+            return None
+        if game.abandoned():
+            log.info("game %s abandoned", game.id, extra={"event": "abandoned", "game": game.id})
+            return game.but(ended="abandoned"), [abandoned_event(game.state)]
         seat = rules.to_act(game.state)
         kind = game.auto_kind()
         if seat is None or (kind is None and not timed_out):
@@ -514,7 +543,7 @@ class Games:
             await self.store.drop_deadline(game_id)
             return
         game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
-        if game.state.over:
+        if game.finished:
             await self.store.drop_deadline(game_id)
             return
         if game.deadline > now:
@@ -532,7 +561,7 @@ class Games:
         for _ in range(RETRIES):
             game = await self.load(game_id)
             seat = game.seat_of(player)
-            if seat is None or not game.away[seat] or game.state.over:
+            if seat is None or not game.away[seat] or game.finished:
                 return
             away, misses = game.away.copy(), game.misses.copy()
             away[seat], misses[seat] = False, 0
@@ -596,7 +625,7 @@ class Games:
         `auto` is whether the server plays the seat to act (`new.auto_kind()`).
         """
         s = self.settings
-        if new.state.over:
+        if new.finished:
             return 0
         if events[0]["kind"] == "back" and rules.to_act(new.state) != events[0]["seat"]:
             return -1
@@ -615,8 +644,8 @@ class Games:
     ) -> tuple[CommitCall, tuple[int, bytes]]:
         """What the commit script writes for `new` over `old`, and `new`'s moves packed."""
         data, packed_snapshot, packed_moves = new.packed(state, auto)
-        over = new.state.over
-        rated = over and new.rated
+        over = new.finished
+        rated = new.state.over and new.rated  # an abandoned game is never rated
         # A rated queue game's record is kept for record_ttl (histories point to it);
         # read seldom, kept long: compressed (2.8 -> ~1 KB for 4 players).
         record = pack_compressed(new.record()) if rated and new.code is None else b""
@@ -664,10 +693,10 @@ class Games:
                 ]
                 for listener in self.listeners:
                     listener.committed(new.id, entries)
-        if new.state.over:
+        if new.finished:
             # Both leave in one batch (one round trip; storage/batch.py).
             forget = self.store.remove_player_game(new.humans(), new.id)
-            if new.rated and self.rater is not None:
+            if new.state.over and new.rated and self.rater is not None:
                 await asyncio.gather(forget, self.rater.apply(new, got.now))
             else:
                 await forget
@@ -698,7 +727,7 @@ class Copies:
     def keep(self, game: Game) -> None:
         """Keep the game as just written here (a finished game is dropped)."""
         known = self._games.pop(game.id, None)
-        if game.state.over:
+        if game.finished:
             return
         if known is not None and known.version > game.version:
             game = known  # a later commit of ours got here first

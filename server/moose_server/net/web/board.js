@@ -221,7 +221,7 @@ function gameOver(ctx) {
   const { game } = ctx;
   const view = game.view;
   const winners = view.winners || [];
-  const result = game.seat === null ? "" : winners.includes(game.seat) ? t("you_won") : t("you_lost");
+  const result = view.abandoned ? t("abandoned") : game.seat === null ? "" : winners.includes(game.seat) ? t("you_won") : t("you_lost");
   const rows = [...Array(view.players).keys()].map((seat) =>
     h("tr", { class: winners.includes(seat) ? "winner" : "", "data-seat": seat, "data-score": view.scores[seat] },
       h("td", {}, game.name(seat), winners.includes(seat) ? " ★" : ""),

@@ -41,6 +41,10 @@ export class Game {
     const before = this.view;
     this.seq = msg.seq;
     this.view = msg.view;
+    if (event.abandoned) {
+      // The server ended the game (every player away): the rules' view is not over.
+      this.view = { ...msg.view, over: true, abandoned: true, scores: event.scores, winners: [] };
+    }
     if (this.seat === null && msg.view.seat !== null && msg.view.seat !== undefined) this.seat = msg.view.seat;
     this.legal = msg.legal || null;
     this.deadline = msg.deadline || null;
@@ -85,6 +89,7 @@ export class Game {
       case "back":
         return t(`ev_${ev.kind}`, { who: this.name(ev.seat) });
       case "over":
+        if (ev.abandoned) return t("ev_abandoned");
         return t("ev_over", { names: names(ev.winners || []) });
       case "move":
         return this.describeMove(ev.move, ev.seat, before || msg.view) + t(`auto_${ev.auto || "bot"}`);
