@@ -16,7 +16,7 @@ import aiohttp
 import pytest
 import redis.asyncio as aioredis
 
-from moose_server.storage.keys import hold_key
+from moose_server.storage.keys import hold_key, player_games_key
 
 from helpers import RawClient, http_base
 
@@ -144,7 +144,7 @@ async def test_a_game_that_ended_or_was_lost_holds_nothing(moose_server, clients
         await r.aclose()
 
 
-async def test_a_game_abandoned_gives_its_place_back(moose_server, clients):
+async def test_a_game_abandoned_gives_its_place_back(moose_server, clients, redis_url):
     url = await moose_server(games_per_player=1, games_per_address=1, turn_time=0.2,
                              answer_time=0.2, **TRUST)  # fmt: skip
     host = await clients.connect(url, "203.0.113.10")
@@ -153,6 +153,14 @@ async def test_a_game_abandoned_gives_its_place_back(moose_server, clients):
     game = first["match"]["game"]
     while (await host.expect(type="event", game=game))["event"]["kind"] != "over":
         pass  # the host never moves: away, then abandoned
+    # As an instance that died between the game's end and forgetting it would leave it:
+    # still among the player's games and the address' (only Redis' own state says over).
+    r = aioredis.Redis.from_url(redis_url)
+    try:
+        await r.sadd(player_games_key(host.player), game)
+        await r.zadd(hold_key("games", "203.0.113.10"), {game: 1})
+    finally:
+        await r.aclose()
     assert (await bot_game(host))["type"] == "table"
 
 

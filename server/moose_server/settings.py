@@ -124,7 +124,7 @@ class Settings:
     tables_per_address: int = 20  # open private tables hosted from one address
     table_starts_per_hour: int = 60  # private tables' games started from one address
     bot_sessions_per_address: int = 20  # sockets that said hello as a bot, at once
-    bot_hellos_per_hour: int = 60  # new bot players (hello as a bot without a token)
+    bot_hellos_per_hour: int = 200  # new bot players (hello as a bot without a token)
     watched_per_socket: int = 20  # games one socket watches as a spectator
     api_burst: int = 60  # HTTP API requests an address may make at once...
     api_rate: float = 10.0  # ...and this many more a second
