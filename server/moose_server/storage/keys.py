@@ -307,7 +307,8 @@ def instance_key(instance: str) -> str:
 
 
 def limit_key(kind: str, per: str, subject: str) -> str:
-    """The rate limit `kind` ("code", "login") of one client `per` "address" or "player"."""
+    """The rate limit `kind` ("code", "login"; "start", "bot", "api": holds, issue 22) of
+    one client `per` "address" or "player"."""
     return _key(f"{kind}:{per}:{subject}", "limit")
 
 
