@@ -78,9 +78,7 @@ class Quotas:
 
     async def seated(self, address: str, games: list[str]) -> None:
         """The address' player has a seat in these games (dealt, or resumed at hello)."""
-        key = hold_key("games", limit_subject(address))
-        for game in games:
-            await self.holdings.hold(HoldCall(key, "put", game, ttl_ms=HOLD_TTL_MS))
+        await self.holdings.put(hold_key("games", limit_subject(address)), games, HOLD_TTL_MS)
 
     @contextlib.asynccontextmanager
     async def starting(self, address: str, player: str) -> AsyncIterator[Held]:
@@ -182,9 +180,9 @@ class Quotas:
 
     async def _room(self, key: str, limit: int, dead: Dead) -> bool:
         """Whether the hold has fewer than `limit` ids, once those that ended are pruned."""
-        held = await self.holdings.held(key)
-        if len(held) < limit:
+        if await self.holdings.count(key) < limit:
             return True
+        held = await self.holdings.held(key)
         return len(held) - len(await self._prune(key, held, dead)) < limit
 
     @contextlib.asynccontextmanager

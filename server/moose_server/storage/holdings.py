@@ -43,6 +43,17 @@ class Holdings:
         keys, argv = call.build()
         return int(await self.batch.run_script(self._sessions, keys, argv))
 
+    async def put(self, key: str, ids: list[str], ttl_ms: int) -> None:
+        """Add ids whatever the count (a game dealt is held already): in the loop turn's
+        batch, scored 0 (only a reservation's time is ever read)."""
+        if ids:
+            await self.batch.call_many([("ZADD", key, *(x for i in ids for x in (0, i))),
+                                        ("PEXPIRE", key, ttl_ms)])  # fmt: skip
+
+    async def count(self, key: str) -> int:
+        """How many ids a hold has."""
+        return int(await self.batch.call("ZCARD", key))
+
     async def held(self, key: str) -> list[tuple[str, int]]:
         """Every id a hold has, with when it was taken (Redis ms)."""
         rows: Any = await self.redis.zrange(key, 0, -1, withscores=True)
@@ -60,7 +71,7 @@ class Holdings:
 
     async def count_player_games(self, player: str) -> int:
         """How many games the player's set holds."""
-        return int(await self.redis.scard(player_games_key(player)))
+        return int(await self.batch.call("SCARD", player_games_key(player)))
 
     async def ended_games(self, games: list[str], missing: bool) -> set[str]:
         """Those of the games that are over: their deadline is cleared (every unfinished

@@ -208,12 +208,12 @@ class OnlineCall:
 
 @dataclass(frozen=True)
 class HoldCall:
-    """Take, put, swap or drop an id in what one client holds (lua/hold.lua)."""
+    """Take, swap or drop an id in what one client holds (lua/hold.lua)."""
 
     SCRIPT: ClassVar[str] = "hold"
 
     key: str  # keys.hold_key
-    op: str  # "take" (only under `limit`), "put", "swap" (`old` becomes `id`), "drop"
+    op: str  # "take" (only under `limit`), "swap" (`old` becomes `id`), "drop"
     id: str
     limit: int = 0
     ttl_ms: int = 0

@@ -5,9 +5,10 @@
 -- against the games' and tables' own state.
 --
 -- KEYS: 1 the hold's key (keys.hold_key)
--- ARGV: 1 'take' (add ARGV[4] if fewer than ARGV[2] are held), 'put' (add it
---       whatever the count), 'swap' (ARGV[5] becomes ARGV[4]), 'drop' (remove
---       ARGV[4] and ARGV[5]); 2 limit, 3 the key's ttl ms, 4 id, 5 old id ('')
+-- ARGV: 1 'take' (add ARGV[4] if fewer than ARGV[2] are held), 'swap' (ARGV[5]
+--       becomes ARGV[4]), 'drop' (remove ARGV[4] and ARGV[5]); 2 limit, 3 the
+--       key's ttl ms, 4 id, 5 old id ('')
+-- (Adding an id whatever the count needs no script: holdings.put.)
 -- Returns how many are held after, or -1 when 'take' found the limit reached.
 if redis.replicate_commands then redis.replicate_commands() end -- TIME before writes on 6.2
 local key, op, limit, ttl = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
