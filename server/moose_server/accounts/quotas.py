@@ -108,9 +108,9 @@ class Quotas:
 
     async def _player_games(self, player: str) -> None:
         limit = self.settings.games_per_player
-        if await self.holdings.count_player_games(player) < limit:
+        games = await self.holdings.player_games(player)  # a few ids: no SCARD needed
+        if len(games) < limit:
             return
-        games = await self.holdings.player_games(player)
         over = await self.holdings.ended_games(games, missing=False)
         for game in over:
             await self.store.remove_player_game([player], game)

@@ -66,12 +66,8 @@ class Holdings:
 
     async def player_games(self, player: str) -> list[str]:
         """The player's game set (store.add_player_game): unfinished, and a few not pruned."""
-        members: Any = await self.redis.smembers(player_games_key(player))
+        members: Any = await self.batch.call("SMEMBERS", player_games_key(player))
         return [_text(m) for m in members]
-
-    async def count_player_games(self, player: str) -> int:
-        """How many games the player's set holds."""
-        return int(await self.batch.call("SCARD", player_games_key(player)))
 
     async def ended_games(self, games: list[str], missing: bool) -> set[str]:
         """Those of the games that are over: their deadline is cleared (every unfinished
