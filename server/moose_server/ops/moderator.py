@@ -127,7 +127,7 @@ class Moderator:
         player = game.players[seat] if seat is not None else None
         if seat is None or player is None:
             raise ModerationError(f"no player of game {game_id} is called {who!r}")
-        if game.state.over:
+        if game.finished:  # over by the rules, or abandoned
             raise ModerationError(f"game {game_id} is over")
         if game.away[seat]:
             raise ModerationError(f"seat {seat} of {game_id} is played by the bot already")

@@ -576,7 +576,7 @@ class Games:
         for _ in range(RETRIES):
             game = await self.load(game_id)
             seat = game.seat_of(player)
-            if seat is None or game.away[seat] or game.bots[seat] is not None or game.state.over:
+            if seat is None or game.away[seat] or game.bots[seat] is not None or game.finished:
                 return False
             away = game.away.copy()
             away[seat] = True
