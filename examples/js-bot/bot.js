@@ -286,6 +286,7 @@ class Bot {
     if (ws !== this.ws) return;
     this.ws = null;
     this.waiting = false; // a closed socket leaves the queue; `welcome.table` tells the rest
+    this.starting = null; // a start lost with the socket is asked again if the table waits
     for (const game of this.games.values()) game.syncs = 0;
     if (this.stopping) return;
     if (STOP.has(code)) return this.stop(3, `closed ${code}: ${STOP.get(code)}`);
