@@ -27,7 +27,7 @@ from moose import record
 from moose.client import Client, ServerError
 from moose_server.storage.embedded import free_port
 
-from helpers import ServeProcess
+from helpers import ServeProcess, admin
 
 pytestmark = pytest.mark.slow  # node, npm and `moose serve` processes
 
@@ -279,4 +279,35 @@ async def test_a_move_lost_with_its_socket_is_sent_again_with_the_same_move_id(
     lost, again = proxy.moves[:2]
     assert again == {**lost, "id": again["id"]}  # the same game, seq, move and move_id
     assert re.search(r"\] error ", ann.stderr.read_text()) is None  # and it was taken
+    await check_records(proc.url, ann, "ann")
+
+
+async def test_the_js_bot_stops_when_a_moderator_ends_its_session(
+    run_js: RunJs, moose_serve: Callable[..., ServeProcess], redis_url: str
+) -> None:
+    proc = moose_serve("--redis", redis_url)
+    ann = await run_js(proc.url, "ann", "--create", "2")  # waits at its table
+    await ann.line("table ")
+    (player,) = re.findall(r"hello: ann \((p_\w+)\)", ann.stderr.read_text())
+    ended = await admin("--redis", redis_url, "end-session", player, "--reason", "cool off")
+    assert ended.code == 0, ended.err
+    async with asyncio.timeout(RUN_TIMEOUT):
+        assert await ann.proc.wait() == 3  # stopped by the server, without reconnecting
+    log = ann.stderr.read_text()
+    assert "closed 4004: a moderator ended the session" in log and log.count("hello:") == 1
+
+
+async def test_the_js_bot_waits_retry_after_when_it_is_rate_limited(
+    run_js: RunJs, moose_serve: Callable[..., ServeProcess], tmp_path: Path
+) -> None:
+    # 3 messages a second: under the bot's own pace of 15, so its moves are refused.
+    # A turn of 60 s: a bot that did not send a refused move again would not finish.
+    slow = {"MOOSE_RATE": "3", "MOOSE_BURST": "3"}
+    args = ("--data-dir", str(tmp_path / "data"), "--queue-bots-after", "0.5", "--turn-time", "60")
+    proc = moose_serve(*args, env=slow)
+    ann = await run_js(proc.url, "ann", "--players", "2")
+    await ann.finish()
+    log = ann.stderr.read_text()
+    assert "error rate_limited (move)" in log
+    assert "closed" not in log  # never flooding: 5 refusals in a row close with 1008
     await check_records(proc.url, ann, "ann")
