@@ -163,6 +163,7 @@ class Bot {
     if (finished >= games) return this.stop(0, `finished ${finished} game${plural}`);
     if ((create || join) && this.table) return this.stop(1, "the private table is gone");
     this.waiting = true;
+    // Challenges and arenas are not in PROTOCOL.md yet: their requests would go here.
     if (create) return this.request({ type: "create_table", players: create, rated: false });
     if (join) return this.request({ type: "join_table", code: join });
     return this.request({ type: "queue", min_players: players[0], max_players: players[1] });
