@@ -179,7 +179,12 @@ class Bot {
 
   event(msg) {
     const game = this.games.get(msg.game);
-    if (!game || game.done) return;
+    if (!game) return;
+    if (game.done) {
+      // Only a state can reopen a game we saw end: the server lost its last moves.
+      if (msg.event.kind !== "state" || msg.view.over) return;
+      [game.done, this.finished] = [false, this.finished - 1];
+    }
     if (msg.event.kind === "state") {
       game.time = null; // a state replaces what we knew, whatever its seq
       if (game.move) game.move.ws = null; // a move it shows us to make again is resent
