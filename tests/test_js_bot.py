@@ -27,7 +27,7 @@ from moose import record
 from moose.client import Client, ServerError
 from moose_server.storage.embedded import free_port
 
-from helpers import ServeProcess, admin
+from helpers import ServeProcess, admin, play_seat, until
 
 pytestmark = pytest.mark.slow  # node, npm and `moose serve` processes
 
@@ -312,3 +312,24 @@ async def test_the_js_bot_waits_retry_after_when_it_is_rate_limited(
     assert "error rate_limited (move)" in log
     assert "closed" not in log  # never flooding: 5 refusals in a row close with 1008
     await check_records(proc.url, ann, "ann")
+
+
+async def test_a_js_bot_refused_a_bot_session_asks_again_until_one_is_free(
+    run_js: RunJs, moose_serve: Callable[..., ServeProcess], tmp_path: Path
+) -> None:
+    # One bot session per address: ben is refused while ann waits at her table.
+    args = ("--data-dir", str(tmp_path / "data"), "--queue-bots-after", "0.5")
+    proc = moose_serve(*args, env={"MOOSE_BOT_SESSIONS_PER_ADDRESS": "1"})
+    ann = await run_js(proc.url, "ann", "--create", "2")
+    code = (await ann.line("table ")).split()[1]
+    ben = await run_js(proc.url, "ben", "--players", "2")
+
+    async def refused() -> bool:
+        return "error too_many_sessions (hello)" in ben.stderr.read_text()
+
+    await until(refused)
+    async with moose.connect(proc.url, name="tess") as tess:  # a person: no bot session
+        await tess.join_table(code)
+        await play_seat(tess, "greedy")  # ann plays her game, and leaves
+    await asyncio.gather(ann.finish(), ben.finish())  # then ben is let in
+    await check_records(proc.url, ben, "ben")

@@ -29,6 +29,10 @@ const STOP = new Map([
 const RECONNECT_AT_ONCE = new Set([1012, 1013]); // restarting instance; we read too slowly
 const TOKEN_REFUSED = new Set(["bad_token", "token_expired", "token_revoked"]);
 const TRY_AGAIN = new Set(["rate_limited", "unavailable"]);
+// What the players of our address hold (PROTOCOL.md, Limits): it clears when one
+// of them ends a game, a table or a session, so ask again after a while.
+const HELD = new Set(["too_many_games", "too_many_tables", "too_many_sessions"]);
+const HELD_RETRY_MS = 5000;
 const MAX_BACKOFF_MS = 5000;
 // PROTOCOL.md, Limits: 20 messages a second and 40 at once per socket. A token
 // bucket kept under that sends a fast game's moves without one `rate_limited`.
@@ -263,9 +267,10 @@ class Bot {
   error(msg, req) {
     const on = req ? ` (${req.type})` : "";
     this.log(`error ${msg.code}${on}: ${msg.message}`);
-    if (req && TRY_AGAIN.has(msg.code)) {
+    if (req && (TRY_AGAIN.has(msg.code) || HELD.has(msg.code))) {
       const ws = this.ws; // the same request again, on this socket only
-      return this.later(msg.retry_after ?? 1000, () => ws === this.ws && this.request(req));
+      const wait = msg.retry_after ?? (HELD.has(msg.code) ? HELD_RETRY_MS : 1000);
+      return this.later(wait, () => ws === this.ws && this.request(req));
     }
     if (!req) return undefined; // `banned` without id: the close 4003 follows
     const game = this.games.get(req.game);
