@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from moose_server.net.outbox import Outbox
+from moose_server.net.outbox import Backlog, Outbox
 
 
 class Writer:
@@ -90,3 +90,49 @@ async def test_aclose_cancels_a_waiting_frame_and_drops_the_rest() -> None:
     await out.aclose()
     assert w.seen == [asyncio.CancelledError] and w.wire == [b"a"]
     assert out._task is None and out.size == 0
+
+
+class Held:
+    """A socket as the backlog sees it: `now` bytes queued; `dropped` once dropped."""
+
+    def __init__(self, now: int) -> None:
+        self.now, self.dropped = now, False
+
+    def queued(self) -> int:
+        return self.now
+
+    def drop_slow(self) -> None:
+        self.dropped, self.now = True, 0
+
+
+def test_past_the_instance_bound_the_sockets_holding_most_are_dropped_until_under_it() -> None:
+    backlog = Backlog(limit=100)
+    small, big, bigger = Held(10), Held(40), Held(45)
+    for held in (small, big, bigger):
+        backlog.report(held, held.now)
+    assert backlog.total == 95 and not any(h.dropped for h in (small, big, bigger))
+    late = Held(30)
+    backlog.report(late, 30)  # 125 in all: the largest goes, then 80 is under the bound
+    assert bigger.dropped and not big.dropped and not small.dropped and not late.dropped
+    assert backlog.total == 80
+
+
+def test_the_backlog_counts_again_before_dropping_anyone() -> None:
+    backlog = Backlog(limit=100)
+    drained, slow = Held(90), Held(5)
+    backlog.report(drained, 90)
+    backlog.report(slow, 5)
+    drained.now, slow.now = 0, 20  # the first one's transport drained since it reported
+    backlog.report(slow, 20)  # 110 as last reported, 20 in truth: nobody is dropped
+    assert not drained.dropped and not slow.dropped and backlog.total == 20
+
+
+def test_a_released_socket_no_longer_counts() -> None:
+    backlog = Backlog(limit=100)
+    gone = Held(80)
+    backlog.report(gone, 80)
+    backlog.release(gone)
+    backlog.release(gone)  # twice: a closing socket is released when dropped and at cleanup
+    other = Held(60)
+    backlog.report(other, 60)
+    assert backlog.total == 60 and not other.dropped

@@ -71,7 +71,6 @@ class Settings:
     trusted_proxies: str = ""  # addresses/networks whose X-Forwarded-For names the client
     code_guesses: int = 10  # failed join-code requests a client may make at once...
     code_guess_interval: float = 6.0  # ...and one more every this many seconds
-    send_buffer: int = 1 << 20  # bytes a slow client has not taken before it is dropped
     poll_interval: float = 0.25  # how often every instance looks for due deadlines
     lease: float = 5.0  # a claimed deadline comes back after this if its claimer died
     auto_delay: float = 2.0  # safety deadline of a seat the server plays at once
@@ -128,6 +127,12 @@ class Settings:
     watched_per_socket: int = 20  # games one socket watches as a spectator
     api_burst: int = 60  # HTTP API requests an address may make at once...
     api_rate: float = 10.0  # ...and this many more a second
+    # Memory (issue 22): what slow clients may hold queued, and giving it back after.
+    # Bytes one socket may hold queued (its outbox and its transport's buffer, beyond
+    # the kernel's) before it is dropped with 1013...
+    send_buffer: int = 256 * 1024
+    # ...and all sockets of the instance together: past it, those holding the most go.
+    send_buffer_total: int = 64 << 20
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -145,6 +150,7 @@ class Settings:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
+        self._check_memory()
         networks(self.trusted_proxies)  # a typo must stop the start, not trust no one
         if self.appendfsync not in APPENDFSYNC:
             raise ValueError(
@@ -176,6 +182,12 @@ class Settings:
                 raise ValueError("redis_ca_certs needs a rediss:// (TLS) Redis URL")
             if not os.path.isfile(self.redis_ca_certs):
                 raise ValueError(f"redis_ca_certs: no such file {self.redis_ca_certs!r}")
+
+    def _check_memory(self) -> None:
+        """Memory (issue 22): the bounds on what sockets hold queued."""
+        for name in ("send_buffer", "send_buffer_total"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

@@ -9,6 +9,12 @@ aiohttp to wait before writing, the frame would only go later, still in order).
 aiohttp waits when the client reads too slowly (its transport's buffer is
 full); then one task finishes that frame and writes, in order, the frames put
 meanwhile, which wait here: `size` bytes of them, for the socket to bound.
+
+`Backlog` bounds them all (issue 22): what every socket of the instance holds
+queued, ours and asyncio's transport buffer, counted as each socket last said.
+Once the sum passes its limit, the sockets holding the most are dropped until
+it is back under: 200 clients that stop reading no longer cost 200 times a
+socket's bound, but the instance's one.
 """
 
 from __future__ import annotations
@@ -17,11 +23,11 @@ import asyncio
 import types
 from collections import deque
 from collections.abc import Awaitable, Callable, Coroutine, Generator
-from typing import Any
+from typing import Any, Protocol
 
 from moose_server.tasks import cancel_and_wait
 
-__all__ = ["Outbox", "Send"]
+__all__ = ["Backlog", "Holder", "Outbox", "Send"]
 
 Send = Callable[[Any], Coroutine[Any, Any, Any]]  # e.g. `ws.send_bytes`: one frame of its payload
 
@@ -68,10 +74,58 @@ class Outbox:
             self.size = 0
             self._task = None
 
+    def discard(self) -> None:
+        """Drop the frames that wait (not the one aiohttp is writing): a client that is
+        being dropped would never read them, and they hold memory until it is cut."""
+        self._waiting.clear()
+        self.size = 0
+
     async def aclose(self) -> None:
         """Stop writing; the frames that wait are dropped."""
         if self._task is not None:
             await cancel_and_wait([self._task])
+
+
+class Holder(Protocol):
+    """A socket as the backlog sees it."""
+
+    def queued(self) -> int:
+        """Bytes it holds queued now (ours and the transport's)."""
+
+    def drop_slow(self) -> None:
+        """Drop it as a client that reads too slowly (close 1013), forgetting what waits."""
+
+
+class Backlog:
+    """The bytes every socket of the instance holds queued, bounded in all (`limit`)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.total = 0  # the sum of what each socket last reported
+        self._held: dict[Holder, int] = {}  # sockets that hold something, and how much
+
+    def report(self, holder: Holder, queued: int) -> None:
+        """`holder` holds `queued` bytes now; past the limit, drop the largest holders."""
+        self.total += queued - self._held.pop(holder, 0)
+        if queued:
+            self._held[holder] = queued
+        if self.total > self.limit:
+            self._shed()
+
+    def release(self, holder: Holder) -> None:
+        """`holder` holds nothing any more (closed, or being dropped)."""
+        self.total -= self._held.pop(holder, 0)
+
+    def _shed(self) -> None:
+        """Count again (transports drain without telling), then drop the largest holders
+        until the total is under the limit."""
+        self._held = {h: q for h in self._held if (q := h.queued())}
+        self.total = sum(self._held.values())
+        for holder in sorted(self._held, key=self._held.__getitem__, reverse=True):
+            if self.total <= self.limit:
+                break
+            self.release(holder)
+            holder.drop_slow()
 
 
 @types.coroutine

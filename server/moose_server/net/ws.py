@@ -6,10 +6,13 @@ goes to aiohttp's writer at once (`outbox.py`), so a move's `moved` and the
 events the hub sends are on the wire when they are sent, not when the loop turn
 ends. The kernel and aiohttp buffer what the client has not read; what aiohttp
 does not take meanwhile waits in the socket's outbox, and once more than
-`send_buffer` bytes wait the client reads too slowly and is dropped (close
-1013) instead of stalling the hub. Client mistakes become `error` messages with
-a stable code and the socket stays open; Redis trouble becomes `unavailable`;
-anything else is logged and answered `internal`.
+`send_buffer` bytes wait there and in the transport's buffer the client reads
+too slowly and is dropped (close 1013) instead of stalling the hub; so is the
+socket that holds the most once all of them hold more than `send_buffer_total`
+(`outbox.Backlog`). A dropped socket's waiting frames go at once. Client
+mistakes become `error` messages with a stable code and the socket stays open;
+Redis trouble becomes `unavailable`; anything else is logged and answered
+`internal`.
 
 The frames went straight to the transport before, one write per socket and loop
 turn: the whole server used 1.14-1.23x less CPU per move that way
@@ -40,7 +43,7 @@ from moose_server.lobby.matchmaking import MatchError, Matchmaker
 from moose_server.net.handlers import Handlers
 from moose_server.net.hub import Hub, Sub
 from moose_server.net.notices import CLOSE_BANNED
-from moose_server.net.outbox import Outbox, Send
+from moose_server.net.outbox import Backlog, Outbox, Send
 from moose_server.ops.metrics import Metrics
 from moose_server.ops.refusals import Refusals
 from moose_server.origins import Origins
@@ -108,6 +111,7 @@ class Doors:
         self.open: set[Socket] = set()
         self.draining = False
         self.origins = Origins(settings.allowed_origins, networks(settings.trusted_proxies))
+        self.backlog = Backlog(settings.send_buffer_total)  # what all sockets hold queued
 
     def ask_to_reconnect(self, reason: str) -> None:
         """Close every socket with 1012: the client library reconnects at once and resumes."""
@@ -191,6 +195,7 @@ class Connection:
                    "closed_by": by},
         )  # fmt: skip
         s.open.discard(self)
+        s.backlog.release(self)
         s.hub.drop(self)
         s.live.unfollow(self)
         await self._outbox.aclose()
@@ -313,12 +318,29 @@ class Connection:
 
     def _write(self, send: Send, payload: bytes | str) -> None:
         """One frame through aiohttp, after those before it; drop a client that stopped reading."""
-        if self._outbox.size > self._limit:
-            log.info("dropping a slow client (%s)", self.player,
-                     extra={"event": "slow_client", "player": self.player})  # fmt: skip
-            self._close(CLOSE_SLOW, "")
+        queued = self.queued()
+        if queued > self._limit:
+            self.drop_slow()
             return
         self._outbox.put(send, payload)
+        if queued or self._outbox.size:
+            self.doors.backlog.report(self, self.queued())
+
+    def queued(self) -> int:
+        """Bytes this socket holds queued: its outbox's and its transport's buffer."""
+        transport = self._transport
+        buffered = transport.get_write_buffer_size() if transport is not None else 0
+        return self._outbox.size + int(buffered)
+
+    def drop_slow(self) -> None:
+        """Close with 1013 a client that reads too slowly; what waits for it goes now."""
+        if self._closing:
+            return
+        log.info("dropping a slow client (%s)", self.player,
+                 extra={"event": "slow_client", "player": self.player})  # fmt: skip
+        self._outbox.discard()
+        self.doors.backlog.release(self)
+        self._close(CLOSE_SLOW, "")
 
     def send_error(
         self, code: str, message: str, msg_id: Any = None, game: str | None = None,
