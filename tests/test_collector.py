@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from moose_server.ops.collector import BUDGET, LONGEST, SHORTEST, Collector
+from moose_server.ops.heap import Heap
 from moose_server.settings import Settings
 
 
@@ -121,3 +122,26 @@ def test_gc_reclaim_comes_from_the_environment_and_must_not_be_negative() -> Non
     assert Settings().gc_reclaim > 0
     with pytest.raises(ValueError, match="gc_reclaim"):
         Settings(gc_reclaim=-1)
+
+
+class CountedHeap(Heap):
+    """The process' heap, counting what its trims gave back."""
+
+    returned = 0
+
+    def check(self) -> int:
+        returned = super().check()
+        self.returned += returned
+        return returned
+
+
+async def test_the_collector_hands_freed_heap_memory_back_on_its_clock() -> None:
+    heap = CountedHeap.open(threshold=8 << 20)
+    if heap is None:
+        pytest.skip("no glibc >= 2.33 here")
+    async with running(Collector(0, longest=SHORTEST, heap=heap, trim_every=TICK)):
+        blocks = [bytes([i % 256]) * 16_000 for i in range(2048)]  # 32 MiB, resident
+        kept = blocks[::10]  # pins what lies between, as live objects do in a server
+        del blocks
+        assert await until(lambda: heap.returned > 16 << 20, 2.0), heap.returned
+        assert kept

@@ -53,6 +53,7 @@ from moose_server.net.notices import Notices
 from moose_server.net.waiting import Waiting
 from moose_server.net.ws import DOORS, Doors, websocket
 from moose_server.ops.collector import Collector
+from moose_server.ops.heap import Heap
 from moose_server.ops.liveness import Liveness
 from moose_server.ops.metrics import Exporter, Metrics
 from moose_server.ops.observe import Observer, collections_timed, watch_loop
@@ -314,7 +315,8 @@ async def serve(settings: Settings) -> None:
     try:
         site = web.TCPSite(runner, settings.host, settings.port)
         await site.start()
-        collector = asyncio.create_task(Collector(settings.gc_reclaim).run(), name="collector")
+        clock = Collector(settings.gc_reclaim, heap=Heap.open(settings.malloc_trim))
+        collector = asyncio.create_task(clock.run(), name="collector")
         log.info(
             "Moose House %s listening on http://%s:%d (WebSocket at /ws)",
             settings.instance_id, settings.host, settings.port,

@@ -133,6 +133,9 @@ class Settings:
     send_buffer: int = 256 * 1024
     # ...and all sockets of the instance together: past it, those holding the most go.
     send_buffer_total: int = 64 << 20
+    # Free heap (glibc) above which the collector hands memory back to the OS
+    # (malloc_trim) once it has grown by that much since the last time; 0: never.
+    malloc_trim: int = 16 << 20
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -188,6 +191,8 @@ class Settings:
         for name in ("send_buffer", "send_buffer_total"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
+        if self.malloc_trim < 0:
+            raise ValueError("malloc_trim must not be negative")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:

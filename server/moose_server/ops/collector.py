@@ -24,7 +24,10 @@ While `Collector.run` runs, the automatic collector is off and:
 - every `reclaim` s (`MOOSE_GC_RECLAIM`) everything is unfrozen and collected
   once, which frees the cycles that died among frozen objects (a closed socket's
   transport is one). That one pause grows with the players connected; the
-  metrics and the log give its length and what it freed.
+  metrics and the log give its length and what it freed;
+- every `TRIM_EVERY` s it asks glibc how much of its heap is free and hands it
+  back to the OS once enough was freed (`heap.Heap`, issue 22): what a burst of
+  slow clients took comes back instead of staying in the RSS.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ import gc
 import logging
 import time
 
+from moose_server.ops.heap import Heap
+
 __all__ = ["Collector"]
 
 log = logging.getLogger(__name__)
@@ -41,15 +46,19 @@ log = logging.getLogger(__name__)
 SHORTEST = 0.05  # seconds between young collections, at least...
 LONGEST = 1.0  # ...and at most
 BUDGET = 0.005  # seconds of CPU a collection should take at most
+TRIM_EVERY = 5.0  # seconds between looks at the C heap (mallinfo2: ~0.1-1 ms each)
 
 
 class Collector:
     """Owns the cyclic collector of this process while `run` runs."""
 
     def __init__(
-        self, reclaim: float, shortest: float = SHORTEST, longest: float = LONGEST
-    ) -> None:
+        self, reclaim: float, shortest: float = SHORTEST, longest: float = LONGEST,
+        heap: Heap | None = None, trim_every: float = TRIM_EVERY,
+    ) -> None:  # fmt: skip
         self.reclaim = reclaim  # seconds between full collections of everything; 0: never
+        self.heap = heap  # trimmed now and then; None: never
+        self.trim_every = trim_every  # seconds between looks at the heap
         self.shortest, self.longest = shortest, longest
         self.interval = shortest  # seconds between young collections now
 
@@ -60,6 +69,7 @@ class Collector:
         gc.collect()
         gc.freeze()  # what lives as long as the process: modules, classes, functions
         next_reclaim = time.monotonic() + self.reclaim
+        next_trim = time.monotonic() + self.trim_every
         try:
             while True:
                 await asyncio.sleep(self.interval)
@@ -70,6 +80,9 @@ class Collector:
                 if self.reclaim and time.monotonic() >= next_reclaim:
                     self.full()
                     next_reclaim = time.monotonic() + self.reclaim
+                if self.heap is not None and time.monotonic() >= next_trim:
+                    self.heap.check()
+                    next_trim = time.monotonic() + self.trim_every
         finally:
             gc.unfreeze()
             if was_enabled:
