@@ -54,11 +54,11 @@ def rss(pid: int) -> int:
     raise AssertionError("no VmRSS")
 
 
-def test_a_trim_hands_freed_memory_back_and_only_once_enough_was_freed() -> None:
+def test_a_trim_hands_freed_memory_back_and_only_once_enough_is_free() -> None:
     heap = Heap.open(threshold=16 * MIB)
     if heap is None:
         pytest.skip("no glibc >= 2.33 here")
-    assert heap.check() == 0  # nothing freed yet
+    heap.check()  # whatever earlier tests left
     # Blocks malloc keeps in its heap (over 512 B, under its mmap threshold), each tenth
     # kept alive so that the freed ones between cannot go back from the top of the heap.
     blocks = [bytes([i % 256]) * 16_000 for i in range(4096)]  # written: resident
@@ -66,7 +66,8 @@ def test_a_trim_hands_freed_memory_back_and_only_once_enough_was_freed() -> None
     del blocks
     returned = heap.check()
     assert returned > 32 * MIB, returned
-    assert heap.check() == 0  # nothing freed since
+    assert heap.check() < 4 * MIB  # nothing more to hand back
+    assert Heap(heap._libc, threshold=1 << 40).check() == 0  # not that much free
     assert kept
 
 

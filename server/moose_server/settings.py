@@ -133,8 +133,8 @@ class Settings:
     send_buffer: int = 256 * 1024
     # ...and all sockets of the instance together: past it, those holding the most go.
     send_buffer_total: int = 64 << 20
-    # Free heap (glibc) above which the collector hands memory back to the OS
-    # (malloc_trim) once it has grown by that much since the last time; 0: never.
+    # Free bytes in glibc's heap from which the collector hands free pages back to
+    # the OS (malloc_trim; it looks every 5 s); 0: never.
     malloc_trim: int = 16 << 20
 
     def __post_init__(self) -> None:

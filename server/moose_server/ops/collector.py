@@ -26,7 +26,7 @@ While `Collector.run` runs, the automatic collector is off and:
   transport is one). That one pause grows with the players connected; the
   metrics and the log give its length and what it freed;
 - every `TRIM_EVERY` s it asks glibc how much of its heap is free and hands it
-  back to the OS once enough was freed (`heap.Heap`, issue 22): what a burst of
+  back to the OS when enough is (`heap.Heap`, issue 22): what a burst of
   slow clients took comes back instead of staying in the RSS.
 """
 

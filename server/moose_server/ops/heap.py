@@ -5,8 +5,8 @@ glibc's malloc keeps what was freed for later: it returns memory to the OS only
 from the top of its heap, and one object still alive above a freed region pins
 all of it. A burst of clients that stop reading (issue 22) fills the heap with
 the frames queued for them; once they are dropped those are freed, but the RSS
-stayed where the burst left it (55 -> 363 -> 363 MiB, deploy/README.md, "Memory
-and garbage collection"). `malloc_trim(0)` gives back every whole free page
+stayed where the burst left it (55 MiB, 361 at the peak, 361 after:
+deploy/README.md, "Slow clients and memory"). `malloc_trim(0)` gives back every whole free page
 wherever it lies (glibc >= 2.8), and `mallinfo2()` (glibc >= 2.33) says how
 many bytes are free; both through ctypes, as no maintained package wraps them.
 Elsewhere (musl, macOS) `Heap.open` finds no glibc and the instance never trims.
@@ -31,12 +31,11 @@ class _Mallinfo2(ctypes.Structure):
 
 
 class Heap:
-    """glibc's malloc in this process: its free bytes, and a trim once enough was freed."""
+    """glibc's malloc in this process: its free bytes, and a trim when enough are free."""
 
     def __init__(self, libc: ctypes.CDLL, threshold: int) -> None:
         self._libc = libc
-        self.threshold = threshold  # bytes freed since the last trim that make a trim worth it
-        self._low = self.free()  # the least free since the last trim
+        self.threshold = threshold  # free bytes that make a trim worth it
 
     @classmethod
     def open(cls, threshold: int) -> Heap | None:
@@ -56,18 +55,21 @@ class Heap:
         return int(self._libc.mallinfo2().fordblks)
 
     def check(self) -> int:
-        """Trim if `threshold` bytes were freed since the free count was lowest; the bytes
-        of RSS that went (0: no trim)."""
-        free = self.free()
-        self._low = min(self._low, free)
-        if free - self._low < self.threshold:
+        """Trim if `threshold` bytes or more are free; the bytes of RSS that went (0: none).
+
+        The free count does not say which free pages are still resident (trimmed
+        pages stay counted free, and reusing them makes them resident again), so
+        every look with that much free trims: with nothing to hand back a trim
+        takes ~2 ms, and the collector looks every few seconds.
+        """
+        if self.free() < self.threshold:
             return 0
         before = _rss()
         self._libc.malloc_trim(0)
-        self._low = free  # pages trimmed stay counted free; they are what reuse takes first
         returned = max(0, before - _rss())
-        log.info("returned %.0f MiB of freed memory to the OS", returned / 2**20,
-                 extra={"event": "malloc_trim"})  # fmt: skip
+        level = logging.INFO if returned >= self.threshold else logging.DEBUG
+        log.log(level, "returned %.0f MiB of freed memory to the OS", returned / 2**20,
+                extra={"event": "malloc_trim"})  # fmt: skip
         return returned
 
 
