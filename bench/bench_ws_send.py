@@ -37,6 +37,7 @@ sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 import aiohttp  # noqa: E402
 from aiohttp import web  # noqa: E402
 
+from moose_server.net.outbox import Backlog  # noqa: E402
 from moose_server.net.ws import Connection  # noqa: E402
 from moose_server.settings import Settings  # noqa: E402
 from moose_server.storage.embedded import free_port  # noqa: E402
@@ -64,7 +65,10 @@ class Bench:
         self.ready = asyncio.Event()
         self.done = asyncio.Event()
         self.wanted = 0
-        self.doors: Any = SimpleNamespace(settings=Settings())
+        settings = Settings()
+        self.doors: Any = SimpleNamespace(
+            settings=settings, backlog=Backlog(settings.send_buffer_total)
+        )
 
     async def handler(self, request: web.Request) -> web.WebSocketResponse:
         ws = web.WebSocketResponse(compress=False)
