@@ -318,12 +318,14 @@ class Connection:
 
     def _write(self, send: Send, payload: bytes | str) -> None:
         """One frame through aiohttp, after those before it; drop a client that stopped reading."""
-        queued = self.queued()
+        # queued(), inline: this runs for every frame of every socket.
+        transport, outbox = self._transport, self._outbox
+        queued = outbox.size + (transport.get_write_buffer_size() if transport is not None else 0)
         if queued > self._limit:
             self.drop_slow()
             return
-        self._outbox.put(send, payload)
-        if queued or self._outbox.size:
+        outbox.put(send, payload)
+        if queued or outbox.size:
             self.doors.backlog.report(self, self.queued())
 
     def queued(self) -> int:
