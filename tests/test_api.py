@@ -160,3 +160,88 @@ async def test_a_404_quotes_no_markup_from_the_request(moose_server: Any):
     assert b"<" not in raw and b">" not in raw  # as the JSON escapes \u003c and \u003e
     answer = json.loads(raw)
     assert answer["error"] == "no_such_player" and name[:24] in answer["message"]
+
+
+# -- the page's needs (issue 24, site): paging, a seat's profile, register keeps all ----
+
+
+async def rated_game(url: str, ws_client: Any, name: str) -> tuple[Any, dict[str, Any]]:
+    """`name` (a raw JSON socket) plays one queue game against a rated client bot; the
+    socket and its `match`. The person never moves: their turns run out, then the
+    server plays their seat, so the game ends quickly."""
+    bot = asyncio.create_task(
+        moose.play_bot(url, "greedy", name=f"{name}-bot", min_players=2, max_players=2)
+    )
+    person = await ws_client(url, name, binary=False)
+    await person.request("queue", min_players=2, max_players=2)
+    match = await person.expect(type="match")
+    async with asyncio.timeout(60):
+        while not any(m.get("type") == "event" and m.get("game") == match["game"]
+                      and m["event"]["kind"] == "over" for m in person.received):  # fmt: skip
+            await asyncio.sleep(0.05)
+    await asyncio.wait_for(bot, 60)
+    return person, match
+
+
+async def test_register_keeps_a_guests_rating_and_history(moose_server: Any, ws_client: Any):
+    url = await moose_server(provisional_games=1, turn_time=0.3, answer_time=0.3)
+    ann, match = await rated_game(url, ws_client, "ann")
+    before = await ann.request("profile")
+    assert before["account"] is False and before["games"] == 1 and before["history"]
+    [entry] = before["history"]
+    assert entry["game"] == match["game"] and entry["players"][entry["seat"]] == ann.player
+    weak = await ann.request("register", password="short")
+    assert weak["type"] == "error" and weak["code"] == "bad_password"
+    assert (await ann.request("profile"))["account"] is False  # nothing changed
+    done = await ann.request("register", password="lantern moose quill 88")
+    assert done["type"] == "registered" and done["player"] == ann.player
+    after = await ann.request("profile", name="ANN")  # a look-alike of the account's name
+    assert after["account"] is True
+    assert {k: after[k] for k in ("player", "rating", "games", "history", "rank")} == {
+        k: before[k] for k in ("player", "rating", "games", "history", "rank")
+    }
+
+
+async def test_a_seats_profile_is_found_by_game_and_seat(moose_server: Any, ws_client: Any):
+    url = await moose_server(provisional_games=1, turn_time=0.3, answer_time=0.3)
+    ann, match = await rated_game(url, ws_client, "ann")
+    other = 1 - match["seat"]
+    fan = await ws_client(url, "fan", binary=False)
+    found = await fan.request("profile", game=match["game"], seat=other)
+    assert found["type"] == "profile" and found["bot"] is True
+    assert found["name"] == match["names"][other]
+    mine = await fan.request("profile", game=match["game"], seat=match["seat"])
+    assert mine["player"] == ann.player
+    bad = await fan.request("profile", game=match["game"], seat=2)
+    assert bad["type"] == "error" and bad["code"] == "bad_message"
+    missing = await fan.request("profile", game="g_0000000000", seat=0)
+    assert missing["type"] == "error" and missing["code"] == "no_such_game"
+    # The server's own bot has no profile; a stranger may not look into a private game.
+    host = await ws_client(url, "hugo", binary=False)
+    table = await host.request("create_table", players=2)
+    await host.request("add_bot", code=table["code"], bot="greedy")
+    await host.request("start_table", code=table["code"])
+    private = await host.expect(type="match")
+    none = await host.request("profile", game=private["game"], seat=1)
+    assert none["type"] == "error" and none["code"] == "no_such_player"
+    hidden = await fan.request("profile", game=private["game"], seat=0)
+    assert hidden["type"] == "error" and hidden["code"] == "not_in_game"
+
+
+async def test_leaderboards_are_paged(moose_server: Any, ws_client: Any):
+    url = await moose_server(provisional_games=1, turn_time=0.3, answer_time=0.3)
+    for name in ("ann", "bea"):
+        await rated_game(url, ws_client, name)
+    reader = await ws_client(url, "reader", binary=False)
+    whole = await reader.request("leaderboard", kind="humans", limit=10)
+    assert whole["total"] == 2 and whole["offset"] == 0 and len(whole["players"]) == 2
+    second = await reader.request("leaderboard", kind="humans", limit=1, offset=1)
+    assert second["total"] == 2 and second["players"] == whole["players"][1:]
+    past = await reader.request("leaderboard", kind="humans", limit=1, offset=5)
+    assert past["players"] == [] and past["total"] == 2
+    bad = await reader.request("leaderboard", offset=-1)
+    assert bad["type"] == "error" and bad["code"] == "bad_message"
+    status, page = await get(http_base(url), "/api/leaderboard?kind=humans&limit=1&offset=1")
+    assert status == 200 and page["players"] == second["players"] and page["total"] == 2
+    status, wrong = await get(http_base(url), "/api/leaderboard?offset=x")
+    assert status == 400 and wrong["error"] == "bad_message"

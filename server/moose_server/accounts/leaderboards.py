@@ -23,6 +23,7 @@ __all__ = ["BoardError", "Boards"]
 
 MAX_LIMIT = 100
 DEFAULT_LIMIT = 20
+MAX_OFFSET = 1_000_000  # a page further down than any board's end is simply empty
 
 
 class BoardError(Refusal):
@@ -43,6 +44,13 @@ def check_limit(limit: object) -> int:
     return limit
 
 
+def check_offset(offset: object) -> int:
+    """0 to MAX_OFFSET, or BoardError bad_message."""
+    if isinstance(offset, bool) or not isinstance(offset, int) or not 0 <= offset <= MAX_OFFSET:
+        raise BoardError("bad_message", f"offset is 0 to {MAX_OFFSET}")
+    return offset
+
+
 def _summary(player: str, p: dict[str, str]) -> dict[str, Any]:
     mu, sigma = float(p.get("mu", ratings.MU)), float(p.get("sigma", ratings.SIGMA))
     return {"player": player, "name": p.get("name", ""), "rating": ratings.display(mu, sigma),
@@ -56,11 +64,18 @@ class Boards:
         self.players = players
         self.settings = settings
 
-    async def top(self, kind: str, limit: int) -> list[dict[str, Any]]:
-        """The best `limit` players of the humans' or the bots' leaderboard, best first."""
-        rows = await self.players.top(check_kind(kind), check_limit(limit))
+    async def top(self, kind: str, limit: int, offset: int = 0) -> list[dict[str, Any]]:
+        """`limit` players of the humans' or the bots' leaderboard from place `offset` + 1,
+        best first."""
+        rows = await self.players.top(check_kind(kind), check_limit(limit), check_offset(offset))
         profiles = await self.players.profiles([p for p, _ in rows])
         return [_summary(p, prof) for (p, _), prof in zip(rows, profiles, strict=True) if prof]
+
+    async def page(self, kind: str, limit: int, offset: int) -> dict[str, Any]:
+        """One page of a leaderboard: its `kind`, `offset`, `total` players and `players`."""
+        players = await self.top(kind, limit, offset)
+        total = await self.players.board_size(kind)
+        return {"kind": kind, "offset": offset, "total": total, "players": players}
 
     async def find(self, player: str | None = None, name: str | None = None) -> str:
         """The player id of `player`, or of the account called `name`; or no_such_player."""

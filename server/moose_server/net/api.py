@@ -1,6 +1,8 @@
 """The read-only HTTP JSON API, for web pages and tools (the same data as the protocol).
 
-    GET /api/leaderboard?limit=N&kind=humans|bots  {"kind", "players": [player, ...]}, best first
+    GET /api/leaderboard?limit=N&offset=M&kind=humans|bots
+                                                   {"kind", "offset", "total",
+                                                   "players": [player, ...]}, best first
     GET /api/players/{player}                      a player (an id, or an account's name)
                                                    with "provisional", "account", "rank"
                                                    and "history"
@@ -94,9 +96,10 @@ async def leaderboard(api: Api, request: web.Request) -> dict[str, Any]:
     kind = request.query.get("kind", "humans")
     try:
         limit = int(request.query.get("limit", DEFAULT_LIMIT))
+        offset = int(request.query.get("offset", 0))
     except ValueError:
-        raise Refusal("bad_message", "limit is a number") from None
-    return {"kind": kind, "players": await api.boards.top(kind, limit)}
+        raise Refusal("bad_message", "limit and offset are numbers") from None
+    return await api.boards.page(kind, limit, offset)
 
 
 async def player(api: Api, request: web.Request) -> dict[str, Any]:

@@ -206,14 +206,27 @@ class Handlers:
     async def leaderboard(self, conn: Session, msg: Message) -> Message:
         """The best players of the humans' or the bots' leaderboard."""
         kind, limit = msg.get("kind", "humans"), msg.get("limit", DEFAULT_LIMIT)
-        players = await self.boards.top(kind, limit)
-        return {"type": "leaderboard", "kind": kind, "players": players}
+        return {"type": "leaderboard", **await self.boards.page(kind, limit, msg.get("offset", 0))}
 
     async def profile(self, conn: Session, msg: Message) -> Message:
-        """A player's rating, rank and history (by id or account name; default: our own)."""
+        """A player's rating, rank and history (by id, account name, or seat of a game
+        this player may watch; default: our own)."""
         player, name = msg.get("player"), msg.get("name")
+        if msg.get("game") is not None:
+            player = await self._seat_player(conn, msg["game"], msg.get("seat"))
         found = await self.boards.find(player, name) if player or name else _player(conn)
         return {"type": "profile", **await self.boards.profile(found, await self.store.now_ms())}
+
+    async def _seat_player(self, conn: Session, game_id: str, seat: object) -> str:
+        """The player at `seat` of a game this player may watch; no_such_player for a server
+        bot's seat or a seat the game does not have."""
+        game = await self._visible(conn, game_id, None)
+        if not isinstance(seat, int) or not 0 <= seat < len(game.players):
+            raise ProtocolError("bad_message", f"seat is 0 to {len(game.players) - 1}")
+        player = game.players[seat]
+        if player is None or game.bots[seat] is not None:
+            raise GameError("no_such_player", "a server bot has no profile")
+        return player
 
     async def _resume(self, conn: Session) -> list[str]:
         """Follow the player's unfinished games again; an away seat comes back."""

@@ -54,6 +54,12 @@ def standings(game: Game) -> list[Standing | None]:
     return [Standing(p["mu"], p["sigma"], p["games"]) if p else None for p in profiles]
 
 
+def _profiled(game: Game) -> list[str | None]:
+    """Each seat's player id where it has a profile to open (None: a server bot)."""
+    profiles = game.profiles or [None] * len(game.players)
+    return [p if prof else None for p, prof in zip(game.players, profiles, strict=True)]
+
+
 class Results:
     """Rates finished games (see the module docstring); one per instance."""
 
@@ -136,7 +142,7 @@ class Results:
                 continue  # a server bot, or too few rated seats to learn anything
             before, after = change
             entry = {"game": game.id, "time": ended, "seat": k, "names": game.names,
-                     "bots": bots, "scores": scores, "place": places[k],
+                     "players": _profiled(game), "bots": bots, "scores": scores, "place": places[k],
                      "rating": after.rating, "change": after.rating - before.rating,
                      "private": game.code is not None}  # fmt: skip
             seats.append(RatedSeat(player, game.names[k], bots[k], after.mu - before.mu,

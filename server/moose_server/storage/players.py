@@ -134,10 +134,16 @@ class PlayerStore:
         got = await self.batch.run_script(self._rate, keys, argv)
         return _text(got) == "ok"
 
-    async def top(self, kind: str, limit: int) -> list[tuple[str, int]]:
-        """The best `limit` players of a leaderboard: (player, rating), best first."""
-        rows = await self.redis.zrevrange(top_key(kind), 0, limit - 1, withscores=True)
+    async def top(self, kind: str, limit: int, offset: int = 0) -> list[tuple[str, int]]:
+        """`limit` players of a leaderboard from place `offset` + 1: (player, rating),
+        best first."""
+        key = top_key(kind)
+        rows = await self.redis.zrevrange(key, offset, offset + limit - 1, withscores=True)
         return [(str(_text(p)), int(score)) for p, score in rows]
+
+    async def board_size(self, kind: str) -> int:
+        """How many players a leaderboard holds."""
+        return int(await self.redis.zcard(top_key(kind)))
 
     async def rank(self, kind: str, player: str) -> int | None:
         """The player's place on a leaderboard (1 = best), or None when not on it."""
