@@ -75,7 +75,8 @@ class Boards:
         """One page of a leaderboard: its `kind`, `offset`, `total` players and `players`."""
         players = await self.top(kind, limit, offset)
         total = await self.players.board_size(kind)
-        return {"kind": kind, "offset": offset, "total": total, "players": players}
+        return {"kind": kind, "offset": offset, "total": total, "players": players,
+                "provisional_games": self.settings.provisional_games}  # fmt: skip
 
     async def find(self, player: str | None = None, name: str | None = None) -> str:
         """The player id of `player`, or of the account called `name`; or no_such_player."""
@@ -92,6 +93,7 @@ class Boards:
             raise BoardError("no_such_player", f"no player {player[:24]!r} has a rating")
         out = _summary(player, p)
         out["provisional"] = out["games"] < self.settings.provisional_games
+        out["provisional_games"] = self.settings.provisional_games
         out["account"] = "gen" in p
         out["rank"] = await self.players.rank("bots" if out["bot"] else "humans", player)
         history = []

@@ -1,6 +1,7 @@
 """The browser client: the static files of web/, served by every instance.
 
-`/`, `/t/{code}` (a private table's invitation) and `/w/{game}` (watch a game)
+`/`, `/t/{code}` (a private table's invitation), `/w/{game}` (watch a game),
+`/p/{player}` (a profile), `/leaderboard`, `/leaderboard/bots` and `/account`
 all answer the same page; the page reads the path itself and speaks only the
 public protocol over `/ws`. The files are read once at start-up. Their URLs
 carry a digest of all of them (`/static/<digest>/app.js`), so a browser may keep
@@ -109,7 +110,8 @@ def _answer(request: web.Request, item: _File, cache: str) -> web.Response:
 
 
 async def page(request: web.Request) -> web.Response:
-    """GET /, /t/{code}, /w/{game}: the page (it reads the path itself)."""
+    """GET /, /t/{code}, /w/{game}, /p/{player}, /leaderboard, /account: the page (it
+    reads the path itself)."""
     return _answer(request, request.app[WEB_FILES].page, REVALIDATE)
 
 
@@ -136,4 +138,9 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/", page)
     app.router.add_get(r"/t/{code:[A-Za-z0-9-]{1,16}}", page)
     app.router.add_get(r"/w/{game:[A-Za-z0-9_]{1,64}}", page)
+    # The site's pages (issue 24, site): a profile, the leaderboards, the account.
+    app.router.add_get(r"/p/{player:[^/]{1,100}}", page)
+    app.router.add_get("/leaderboard", page)
+    app.router.add_get("/leaderboard/bots", page)
+    app.router.add_get("/account", page)
     app.router.add_get(r"/static/{version:[0-9a-f_]{1,64}}/{name:[a-z0-9_-]+\.[a-z]+}", static)

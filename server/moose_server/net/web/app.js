@@ -6,11 +6,14 @@ import { Game } from "./game.js";
 import { duration, language, setLanguage, t } from "./i18n.js";
 import { Net } from "./net.js";
 import { queuedText, renderLobby, renderTable } from "./screens.js";
+import { accountBar, accountPage, accountPanel, guestNote, initAccount, offerLogin } from "./account.js";
+import { loadPage, navLink, profilePath, renderPage, routeOf } from "./pages.js";
 
 const NAME = "moose.name";
 const root = document.getElementById("app");
 const state = {
-  screen: "lobby", // lobby | table | game
+  screen: "lobby", // lobby | table | game | site (a page of pages.js / account.js)
+  page: null, // the site page shown: routeOf(location), with its data once loaded
   name: localStorage.getItem(NAME) || "", // as typed
   listing: null,
   queued: null, // {min, max, since}
@@ -28,6 +31,10 @@ const state = {
 };
 
 const net = new Net({ onMessage, onOpen: follow, onResume, onStatus });
+initAccount({
+  net, render, session: startSession, errorText, prepare: () => session(),
+  notice: (text) => { state.notice = text; render(); },
+});
 
 // -- what the server says ---------------------------------------------------------
 
@@ -78,6 +85,8 @@ function noteRenamed(welcome) {
 async function onResume(welcome) {
   // A new socket: carry on where we were.
   noteRenamed(welcome);
+  if (state.account && !welcome.account) state.notice = t("acct_logged_out_elsewhere");
+  state.account = welcome.account;
   const game = state.game;
   if (game && game.seat !== null && !game.over) sync(game);
   else if (game && !game.over) send("watch", { game: game.id });
@@ -99,10 +108,19 @@ const act = {
     state.name = value;
     localStorage.setItem(NAME, value.trim());
   },
+  // The lobby's note follows the name as it is typed (without redrawing the input).
+  typed() {
+    const note = root.querySelector('[data-testid="guest-note"]');
+    const fresh = guestNote(state.name);
+    if (note && fresh) {
+      note.className = fresh.className;
+      note.textContent = fresh.textContent;
+    }
+  },
   async queue(low, high) {
     const [min, max] = [Math.min(low, high), Math.max(low, high)];
     state.range = [min, max];
-    if (!(await session())) return;
+    if (!(await session(() => act.queue(low, high)))) return;
     const ans = await ask("queue", { min_players: min, max_players: max });
     if (ans) state.queued = { min, max, since: ans.server_time };
     render();
@@ -112,12 +130,12 @@ const act = {
     await ask("leave_queue");
   },
   async create(players) {
-    if (!(await session())) return;
+    if (!(await session(() => act.create(players)))) return;
     const table = await ask("create_table", { players });
     if (table) showTable(table);
   },
   async join(code) {
-    if (!(await session())) return;
+    if (!(await session(() => act.join(code)))) return;
     const table = await ask("join_table", { code: code.trim().toUpperCase() });
     if (table) showTable(table);
   },
@@ -165,6 +183,10 @@ const gameActions = {
   back() {
     send("ping"); // any message brings an away seat back
   },
+  async openProfile(game, seat) {
+    const found = await ask("profile", { game, seat });
+    if (found) navigate(profilePath(found));
+  },
   async report(seat) {
     const game = state.game;
     const name = game.names[seat];
@@ -187,7 +209,8 @@ const gameActions = {
 };
 
 // The player's name is theirs: a new name (before playing) is a new session.
-async function session() {
+// `then`: what to do once logged in, when the name is an account's.
+async function session(then = null) {
   const input = document.getElementById("name");
   const name = (input ? input.value : state.name).trim();
   if (!name || name.length > 24) {
@@ -197,19 +220,37 @@ async function session() {
     return false;
   }
   act.setName(name);
-  if (net.welcome && net.welcome.name !== name) {
+  if (net.welcome && !net.welcome.account && net.welcome.name !== name) {
     state.busy = true;
     render();
     try {
-      await net.rename(name);
+      await startSession(await net.switchTo({ name }));
     } catch (err) {
-      state.error = errorText(err);
+      // An account's name: log in on the spot, then do what was asked.
+      if (err.code === "name_taken") offerLogin(name, then);
+      else state.error = errorText(err);
       return false;
     } finally {
       state.busy = false;
+      render();
     }
   }
   return true;
+}
+
+// A new session (another name, a login, a logout): what the page showed of the old
+// player goes; the new one's games, table and name come.
+async function startSession(welcome, { loggedOut = false } = {}) {
+  if (state.game && state.game.seat === null && !state.game.over) send("unwatch", { game: state.game.id });
+  Object.assign(state, { game: null, table: null, queued: null, download: null, selected: null, error: "", notice: "" });
+  state.account = welcome.account;
+  if (loggedOut) act.setName("");
+  else if (!/^guest(-[0-9a-f]+)?$/.test(welcome.name)) act.setName(welcome.name);
+  if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
+  else if (welcome.table) showTable(welcome.table);
+  else if (state.screen !== "site") state.screen = "lobby";
+  if (state.page && state.page.screen === "profile") showPath();
+  render();
 }
 
 async function ask(type, fields = {}) {
@@ -241,7 +282,7 @@ function sync(game) {
   send("sync", fields);
 }
 
-function openGame(id, seat, match = null) {
+function openGame(id, seat, match = null, show = true) {
   const game = new Game(id, seat);
   if (match) {
     game.names = match.names || [];
@@ -251,6 +292,7 @@ function openGame(id, seat, match = null) {
   state.game = game;
   state.selected = null;
   state.download = null;
+  if (!show) return game;
   state.screen = "game";
   if (seat !== null) history.replaceState(null, "", "/");
   return game;
@@ -266,6 +308,36 @@ function showTable(table) {
   state.table = table;
   state.invited = null;
   go("table", `/t/${table.code}`);
+}
+
+// A page of the site (a profile, the leaderboards, the account), with its own URL.
+function navigate(path) {
+  if (location.pathname + location.search !== path) history.pushState(null, "", path);
+  showPath();
+}
+
+// Show what the address says: a site page (loaded anew), else the lobby or our game.
+function showPath() {
+  const route = routeOf(location);
+  state.error = "";
+  if (route) {
+    state.screen = "site";
+    state.page = route;
+    if (route.screen !== "account") {
+      loadPage(route, (done) => {
+        if (state.page !== done) return;
+        // An account's profile has its name in the address.
+        if (done.data && done.data.account && done.screen === "profile") history.replaceState(null, "", profilePath(done.data) + location.search);
+        render();
+      });
+    }
+    render();
+    window.scrollTo(0, 0);
+    return;
+  }
+  state.page = null;
+  if (state.screen === "site") state.screen = state.game ? "game" : state.table ? "table" : "lobby";
+  render();
 }
 
 function go(screen, path) {
@@ -304,6 +376,7 @@ function render() {
   replace(
     root,
     header(),
+    accountPanel(),
     state.error ? h("p", { class: "banner error", role: "alert", testid: "error" }, state.error) : null,
     state.notice ? h("p", { class: "banner", role: "status", testid: "notice" }, state.notice) : null,
     content,
@@ -319,6 +392,10 @@ function render() {
 }
 
 function screenContent() {
+  if (state.screen === "site" && state.page) {
+    if (state.page.screen === "account") return accountPage();
+    return renderPage(state.page, { me: net.welcome && net.welcome.player, provisionalGames: state.page.data ? state.page.data.provisional_games : 5 });
+  }
   if (state.screen === "game" && state.game) {
     return renderGame({
       game: state.game, selected: state.selected, now: () => net.now(),
@@ -330,6 +407,8 @@ function screenContent() {
   }
   state.screen = "lobby";
   return renderLobby({
+    account: net.welcome && net.welcome.account ? net.welcome.name : null,
+    note: guestNote(state.name),
     name: state.name, listing: state.listing, queued: state.queued, range: state.range,
     invited: state.invited, busy: state.busy, now: () => net.now(), act,
   });
@@ -342,6 +421,8 @@ function header() {
     h("h1", {}, h("a", { href: "/", onclick: (e) => { e.preventDefault(); if (state.screen !== "table") gameActions.leave(); } }, t("title"))),
     h("p", { class: "tagline" }, t("tagline")),
     h("p", { class: "conn", role: "status", id: "conn" }, statusText()),
+    h("nav", { class: "site-nav", "aria-label": t("site_board_title") }, navLink("/leaderboard", { testid: "leaderboard-link" }, t("site_leaderboard"))),
+    accountBar(),
     h("button", { class: "lang", testid: "lang-button", onclick: toggleLanguage }, t("switch_lang")),
   );
 }
@@ -381,7 +462,16 @@ async function boot() {
   setInterval(tick, 500);
   window.addEventListener("popstate", () => {
     if (location.pathname === "/" && state.screen === "game" && state.game && state.game.seat === null) gameActions.leave();
+    else showPath();
   });
+  // The site's own links (a[data-nav]) change the page without loading it again.
+  root.addEventListener("click", (e) => {
+    const link = e.target.closest && e.target.closest("a[data-nav]");
+    if (!link || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+    e.preventDefault();
+    navigate(link.getAttribute("href"));
+  });
+  if (routeOf(location)) showPath();
   let welcome;
   try {
     welcome = await net.open(state.name.trim() || "guest");
@@ -391,8 +481,15 @@ async function boot() {
     return;
   }
   if (!state.name && welcome.name !== "guest") state.name = welcome.name;
+  state.account = welcome.account;
   noteRenamed(welcome);
-  if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
+  // The name kept from last time is an account's now: offer to log in with it.
+  if (net.taken) offerLogin(net.taken);
+  if (routeOf(location)) {
+    // A page of the site was asked for: it stays, and our game is followed behind it.
+    if (welcome.games && welcome.games.length) sync(openGame(welcome.games[0], null, null, false));
+    state.screen = "site";
+  } else if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   else if (welcome.table) showTable(welcome.table);
   else if (kind === "w" && arg) await act.watch(arg);
   else if (state.invited && state.name) await act.join(state.invited);

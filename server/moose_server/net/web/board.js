@@ -2,6 +2,7 @@
 
 import { h, icon } from "./dom.js";
 import { cardName, duration, roomName, t } from "./i18n.js";
+import { ratingChange, seatName } from "./pages.js";
 
 // ctx: {game, selected, now, select(card), play(move), back(), leave(), download}
 export function renderGame(ctx) {
@@ -96,7 +97,7 @@ function seatPanel(ctx, seat) {
       "header",
       {},
       view.to_act === seat && !view.over ? h("span", { class: "turn-mark", "aria-hidden": "true" }, "▶") : null,
-      h("span", { class: "name" }, game.names[seat] || t("seat_n", { n: seat + 1 })),
+      seatName(ctx, seat),
       badges,
       h("span", { class: "rating", testid: "rating", title: t("rating") }, game.rating(seat)),
       // Any other person at the table may be reported to the moderators.
@@ -232,6 +233,7 @@ function gameOver(ctx) {
     { class: "panel over", testid: "game-over" },
     h("h2", {}, t("game_over"), result ? ` — ${result}` : ""),
     h("p", {}, t("winners", { names: winners.map((s) => game.name(s)).join(", ") }), " ", t("fewest")),
+    ratingChange(game),
     h("table", { testid: "scores" }, h("thead", {}, h("tr", {}, h("th", {}, t("player_col")), h("th", {}, t("score_col")))), h("tbody", {}, rows)),
     h(
       "p",
@@ -247,6 +249,7 @@ function logPanel(game) {
     "section",
     { class: "log", "aria-label": t("log_title") },
     h("h2", {}, t("log_title")),
-    h("ol", { reversed: true }, game.log.slice().reverse().map((line) => h("li", { "data-seq": line.seq }, line.text))),
+    // Focusable: it scrolls, and a keyboard must be able to scroll it (axe: scrollable-region-focusable).
+    h("ol", { reversed: true, tabindex: 0, "aria-label": t("log_title") }, game.log.slice().reverse().map((line) => h("li", { "data-seq": line.seq }, line.text))),
   );
 }

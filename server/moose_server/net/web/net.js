@@ -4,7 +4,9 @@
 // matches each answer to its request by `id`, and hands every other message
 // to `onMessage`. When the socket drops it reconnects by itself (backoff up
 // to 5 s; at once after close code 1012; never after 4003 or 4004), says hello with its token again
-// and calls `onResume`, where the page syncs its game from the last seq seen.
+// and calls `onResume`, where the page syncs its game from the last seq seen. A new
+// session (a login, another name, a logout) is said hello on a fresh socket first
+// (`switchTo`): only once welcomed does it replace the socket in use.
 
 const TOKEN = "moose.token";
 const BACKOFF = [250, 500, 1000, 2000, 4000, 5000];
@@ -28,6 +30,7 @@ export class Net {
     this.tries = 0;
     this.retryAt = 0;
     this.opened = null;
+    this.taken = null; // a name asked for that an account holds (offer to log in)
   }
 
   get token() {
@@ -49,12 +52,77 @@ export class Net {
     return this.opened;
   }
 
-  // A new session under another name (a new player): only before playing.
-  async rename(name) {
-    this.forget();
-    this.name = name;
+  // A new session on a fresh socket (another name, a login, a logout): the socket in
+  // use stays until the new hello is welcomed, so a refused name or password changes
+  // nothing and the page stays connected. Resolves with the welcome.
+  switchTo(fields) {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(socketUrl());
+      const id = this.nextId++;
+      let settled = false;
+      const fail = (err) => {
+        if (settled) return;
+        settled = true;
+        ws.onclose = null;
+        ws.close(1000);
+        reject(err);
+      };
+      ws.onopen = () => ws.send(JSON.stringify({ type: "hello", id, protocol: 1, ...fields }));
+      ws.onmessage = (e) => {
+        let msg;
+        try {
+          msg = JSON.parse(e.data);
+        } catch {
+          return;
+        }
+        if (msg.id !== id || settled) return; // nothing is sent to a socket before its welcome
+        if (msg.type === "error") {
+          fail(new ServerError(msg.code, msg.message));
+          return;
+        }
+        settled = true;
+        this.adopt(ws, msg);
+        resolve(msg);
+      };
+      ws.onclose = () => fail(new ServerError("lost", "connection lost"));
+    });
+  }
+
+  // A guest session: the name asked for, or (when an account holds it) "guest", then a
+  // random one; `taken` says which asked-for name an account holds, to offer a login.
+  async newGuest(name) {
+    this.taken = null;
+    for (const candidate of guestNames(name)) {
+      try {
+        return await this.switchTo({ name: candidate });
+      } catch (err) {
+        if (err.code !== "name_taken") throw err;
+        this.taken = this.taken || candidate;
+      }
+    }
+    throw new ServerError("name_taken", "every name tried is an account's");
+  }
+
+  adopt(ws, welcome) {
     this.close();
-    return this.open(name);
+    for (const [, p] of this.pending) p.reject(new ServerError("lost", "new session"));
+    this.pending.clear();
+    this.ws = ws;
+    this.name = welcome.name;
+    this.tries = 0;
+    this.welcome = welcome;
+    localStorage.setItem(TOKEN, welcome.token);
+    ws.onmessage = (e) => this.receive(e.data);
+    ws.onclose = (e) => this.dropped(ws, e, null);
+    this.ping().catch(() => {});
+    this.on.onOpen();
+    this.on.onStatus("open");
+  }
+
+  // A new token for this session (register, change of password, logout everywhere).
+  keep(token, fields = {}) {
+    localStorage.setItem(TOKEN, token);
+    this.welcome = { ...this.welcome, ...fields, token };
   }
 
   close() {
@@ -66,8 +134,7 @@ export class Net {
   }
 
   connect(resolve, reject) {
-    const scheme = location.protocol === "https:" ? "wss" : "ws";
-    const ws = new WebSocket(`${scheme}://${location.host}/ws`);
+    const ws = new WebSocket(socketUrl());
     this.ws = ws;
     this.on.onStatus("connecting");
     ws.onmessage = (e) => this.receive(e.data);
@@ -77,42 +144,59 @@ export class Net {
       resolve?.(w);
       resolve = null;
     }, (err) => { reject?.(err); reject = null; });
-    ws.onclose = (e) => {
-      for (const [, p] of this.pending) p.reject(new ServerError("lost", "connection lost"));
-      this.pending.clear();
-      if (this.ws !== ws) return;
-      // Banned (4003) or the session ended by a moderator (4004): the error said
-      // why; coming straight back would only be refused or ended again.
-      if (e.code === 4003 || e.code === 4004) {
-        this.on.onStatus("lost");
-        return;
-      }
-      const wait = e.code === 1012 ? 0 : BACKOFF[Math.min(this.tries, BACKOFF.length - 1)];
-      this.tries += 1;
-      this.retryAt = Date.now() + wait;
+    ws.onclose = (e) => this.dropped(ws, e, reject);
+  }
+
+  dropped(ws, e, reject) {
+    for (const [, p] of this.pending) p.reject(new ServerError("lost", "connection lost"));
+    this.pending.clear();
+    if (this.ws !== ws) return;
+    // Banned (4003) or the session ended by a moderator (4004): the error said
+    // why; coming straight back would only be refused or ended again.
+    if (e.code === 4003 || e.code === 4004) {
       this.on.onStatus("lost");
-      setTimeout(() => this.connect(null, null), wait);
-    };
+      reject?.(new ServerError("lost", "connection closed"));
+      return;
+    }
+    const wait = e.code === 1012 ? 0 : BACKOFF[Math.min(this.tries, BACKOFF.length - 1)];
+    this.tries += 1;
+    this.retryAt = Date.now() + wait;
+    this.on.onStatus("lost");
+    setTimeout(() => this.connect(null, null), wait);
   }
 
   // hello, with the ping and the page's first requests sent at once behind it:
   // the server answers a socket's frames in order, so none waits for the welcome.
   async hello() {
     const token = this.token;
-    const fields = token ? { protocol: 1, token } : { protocol: 1, name: this.name || "guest" };
     let w;
     try {
-      w = await this.pipelined(fields);
+      w = await (token ? this.pipelined({ protocol: 1, token }) : this.guestHello());
     } catch (err) {
-      if (!token || !["bad_token", "token_expired"].includes(err.code)) throw err;
-      this.forget(); // an old session: start a new one
-      w = await this.pipelined({ protocol: 1, name: this.name || "guest" });
+      if (!token || !["bad_token", "token_expired", "token_revoked"].includes(err.code)) throw err;
+      this.forget(); // an old session (or one logged out everywhere): start a new one
+      w = await this.guestHello();
     }
     localStorage.setItem(TOKEN, w.token);
     const first = !this.welcome;
     this.welcome = w;
     if (!first) this.on.onResume(w);
     return w;
+  }
+
+  // hello as a guest on this socket (it may say hello again after a refusal): the name,
+  // else "guest", else a random one, as in `newGuest`.
+  async guestHello() {
+    this.taken = null;
+    for (const name of guestNames(this.name)) {
+      try {
+        return await this.pipelined({ protocol: 1, name });
+      } catch (err) {
+        if (err.code !== "name_taken") throw err;
+        this.taken = this.taken || name;
+      }
+    }
+    throw new ServerError("name_taken", "every name tried is an account's");
   }
 
   pipelined(fields) {
@@ -158,4 +242,14 @@ export class Net {
     }
     this.on.onMessage(msg);
   }
+}
+
+function socketUrl() {
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  return `${scheme}://${location.host}/ws`;
+}
+
+function guestNames(name) {
+  const random = `guest-${Math.random().toString(16).slice(2, 10)}`;
+  return [...new Set([name || "guest", "guest", random])];
 }

@@ -10,7 +10,7 @@ function select(id, chosen, values, label) {
   return h("select", { id, "aria-label": label }, values.map((v) => h("option", { value: v, selected: v === chosen }, String(v))));
 }
 
-// ctx: {name, listing, queued, invited, busy, now, act: {...}}
+// ctx: {account, note, name, listing, queued, invited, busy, now, act: {...}}
 export function renderLobby(ctx) {
   const { act } = ctx;
   return h(
@@ -19,12 +19,17 @@ export function renderLobby(ctx) {
     h(
       "div",
       { class: "panel who" },
-      h("label", { for: "name" }, t("name_label")),
-      h("input", {
-        id: "name", testid: "name-input", maxlength: 24, autocomplete: "nickname",
-        placeholder: t("name_placeholder"), value: ctx.name, disabled: ctx.busy,
-        oninput: (e) => act.setName(e.target.value),
-      }),
+      ctx.account
+        ? h("p", { class: "playing-as" }, t("acct_playing_as", { name: ctx.account }))
+        : [
+            h("label", { for: "name" }, t("name_label")),
+            h("input", {
+              id: "name", testid: "name-input", maxlength: 24, autocomplete: "nickname",
+              placeholder: t("name_placeholder"), value: ctx.name, disabled: ctx.busy,
+              oninput: (e) => { act.setName(e.target.value); act.typed?.(); },
+            }),
+          ],
+      ctx.note,
       h("p", { class: "counts", testid: "counts" }, counts(ctx.listing)),
     ),
     ctx.invited ? h("p", { class: "banner" }, t("invited", { code: ctx.invited })) : null,
