@@ -32,6 +32,7 @@ pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 __all__ = ["browser"]  # the module's Chromium fixture, shared with test_web_browser
 
 PASSWORD = "lantern moose quill 88"
+NEW_PASSWORD = "otter kettle mango 1912"
 ENV = {"MOOSE_PROVISIONAL_GAMES": "2", "MOOSE_MATCH_INTERVAL": "0.05"}
 
 
@@ -126,6 +127,13 @@ def test_a_person_registers_plays_rated_and_finds_the_profile_elsewhere(players,
         ann.find("queue-button").click()
         ann.page.wait_for_selector("section.game")
         accessible(ann, "game")
+        # A name at the table opens that player's profile; back is the game again.
+        ann.find("seat").locator('[data-testid="profile-link"]').filter(has_text="rival").click()
+        ann.page.wait_for_url("**/p/p_*")
+        ann.find("profile-rating").wait_for()
+        assert ann.page.locator(".profile .badge.bot").count() == 1
+        ann.page.go_back()
+        ann.page.wait_for_selector("section.game")
         play_until_over([ann])
         assert opponent.wait(60) == 0, opponent.stdout.read() if opponent.stdout else ""
     finally:
@@ -150,6 +158,10 @@ def test_a_person_registers_plays_rated_and_finds_the_profile_elsewhere(players,
     ann.page.wait_for_url("**/account")
     ann.find("logout-all-button").wait_for()
     accessible(ann, "account page")
+    ann.find("password-input").fill(PASSWORD)
+    ann.find("new-password-input").fill(NEW_PASSWORD)
+    ann.find("change-password-button").click()
+    ann.find("notice").filter(has_text="Password changed").wait_for()
 
     ann.find("logout-button").click()
     ann.find("login-button").wait_for()
@@ -157,13 +169,19 @@ def test_a_person_registers_plays_rated_and_finds_the_profile_elsewhere(players,
 
     other = players()  # another browser: the same account, the same profile
     other.open()
-    log_in(other, "ANN")  # any look-alike of the name
+    log_in(other, "ANN", PASSWORD)  # the old password: refused
+    other.find("account-error").filter(has_text="No account has").wait_for()
+    other.find("password-input").fill(NEW_PASSWORD)  # any look-alike of the name, too
+    other.find("login-button").click()
     other.find("account-name").filter(has_text="ann").wait_for()
     own_profile(other)
     assert int(other.find("profile-rating").inner_text()) == rating
     assert [r.get_attribute("href") for r in other.find("history-row").all()] == [f"/g/{game}"]
     again = [f for f in other.frames if f.get("type") == "welcome"][-1]
     assert again["player"] == welcome["player"] and again["account"] is True
+    other.page.go_back()
+    other.find("logout-all-button").click()
+    other.find("notice").filter(has_text="Every other session").wait_for()
     assert ann.problems == other.problems == []
 
 
@@ -275,16 +293,19 @@ def test_screenshots_of_a_profile_and_the_leaderboard(players, server, tmp_path)
     ann = players()
     ann.open()
     register(ann, "ann")
-    robots = bots(server, 3, 4, "bot")
-    ann.page.select_option("#low", "2")
-    ann.page.select_option("#high", "2")
-    for _ in range(2):
-        ann.find("queue-button").click()
-        ann.page.wait_for_selector("section.game")
-        play_until_over([ann])
-        ann.find("rating-change").wait_for()
-        ann.page.locator("header.top h1 a").click()
-    robots.wait(120)
+    seed_humans(server, ["hana", "ivo"], 2)  # someone else on the people's board
+    robots = bots(server, 2, 20, "bot")  # stopped once ann has played her games
+    try:
+        ann.page.select_option("#low", "2")
+        ann.page.select_option("#high", "2")
+        for _ in range(3):
+            ann.find("queue-button").click()
+            ann.page.wait_for_selector("section.game")
+            play_until_over([ann])
+            ann.find("rating-change").wait_for()
+            ann.page.locator("header.top h1 a").click()
+    finally:
+        robots.kill()
     own_profile(ann)
     for size, suffix in ((DESKTOP, ""), (PHONE, "-phone")):
         ann.page.set_viewport_size(size)

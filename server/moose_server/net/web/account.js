@@ -13,6 +13,17 @@ const MIN_PASSWORD = 10;
 
 // The open form: null, "register" or "login"; `then` runs after a login.
 export const auth = { mode: null, name: "", error: "", busy: false, then: null };
+// What is typed in the forms: the page is redrawn whenever a message comes, and the
+// fields must keep it (kept in memory only, and forgotten when the form closes).
+const typed = {};
+
+function field(id, attrs) {
+  return h("input", { id, ...attrs, value: typed[id] ?? attrs.value ?? "", oninput: (e) => { typed[id] = e.target.value; } });
+}
+
+function forget() {
+  for (const key of Object.keys(typed)) delete typed[key];
+}
 let app = null; // {net, render, session(welcome), prepare(), notice(text), errorText(err)}
 
 export function initAccount(hooks) {
@@ -24,12 +35,14 @@ function me() {
 }
 
 function open(mode, name = "", error = "", then = null) {
+  forget();
   Object.assign(auth, { mode, name, error, then, busy: false });
   app.render();
   document.getElementById(mode === "login" && !name ? "login-name" : "password")?.focus();
 }
 
 function closeForm() {
+  forget();
   Object.assign(auth, { mode: null, error: "", then: null, busy: false });
   app.render();
 }
@@ -62,10 +75,14 @@ function tooShort(password) {
   return true;
 }
 
-// The name typed in the lobby becomes the session's first (a guest named "guest" has
-// nothing to keep), then its password is asked for.
+// A guest still under a placeholder name ("guest") takes the name typed in the lobby
+// first; any other guest registers the name they play as (its rating and games).
 async function startRegister() {
-  if (await app.prepare()) open("register", me().name);
+  if (!placeholder(me().name) || (await app.prepare())) open("register", me().name);
+}
+
+export function placeholder(name) {
+  return /^guest(-[0-9a-f]+)?$/.test(name);
 }
 
 async function register(password) {
@@ -108,6 +125,7 @@ async function changePassword(old, fresh) {
   await busy(async () => {
     const ans = await app.net.request("change_password", { password: old, new_password: fresh });
     app.net.keep(ans.token);
+    forget();
     app.notice(t("acct_password_changed"));
     auth.error = "";
   });
@@ -116,7 +134,7 @@ async function changePassword(old, fresh) {
 function passwordInput(label, attrs = {}) {
   return [
     h("label", { for: attrs.id || "password" }, label),
-    h("input", { id: "password", type: "password", testid: "password-input", required: true, maxlength: 128, ...attrs }),
+    field("password", { type: "password", testid: "password-input", required: true, maxlength: 128, ...attrs }),
   ];
 }
 
@@ -167,7 +185,7 @@ export function accountPanel() {
       "p",
       { class: "row" },
       h("label", { for: "login-name" }, t("acct_name")),
-      h("input", { id: "login-name", name: "login", autocomplete: "username", required: true, maxlength: 24, value: auth.name }),
+      field("login-name", { name: "login", autocomplete: "username", required: true, maxlength: 24, value: auth.name }),
     ),
     h("p", { class: "row" }, passwordInput(t("acct_password"), { autocomplete: "current-password" })),
     h("p", { class: "row" }, h("button", { class: "primary", type: "submit", testid: "login-button", disabled: auth.busy }, t("acct_login")), cancel),
@@ -201,7 +219,7 @@ export function accountPage() {
         "p",
         { class: "row" },
         h("label", { for: "fresh" }, t("acct_new_password")),
-        h("input", { id: "fresh", name: "fresh", type: "password", testid: "new-password-input", autocomplete: "new-password", required: true, maxlength: 128, "aria-describedby": "pw-rules" }),
+        field("fresh", { name: "fresh", type: "password", testid: "new-password-input", autocomplete: "new-password", required: true, maxlength: 128, "aria-describedby": "pw-rules" }),
       ),
       h("p", { class: "hint", id: "pw-rules" }, t("acct_rules", { n: MIN_PASSWORD }), " ", t("acct_change_text")),
       h("button", { type: "submit", testid: "change-password-button", disabled: auth.busy }, t("acct_change")),
@@ -223,7 +241,7 @@ export function accountPage() {
 export function guestNote(typed) {
   const w = me();
   if (!w.player || w.account) return null;
-  const renaming = typed.trim() && typed.trim() !== w.name && !/^guest(-[0-9a-f]+)?$/.test(w.name);
+  const renaming = typed.trim() && typed.trim() !== w.name && !placeholder(w.name);
   return h(
     "p",
     { class: renaming ? "hint warn" : "hint", testid: "guest-note", role: "status" },

@@ -6,7 +6,7 @@ import { Game } from "./game.js";
 import { duration, language, setLanguage, t } from "./i18n.js";
 import { Net } from "./net.js";
 import { queuedText, renderLobby, renderTable } from "./screens.js";
-import { accountBar, accountPage, accountPanel, guestNote, initAccount, offerLogin } from "./account.js";
+import { accountBar, accountPage, accountPanel, guestNote, initAccount, offerLogin, placeholder } from "./account.js";
 import { loadPage, navLink, profilePath, renderPage, routeOf } from "./pages.js";
 
 const NAME = "moose.name";
@@ -139,6 +139,9 @@ const act = {
     const table = await ask("join_table", { code: code.trim().toUpperCase() });
     if (table) showTable(table);
   },
+  openProfile(game, seat) {
+    return gameActions.openProfile(game, seat);
+  },
   async addBot(bot) {
     const table = await ask("add_bot", { code: state.table.code, bot });
     if (table) state.table = table;
@@ -245,7 +248,7 @@ async function startSession(welcome, { loggedOut = false } = {}) {
   Object.assign(state, { game: null, table: null, queued: null, download: null, selected: null, error: "", notice: "" });
   state.account = welcome.account;
   if (loggedOut) act.setName("");
-  else if (!/^guest(-[0-9a-f]+)?$/.test(welcome.name)) act.setName(welcome.name);
+  else if (!placeholder(welcome.name)) act.setName(welcome.name);
   if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   else if (welcome.table) showTable(welcome.table);
   else if (state.screen !== "site") state.screen = "lobby";

@@ -372,8 +372,11 @@ const enSite = {
   site_scores: "Players and moose",
   site_chart_label: "Rating over the last {n} games: from {from} to {to} (lowest {low}, highest {high}).",
   site_rating_change: "Your rating: {rating} ({change})",
+  "site_moose_n.one": "{n} moose",
+  "site_moose_n.other": "{n} moose",
   site_rating_provisional: "provisional",
   site_profile_of: "Profile of {name}",
+  site_unnamed: "(no rated game yet)",
 };
 
 const esSite = {
@@ -456,8 +459,11 @@ const esSite = {
   site_scores: "Jugadores y alces",
   site_chart_label: "Puntuación en las últimas {n} partidas: de {from} a {to} (mínima {low}, máxima {high}).",
   site_rating_change: "Tu puntuación: {rating} ({change})",
+  "site_moose_n.one": "{n} alce",
+  "site_moose_n.other": "{n} alces",
   site_rating_provisional: "provisional",
   site_profile_of: "Perfil de {name}",
+  site_unnamed: "(aún sin partidas puntuadas)",
 };
 
 export const TABLES = { en: { ...en, ...enSite }, es: { ...es, ...esSite } };

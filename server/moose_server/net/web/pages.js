@@ -128,7 +128,7 @@ function profilePage(route, ctx) {
     h(
       "h2",
       {},
-      p.name,
+      p.name || t("site_unnamed"),
       p.bot ? h("span", { class: "badge bot" }, t("bot")) : null,
       h("span", { class: "badge" }, p.account ? t("site_account") : t("site_guest")),
       mine ? h("span", { class: "badge you" }, t("you")) : null,
@@ -156,7 +156,7 @@ function historyRow(g) {
   const change = g.change > 0 ? `+${g.change}` : String(g.change);
   const names = g.names.map((name, seat) => {
     const player = g.players ? g.players[seat] : null;
-    const label = [name, g.bots[seat] ? h("span", { class: "badge bot" }, t("bot")) : null, ` ${g.scores[seat]}`];
+    const label = [name, g.bots[seat] ? h("span", { class: "badge bot" }, t("bot")) : null, `: ${count("site_moose_n", g.scores[seat])}`];
     if (seat === g.seat || !player) return h("li", { class: seat === g.seat ? "self" : "" }, label);
     return h("li", {}, navLink(`/p/${encodeURIComponent(player)}`, { testid: "profile-link" }, name), label.slice(1));
   });

@@ -113,7 +113,7 @@ function watchPanel(ctx) {
             h(
               "li",
               { "data-game": g.game },
-              h("span", { class: "who" }, g.names.map((name, i) => h("span", { class: "pname" }, i ? "· " : "", name, g.bots[i] ? h("span", { class: "badge bot" }, t("bot")) : null))),
+              h("span", { class: "who" }, g.names.map((name, i) => h("span", { class: "pname" }, i ? "· " : "", liveName(ctx, g, i, name), g.bots[i] ? h("span", { class: "badge bot" }, t("bot")) : null))),
               h("span", { class: "ago" }, t("started_ago", { time: duration(ctx.now() - g.started) })),
               h("a", { href: `/w/${g.game}`, testid: "watch-link", onclick: (e) => { e.preventDefault(); ctx.act.watch(g.game); } }, t("watch_link")),
             ),
@@ -121,6 +121,12 @@ function watchPanel(ctx) {
         : h("li", { class: "none" }, t("no_games")),
     ),
   );
+}
+
+// A rated seat's name opens its profile (site).
+function liveName(ctx, g, seat, name) {
+  if (!g.ratings || !g.ratings[seat] || !ctx.act.openProfile) return name;
+  return h("button", { class: "linkish", testid: "profile-link", onclick: () => ctx.act.openProfile(g.game, seat) }, name);
 }
 
 // ctx: {table, me, act: {addBot, start, leave}}
