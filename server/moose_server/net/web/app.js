@@ -7,7 +7,7 @@ import { duration, language, setLanguage, t } from "./i18n.js";
 import { Net } from "./net.js";
 import { queuedText, renderLobby, renderTable } from "./screens.js";
 import { accountBar, accountPage, accountPanel, guestNote, initAccount, offerLogin, placeholder } from "./account.js";
-import { loadPage, navLink, profilePath, renderPage, routeOf } from "./pages.js";
+import { Router, navLink, profilePath, renderPage, routeOf } from "./pages.js";
 
 const NAME = "moose.name";
 const root = document.getElementById("app");
@@ -31,6 +31,7 @@ const state = {
 };
 
 const net = new Net({ onMessage, onOpen: follow, onResume, onStatus });
+const router = new Router(state, () => render());
 initAccount({
   net, render, session: startSession, errorText, prepare: () => session(),
   notice: (text) => { state.notice = text; render(); },
@@ -188,7 +189,7 @@ const gameActions = {
   },
   async openProfile(game, seat) {
     const found = await ask("profile", { game, seat });
-    if (found) navigate(profilePath(found));
+    if (found) router.navigate(profilePath(found));
   },
   async report(seat) {
     const game = state.game;
@@ -252,7 +253,7 @@ async function startSession(welcome, { loggedOut = false } = {}) {
   if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   else if (welcome.table) showTable(welcome.table);
   else if (state.screen !== "site") state.screen = "lobby";
-  if (state.page && state.page.screen === "profile") showPath();
+  if (state.page && state.page.screen === "profile") router.show();
   render();
 }
 
@@ -311,36 +312,6 @@ function showTable(table) {
   state.table = table;
   state.invited = null;
   go("table", `/t/${table.code}`);
-}
-
-// A page of the site (a profile, the leaderboards, the account), with its own URL.
-function navigate(path) {
-  if (location.pathname + location.search !== path) history.pushState(null, "", path);
-  showPath();
-}
-
-// Show what the address says: a site page (loaded anew), else the lobby or our game.
-function showPath() {
-  const route = routeOf(location);
-  state.error = "";
-  if (route) {
-    state.screen = "site";
-    state.page = route;
-    if (route.screen !== "account") {
-      loadPage(route, (done) => {
-        if (state.page !== done) return;
-        // An account's profile has its name in the address.
-        if (done.data && done.data.account && done.screen === "profile") history.replaceState(null, "", profilePath(done.data) + location.search);
-        render();
-      });
-    }
-    render();
-    window.scrollTo(0, 0);
-    return;
-  }
-  state.page = null;
-  if (state.screen === "site") state.screen = state.game ? "game" : state.table ? "table" : "lobby";
-  render();
 }
 
 function go(screen, path) {
@@ -465,16 +436,10 @@ async function boot() {
   setInterval(tick, 500);
   window.addEventListener("popstate", () => {
     if (location.pathname === "/" && state.screen === "game" && state.game && state.game.seat === null) gameActions.leave();
-    else showPath();
+    else router.show();
   });
-  // The site's own links (a[data-nav]) change the page without loading it again.
-  root.addEventListener("click", (e) => {
-    const link = e.target.closest && e.target.closest("a[data-nav]");
-    if (!link || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
-    e.preventDefault();
-    navigate(link.getAttribute("href"));
-  });
-  if (routeOf(location)) showPath();
+  router.listen(root);
+  if (routeOf(location)) router.show();
   let welcome;
   try {
     welcome = await net.open(state.name.trim() || "guest");

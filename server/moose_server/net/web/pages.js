@@ -13,10 +13,18 @@ const CHART = { width: 560, height: 180, pad: 36 };
 export function routeOf(loc) {
   const parts = loc.pathname.split("/").filter(Boolean);
   const page = Math.max(1, parseInt(new URLSearchParams(loc.search).get("page") || "1", 10) || 1);
-  if (parts[0] === "p" && parts[1]) return { screen: "profile", key: decodeURIComponent(parts[1]) };
+  if (parts[0] === "p" && parts[1]) return { screen: "profile", key: decoded(parts[1]) };
   if (parts[0] === "leaderboard") return { screen: "leaderboard", kind: parts[1] === "bots" ? "bots" : "humans", page };
   if (parts[0] === "account") return { screen: "account" };
   return null;
+}
+
+function decoded(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part; // a malformed %-escape: looked up as typed, and not found
+  }
 }
 
 // Where a player's profile is: an account by its name, anyone else by their id.
@@ -49,6 +57,56 @@ export async function loadPage(route, done) {
     route.error = err.code === "no_such_player" ? t("site_no_player", { name: route.key }) : t("site_load_failed");
   }
   done(route);
+}
+
+// The site's pages in the page's `state` (app.js): `state.screen` "site" and
+// `state.page` the route shown, with its data once loaded.
+export class Router {
+  constructor(state, render) {
+    this.state = state;
+    this.render = render;
+  }
+
+  // Go to a page of the site, as a new entry of the browser's history.
+  navigate(path) {
+    if (location.pathname + location.search !== path) history.pushState(null, "", path);
+    this.show();
+  }
+
+  // Show what the address says: a site page (loaded anew), else the lobby or our game.
+  show() {
+    const state = this.state;
+    const route = routeOf(location);
+    state.error = "";
+    if (!route) {
+      state.page = null;
+      if (state.screen === "site") state.screen = state.game ? "game" : state.table ? "table" : "lobby";
+      this.render();
+      return;
+    }
+    state.screen = "site";
+    state.page = route;
+    if (route.screen !== "account") {
+      loadPage(route, (done) => {
+        if (state.page !== done) return;
+        // An account's profile has its name in the address.
+        if (done.data && done.data.account && done.screen === "profile") history.replaceState(null, "", profilePath(done.data) + location.search);
+        this.render();
+      });
+    }
+    this.render();
+    window.scrollTo(0, 0);
+  }
+
+  // The site's own links (a[data-nav]) change the page without loading it again.
+  listen(root) {
+    root.addEventListener("click", (e) => {
+      const link = e.target.closest && e.target.closest("a[data-nav]");
+      if (!link || e.button !== 0 || e.metaKey || e.ctrlKey || e.shiftKey || e.altKey) return;
+      e.preventDefault();
+      this.navigate(link.getAttribute("href"));
+    });
+  }
 }
 
 export function renderPage(route, ctx) {
