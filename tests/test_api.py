@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import aiohttp
+import pytest
 
 import moose
 
@@ -183,6 +184,7 @@ async def rated_game(url: str, ws_client: Any, name: str) -> tuple[Any, dict[str
     return person, match
 
 
+@pytest.mark.slow  # a whole rated game, its turns running out
 async def test_register_keeps_a_guests_rating_and_history(moose_server: Any, ws_client: Any):
     url = await moose_server(provisional_games=1, turn_time=0.3, answer_time=0.3)
     ann, match = await rated_game(url, ws_client, "ann")
@@ -202,6 +204,7 @@ async def test_register_keeps_a_guests_rating_and_history(moose_server: Any, ws_
     }
 
 
+@pytest.mark.slow  # a whole rated game, its turns running out
 async def test_a_seats_profile_is_found_by_game_and_seat(moose_server: Any, ws_client: Any):
     url = await moose_server(provisional_games=1, turn_time=0.3, answer_time=0.3)
     ann, match = await rated_game(url, ws_client, "ann")
@@ -228,6 +231,7 @@ async def test_a_seats_profile_is_found_by_game_and_seat(moose_server: Any, ws_c
     assert hidden["type"] == "error" and hidden["code"] == "not_in_game"
 
 
+@pytest.mark.slow  # a whole rated game, its turns running out
 async def test_leaderboards_are_paged(moose_server: Any, ws_client: Any):
     url = await moose_server(provisional_games=1, turn_time=0.3, answer_time=0.3)
     for name in ("ann", "bea"):
