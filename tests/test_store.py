@@ -167,3 +167,36 @@ async def test_a_failing_cluster_node_delays_only_its_own_deadlines(tmp_path, wa
     finally:
         await backend.aclose()
         await asyncio.to_thread(nodes.stop)
+
+
+async def test_a_held_deadline_is_a_grace_from_now_and_a_timeout_claimed_before_waits(store):
+    key = store.keys_of("g_held").deadlines
+    set_ = await store.commit(step("g_held", 0, deadline_ms=1000))
+    (held,) = await store.defer(["g_held"], 60_000)
+    assert held >= set_.now + 60_000 and await store.redis.zscore(key, "g_held") == held
+    assert (await store.load("g_held")).deadline == held  # what a `state` shows
+    # A timeout claimed for the deadline before the hold (its commit names it):
+    late = await store.commit(step("g_held", 1, due=set_.deadline))
+    assert late.status == "stale"  # before: played over the hold
+    assert (await store.commit(step("g_held", 1, due=held))).status == "ok"
+
+
+async def test_a_hold_never_brings_a_deadline_nearer_and_skips_ended_games(store):
+    set_ = await store.commit(step("g_far", 0, deadline_ms=600_000))
+    await store.commit(step("g_over", 0, ttl=100))  # over: no deadline
+    far, over, missing = await store.defer(["g_far", "g_over", "g_none"], 5000)
+    assert far == set_.deadline == (await store.load("g_far")).deadline
+    assert (over, missing) == (0, 0)
+    assert await store.redis.zscore(store.keys_of("g_over").deadlines, "g_over") is None
+
+
+async def test_a_held_game_sets_no_deadline_before_its_hold_ends(store):
+    # Its seats send their lost moves again one after another: before, each replayed
+    # turn had a turn's time only, and a seat slow to resend timed out (issue 23).
+    await store.commit(step("g_replay", 0, deadline_ms=1000))
+    (held,) = await store.defer(["g_replay"], 60_000)
+    replayed = await store.commit(step("g_replay", 1, deadline_ms=1000))
+    assert replayed.deadline == held
+    assert await store.redis.zscore(store.keys_of("g_replay").deadlines, "g_replay") == held
+    later = await store.commit(step("g_replay", 2, deadline_ms=120_000))
+    assert later.deadline == later.now + 120_000  # a turn longer than the hold: its own

@@ -190,9 +190,29 @@ async def test_a_gap_left_by_a_slow_instance_is_no_outage(parts):
     while (now := await store.now_ms()) <= deadline:  # a fast Redis answers sooner
         await asyncio.sleep(0.001)
     bucket = store.bucket(game.id)
-    await store.redis.set(polled_key(bucket), now - 30_000)  # no claim for 30 s
+    await store.redis.set(polled_key(bucket), now - 30_000)  # no claim for 30 s...
+    store._claimed[bucket] = now - 30_000  # ...this instance's own last one among them
     assert await t1.tick() == 1  # played, not moved
     assert (await store.load(game.id)).version == 2
+
+
+async def test_a_poll_stamp_older_than_our_last_claim_holds_every_deadline_a_grace(parts):
+    # Redis came back without its last writes (issue 23): the stamp of the bucket's
+    # last poll went back with them, however short the gap. Before, a deadline of a
+    # game that went back fired at once, before its players were told.
+    store, quick, (t1, _) = parts
+    await t1.tick()  # claims go through from the start
+    game = await quick.create(SEATS)  # due in a millisecond
+    deadline = (await store.load(game.id)).deadline
+    while (now := await store.now_ms()) <= deadline:
+        await asyncio.sleep(0.001)
+    bucket = store.bucket(game.id)
+    await store.redis.set(polled_key(bucket), now - 200)  # our last claim's stamp, lost
+    assert await t1.tick() == 0  # held, not played
+    held = await store.redis.zscore(deadlines_key(bucket), game.id)
+    assert now + 4000 < held < now + 6000  # the grace (5 s)
+    assert (await store.load(game.id)).version == 1
+    assert await t1.tick() == 0  # no outage again: the stamp is ours now
 
 
 def _players_turn(events: dict[Any, Message]) -> tuple[Any, Message]:

@@ -550,7 +550,9 @@ class Games:
             return  # a move set a new deadline after this one was claimed
         step = self._server_move(game, timed_out=True)
         if step is not None:
-            got, result = await self._commit(game, step[0], step[1], "")
+            # Checked against this deadline too: one held since (the seats were told
+            # that Redis lost their last writes, net/hub.py) waits for its new time.
+            got, result = await self._commit(game, step[0], step[1], "", due=game.deadline)
             if result is not None:
                 if self.timeouts is not None:
                     self.timeouts.fired(got.now - game.deadline)
@@ -641,6 +643,7 @@ class Games:
         field: str,
         state: dict[str, Any],
         auto: bool,
+        due: int = 0,
     ) -> tuple[CommitCall, tuple[int, bytes]]:
         """What the commit script writes for `new` over `old`, and `new`'s moves packed."""
         data, packed_snapshot, packed_moves = new.packed(state, auto)
@@ -667,19 +670,22 @@ class Games:
             record_ttl=self.settings.record_ttl if rated else 0,
             auto=auto,
             grace_ms=int(self.settings.game_grace * 1000),
+            due=due,
         )
         return call, packed_moves
 
     async def _commit(
-        self, old: Game, new: Game, events: list[Event], field: str
+        self, old: Game, new: Game, events: list[Event], field: str, due: int = 0
     ) -> tuple[Commit, Game | None]:
-        """Commit `new` over `old`: the answer, and the new game if it was written."""
+        """Commit `new` over `old`: the answer, and the new game if it was written.
+
+        `due`: a timeout's deadline, which the game must still have."""
         state = new.state.to_dict()  # once: it goes into the data and every snapshot
         # Stored beside the state so that a seat the server plays at once is not
         # offered legal moves it would race the server for.
         auto = new.auto_kind() is not None
         snapshot = {**state, "auto": auto}
-        call, packed_moves = self._commit_call(old, new, events, field, state, auto)
+        call, packed_moves = self._commit_call(old, new, events, field, state, auto, due)
         with self.copies.committing(new.id):
             got = await self.store.commit(call)
             if got.status != "ok":

@@ -12,6 +12,10 @@ the player whose time ran out during the outage still gets a turn. Only an
 instance that has just started or whose last claim failed judges a gap so: a
 gap left by an instance whose claims went through, only late (its loop busy),
 moved deadlines by mistake (gaps of 1-4.4 s in a lobby of 10,000 players).
+Redis coming back without its last writes is an outage too, however short the
+gap: the bucket's poll stamp is then older than the one this instance's last
+claim wrote (claim.lua), and games may have gone back to turns whose players
+are not told yet (issue 23; the hub then defers each one it tells about).
 
 The timeouts a poll claims are played side by side (at most `AT_ONCE` at a
 time), in a task, and the next poll does not wait for them: played one after

@@ -42,6 +42,7 @@ __all__ = [
     "ClaimCall",
     "CommitCall",
     "CreateTableCall",
+    "DeferCall",
     "EnqueueCall",
     "ForgetCall",
     "FormCall",
@@ -95,7 +96,8 @@ class CommitCall:
     keeps it. `ttl` > 0 ends the game: its hash is kept that long (s), its stream
     and move ids `grace_ms`. `auto`: the server plays the seat to act next.
     `record`: the packed record of a rated game this commit ends (kept
-    `record_ttl` s).
+    `record_ttl` s). `due`: a timeout's, the deadline it fires for; a deadline
+    deferred since (DeferCall) makes the commit stale.
     """
 
     SCRIPT: ClassVar[str] = "commit"
@@ -112,13 +114,14 @@ class CommitCall:
     auto: bool = False
     grace_ms: int = 0
     channel: bytes = GAMES_CHANNEL  # the wake-up's
+    due: int = 0  # a timeout's deadline (ms), which the game must still have; 0: any
 
     def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
         """KEYS and ARGV as commit.lua reads them, for the game's `keys`."""
         argv: Argv = [
             self.expected, self.move_field, _packed(self.data), self.deadline_ms, self.game,
             self.channel, self.ttl, min(self.grace_ms, self.ttl * 1000) if self.ttl else 0,
-            int(self.auto), self.record, self.record_ttl, len(self.events),
+            int(self.auto), self.record, self.record_ttl, len(self.events), self.due,
         ]  # fmt: skip
         for event, state in self.events:
             argv += [_packed(event), b"" if state is None else _packed(state)]
@@ -137,11 +140,29 @@ class ClaimCall:
     limit: int  # entries claimed at most
     outage_ms: int  # no claim of the bucket for longer: the service was down
     grace_ms: int  # then every deadline is at least this far after it is back
+    # The Redis time of the caller's last claim of this bucket (0: none): a poll
+    # stamp older than it means Redis lost its last writes, an outage too.
+    seen_ms: int = 0
 
     def build(self) -> tuple[list[str], Argv]:
         """KEYS and ARGV as claim.lua reads them."""
         keys = [deadlines_key(self.bucket), polled_key(self.bucket)]
-        return keys, [self.lease_ms, self.limit, self.outage_ms, self.grace_ms]
+        return keys, [self.lease_ms, self.limit, self.outage_ms, self.grace_ms, self.seen_ms]
+
+
+@dataclass(frozen=True)
+class DeferCall:
+    """Defer a game's deadlines `grace_ms` from now at least (lua/defer.lua): its
+    players are being told that Redis lost its last writes (issue 23)."""
+
+    SCRIPT: ClassVar[str] = "defer"
+
+    game: str
+    grace_ms: int
+
+    def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as defer.lua reads them, for the game's `keys`."""
+        return [keys.game, keys.deadlines], [self.game, self.grace_ms]
 
 
 @dataclass(frozen=True)
@@ -474,7 +495,7 @@ def _packed(value: dict[str, Any] | bytes) -> bytes:
 
 # Every call type, one per script (tests/test_scripts.py checks that none is missing).
 CALLS: tuple[type[Any], ...] = (
-    CommitCall, ClaimCall, LimitCall, LiveAddCall, LiveRemoveCall, OnlineCall, RateCall,
+    CommitCall, ClaimCall, DeferCall, LimitCall, LiveAddCall, LiveRemoveCall, OnlineCall, RateCall,
     AccountClaimCall, EnqueueCall, LeaveCall, FormCall, ForgetCall, CreateTableCall,
     JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall, TableCall,
     PasswordUpgradeCall, HoldCall, SessionsCall,

@@ -51,6 +51,7 @@ from moose_server.storage.keys import (
 from moose_server.storage.scripts import (
     ClaimCall,
     CommitCall,
+    DeferCall,
     LimitCall,
     LiveAddCall,
     LiveRemoveCall,
@@ -139,11 +140,15 @@ class Store:
         # Whether the last deadline claim failed in some buckets (a cluster node
         # down): their next claim must judge the gap (timers.py).
         self.claim_failed = False
+        # The Redis time of this store's last claim of each bucket: a poll stamp
+        # older than it shows that Redis lost its last writes (lua/claim.lua).
+        self._claimed: dict[int, int] = {}
         # The frequent calls (see the module docstring); one Batcher shared with the
         # other stores batches all of a turn's calls together.
         self.batch = batch or Batcher(redis)
         self._commit = scripts.register(redis, CommitCall)
         self._claim = scripts.register(redis, ClaimCall)
+        self._defer = scripts.register(redis, DeferCall)
         self._limit = scripts.register(redis, LimitCall)
         self._live_add = scripts.register(redis, LiveAddCall)
         self._live_remove = scripts.register(redis, LiveRemoveCall)
@@ -179,6 +184,15 @@ class Store:
         keys, argv = call.build(self.keys_of(call.game))
         status, seq, now, deadline = await self.batch.run_script(self._commit, keys, argv)
         return Commit(status.decode(), int(seq), int(now), int(deadline))
+
+    async def defer(self, games: list[str], grace_ms: int) -> list[int]:
+        """Defer each game's deadlines `grace_ms` from now at least (all in one batch);
+        each one's deadline now (0: no game, or over). See lua/defer.lua."""
+        calls = [DeferCall(game, grace_ms).build(self.keys_of(game)) for game in games]
+        got = await asyncio.gather(
+            *(self.batch.run_script(self._defer, keys, argv) for keys, argv in calls)
+        )
+        return [int(deadline) for deadline in got]
 
     async def kept_record(self, game: str) -> dict[str, Any] | None:
         """The kept record of a rated game, or None (never rated, or expired)."""
@@ -221,6 +235,14 @@ class Store:
         )
         return self._entries(rows)
 
+    async def event_times(self, marks: list[tuple[str, int]]) -> list[int | None]:
+        """The Redis time of each (game, seq)'s event, None where the stream has none:
+        one batch for them all."""
+        rows: list[Any] = await self.batch.call_many(
+            [("XRANGE", self.keys_of(game).events, f"{seq}-0", f"{seq}-0") for game, seq in marks]
+        )
+        return [int(found[0][1][b"t"]) if found else None for found in rows]
+
     async def event(self, game: str, seq: int) -> Stored | None:
         """The stream's entry of `seq` as stored (its state only if a snapshot is kept there)."""
         entries = await self.events(game, seq - 1, seq)
@@ -243,25 +265,26 @@ class Store:
     ) -> list[tuple[str, int]]:
         """Claim the due deadlines of every bucket: (game id, its bucket's Redis time).
 
-        A bucket that nobody claimed for over `outage_ms` (the service was down)
+        A bucket that nobody claimed for over `outage_ms` (the service was down),
+        or whose last claim Redis lost (it came back without its last writes),
         claims nothing this time: its deadlines before now + `grace_ms` move there.
         """
-        calls = [ClaimCall(b, lease_ms, CLAIM_LIMIT, outage_ms, grace_ms)
+        calls = [ClaimCall(b, lease_ms, CLAIM_LIMIT, outage_ms, grace_ms, self._claimed.get(b, 0))
                  for b in range(self.buckets)]  # fmt: skip
         replies = await self._claim_each(calls)
         outages = [r for r in replies if int(r[1])]
         if outages:
             log.warning(
-                "no deadline poll for %.1f s (the service was down): %d deadlines moved to "
-                "%.1f s from now", max(int(r[1]) for r in outages) / 1000,
-                sum(len(r) - 2 for r in outages), grace_ms / 1000,
-                extra={"event": "outage"},
+                "no deadline poll for %.1f s (the service was down, or Redis lost its last "
+                "writes): %d deadlines moved to %.1f s from now",
+                max(int(r[1]) for r in outages) / 1000, sum(len(r) - 2 for r in outages),
+                grace_ms / 1000, extra={"event": "outage"},
             )  # fmt: skip
         return [(gid.decode(), int(r[0])) for r in replies if not int(r[1]) for gid in r[2:]]
 
     async def _claim_each(self, calls: list[ClaimCall]) -> list[Any]:
         """One claim per bucket, all in one batch: the replies of the buckets whose node
-        answered.
+        answered (each bucket's time is kept for its next claim).
 
         On a cluster each runs on the node of its slot (and may read another clock).
         A failing node delays only its own buckets: the others' claims are kept
@@ -276,7 +299,11 @@ class Store:
         for exc in failed:
             if not isinstance(exc, Exception):
                 raise exc  # a cancellation
-        replies = [r for r in got if not isinstance(r, BaseException)]
+        replies = []
+        for call, reply in zip(calls, got, strict=True):
+            if not isinstance(reply, BaseException):
+                self._claimed[call.bucket] = int(reply[0])
+                replies.append(reply)
         if failed and not replies:
             raise failed[0]
         self.claim_failed = bool(failed)

@@ -11,6 +11,7 @@
 --       9 auto ('1': the server plays the seat to act next),
 --       10 the record of a rated game that ends here, to keep ('' = none),
 --       11 its ttl seconds (0: no rated game ends here), 12 event count,
+--       13 a timeout's deadline: the game's must still be it (0: no check),
 --       then per event: event blob, state snapshot blob ('' = none kept)
 -- A rated game's end also puts it among the bucket's unrated games, in this same
 -- step: whoever rates it takes it out, and should that instance die first,
@@ -24,8 +25,17 @@ if mid ~= '' then
     return {'dup', tonumber(prev), 0, 0}
   end
 end
-local version = tonumber(redis.call('HGET', game, 'v') or '0')
+-- 'held': until when the game's deadlines wait (defer.lua), its seats told that
+-- Redis lost their last writes and answering the game as it is now.
+local got = redis.call('HMGET', game, 'v', 'held')
+local version = tonumber(got[1] or '0')
 if version ~= tonumber(ARGV[1]) then
+  return {'stale', version, 0, 0}
+end
+-- A timeout fires for the deadline it was claimed for: one held meanwhile (the
+-- players were told that Redis lost their last writes: defer.lua) waits.
+local due = tonumber(ARGV[13])
+if due > 0 and tonumber(redis.call('HGET', game, 'dl') or '0') ~= due then
   return {'stale', version, 0, 0}
 end
 local t = redis.call('TIME')
@@ -34,7 +44,7 @@ local delta = tonumber(ARGV[4])
 local gid = ARGV[5]
 local deadline = 0
 if delta > 0 then
-  deadline = now + delta
+  deadline = math.max(now + delta, tonumber(got[2] or '0'))
   redis.call('ZADD', deadlines, string.format('%d', deadline), gid)
 elseif delta == 0 then
   redis.call('ZREM', deadlines, gid)
@@ -47,7 +57,7 @@ local first = version + 1
 local d, now_s, auto = string.format('%d', deadline), string.format('%d', now), ARGV[9]
 for i = 1, count do
   seq = seq + 1
-  local id, e, s = string.format('%d-0', seq), ARGV[11 + 2 * i], ARGV[12 + 2 * i]
+  local id, e, s = string.format('%d-0', seq), ARGV[12 + 2 * i], ARGV[13 + 2 * i]
   if s == '' then
     redis.call('XADD', events, id, 'e', e, 'a', auto, 'd', d, 't', now_s)
   else
