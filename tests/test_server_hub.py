@@ -505,3 +505,70 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
         await games.close()
         await pubsub_client.aclose()
         await client.aclose()
+
+
+async def checked(hub: Hub) -> None:
+    """What the hub does after a lost subscription, to its end."""
+    hub._check_all()
+    while hub._tasks:
+        await asyncio.gather(*list(hub._tasks))
+
+
+async def test_sockets_whose_game_went_back_get_a_state_with_the_deadline_held(game):
+    # Redis lost the event at seq 3 that both sockets saw. Before, their `state` kept
+    # the deadline Redis had, which may already be due: a timeout raced the seat's
+    # answer to it (issue 23).
+    store, gid, _ = game
+    hub = Hub(store, None, outage_grace=600)  # type: ignore[arg-type]
+    peers = [Peer("p_a", 0), Peer("p_b", 1)]
+    for peer in peers:
+        hub.join(peer, gid, peer.seat, 3).time = 12345
+    before = await store.now_ms()
+    await checked(hub)
+    loaded = await store.load(gid)
+    assert loaded.deadline >= before + 600_000  # the game's turn is 30 s
+    assert await store.redis.zscore(store.keys_of(gid).deadlines, gid) == loaded.deadline
+    for peer in peers:
+        ((state,),) = [[m for m in peer.got if m["event"]["kind"] == "state"]]
+        assert state["seq"] == 2
+        assert state["deadline"] == (loaded.deadline if state["legal"] else None)
+    assert sum(bool(p.got[-1]["legal"]) for p in peers) == 1
+
+
+async def test_after_a_lost_subscription_only_games_that_went_back_are_held(game, redis_url):
+    store, gid, entries = game
+    hub = Hub(store, None, outage_grace=600)  # type: ignore[arg-type]
+    kept, behind = Peer("p_a", 0), Peer("p_b", 1)
+    hub.join(kept, gid, 0, 2).time = entries[1].time  # saw seq 2 as Redis holds it
+    hub.join(behind, gid, 1, 1).time = entries[0].time  # missed seq 2
+    deadline = (await store.load(gid)).deadline
+    await checked(hub)
+    assert kept.got == [] and [m["seq"] for m in behind.got] == [2]
+    assert (await store.load(gid)).deadline == deadline
+
+
+async def test_a_wake_up_while_a_sockets_state_is_read_reaches_it_after_the_state(game, redis_url):
+    # The state's stream read was made just before the next commit; the commit's
+    # wake-up came while the socket's `seen` was still the seq Redis lost. Before,
+    # it was taken as seen: the seat never heard of the move and timed out.
+    store, gid, entries = game
+    hub = Hub(store, None)  # type: ignore[arg-type]
+    peer = Peer("p_a", 0)
+    sub = hub.join(peer, gid, 0, 5)  # saw seq 5, which Redis lost
+    games = Games(store, Settings(redis_url=redis_url))
+    loaded = await games.load(gid)
+    async with sub.lock:  # the `state` is being read
+        sub.stating = True
+        mover = loaded.players[rules.to_act(loaded.state)]
+        await games.move(gid, mover, rules.legal_moves(loaded.state)[0])  # seq 3
+        hub._on_game(gid, 3)
+        sub.seen, sub.time, sub.stating = 2, entries[1].time, False  # the state (seq 2) sent
+    await checked_tasks(hub)
+    assert [m["seq"] for m in peer.got] == [3]
+    await games.close()
+
+
+async def checked_tasks(hub: Hub) -> None:
+    """Every task the hub has started, to its end."""
+    while hub._tasks:
+        await asyncio.gather(*list(hub._tasks))

@@ -167,7 +167,7 @@ async def _build(
     # Moderators' notices act on this instance's games and sockets (both built below).
     notices = Notices(bans, lambda: games, lambda: doors.open, settings.ban_refresh)
     hub = Hub(store, backend.pubsub, copies.size, woken=copies, fanout=metrics, players=waiting,
-              notices=notices)  # fmt: skip
+              notices=notices, outage_grace=settings.outage_grace)  # fmt: skip
     observer = Observer(metrics)
     games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics)
     stack.push_async_callback(games.close)

@@ -31,6 +31,13 @@ hub checks it wherever it reads the stream, checks every socket when pub/sub
 reconnects, and treats a commit of ours at a seq a socket has seen as proof.
 Such a socket gets the game as it is now (a `state` event, which a client
 takes whatever its seq), or `gone` when the game no longer exists.
+
+A socket told that its game went back may have a move to make again (one Redis
+lost, which a client sends again with its move id): before its `state` is read,
+the game's deadline is held `outage_grace` from now at least (Store.defer), so
+that no timeout plays its turn before it could answer. After a lost
+subscription every socket's game is checked in one batch (`_recheck`), and
+those that went back are told first, side by side (issue 23).
 """
 
 from __future__ import annotations
@@ -84,6 +91,9 @@ class Sub:
     seen: int
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     time: int = 0  # Redis time of the event at `seen` (0: not known)
+    # A `state` is being read for it: `seen` is about to change (go back, maybe), so a
+    # wake-up meanwhile must not be taken as seen (issue 23).
+    stating: bool = False
 
 
 class Peer(Protocol):
@@ -159,8 +169,11 @@ class Hub:
         players: PlayerListener | None = None,
         notices: NoticeListener | None = None,
         silent: float = SILENT,
+        outage_grace: float = 5.0,
     ) -> None:
         self.store = store
+        # A game that went back keeps its deadline this far from its seats' `state`.
+        self.defer_ms = int(outage_grace * 1000)
         self.silent = silent  # seconds of a silent subscription before a PING
         self.pubsub_redis = pubsub_redis
         self.woken = woken
@@ -250,6 +263,13 @@ class Hub:
 
     async def _state(self, peer: Peer, game_id: str, sub: Sub) -> None:
         """The `state` event (the lock is held); what the socket saw before is past."""
+        sub.stating = True
+        try:
+            await self._read_state(peer, game_id, sub)
+        finally:
+            sub.stating = False
+
+    async def _read_state(self, peer: Peer, game_id: str, sub: Sub) -> None:
         loaded = await self.store.load(game_id)
         if loaded.data is None:
             self.leave(peer, game_id)
@@ -274,6 +294,7 @@ class Hub:
             "resyncing", game, peer.player, sub.seen,
             extra={"event": "rewound", "game": game, "player": peer.player, "seq": sub.seen},
         )  # fmt: skip
+        await self.store.defer([game], self.defer_ms)
         await self._state(peer, game, sub)
 
     async def _resync_locked(self, peer: Peer, game: str) -> None:
@@ -364,7 +385,9 @@ class Hub:
         late = False
         for peer in list(self.games.get(game, ())):
             sub = peer.subs.get(game)
-            if sub is not None and sub.seen >= entries[0].seq and not _kept(sub, entries):
+            if sub is not None and sub.stating:
+                late = True  # its wake-up delivers them after the `state` (see _on_game)
+            elif sub is not None and sub.seen >= entries[0].seq and not _kept(sub, entries):
                 self._spawn(self._until_done(functools.partial(self._resync_locked, peer, game)))
                 late = True
             elif not self._offer(peer, game, ready):
@@ -385,7 +408,15 @@ class Hub:
 
     def _on_game(self, game: str, seq: int | None) -> None:
         """A wake-up: serve the local sockets at once from the log; read Redis in a task."""
-        peers = list(self.games.get(game, ()))
+        peers = []
+        for peer in list(self.games.get(game, ())):
+            sub = peer.subs.get(game)
+            if sub is not None and sub.stating:
+                # Its `state` may come from a read made before this commit, and its
+                # `seen` is not that state's yet: once sent, it reads what follows.
+                self._spawn(self.deliver(peer, game))
+            else:
+                peers.append(peer)
         seen = [p.subs[game].seen for p in peers if game in p.subs]
         # A log for every game a local socket follows, if only to know its latest
         # seq: a delivery under way must not stop short of it.
@@ -517,13 +548,30 @@ class Hub:
 
     def _check_all(self) -> None:
         """After a lost subscription: each socket reads what it missed, and is checked."""
-        for game, peers in list(self.games.items()):
-            for peer in list(peers):
-                self._spawn(self._until_done(functools.partial(self.deliver, peer, game)))
+        self._spawn(self._until_done(self._recheck))
         if self.player_listener is not None:
             self._spawn(
                 self._until_done(functools.partial(self.player_listener.resubscribed, self.players))
             )
+
+    async def _recheck(self) -> None:
+        """Check every socket's game in one batch (the event each saw last, as Redis
+        holds it now); resync those that went back, all at once, and only then
+        deliver the others what they missed."""
+        subs = [(peer, game, peer.subs[game]) for game, peers in list(self.games.items())
+                for peer in list(peers) if game in peer.subs]  # fmt: skip
+        if not subs:
+            return
+        times = await self.store.event_times([(game, sub.seen) for _, game, sub in subs])
+        back: list[tuple[Peer, str]] = []
+        others: list[tuple[Peer, str]] = []
+        for (peer, game, sub), at in zip(subs, times, strict=True):
+            went = sub.seen >= 1 and (at is None or (bool(sub.time) and at != sub.time))
+            (back if went else others).append((peer, game))
+        await asyncio.gather(*(self._until_done(functools.partial(self._resync_locked, *pair))
+                               for pair in back))  # fmt: skip
+        for peer, game in others:
+            self._spawn(self._until_done(functools.partial(self.deliver, peer, game)))
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         """One pub/sub message; never waits, so the subscription never falls behind."""
