@@ -11,12 +11,13 @@ import asyncio
 from typing import Any
 
 import moose
-from moose.client import Client
+from moose.bots import make_bot
+from moose.client import Client, ServerError, is_final
 from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.embedded import free_port
-from moose_server.storage.keys import PLAYERS_CHANNEL
+from moose_server.storage.keys import PLAYERS_CHANNEL, move_field
 
 from helpers import Serve, aof_copy, aof_restore, check_views, open_store, play_seat
 
@@ -199,6 +200,70 @@ async def test_a_move_redis_lost_after_answering_it_is_sent_again_with_its_move_
         event = await store.event(turn["game"], turn["seq"] + 1)
     assert event is not None and event.event["move"] == turn["legal"][0]
     assert event.event["auto"] is None  # alice's own move, not a timeout
+
+
+async def test_every_move_redis_lost_is_sent_again_in_order_with_its_move_id(
+    moose_serve, redis_factory
+) -> None:
+    # Both seats move several times in the writes Redis loses: each client sends
+    # its moves again as the game, replayed, comes back to the events they
+    # answered. Before, only a move answering the `state`'s own seq was sent again.
+    redis_server = redis_factory(appendonly=True, extra=["--appendfsync", "always"])
+    proc = moose_serve("--redis", redis_server.url, "--poll-interval", "0.05")
+    acked: list[tuple[str, int, int, Message, str]] = []  # player, seat, seq, move, move id
+    copy: list[Any] = []
+    playing = asyncio.Event()
+    playing.set()
+
+    async def play(client: Client, seat: int) -> None:
+        bot, answered = make_bot("greedy", seed=seat), 0
+        async for msg in client.events():
+            if msg["type"] != "event" or is_final(msg):
+                if msg["type"] == "event":
+                    return
+                continue
+            if msg["event"]["kind"] == "state":
+                answered = 0  # the game as it is now
+            if not msg["legal"] or msg["view"]["to_act"] != seat or msg["seq"] < answered:
+                continue
+            await playing.wait()
+            move, move_id = bot.choose(msg["view"], msg["legal"]), f"{seat}-{len(acked)}"
+            try:
+                moved = await client.move("g_lost", move, seq=msg["seq"], move_id=move_id)
+            except ServerError as exc:
+                assert exc.code in ("stale_seq", "not_your_turn", "unavailable"), exc
+                continue  # a move answering an event Redis lost
+            answered = moved["seq"]
+            acked.append((client.player or "", seat, moved["seq"], move, move_id))
+            if len(acked) == 4:
+                copy.append(aof_copy(redis_server))  # the moves from here on are lost
+            elif len(acked) == 10:
+                playing.clear()
+
+    async with moose.connect(proc.url, name="alice") as alice, \
+            moose.connect(proc.url, name="bob") as bob:  # fmt: skip
+        seats = [Seat(alice.player, "alice", None), Seat(bob.player, "bob", None)]
+        async with open_store(redis_server.url) as store:
+            await Games(store, Settings(redis_url=redis_server.url)).create(
+                seats, game_id="g_lost", seed=5
+            )
+        players = [asyncio.create_task(play(c, n)) for n, c in enumerate((alice, bob))]
+        async with asyncio.timeout(30):
+            while len(acked) < 10:
+                await asyncio.sleep(0.01)
+            redis_server.kill()  # Redis loses the last 6 moves it answered
+            aof_restore(redis_server, copy[0])
+            await asyncio.to_thread(redis_server.start)
+            playing.set()
+            await asyncio.gather(*players)
+    async with open_store(redis_server.url) as store:
+        events = {e.seq: e.event for e in await store.events("g_lost")}
+        for player, seat, seq, move, move_id in acked:
+            again = await store.redis.hget(store.keys_of("g_lost").moves,
+                                           move_field(player, move_id))  # fmt: skip
+            assert again is not None, (seat, seq, move)  # before: lost, for all but one
+            assert events[int(again)] == {"kind": "move", "seat": seat, "move": move,
+                                          "auto": None}  # fmt: skip
 
 
 async def alice_s_turn(alice: Client, bob: Any) -> Message:

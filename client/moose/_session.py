@@ -12,15 +12,25 @@ A `state` event is the game as it is now and is always taken, even at a seq
 lower than one seen. An event at a seq seen before with another `server_time`
 (its commit's time) shows a history written anew: events are dropped until the
 `state` asked for arrives. A reconnect's sync starts one event early to check
-that one. A move whose event Redis lost is sent again with its move id when the
-`state` shows the game back at the event it answered.
+that one.
+
+A move whose event Redis lost is sent again with its move id (PROTOCOL.md, "When
+the server loses its last writes"): the client keeps, for each move it sent, the
+event it answered (its seq and a digest of its view). When an event at that seq
+comes again after a `state` (the `state` itself, or one of the events that
+follow it) and shows the same view, with the move among its legal moves, the
+same move goes again with the same `move_id`, and the event reaches `events()`
+without `legal`: it is answered. An event there that shows another view means
+the game went another way: the moves sent from that seq on are forgotten.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from moose._connection import CLOSED, Connection, Message
 from moose._errors import MooseError
@@ -29,14 +39,25 @@ __all__ = ["Session", "is_final"]
 
 log = logging.getLogger("moose.client")
 
+SENT_KEPT = 64  # moves remembered per game, to send again: more than a seat makes in one
+VIEWS_KEPT = 4  # views of the latest events of a game, for the moves that answer them
+
+
+def view_digest(view: Message | None) -> str:
+    """A fingerprint of a view: two are the same when their JSON is ("" for none)."""
+    if view is None:
+        return ""
+    text = json.dumps(view, sort_keys=True, separators=(",", ":"))
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
 
 @dataclass
 class _Sent:
-    """The last move sent in a game: sent again if Redis loses it."""
+    """A move sent in a game: sent again, with its move id, should Redis lose it."""
 
-    seq: int  # the event it answered
     move: Message
     move_id: str
+    view: str  # view_digest of the event it answered ("": not known)
 
 
 @dataclass
@@ -54,7 +75,8 @@ class _Game:
     gone: bool = False  # the server no longer has it
     time: int = 0  # server_time of the event at `seq` (0 after a `state`)
     rewound: bool = False  # an event was rewritten: drop events until a `state`
-    sent: _Sent | None = None
+    sent: dict[int, _Sent] = field(default_factory=dict)  # by the seq each answered
+    views: dict[int, Message] = field(default_factory=dict)  # the latest events' views
 
 
 class Session(Connection):
@@ -184,19 +206,47 @@ class Session(Connection):
                         "writes", game_id, known.seq, seq)  # fmt: skip
         known.seq = known.top = seq
         known.time, known.rewound = 0, False
-        sent = known.sent
-        view = msg.get("view") or {}
-        if (sent is not None and sent.seq == seq and view.get("to_act") == known.seat
-                and sent.move in (msg.get("legal") or ())):  # fmt: skip
-            # Our move answered this very event and Redis lost it: the same move id.
-            def answered(answer: Message) -> None:
-                if answer.get("type") == "error" and known.seq == seq:
-                    self._inbox.put_nowait(msg)  # let the player answer it after all
-
-            self._internal("move", answered, game=game_id, move=sent.move, seq=seq,
-                           move_id=sent.move_id)  # fmt: skip
-            msg = {**msg, "legal": None, "deadline": None}  # answered already
         self._deliver(game_id, known, msg)
+
+    def remember_move(self, game: str, seq: int | None, move: Message, move_id: str) -> None:
+        """A move is being sent in answer to the event at `seq`: kept to send again."""
+        known = self._games.get(game)
+        if known is None or seq is None:
+            return
+        known.sent[seq] = _Sent(move, move_id, view_digest(known.views.get(seq)))
+        while len(known.sent) > SENT_KEPT:
+            del known.sent[min(known.sent)]
+
+    def forget_move(self, game: str, seq: int | None, move_id: str) -> None:
+        """The server refused the move: nothing to send again."""
+        known = self._games.get(game)
+        sent = known.sent.get(seq) if known is not None and seq is not None else None
+        if known is not None and sent is not None and sent.move_id == move_id:
+            del known.sent[seq]  # type: ignore[arg-type]
+
+    def _answer_again(self, game_id: str, known: _Game, msg: Message, sent: _Sent) -> Message:
+        """An event we answered came again after a `state`: Redis lost our move.
+
+        The same view: the same move with the same move id, and the event goes on
+        without `legal` (answered). Another view: the game went another way, and
+        what we sent from this seq on answered events that no longer are.
+        """
+        seq = msg["seq"]
+        same = not sent.view or view_digest(msg.get("view")) == sent.view
+        if not same or sent.move not in (msg.get("legal") or ()):
+            for old in [s for s in known.sent if s >= seq]:
+                del known.sent[old]
+            return msg
+
+        def answered(answer: Message) -> None:
+            if answer.get("type") == "error" and known.seq == seq:
+                self._inbox.put_nowait(msg)  # let the player answer it after all
+
+        log.info("game %s: sending our move at seq %d again (move id %s): the server lost "
+                 "it", game_id, seq, sent.move_id)  # fmt: skip
+        self._internal("move", answered, game=game_id, move=sent.move, seq=seq,
+                       move_id=sent.move_id)  # fmt: skip
+        return {**msg, "legal": None, "deadline": None}
 
     def _rewound(self, game_id: str, known: _Game) -> None:
         """An event seen before came again as another: ask for the game as it is now."""
@@ -217,6 +267,13 @@ class Session(Connection):
 
     def _deliver(self, game_id: str, known: _Game, msg: Message) -> None:
         """Hand an event to the inbox (after a `match` for a game not announced yet)."""
+        seq = msg["seq"]
+        sent = known.sent.get(seq)
+        if sent is not None:  # only after a `state`: we answer events as they come
+            msg = self._answer_again(game_id, known, msg, sent)
+        known.views[seq] = msg.get("view")  # type: ignore[assignment]
+        if len(known.views) > VIEWS_KEPT:
+            del known.views[min(known.views)]
         view = msg.get("view") or {}
         if known.seat is None and view.get("seat") is not None:
             known.seat = view["seat"]

@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 from moose._connection import Message
 from moose._errors import ConnectError, ConnectionLost, MooseError, ServerError
-from moose._session import Session, _Events, _Game, _Sent, is_final
+from moose._session import Session, _Events, _Game, is_final
 from moose.bots import Bot, make_bot
 
 __all__ = [
@@ -157,13 +157,12 @@ class Client(Session):
         if seq is None and known is not None:
             seq = known.seq
         move_id = move_id or f"{uuid.uuid4().hex[:16]}-{next(self._ids)}"
-        if known is not None and seq is not None:
-            known.sent = _Sent(seq, move, move_id)
+        self.remember_move(game, seq, move, move_id)
         try:
             return await self._request("move", game=game, move=move, seq=seq, move_id=move_id)
         except ServerError as exc:
-            if known is not None and exc.code not in RETRY_CODES:
-                known.sent = None  # refused: nothing to send again
+            if exc.code not in RETRY_CODES:
+                self.forget_move(game, seq, move_id)  # refused: nothing to send again
             if exc.code == "no_such_game":
                 self._gone(game)
             raise
