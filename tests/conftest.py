@@ -19,6 +19,8 @@ the end.
 - `ws_client`: ``c = await ws_client(url, name="alice")``: a raw socket that
   has said hello (`RawClient`: send, request, expect, closed).
 - `config_home` (every test): XDG_CONFIG_HOME is a folder of the test's own.
+- `browser`: one headless Chromium per test module (helpers.browser), or a skip
+  with its reason where Chromium is missing (a failure when CI is set).
 - `moose_serve`: ``proc = moose_serve("--data-dir", d)`` runs `moose serve` as a
   subprocess (``proc.url``, ``proc.kill()``, ``proc.stop()``); ``wait=False``
   starts several at once (then ``proc.wait_ready()`` each).
@@ -30,6 +32,7 @@ carry the mark itself, or it fails.
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,6 +47,7 @@ from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis, free_port
 
 from helpers import Instance, RawClient, RedisClusterNodes, Serve, ServeProcess, cleanup
+from helpers.browser import ARGS, CHROMIUM
 from helpers.lanes import LaneGuard
 
 
@@ -252,3 +256,17 @@ async def ws_client() -> AsyncIterator[Callable[..., Awaitable[RawClient]]]:
 def pytest_configure(config: pytest.Config) -> None:
     """Mark `slow` the tests that start processes; the others may not start one."""
     config.pluginmanager.register(LaneGuard(), "lane-guard")
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One headless Chromium for the module's tests."""
+    if not os.path.exists(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail("CI is set but Chromium is not installed (.ci/run installs chromium)")
+        pytest.skip("Chromium is not installed (apt-get install chromium); CI runs these tests")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield chromium
+        chromium.close()

@@ -11,7 +11,6 @@ README's screenshots into docs/.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -27,115 +26,12 @@ from moose import record as records
 from moose import rules
 
 from helpers import check_no_leak
+from helpers.browser import DESKTOP, DOCS, PHONE, Player, play_until_over, wait_until
 
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]  # fmt: skip
-DOCS = Path(__file__).resolve().parent.parent / "docs"
-DESKTOP, PHONE = {"width": 1100, "height": 860}, {"width": 360, "height": 740}
 HOSTILE = "<img src=x onerror=f(1)>"  # 24 characters: the longest name allowed
 Message = dict[str, Any]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One headless Chromium for the module's tests."""
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but Chromium is not installed (.ci/run installs chromium)")
-        pytest.skip("Chromium is not installed (apt-get install chromium); CI runs these tests")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
-
-
-class Player:
-    """One browser page (its own context, so its own localStorage), with what it received."""
-
-    def __init__(
-        self, browser: Any, base: str, *, viewport: dict[str, int] = DESKTOP,
-        locale: str = "en-US",
-    ) -> None:  # fmt: skip
-        self.context = browser.new_context(viewport=viewport, locale=locale)
-        self.page = self.context.new_page()
-        self.base = base
-        self.frames: list[Message] = []
-        self.problems: list[str] = []  # console errors, page errors, dialogs
-        self.moves = self.traps = 0
-        self.page.on("websocket", self._socket)
-        self.page.on("console", lambda m: m.type == "error" and self.problems.append(m.text))
-        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-        self.page.on("dialog", self._dialog)
-
-    def _socket(self, ws: Any) -> None:
-        ws.on("framereceived", lambda payload: self.frames.append(json.loads(payload)))
-
-    def _dialog(self, dialog: Any) -> None:
-        self.problems.append(f"dialog: {dialog.message}")
-        dialog.dismiss()
-
-    def open(self, path: str = "/") -> Player:
-        """Load a page of the site and wait for its first screen."""
-        self.page.goto(self.base + path)
-        # Connected: the lobby shows the counts of the live list, or a game shows its seats.
-        self.page.wait_for_selector('[data-testid="counts"]:not(:empty), [data-testid="seat"]')
-        return self
-
-    def find(self, testid: str) -> Any:
-        """The elements with that test id."""
-        return self.page.locator(f'[data-testid="{testid}"]')
-
-    def events(self) -> list[Message]:
-        """The `event` frames received, in order."""
-        return [f for f in self.frames if f.get("type") == "event"]
-
-    def seq(self) -> int:
-        """The last seq the game screen shows (-1: no game screen)."""
-        value = self.page.locator("section.game").first.get_attribute("data-seq", timeout=2000)
-        return int(value) if value is not None else -1
-
-    def act(self, *, by_card: bool = False) -> bool:
-        """Make one move if it is ours; whether one was made."""
-        try:
-            before = self.seq()
-            trap = self.find("trap-button")
-            if trap.count():
-                trap.first.click(timeout=2000)
-                self.traps += 1
-            elif not self._play(by_card):
-                return False
-            self.page.locator(f'section.game:not([data-seq="{before}"])').wait_for(timeout=15000)
-        except Exception as exc:  # the page redrew under the click: look again
-            if "Timeout" not in type(exc).__name__ and "detached" not in str(exc):
-                raise
-            return False
-        self.moves += 1
-        return True
-
-    def _play(self, by_card: bool) -> bool:
-        moves = self.find("legal-move")
-        options = [json.loads(m.get_attribute("data-move")) for m in moves.all()]
-        if not options:
-            return False
-        # Keep traps and rooms open, so that a moose may come and be trapped.
-        keep = [i for i, m in enumerate(options) if m.get("card") not in ("door", "trap")]
-        plays = [i for i in keep if options[i]["action"] == "play"]
-        pick = (plays or keep or [0])[0]
-        card = options[pick].get("card")
-        if by_card and options[pick]["action"] == "play":
-            self.page.locator(f'[data-testid="hand-card"][data-card="{card}"]').first.click()
-            self.find("target").first.click(timeout=2000)
-        else:
-            moves.nth(pick).click(timeout=2000)
-        return True
-
-    def close(self) -> None:
-        """Close the page's context."""
-        self.context.close()
 
 
 @pytest.fixture
@@ -157,29 +53,6 @@ def players(browser: Any, server: Any) -> Iterator[Callable[..., Player]]:
     yield make
     for player in made:
         player.close()
-
-
-def wait_until(test: Callable[[], bool], timeout: float = 15.0) -> None:
-    """Poll `test` until it holds (the page's policy forbids evaluating strings in it)."""
-    deadline = time.monotonic() + timeout
-    while not test():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
-def play_until_over(seated: list[Player], *, limit: float = 240, each: Any = None) -> None:
-    """Let every page move when it can until each shows the end of the game."""
-    deadline = time.monotonic() + limit
-    while not all(p.find("game-over").count() for p in seated):
-        assert time.monotonic() < deadline, "the game did not end in time"
-        moved = False
-        for p in seated:
-            if p.find("game-over").count() == 0:
-                moved = p.act(by_card=p.moves % 2 == 1) or moved
-                if each is not None:
-                    each(p)
-        if not moved:
-            time.sleep(0.05)
 
 
 def states_by_seq(record: Message, events: list[Message]) -> dict[int, rules.State]:

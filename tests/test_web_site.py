@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_browser import DESKTOP, DOCS, PHONE, Player, browser, play_until_over, wait_until
 
 import moose
 
-pytestmark = pytest.mark.slow  # Chromium and `moose serve`
+from helpers.browser import DESKTOP, DOCS, PHONE, Player, play_until_over, wait_until
 
-__all__ = ["browser"]  # the module's Chromium fixture, shared with test_web_browser
+pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 
 PASSWORD = "lantern moose quill 88"
 NEW_PASSWORD = "otter kettle mango 1912"
