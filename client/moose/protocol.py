@@ -72,6 +72,9 @@ ERROR_CODES = frozenset(
         "too_many_tables",
         "too_many_sessions",
         "too_many_watched",
+        "not_fair",  # provably fair deals (issue 27)
+        "already_seeded",
+        "already_dealt",
     }
 )
 
@@ -101,10 +104,10 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "seat": (_INT, False),
     },
     "ping": {},
-    "queue": {"min_players": (_INT, False), "max_players": (_INT, False)},
+    "queue": {"min_players": (_INT, False), "max_players": (_INT, False), "fair": (_BOOL, False)},
     "leave_queue": {},
-    "create_table": {"players": (_INT, False), "rated": (_BOOL, False)},
-    "join_table": {"code": (_STR, True)},
+    "create_table": {"players": (_INT, False), "rated": (_BOOL, False), "fair": (_BOOL, False)},
+    "join_table": {"code": (_STR, True), "fair": (_BOOL, False)},
     "add_bot": {"code": (_STR, True), "bot": (_STR, False)},
     "start_table": {"code": (_STR, True)},
     "leave_table": {"code": (_STR, True)},
@@ -120,6 +123,7 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "record": {"game": (_STR, True), "code": (_STR, False)},
     "games": {"follow": (_BOOL, False)},
     "report": {"player": (_STR, True), "game": (_STR, False), "reason": (_STR, True)},
+    "seed": {"game": (_STR, True), "seed": (_STR, True)},  # provably fair deals (issue 27)
 }
 
 SERVER_MESSAGES = frozenset(
@@ -144,6 +148,7 @@ SERVER_MESSAGES = frozenset(
         "game_list",
         "gone",
         "reported",
+        "seeded",
         "error",
     }
 )

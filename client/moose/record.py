@@ -4,7 +4,10 @@ A record is the whole game, deck included::
 
     {"players": 3, "dealer": 0, "deck": [...58 codes, top first...],
      "moves": [{"action": "play", ...}, ...],
-     "names": ["ann", "bob", "cy"], "result": {"scores": [...], "winners": [...]}}
+     "names": ["ann", "bob", "cy"], "result": {"scores": [...], "winners": [...]},
+     "deal": {"scheme": "moose-deal-v1", ...}}
+
+(`deal`, how a provably fair deal was drawn, is checked by `moose.fair.verify`.)
 
 Errors::
 
@@ -42,7 +45,7 @@ __all__ = [
 ]
 
 _REQUIRED = ("players", "dealer", "deck", "moves")
-_KEYS = frozenset((*_REQUIRED, "names", "result"))
+_KEYS = frozenset((*_REQUIRED, "names", "result", "deal"))
 
 
 class RecordError(ValueError):
@@ -59,6 +62,7 @@ class Record:
     moves: tuple[Any, ...]  # as written; `replay` judges each one
     names: tuple[str, ...] | None = None
     result: Mapping[str, list[int]] | None = None
+    deal: Mapping[str, Any] | None = None  # a provably fair deal's (moose.fair), as written
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain JSON-ready data, in the RULES.md key order."""
@@ -73,6 +77,8 @@ class Record:
         if self.result is not None:
             result = self.result
             d["result"] = {"scores": list(result["scores"]), "winners": list(result["winners"])}
+        if self.deal is not None:
+            d["deal"] = dict(self.deal)
         return d
 
 
@@ -156,7 +162,10 @@ def validate(data: Any) -> Record:
         raise RecordError(f"'moves' must be a list of moves, not {_kind(moves)}")
     names = _names(data["names"], players) if "names" in data else None
     result = _result(data["result"], players) if "result" in data else None
-    return Record(players, dealer, tuple(deck), tuple(moves), names, result)
+    deal = data.get("deal")
+    if deal is not None and not isinstance(deal, Mapping):
+        raise RecordError(f"'deal' must be a map, not {_kind(deal)}")
+    return Record(players, dealer, tuple(deck), tuple(moves), names, result, deal)
 
 
 # What JSON calls each type that json.loads can return, for error messages.
