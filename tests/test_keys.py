@@ -26,7 +26,7 @@ HOLE = "\x00"  # where an f-string puts a value
 # value, or a channel's name.
 KINDS = "|".join([
     "game", "events", "moves", "record", "deadlines", "unrated", "polled", "names", "guests",
-    "top", "rated", "games", "heartbeat", "limit", "secret", "hold", "sessions",
+    "top", "rated", "games", "heartbeat", "limit", "secret", "hold", "sessions", "deal",
     *keys.MM_KEY_KINDS,
 ])  # fmt: skip
 LOOKS_LIKE_A_KEY = [

@@ -26,6 +26,9 @@ from moose_server.storage.scripts import (
     ClaimCall,
     CommitCall,
     CreateTableCall,
+    DealCloseCall,
+    DealOpenCall,
+    DealSeedCall,
     DeferCall,
     EnqueueCall,
     ForgetCall,
@@ -81,6 +84,9 @@ SAMPLES: list[Any] = [
     TableCall("ABCDEFGH"),
     HoldCall(hold_key("games", "192.0.2.1"), "take", "g_1", 100, 86_400_000),
     SessionsCall(sessions_key("192.0.2.1"), "enter", "i_1/ab", 20, 10_000),
+    DealOpenCall(GameKeys.of("g_1", 16), b"data", 1000, 86400, ()),
+    DealSeedCall(GameKeys.of("g_1", 16), 1, "alice likes moose", "nonce"),
+    DealCloseCall(GameKeys.of("g_1", 16)),
 ]
 
 

@@ -40,6 +40,7 @@ from moose_server.accounts.quotas import Quotas
 from moose_server.accounts.reports import Reports
 from moose_server.accounts.tokens import Tokens
 from moose_server.lobby.dealer import Lobby
+from moose_server.lobby.deals import Deals
 from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
 from moose_server.net import api
@@ -67,6 +68,7 @@ from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.holdings import Holdings
 from moose_server.storage.moderation import ModerationStore
 from moose_server.storage.players import PlayerStore
+from moose_server.storage.seeds import SeedStore
 from moose_server.storage.store import Store
 from moose_server.tasks import cancel_and_wait
 
@@ -171,7 +173,9 @@ async def _build(
     observer = Observer(metrics)
     games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics)
     stack.push_async_callback(games.close)
-    lobby = Lobby(matchmaker, games, store, settings, results)
+    # Deals wait for the seeds of seats that asked for a fair deal (issue 27).
+    deals = Deals(store, SeedStore(backend.redis, settings.buckets, backend.batch), games, settings)
+    lobby = Lobby(matchmaker, games, store, settings, results, deals)
     live = LiveGames(store, matchmaker, settings, lambda: len(hub.players))
     # Who plays, and the doors they come in by.
     hashing = Hashing(settings)
@@ -203,7 +207,7 @@ async def _build(
     )
     await liveness.beat()
     work: dict[str, Work] = {
-        "timers": Timers(store, games, settings),
+        "timers": Timers(store, games, settings, deals),
         "lobby": lobby,
         "results": results,
     }

@@ -15,6 +15,7 @@ from typing import Any
 
 import platformdirs
 
+from moose import rules
 from moose_server.accounts.tokens import check_secret
 from moose_server.addresses import networks
 from moose_server.origins import parse_origins
@@ -136,6 +137,11 @@ class Settings:
     # Free bytes in glibc's heap from which the collector hands free pages back to
     # the OS (malloc_trim; it looks every 5 s); 0: never.
     malloc_trim: int = 16 << 20
+    # Provably fair deals (issue 27; PROTOCOL.md): seats that asked for a fair deal
+    # send their seeds within seed_time of `match`. test_deck: 58 comma-separated
+    # card codes dealt to every game (dealer seat 0), without `deal`: tests only.
+    seed_time: float = 1.0
+    test_deck: str = ""
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -163,6 +169,7 @@ class Settings:
             raise ValueError(f"log_format must be text or json, not {self.log_format!r}")
         self._check_exposure()
         self._check_logins()
+        self._check_deals()
 
     def _check_logins(self) -> None:
         """Logins (issue 22): the limits make sense, and the token secret is no placeholder."""
@@ -177,6 +184,21 @@ class Settings:
             raise ValueError("hash_login_share must be at least 0 and less than hash_threads")
         if self.token_secret is not None:
             check_secret(self.token_secret)
+
+    def _check_deals(self) -> None:
+        """Provably fair deals (issue 27): a seed time, and a test deck that is a deck."""
+        if self.seed_time < 0:
+            raise ValueError("seed_time must not be negative")
+        deck = self.fixed_deck()
+        if deck is not None:
+            try:
+                rules.check_deck(deck)
+            except rules.InvalidGame as exc:
+                raise ValueError(f"test_deck: {exc}") from None
+
+    def fixed_deck(self) -> list[str] | None:
+        """The deck every game is dealt from (tests only; `test_deck`), or None: fair deals."""
+        return [c.strip() for c in self.test_deck.split(",")] if self.test_deck else None
 
     def _check_exposure(self) -> None:
         parse_origins(self.allowed_origins)  # a typo must stop the start

@@ -13,7 +13,7 @@ from typing import Any
 
 import aiohttp
 
-from moose import protocol, rules
+from moose import fair, protocol, rules
 
 Message = dict[str, Any]
 
@@ -208,6 +208,9 @@ async def check_game(client: Any, game: str, seat: int | None, events: list[Mess
     over = dict(events[-1]["event"])
     ratings = over.pop("ratings", None)  # a rated game's: one per seat, see test_results.py
     assert ratings is None or len(ratings) == final.n
+    deal = over.pop("deal", None)  # a provably fair deal's, told at the end (test_deals.py)
+    assert deal == record.get("deal")
+    assert deal is None or fair.verify(record) == []
     assert over == {
         "kind": "over", "scores": rules.scores(final), "winners": rules.winners(final),
     }  # fmt: skip

@@ -17,11 +17,12 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from moose_server.lobby.live_games import summary
+from moose_server.lobby.deals import Deals
 from moose_server.lobby.matchmaking import FormedTable, Matchmaker, TableInfo
 from moose_server.play.games import Game, Games
 from moose_server.play.results import Results
 from moose_server.settings import Settings
+from moose_server.storage.seeds import SeedStore
 from moose_server.storage.store import Store
 from moose_server.tasks import cancelling
 
@@ -42,30 +43,33 @@ class Lobby:
 
     def __init__(
         self, matchmaker: Matchmaker, games: Games, store: Store, settings: Settings,
-        results: Results | None = None,
+        results: Results | None = None, deals: Deals | None = None,
     ) -> None:  # fmt: skip
         self.matchmaker = matchmaker
         self.games = games
         self.store = store
         self.settings = settings
         self.results = results  # the seats' ratings and bot flags as a game starts
+        # Deals at once, or after the seeds of seats that asked for a fair deal.
+        self.deals = deals or Deals(store, SeedStore(store.redis, store.buckets, store.batch),
+                                    games, settings)  # fmt: skip
         self.running = True
 
-    async def start(self, table: FormedTable) -> Game:
-        """Deal the game of a formed table; every seated player gets `match`."""
+    async def start(self, table: FormedTable) -> Game | None:
+        """Deal the game of a formed table; every seated player gets `match`. None: the
+        deal waits for the seeds of its fair seats (lobby/deals.py)."""
         game_id = game_id_of(table.key) if table.key else None
         rated = table.rated if table.code is not None else self.settings.rate_queue
         profiles = await self.results.profiles(table.seats) if self.results else None
-        game = await self.games.create(
+        game = await self.deals.start(
             table.seats, game_id=game_id, code=table.code, rated=rated, profiles=profiles
         )
         if table.key:
             await self.matchmaker.started(table.key)
-        if game.code is None:  # a private table's game is never listed
-            await self.store.live_add(game.id, summary(game))
         players = [s.player for s in table.seats if s.player is not None]
-        log.info("match: game %s from %s with %d seats", game.id, table.source, len(table.seats),
-                 extra={"event": "match", "game": game.id, "players": players})  # fmt: skip
+        gid = game.id if game is not None else game_id
+        log.info("match: game %s from %s with %d seats", gid, table.source, len(table.seats),
+                 extra={"event": "match", "game": gid, "players": players})  # fmt: skip
         return game
 
     async def tell_table(self, info: TableInfo | None, skip: str | None) -> None:

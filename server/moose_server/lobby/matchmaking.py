@@ -126,7 +126,8 @@ class MatchError(Refusal):
 
 
 def _seat(data: dict[str, Any]) -> Seat:
-    return Seat(data.get("player"), data["name"], data.get("bot"), bool(data.get("is_bot")))
+    return Seat(data.get("player"), data["name"], data.get("bot"), bool(data.get("is_bot")),
+                bool(data.get("fair")))  # fmt: skip
 
 
 def _table_info(code: str, data: dict[str, Any]) -> TableInfo:
@@ -225,18 +226,19 @@ class Matchmaker:
 
     async def enqueue(
         self, player: str, name: str, min_players: int = 2, max_players: int = 6,
-        skill: int = 1500,
+        skill: int = 1500, fair: bool = False,
     ) -> int:  # fmt: skip
         """Queue a player for a table of min..max seats; return the ticket's time (ms).
 
-        `skill` (ratings.skill) is what the queue compares to seat players of a level.
+        `skill` (ratings.skill) is what the queue compares to seat players of a level;
+        `fair`: the player asks for a provably fair deal (issue 27).
         """
         low = _check_count(min_players, "min_players")
         high = _check_count(max_players, "max_players")
         if low > high:
             raise MatchError("bad_message", "min_players must not exceed max_players")
         ticket = json.dumps({"name": name, "min": low, "max": high, "inst": self.options.instance,
-                             "r": skill})  # fmt: skip
+                             "r": skill, **({"fair": True} if fair else {})})  # fmt: skip
         data = await self._run(EnqueueCall(player, ticket, high))
         return int(data["since"])
 
@@ -273,7 +275,9 @@ class Matchmaker:
             seats = [_seat(s) for s in entry["seats"]]
             return FormedTable(seats, f"table:{entry['t']}", key, bool(entry.get("rated")))
         bots, flat = int(entry["q"][0]), entry["q"][1:]
-        seats = [Seat(flat[i], flat[i + 1], None) for i in range(0, len(flat), 2)]
+        fair = set(entry.get("f") or ())  # cjson writes an empty list as {}
+        seats = [Seat(flat[i], flat[i + 1], None, fair=flat[i] in fair)
+                 for i in range(0, len(flat), 2)]  # fmt: skip
         bot = self.options.bot
         seats += [Seat(None, f"{bot}-bot {n}", bot) for n in range(1, bots + 1)]
         return FormedTable(seats=seats, source="queue", key=key)
@@ -302,15 +306,16 @@ class Matchmaker:
     # -- private tables --------------------------------------------------------
 
     async def create_table(
-        self, host: str, name: str, players: int, rated: bool = False, is_bot: bool = False
-    ) -> TableInfo:
+        self, host: str, name: str, players: int, rated: bool = False, is_bot: bool = False,
+        fair: bool = False,
+    ) -> TableInfo:  # fmt: skip
         """Open a private table of `players` seats with the host in seat 0."""
         count = _check_count(players, "players")
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             try:
                 ttl = _us(self.options.table_ttl)
-                call = CreateTableCall(code, host, name, count, ttl, rated, is_bot)
+                call = CreateTableCall(code, host, name, count, ttl, rated, is_bot, fair)
                 data = await self._run(call)
             except MatchError as exc:
                 if exc.code == "code_taken":  # 31**8 codes: a clash is rare, retry
@@ -320,12 +325,12 @@ class Matchmaker:
         raise RuntimeError("no free join code after 20 tries")
 
     async def join_table(
-        self, code: str, player: str, name: str, is_bot: bool = False
+        self, code: str, player: str, name: str, is_bot: bool = False, fair: bool = False
     ) -> TableInfo:
         """Take the first empty seat of the table with that join code."""
         code = normalize_code(code)
         ttl = _us(self.options.table_ttl)
-        data = await self._run(JoinTableCall(code, player, name, ttl, is_bot), code)
+        data = await self._run(JoinTableCall(code, player, name, ttl, is_bot, fair), code)
         return _table_info(code, data)
 
     async def add_bot(self, code: str, player: str, bot: str) -> TableInfo:

@@ -20,7 +20,7 @@ from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
 from moose_server.accounts.limits import CodeGuard, Limited
 from moose_server.accounts.quotas import Quotas
 from moose_server.accounts.reports import Reports, clean_reason
-from moose_server.lobby.dealer import Lobby
+from moose_server.lobby.dealer import Lobby, game_id_of
 from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
 from moose_server.net.hub import Hub, Peer
@@ -89,7 +89,7 @@ class Handlers:
             "record": self.record, "register": self.register,
             "change_password": self.change_password, "logout_all": self.logout_all,
             "leaderboard": self.leaderboard, "profile": self.profile, "games": self.games_list,
-            "report": self.report,
+            "report": self.report, "seed": self.seed,
         }  # fmt: skip
 
     async def handle(self, mtype: str, conn: Session, msg: Message) -> Message | None:
@@ -257,7 +257,9 @@ class Handlers:
         await self.quotas.may_play(conn.address, _player(conn))
         [profile] = await self.players.profiles([_player(conn)])
         skill = ratings.skill(float(profile.get("mu", ratings.MU)))
-        since = await self.matchmaker.enqueue(_player(conn), conn.name, low, high, skill)
+        since = await self.matchmaker.enqueue(
+            _player(conn), conn.name, low, high, skill, bool(msg.get("fair"))
+        )
         self.waiting.add(_player(conn), conn.name, low, high, skill)
         log.info("queue %s for %s-%s seats", conn.player, low, high,
                  extra={"event": "queue", "player": conn.player})  # fmt: skip
@@ -281,9 +283,10 @@ class Handlers:
         """Open a private table with us as host."""
         mm = self.matchmaker
         players, rated = msg.get("players", DEFAULT_TABLE), bool(msg.get("rated"))
+        fair = bool(msg.get("fair"))
         await self.quotas.may_play(conn.address, _player(conn))
         async with self.quotas.hosting(conn.address) as held:
-            info = await mm.create_table(_player(conn), conn.name, players, rated, conn.bot)
+            info = await mm.create_table(_player(conn), conn.name, players, rated, conn.bot, fair)
             held.id = info.code
         return info.as_message()
 
@@ -293,7 +296,9 @@ class Handlers:
         """Sit at a private table; everyone there hears of it."""
         await self.quotas.may_play(conn.address, _player(conn))
         async with self.guard.attempt(conn.address, _player(conn)):
-            info = await self.matchmaker.join_table(msg["code"], _player(conn), conn.name, conn.bot)
+            info = await self.matchmaker.join_table(
+                msg["code"], _player(conn), conn.name, conn.bot, bool(msg.get("fair"))
+            )
         await self.lobby.tell_table(info, skip=conn.player)
         return info.as_message()
 
@@ -319,8 +324,13 @@ class Handlers:
         async with self.quotas.starting(conn.address, _player(conn)) as held:
             async with self.guard.attempt(conn.address, _player(conn)):
                 table = await self.matchmaker.start_table(msg["code"], _player(conn))
-            held.id = (await self.lobby.start(table)).id
+            game = await self.lobby.start(table)  # None: a fair deal waits for its seeds
+            held.id = game.id if game is not None else game_id_of(table.key)
         return self.lobby.started_message(msg["code"], _player(conn), table)
+
+    async def seed(self, conn: Session, msg: Message) -> Message:
+        """A fair seat's seed for its game's deal (PROTOCOL.md, "Provably fair deals")."""
+        return await self.lobby.deals.seed(msg["game"], _player(conn), msg["seed"])
 
     async def move(self, conn: Session, msg: Message) -> Message:
         """Play a move in one of our games."""

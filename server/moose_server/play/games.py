@@ -40,7 +40,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from moose import rules
+from moose import fair, rules
 from moose_server.accounts.names import distinct
 from moose_server.accounts.ratings import Standing
 from moose_server.codec import extend_map, pack, pack_array_header, pack_compressed, pack_map
@@ -62,6 +62,8 @@ __all__ = [
     "TimeoutListener",
     "finished_record",
     "match_message",
+    "seat_info_of",
+    "table_match",
 ]
 
 log = logging.getLogger(__name__)
@@ -128,6 +130,9 @@ class Game:
     # Per seat at the start: {"bot", "mu", "sigma", "games"}, or None for a server bot.
     profiles: list[dict[str, Any] | None] | None = None
     ended: str | None = None  # "abandoned": the server ended it before the rules did
+    # A provably fair deal's {"scheme", "commitment", "server_seed" (hex), "seeds"}
+    # (moose.fair); secret until the end. None: dealt from a fixed deck (tests).
+    deal: dict[str, Any] | None = None
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
@@ -138,7 +143,7 @@ class Game:
         return cls(
             game_id, version, deadline, rules.State.from_dict(d["state"]), d["players"],
             d["names"], d["bots"], d["away"], d["misses"], d["moves"], d.get("code"),
-            d.get("rated", False), d.get("profiles"), d.get("ended"),
+            d.get("rated", False), d.get("profiles"), d.get("ended"), d.get("deal"),
         )  # fmt: skip
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -151,6 +156,7 @@ class Game:
             "names": self.names, "bots": self.bots, "away": self.away, "misses": self.misses,
             "moves": self.moves, "code": self.code, "rated": self.rated,
             "profiles": self.profiles, **({"ended": self.ended} if self.ended else {}),
+            **({"deal": self.deal} if self.deal else {}),
         }  # fmt: skip
 
     def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
@@ -246,7 +252,15 @@ class Game:
         }  # fmt: skip
         if s.over:
             rec["result"] = {"scores": rules.scores(s), "winners": rules.winners(s)}
+            if self.deal is not None:  # the server seed is told once the game is over
+                rec["deal"] = self.deal
         return rec
+
+    def public_deal(self) -> dict[str, Any]:
+        """`{"deal": {"scheme", "commitment"}}` for `match` and `start`; {} without a deal."""
+        if self.deal is None:
+            return {}
+        return {"deal": {"scheme": self.deal["scheme"], "commitment": self.deal["commitment"]}}
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Game))
@@ -291,16 +305,31 @@ def _game_of(game_id: str, loaded: Loaded) -> Game:
 
 def match_message(game: Game, seat: int) -> dict[str, Any]:
     """The `match` that tells a seated player of their game."""
-    return {"type": "match", "game": game.id, "seat": seat, "players": len(game.players),
-            "names": game.names, **seat_info(game)}  # fmt: skip
+    return table_match(game.id, seat, game.names, seat_info(game), game.public_deal())
+
+
+def table_match(
+    game: str, seat: int, names: list[str], info: dict[str, Any], deal: dict[str, Any]
+) -> dict[str, Any]:
+    """A `match` from its parts: `info` is `seat_info`'s, `deal` `Game.public_deal`'s."""
+    return {"type": "match", "game": game, "seat": seat, "players": len(names),
+            "names": names, **info, **deal}  # fmt: skip
 
 
 def seat_info(game: Game) -> dict[str, Any]:
     """`bots` (each seat a bot, the server's or a player's) and `ratings` of a game's seats,
     for `match`, `start` and `state`; a rating is {"rating", "provisional"} or None."""
-    profiles = game.profiles or [None] * len(game.players)
+    return seat_info_of(game.bots, game.profiles)
+
+
+def seat_info_of(
+    server_bots: Sequence[str | None], profiles: Sequence[dict[str, Any] | None] | None
+) -> dict[str, Any]:
+    """`seat_info` of seats played by `server_bots` (None: not the server's) with `profiles`."""
+    profiles = profiles or [None] * len(server_bots)
     bots = [
-        b is not None or bool(p and p.get("bot")) for b, p in zip(game.bots, profiles, strict=True)
+        b is not None or bool(p and p.get("bot"))
+        for b, p in zip(server_bots, profiles, strict=True)
     ]
     ratings: list[dict[str, Any] | None] = [
         None if p is None
@@ -376,23 +405,34 @@ class Games:
         deck: Sequence[str] | None = None, state: rules.State | None = None,
         game_id: str | None = None, code: str | None = None, rated: bool = False,
         profiles: list[dict[str, Any] | None] | None = None,
+        server_seed: bytes | None = None, seeds: Sequence[str] | None = None, told: bool = False,
     ) -> Game:  # fmt: skip
         """Deal a new game (or start from `state`), tell every seated player, let bots start.
 
+        Unless a `seed`, `deck` or `state` fixes the deal (tests), it is a provably
+        fair one (moose.fair) from `server_seed` (drawn when None) and the seats'
+        `seeds` (each "" when None). `told`: the players had their `match` already
+        (lobby/deals.py sent it before the seeds came).
         With `game_id`, dealing again is harmless: a game of that id with the same
         players is taken as this one (dealt before by someone whose answer was lost).
         """
         n = len(seats)
+        deal = None
+        if state is None and seed is None and deck is None and dealer is None:
+            server_seed = secrets.token_bytes(32) if server_seed is None else server_seed
+            seeds = list(seeds) if seeds is not None else [""] * n
+            dealer, deck = fair.deal(server_seed, seeds, n)
+            deal = {**fair.public(server_seed), "server_seed": server_seed.hex(), "seeds": seeds}
         if state is None:
-            seed = secrets.randbits(64) if seed is None else seed
+            seed = secrets.randbits(64) if seed is None and deck is None else seed
             state = rules.new_game(n, seed=seed, dealer=dealer, deck=deck)
         game = Game(
             game_id or f"g_{secrets.token_hex(5)}", 0, 0, state, [s.player for s in seats],
             distinct([s.name for s in seats]), [s.bot for s in seats], [False] * n,
-            [0] * n, [], code, rated and self.rater is not None, profiles,
+            [0] * n, [], code, rated and self.rater is not None, profiles, deal=deal,
         )  # fmt: skip
         start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names,
-                 **seat_info(game)}  # fmt: skip
+                 **seat_info(game), **game.public_deal()}  # fmt: skip
         await self.store.add_player_game(game.humans(), game.id)
         _, created = await self._commit(game, game, [start], "")
         if created is None:
@@ -405,7 +445,7 @@ class Games:
             (player, match_message(created, seat))
             for seat, player in enumerate(created.players) if player is not None
         ]  # fmt: skip
-        if matches:
+        if matches and not told:
             await self.store.publish_players(matches)
         self._spawn_autoplay(created)
         return created
@@ -495,10 +535,13 @@ class Games:
         return new, events + ([self._over(game, state)] if state.over else [])
 
     def _over(self, game: Game, state: rules.State) -> Event:
-        """The `over` event; a rated game's says each seat's new rating."""
+        """The `over` event; a rated game's says each seat's new rating, a fair deal's
+        how it was dealt (the server seed, told now)."""
         event = over_event(state)
         if game.rated and self.rater is not None:
             event["ratings"] = self.rater.over_ratings(game, state)
+        if game.deal is not None:
+            event["deal"] = game.deal
         return event
 
     def _server_move(self, game: Game, timed_out: bool) -> tuple[Game, list[Event]] | None:

@@ -28,11 +28,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Protocol
 
 from redis.exceptions import RedisError
 
 from moose_server.play.games import GameError, Games
 from moose_server.settings import Settings
+from moose_server.storage.keys import undealt_game
 from moose_server.storage.store import Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
@@ -46,13 +48,23 @@ NEVER = 1e9  # seconds: an outage threshold no gap reaches
 AT_ONCE = 32  # timeouts of one poll played at the same time, at most
 
 
+class Undealt(Protocol):
+    """What the deadline loop needs of deals that wait for seeds (lobby/deals.py)."""
+
+    async def due(self, game_id: str) -> bool:
+        """The deal's seed time is over: deal it (once, whoever calls)."""
+
+
 class Timers:
     """Polls the deadline sets of every bucket and applies what is due."""
 
-    def __init__(self, store: Store, games: Games, settings: Settings) -> None:
+    def __init__(
+        self, store: Store, games: Games, settings: Settings, undealt: Undealt | None = None
+    ) -> None:
         self.store = store
         self.games = games
         self.settings = settings
+        self.undealt = undealt  # fair deals waiting for seeds: their deadlines too
         self.running = True
         self._at_once = asyncio.Semaphore(AT_ONCE)
         self._judge = True  # whether the next claim may take a gap for an outage
@@ -90,7 +102,11 @@ class Timers:
     async def _timeout(self, game: str, now: int) -> None:
         """Play one claimed timeout; a failure is logged (the lease brings it back)."""
         try:
-            await self.games.timeout(game, now)
+            waiting = undealt_game(game)  # "deal:<id>": a fair deal's seed time is over
+            if waiting is None:
+                await self.games.timeout(game, now)
+            elif self.undealt is not None:
+                await self.undealt.due(waiting)
         except (GameError, RedisError, OSError) as exc:
             if cancelling():
                 raise asyncio.CancelledError from exc

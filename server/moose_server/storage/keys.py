@@ -21,7 +21,13 @@ share one tag:
         moose:{b7}:moves:<id>    hash: move ids ("m:<player>:<move_id>" -> seq of
                                  its first event): a resent move gets its first answer
         moose:{b7}:record:<id>   a rated game's record (msgpack, zlib), record_ttl
-        moose:{b7}:deadlines     sorted set: game id -> deadline ms
+        moose:{b7}:deal:<id>     hash: a provably fair deal waiting for its seeds
+                                 (issue 27; lobby/deals.py): data (msgpack: seats,
+                                 server seed...), wait (seeds still awaited),
+                                 f<seat> (a fair seat), s<seat> (its seed), n<seat>
+                                 (its nonce), closed; gone once the game is dealt
+        moose:{b7}:deadlines     sorted set: game id -> deadline ms, and
+                                 "deal:<id>" -> when a fair deal waits no more
         moose:{b7}:unrated       sorted set: rated game id -> when it ended (ms)
         moose:{b7}:polled        Redis time (ms) of the bucket's last deadline claim
 
@@ -126,6 +132,7 @@ __all__ = [
     "rated_key",
     "sessions_key",
     "top_key",
+    "undealt_game",
     "unrated_key",
 ]
 
@@ -207,6 +214,18 @@ class GameKeys:
         """The kept record of a rated game."""
         return _key(self.tag, "record", self.id)
 
+    # Provably fair deals (issue 27): a deal waiting for the seats' seeds.
+
+    @property
+    def deal(self) -> str:
+        """The game's deal while it waits for the seats' seeds."""
+        return _key(self.tag, "deal", self.id)
+
+    @property
+    def deal_member(self) -> str:
+        """The game's member in its bucket's deadline set while its deal waits."""
+        return f"{DEAL_MEMBER}{self.id}"
+
     @property
     def deadlines(self) -> str:
         """The deadline set of the game's bucket."""
@@ -220,6 +239,14 @@ class GameKeys:
     def held(self) -> list[str]:
         """Every key the game holds (what `MEMORY USAGE` sums for a game's memory)."""
         return [self.game, self.events, self.moves, self.record]
+
+
+DEAL_MEMBER = "deal:"  # a deadline member "deal:<id>": a fair deal waits for seeds
+
+
+def undealt_game(member: str) -> str | None:
+    """The game id of a deadline member that is a waiting deal's, else None."""
+    return member.removeprefix(DEAL_MEMBER) if member.startswith(DEAL_MEMBER) else None
 
 
 def move_field(player: str, move_id: str) -> str:

@@ -42,6 +42,9 @@ __all__ = [
     "ClaimCall",
     "CommitCall",
     "CreateTableCall",
+    "DealCloseCall",
+    "DealOpenCall",
+    "DealSeedCall",
     "DeferCall",
     "EnqueueCall",
     "ForgetCall",
@@ -422,6 +425,7 @@ class CreateTableCall(MatchCall):
     ttl_us: int
     rated: bool
     host_is_bot: bool
+    fair: bool = False  # the host asked for a provably fair deal (issue 27)
 
 
 @dataclass(frozen=True)
@@ -435,6 +439,7 @@ class JoinTableCall(MatchCall):
     name: str
     ttl_us: int
     is_bot: bool
+    fair: bool = False  # the player asked for a provably fair deal (issue 27)
 
 
 @dataclass(frozen=True)
@@ -493,10 +498,67 @@ def _packed(value: dict[str, Any] | bytes) -> bytes:
     return value if isinstance(value, bytes) else pack(value)
 
 
+# -- provably fair deals (issue 27) ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DealOpenCall:
+    """A fair deal waits for the seats' seeds (lua/deal_open.lua); its deadline member
+    fires `seed_time_ms` from now. `ttl` (s) bounds the deal hash should nobody deal it."""
+
+    SCRIPT: ClassVar[str] = "deal_open"
+
+    keys: GameKeys
+    data: bytes  # packed
+    seed_time_ms: int
+    ttl: int
+    fair_seats: tuple[int, ...]
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as deal_open.lua reads them."""
+        k = self.keys
+        return [k.deal, k.game, k.deadlines], [
+            k.deal_member,
+            self.data,
+            self.seed_time_ms,
+            self.ttl,
+            *self.fair_seats,
+        ]
+
+
+@dataclass(frozen=True)
+class DealSeedCall:
+    """A seat's seed for a waiting deal (lua/deal_seed.lua); the last one closes it."""
+
+    SCRIPT: ClassVar[str] = "deal_seed"
+
+    keys: GameKeys
+    seat: int
+    seed: str
+    nonce: str  # a resent call (redis-py's retry) gets the first answer
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as deal_seed.lua reads them."""
+        return [self.keys.deal, self.keys.game], [self.seat, self.seed, self.nonce]
+
+
+@dataclass(frozen=True)
+class DealCloseCall:
+    """Close a waiting deal to seeds and read it (lua/deal_close.lua)."""
+
+    SCRIPT: ClassVar[str] = "deal_close"
+
+    keys: GameKeys
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as deal_close.lua reads them."""
+        return [self.keys.deal, self.keys.deadlines], [self.keys.deal_member]
+
+
 # Every call type, one per script (tests/test_scripts.py checks that none is missing).
 CALLS: tuple[type[Any], ...] = (
     CommitCall, ClaimCall, DeferCall, LimitCall, LiveAddCall, LiveRemoveCall, OnlineCall, RateCall,
     AccountClaimCall, EnqueueCall, LeaveCall, FormCall, ForgetCall, CreateTableCall,
     JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall, TableCall,
-    PasswordUpgradeCall, HoldCall, SessionsCall,
+    PasswordUpgradeCall, HoldCall, SessionsCall, DealOpenCall, DealSeedCall, DealCloseCall,
 )  # fmt: skip

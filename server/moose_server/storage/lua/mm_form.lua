@@ -3,10 +3,11 @@
 --       lease_us, window (rating points), widen (rating points a second of waiting),
 --       most (new tables at most: bounds how long one call holds Redis; the caller
 --       calls again at once when a call formed that many).
--- Reply: a JSON list of [key, {"q": [bot seats, player, name, player, name, ...]}]
--- for each new table, and [key, entry] for each table formed earlier whose game
--- was not dealt within its lease (its dealer died, or Redis failed it): dealing
--- it again under the same key is harmless, the game id comes from the key.
+-- Reply: a JSON list of [key, {"q": [bot seats, player, name, player, name, ...],
+-- "f": [players who asked for a fair deal] (only if any)}] for each new table,
+-- and [key, entry] for each table formed earlier whose game was not dealt within
+-- its lease (its dealer died, or Redis failed it): dealing it again under the same
+-- key is harmless, the game id comes from the key.
 --
 -- Tickets are visited oldest first; each still waiting gets the best table it can now:
 --  * younger than match_wait: only a full table at its own maximum k, with the k-1
@@ -137,14 +138,17 @@ local function main()
 
   local function form(members, bots)
     table.sort(members) -- seats in queue order: oldest first
-    local row = {bots}
+    local row, fair = {bots}, {}
     for _, j in ipairs(members) do
       take(j)
       row[#row + 1] = ids[j]
       row[#row + 1] = name[j]
+      if tk[j].fair then fair[#fair + 1] = ids[j] end -- asked for a fair deal (issue 27)
       drop_ticket(ids[j], tk[j])
     end
-    out[#out + 1] = starting(NONCE .. ':' .. (#out + 1), cjson.encode({q = row}), now, lease)
+    local entry = {q = row}
+    if #fair > 0 then entry.f = fair end
+    out[#out + 1] = starting(NONCE .. ':' .. (#out + 1), cjson.encode(entry), now, lease)
   end
 
   local made = 0

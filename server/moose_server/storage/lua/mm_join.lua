@@ -1,5 +1,6 @@
 -- Take the first empty seat of a private table.
--- ARGV: nonce, code, player, name, ttl_us, the player is a bot ('1'/'0').
+-- ARGV: nonce, code, player, name, ttl_us, the player is a bot ('1'/'0'), asked for a
+--       fair deal ('1'/'0').
 local function main()
   local code, player, name, ttl = ARGV[2], ARGV[3], ARGV[4], tonumber(ARGV[5])
   -- Where the player is comes first, so that the answer tells a stranger no more
@@ -11,7 +12,8 @@ local function main()
   if not t then return fail('bad_code') end
   for i, seat in ipairs(t.seats) do
     if seat == cjson.null then
-      t.seats[i] = {player = player, name = name, is_bot = ARGV[6] == '1' or nil}
+      t.seats[i] = {player = player, name = name, is_bot = ARGV[6] == '1' or nil,
+                    fair = ARGV[7] == '1' or nil}
       save_table(code, t, now, ttl)
       redis.call('HSET', K_SEATED, player, code)
       return cjson.encode(t)
