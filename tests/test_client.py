@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import moose
-from moose import rules
+from moose import fair, rules
 from moose.client import (
     ConnectError,
     ConnectionLost,
@@ -105,6 +105,43 @@ async def test_bots_play_full_games_through_the_queue(url: str, players: int) ->
     assert sorted(r.seat for r in results) == list(range(players))
     assert all(len(r.scores) == players and r.winners for r in results)
     assert sum(r.won for r in results) == len(results[0].winners)
+
+
+async def test_fair_clients_send_seeds_that_the_record_holds(serve: Serve) -> None:
+    url = (await serve(seed_time=60.0)).url  # only the seeds deal: a minute otherwise
+    async with moose.connect(url, name="ann") as ann, moose.connect(url, name="bob") as bob:
+        results = await asyncio.gather(
+            *(c.run_bot("random", 1, min_players=2, max_players=2, fair=True) for c in (ann, bob))
+        )
+        game = results[0][0].game
+        record = await ann.record(game)
+        assert set(record["deal"]["seeds"]) == {ann.seeds[game], bob.seeds[game]}
+        assert all(len(c.seeds[game]) == 32 for c in (ann, bob))
+    assert fair.verify(record) == []
+
+
+async def test_a_fair_private_table_is_dealt_once_both_seeds_are_in(serve: Serve) -> None:
+    url = (await serve(seed_time=60.0)).url
+    async with moose.connect(url, name="ann") as ann, moose.connect(url, name="bob") as bob:
+        table = await ann.create_table(2, fair=True)
+        await bob.join_table(table["code"], fair=True)
+        await ann.start_table(table["code"])
+        async with asyncio.timeout(20):  # the start event: both seeds came
+            for client in (ann, bob):
+                async for msg in client.events():
+                    if msg["type"] == "event" and msg["event"]["kind"] == "start":
+                        break
+        assert ann.seeds.keys() == bob.seeds.keys() == {msg["game"]}
+
+
+async def test_play_bot_with_fair_sends_a_seed(serve: Serve) -> None:
+    url = (await serve(seed_time=60.0)).url
+    runs = [moose.play_bot(url, "greedy", min_players=2, max_players=2, seed=i, fair=True)
+            for i in range(2)]  # fmt: skip
+    [[result], _] = await asyncio.gather(*runs)
+    async with moose.connect(url, name="look") as look:
+        record = await look.record(result.game)
+    assert all(record["deal"]["seeds"]) and fair.verify(record) == []
 
 
 @pytest.mark.slow

@@ -203,3 +203,41 @@ def test_moose_verify_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[s
     del rec["deal"]
     code, out = verify(tmp_path, rec, capsys)
     assert code == 2 and "no 'deal'" in out
+
+
+# -- the page's fair.js, under Node (the browser test checks it in Chromium) ---------
+
+WEB_FAIR = Path(__file__).resolve().parent.parent / "server/moose_server/net/web/fair.js"
+NODE_CHECK = """
+import { dealOf, verifyDeal } from "%s";
+const input = JSON.parse(process.argv[2]);
+const seed = Uint8Array.from(Buffer.from(input.server_seed, "hex"));
+const dealt = await dealOf(seed, input.seeds, input.seeds.length);
+const verdicts = [];
+for (const record of input.records) verdicts.push(await verifyDeal(record));
+console.log(JSON.stringify({ dealt, verdicts }));
+"""
+
+
+@pytest.mark.slow  # runs node
+def test_the_pages_fair_js_deals_and_verifies_as_moose_fair(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no node")
+    rec = fair_record(SERVER_SEED, SEEDS, moves=False)
+    tampered = json.loads(json.dumps(rec))
+    tampered["deal"]["seeds"][0] = "x"
+    swapped = json.loads(json.dumps(rec))
+    swapped["deck"][0], swapped["deck"][1] = swapped["deck"][1], swapped["deck"][0]
+    script = tmp_path / "check.mjs"
+    script.write_text(NODE_CHECK % WEB_FAIR.as_uri())
+    payload = {"server_seed": SERVER_SEED.hex(), "seeds": SEEDS,
+               "records": [rec, tampered, swapped]}  # fmt: skip
+    out = subprocess.run([node, str(script), json.dumps(payload)], capture_output=True,
+                         text=True, timeout=60, check=True)  # fmt: skip
+    got = json.loads(out.stdout)
+    assert (got["dealt"]["dealer"], got["dealt"]["deck"]) == fair.deal(SERVER_SEED, SEEDS, 3)
+    assert got["verdicts"][0] == [] and got["verdicts"][1] and len(got["verdicts"][2]) == 2

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
+from moose import fair, rules
 from moose import record as records
-from moose import rules
 
 from helpers import check_no_leak
 from helpers.browser import DESKTOP, DOCS, PHONE, Player, play_until_over, wait_until
@@ -125,6 +125,24 @@ def test_a_person_plays_a_whole_game_against_two_bots_and_answers_a_trap(players
     assert alice.find("record-link").get_attribute("download").endswith(".json")
     seat = alice.events()[0]["view"]["seat"]
     check_frames(alice, seat, states_by_seq(record, alice.events()))
+    assert alice.problems == []
+
+
+def test_the_end_screen_verifies_the_deal_in_the_browser(players) -> None:
+    alice = players()
+    alice.open()
+    alice.find("name-input").fill("alice")
+    private_game(alice, bots=1, seats=2)
+    play_until_over([alice])
+    record = the_record(alice)
+    seat = alice.events()[0]["view"]["seat"]
+    seeds = record["deal"]["seeds"]
+    assert len(seeds[seat]) == 48 and seeds[1 - seat] == ""  # the page's seed; the bot's
+    assert fair.verify(record) == []
+    alice.find("verify-deal").click()
+    verdict = alice.find("deal-verdict")
+    verdict.wait_for()
+    assert verdict.inner_text().startswith("Fair:"), verdict.inner_text()
     assert alice.problems == []
 
 

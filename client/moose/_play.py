@@ -215,7 +215,7 @@ class Play:
         """Queue, create a table (and seat bots) or join one."""
         args = self.args
         if args.create is not None:
-            table = await self.client.create_table(args.create)
+            table = await self.client.create_table(args.create, fair=args.fair)
             self.code = table["code"]
             self.say(
                 f"table {self.code} created with {args.create} seats; others join with:"
@@ -229,10 +229,10 @@ class Play:
                 self.say(f"{full}type `start` to start with the seats taken so far")
         elif args.code:
             self.code = args.code.strip().upper()
-            await self.on_table(await self.client.join_table(self.code))
+            await self.on_table(await self.client.join_table(self.code, fair=args.fair))
         else:
             low, high = args.players
-            self.queued = await self.client.queue(low, high)
+            self.queued = await self.client.queue(low, high, fair=args.fair)
             self.queued_at = time.monotonic()
             self.say(f"waiting in the queue for a table of {low}-{high} players: "
                      f"{self._queue_rule()}")  # fmt: skip

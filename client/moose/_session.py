@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -100,6 +101,10 @@ class Session(Connection):
         self._games: dict[str, _Game] = {}
         self._queue_args: Message | None = None  # set while we want to be queued
         self._follow_games = False  # set while we follow the live games list
+        # Provably fair deals (issue 27): whether our next games' seats send a seed
+        # (set by queue/create_table/join_table with fair=True), and the seed each sent.
+        self.fair = False
+        self.seeds: dict[str, str] = {}
         # The unfinished games the last `welcome` listed: a session that comes back
         # to them hears of each as a `match` (with "resumed": true) once synced.
         self.welcome_games: list[str] = []
@@ -168,7 +173,20 @@ class Session(Connection):
         elif known.announced and known.seat == seat:
             return  # the game in progress: its events (or a `state`) follow as they come
         known.seat, known.announced = seat, True
+        if self.fair and isinstance(msg.get("deal"), dict) and game_id not in self.seeds:
+            self._send_seed(game_id)
         self._inbox.put_nowait(msg)
+
+    def _send_seed(self, game_id: str) -> None:
+        """Our random seed for a fair deal (PROTOCOL.md, "Provably fair deals")."""
+        seed = self.seeds[game_id] = secrets.token_urlsafe(24)  # 32 printable characters
+
+        def answered(answer: Message) -> None:
+            if answer.get("type") == "error":  # too late (the seed time passed): dealt anyway
+                log.info("seed for %s: %s", game_id, answer.get("message"))
+                self.seeds.pop(game_id, None)
+
+        self._internal("seed", answered, game=game_id, seed=seed)
 
     def _on_event(self, msg: Message) -> None:
         """Deliver events in seq order, once each; a gap asks for `sync`."""

@@ -109,9 +109,17 @@ class Client(Session):
         """The server's clock now, in ms since the epoch, as far as we know it."""
         return time.time() * 1000 + self.clock_offset
 
-    async def queue(self, min_players: int = 2, max_players: int = 6) -> Message:
-        """Join the public queue; a `match` event follows when a table forms."""
+    async def queue(
+        self, min_players: int = 2, max_players: int = 6, *, fair: bool = False
+    ) -> Message:
+        """Join the public queue; a `match` event follows when a table forms.
+
+        `fair`: ask for a provably fair deal, to which we send a random seed.
+        """
         self._queue_args = {"min_players": min_players, "max_players": max_players}
+        if fair:
+            self._queue_args["fair"] = True
+        self.fair = fair
         return await self._request("queue", **self._queue_args)
 
     async def leave_queue(self) -> Message:
@@ -125,13 +133,20 @@ class Client(Session):
                 raise
             return {"type": "left"}
 
-    async def create_table(self, players: int) -> Message:
-        """Create a private table of `players` seats; the answer holds its join code."""
-        return await self._request("create_table", players=players)
+    async def create_table(self, players: int, *, fair: bool = False) -> Message:
+        """Create a private table of `players` seats; the answer holds its join code.
 
-    async def join_table(self, code: str) -> Message:
-        """Take a seat at a private table."""
-        return await self._request("join_table", code=code)
+        `fair`: our seat sends a random seed to the game's provably fair deal.
+        """
+        self.fair = fair
+        return await self._request(
+            "create_table", players=players, **({"fair": True} if fair else {})
+        )
+
+    async def join_table(self, code: str, *, fair: bool = False) -> Message:
+        """Take a seat at a private table (`fair`: as for `create_table`)."""
+        self.fair = fair
+        return await self._request("join_table", code=code, **({"fair": True} if fair else {}))
 
     async def add_bot(self, code: str, bot: str = "greedy") -> Message:
         """Seat a server-side bot at your table (host only)."""
@@ -250,8 +265,11 @@ class Client(Session):
         max_players: int = 6,
         stop: Callable[[], bool] | None = None,
         on_result: Callable[[GameResult], None] | None = None,
+        fair: bool = False,
     ) -> list[GameResult]:
         """Play `games` games from the public queue with `bot`; the result of each.
+
+        `fair`: ask for provably fair deals and send a random seed to each.
 
         `games=None` plays until `stop()` is true after a game ends. A game the
         server lost (`gone`) does not count: the bot queues again. A game whose
@@ -268,7 +286,7 @@ class Client(Session):
             return (games is None or done < games) and not (stop is not None and stop())
 
         if more():
-            await self._queue_bot(min_players, max_players)
+            await self._queue_bot(min_players, max_players, fair)
         async for msg in self.events():
             game = msg.get("game")
             if msg["type"] == "match" and msg.get("seat") is not None:
@@ -296,15 +314,15 @@ class Client(Session):
                 continue
             del seats[game]
             if not seats and more():
-                await self._queue_bot(min_players, max_players)
+                await self._queue_bot(min_players, max_players, fair)
             elif not seats:
                 break
         return results
 
-    async def _queue_bot(self, min_players: int, max_players: int) -> None:
+    async def _queue_bot(self, min_players: int, max_players: int, fair: bool = False) -> None:
         """Queue, through an outage; a ticket Redis kept after losing its match stands."""
         try:
-            await self._retrying(self.queue, min_players, max_players)
+            await self._retrying(self.queue, min_players, max_players, fair=fair)
         except ServerError as exc:
             if exc.code != "already_queued":
                 raise
@@ -392,10 +410,16 @@ async def play_bot(
     min_players: int = 2,
     max_players: int = 6,
     seed: int | None = None,
+    fair: bool = False,
 ) -> list[GameResult]:
-    """Connect, play `games` games from the public queue with `bot`, and disconnect."""
+    """Connect, play `games` games from the public queue with `bot`, and disconnect.
+
+    `fair`: ask for provably fair deals, to each of which the bot sends a random seed.
+    """
     if isinstance(bot, str):
         bot = make_bot(bot, seed)
     name = name or f"{bot.name}-{uuid.uuid4().hex[:4]}"
     async with connect(url, name=name, bot=True) as client:
-        return await client.run_bot(bot, games, min_players=min_players, max_players=max_players)
+        return await client.run_bot(
+            bot, games, min_players=min_players, max_players=max_players, fair=fair
+        )

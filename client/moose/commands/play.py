@@ -49,6 +49,12 @@ def add_parser(subparsers: Any) -> None:
         help="with --create: start as soon as every seat is taken",
     )
     p.add_argument(
+        "--fair",
+        action="store_true",
+        help="add a random seed of yours to the deal: nobody, the server included, can "
+        "choose your cards (check a game's record with `moose verify`)",
+    )
+    p.add_argument(
         "--plain",
         action="store_true",
         help="line-by-line output even on a terminal (the default when piped)",

@@ -2,6 +2,7 @@
 
 import { clock, renderGame } from "./board.js";
 import { h, replace } from "./dom.js";
+import { randomSeed, verifyDeal } from "./fair.js";
 import { Game } from "./game.js";
 import { duration, language, setLanguage, t } from "./i18n.js";
 import { Net } from "./net.js";
@@ -36,6 +37,8 @@ initAccount({
   net, render, session: startSession, errorText, prepare: () => session(),
   notice: (text) => { state.notice = text; render(); },
 });
+// Every seat the page takes adds a seed of its own to the deal (PROTOCOL.md, "Provably fair deals").
+const FAIR = { fair: true };
 
 // -- what the server says ---------------------------------------------------------
 
@@ -49,6 +52,8 @@ function onMessage(msg) {
       state.queued = null;
       state.table = null;
       openGame(msg.game, msg.seat, msg);
+      // Our seed for the provably fair deal (we ask for one: FAIR).
+      if (msg.deal) send("seed", { game: msg.game, seed: randomSeed() });
       break;
     case "table":
       state.table = msg.host ? msg : null;
@@ -93,7 +98,7 @@ async function onResume(welcome) {
   else if (game && !game.over) send("watch", { game: game.id });
   if (!game && welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   if (welcome.table) state.table = welcome.table;
-  if (state.queued) send("queue", { min_players: state.queued.min, max_players: state.queued.max });
+  if (state.queued) send("queue", { min_players: state.queued.min, max_players: state.queued.max, ...FAIR });
   render();
 }
 
@@ -122,7 +127,7 @@ const act = {
     const [min, max] = [Math.min(low, high), Math.max(low, high)];
     state.range = [min, max];
     if (!(await session(() => act.queue(low, high)))) return;
-    const ans = await ask("queue", { min_players: min, max_players: max });
+    const ans = await ask("queue", { min_players: min, max_players: max, ...FAIR });
     if (ans) state.queued = { min, max, since: ans.server_time };
     render();
   },
@@ -132,12 +137,12 @@ const act = {
   },
   async create(players) {
     if (!(await session(() => act.create(players)))) return;
-    const table = await ask("create_table", { players });
+    const table = await ask("create_table", { players, ...FAIR });
     if (table) showTable(table);
   },
   async join(code) {
     if (!(await session(() => act.join(code)))) return;
-    const table = await ask("join_table", { code: code.trim().toUpperCase() });
+    const table = await ask("join_table", { code: code.trim().toUpperCase(), ...FAIR });
     if (table) showTable(table);
   },
   openProfile(game, seat) {
@@ -324,10 +329,23 @@ async function fetchRecord(game) {
   game.record = "asked";
   try {
     const ans = await net.request("record", { game: game.id });
+    game.recordData = ans.record;
     const blob = new Blob([JSON.stringify(ans.record, null, 1)], { type: "application/json" });
     if (state.game === game) state.download = URL.createObjectURL(blob);
   } catch {
     game.record = null;
+  }
+  render();
+}
+
+// The end screen's "verify this deal": the record alone, checked in this browser.
+async function checkDeal() {
+  const game = state.game;
+  try {
+    const differences = await verifyDeal(game.recordData);
+    game.verdict = differences.length ? t("deal_differs", { what: differences.slice(0, 3).join("; ") }) : t("deal_fair");
+  } catch (err) {
+    game.verdict = t("deal_unchecked", { why: err.message });
   }
   render();
 }
@@ -374,6 +392,7 @@ function screenContent() {
     return renderGame({
       game: state.game, selected: state.selected, now: () => net.now(),
       download: state.download, ...gameActions,
+      verifyDeal: state.game.recordData && state.game.recordData.deal ? checkDeal : null,
     });
   }
   if (state.screen === "table" && state.table) {

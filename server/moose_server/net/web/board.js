@@ -239,8 +239,10 @@ function gameOver(ctx) {
       "p",
       { class: "actions" },
       ctx.download ? h("a", { class: "button", href: ctx.download, download: `moose-${game.id}.json`, testid: "record-link" }, t("download")) : null,
+      ctx.verifyDeal ? h("button", { onclick: ctx.verifyDeal, testid: "verify-deal" }, t("verify_deal")) : null,
       h("button", { class: "primary", onclick: ctx.leave, testid: "lobby-button" }, t("back_lobby")),
     ),
+    game.verdict ? h("p", { class: "verdict", role: "status", testid: "deal-verdict" }, game.verdict) : null,
   );
 }
 

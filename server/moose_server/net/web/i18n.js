@@ -466,7 +466,21 @@ const esSite = {
   site_unnamed: "(aún sin partidas puntuadas)",
 };
 
-export const TABLES = { en: { ...en, ...enSite }, es: { ...es, ...esSite } };
+// Provably fair deals (issue 27): the end screen's check of the deal.
+const enFair = {
+  verify_deal: "Verify this deal",
+  deal_fair: "Fair: the server seed matches the commitment sent before the deal, and the dealer and every card follow from the seeds.",
+  deal_differs: "Not fair: {what}",
+  deal_unchecked: "Cannot check this deal: {why}",
+};
+const esFair = {
+  verify_deal: "Comprobar este reparto",
+  deal_fair: "Justo: la semilla del servidor coincide con el compromiso enviado antes del reparto, y el que reparte y cada carta salen de las semillas.",
+  deal_differs: "No es justo: {what}",
+  deal_unchecked: "No se puede comprobar este reparto: {why}",
+};
+
+export const TABLES = { en: { ...en, ...enSite, ...enFair }, es: { ...es, ...esSite, ...esFair } };
 
 let lang = pick();
 
