@@ -169,6 +169,22 @@ async def test_a_private_table_with_a_bot_and_a_fair_guest_verifies(
     check_fair_end(events, record, seeds)
 
 
+async def test_an_abandoned_game_tells_its_deal_too(moose_server: Any, ws_client: Any) -> None:
+    url = await moose_server(turn_time=0.3, answer_time=0.3, seed_time=SLOW_SEEDS)
+    host = await ws_client(url, "host")
+    table = await host.request("create_table", players=2, fair=True)
+    await host.request("add_bot", code=table["code"], bot="greedy")
+    await host.request("start_table", code=table["code"])
+    game = (await host.expect(type="match"))["game"]
+    assert (await host.request("seed", game=game, seed="then I left"))["type"] == "seeded"
+    over: Message = {}
+    while over.get("kind") != "over":  # the host never moves: away, then abandoned
+        over = (await host.expect(type="event", game=game, timeout=30))["event"]
+    record = (await host.request("record", game=game))["record"]
+    assert over["abandoned"] is True and over["deal"] == record["deal"]
+    assert "then I left" in record["deal"]["seeds"] and fair.verify(record) == []
+
+
 @pytest.mark.slow  # three server instances
 async def test_seeds_on_two_instances_deal_once(
     moose_server: Any, ws_client: Any, redis_url: str

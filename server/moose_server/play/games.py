@@ -252,8 +252,8 @@ class Game:
         }  # fmt: skip
         if s.over:
             rec["result"] = {"scores": rules.scores(s), "winners": rules.winners(s)}
-            if self.deal is not None:  # the server seed is told once the game is over
-                rec["deal"] = self.deal
+        if self.finished and self.deal is not None:  # the server seed is told at the end
+            rec["deal"] = self.deal
         return rec
 
     def public_deal(self) -> dict[str, Any]:
@@ -551,7 +551,10 @@ class Games:
             return None
         if game.abandoned():
             log.info("game %s abandoned", game.id, extra={"event": "abandoned", "game": game.id})
-            return game.but(ended="abandoned"), [abandoned_event(game.state)]
+            event = abandoned_event(game.state)
+            if game.deal is not None:  # ended: the server seed is told (PROTOCOL.md)
+                event["deal"] = game.deal
+            return game.but(ended="abandoned"), [event]
         seat = rules.to_act(game.state)
         kind = game.auto_kind()
         if seat is None or (kind is None and not timed_out):
