@@ -385,8 +385,8 @@ async def test_a_client_following_the_protocol_gets_its_lost_moves_applied(
             s.playing.set()
         await asyncio.gather(*tasks)
     assert len(lost) >= 6
-    # The seat to act is told with time to answer: its deadline was held (the grace,
-    # 5 s), not the turn Redis had (3 s from a commit before the loss).
+    # The seat to act is told with time to answer: its deadline was held (the outage
+    # grace, MOOSE_OUTAGE_GRACE), not the turn Redis had (3 s from a commit before the loss).
     told = [m for s in seated for m in s.states if m["legal"]]
     assert told and all(m["deadline"] - m["server_time"] > 4000 for m in told), told
     async with open_store(redis_server.url) as store:

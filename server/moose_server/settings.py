@@ -75,7 +75,11 @@ class Settings:
     poll_interval: float = 0.25  # how often every instance looks for due deadlines
     lease: float = 5.0  # a claimed deadline comes back after this if its claimer died
     auto_delay: float = 2.0  # safety deadline of a seat the server plays at once
-    outage_grace: float = 5.0  # after an outage, every deadline is at least this far off
+    # After an outage, every deadline is at least this far off. 15 s (deadends, issue 24):
+    # a page or client is back a second or two after the service, and then still has
+    # the 10 s a move needs; a grace from each seat's return would let a player who
+    # reconnects again and again hold the table.
+    outage_grace: float = 15.0
     match_interval: float = 0.5  # how often the matchmaker tries to form tables
     buckets: int = 16  # must stay the same for the life of the data (ids hash into it)
     drain_grace: float = 5.0  # on shutdown, time for requests in flight

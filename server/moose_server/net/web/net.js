@@ -3,13 +3,17 @@
 // `Net` says hello (with the token from localStorage when there is one),
 // matches each answer to its request by `id`, and hands every other message
 // to `onMessage`. When the socket drops it reconnects by itself (backoff up
-// to 5 s; at once after close code 1012; never after 4003 or 4004), says hello with its token again
+// to 5 s; at once after close code 1012, then every RESTART ms while the service
+// restarts; never after 4003 or 4004), says hello with its token again
 // and calls `onResume`, where the page syncs its game from the last seq seen. A new
 // session (a login, another name, a logout) is said hello on a fresh socket first
 // (`switchTo`): only once welcomed does it replace the socket in use.
 
 const TOKEN = "moose.token";
 const BACKOFF = [250, 500, 1000, 2000, 4000, 5000];
+// After 1012 (the server restarts) the service is back within seconds: try often, so
+// that the page is back within a second of it and the outage grace is the player's.
+const RESTART = 500;
 
 export class ServerError extends Error {
   constructor(code, message) {
@@ -28,6 +32,7 @@ export class Net {
     this.welcome = null;
     this.name = null; // the name to say hello with when there is no token
     this.tries = 0;
+    this.restarting = false; // closed with 1012 and not connected since
     this.retryAt = 0;
     this.opened = null;
     this.taken = null; // a name asked for that an account holds (offer to log in)
@@ -110,6 +115,7 @@ export class Net {
     this.ws = ws;
     this.name = welcome.name;
     this.tries = 0;
+    this.restarting = false;
     this.welcome = welcome;
     localStorage.setItem(TOKEN, welcome.token);
     ws.onmessage = (e) => this.receive(e.data);
@@ -140,6 +146,7 @@ export class Net {
     ws.onmessage = (e) => this.receive(e.data);
     ws.onopen = () => this.hello().then((w) => {
       this.tries = 0;
+      this.restarting = false;
       this.on.onStatus("open");
       resolve?.(w);
       resolve = null;
@@ -158,7 +165,12 @@ export class Net {
       reject?.(new ServerError("lost", "connection closed"));
       return;
     }
-    const wait = e.code === 1012 ? 0 : BACKOFF[Math.min(this.tries, BACKOFF.length - 1)];
+    if (e.code === 1012) {
+      this.restarting = true;
+      this.tries = 0;
+    }
+    const backoff = BACKOFF[Math.min(this.tries, BACKOFF.length - 1)];
+    const wait = e.code === 1012 ? 0 : this.restarting ? Math.min(backoff, RESTART) : backoff;
     this.tries += 1;
     this.retryAt = Date.now() + wait;
     this.on.onStatus("lost");
