@@ -104,6 +104,11 @@ async function onResume(welcome) {
 
 function onStatus(status) {
   state.status = status;
+  // What failed while the socket was down said "not connected": it is not true any more.
+  if (status === "open" && state.error === t("err_lost")) {
+    state.error = "";
+    render();
+  }
   renderStatus();
 }
 
@@ -163,9 +168,18 @@ const act = {
     await ask("leave_table", { code });
   },
   async watch(id) {
-    openGame(id, null);
+    const game = openGame(id, null);
     if (location.pathname !== `/w/${id}`) history.pushState(null, "", `/w/${id}`);
-    await ask("watch", { game: id });
+    state.error = "";
+    try {
+      await net.request("watch", { game: id });
+      rebuild(game);
+    } catch (err) {
+      // Not a game to show (none, or private): say so, with the way back (board.js).
+      if (err.code === "lost") state.error = errorText(err);
+      else if (state.game === game) game.missing = errorText(err);
+    }
+    render();
   },
 };
 
@@ -291,6 +305,12 @@ function sync(game) {
   send("sync", fields);
 }
 
+// The game's events from the first (PROTOCOL.md `sync` since 0), after the `state` the
+// page began with: its move log shows the game so far, not "following from here".
+function rebuild(game) {
+  send("sync", { game: game.id, since: 0 });
+}
+
 function openGame(id, seat, match = null, show = true) {
   const game = new Game(id, seat);
   if (match) {
@@ -309,7 +329,9 @@ function openGame(id, seat, match = null, show = true) {
 
 // A game of ours that went on while the page was away: its state, then its events.
 function resumeGame(id) {
-  sync(openGame(id, null));
+  const game = openGame(id, null);
+  sync(game);
+  rebuild(game);
   history.replaceState(null, "", "/");
 }
 
@@ -350,9 +372,11 @@ async function checkDeal() {
   render();
 }
 
+// A server error in the page's language, by its stable code (PROTOCOL.md "Errors");
+// the server's own words only for a code this page does not know.
 function errorText(err) {
   const key = `err_${err.code}`;
-  const text = t(key);
+  const text = t(key, { message: err.message });
   return text === key ? err.message : text;
 }
 
@@ -413,7 +437,7 @@ function header() {
     { class: "top" },
     h("h1", {}, h("a", { href: "/", onclick: (e) => { e.preventDefault(); if (state.screen !== "table") gameActions.leave(); } }, t("title"))),
     h("p", { class: "tagline" }, t("tagline")),
-    h("p", { class: "conn", role: "status", id: "conn" }, statusText()),
+    h("div", { class: "conn", role: "status", id: "conn" }, connectionBanner()),
     h("nav", { class: "site-nav", "aria-label": t("site_board_title") }, navLink("/leaderboard", { testid: "leaderboard-link" }, t("site_leaderboard"))),
     accountBar(),
     h("button", { class: "lang", testid: "lang-button", onclick: toggleLanguage }, t("switch_lang")),
@@ -426,9 +450,19 @@ function statusText() {
   return "";
 }
 
+// Present only while the page is not connected (test id `connection-banner`).
+function connectionBanner() {
+  const text = statusText();
+  return text ? h("p", { class: "banner", testid: "connection-banner" }, text) : null;
+}
+
 function renderStatus() {
   const el = document.getElementById("conn");
-  if (el) el.textContent = statusText();
+  if (!el) return;
+  const text = statusText();
+  const banner = el.firstElementChild;
+  if (banner && text) banner.textContent = text;
+  else if (banner || text) el.replaceChildren(...[connectionBanner()].filter(Boolean));
 }
 
 function toggleLanguage() {
@@ -474,7 +508,11 @@ async function boot() {
   if (net.taken) offerLogin(net.taken);
   if (routeOf(location)) {
     // A page of the site was asked for: it stays, and our game is followed behind it.
-    if (welcome.games && welcome.games.length) sync(openGame(welcome.games[0], null, null, false));
+    if (welcome.games && welcome.games.length) {
+      const game = openGame(welcome.games[0], null, null, false);
+      sync(game);
+      rebuild(game);
+    }
     state.screen = "site";
   } else if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   else if (welcome.table) showTable(welcome.table);

@@ -1,19 +1,21 @@
 // The game screen: every seat's house, the piles, your hand and moves, the log, the end.
 
 import { h, icon } from "./dom.js";
-import { cardName, duration, roomName, t } from "./i18n.js";
+import { cardName, count, duration, roomName, t } from "./i18n.js";
 import { ratingChange, seatName } from "./pages.js";
 
 // ctx: {game, selected, now, select(card), play(move), back(), leave(), download}
 export function renderGame(ctx) {
   const { game } = ctx;
   const view = game.view;
+  if (game.missing) return missing(ctx);
   if (!view) return h("section", { class: "panel" }, t("status_connecting"));
   const mine = game.seat !== null && view.to_act === game.seat && game.legal;
   return h(
     "section",
-    { class: "game", "aria-label": t("title"), "data-game": game.id, "data-seq": game.seq, "data-seat": game.seat },
-    status(ctx),
+    { class: mine && !view.over ? "game mine" : "game", "aria-label": t("title"), "data-game": game.id, "data-seq": game.seq, "data-seat": game.seat },
+    view.over ? null : status(ctx),
+    game.seat === null && !view.over ? watching(ctx) : null,
     game.seat !== null && game.away[game.seat] && !view.over
       ? h("button", { class: "banner away", testid: "away-banner", onclick: ctx.back }, t("away_banner"))
       : null,
@@ -22,7 +24,6 @@ export function renderGame(ctx) {
     h("div", { class: "seats" }, order(game).map((seat) => seatPanel(ctx, seat))),
     piles(view),
     game.seat !== null && !view.over ? hand(ctx, mine) : null,
-    game.seat === null ? h("p", { class: "note" }, t("spectating")) : null,
     logPanel(game),
   );
 }
@@ -104,7 +105,7 @@ function seatPanel(ctx, seat) {
       seat !== game.seat && !game.bots[seat] && game.names[seat]
         ? h("button", { class: "report", testid: "report-button", title: t("report_title"), onclick: () => ctx.report(seat) }, t("report_button"))
         : null,
-      h("span", { class: "count" }, scores ? t("score_n", { n: scores[seat] }) : t("cards_n", { n: view.hand_sizes[seat] })),
+      h("span", { class: "count" }, scores ? count("moose_n", scores[seat]) : count("card_n", view.hand_sizes[seat])),
     ),
     h("p", { class: house.house ? "house has" : "house" }, icon("house"), house.house ? t("house_yes") : t("house_no")),
     h(
@@ -226,15 +227,16 @@ function gameOver(ctx) {
   const rows = [...Array(view.players).keys()].map((seat) =>
     h("tr", { class: winners.includes(seat) ? "winner" : "", "data-seat": seat, "data-score": view.scores[seat] },
       h("td", {}, game.name(seat), winners.includes(seat) ? " ★" : ""),
-      h("td", {}, String(view.scores[seat]))),
+      h("td", {}, String(view.scores[seat])),
+      h("td", {}, leftover(game, seat))),
   );
   return h(
     "section",
     { class: "panel over", testid: "game-over" },
     h("h2", {}, t("game_over"), result ? ` — ${result}` : ""),
-    h("p", {}, t("winners", { names: winners.map((s) => game.name(s)).join(", ") }), " ", t("fewest")),
+    h("p", {}, t("winners", { names: winners.map((s) => game.name(s)).join(", ") }), " ", t("fewest"), " ", t("score_is")),
     ratingChange(game),
-    h("table", { testid: "scores" }, h("thead", {}, h("tr", {}, h("th", {}, t("player_col")), h("th", {}, t("score_col")))), h("tbody", {}, rows)),
+    h("table", { testid: "scores" }, h("thead", {}, h("tr", {}, h("th", {}, t("player_col")), h("th", {}, t("score_col")), h("th", {}, t("left_col")))), h("tbody", {}, rows)),
     h(
       "p",
       { class: "actions" },
@@ -253,5 +255,45 @@ function logPanel(game) {
     h("h2", {}, t("log_title")),
     // Focusable: it scrolls, and a keyboard must be able to scroll it (axe: scrollable-region-focusable).
     h("ol", { reversed: true, tabindex: 0, "aria-label": t("log_title") }, game.log.slice().reverse().map((line) => h("li", { "data-seq": line.seq }, line.text))),
+  );
+}
+
+// -- deadends (issue 24) -----------------------------------------------------------
+
+// A spectator's bar: what they are doing, and the way out.
+function watching(ctx) {
+  return h(
+    "p",
+    { class: "row note" },
+    t("spectating"),
+    h("button", { testid: "stop-watching", onclick: ctx.leave }, t("stop_watching")),
+  );
+}
+
+// A game that cannot be shown (a watch link to a game that does not exist, or a
+// private one): why, and the way back, instead of "Connecting…" for ever.
+function missing(ctx) {
+  return h(
+    "section",
+    { class: "panel gone-game", testid: "game-missing", role: "alert" },
+    h("h2", {}, t("missing_title")),
+    h("p", {}, ctx.game.missing),
+    h("p", { class: "actions" }, h("button", { class: "primary", onclick: ctx.leave, testid: "lobby-button" }, t("back_lobby"))),
+  );
+}
+
+// Where a seat's score comes from: the moose in its house (on the table) and the moose
+// cards still in its hand, which nobody saw (the score minus the first). Its own
+// player sees which cards those are.
+function leftover(game, seat) {
+  const view = game.view;
+  const inHouse = view.houses[seat].rooms.filter((room) => room.cover === "moose").length;
+  const inHand = Math.max(0, view.scores[seat] - inHouse);
+  const own = seat === game.seat && view.hand ? view.hand.filter((card) => card.startsWith("moose:")) : [];
+  return h(
+    "span",
+    { testid: "leftover", "data-seat": seat, "data-in-hand": inHand },
+    t("score_parts", { house: count("moose_n", inHouse), hand: count("moose_card_n", inHand), left: count("card_n", view.hand_sizes[seat]) }),
+    own.length ? h("ul", { class: "leftover" }, own.map((card) => h("li", { class: "moose-card" }, cardName(card)))) : null,
   );
 }

@@ -3,7 +3,7 @@
 // The rules stay on the server: the page shows the view and offers the `legal`
 // moves it was sent, nothing else.
 
-import { cardName, roomName, t } from "./i18n.js";
+import { botName, cardName, roomName, t } from "./i18n.js";
 
 const LOG_KEPT = 60;
 
@@ -21,6 +21,8 @@ export class Game {
     this.deadline = null;
     this.turnSince = null; // server time the seat to act began to act
     this.log = [];
+    this.missing = null; // why the game cannot be shown (watch refused)
+    this.past = null; // the view of the last event taken by `backfill`
     this.record = null;
   }
 
@@ -34,6 +36,7 @@ export class Game {
     if (event.kind === "state") {
       if (msg.seq < this.seq) return "old";
     } else if (msg.seq <= this.seq) {
+      this.backfill(msg);
       return "old";
     } else if (msg.seq !== this.seq + 1) {
       return "gap";
@@ -58,13 +61,32 @@ export class Game {
     if (!before || before.to_act !== msg.view.to_act || event.kind === "move" || event.kind === "state") {
       this.turnSince = msg.server_time;
     }
-    this.log.push({ seq: msg.seq, text: this.describe(msg, before) });
+    if (event.kind === "state") this.past = null;
+    const last = this.log[this.log.length - 1];
+    if (event.kind === "state" && last && last.seq === msg.seq) return "ok"; // nothing new to say
+    this.log.push({ seq: msg.seq, text: this.describe(msg, before), state: event.kind === "state" });
     if (this.log.length > LOG_KEPT) this.log.shift();
     return "ok";
   }
 
+  // An event from before the `state` the page began with (`sync` since 0, after a
+  // reload, in a new tab, when watching): its line goes into the log in its place, and
+  // the "following from here" line of that seq gives way to it.
+  backfill(msg) {
+    const before = this.past;
+    this.past = msg.view;
+    const at = this.log.findIndex((line) => line.seq === msg.seq);
+    if (at >= 0 && !this.log[at].state) return;
+    const line = { seq: msg.seq, text: this.describe(msg, before) };
+    if (at >= 0) this.log[at] = line;
+    else this.log.push(line);
+    this.log.sort((a, b) => a.seq - b.seq);
+    if (this.log.length > LOG_KEPT) this.log.splice(0, this.log.length - LOG_KEPT);
+  }
+
   name(seat) {
-    const name = this.names[seat] || t("seat_n", { n: seat + 1 });
+    const given = this.bots[seat] ? botName(this.names[seat]) : this.names[seat];
+    const name = given || t("seat_n", { n: seat + 1 });
     return seat === this.seat ? `${name} (${t("you")})` : name;
   }
 

@@ -15,7 +15,6 @@ const en = {
   name_placeholder: "e.g. Alice",
   name_needed: "Choose a name first (1 to 24 characters).",
   renamed: "An account took the name {old} while you were away: you play as {name} now.",
-  counts: "{online} online · {waiting} waiting in the queue · public games being played: {games}",
   play_title: "Play now",
   play_text: "Join the public queue: a table forms as soon as enough players wait.",
   players_range: "Players",
@@ -70,7 +69,6 @@ const en = {
   house_yes: "House card",
   house_no: "No house card yet",
   no_rooms: "No rooms yet",
-  cards_n: "{n} cards",
   dealer: "dealer",
   rating: "rating (? while provisional)",
   away: "away",
@@ -83,7 +81,6 @@ const en = {
   winners: "Won: {names}.",
   fewest: "The fewest moose wins.",
   score_col: "Moose",
-  score_n: "{n} moose",
   player_col: "Player",
   download: "Download the game record",
   back_lobby: "Back to the lobby",
@@ -159,7 +156,6 @@ const es = {
   name_placeholder: "p. ej. Ana",
   name_needed: "Elige primero un nombre (de 1 a 24 caracteres).",
   renamed: "Una cuenta tomó el nombre {old} mientras no estabas: ahora juegas como {name}.",
-  counts: "{online} conectados · {waiting} en la cola · partidas públicas en juego: {games}",
   play_title: "Jugar ya",
   play_text: "Entra en la cola pública: la mesa se forma en cuanto esperan jugadores suficientes.",
   players_range: "Jugadores",
@@ -214,7 +210,6 @@ const es = {
   house_yes: "Carta de casa",
   house_no: "Aún sin carta de casa",
   no_rooms: "Aún sin habitaciones",
-  cards_n: "{n} cartas",
   dealer: "reparte",
   rating: "puntuación (? mientras es provisional)",
   away: "ausente",
@@ -227,7 +222,6 @@ const es = {
   winners: "Ganan: {names}.",
   fewest: "Gana quien tenga menos alces.",
   score_col: "Alces",
-  score_n: "{n} alces",
   player_col: "Jugador",
   download: "Descargar el registro de la partida",
   back_lobby: "Volver al inicio",
@@ -480,7 +474,104 @@ const esFair = {
   deal_unchecked: "No se puede comprobar este reparto: {why}",
 };
 
-export const TABLES = { en: { ...en, ...enSite, ...enFair }, es: { ...es, ...esSite, ...esFair } };
+// -- deadends (issue 24): every server error by its code, plurals, bots, the end -----
+
+const enDeadends = {
+  err_bad_frame: "The server could not read what the page sent: reload the page.",
+  err_bad_message: "The server refused what the page sent ({message}): reload the page.",
+  err_unknown_type: "The server does not know that request: reload the page.",
+  err_hello_required: "The page is not connected yet: try again in a moment.",
+  err_already_hello: "This connection has started already: reload the page.",
+  err_protocol_version: "This page is older than the server: reload it.",
+  err_bad_token: "Your session is not valid any more: reload the page.",
+  err_token_expired: "Your session has expired: log in again.",
+  err_already_registered: "This name is registered already.",
+  err_not_registered: "Only a registered name can do that: register first.",
+  err_illegal_move: "The rules do not allow that move: {message}.",
+  err_not_your_turn: "It is not your move.",
+  err_not_in_game: "You cannot see that game: a private table's game needs its join code.",
+  err_no_such_game: "That game does not exist, or it ended and is no longer kept.",
+  err_stale_seq: "The game moved on meanwhile: look again and choose.",
+  err_game_over: "That game is over.",
+  err_not_queued: "You are not in the queue.",
+  err_already_seated: "You are at that table already.",
+  err_not_over: "The game is not over yet.",
+  err_too_many_games: "You are playing as many games as allowed: finish one first.",
+  err_too_many_tables: "Your address hosts as many open tables as allowed: start or leave one first.",
+  err_too_many_sessions: "Too many bot sessions from your address: close one first.",
+  err_too_many_watched: "You are watching as many games as allowed: stop watching one first.",
+  err_unavailable: "The server cannot reach its storage right now: try again in a moment.",
+  err_internal: "Something went wrong on our side (it is logged): try again.",
+  err_banned: "This account or address is banned: {message}",
+  err_not_fair: "This seat did not ask for a fair deal: its seed is not taken.",
+  err_already_seeded: "This seat's seed was sent already.",
+  err_already_dealt: "The cards are dealt already: the seed came too late.",
+  stop_watching: "Stop watching",
+  missing_title: "This game cannot be shown",
+  left_col: "Where the score comes from",
+  score_is: "A score counts the moose in your house and the moose cards left in your hand.",
+  score_parts: "{house} in the house, {hand} in hand ({left} left)",
+  "moose_n.one": "{n} moose", "moose_n.other": "{n} moose",
+  "moose_card_n.one": "{n} moose card", "moose_card_n.other": "{n} moose cards",
+  "card_n.one": "{n} card", "card_n.other": "{n} cards",
+  "online_n.one": "{n} online", "online_n.other": "{n} online",
+  "waiting_n.one": "{n} waiting in the queue", "waiting_n.other": "{n} waiting in the queue",
+  "live_n.one": "{n} public game being played", "live_n.other": "{n} public games being played",
+  counts: "{online} · {waiting} · {games}",
+  bot_named: "{kind}-bot {n}", // as the server names them
+  bot_greedy: "greedy", bot_cautious: "cautious", bot_random: "random", bot_search: "search",
+};
+
+const esDeadends = {
+  err_bad_frame: "El servidor no pudo leer lo que envió la página: recárgala.",
+  err_bad_message: "El servidor rechazó lo que envió la página: recárgala.",
+  err_unknown_type: "El servidor no conoce esa petición: recarga la página.",
+  err_hello_required: "La página aún no está conectada: inténtalo de nuevo en un momento.",
+  err_already_hello: "Esta conexión ya había empezado: recarga la página.",
+  err_protocol_version: "Esta página es más antigua que el servidor: recárgala.",
+  err_bad_token: "Tu sesión ya no es válida: recarga la página.",
+  err_token_expired: "Tu sesión caducó: vuelve a entrar.",
+  err_already_registered: "Este nombre ya está registrado.",
+  err_not_registered: "Solo un nombre registrado puede hacer eso: regístrate primero.",
+  err_illegal_move: "Las reglas no permiten esa jugada.",
+  err_not_your_turn: "No es tu turno.",
+  err_not_in_game: "No puedes ver esa partida: la de una mesa privada necesita su código.",
+  err_no_such_game: "Esa partida no existe, o terminó y ya no se guarda.",
+  err_stale_seq: "La partida siguió mientras tanto: mira de nuevo y elige.",
+  err_game_over: "Esa partida terminó.",
+  err_not_queued: "No estás en la cola.",
+  err_already_seated: "Ya estás en esa mesa.",
+  err_not_over: "La partida aún no terminó.",
+  err_too_many_games: "Juegas tantas partidas como se permite: termina una primero.",
+  err_too_many_tables: "Tu dirección tiene tantas mesas abiertas como se permite: empieza o deja una primero.",
+  err_too_many_sessions: "Demasiadas sesiones de bots desde tu dirección: cierra una primero.",
+  err_too_many_watched: "Miras tantas partidas como se permite: deja de mirar una primero.",
+  err_unavailable: "El servidor no llega a sus datos ahora mismo: inténtalo de nuevo en un momento.",
+  err_internal: "Algo falló de nuestro lado (queda registrado): inténtalo de nuevo.",
+  err_banned: "Esta cuenta o dirección está bloqueada.",
+  err_not_fair: "Este asiento no pidió un reparto justo: su semilla no se acepta.",
+  err_already_seeded: "La semilla de este asiento ya se envió.",
+  err_already_dealt: "Las cartas ya están repartidas: la semilla llegó tarde.",
+  stop_watching: "Dejar de mirar",
+  missing_title: "Esta partida no se puede mostrar",
+  left_col: "De dónde sale la puntuación",
+  score_is: "La puntuación cuenta los alces de tu casa y las cartas de alce que te quedan en la mano.",
+  score_parts: "{house} en la casa, {hand} en la mano ({left} en total)",
+  "moose_n.one": "{n} alce", "moose_n.other": "{n} alces",
+  "moose_card_n.one": "{n} carta de alce", "moose_card_n.other": "{n} cartas de alce",
+  "card_n.one": "{n} carta", "card_n.other": "{n} cartas",
+  "online_n.one": "{n} conectado", "online_n.other": "{n} conectados",
+  "waiting_n.one": "{n} en la cola", "waiting_n.other": "{n} en la cola",
+  "live_n.one": "{n} partida pública en juego", "live_n.other": "{n} partidas públicas en juego",
+  counts: "{online} · {waiting} · {games}",
+  bot_named: "bot {kind} {n}",
+  bot_greedy: "codicioso", bot_cautious: "prudente", bot_random: "al azar", bot_search: "buscador",
+};
+
+export const TABLES = {
+  en: { ...en, ...enSite, ...enFair, ...enDeadends },
+  es: { ...es, ...esSite, ...esFair, ...esDeadends },
+};
 
 let lang = pick();
 
@@ -527,4 +618,17 @@ export function count(key, n, params = {}) {
   const table = TABLES[lang];
   const chosen = `${key}.${form}` in table || `${key}.${form}` in TABLES.en ? `${key}.${form}` : `${key}.other`;
   return t(chosen, { n, ...params });
+}
+
+// A server bot's name ("greedy-bot 2", lobby/matchmaking.py) in the page's language.
+export function botName(name) {
+  const m = /^([a-z]+)-bot (\d+)$/.exec(name || "");
+  if (!m) return name;
+  const kind = TABLES[lang][`bot_${m[1]}`] ?? m[1];
+  return t("bot_named", { kind, n: m[2] });
+}
+
+// A bot type ("greedy") as the select offers it.
+export function botKind(kind) {
+  return TABLES[lang][`bot_${kind}`] ?? kind;
 }

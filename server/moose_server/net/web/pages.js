@@ -4,7 +4,7 @@
 // its replay at /g/GAME.
 
 import { h } from "./dom.js";
-import { count, language, t } from "./i18n.js";
+import { botName, count, language, t } from "./i18n.js";
 
 const PAGE_SIZE = 20;
 const CHART = { width: 560, height: 180, pad: 36 };
@@ -270,7 +270,7 @@ function chart(history) {
 // A seat's name; a rated seat's opens its profile (ctx.openProfile: app.js).
 export function seatName(ctx, seat) {
   const { game } = ctx;
-  const name = game.names[seat] || t("seat_n", { n: seat + 1 });
+  const name = (game.bots[seat] ? botName(game.names[seat]) : game.names[seat]) || t("seat_n", { n: seat + 1 });
   if (!ctx.openProfile || !game.ratings[seat]) return h("span", { class: "name" }, name);
   return h(
     "button",

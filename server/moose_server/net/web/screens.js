@@ -1,13 +1,13 @@
 // The start screen (name, queue, private tables, live games) and a private table's screen.
 
 import { h } from "./dom.js";
-import { duration, t } from "./i18n.js";
+import { botKind, botName, count, duration, t } from "./i18n.js";
 
 const SIZES = [2, 3, 4, 5, 6];
 const BOTS = ["greedy", "cautious", "random"];
 
-function select(id, chosen, values, label) {
-  return h("select", { id, "aria-label": label }, values.map((v) => h("option", { value: v, selected: v === chosen }, String(v))));
+function select(id, chosen, values, label, shown = String) {
+  return h("select", { id, "aria-label": label }, values.map((v) => h("option", { value: v, selected: v === chosen }, shown(v))));
 }
 
 // ctx: {account, note, name, listing, queued, invited, busy, now, act: {...}}
@@ -45,7 +45,10 @@ export function renderLobby(ctx) {
 
 function counts(listing) {
   if (!listing) return "";
-  return t("counts", { online: listing.online, waiting: listing.waiting, games: listing.games.length });
+  return t("counts", {
+    online: count("online_n", listing.online), waiting: count("waiting_n", listing.waiting),
+    games: count("live_n", listing.games.length),
+  });
 }
 
 function playPanel(ctx) {
@@ -113,7 +116,7 @@ function watchPanel(ctx) {
             h(
               "li",
               { "data-game": g.game },
-              h("span", { class: "who" }, g.names.map((name, i) => h("span", { class: "pname" }, i ? "· " : "", liveName(ctx, g, i, name), g.bots[i] ? h("span", { class: "badge bot" }, t("bot")) : null))),
+              h("span", { class: "who" }, g.names.map((name, i) => h("span", { class: "pname" }, i ? "· " : "", liveName(ctx, g, i, g.bots[i] ? botName(name) : name), g.bots[i] ? h("span", { class: "badge bot" }, t("bot")) : null))),
               h("span", { class: "ago" }, t("started_ago", { time: duration(ctx.now() - g.started) })),
               h("a", { href: `/w/${g.game}`, testid: "watch-link", onclick: (e) => { e.preventDefault(); ctx.act.watch(g.game); } }, t("watch_link")),
             ),
@@ -148,7 +151,7 @@ export function renderTable(ctx) {
         h(
           "li",
           { testid: "seat", class: seat ? "filled" : "empty" },
-          seat ? h("span", { class: "name" }, seat.name) : t("seat_empty"),
+          seat ? h("span", { class: "name" }, seat.bot ? botName(seat.name) : seat.name) : t("seat_empty"),
           seat && seat.bot ? h("span", { class: "badge bot" }, t("bot")) : null,
           seat && seat.player === table.host ? h("span", { class: "badge" }, t("host")) : null,
           seat && seat.player === me ? h("span", { class: "badge you" }, t("you")) : null,
@@ -160,7 +163,7 @@ export function renderTable(ctx) {
       ? h(
           "div",
           { class: "row" },
-          select("bot", "greedy", BOTS, t("add_bot")),
+          select("bot", "greedy", BOTS, t("add_bot"), botKind),
           h("button", { testid: "add-bot-button", disabled: filled >= table.players, onclick: () => act.addBot(document.getElementById("bot").value) }, t("add_bot")),
           h("button", { class: "primary", testid: "start-button", disabled: filled < 2, onclick: act.start }, t("start")),
         )
