@@ -370,11 +370,13 @@ def play_moves(seated: list[Player], count: int, limit: float = 120) -> None:
             time.sleep(0.05)
 
 
-def shoot(player: Player, folder: Path, name: str) -> None:
-    """Screenshots of the page at desktop and at phone width."""
+def shoot(player: Player, folder: Path, name: str, *, phone_screen: bool = False) -> None:
+    """Screenshots of the page at desktop and at phone width (`phone_screen`: the
+    phone's one screen, as it shows a hand kept in view, instead of the whole page)."""
     for size, suffix in ((DESKTOP, ""), (PHONE, "-phone")):
         player.page.set_viewport_size(size)
-        player.page.screenshot(path=str(folder / f"{name}{suffix}.png"), full_page=True)
+        whole = not (phone_screen and size is PHONE)
+        player.page.screenshot(path=str(folder / f"{name}{suffix}.png"), full_page=whole)
     player.page.set_viewport_size(DESKTOP)
 
 
@@ -389,7 +391,7 @@ def test_screenshots_of_the_lobby_a_game_and_the_end(players, tmp_path) -> None:
     shoot(fan, tmp_path, "lobby")
     play_moves([ann, bob], 16)
     wait_until(lambda: ann.find("legal-move").count() + bob.find("legal-move").count() > 0)
-    shoot(ann if ann.find("legal-move").count() else bob, tmp_path, "game")
+    shoot(ann if ann.find("legal-move").count() else bob, tmp_path, "game", phone_screen=True)
     play_until_over([ann, bob])
     the_record(ann)  # its download link is drawn
     shoot(ann, tmp_path, "end")
