@@ -3,7 +3,8 @@
 Per player and per client address (addresses.limit_subject: an IPv6 /64):
 
 - unfinished games: a player's are its game set (store.add_player_game, written
-  as a game is dealt and emptied as it ends); an address' are a hold
+  as a game is dealt, or as its fair deal starts waiting for seeds, and emptied
+  as it ends); an address' are a hold
   (storage/holdings.py): the games its sockets were dealt (`seated`), or took a
   place for by starting a private table (`starting`, atomic against the limit,
   so several instances never let one address past it). Nothing is a bare

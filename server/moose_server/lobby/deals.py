@@ -10,6 +10,10 @@ last one awaited comes, or by the deadline loop of any instance once
 to seeds before it is dealt, so whoever deals it deals the same cards, and the
 game's commit (version 0) keeps one: it is dealt exactly once.
 
+A waiting game is in its seats' game sets from the start, so the limits on
+unfinished games count it and a seat that reconnects finds it: `sync` of a
+waiting game answers with its `match` again (`waiting_match`) and seq 0.
+
 A server with a fixed test deck (`settings.test_deck`) deals that, without `deal`.
 
 Errors: `DealError(code, message)` with a PROTOCOL.md code (`not_fair`,
@@ -87,6 +91,9 @@ class Deals:
         if stored is None:  # dealt already (an earlier start whose answer was lost)
             return await self.games.create(seats, game_id=game_id, code=code, rated=rated,
                                            profiles=profiles)  # fmt: skip
+        # In the seats' game sets from now on: a seat that reconnects before the deal
+        # finds its game (`welcome`, `sync`), and the limits on unfinished games count it.
+        await self.store.add_player_game(_players(stored), game_id)
         await self.store.publish_players(_matches(game_id, stored))
         log.info("deal %s waits for the seeds of seats %s", game_id, list(fair_seats),
                  extra={"event": "deal_waits", "game": game_id})  # fmt: skip
@@ -112,6 +119,17 @@ class Deals:
         if status == "all":
             await self.due(game_id)
         return {"type": "seeded", "game": game_id}
+
+    async def waiting_match(self, game_id: str, player: str) -> Message | None:
+        """The player's `match` again while the game's deal waits for seeds; None when
+        no deal waits (dealt, or no such game), not_in_game for a stranger."""
+        data = await self.seeds.data(game_id)
+        if data is None:
+            return None
+        seat = _seat_of(data, player)
+        if seat is None:
+            raise DealError("not_in_game", f"you have no seat in game {game_id[:64]}")
+        return dict(_matches(game_id, data))[player]
 
     async def _refuse_unknown(self, game_id: str, player: str) -> NoReturn:
         """No deal waits: the game exists (too late), or not (no_such_game)."""
@@ -154,6 +172,11 @@ _CODES = {"not_fair": "not_fair", "dup": "already_seeded", "dealt": "already_dea
 def _seat_of(data: dict[str, Any], player: str) -> int | None:
     """The seat of `player` in a waiting deal's data, or None."""
     return next((i for i, s in enumerate(data["seats"]) if s["player"] == player), None)
+
+
+def _players(data: dict[str, Any]) -> list[str]:
+    """The player ids seated in a waiting deal's data."""
+    return [s["player"] for s in data["seats"] if s["player"] is not None]
 
 
 def _matches(game_id: str, data: dict[str, Any]) -> list[tuple[str, Message]]:

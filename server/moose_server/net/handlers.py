@@ -234,9 +234,13 @@ class Handlers:
         found = []
         for game_id in await self.store.player_games(player):
             try:
-                game = await self.games.load(game_id)
+                game = await self._found(conn, game_id, tell=False)
             except GameError:
                 game = None
+            else:
+                if game is None:  # its fair deal waits for seeds
+                    found.append(game_id)
+                    continue
             seat = game.seat_of(player) if game is not None else None
             if game is None or seat is None or game.finished:
                 await self.store.remove_player_game([player], game_id)
@@ -257,10 +261,9 @@ class Handlers:
         await self.quotas.may_play(conn.address, _player(conn))
         [profile] = await self.players.profiles([_player(conn)])
         skill = ratings.skill(float(profile.get("mu", ratings.MU)))
-        since = await self.matchmaker.enqueue(
-            _player(conn), conn.name, low, high, skill, bool(msg.get("fair"))
-        )
-        self.waiting.add(_player(conn), conn.name, low, high, skill)
+        fair = bool(msg.get("fair"))
+        since = await self.matchmaker.enqueue(_player(conn), conn.name, low, high, skill, fair)
+        self.waiting.add(_player(conn), conn.name, low, high, skill, fair)
         log.info("queue %s for %s-%s seats", conn.player, low, high,
                  extra={"event": "queue", "player": conn.player})  # fmt: skip
         mm = self.matchmaker.options
@@ -345,10 +348,12 @@ class Handlers:
         """Resend the events after `since`, or the current state."""
         game_id = msg["game"]
         try:
-            game = await self.games.load(game_id)
+            game = await self._found(conn, game_id, tell=True)
         except GameError:
             self.hub.leave(conn, game_id)  # gone (Redis lost it, or it expired)
             raise
+        if game is None:  # dealt soon: `start` comes as seq 1 (PROTOCOL.md, `sync`)
+            return {"type": "synced", "game": game_id, "seq": 0}
         sub = conn.subs.get(game_id)
         if sub is None:
             seat = game.seat_of(_player(conn))
@@ -364,6 +369,22 @@ class Handlers:
             await self.hub.send_state(conn, game_id)
             seq = conn.subs[game_id].seen
         return {"type": "synced", "game": game_id, "seq": seq}
+
+    async def _found(self, conn: Session, game_id: str, tell: bool) -> Game | None:
+        """The game; None while its fair deal waits for seeds: the socket then follows it
+        from seq 0 (`start` comes as it is dealt) and, if `tell`, gets its `match` again.
+        GameError no_such_game when neither is found."""
+        try:
+            return await self.games.load(game_id)
+        except GameError:
+            match = await self.lobby.deals.waiting_match(game_id, _player(conn))
+        if match is None:
+            return await self.games.load(game_id)  # dealt since we looked, or no such game
+        if tell:
+            await conn.on_player_message(match)  # follows it, and counts for the address
+        else:
+            self.hub.join(conn, game_id, match["seat"], 0)
+        return None
 
     async def _visible(self, conn: Session, game_id: str, code: str | None) -> Game:
         """The game, when this player may look at it: any queue game; a private table's

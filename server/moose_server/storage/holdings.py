@@ -72,14 +72,17 @@ class Holdings:
     async def ended_games(self, games: list[str], missing: bool) -> set[str]:
         """Those of the games that are over: their deadline is cleared (every unfinished
         game has one; lua/commit.lua clears it at the end), or with `missing` their hash
-        is gone (expired, or not written yet: the caller says which it can tell apart)."""
+        is gone (expired, or not written yet: the caller says which it can tell apart).
+        A game whose fair deal waits for seeds (issue 27) has no hash yet: not over."""
         if not games:
             return set()
-        reads = [("HGET", GameKeys.of(g, self.buckets).game, "dl") for g in games]
-        found = await self.batch.call_many(reads)
+        keys = [GameKeys.of(g, self.buckets) for g in games]
+        reads = [("HGET", k.game, "dl") for k in keys] + [("EXISTS", k.deal) for k in keys]
+        got = await self.batch.call_many(reads)
+        found, dealing = got[: len(keys)], got[len(keys) :]
         return {
-            g for g, dl in zip(games, found, strict=True)
-            if (dl is None and missing) or (dl is not None and int(dl) == 0)
+            g for g, dl, waits in zip(games, found, dealing, strict=True)
+            if (dl is None and missing and not int(waits)) or (dl is not None and int(dl) == 0)
         }  # fmt: skip
 
     async def open_tables(self, codes: list[str], now_ms: int) -> set[str]:
