@@ -32,13 +32,16 @@ class Waiting:
     def __init__(self, store: Store, matchmaker: Matchmaker) -> None:
         self.store = store
         self.matchmaker = matchmaker
-        # player -> (name, min, max, skill): queued through this instance, no `match`
-        # yet. Should Redis come back without the ticket, `requeue` queues them again.
-        self.queued: dict[str, tuple[str, int, int, int]] = {}
+        # player -> (name, min, max, skill, fair): queued through this instance, no
+        # `match` yet. Should Redis come back without the ticket, `requeue` queues them
+        # again, as they asked (a fair seat stays one: issue 27).
+        self.queued: dict[str, tuple[str, int, int, int, bool]] = {}
 
-    def add(self, player: str, name: str, low: int, high: int, skill: int) -> None:
-        """The player has just queued through this instance."""
-        self.queued[player] = (name, low, high, skill)
+    def add(
+        self, player: str, name: str, low: int, high: int, skill: int, fair: bool = False
+    ) -> None:
+        """The player has just queued through this instance (`fair`: asked for a fair deal)."""
+        self.queued[player] = (name, low, high, skill, fair)
 
     def discard(self, player: str) -> None:
         """The player left the queue."""
@@ -84,14 +87,14 @@ class Waiting:
 
         A player with an unfinished game was seated: `rematch` told them of it.
         """
-        for player, (name, low, high, skill) in list(self.queued.items()):
+        for player, (name, low, high, skill, fair) in list(self.queued.items()):
             if not players.get(player):
                 self.queued.pop(player, None)  # gone: the socket's close left the queue
                 continue
             if await self.store.player_games(player):
                 continue
             try:
-                await self.matchmaker.enqueue(player, name, low, high, skill)
+                await self.matchmaker.enqueue(player, name, low, high, skill, fair)
             except MatchError:
                 continue  # already_queued: Redis kept the ticket
             log.warning("queued %s again: Redis had lost their ticket", player,
