@@ -15,10 +15,13 @@ import pytest
 import moose
 from moose import fair
 from moose.client import Client, is_final
+from moose_server.lobby.deals import Deals
 from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
 from moose_server.net.waiting import Waiting
+from moose_server.play.seats import Seat
+from moose_server.storage.seeds import SeedStore
 
-from helpers import RawClient, Serve, open_store, play_out
+from helpers import RawClient, Serve, open_games, open_store, play_out
 
 Message = dict[str, Any]
 SEED_TIME = 5.0  # long enough that every reconnect below comes before the deal
@@ -118,10 +121,38 @@ async def test_a_player_queued_again_after_redis_lost_the_ticket_still_asks_for_
 ) -> None:
     async with open_store(redis_url) as store:
         matchmaker = Matchmaker(store.redis, MatchOptions(match_wait=0, instance="i_a"))
-        waiting = Waiting(store, matchmaker)
+        waiting = Waiting(store, matchmaker, SeedStore(store.redis, store.buckets, store.batch))
         waiting.add("p_fair", "ann", 2, 2, 1500, fair=True)  # its ticket is gone from Redis
         await waiting.requeue({"p_fair": [object()]})  # type: ignore[list-item]
         await matchmaker.enqueue("p_other", "bob", 2, 2)
         [table] = await matchmaker.form_tables()
         fair_of = {seat.player: seat.fair for seat in table.seats}
         assert fair_of == {"p_fair": True, "p_other": False}, fair_of
+
+
+class Socket:
+    """A local socket of a player that follows no game: what the hub tells it."""
+
+    def __init__(self) -> None:
+        self.subs: dict[str, Any] = {}
+        self.said: list[Message] = []
+
+    async def on_player_message(self, message: Message) -> None:
+        self.said.append(message)
+
+
+async def test_a_match_pubsub_lost_is_sent_again_while_the_deal_waits_for_seeds(
+    redis_url: str,
+) -> None:
+    async with open_games(redis_url, seed_time=60.0) as games:
+        store = games.store
+        seeds = SeedStore(store.redis, store.buckets, store.batch)
+        deals = Deals(store, seeds, games, games.settings)
+        table = [Seat("p_ann", "ann", None, fair=True), Seat("p_bob", "bob", None)]
+        assert await deals.start(table, game_id="g_waits") is None  # its match was lost
+        waiting = Waiting(store, Matchmaker(store.redis, MatchOptions(match_wait=0)), seeds)
+        ann = Socket()
+        await waiting.rematch({"p_ann": [ann]})  # type: ignore[dict-item]
+        [match] = ann.said
+        assert match["type"] == "match" and match["game"] == "g_waits" and match["seat"] == 0
+        assert match["deal"]["scheme"] == fair.SCHEME

@@ -334,7 +334,7 @@ async def test_a_wake_up_drops_the_games_copy_it_makes_old(redis_url):
 
 
 def test_a_match_on_the_player_channel_ends_the_players_wait_in_the_queue() -> None:
-    waiting = Waiting(None, None)  # type: ignore[arg-type]  # no Redis: nothing to requeue
+    waiting = Waiting(None, None, None)  # type: ignore[arg-type]  # no Redis: nothing to requeue
     hub = Hub(None, None, players=waiting)  # type: ignore[arg-type]
     waiting.add("p_a", "a", 2, 4, 25)
     waiting.add("p_b", "b", 2, 4, 25)

@@ -165,7 +165,8 @@ async def _build(
     # fan-out went, the waiting players of their messages; the games tell the hub.
     results = Results(store, players, settings)
     copies = Copies(settings)
-    waiting = Waiting(store, matchmaker)
+    seeds = SeedStore(backend.redis, settings.buckets, backend.batch)  # fair deals (issue 27)
+    waiting = Waiting(store, matchmaker, seeds)
     # Moderators' notices act on this instance's games and sockets (both built below).
     notices = Notices(bans, lambda: games, lambda: doors.open, settings.ban_refresh)
     hub = Hub(store, backend.pubsub, copies.size, woken=copies, fanout=metrics, players=waiting,
@@ -174,7 +175,7 @@ async def _build(
     games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics)
     stack.push_async_callback(games.close)
     # Deals wait for the seeds of seats that asked for a fair deal (issue 27).
-    deals = Deals(store, SeedStore(backend.redis, settings.buckets, backend.batch), games, settings)
+    deals = Deals(store, seeds, games, settings)
     lobby = Lobby(matchmaker, games, store, settings, results, deals)
     live = LiveGames(store, matchmaker, settings, lambda: len(hub.players))
     # Who plays, and the doors they come in by.

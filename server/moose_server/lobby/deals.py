@@ -39,7 +39,7 @@ from moose_server.settings import Settings
 from moose_server.storage.seeds import SeedStore, Waiting
 from moose_server.storage.store import Store
 
-__all__ = ["DealError", "Deals"]
+__all__ = ["DealError", "Deals", "waiting_match"]
 
 log = logging.getLogger(__name__)
 
@@ -123,13 +123,7 @@ class Deals:
     async def waiting_match(self, game_id: str, player: str) -> Message | None:
         """The player's `match` again while the game's deal waits for seeds; None when
         no deal waits (dealt, or no such game), not_in_game for a stranger."""
-        data = await self.seeds.data(game_id)
-        if data is None:
-            return None
-        seat = _seat_of(data, player)
-        if seat is None:
-            raise DealError("not_in_game", f"you have no seat in game {game_id[:64]}")
-        return dict(_matches(game_id, data))[player]
+        return await waiting_match(self.seeds, game_id, player)
 
     async def _refuse_unknown(self, game_id: str, player: str) -> NoReturn:
         """No deal waits: the game exists (too late), or not (no_such_game)."""
@@ -164,6 +158,16 @@ class Deals:
         """A queue game goes on the live games list (a private table's never does)."""
         if game.code is None:
             await self.store.live_add(game.id, summary(game))
+
+
+async def waiting_match(seeds: SeedStore, game_id: str, player: str) -> Message | None:
+    """`Deals.waiting_match`, for whoever has the seed store but not the deals (waiting.py)."""
+    data = await seeds.data(game_id)
+    if data is None:
+        return None
+    if _seat_of(data, player) is None:
+        raise DealError("not_in_game", f"you have no seat in game {game_id[:64]}")
+    return dict(_matches(game_id, data))[player]
 
 
 _CODES = {"not_fair": "not_fair", "dup": "already_seeded", "dealt": "already_dealt"}

@@ -4,19 +4,23 @@ A `match` published while this instance's pub/sub was down is lost, and Redis
 may come back without the queue tickets of the players queued here. The hub
 tells `Waiting` of every player message (a `match` ends a player's wait) and
 of a subscription that came back: then each local player who has an
-unfinished game their sockets do not follow gets its `match` again, and each
+unfinished game (dealt, or whose fair deal waits for seeds) their sockets do
+not follow gets its `match` again, and each
 player queued here with no game and no ticket is queued again.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from moose_server.lobby.deals import DealError, waiting_match
 from moose_server.lobby.matchmaking import MatchError, Matchmaker
 from moose_server.net.hub import Peer
 from moose_server.play.games import Game, match_message
+from moose_server.storage.seeds import SeedStore
 from moose_server.storage.store import Store
 
 __all__ = ["Waiting"]
@@ -29,9 +33,10 @@ Players = Mapping[str, Collection[Peer]]  # the hub's sockets by player
 class Waiting:
     """Players queued through this instance with no `match` yet; what an outage lost."""
 
-    def __init__(self, store: Store, matchmaker: Matchmaker) -> None:
+    def __init__(self, store: Store, matchmaker: Matchmaker, seeds: SeedStore) -> None:
         self.store = store
         self.matchmaker = matchmaker
+        self.seeds = seeds  # a game whose fair deal waits for seeds is told too (issue 27)
         # player -> (name, min, max, skill, fair): queued through this instance, no
         # `match` yet. Should Redis come back without the ticket, `requeue` queues them
         # again, as they asked (a fair seat stays one: issue 27).
@@ -68,19 +73,27 @@ class Waiting:
                 peers = [p for p in players.get(player, ()) if game_id not in p.subs]
                 if not peers:
                     continue
-                loaded = await self.store.load(game_id)
-                if loaded.data is None:
-                    continue  # lost too; the matchmaker deals its table again
-                game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
-                seat = game.seat_of(player)
-                if seat is None or game.finished:
+                match = await self._match(game_id, player)
+                if match is None:
                     continue
                 self.queued.pop(player, None)
                 log.warning("match %s sent again to %s: pub/sub may have lost it", game_id,
                             player, extra={"event": "rematch", "game": game_id,
                                            "player": player})  # fmt: skip
                 for peer in peers:
-                    await peer.on_player_message(match_message(game, seat))
+                    await peer.on_player_message(match)
+
+    async def _match(self, game_id: str, player: str) -> dict[str, Any] | None:
+        """The player's `match` for an unfinished game of theirs (dealt, or whose fair
+        deal waits for seeds); None when there is none to tell."""
+        loaded = await self.store.load(game_id)
+        if loaded.data is None:  # waiting for seeds; or lost, and its table dealt again
+            with contextlib.suppress(DealError):
+                return await waiting_match(self.seeds, game_id, player)
+            return None
+        game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+        seat = game.seat_of(player)
+        return None if seat is None or game.finished else match_message(game, seat)
 
     async def requeue(self, players: Players) -> None:
         """Redis is back: queue again the players queued here whose ticket it lost.
