@@ -9,11 +9,17 @@ from typing import Any
 
 import pytest
 
-from moose import rules
+from moose import rules, search
 from moose.bots import BOTS, GreedyBot, RandomBot, choose_timeout_move, make_bot, play_game
 from moose.rules import CARDS, State
 
 Move = dict[str, Any]
+
+
+@pytest.fixture(autouse=True)
+def small_search_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search bot plays these many games on a few playouts a move, not its default."""
+    monkeypatch.setattr(search, "ITERATIONS", 8)
 
 
 class Spy:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import pytest
 
-from moose import rules
+from moose import rules, search
+from moose.search import SearchBot
 from moose_server.play.games import GameError, Games
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
@@ -174,3 +176,27 @@ async def test_a_finished_game_keeps_answers_for_its_grace_then_only_its_record(
     assert err.value.code == "game_over"
     await games.close()
     await client.aclose()
+
+
+async def test_a_search_bot_thinks_off_the_event_loop(games, monkeypatch):
+    # The bot waits until a coroutine lets it go: were it thinking on the event
+    # loop, that coroutine could not run, and the wait would time out.
+    entered, release = threading.Event(), threading.Event()
+    waits: list[bool] = []
+    choose = SearchBot.choose
+
+    def held(self: SearchBot, view: dict[str, Any], legal: list[dict[str, Any]]) -> Any:
+        entered.set()
+        waits.append(release.wait(10))
+        return choose(self, view, legal)
+
+    monkeypatch.setattr(SearchBot, "choose", held)
+    monkeypatch.setattr(search, "ITERATIONS", 4)
+    created = await games.create([Seat(None, "b0", "mcts"), Seat(None, "b1", "greedy")])
+    async with asyncio.timeout(30):
+        while not entered.is_set():
+            await asyncio.sleep(0.01)
+    release.set()
+    game = await finished(games, created.id)
+    assert waits and all(waits)
+    assert replay(await games.record(game.id)) == game.state

@@ -26,6 +26,7 @@ from moose_server.lobby.matchmaking import (
     MatchOptions,
 )
 from moose_server.play.seats import Seat
+from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import mm_key
 from moose_server.storage.scripts import FormCall
@@ -180,6 +181,13 @@ async def test_bots_fill_after_queue_bots_after(make_mm):
     [table] = await mm.form_tables()
     assert [s.player for s in table.seats] == ["p0", "p1", None]
     assert table.seats[2].bot == "random"
+
+
+def test_the_kind_of_queue_bots_comes_from_the_settings():
+    assert MatchOptions.of(Settings()).bot == "greedy"
+    assert MatchOptions.of(Settings(queue_bot="mcts")).bot == "mcts"
+    with pytest.raises(ValueError, match="unknown bot 'clever'"):
+        MatchOptions.of(Settings(queue_bot="clever"))
 
 
 async def test_forget_instance_drops_only_its_tickets(redis):

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from moose import record as records
-from moose import rules
+from moose import rules, search
 from moose.bots import BOTS, make_bot
 from moose.rules import CARD_CODES, CARDS, IllegalMove, State
 
@@ -27,6 +27,12 @@ GAMES_PER_SEAT_COUNT = 400  # random games for each of 2..6 seats
 DEEP_EVERY = 10  # every n-th game also gets the costly checks
 BOT_GAMES = 30  # games per bot kind and seat count
 ALL_CARDS = Counter(CARDS)
+
+
+@pytest.fixture(autouse=True)
+def small_search_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The search bot plays these many games on a few playouts a move, not its default."""
+    monkeypatch.setattr(search, "ITERATIONS", 8)
 
 
 def move_bound(players: int) -> int:

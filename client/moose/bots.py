@@ -19,6 +19,7 @@ from moose import rules
 
 __all__ = [
     "BOTS",
+    "SEARCHING",
     "Bot",
     "CautiousBot",
     "GreedyBot",
@@ -203,20 +204,46 @@ class CautiousBot(GreedyBot):
     door_weight = 30.0
 
 
+def _search_bot(seed: int | None = None) -> Bot:
+    """The search bot (moose.search) with its default budget."""
+    # Imported here: moose.search builds on GreedyBot from this module.
+    from moose.search import SearchBot
+
+    return SearchBot(seed)
+
+
 BOTS: dict[str, Callable[[int | None], Bot]] = {
     "random": RandomBot,
     "greedy": GreedyBot,
     "cautious": CautiousBot,
+    "mcts": _search_bot,
 }
 
 
+# Bots that search: a few tenths of a second of CPU a move, which a server runs
+# off its event loop.
+SEARCHING: frozenset[str] = frozenset({"mcts"})
+
+
 def make_bot(name: str, seed: int | None = None) -> Bot:
-    """A new bot of the kind `name`, with its own random generator seeded by `seed`."""
+    """A new bot of the kind `name`, with its own random generator seeded by `seed`.
+
+    The search bot takes a budget after a colon: "mcts:800" plays exactly 800
+    playouts a move, with no time cap, so that a measurement does not depend on
+    the machine's load; plain "mcts" stops at its time cap too.
+    """
+    kind, colon, budget = name.partition(":")
+    if colon and kind == "mcts":
+        if not budget.isdigit() or int(budget) < 1:
+            raise ValueError(f"bad budget in {name!r}: playouts per move, e.g. mcts:400")
+        from moose.search import SearchBot
+
+        return SearchBot(seed, iterations=int(budget), time_limit=None)
     try:
         factory = BOTS[name]
     except KeyError:
         known = ", ".join(sorted(BOTS))
-        raise ValueError(f"unknown bot {name!r} (known bots: {known})") from None
+        raise ValueError(f"unknown bot {name!r} (known bots: {known}; mcts:N)") from None
     return factory(seed)
 
 

@@ -146,6 +146,9 @@ class Settings:
     # card codes dealt to every game (dealer seat 0), without `deal`: tests only.
     seed_time: float = 1.0
     test_deck: str = ""
+    # searchbot (issue 26): the kind of the bots that fill queue tables; "mcts"
+    # searches, a few tenths of a second of CPU a move (in a worker thread).
+    queue_bot: str = "greedy"
 
     def __post_init__(self) -> None:
         if self.buckets < 1:

@@ -79,11 +79,19 @@ def _int_at_least(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def _known(name: str) -> bool:
+    try:
+        make_bot(name)
+    except ValueError:
+        return False
+    return True
+
+
 def _bot_list(text: str) -> list[str]:
     names = [n.strip() for n in text.split(",")]
-    unknown = [n for n in names if n not in BOTS]
+    unknown = [n for n in names if not _known(n)]
     if unknown:
-        known = ", ".join(sorted(BOTS))
+        known = ", ".join([*sorted(BOTS), "mcts:N (N playouts a move)"])
         raise argparse.ArgumentTypeError(
             f"unknown bot(s): {', '.join(repr(n) for n in unknown)} (known bots: {known})"
         )
@@ -112,7 +120,8 @@ def add_parser(subparsers: Any) -> None:
         metavar="NAMES",
         type=_bot_list,
         default=["greedy", "random", "random", "random"],
-        help=f"comma-separated bot per seat, or one for all seats ({', '.join(sorted(BOTS))});"
+        help=f"comma-separated bot per seat, or one for all seats ({', '.join(sorted(BOTS))},"
+        " or mcts:N for the search bot with N playouts a move);"
         " default greedy,random,random,random",
     )
     p.add_argument(

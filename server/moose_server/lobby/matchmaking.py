@@ -195,6 +195,7 @@ class MatchOptions:
         return cls(
             match_wait=settings.match_wait,
             queue_bots_after=settings.queue_bots_after,
+            bot=settings.queue_bot,
             instance=settings.instance_id,
             lease=settings.lease,
             window=settings.match_window,

@@ -296,6 +296,12 @@ def bot_move(game: Game, name: str, view: dict[str, Any], legal: list[Move]) -> 
     return dict(bot.choose(view, legal))
 
 
+def thinks(name: str | None) -> bool:
+    """Whether the bot kind `name` searches (a few tenths of a second of CPU a move)."""
+    bots = _bots_module()
+    return name is not None and name in getattr(bots, "SEARCHING", ())
+
+
 def _game_of(game_id: str, loaded: Loaded) -> Game:
     """The game as read, or GameError no_such_game."""
     if loaded.data is None:
@@ -582,6 +588,14 @@ class Games:
         new = game.but(state=state, misses=misses, away=away, moves=[*game.moves, move])
         return new, events
 
+    async def _server_step(self, game: Game, timed_out: bool) -> tuple[Game, list[Event]] | None:
+        """`_server_move`, in a worker thread when a search bot is to move, so that
+        the event loop goes on serving every other socket while it thinks."""
+        seat = rules.to_act(game.state)
+        if seat is not None and thinks(game.bots[seat]):
+            return await asyncio.to_thread(self._server_move, game, timed_out)
+        return self._server_move(game, timed_out)
+
     async def timeout(self, game_id: str, now: int) -> None:
         """A claimed deadline is due: play for the seat to act (version-checked: fires once)."""
         loaded = await self.store.load(game_id)
@@ -594,7 +608,7 @@ class Games:
             return
         if game.deadline > now:
             return  # a move set a new deadline after this one was claimed
-        step = self._server_move(game, timed_out=True)
+        step = await self._server_step(game, timed_out=True)
         if step is not None:
             # Checked against this deadline too: one held since (the seats were told
             # that Redis lost their last writes, net/hub.py) waits for its new time.
@@ -639,7 +653,7 @@ class Games:
     async def autoplay(self, game: Game) -> None:
         """Play the seats the server plays, one commit each, until a person must move."""
         for _ in range(10_000):  # a game has fewer moves than this; it only bounds bugs
-            step = self._server_move(game, timed_out=False)
+            step = await self._server_step(game, timed_out=False)
             if step is None:
                 return
             _, result = await self._commit(game, step[0], step[1], "")
