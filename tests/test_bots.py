@@ -19,7 +19,7 @@ Move = dict[str, Any]
 @pytest.fixture(autouse=True)
 def small_search_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """The search bot plays these many games on a few playouts a move, not its default."""
-    monkeypatch.setattr(search, "ITERATIONS", 8)
+    monkeypatch.setattr(search, "ITERATIONS", 2)
 
 
 class Spy:
@@ -54,7 +54,11 @@ def _spies(names: list[str], seed: int, check: Callable | None = None) -> list[S
 
 
 @pytest.mark.parametrize("players", range(rules.MIN_PLAYERS, rules.MAX_PLAYERS + 1))
-@pytest.mark.parametrize("name", sorted(BOTS))
+@pytest.mark.parametrize(
+    # The search bot's own tests (test_search.py) play fewer games in the fast lane.
+    "name",
+    [pytest.param(n, marks=pytest.mark.slow) if n == "mcts" else n for n in sorted(BOTS)],
+)
 def test_bot_always_returns_one_of_the_legal_moves(name: str, players: int) -> None:
     def check(view: dict, legal: list[Move], move: Move) -> None:
         assert move in legal

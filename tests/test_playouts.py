@@ -32,7 +32,7 @@ ALL_CARDS = Counter(CARDS)
 @pytest.fixture(autouse=True)
 def small_search_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """The search bot plays these many games on a few playouts a move, not its default."""
-    monkeypatch.setattr(search, "ITERATIONS", 8)
+    monkeypatch.setattr(search, "ITERATIONS", 2)
 
 
 def move_bound(players: int) -> int:

@@ -165,7 +165,7 @@ class SearchBot:
                 if deadline is not None and time.perf_counter() > deadline:
                     break
             running.sort(key=lambda i: total[i] / played[i], reverse=True)
-            if deadline is not None and time.perf_counter() > deadline:
+            if budget <= 0 or (deadline is not None and time.perf_counter() > deadline):
                 running = running[:1]
                 break
             running = running[: max(1, (len(running) + 1) // 2)]
