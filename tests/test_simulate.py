@@ -68,6 +68,16 @@ def test_same_seed_same_results_whatever_the_workers() -> None:
     assert one["bots"] == again["bots"] == two["bots"]
 
 
+def test_the_search_bot_plays_with_the_budget_it_is_given() -> None:
+    # A smoke test: the win rates belong in BENCHMARKS.md, not here.
+    bots = "mcts:6,greedy,mcts"
+    out = simulate_json("--players", "3", "--games", "3", "--bots", bots, "--seed", "5")
+    assert list(out["bots"]) == ["mcts:6", "greedy", "mcts"]
+    for bot in out["bots"].values():
+        assert bot["seat_games"] == 3
+    assert sum(b["win_share"] * b["seat_games"] for b in out["bots"].values()) == pytest.approx(3)
+
+
 def test_table_output_names_the_bots_and_the_rate() -> None:
     proc = simulate("--players", "2", "--games", "6", "--bots", "greedy,random", "--seed", "3")
     assert proc.returncode == 0, proc.stderr
@@ -103,6 +113,7 @@ def test_record_dir_holds_records_that_replay_to_their_result(tmp_path: Path) ->
     ("args", "message"),
     [
         (["--bots", "greedy,clever"], "unknown bot(s): 'clever' (known bots: cautious, greedy"),
+        (["--bots", "mcts:lots"], "unknown bot(s): 'mcts:lots'"),
         (["--players", "3", "--bots", "greedy,random"], "2 bots for 3 players"),
         (["--players", "7"], "--players: must be from 2 to 6, not 7"),
         (["--players", "1"], "--players: must be from 2 to 6, not 1"),

@@ -4,7 +4,7 @@ import { h } from "./dom.js";
 import { botKind, botName, count, duration, t } from "./i18n.js";
 
 const SIZES = [2, 3, 4, 5, 6];
-const BOTS = ["greedy", "cautious", "random"];
+const BOTS = ["greedy", "cautious", "random", "mcts"];
 
 function select(id, chosen, values, label, shown = String) {
   return h("select", { id, "aria-label": label }, values.map((v) => h("option", { value: v, selected: v === chosen }, shown(v))));
