@@ -1,6 +1,6 @@
 """Time a move of the search bot (`mcts`, its default budget) against greedy bots.
 
-    python bench/bench_search.py --players 4 --games 6 --seed 1
+    python bench/bench_search.py --players 4 --games 6 --seed 1 [--time-limit 0]
 
 Plays GAMES local games, the search bot in seat `game % players`, and times
 each of its moves that searched (more than one legal move, not a trap answer):
@@ -29,8 +29,8 @@ class Timed:
 
     name = "mcts"
 
-    def __init__(self, seed: int) -> None:
-        self.bot = SearchBot(seed)
+    def __init__(self, seed: int, time_limit: float | None) -> None:
+        self.bot = SearchBot(seed, time_limit=time_limit)
         self.wall: list[float] = []
         self.cpu: list[float] = []
 
@@ -60,9 +60,16 @@ def main() -> None:
     p.add_argument("--players", type=int, default=4)
     p.add_argument("--games", type=int, default=6)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=search.TIME_LIMIT,
+        help="the time cap in s (0: none, so that the CPU time is the whole budget's)",
+    )
     args = p.parse_args()
+    time_limit = args.time_limit or None
     load_before = os.getloadavg()
-    timed = [Timed(args.seed * 1000 + g) for g in range(args.games)]
+    timed = [Timed(args.seed * 1000 + g, time_limit) for g in range(args.games)]
     for g, bot in enumerate(timed):
         bots: list[Any] = [make_bot("greedy", g * 10 + k) for k in range(args.players)]
         bots[g % args.players] = bot
@@ -72,11 +79,11 @@ def main() -> None:
     report = {
         "players": args.players,
         "games": args.games,
-        "budget": {"iterations": search.ITERATIONS, "time_limit_s": search.TIME_LIMIT},
+        "budget": {"iterations": search.ITERATIONS, "time_limit_s": time_limit},
         "moves_searched": len(wall),
         "wall_ms": _spread(wall),
         "cpu_ms": _spread(cpu),
-        "capped": sum(ms >= search.TIME_LIMIT * 1000 for ms in wall),
+        "capped": sum(ms >= (time_limit or float("inf")) * 1000 for ms in wall),
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "nproc": os.cpu_count(),

@@ -9,18 +9,20 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+import threading
 from typing import Any
 
 import pytest
 
 import moose
-from moose import fair, rules
+from moose import fair, rules, search
 from moose.client import (
     ConnectError,
     ConnectionLost,
     MooseError,
     ServerError,
 )
+from moose.search import SearchBot
 from moose_server.storage.embedded import free_port
 
 from helpers import Serve, check_views, play_seat
@@ -142,6 +144,35 @@ async def test_play_bot_with_fair_sends_a_seed(serve: Serve) -> None:
     async with moose.connect(url, name="look") as look:
         record = await look.record(result.game)
     assert all(record["deal"]["seeds"]) and fair.verify(record) == []
+
+
+async def test_a_searching_bot_thinks_off_the_event_loop(url: str, monkeypatch: Any) -> None:
+    # The bot waits until a coroutine of this loop lets it go: were it thinking
+    # on the loop, that coroutine could not run and the wait would time out.
+    entered, release = threading.Event(), threading.Event()
+    waits: list[bool] = []
+    choose = SearchBot.choose
+
+    def held(self: SearchBot, view: Message, legal: list[Message]) -> Message:
+        entered.set()
+        waits.append(release.wait(10))
+        return choose(self, view, legal)
+
+    async def let_go() -> None:
+        while not entered.is_set():
+            await asyncio.sleep(0.01)
+        release.set()
+
+    monkeypatch.setattr(SearchBot, "choose", held)
+    monkeypatch.setattr(search, "ITERATIONS", 4)
+    two = {"games": 1, "min_players": 2, "max_players": 2}
+    [searcher], [other], _ = await asyncio.gather(
+        moose.play_bot(url, "mcts", seed=1, **two),
+        moose.play_bot(url, "greedy", seed=2, **two),
+        let_go(),
+    )
+    assert searcher.game == other.game
+    assert waits and all(waits)
 
 
 @pytest.mark.slow

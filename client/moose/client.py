@@ -38,7 +38,7 @@ from typing import Any, TypeVar
 from moose._connection import Message
 from moose._errors import ConnectError, ConnectionLost, MooseError, ServerError
 from moose._session import Session, _Events, _Game, is_final
-from moose.bots import Bot, make_bot
+from moose.bots import SEARCHING, Bot, make_bot
 
 __all__ = [
     "Client",
@@ -364,7 +364,7 @@ class Client(Session):
                 await self._retrying(self.ping)
         legal = msg.get("legal")
         if legal and view.get("to_act") == seat.seat and msg["seq"] >= seat.moved:
-            await self._bot_move(seat, msg, bot.choose(view, legal))
+            await self._bot_move(seat, msg, await _think(bot, view, legal))
         return None
 
     async def _bot_move(self, seat: _Seat, msg: Message, move: Message) -> None:
@@ -423,3 +423,11 @@ async def play_bot(
         return await client.run_bot(
             bot, games, min_players=min_players, max_players=max_players, fair=fair
         )
+
+
+async def _think(bot: Bot, view: Message, legal: list[Message]) -> Message:
+    """The bot's move; a searching bot thinks in a worker thread, so that this
+    client's heartbeats and the other bots of the process go on meanwhile."""
+    if getattr(bot, "name", None) in SEARCHING:
+        return await asyncio.to_thread(bot.choose, view, legal)
+    return bot.choose(view, legal)
