@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import time
@@ -29,7 +30,7 @@ class Timed:
 
     name = "mcts"
 
-    def __init__(self, seed: int, time_limit: float | None) -> None:
+    def __init__(self, seed: int, time_limit: float) -> None:
         self.bot = SearchBot(seed, time_limit=time_limit)
         self.wall: list[float] = []
         self.cpu: list[float] = []
@@ -67,7 +68,7 @@ def main() -> None:
         help="the time cap in s (0: none, so that the CPU time is the whole budget's)",
     )
     args = p.parse_args()
-    time_limit = args.time_limit or None
+    time_limit = args.time_limit or math.inf
     load_before = os.getloadavg()
     timed = [Timed(args.seed * 1000 + g, time_limit) for g in range(args.games)]
     for g, bot in enumerate(timed):
@@ -79,11 +80,11 @@ def main() -> None:
     report = {
         "players": args.players,
         "games": args.games,
-        "budget": {"iterations": search.ITERATIONS, "time_limit_s": time_limit},
+        "budget": {"iterations": search.ITERATIONS, "time_limit_s": args.time_limit or None},
         "moves_searched": len(wall),
         "wall_ms": _spread(wall),
         "cpu_ms": _spread(cpu),
-        "capped": sum(ms >= (time_limit or float("inf")) * 1000 for ms in wall),
+        "capped": sum(ms >= time_limit * 1000 for ms in wall),
         "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in os.getloadavg()],
         "nproc": os.cpu_count(),

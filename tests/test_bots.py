@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,7 @@ Move = dict[str, Any]
 def small_search_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """The search bot plays these many games on a few playouts a move, not its default."""
     monkeypatch.setattr(search, "ITERATIONS", 2)
+    monkeypatch.setattr(search, "TIME_LIMIT", math.inf)  # seeded games replay alike
 
 
 class Spy:

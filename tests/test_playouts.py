@@ -8,6 +8,7 @@ Every game is also turned into a record and replayed.
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ ALL_CARDS = Counter(CARDS)
 def small_search_budget(monkeypatch: pytest.MonkeyPatch) -> None:
     """The search bot plays these many games on a few playouts a move, not its default."""
     monkeypatch.setattr(search, "ITERATIONS", 2)
+    monkeypatch.setattr(search, "TIME_LIMIT", math.inf)  # seeded games replay alike
 
 
 def move_bound(players: int) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +17,8 @@ from moose.search import SearchBot, determinize, unseen
 
 Move = dict[str, Any]
 SMALL = 12  # playouts a move: the choice logic is the same at any budget
+# Tests that compare two searches give them no time cap: a loaded machine must not
+# cut one short and not the other.
 
 
 def _positions(players: int, seed: int) -> Iterator[rules.State]:
@@ -107,8 +110,8 @@ def test_search_is_a_function_of_the_view_only() -> None:
             assert other.hands != state.hands or other.draw != state.draw
             view = rules.view(state, seat)
             assert rules.view(other, seat) == view
-            a = SearchBot(seed, iterations=SMALL).search(view, legal)
-            b = SearchBot(seed, iterations=SMALL).search(rules.view(other, seat), legal)
+            a = SearchBot(seed, SMALL, math.inf).search(view, legal)
+            b = SearchBot(seed, SMALL, math.inf).search(rules.view(other, seat), legal)
             assert a == b
             compared += 1
     assert compared > 10
@@ -148,15 +151,15 @@ def test_search_bot_traps_a_moose_whenever_it_can() -> None:
 
 
 def test_same_seed_same_game() -> None:
-    a = play_game([SearchBot(k, iterations=SMALL) for k in range(3)], seed=9)
-    b = play_game([SearchBot(k, iterations=SMALL) for k in range(3)], seed=9)
+    a = play_game([SearchBot(k, SMALL, math.inf) for k in range(3)], seed=9)
+    b = play_game([SearchBot(k, SMALL, math.inf) for k in range(3)], seed=9)
     assert a[1] == b[1]
 
 
 def test_make_bot_takes_a_budget_after_a_colon() -> None:
     bot = make_bot("mcts:40", seed=1)
     assert isinstance(bot, SearchBot)
-    assert (bot.iterations, bot.time_limit) == (40, None)
+    assert (bot.iterations, bot.time_limit) == (40, math.inf)
     default = make_bot("mcts", seed=1)
     assert isinstance(default, SearchBot)
     assert (default.iterations, default.time_limit) == (search.ITERATIONS, search.TIME_LIMIT)

@@ -11,6 +11,7 @@ Public: `Bot`, `BOTS`, `make_bot`, `choose_timeout_move`, `play_game`.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
@@ -238,7 +239,7 @@ def make_bot(name: str, seed: int | None = None) -> Bot:
             raise ValueError(f"bad budget in {name!r}: playouts per move, e.g. mcts:400")
         from moose.search import SearchBot
 
-        return SearchBot(seed, iterations=int(budget), time_limit=None)
+        return SearchBot(seed, iterations=int(budget), time_limit=math.inf)
     try:
         factory = BOTS[name]
     except KeyError:

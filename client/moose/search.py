@@ -17,7 +17,8 @@ too few to grow a useful tree, and the other seats' moves hang on hands the bot
 cannot see.
 
 Budget: `iterations` playouts per move (the same seed and view give the same
-move), cut short by `time_limit` seconds should the machine be slow.
+move), cut short by `time_limit` seconds should the machine be slow (`math.inf`:
+never, for measurements and tests that must not depend on the machine's load).
 """
 
 from __future__ import annotations
@@ -115,12 +116,12 @@ class SearchBot:
         self,
         seed: int | None = None,
         iterations: int | None = None,
-        time_limit: float | None = TIME_LIMIT,
+        time_limit: float | None = None,
     ) -> None:
         self.rng = random.Random(seed)
         # Read here, not bound at definition: tests play many games on a small budget.
         self.iterations = ITERATIONS if iterations is None else iterations
-        self.time_limit = time_limit
+        self.time_limit = TIME_LIMIT if time_limit is None else time_limit  # math.inf: no cap
         # The playout policy, for every seat: greedy draws on its own generator.
         self.policy = Greedy(random.Random(self.rng.getrandbits(32)))
 
@@ -151,7 +152,7 @@ class SearchBot:
         running = list(range(len(legal)))
         rounds = max(1, math.ceil(math.log2(len(legal))))
         budget = self.iterations
-        deadline = None if self.time_limit is None else time.perf_counter() + self.time_limit
+        deadline = time.perf_counter() + self.time_limit
         for r in range(rounds):
             worlds = max(1, budget // ((rounds - r) * len(running)))
             for _ in range(worlds):
@@ -162,10 +163,10 @@ class SearchBot:
                     total[i] += self._playout(rules.apply(world, legal[i]), me)
                     played[i] += 1
                 budget -= len(running)
-                if deadline is not None and time.perf_counter() > deadline:
+                if time.perf_counter() > deadline:
                     break
             running.sort(key=lambda i: total[i] / played[i], reverse=True)
-            if budget <= 0 or (deadline is not None and time.perf_counter() > deadline):
+            if budget <= 0 or time.perf_counter() > deadline:
                 running = running[:1]
                 break
             running = running[: max(1, (len(running) + 1) // 2)]
