@@ -126,7 +126,7 @@ class SearchBot:
         self.policy = Greedy(random.Random(self.rng.getrandbits(32)))
 
     def choose(self, view: View, legal: list[Move]) -> Move:
-        """The legal move whose playouts won most often (most tried)."""
+        """The legal move with the best mean playout reward (a trap whenever it can)."""
         if not legal:
             raise ValueError("no legal move to choose from")
         if len(legal) == 1:
