@@ -26,7 +26,16 @@ from moose import fair, rules
 from moose import record as records
 
 from helpers import check_no_leak
-from helpers.browser import DESKTOP, DOCS, PHONE, Player, play_until_over, wait_until
+from helpers.browser import (
+    DESKTOP,
+    DOCS,
+    PHONE,
+    Player,
+    play_until_over,
+    private_game,
+    queue_for_two,
+    wait_until,
+)
 
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 
@@ -90,19 +99,6 @@ def the_record(player: Player) -> Message:
     return found[-1]
 
 
-def private_game(host: Player, bots: int, seats: int) -> None:
-    """Create a private table in the page, add bots and start it."""
-    host.find("create-button").wait_for()
-    host.page.select_option("#seats", str(seats))
-    host.find("create-button").click()
-    host.find("table-code").wait_for()
-    for n in range(1, bots + 1):
-        host.find("add-bot-button").click()
-        wait_until(lambda n=n: host.page.locator('[data-testid="seat"] .bot').count() == n)
-    host.find("start-button").click()
-    host.page.wait_for_selector("section.game")
-
-
 # -- the tests ---------------------------------------------------------------------
 
 
@@ -144,22 +140,6 @@ def test_the_end_screen_verifies_the_deal_in_the_browser(players) -> None:
     verdict.wait_for()
     assert verdict.inner_text().startswith("Fair:"), verdict.inner_text()
     assert alice.problems == []
-
-
-def queue_for_two(ann: Player, bob: Player) -> None:
-    """Open two pages as ann and bob; each queues for a table of exactly 2.
-
-    Bob only once ann's page says she waits, which it does while she is alone
-    in the queue (with both at once, a quick match could leave no time to see it).
-    """
-    for page, name in ((ann, "ann"), (bob, "bob")):
-        page.open()
-        page.find("name-input").fill(name)
-        page.page.select_option("#low", "2")
-        page.page.select_option("#high", "2")
-        page.find("queue-button").click()
-        if page is ann:
-            ann.find("queue-status").wait_for()  # says how long she has waited
 
 
 def test_two_pages_play_through_the_queue_one_reloads_and_a_third_watches(players) -> None:

@@ -17,9 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_browser import private_game, queue_for_two
 
-from helpers.browser import Player, wait_until
+from helpers.browser import Player, private_game, queue_for_two, wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 I18N = ROOT / "server" / "moose_server" / "net" / "web" / "i18n.js"

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 __all__ = ["ARGS", "CHROMIUM", "DESKTOP", "DOCS", "PHONE", "Player", "play_until_over",
-           "wait_until"]  # fmt: skip
+           "private_game", "queue_for_two", "wait_until"]  # fmt: skip
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -129,3 +129,32 @@ def play_until_over(seated: list[Player], *, limit: float = 240, each: Any = Non
                     each(p)
         if not moved:
             time.sleep(0.05)
+
+
+def private_game(host: Player, bots: int, seats: int) -> None:
+    """Create a private table in the page, add bots and start it."""
+    host.find("create-button").wait_for()
+    host.page.select_option("#seats", str(seats))
+    host.find("create-button").click()
+    host.find("table-code").wait_for()
+    for n in range(1, bots + 1):
+        host.find("add-bot-button").click()
+        wait_until(lambda n=n: host.page.locator('[data-testid="seat"] .bot').count() == n)
+    host.find("start-button").click()
+    host.page.wait_for_selector("section.game")
+
+
+def queue_for_two(ann: Player, bob: Player) -> None:
+    """Open two pages as ann and bob; each queues for a table of exactly 2.
+
+    Bob only once ann's page says she waits, which it does while she is alone
+    in the queue (with both at once, a quick match could leave no time to see it).
+    """
+    for page, name in ((ann, "ann"), (bob, "bob")):
+        page.open()
+        page.find("name-input").fill(name)
+        page.page.select_option("#low", "2")
+        page.page.select_option("#high", "2")
+        page.find("queue-button").click()
+        if page is ann:
+            ann.find("queue-status").wait_for()  # says how long she has waited
