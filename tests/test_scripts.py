@@ -34,6 +34,8 @@ from moose_server.storage.scripts import (
     ForgetCall,
     FormCall,
     HoldCall,
+    InviteAnswerCall,
+    InviteOfferCall,
     JoinTableCall,
     LeaveCall,
     LeaveTableCall,
@@ -87,6 +89,8 @@ SAMPLES: list[Any] = [
     DealOpenCall(GameKeys.of("g_1", 16), b"data", 1000, 86400, ()),
     DealSeedCall(GameKeys.of("g_1", 16), 1, "alice likes moose", "nonce"),
     DealCloseCall(GameKeys.of("g_1", 16)),
+    InviteOfferCall("c_1", "p_1", "{}", 60_000, 3, 60_000),
+    InviteAnswerCall("c_1", "p_1", "accept", "p_2", "", "g_1"),
 ]
 
 

@@ -75,6 +75,13 @@ ERROR_CODES = frozenset(
         "not_fair",  # provably fair deals (issue 27)
         "already_seeded",
         "already_dealt",
+        # Together (issue 25): rematch and challenges
+        "player_offline",
+        "too_many_challenges",
+        "no_such_challenge",
+        "no_such_rematch",
+        "expired",
+        "offer_closed",
     }
 )
 
@@ -124,6 +131,19 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "games": {"follow": (_BOOL, False)},
     "report": {"player": (_STR, True), "game": (_STR, False), "reason": (_STR, True)},
     "seed": {"game": (_STR, True), "seed": (_STR, True)},  # provably fair deals (issue 27)
+    # Together (issue 25): rematch and challenges
+    "rematch": {"game": (_STR, True), "bots": (_BOOL, False)},
+    "rematch_accept": {"game": (_STR, True)},
+    "rematch_decline": {"game": (_STR, True)},
+    "challenge": {
+        "name": (_STR, True),
+        "players": (_INT, False),
+        "rated": (_BOOL, False),
+        "open": (_BOOL, False),
+    },
+    "challenge_accept": {"challenge": (_STR, True)},
+    "challenge_decline": {"challenge": (_STR, True), "reason": (_STR, False)},
+    "challenge_cancel": {"challenge": (_STR, True)},
 }
 
 SERVER_MESSAGES = frozenset(
@@ -149,6 +169,9 @@ SERVER_MESSAGES = frozenset(
         "gone",
         "reported",
         "seeded",
+        "rematch_offer",  # together (issue 25)
+        "rematch_started",
+        "challenge_offer",
         "error",
     }
 )

@@ -41,8 +41,10 @@ from moose_server.accounts.reports import Reports
 from moose_server.accounts.tokens import Tokens
 from moose_server.lobby.dealer import Lobby
 from moose_server.lobby.deals import Deals
+from moose_server.lobby.invites import Invites
 from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
+from moose_server.lobby.presence import Presence
 from moose_server.net import api
 from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
@@ -189,9 +191,16 @@ async def _build(
     guard = CodeGuard(store, settings)
     reports = Reports(moderation, store, players, settings)
     quotas = Quotas(Holdings(backend.redis, settings.buckets, backend.batch), store, settings)
+    # Together (issue 25): rematch and challenges. No block list yet (the chat part's):
+    # `blocked` stays None until it lands, and then is its `Blocks.blocked`.
+    presence = Presence(backend.redis, settings.instance_id, settings.presence_ttl,
+                        lambda: list(hub.players))  # fmt: skip
+    invites = Invites(backend.redis, store, games, results, matchmaker, presence, settings,
+                      find=reports.find, blocked=None, batch=backend.batch)  # fmt: skip
+    stack.push_async_callback(invites.close)
     handlers = Handlers(
         store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live, waiting,
-        bans, reports, quotas,
+        bans, reports, quotas, invites, presence,
     )  # fmt: skip
     sockets = Sockets(settings)
     doors = app[DOORS] = Doors(
@@ -221,6 +230,7 @@ async def _build(
         "notices": notices.run(),
         "refusals": refusals.run(),
         "bot sessions": quotas.run(),
+        "presence": presence.run(),
     }
     await _run(app, stack, hub.ready, work, loops)
 

@@ -149,6 +149,12 @@ class Settings:
     # searchbot (issue 26): the kind of the bots that fill queue tables; "mcts"
     # searches, a few tenths of a second of CPU a move (in a worker thread).
     queue_bot: str = "greedy"
+    # Together (issue 25, rematch and challenges; lobby/invites.py).
+    rematch_wait: float = 30.0  # seconds the other seats have to answer a rematch offer
+    challenge_ttl: float = 60.0  # seconds a challenge waits for its answer
+    challenges_open: int = 3  # challenges one player may have waiting at once
+    challenges_per_hour: int = 30  # challenges one player may send an hour
+    presence_ttl: float = 60.0  # a player unseen by every instance this long is offline
 
     def __post_init__(self) -> None:
         if self.buckets < 1:

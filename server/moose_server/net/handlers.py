@@ -21,9 +21,12 @@ from moose_server.accounts.limits import CodeGuard, Limited
 from moose_server.accounts.quotas import Quotas
 from moose_server.accounts.reports import Reports, clean_reason
 from moose_server.lobby.dealer import Lobby, game_id_of
+from moose_server.lobby.invites import Invites
 from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
+from moose_server.lobby.presence import Presence
 from moose_server.net.hub import Hub, Peer
+from moose_server.net.invite_handlers import invite_handlers
 from moose_server.net.waiting import Waiting
 from moose_server.ops.metrics import Metrics
 from moose_server.play.games import Game, GameError, Games, finished_record
@@ -63,6 +66,7 @@ class Handlers:
         self, store: Store, games: Games, hub: Hub, accounts: Accounts, matchmaker: Matchmaker,
         lobby: Lobby, metrics: Metrics, guard: CodeGuard, boards: Boards,
         live: LiveGames, waiting: Waiting, bans: Bans, reports: Reports, quotas: Quotas,
+        invites: Invites | None = None, presence: Presence | None = None,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
@@ -91,6 +95,9 @@ class Handlers:
             "leaderboard": self.leaderboard, "profile": self.profile, "games": self.games_list,
             "report": self.report, "seed": self.seed,
         }  # fmt: skip
+        self.presence = presence  # who is connected anywhere: challenges (issue 25)
+        if invites is not None:
+            self.table.update(invite_handlers(invites))
 
     async def handle(self, mtype: str, conn: Session, msg: Message) -> Message | None:
         """Run the handler of a checked message of type `mtype`."""
@@ -118,6 +125,8 @@ class Handlers:
             await self._bot_session(conn, new=False)
         self._become(conn, who)
         self.hub.add_player(conn)
+        if self.presence is not None:
+            await self.presence.here([who.player])
         games = await self._resume(conn)
         await self.quotas.seated(conn.address, games)
         # A returning player may sit at a private table that has not started: say which.
@@ -154,6 +163,9 @@ class Handlers:
 
     async def closed(self, conn: Session) -> None:
         """The socket closed: what it held that counts per address is given back."""
+        gone = conn.player is not None and not self.hub.player_peers(conn.player)
+        if self.presence is not None and gone:
+            await self.presence.left(_player(conn))
         address = self.bot_sockets.pop(id(conn), None)
         if address is not None:
             await self.quotas.leave_bot(address)

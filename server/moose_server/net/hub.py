@@ -487,6 +487,13 @@ class Hub:
                 del self._said[next(iter(self._said))]
         if self.player_listener is not None:
             self.player_listener.heard(player, message)
+        if player.startswith("watchers:"):  # a game's spectators (lobby/invites.py)
+            game = player.removeprefix("watchers:")
+            for peer in list(self.games.get(game, ())):
+                sub = peer.subs.get(game)
+                if sub is not None and sub.seat is None:
+                    peer.send(message)
+            return
         for peer in list(self.players.get(player, ())):
             self._spawn(peer.on_player_message(message))
 

@@ -376,3 +376,30 @@ def hold_key(kind: str, subject: str) -> str:
 def sessions_key(subject: str) -> str:
     """The bot sessions of one client address, per server process."""
     return _key(f"bots:address:{subject}", "sessions")
+
+
+# Together (issue 25, rematch and challenges): one tag, {inv}, so that lua/invite_*.lua
+# touch an offer and its sender's open offers in one slot (lobby/invites.py)::
+#
+#     moose:{inv}:offer:<id>     JSON: a rematch ("r_<old game>") or challenge ("c_<hex>")
+#                                offer, its seats, answers and status; expires after
+#                                its answer time plus a grace
+#     moose:{inv}:open:<player>  sorted set: the player's open challenges -> expiry ms
+#
+# Presence has its subject's tag: moose:{<player>}:online, a sorted set: instance ->
+# when that instance's word lapses (ms).
+
+
+def offer_key(offer: str) -> str:
+    """A rematch or challenge offer (lobby/invites.py)."""
+    return _key("inv", "offer", offer)
+
+
+def open_offers_key(player: str) -> str:
+    """The challenges a player sent that wait for an answer."""
+    return _key("inv", "open", player)
+
+
+def presence_key(player: str) -> str:
+    """The instances a player is connected to, each with when its word lapses."""
+    return _key(player, "online")

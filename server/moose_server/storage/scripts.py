@@ -29,6 +29,8 @@ from moose_server.storage.keys import (
     deadlines_key,
     history_key,
     mm_keys,
+    offer_key,
+    open_offers_key,
     polled_key,
     profile_key,
     rated_key,
@@ -50,6 +52,8 @@ __all__ = [
     "ForgetCall",
     "FormCall",
     "HoldCall",
+    "InviteAnswerCall",
+    "InviteOfferCall",
     "JoinTableCall",
     "LeaveCall",
     "LeaveTableCall",
@@ -553,6 +557,45 @@ class DealCloseCall:
     def build(self) -> tuple[list[str], Argv]:
         """KEYS and ARGV as deal_close.lua reads them."""
         return [self.keys.deal, self.keys.deadlines], [self.keys.deal_member]
+# Together (issue 25): rematch and challenge offers (lobby/invites.py).
+
+
+@dataclass(frozen=True)
+class InviteOfferCall:
+    """Make an offer unless one is open (lua/invite_offer.lua); counts a challenger's."""
+
+    SCRIPT: ClassVar[str] = "invite_offer"
+
+    offer: str  # its id
+    sender: str
+    data: str  # the offer as JSON
+    wait_ms: int
+    most_open: int  # 0: not counted (a rematch)
+    grace_ms: int
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as invite_offer.lua reads them."""
+        keys = [offer_key(self.offer), open_offers_key(self.sender)]
+        return keys, [self.data, self.wait_ms, self.most_open, self.grace_ms]
+
+
+@dataclass(frozen=True)
+class InviteAnswerCall:
+    """Accept, decline, cancel or expire an offer, atomically (lua/invite_answer.lua)."""
+
+    SCRIPT: ClassVar[str] = "invite_answer"
+
+    offer: str
+    sender: str
+    action: str
+    player: str
+    reason: str = ""
+    next_game: str = ""
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as invite_answer.lua reads them."""
+        keys = [offer_key(self.offer), open_offers_key(self.sender)]
+        return keys, [self.action, self.player, self.reason, self.next_game]
 
 
 # Every call type, one per script (tests/test_scripts.py checks that none is missing).
@@ -561,4 +604,5 @@ CALLS: tuple[type[Any], ...] = (
     AccountClaimCall, EnqueueCall, LeaveCall, FormCall, ForgetCall, CreateTableCall,
     JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall, TableCall,
     PasswordUpgradeCall, HoldCall, SessionsCall, DealOpenCall, DealSeedCall, DealCloseCall,
+    InviteOfferCall, InviteAnswerCall,
 )  # fmt: skip

@@ -1,0 +1,71 @@
+"""Who is connected, on any instance: a challenge goes only to a player who is here.
+
+Each instance writes, for every player with a socket on it, its own word in the
+player's key (keys.presence_key: instance -> when the word lapses), at hello and
+again every third of `presence_ttl`; a player's last socket here closing takes
+it out. An instance that dies stops renewing, so its word lapses by itself: no
+count outlives the process that kept it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from moose_server.storage.keys import presence_key
+
+__all__ = ["Presence"]
+
+log = logging.getLogger(__name__)
+
+BATCH = 500  # players written per pipeline
+
+
+class Presence:
+    """This instance's word on who is connected, and the service's answer to "is X here"."""
+
+    def __init__(
+        self, redis: Any, instance: str, ttl: float, local: Callable[[], Iterable[str]]
+    ) -> None:
+        self.redis = redis
+        self.instance = instance
+        self.ttl_ms = max(1000, round(ttl * 1000))
+        self.local = local  # the players with a socket on this instance now
+
+    async def here(self, players: Iterable[str]) -> None:
+        """Say that these players have a socket on this instance."""
+        now = await self._now()
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in players:
+                key = presence_key(player)
+                pipe.zadd(key, {self.instance: now + self.ttl_ms})
+                pipe.pexpire(key, self.ttl_ms)
+            await pipe.execute()
+
+    async def left(self, player: str) -> None:
+        """The player's last socket on this instance closed."""
+        await self.redis.zrem(presence_key(player), self.instance)
+
+    async def online(self, player: str) -> bool:
+        """Whether some live instance has a socket of the player."""
+        now = await self._now()
+        return bool(await self.redis.zcount(presence_key(player), now, "+inf"))
+
+    async def _now(self) -> int:
+        sec, usec = await self.redis.time()
+        return int(sec) * 1000 + int(usec) // 1000
+
+    async def run(self) -> None:
+        """Renew this instance's word for its players until cancelled."""
+        while True:
+            await asyncio.sleep(self.ttl_ms / 3000)
+            players = list(self.local())
+            try:
+                for i in range(0, len(players), BATCH):
+                    await self.here(players[i : i + BATCH])
+            except (RedisError, OSError) as exc:
+                log.warning("cannot renew who is connected: %s", exc)
