@@ -19,6 +19,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from moose import _render
+from moose._play_together import PlayTogether
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -61,6 +62,7 @@ class Play:
         self.queued: Message | None = None  # the `queued` answer while we wait
         self.queued_at = 0.0  # time.monotonic() of that answer
         self._redraw = False  # a refresh is scheduled
+        self.together = PlayTogether(self)  # rematch and challenges (issue 25)
 
     # -- output -------------------------------------------------------------------------
 
@@ -198,6 +200,7 @@ class Play:
             asyncio.create_task(self.follow()),
             asyncio.create_task(self.read_lines()),
             asyncio.create_task(self.note_queue()),
+            asyncio.create_task(self.together.incoming()),
         ]
         try:
             done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
@@ -214,7 +217,9 @@ class Play:
     async def lobby(self) -> None:
         """Queue, create a table (and seat bots) or join one."""
         args = self.args
-        if args.create is not None:
+        if args.challenge:
+            await self.together.challenge()
+        elif args.create is not None:
             table = await self.client.create_table(args.create, fair=args.fair)
             self.code = table["code"]
             self.say(
@@ -312,8 +317,12 @@ class Play:
             elif mtype == "gone" and msg.get("game") == self.game:
                 self.say(f"the server no longer has game {self.game} (it lost it): game over")
                 return 1
+            elif mtype in ("rematch_offer", "rematch_started"):
+                self.together.heard(msg)
             elif mtype == "event" and msg.get("game") == self.game and self.on_event(msg):
-                return 0
+                if not (self.args.stay or self.live is not None):
+                    return 0
+                self.together.game_over()  # stay for a rematch or a challenge
         return 1
 
     def on_event(self, msg: Message) -> bool:
@@ -407,6 +416,8 @@ class Play:
                 await self.start()
             elif text.isdigit():
                 await self.choose(int(text))
+            elif await self.together.command(text):
+                pass
             elif text in ("", "r"):
                 self.show_turn() if self.legal() else self.refresh()
             else:

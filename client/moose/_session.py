@@ -3,9 +3,9 @@
 `Session` keeps, for every game it sits at or watches, the last seq delivered;
 it hands events to `events()` in seq order, once each, and asks for `sync` when
 it sees a gap. After a reconnect it syncs every game again, watches again and
-queues again (`_restore`). `match`, `table` and `event` messages go to the inbox
-that `moose.client.Client.events()` reads, and `gone` for a game that no longer
-exists.
+queues again (`_restore`). `match`, `table`, `event` and rematch messages go to
+the inbox that `moose.client.Client.events()` reads, and `gone` for a game that
+no longer exists; challenges go to their own queue (`Client.challenges()`).
 
 Redis may come back without its last writes; a game's history then goes back.
 A `state` event is the game as it is now and is always taken, even at a seq
@@ -26,12 +26,14 @@ the game went another way: the moves sent from that seq on are forgotten.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from moose._connection import CLOSED, Connection, Message
 from moose._errors import MooseError
@@ -108,6 +110,8 @@ class Session(Connection):
         # The unfinished games the last `welcome` listed: a session that comes back
         # to them hears of each as a `match` (with "resumed": true) once synced.
         self.welcome_games: list[str] = []
+        # Challenges (issue 25): `challenge_offer` messages, read by `Client.challenges()`.
+        self._challenges: asyncio.Queue[Any] = asyncio.Queue()
 
     def _welcomed(self, welcome: Message) -> None:
         """Follow the unfinished games the welcome lists."""
@@ -149,8 +153,10 @@ class Session(Connection):
             self._on_event(msg)
         elif mtype == "match":
             self._on_match(msg)
-        elif mtype in ("table", "game_list"):
+        elif mtype in ("table", "game_list", "rematch_offer", "rematch_started"):
             self._inbox.put_nowait(msg)
+        elif mtype == "challenge_offer":
+            self._challenges.put_nowait(msg)
         elif mtype == "gone" and isinstance(msg.get("game"), str):
             self._gone(msg["game"])
         elif mtype == "error" and msg.get("code") == "rate_limited":

@@ -29,16 +29,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from moose._connection import Message
 from moose._errors import ConnectError, ConnectionLost, MooseError, ServerError
-from moose._session import Session, _Events, _Game, is_final
+from moose._session import _Events, _Game, is_final
+from moose._together import Together
 from moose.bots import SEARCHING, Bot, make_bot
+
+log = logging.getLogger("moose.client")
 
 __all__ = [
     "Client",
@@ -85,7 +89,7 @@ RETRY_CODES = frozenset({"rate_limited", "unavailable"})  # unavailable: Redis i
 RETRIES = 60  # at about a second apart: a minute of Redis outage
 
 
-class Client(Session):
+class Client(Together):
     """A connection to a Moose House server; use `async with moose.connect(...)`."""
 
     async def __aenter__(self) -> Client:
@@ -266,6 +270,7 @@ class Client(Session):
         stop: Callable[[], bool] | None = None,
         on_result: Callable[[GameResult], None] | None = None,
         fair: bool = False,
+        accept_challenges: bool = False,
     ) -> list[GameResult]:
         """Play `games` games from the public queue with `bot`; the result of each.
 
@@ -274,9 +279,41 @@ class Client(Session):
         `games=None` plays until `stop()` is true after a game ends. A game the
         server lost (`gone`) does not count: the bot queues again. A game whose
         end the server lost is played again, and `on_result` hears of it again.
+        With `accept_challenges` the bot does not queue: it accepts every challenge
+        sent to it and plays those games.
         """
         if isinstance(bot, str):
             bot = make_bot(bot)
+        if accept_challenges:
+            async with self._accepting():
+                return await self._play_bot(bot, games, None, stop, on_result)
+        queue = (min_players, max_players, fair)
+        return await self._play_bot(bot, games, queue, stop, on_result)
+
+    @contextlib.asynccontextmanager
+    async def _accepting(self) -> AsyncIterator[None]:
+        """Accept every challenge sent to us while inside."""
+
+        async def accept() -> None:
+            async for offer in self.challenges():
+                try:
+                    await self.challenge_accept(offer["challenge"])
+                except ServerError as exc:  # expired or cancelled meanwhile: the next one
+                    log.info("challenge %s not accepted: %s", offer["challenge"], exc)
+
+        task = asyncio.create_task(accept())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    async def _play_bot(
+        self, bot: Bot, games: int | None, queue: tuple[int, int, bool] | None,
+        stop: Callable[[], bool] | None, on_result: Callable[[GameResult], None] | None,
+    ) -> list[GameResult]:  # fmt: skip
+        """run_bot's loop: play every game we are matched in; queue (`queue`: sizes, fair)."""
         results: list[GameResult] = []
         ended: dict[str, int] = {}  # game -> its index in results
         seats: dict[str, _Seat] = {}
@@ -285,8 +322,8 @@ class Client(Session):
             done = len(results) + len(seats)
             return (games is None or done < games) and not (stop is not None and stop())
 
-        if more():
-            await self._queue_bot(min_players, max_players, fair)
+        if more() and queue:
+            await self._queue_bot(*queue)
         async for msg in self.events():
             game = msg.get("game")
             if msg["type"] == "match" and msg.get("seat") is not None:
@@ -314,7 +351,8 @@ class Client(Session):
                 continue
             del seats[game]
             if not seats and more():
-                await self._queue_bot(min_players, max_players, fair)
+                if queue:
+                    await self._queue_bot(*queue)
             elif not seats:
                 break
         return results

@@ -47,6 +47,11 @@ def add_parser(subparsers: Any) -> None:
     add_players_option(p, "table size wanted from the queue, e.g. 2-4 (default 2-4)")
     p.add_argument("--seed", type=int, default=None, help="seed of the first bot (+1 per bot)")
     p.add_argument("--name", default=None, help="name prefix (default: the bot kind)")
+    p.add_argument(
+        "--accept-challenges",
+        action="store_true",
+        help="do not queue: accept every challenge sent to the bots and play those games",
+    )
     p.set_defaults(func=run)
 
 
@@ -136,6 +141,9 @@ async def _main(args: argparse.Namespace) -> int:
         console.print(str(exc), markup=False, soft_wrap=True)
         await asyncio.gather(*(c.close() for c in clients))
         return 1
+    if args.accept_challenges:  # say whom to challenge: a guest bot is challenged by its id
+        for c in clients:
+            console.print(f"{c.name} ({c.player}) accepts challenges", markup=False)
     what = "bots done" if tally.target is None else "games finished"
     columns = (TextColumn(what), BarColumn(), MofNCompleteColumn())
     with Progress(*columns, console=console, transient=False) as progress:
@@ -184,6 +192,7 @@ async def _bot(
             max_players=high,
             stop=lambda: tally.bot_done(name),
             on_result=on_result,
+            accept_challenges=args.accept_challenges,
         )
     except MooseError as exc:
         tally.errors.append(f"{name}: {exc}")

@@ -36,6 +36,17 @@ def add_parser(subparsers: Any) -> None:
     where = p.add_mutually_exclusive_group()
     where.add_argument("--code", help="join the private table with this join code")
     where.add_argument("--create", type=int, metavar="N", help="create a private table of N seats")
+    where.add_argument(
+        "--challenge",
+        metavar="NAME",
+        help="challenge this player (account name or player id) to a table of --players seats",
+    )
+    p.add_argument("--rated", action="store_true", help="with --challenge: a rated game")
+    p.add_argument(
+        "--stay",
+        action="store_true",
+        help="after a game, stay for a rematch or a challenge (always on a terminal)",
+    )
     p.add_argument(
         "--bots",
         default="",

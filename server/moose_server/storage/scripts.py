@@ -557,6 +557,8 @@ class DealCloseCall:
     def build(self) -> tuple[list[str], Argv]:
         """KEYS and ARGV as deal_close.lua reads them."""
         return [self.keys.deal, self.keys.deadlines], [self.keys.deal_member]
+
+
 # Together (issue 25): rematch and challenge offers (lobby/invites.py).
 
 

@@ -1,0 +1,70 @@
+"""Rematches and challenges (PROTOCOL.md, "Playing together"): the client's requests.
+
+`Together` sits between the session and `moose.client.Client`; a rematch offer
+arrives in `events()`, a challenge in `challenges()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from moose._connection import CLOSED, Message
+from moose._errors import MooseError
+from moose._session import Session
+
+__all__ = ["REASONS", "Together"]
+
+REASONS = ("later", "not_rated", "table_size", "generic")  # why a challenge is declined
+
+
+class Together(Session):
+    """Offer and answer rematches; send, answer and hear challenges."""
+
+    async def rematch(self, game: str, *, bots: bool = False) -> Message:
+        """Offer the seats of a finished game another (`bots`: a seat gone plays as a bot)."""
+        return await self._request("rematch", game=game, bots=bots)
+
+    async def rematch_accept(self, game: str) -> Message:
+        """Accept the rematch of a game; when all have, `match` follows."""
+        return await self._request("rematch_accept", game=game)
+
+    async def rematch_decline(self, game: str) -> Message:
+        """Decline the rematch of a game: it does not start."""
+        return await self._request("rematch_decline", game=game)
+
+    async def challenge(
+        self, name: str, players: int = 2, *, rated: bool = False, open_seats: bool = False
+    ) -> Message:
+        """Challenge a player (account name or player id) to a table of `players`."""
+        return await self._request(
+            "challenge", name=name, players=players, rated=rated, open=open_seats
+        )
+
+    async def challenge_accept(self, challenge: str) -> Message:
+        """Accept a challenge: `match` (or, with open seats, `table`) follows."""
+        return await self._request("challenge_accept", challenge=challenge)
+
+    async def challenge_decline(self, challenge: str, reason: str = "generic") -> Message:
+        """Decline a challenge with a reason: later, not_rated, table_size or generic."""
+        return await self._request("challenge_decline", challenge=challenge, reason=reason)
+
+    async def challenge_cancel(self, challenge: str) -> Message:
+        """Take back a challenge you sent."""
+        return await self._request("challenge_cancel", challenge=challenge)
+
+    async def challenges(self, *, incoming: bool = True) -> AsyncIterator[Message]:
+        """The `challenge_offer` messages as they come: with `incoming`, only the open
+        challenges sent to us; else every one (our own challenges' answers too)."""
+        while True:
+            item = await self._challenges.get()
+            if item is CLOSED or isinstance(item, MooseError):
+                self._challenges.put_nowait(item)  # every later reader ends the same way
+                return
+            mine = item.get("to_player") == self.player and item.get("status") == "open"
+            if mine or not incoming:
+                yield item
+
+    async def close(self) -> None:
+        """Close the socket; `challenges()` ends."""
+        await super().close()
+        self._challenges.put_nowait(CLOSED)
