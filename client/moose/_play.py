@@ -320,7 +320,7 @@ class Play:
             elif mtype in ("rematch_offer", "rematch_started"):
                 self.together.heard(msg)
             elif mtype == "event" and msg.get("game") == self.game and self.on_event(msg):
-                if not (self.args.stay or self.live is not None):
+                if not self.args.stay:
                     return 0
                 self.together.game_over()  # stay for a rematch or a challenge
         return 1

@@ -45,7 +45,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "--stay",
         action="store_true",
-        help="after a game, stay for a rematch or a challenge (always on a terminal)",
+        help="after a game, stay for a rematch or a challenge (`quit` leaves)",
     )
     p.add_argument(
         "--bots",
