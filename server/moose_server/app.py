@@ -194,7 +194,7 @@ async def _build(
     # Together (issue 25): rematch and challenges. No block list yet (the chat part's):
     # `blocked` stays None until it lands, and then is its `Blocks.blocked`.
     presence = Presence(backend.redis, settings.instance_id, settings.presence_ttl,
-                        lambda: list(hub.players))  # fmt: skip
+                        hub.player_names)  # fmt: skip
     invites = Invites(backend.redis, store, games, results, matchmaker, presence, settings,
                       find=reports.find, blocked=None, batch=backend.batch)  # fmt: skip
     stack.push_async_callback(invites.close)

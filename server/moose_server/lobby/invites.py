@@ -192,7 +192,7 @@ class Invites:
         for i, p in enumerate(game.players):
             if p is None:
                 seats.append(Seat(None, game.names[i], game.bots[i]))
-            elif p == player or await self.presence.online(p):
+            elif p == player or await self.presence.online(p) is not None:
                 seats.append(Seat(p, game.names[i], None, flags[i]))
             elif fill:
                 seats.append(Seat(None, f"{BOT}-bot {i + 1}", BOT))
@@ -224,11 +224,11 @@ class Invites:
         """Challenge a player by name (or id) to a table of `players`; they hear of it."""
         if isinstance(players, bool) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise Refusal("bad_message", f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}")
-        whom, whom_name = await self.find(target)
+        whom, whom_name = await self._find(target)
         if whom == player:
             raise Refusal("bad_message", "you cannot challenge yourself")
         blocked = self.blocked is not None and await self.blocked(whom, player)
-        if blocked or not await self.presence.online(whom):
+        if blocked or await self.presence.online(whom) is None:
             raise Refusal("player_offline", f"{whom_name} is not online")  # the same for both
         await self._pay(player)
         o = {"id": f"c_{secrets.token_hex(6)}", "kind": "challenge", "from": player,
@@ -248,6 +248,17 @@ class Invites:
         log.info("challenge %s: %s challenges %s", o["id"], player, whom,
                  extra={"event": "challenge", "player": player})  # fmt: skip
         return challenge_message(o)
+
+    async def _find(self, target: str) -> tuple[str, str]:
+        """(player id, name) of an account's name or a player's id; a guest, who has no
+        profile, is found by id while connected (under the name they play with)."""
+        try:
+            return await self.find(target)
+        except Refusal:
+            name = await self.presence.online(target) if target.startswith("p_") else None
+            if name is None:
+                raise
+            return target, name
 
     async def _pay(self, player: str, give: bool = False) -> None:
         """One challenge of the challenger's hour; `Limited` when none is left."""

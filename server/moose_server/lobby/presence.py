@@ -1,7 +1,8 @@
 """Who is connected, on any instance: a challenge goes only to a player who is here.
 
 Each instance writes, for every player with a socket on it, its own word in the
-player's key (keys.presence_key: instance -> when the word lapses), at hello and
+player's key (keys.presence_key, a hash: instance -> when the word lapses, and
+`name`: the name they play under, which a guest has nowhere else), at hello and
 again every third of `presence_ttl`; a player's last socket here closing takes
 it out. An instance that dies stops renewing, so its word lapses by itself: no
 count outlives the process that kept it.
@@ -29,31 +30,35 @@ class Presence:
     """This instance's word on who is connected, and the service's answer to "is X here"."""
 
     def __init__(
-        self, redis: Any, instance: str, ttl: float, local: Callable[[], Iterable[str]]
-    ) -> None:
+        self, redis: Any, instance: str, ttl: float,
+        local: Callable[[], Iterable[tuple[str, str]]],
+    ) -> None:  # fmt: skip
         self.redis = redis
         self.instance = instance
         self.ttl_ms = max(1000, round(ttl * 1000))
-        self.local = local  # the players with a socket on this instance now
+        self.local = local  # (player, name) of each player with a socket here now
 
-    async def here(self, players: Iterable[str]) -> None:
-        """Say that these players have a socket on this instance."""
+    async def here(self, players: Iterable[tuple[str, str]]) -> None:
+        """Say that these (player, name) have a socket on this instance."""
         now = await self._now()
         async with self.redis.pipeline(transaction=False) as pipe:
-            for player in players:
+            for player, name in players:
                 key = presence_key(player)
-                pipe.zadd(key, {self.instance: now + self.ttl_ms})
+                pipe.hset(key, mapping={self.instance: now + self.ttl_ms, "name": name})
                 pipe.pexpire(key, self.ttl_ms)
             await pipe.execute()
 
     async def left(self, player: str) -> None:
         """The player's last socket on this instance closed."""
-        await self.redis.zrem(presence_key(player), self.instance)
+        await self.redis.hdel(presence_key(player), self.instance)
 
-    async def online(self, player: str) -> bool:
-        """Whether some live instance has a socket of the player."""
+    async def online(self, player: str) -> str | None:
+        """The name of the player when some live instance has a socket of theirs, else None."""
         now = await self._now()
-        return bool(await self.redis.zcount(presence_key(player), now, "+inf"))
+        fields = await self.redis.hgetall(presence_key(player))
+        seen = {k.decode(): v.decode() for k, v in fields.items()}
+        name = seen.pop("name", None)
+        return name if any(int(lapse) > now for lapse in seen.values()) else None
 
     async def _now(self) -> int:
         sec, usec = await self.redis.time()

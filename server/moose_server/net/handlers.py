@@ -126,7 +126,7 @@ class Handlers:
         self._become(conn, who)
         self.hub.add_player(conn)
         if self.presence is not None:
-            await self.presence.here([who.player])
+            await self.presence.here([(who.player, who.name)])
         games = await self._resume(conn)
         await self.quotas.seated(conn.address, games)
         # A returning player may sit at a private table that has not started: say which.

@@ -223,6 +223,11 @@ class Hub:
                 if not peers:
                     del self.players[peer.player]
 
+    def player_names(self) -> list[tuple[str, str]]:
+        """(player, name) of every player with a socket here (lobby/presence.py)."""
+        return [(p, getattr(next(iter(peers)), "name", "")) for p, peers in self.players.items()
+                if peers]  # fmt: skip
+
     def player_peers(self, player: str) -> set[Peer]:
         """This instance's sockets of a player."""
         return self.players.get(player, set())

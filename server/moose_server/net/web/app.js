@@ -9,6 +9,7 @@ import { Net } from "./net.js";
 import { queuedText, renderLobby, renderTable } from "./screens.js";
 import { accountBar, accountPage, accountPanel, guestNote, initAccount, offerLogin, placeholder } from "./account.js";
 import { Router, navLink, profilePath, renderPage, routeOf } from "./pages.js";
+import { createTogether } from "./together.js";
 
 const NAME = "moose.name";
 const root = document.getElementById("app");
@@ -39,10 +40,18 @@ initAccount({
 });
 // Every seat the page takes adds a seed of its own to the deal (PROTOCOL.md, "Provably fair deals").
 const FAIR = { fair: true };
+// Rematch and challenges (issue 25): their own state and panel.
+const together = createTogether({
+  ask, render, session, watch: (id) => act.watch(id), me: () => net.welcome && net.welcome.player,
+});
 
 // -- what the server says ---------------------------------------------------------
 
 function onMessage(msg) {
+  if (together.heard(msg)) {
+    render();
+    return;
+  }
   switch (msg.type) {
     case "game_list":
       state.listing = msg;
@@ -395,7 +404,9 @@ function render() {
     accountPanel(),
     state.error ? h("p", { class: "banner error", role: "alert", testid: "error" }, state.error) : null,
     state.notice ? h("p", { class: "banner", role: "status", testid: "notice" }, state.notice) : null,
+    together.panel(state.screen, state.screen === "game" ? state.game : null),
     content,
+    together.form(state.screen),
   );
   if (key) {
     const again = document.getElementById(key) || root.querySelector(`[data-key="${key}"], [data-testid="${key}"]`);
@@ -415,7 +426,7 @@ function screenContent() {
   if (state.screen === "game" && state.game) {
     return renderGame({
       game: state.game, selected: state.selected, now: () => net.now(),
-      download: state.download, ...gameActions,
+      download: state.download, seatButton: together.seatButton, ...gameActions,
       verifyDeal: state.game.recordData && state.game.recordData.deal ? checkDeal : null,
     });
   }

@@ -105,6 +105,8 @@ function seatPanel(ctx, seat) {
       seat !== game.seat && !game.bots[seat] && game.names[seat]
         ? h("button", { class: "report", testid: "report-button", title: t("report_title"), onclick: () => ctx.report(seat) }, t("report_button"))
         : null,
+      // After the game, another seat may be challenged to a new one (together.js).
+      view.over && seat !== game.seat && game.names[seat] && ctx.seatButton ? ctx.seatButton(game.names[seat]) : null,
       h("span", { class: "count" }, scores ? count("moose_n", scores[seat]) : count("card_n", view.hand_sizes[seat])),
     ),
     h("p", { class: house.house ? "house has" : "house" }, icon("house"), house.house ? t("house_yes") : t("house_no")),
