@@ -31,6 +31,7 @@ import hashlib
 import json
 import logging
 import secrets
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -110,8 +111,10 @@ class Session(Connection):
         # The unfinished games the last `welcome` listed: a session that comes back
         # to them hears of each as a `match` (with "resumed": true) once synced.
         self.welcome_games: list[str] = []
-        # Challenges (issue 25): `challenge_offer` messages, read by `Client.challenges()`.
-        self._challenges: asyncio.Queue[Any] = asyncio.Queue()
+        # Challenges (issue 25): `challenge_offer` messages, one queue per reader of
+        # `Client.challenges()`; those heard before any reader wait for the first one.
+        self._challenge_readers: list[asyncio.Queue[Any]] = []
+        self._challenges_unread: deque[Message] = deque(maxlen=100)
 
     def _welcomed(self, welcome: Message) -> None:
         """Follow the unfinished games the welcome lists."""
@@ -156,7 +159,10 @@ class Session(Connection):
         elif mtype in ("table", "game_list", "rematch_offer", "rematch_started"):
             self._inbox.put_nowait(msg)
         elif mtype == "challenge_offer":
-            self._challenges.put_nowait(msg)
+            for reader in self._challenge_readers:
+                reader.put_nowait(msg)
+            if not self._challenge_readers:
+                self._challenges_unread.append(msg)
         elif mtype == "gone" and isinstance(msg.get("game"), str):
             self._gone(msg["game"])
         elif mtype == "error" and msg.get("code") == "rate_limited":

@@ -6,7 +6,9 @@ arrives in `events()`, a challenge in `challenges()`.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
+from typing import Any
 
 from moose._connection import CLOSED, Message
 from moose._errors import MooseError
@@ -54,17 +56,30 @@ class Together(Session):
 
     async def challenges(self, *, incoming: bool = True) -> AsyncIterator[Message]:
         """The `challenge_offer` messages as they come: with `incoming`, only the open
-        challenges sent to us; else every one (our own challenges' answers too)."""
-        while True:
-            item = await self._challenges.get()
-            if item is CLOSED or isinstance(item, MooseError):
-                self._challenges.put_nowait(item)  # every later reader ends the same way
-                return
-            mine = item.get("to_player") == self.player and item.get("status") == "open"
-            if mine or not incoming:
-                yield item
+        challenges sent to us; else every one (our own challenges' answers too). Each
+        reader hears every message."""
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        while self._challenges_unread:
+            queue.put_nowait(self._challenges_unread.popleft())
+        if self._closed_for_challenges:
+            queue.put_nowait(CLOSED)
+        self._challenge_readers.append(queue)
+        try:
+            while True:
+                item = await queue.get()
+                if item is CLOSED or isinstance(item, MooseError):
+                    return
+                mine = item.get("to_player") == self.player and item.get("status") == "open"
+                if mine or not incoming:
+                    yield item
+        finally:
+            self._challenge_readers.remove(queue)
+
+    _closed_for_challenges = False
 
     async def close(self) -> None:
-        """Close the socket; `challenges()` ends."""
+        """Close the socket; every `challenges()` ends."""
         await super().close()
-        self._challenges.put_nowait(CLOSED)
+        self._closed_for_challenges = True
+        for reader in self._challenge_readers:
+            reader.put_nowait(CLOSED)
