@@ -82,3 +82,31 @@ async def test_a_challenge_with_open_seats_seats_both_at_a_private_table(moose_s
         assert len(msg["seats"]) == 4 and msg["host"] == alice.player
     finally:
         await asyncio.gather(alice.close(), bob.close())
+
+
+async def test_a_rematch_plays_a_bot_for_a_seat_whose_player_left(moose_server):
+    url = await moose_server(**FAST)
+    alice, bob = await _account(url, "alice"), await _account(url, "bob")
+    try:
+        table = await alice.create_table(2)
+        await bob.join_table(table["code"])
+        await alice.start_table(table["code"])
+        async with asyncio.timeout(30):
+            async for msg in alice.events():
+                if msg["type"] == "match":
+                    old = msg["game"]
+                    await bob.close()  # bob leaves; nobody moves, the game is abandoned
+                if msg["type"] == "event" and msg["event"]["kind"] == "over":
+                    break
+        offer = await alice.rematch(old, bots=True)
+        assert offer["status"] == "started" and offer["seats"] == ["alice", "greedy-bot 2"]
+        async with asyncio.timeout(10):
+            async for msg in alice.events():
+                if msg["type"] == "match" and msg["game"] == offer["next"]:
+                    break
+        assert msg["bots"] == [False, True]
+        with pytest.raises(ServerError) as refused:
+            await alice.rematch_accept("g_nosuchgame")
+        assert refused.value.code == "no_such_rematch"
+    finally:
+        await alice.close()
