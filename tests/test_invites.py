@@ -14,6 +14,8 @@ import pytest
 
 from moose.client import Client, ServerError
 
+pytestmark = pytest.mark.slow  # servers, and whole games played
+
 PASSWORD = "lantern moose quill 88"
 FAST = dict(turn_time=0.3, answer_time=0.3, auto_delay=0.1)
 

@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_browser import Player, browser, wait_until  # noqa: F401 (the fixture)
 
 from moose.client import Client
+
+from helpers.browser import Player, wait_until
 
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 
@@ -61,7 +62,7 @@ def server(moose_serve: Any, tmp_path: Path) -> Any:
 
 
 @pytest.fixture
-def page(browser: Any, server: Any) -> Iterator[Any]:  # noqa: F811
+def page(browser: Any, server: Any) -> Iterator[Any]:
     made: list[Player] = []
 
     def make() -> Player:

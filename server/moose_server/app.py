@@ -195,7 +195,7 @@ async def _build(
     # `blocked` stays None until it lands, and then is its `Blocks.blocked`.
     presence = Presence(backend.redis, settings.instance_id, settings.presence_ttl,
                         hub.player_names)  # fmt: skip
-    invites = Invites(backend.redis, store, games, results, matchmaker, presence, settings,
+    invites = Invites(backend.redis, store, games, deals, results, matchmaker, presence, settings,
                       find=reports.find, blocked=None, batch=backend.batch)  # fmt: skip
     stack.push_async_callback(invites.close)
     handlers = Handlers(

@@ -32,7 +32,7 @@ from typing import Any
 
 from moose_server.accounts.limits import Limited
 from moose_server.errors import Refusal
-from moose_server.lobby.live_games import summary
+from moose_server.lobby.deals import Deals
 from moose_server.lobby.matchmaking import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
 from moose_server.lobby.presence import Presence
 from moose_server.play.games import Game, GameError, Games, seat_info
@@ -103,12 +103,13 @@ class Invites:
     """Rematch and challenge offers of the whole service, and the games they deal."""
 
     def __init__(
-        self, redis: Any, store: Store, games: Games, results: Results, matchmaker: Matchmaker,
-        presence: Presence, settings: Settings, find: Finder, blocked: Blocked | None = None,
-        batch: Batcher | None = None,
+        self, redis: Any, store: Store, games: Games, deals: Deals, results: Results,
+        matchmaker: Matchmaker, presence: Presence, settings: Settings, find: Finder,
+        blocked: Blocked | None = None, batch: Batcher | None = None,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
+        self.deals = deals  # deals the games (and lists a public one among the live games)
         self.results = results
         self.matchmaker = matchmaker
         self.presence = presence
@@ -308,10 +309,9 @@ class Invites:
         if o["kind"] == "challenge":
             seats += [Seat(None, f"{BOT}-bot {n}", BOT) for n in range(1, o["players"] - 1)]
         profiles = await self.results.profiles(seats)
-        game = await self.games.create(seats, game_id=o["next"], code=o.get("code"),
-                                       rated=bool(o["rated"]), profiles=profiles)  # fmt: skip
-        if game.code is None:
-            await self.store.live_add(game.id, summary(game))
+        game = await self.deals.start(seats, game_id=o["next"], code=o.get("code"),
+                                      rated=bool(o["rated"]), profiles=profiles)  # fmt: skip
+        assert game is not None  # no seat here asks for a fair deal: dealt at once
         if o["kind"] == "rematch":
             started = {"type": "rematch_started", "game": o["game"], "next": game.id}
             await self.store.publish_player(watchers(o["game"]), started)
