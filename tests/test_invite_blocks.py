@@ -1,0 +1,46 @@
+"""A challenge to someone who blocked you fails exactly like one to someone offline.
+
+`Invites` is given the block list as `blocked(by, whom)` (the chat part's
+`Blocks.blocked`); here a stand-in list on a real Redis, with real presence.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from moose_server.errors import Refusal
+from moose_server.lobby.invites import Invites
+from moose_server.lobby.presence import Presence
+from moose_server.settings import Settings
+
+from helpers import open_store
+
+NAMES = {"bob": ("p_bob", "bob"), "carol": ("p_carol", "carol"), "dave": ("p_dave", "dave")}
+
+
+async def _find(target: str) -> tuple[str, str]:
+    return NAMES[target]
+
+
+async def _blocked(by: str, whom: str) -> bool:
+    return (by, whom) == ("p_bob", "p_alice")  # bob blocks alice
+
+
+async def test_a_blocked_challenger_gets_the_offline_refusal_word_for_word(redis_url):
+    async with open_store(redis_url) as store:
+        presence = Presence(store.redis, "i_test", 60, lambda: [])
+        await presence.here([("p_bob", "bob"), ("p_dave", "dave")])  # carol is offline
+        none: Any = None  # the parts that deal games: no game starts here
+        invites = Invites(store.redis, store, none, none, none, none, presence,
+                          Settings(redis_url=redis_url), find=_find, blocked=_blocked)  # fmt: skip
+        refusals = []
+        for name in ("bob", "carol"):
+            with pytest.raises(Refusal) as refused:
+                await invites.challenge("p_alice", "alice", name, 2, False, False)
+            refusals.append((refused.value.code, refused.value.message.replace(name, "X")))
+        assert refusals[0] == refusals[1] == ("player_offline", "X is not online")
+        sent = await invites.challenge("p_alice", "alice", "dave", 2, False, False)
+        assert sent["status"] == "open" and sent["to"] == "dave"  # dave blocks nobody
+        await invites.close()
