@@ -173,6 +173,10 @@ const en = {
   tg_challenge_cancelled: "The challenge with {name} was cancelled.",
   err_player_offline: "That player is not online.",
   err_too_many_challenges: "You have too many challenges waiting: wait for an answer.",
+  err_no_such_challenge: "That challenge is no longer there.",
+  err_no_such_rematch: "That rematch offer is no longer there.",
+  err_expired: "The offer expired.",
+  err_offer_closed: "The offer is already answered or closed.",
   err_no_such_player: "No account has that name.",
 };
 
@@ -342,6 +346,10 @@ const es = {
   tg_challenge_cancelled: "El desafío con {name} se canceló.",
   err_player_offline: "Ese jugador no está conectado.",
   err_too_many_challenges: "Tienes demasiados desafíos esperando: espera una respuesta.",
+  err_no_such_challenge: "Ese desafío ya no existe.",
+  err_no_such_rematch: "Esa oferta de revancha ya no existe.",
+  err_expired: "La oferta caducó.",
+  err_offer_closed: "La oferta ya fue respondida o cerrada.",
   err_no_such_player: "Ninguna cuenta tiene ese nombre.",
 };
 
