@@ -19,7 +19,7 @@ from moose_server.codec import HOLES, Template, pack
 from moose_server.play.games import Game, seat_info
 from moose_server.storage.store import Entry
 
-__all__ = ["Prepared", "event_message", "state_message"]
+__all__ = ["Prepared", "event_message", "seat_deadline", "state_message"]
 
 _NIL = pack(None)
 _SEATS = [pack(seat) for seat in range(rules.MAX_PLAYERS)]
@@ -47,6 +47,16 @@ def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
         event.update(abandoned=True, scores=rules.scores(game.state))
     entry = Entry(game.version, event, auto, game.deadline, now)
     return event_message(game.id, entry, seat, game.state)
+
+
+def seat_deadline(game: Game, seat: int | None) -> int | None:
+    """When the server plays for `seat` if it does not move (`synced.deadline`), or None:
+    not its move, or the server plays it at once (a bot, away, a forced pass)."""
+    if seat is None or game.finished or game.deadline <= 0:
+        return None
+    if rules.to_act(game.state) != seat or game.auto_kind() is not None:
+        return None
+    return game.deadline
 
 
 class Prepared:

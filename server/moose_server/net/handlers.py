@@ -25,6 +25,7 @@ from moose_server.lobby.invites import Invites
 from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
 from moose_server.lobby.presence import Presence
+from moose_server.net.frames import seat_deadline
 from moose_server.net.hub import Hub, Peer
 from moose_server.net.invite_handlers import invite_handlers
 from moose_server.net.waiting import Waiting
@@ -375,12 +376,18 @@ class Handlers:
         since = msg.get("since")
         if since is None or not 0 <= since <= game.version:
             await self.hub.send_state(conn, game_id)
-            return {"type": "synced", "game": game_id, "seq": sub.seen}
-        seq = await self.hub.resend(conn, game_id, since)
-        if seq < game.version:  # the events are gone: a finished game past its grace
-            await self.hub.send_state(conn, game_id)
-            seq = conn.subs[game_id].seen
-        return {"type": "synced", "game": game_id, "seq": seq}
+            seq = sub.seen
+        else:
+            seq = await self.hub.resend(conn, game_id, since)
+            if seq < game.version:  # the events are gone: a finished game past its grace
+                await self.hub.send_state(conn, game_id)
+                seq = conn.subs[game_id].seen
+        # The deadline as it is now: an outage may have moved it since the events were
+        # sent (lua/claim.lua), and a countdown must show the time the seat really has.
+        if seq != game.version:
+            game = await self.games.load(game_id)
+        deadline = seat_deadline(game, sub.seat)
+        return {"type": "synced", "game": game_id, "seq": seq, "deadline": deadline}
 
     async def _found(self, conn: Session, game_id: str, tell: bool) -> Game | None:
         """The game; None while its fair deal waits for seeds: the socket then follows it

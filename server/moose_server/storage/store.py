@@ -280,6 +280,9 @@ class Store:
                 max(int(r[1]) for r in outages) / 1000, sum(len(r) - 2 for r in outages),
                 grace_ms / 1000, extra={"event": "outage"},
             )  # fmt: skip
+            # claim.lua moved them in the deadline sets only: the games' hashes get the
+            # new deadline too, so that `synced` and `state` tell it (issue 24, countdown).
+            await self.defer([gid.decode() for r in outages for gid in r[2:]], grace_ms)
         return [(gid.decode(), int(r[0])) for r in replies if not int(r[1]) for gid in r[2:]]
 
     async def _claim_each(self, calls: list[ClaimCall]) -> list[Any]:
