@@ -173,7 +173,11 @@ class Play:
 
     def seconds_left(self) -> float | None:
         """Seconds to our deadline, on the server's clock."""
-        deadline = self.last.get("deadline") if self.last and self.legal() else None
+        if not self.last or not self.legal():
+            return None
+        # The library's copy: a `synced` answer after a reconnect may have moved it.
+        told = self.client.deadline(self.game, self.last["seq"]) if self.game else None
+        deadline = told if told is not None else self.last.get("deadline")
         if not isinstance(deadline, int | float):
             return None
         return (deadline - self.client.server_time()) / 1000

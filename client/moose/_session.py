@@ -81,6 +81,9 @@ class _Game:
     rewound: bool = False  # an event was rewritten: drop events until a `state`
     sent: dict[int, _Sent] = field(default_factory=dict)  # by the seq each answered
     views: dict[int, Message] = field(default_factory=dict)  # the latest events' views
+    # Our deadline at `seq` as the server last told it: the event's, or a later
+    # `synced` answer's (an outage moves deadlines without an event; issue 24).
+    deadline: int | None = None
 
 
 class Session(Connection):
@@ -238,6 +241,15 @@ class Session(Connection):
         known.time, known.rewound = 0, False
         self._deliver(game_id, known, msg)
 
+    def deadline(self, game: str, seq: int) -> int | None:
+        """Our deadline (ms, server clock) at event `seq` of `game` as the server last told
+        it: a `synced` answer may have moved it since the event. None when `seq` is not
+        the last event we had, or it is not our move there."""
+        known = self._games.get(game)
+        if known is None or known.seq != seq:
+            return None
+        return known.deadline
+
     def remember_move(self, game: str, seq: int | None, move: Message, move_id: str) -> None:
         """A move is being sent in answer to the event at `seq`: kept to send again."""
         known = self._games.get(game)
@@ -302,6 +314,8 @@ class Session(Connection):
         if sent is not None:  # only after a `state`: we answer events as they come
             msg = self._answer_again(game_id, known, msg, sent)
         known.views[seq] = msg.get("view")  # type: ignore[assignment]
+        deadline = msg.get("deadline")
+        known.deadline = deadline if isinstance(deadline, int) else None
         if len(known.views) > VIEWS_KEPT:
             del known.views[min(known.views)]
         view = msg.get("view") or {}
@@ -343,6 +357,9 @@ class Session(Connection):
                 elif answer.get("code") != "not_in_game":  # a spectator may not sync
                     log.warning("sync of %s failed: %s", game_id, answer.get("message"))
                 return
+            deadline = answer.get("deadline")
+            if answer.get("seq") == known.seq and (deadline is None or isinstance(deadline, int)):
+                known.deadline = deadline  # the deadline now, which an outage may have moved
             if known.rewound or known.top > known.seq > before:
                 self._sync(game_id, known)  # live events ran ahead during the sync
 
