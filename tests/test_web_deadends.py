@@ -69,6 +69,14 @@ def my_move(player: Player) -> None:
     player.find("legal-move").first.wait_for(timeout=30000)
 
 
+def seconds_shown(player: Player, shown: list[str]) -> int:
+    """The seconds the countdown shows ("12 s left"; -1 for another text); each text kept."""
+    text = player.find("countdown").inner_text()
+    shown.append(text)
+    found = re.fullmatch(r"(\d+) s left", text.strip())
+    return int(found.group(1)) if found else -1
+
+
 def log_seqs(player: Player) -> list[int]:
     """The seqs of the move log's lines, as shown."""
     return [int(li.get_attribute("data-seq")) for li in player.page.locator(".log li").all()]
@@ -126,6 +134,12 @@ def test_a_restart_mid_game_leaves_the_player_ten_seconds_and_no_stale_banner(
         ada.find("connection-banner").wait_for(state="detached")
         ada.find("error").wait_for(state="detached")  # connected: no stale "not connected"
         seen = ada.seq()
+        # Her countdown shows the deadline the outage moved, not the old one run out.
+        shown: list[str] = []
+        try:
+            wait_until(lambda: seconds_shown(ada, shown) >= 10, timeout=5)
+        except AssertionError:
+            pytest.fail(f"the countdown showed {sorted(set(shown))} after the restart")
         time.sleep(8)  # she takes 8 s to choose: before, the 5 s grace had run out
         assert ada.seq() == seen, "the server played her move meanwhile"
         seat = int(ada.page.locator("section.game").get_attribute("data-seat"))

@@ -311,7 +311,12 @@ function follow() {
 
 function sync(game) {
   const fields = game.seq > 0 ? { game: game.id, since: game.seq } : { game: game.id };
-  send("sync", fields);
+  // `synced` tells the deadline as it is now (PROTOCOL.md): the countdown takes it.
+  net.request("sync", fields).then((answer) => {
+    if (state.game !== game) return;
+    game.synced(answer);
+    render();
+  }, () => {});
 }
 
 // The game's events from the first (PROTOCOL.md `sync` since 0), after the `state` the

@@ -159,6 +159,12 @@ export class Game {
     return r ? `${r.rating}${r.provisional ? "?" : ""}` : "";
   }
 
+  // A `synced` answer: its `deadline` is the one in force now at its `seq` (an outage
+  // may have moved it without an event), so the countdown shows the time really left.
+  synced(msg) {
+    if (msg.seq === this.seq && "deadline" in msg) this.deadline = this.legal ? msg.deadline || null : null;
+  }
+
   // Seconds left to our deadline, or null.
   left(now) {
     return this.deadline ? Math.max(0, this.deadline - now) : null;
