@@ -32,6 +32,7 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
 
 from moose_server.codec import pack, unpack, unpack_stored
 from moose_server.storage import scripts
@@ -280,10 +281,19 @@ class Store:
                 max(int(r[1]) for r in outages) / 1000, sum(len(r) - 2 for r in outages),
                 grace_ms / 1000, extra={"event": "outage"},
             )  # fmt: skip
-            # claim.lua moved them in the deadline sets only: the games' hashes get the
-            # new deadline too, so that `synced` and `state` tell it (issue 24, countdown).
-            await self.defer([gid.decode() for r in outages for gid in r[2:]], grace_ms)
+            await self._tell_moved([gid.decode() for r in outages for gid in r[2:]], grace_ms)
         return [(gid.decode(), int(r[0])) for r in replies if not int(r[1]) for gid in r[2:]]
+
+    async def _tell_moved(self, games: list[str], grace_ms: int) -> None:
+        """Write deadlines an outage moved into the games' hashes (issue 24, countdown).
+
+        claim.lua moved them in the deadline sets only, and `synced` and `state` tell
+        the hash's. A failure is logged, not raised: the claim itself went through.
+        """
+        try:
+            await self.defer(games, grace_ms)
+        except (RedisError, OSError) as exc:
+            log.warning("deadlines moved by an outage not written to their games: %s", exc)
 
     async def _claim_each(self, calls: list[ClaimCall]) -> list[Any]:
         """One claim per bucket, all in one batch: the replies of the buckets whose node
