@@ -23,6 +23,12 @@ from moose_server.storage.scripts import (
     CALLS,
     AccountClaimCall,
     AddBotCall,
+    ArenaCreateCall,
+    ArenaFinishCall,
+    ArenaMemberCall,
+    ArenaScoreCall,
+    ArenaSeatCall,
+    ArenaStartedCall,
     ClaimCall,
     CommitCall,
     CreateTableCall,
@@ -54,7 +60,7 @@ from moose_server.storage.scripts import (
 )
 
 LUA = resources.files("moose_server.storage") / "lua"
-PARTS = {"mm_lib", "mm_end"}  # the matchmaking scripts' prelude and epilogue
+PARTS = {"mm_lib", "mm_end", "arena_lib"}  # the scripts' preludes and epilogue
 
 SEAT = RatedSeat("p_1", "ann", False, 0.5, 0.9, "{}")
 RATE = dict(game="g_1", marker_ttl=60, history_size=100, guest_ttl_ms=1000,
@@ -91,6 +97,12 @@ SAMPLES: list[Any] = [
     DealCloseCall(GameKeys.of("g_1", 16)),
     InviteOfferCall("c_1", "p_1", "{}", 60_000, 3, 60_000),
     InviteAnswerCall("c_1", "p_1", "accept", "p_2", "", "g_1"),
+    ArenaCreateCall("a_1", "Bots", "bots", 2, 4, 0, 60_000, False, "ops"),
+    ArenaMemberCall("a_1", "p_1", "join", "{}"),
+    ArenaSeatCall("a_1", 5000, 64),
+    ArenaStartedCall("a_1", "a:a_1:1"),
+    ArenaScoreCall("a_1", "g_1", "{}"),
+    ArenaFinishCall("a_1", False),
 ]
 
 

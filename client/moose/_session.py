@@ -111,6 +111,7 @@ class Session(Connection):
         # (set by queue/create_table/join_table with fair=True), and the seed each sent.
         self.fair = False
         self.seeds: dict[str, str] = {}
+        self._arenas_watched: set[str] = set()  # watched again after a reconnect (issue 26)
         # The unfinished games the last `welcome` listed: a session that comes back
         # to them hears of each as a `match` (with "resumed": true) once synced.
         self.welcome_games: list[str] = []
@@ -147,6 +148,8 @@ class Session(Connection):
             self._internal("queue", self._log_error, **self._queue_args)
         if self._follow_games:
             self._internal("games", self._games_again, follow=True)
+        for arena in self._arenas_watched:
+            self._internal("watch_arena", self._arena_again, arena=arena)
 
     async def _dispatch(self, msg: Message) -> None:
         if self.trace is not None:
@@ -159,7 +162,7 @@ class Session(Connection):
             self._on_event(msg)
         elif mtype == "match":
             self._on_match(msg)
-        elif mtype in ("table", "game_list", "rematch_offer", "rematch_started"):
+        elif mtype in ("table", "game_list", "rematch_offer", "rematch_started", "arena"):
             self._inbox.put_nowait(msg)
         elif mtype == "challenge_offer":
             for reader in self._challenge_readers:
@@ -371,6 +374,13 @@ class Session(Connection):
     def _games_again(self, answer: Message) -> None:
         """The list as it is after a reconnect: the followers' next update."""
         if answer.get("type") == "game_list":
+            self._inbox.put_nowait({k: v for k, v in answer.items() if k != "id"})
+        else:
+            self._log_error(answer)
+
+    def _arena_again(self, answer: Message) -> None:
+        """A watched arena as it is after a reconnect: its watchers' next update."""
+        if answer.get("type") == "arena":
             self._inbox.put_nowait({k: v for k, v in answer.items() if k != "id"})
         else:
             self._log_error(answer)

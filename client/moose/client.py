@@ -251,6 +251,81 @@ class Client(Together):
         self._follow_games = follow
         return await self._request("games", follow=follow)
 
+    # -- arena tournaments (issue 26, arena) ---------------------------------------
+
+    async def arenas(self) -> list[Message]:
+        """The arenas, running and upcoming first (each: id, name, for, state, ...)."""
+        answer = await self._request("arenas")
+        arenas: list[Message] = answer["arenas"]
+        return arenas
+
+    async def arena(self, arena: str) -> Message:
+        """One arena: its summary, standings and games."""
+        return await self._request("arena", arena=arena)
+
+    async def join_arena(
+        self, arena: str, min_players: int | None = None, max_players: int | None = None
+    ) -> Message:
+        """Join an arena (or resume after a pause); `match` events follow as tables form."""
+        sizes = {k: v for k, v in (("min_players", min_players), ("max_players", max_players))
+                 if v is not None}  # fmt: skip
+        return await self._request("join_arena", arena=arena, **sizes)
+
+    async def pause_arena(self, arena: str) -> Message:
+        """Stop being seated in an arena (`join_arena` resumes)."""
+        return await self._request("pause_arena", arena=arena)
+
+    async def leave_arena(self, arena: str) -> Message:
+        """Leave an arena; the points already won stay in the standings."""
+        return await self._request("leave_arena", arena=arena)
+
+    async def watch_arena(self, arena: str) -> Message:
+        """The arena now; `events()` then yields an `arena` message on every change."""
+        answer = await self._request("watch_arena", arena=arena)
+        self._arenas_watched.add(arena)
+        return answer
+
+    async def unwatch_arena(self, arena: str) -> Message:
+        """Stop watching an arena."""
+        self._arenas_watched.discard(arena)
+        return await self._request("unwatch_arena", arena=arena)
+
+    async def run_arena_bot(
+        self, bot: Bot | str, arena: str, *, min_players: int | None = None,
+        max_players: int | None = None, on_result: Callable[[GameResult], None] | None = None,
+    ) -> list[GameResult]:  # fmt: skip
+        """Join `arena` and play every game it seats us in with `bot`, until it is over."""
+        if isinstance(bot, str):
+            bot = make_bot(bot)
+        await self._retrying(self.join_arena, arena, min_players, max_players)
+        state = (await self.watch_arena(arena))["arena"]["state"]
+        results: dict[str, GameResult] = {}
+        seats: dict[str, _Seat] = {}
+        while state != "over" or seats:
+            msg = await self._next_event()
+            game = msg.get("game")
+            if msg["type"] == "arena" and msg["arena"]["id"] == arena:
+                state = msg["arena"]["state"]
+            elif msg["type"] == "match" and msg.get("seat") is not None:
+                seats[msg["game"]] = _Seat(msg["seat"], msg.get("names") or [])
+            elif msg["type"] == "event" and game in seats:
+                result = await self._bot_event(bot, seats[game], msg)
+                if result is not None:
+                    results[game] = result
+                    del seats[game]
+                    if on_result is not None:
+                        on_result(result)
+            elif msg["type"] == "gone" and isinstance(game, str):
+                seats.pop(game, None)
+        await self.unwatch_arena(arena)
+        return list(results.values())
+
+    async def _next_event(self) -> Message:
+        """The next message `events()` would yield."""
+        async for msg in self.events():
+            return msg
+        raise ConnectionLost("the connection closed")
+
     def events(self) -> _Events:
         """An async iterator of `match`, `table`, `event` and (when followed) `game_list`."""
         return _Events(self)

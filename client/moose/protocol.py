@@ -82,6 +82,11 @@ ERROR_CODES = frozenset(
         "no_such_rematch",
         "expired",
         "offer_closed",
+        # Arena tournaments (issue 26, arena)
+        "no_such_arena",
+        "arena_over",
+        "not_member",
+        "not_allowed",
     }
 )
 
@@ -144,6 +149,18 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "challenge_accept": {"challenge": (_STR, True)},
     "challenge_decline": {"challenge": (_STR, True), "reason": (_STR, False)},
     "challenge_cancel": {"challenge": (_STR, True)},
+    # Arena tournaments (issue 26, arena)
+    "arenas": {},
+    "arena": {"arena": (_STR, True)},
+    "join_arena": {
+        "arena": (_STR, True),
+        "min_players": (_INT, False),
+        "max_players": (_INT, False),
+    },
+    "pause_arena": {"arena": (_STR, True)},
+    "leave_arena": {"arena": (_STR, True)},
+    "watch_arena": {"arena": (_STR, True)},
+    "unwatch_arena": {"arena": (_STR, True)},
 }
 
 SERVER_MESSAGES = frozenset(
@@ -172,6 +189,10 @@ SERVER_MESSAGES = frozenset(
         "rematch_offer",  # together (issue 25)
         "rematch_started",
         "challenge_offer",
+        "arena_list",  # arena tournaments (issue 26, arena)
+        "arena",
+        "arena_member",
+        "arena_unwatched",
         "error",
     }
 )

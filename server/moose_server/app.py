@@ -39,6 +39,7 @@ from moose_server.accounts.passwords import Hashing
 from moose_server.accounts.quotas import Quotas
 from moose_server.accounts.reports import Reports
 from moose_server.accounts.tokens import Tokens
+from moose_server.lobby.arenas import Arenas
 from moose_server.lobby.dealer import Lobby
 from moose_server.lobby.deals import Deals
 from moose_server.lobby.invites import Invites
@@ -48,6 +49,7 @@ from moose_server.lobby.presence import Presence
 from moose_server.net import api
 from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
+from moose_server.net.arena_requests import ArenaRequests
 from moose_server.net.gate import GATE, Gate, gate
 from moose_server.net.handlers import Handlers
 from moose_server.net.heartbeats import Heartbeats
@@ -61,10 +63,12 @@ from moose_server.ops.liveness import Liveness
 from moose_server.ops.metrics import Exporter, Metrics
 from moose_server.ops.observe import Observer, collections_timed, watch_loop
 from moose_server.ops.refusals import Refusals
+from moose_server.play.arena_points import ArenaScorer
 from moose_server.play.games import Copies, Games
 from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
+from moose_server.storage.arenas import ArenaStore
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.holdings import Holdings
@@ -165,7 +169,8 @@ async def _build(
     moderation, bans, refusals = await _moderation(backend, settings, store)
     # The move path: the hub tells the games' copies of wake-ups, the metrics how its
     # fan-out went, the waiting players of their messages; the games tell the hub.
-    results = Results(store, players, settings)
+    arena_store = ArenaStore(backend.redis)  # arena tournaments (issue 26, arena)
+    results = Results(store, players, settings, ArenaScorer(arena_store))
     copies = Copies(settings)
     seeds = SeedStore(backend.redis, settings.buckets, backend.batch)  # fair deals (issue 27)
     waiting = Waiting(store, matchmaker, seeds)
@@ -179,6 +184,7 @@ async def _build(
     # Deals wait for the seeds of seats that asked for a fair deal (issue 27).
     deals = Deals(store, seeds, games, settings)
     lobby = Lobby(matchmaker, games, store, settings, results, deals)
+    arenas = Arenas(arena_store, games, store, results, settings)
     live = LiveGames(store, matchmaker, settings, lambda: len(hub.players))
     # Who plays, and the doors they come in by.
     hashing = Hashing(settings)
@@ -198,9 +204,10 @@ async def _build(
     invites = Invites(backend.redis, store, games, deals, results, matchmaker, presence, settings,
                       find=reports.find, blocked=None, batch=backend.batch)  # fmt: skip
     stack.push_async_callback(invites.close)
+    arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
     handlers = Handlers(
         store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live, waiting,
-        bans, reports, quotas, invites, presence,
+        bans, reports, quotas, arena_requests, invites, presence,
     )  # fmt: skip
     sockets = Sockets(settings)
     doors = app[DOORS] = Doors(
@@ -220,6 +227,7 @@ async def _build(
         "timers": Timers(store, games, settings, deals),
         "lobby": lobby,
         "results": results,
+        "arenas": arenas,
     }
     loops = {
         "hub": hub.run(),
@@ -231,6 +239,7 @@ async def _build(
         "refusals": refusals.run(),
         "bot sessions": quotas.run(),
         "presence": presence.run(),
+        "arena watchers": arena_requests.run(),
     }
     await _run(app, stack, hub.ready, work, loops)
 

@@ -155,6 +155,10 @@ class Settings:
     challenges_open: int = 3  # challenges one player may have waiting at once
     challenges_per_hour: int = 30  # challenges one player may send an hour
     presence_ttl: float = 60.0  # a player unseen by every instance this long is offline
+    # Arena tournaments (issue 26, arena; lobby/arenas.py)
+    arenas: str = ""  # recurring arenas, e.g. "bots:hourly:30m:2-4,people:daily:60m:2-4"
+    arena_interval: float = 0.5  # how often every instance seats arena members
+    arenas_watched: int = 5  # arenas one socket may watch at once
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -168,7 +172,8 @@ class Settings:
                     "max_sockets_per_address", "code_guesses", "code_guess_interval",
                     "history_size",
                     "live_interval", "ban_refresh", "report_burst", "report_interval",
-                    "moderation_kept", "heavy_hours", *HOLDS)  # fmt: skip
+                    "moderation_kept", "heavy_hours", "arena_interval", "arenas_watched",
+                    *HOLDS)  # fmt: skip
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

@@ -25,6 +25,7 @@ from moose_server.lobby.invites import Invites
 from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
 from moose_server.lobby.presence import Presence
+from moose_server.net.arena_requests import ArenaRequests
 from moose_server.net.frames import seat_deadline
 from moose_server.net.hub import Hub, Peer
 from moose_server.net.invite_handlers import invite_handlers
@@ -67,7 +68,7 @@ class Handlers:
         self, store: Store, games: Games, hub: Hub, accounts: Accounts, matchmaker: Matchmaker,
         lobby: Lobby, metrics: Metrics, guard: CodeGuard, boards: Boards,
         live: LiveGames, waiting: Waiting, bans: Bans, reports: Reports, quotas: Quotas,
-        invites: Invites | None = None, presence: Presence | None = None,
+        arenas: ArenaRequests, invites: Invites | None = None, presence: Presence | None = None,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
@@ -84,6 +85,7 @@ class Handlers:
         self.bans = bans  # banned accounts and addresses: refused at hello
         self.reports = reports
         self.quotas = quotas  # what one player or address may hold (issue 22)
+        self.arenas = arenas  # the arena messages (issue 26, arena)
         self.bot_sockets: dict[int, str] = {}  # id(session) -> its address: a bot session
         self.table: dict[str, Callable[[Session, Message], Awaitable[Message | None]]] = {
             "hello": self.hello, "ping": self.ping, "queue": self.queue,
@@ -94,7 +96,7 @@ class Handlers:
             "record": self.record, "register": self.register,
             "change_password": self.change_password, "logout_all": self.logout_all,
             "leaderboard": self.leaderboard, "profile": self.profile, "games": self.games_list,
-            "report": self.report, "seed": self.seed,
+            "report": self.report, "seed": self.seed, **arenas.table(),
         }  # fmt: skip
         self.presence = presence  # who is connected anywhere: challenges (issue 25)
         if invites is not None:
@@ -167,6 +169,7 @@ class Handlers:
         gone = conn.player is not None and not self.hub.player_peers(conn.player)
         if self.presence is not None and gone:
             await self.presence.left(_player(conn))
+        self.arenas.closed(conn)
         address = self.bot_sockets.pop(id(conn), None)
         if address is not None:
             await self.quotas.leave_bot(address)
@@ -228,7 +231,8 @@ class Handlers:
         if msg.get("game") is not None:
             player = await self._seat_player(conn, msg["game"], msg.get("seat"))
         found = await self.boards.find(player, name) if player or name else _player(conn)
-        return {"type": "profile", **await self.boards.profile(found, await self.store.now_ms())}
+        out = await self.boards.profile(found, await self.store.now_ms())
+        return {"type": "profile", **out, "arenas_won": await self.arenas.arenas.won(found)}
 
     async def _seat_player(self, conn: Session, game_id: str, seat: object) -> str:
         """The player at `seat` of a game this player may watch; no_such_player for a server

@@ -133,6 +133,7 @@ class Game:
     # A provably fair deal's {"scheme", "commitment", "server_seed" (hex), "seeds"}
     # (moose.fair); secret until the end. None: dealt from a fixed deck (tests).
     deal: dict[str, Any] | None = None
+    arena: str | None = None  # the arena tournament it is a game of (issue 26, arena)
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
@@ -144,6 +145,7 @@ class Game:
             game_id, version, deadline, rules.State.from_dict(d["state"]), d["players"],
             d["names"], d["bots"], d["away"], d["misses"], d["moves"], d.get("code"),
             d.get("rated", False), d.get("profiles"), d.get("ended"), d.get("deal"),
+            d.get("arena"),
         )  # fmt: skip
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -157,6 +159,7 @@ class Game:
             "moves": self.moves, "code": self.code, "rated": self.rated,
             "profiles": self.profiles, **({"ended": self.ended} if self.ended else {}),
             **({"deal": self.deal} if self.deal else {}),
+            **({"arena": self.arena} if self.arena else {}),
         }  # fmt: skip
 
     def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
@@ -412,6 +415,7 @@ class Games:
         game_id: str | None = None, code: str | None = None, rated: bool = False,
         profiles: list[dict[str, Any] | None] | None = None,
         server_seed: bytes | None = None, seeds: Sequence[str] | None = None, told: bool = False,
+        arena: str | None = None,
     ) -> Game:  # fmt: skip
         """Deal a new game (or start from `state`), tell every seated player, let bots start.
 
@@ -436,6 +440,7 @@ class Games:
             game_id or f"g_{secrets.token_hex(5)}", 0, 0, state, [s.player for s in seats],
             distinct([s.name for s in seats]), [s.bot for s in seats], [False] * n,
             [0] * n, [], code, rated and self.rater is not None, profiles, deal=deal,
+            arena=arena,
         )  # fmt: skip
         start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names,
                  **seat_info(game), **game.public_deal()}  # fmt: skip
@@ -708,7 +713,8 @@ class Games:
         """What the commit script writes for `new` over `old`, and `new`'s moves packed."""
         data, packed_snapshot, packed_moves = new.packed(state, auto)
         over = new.finished
-        rated = new.state.over and new.rated  # an abandoned game is never rated
+        # An abandoned game is never rated; an arena game's points wait as a rating does.
+        rated = new.state.over and (new.rated or new.arena is not None)
         # A rated queue game's record is kept for record_ttl (histories point to it);
         # read seldom, kept long: compressed (2.8 -> ~1 KB for 4 players).
         record = pack_compressed(new.record()) if rated and new.code is None else b""
@@ -762,7 +768,8 @@ class Games:
         if new.finished:
             # Both leave in one batch (one round trip; storage/batch.py).
             forget = self.store.remove_player_game(new.humans(), new.id)
-            if new.state.over and new.rated and self.rater is not None:
+            settles = new.rated or new.arena is not None  # ratings, arena points
+            if new.state.over and settles and self.rater is not None:
                 await asyncio.gather(forget, self.rater.apply(new, got.now))
             else:
                 await forget

@@ -13,6 +13,11 @@ looks for games that ended more than `rate_sweep_after` ago and are still there,
 rates them (the same changes: they come from the game's stored start ratings
 and result). Instances racing on one game apply it once. Games rated here are
 taken off the unrated sets in batches, off the move path.
+
+An arena game's points (issue 26, arena) go the same way: its end puts it among
+the unrated games whether rated or not, `apply` applies its points through the
+arena scorer (lua/arena_score.lua, once per game) besides any rating, and the
+sweep does both again for a game its instance left.
 """
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ from redis.exceptions import RedisError
 from moose import rules
 from moose_server.accounts import ratings
 from moose_server.accounts.ratings import Standing
+from moose_server.play.arena_points import ArenaScorer
 from moose_server.play.games import Game
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
@@ -63,8 +69,12 @@ def _profiled(game: Game) -> list[str | None]:
 class Results:
     """Rates finished games (see the module docstring); one per instance."""
 
-    def __init__(self, store: Store, players: PlayerStore, settings: Settings) -> None:
+    def __init__(
+        self, store: Store, players: PlayerStore, settings: Settings,
+        arenas: ArenaScorer | None = None,
+    ) -> None:  # fmt: skip
         self.store = store
+        self.arenas = arenas  # an arena game's points (issue 26, arena)
         self.players = players
         self.settings = settings
         self.running = True
@@ -128,7 +138,19 @@ class Results:
         ]
 
     async def apply(self, game: Game, ended: int) -> None:
-        """Apply a finished rated game's changes, once whoever calls (`ended`: its end, ms)."""
+        """Apply a finished game's rating changes and arena points, once whoever calls
+        (`ended`: its end, ms)."""
+        if game.rated:
+            await self._rate(game, ended)
+        if game.arena is not None and self.arenas is not None:
+            away = list(game.away)
+            if await self.arenas.apply(game.arena, game.id, game.players, game.state, away):
+                log.info("arena %s: scored %s", game.arena, game.id,
+                         extra={"event": "arena_scored", "game": game.id})  # fmt: skip
+        self._done.append(game.id)
+
+    async def _rate(self, game: Game, ended: int) -> None:
+        """Apply a finished rated game's changes, once whoever calls."""
         changes = self.changes(game, game.state)
         scores, places = rules.scores(game.state), ratings.places(game.state)
         bots = [
@@ -150,7 +172,6 @@ class Results:
         if seats and await self.players.rate(self._rate_call(game.id, seats)):
             log.info("rated %s: %d seats", game.id, len(seats),
                      extra={"event": "rated", "game": game.id})  # fmt: skip
-        self._done.append(game.id)
 
     def _rate_call(self, game: str, seats: list[RatedSeat]) -> RateCall:
         """The rating update of a game's seats, on this service's scales and settings."""

@@ -54,6 +54,26 @@ share one tag:
 ``{mm}`` -- matchmaking: every lua/mm_*.lua script gets all of `mm_keys` (see
     their docstrings there), in that order.
 
+``{ar}`` -- arena tournaments (issue 26, arena; storage/arenas.py): every
+    lua/arena_*.lua script gets one arena's `ArenaKeys`, in their order::
+
+        moose:{ar}:arenas        sorted set: arena id -> its end (ms)
+        moose:{ar}:busy          hash: player -> the arena game they are seated in
+        moose:{ar}:arena:<id>    hash: the arena (name, for, min, max, rated,
+                                 start, end, status, ver, running, winners)
+        moose:{ar}:members:<id>  hash: player -> member JSON {name, min, max,
+                                 bot, r, state, games}
+        moose:{ar}:waiting:<id>  sorted set: waiting member -> points*10000 + rating
+        moose:{ar}:points:<id>   sorted set: member -> points (the standings)
+        moose:{ar}:games:<id>    hash: game id -> JSON {key, players, names,
+                                 start; once scored: places, points, end}
+        moose:{ar}:scored:<id>   set: games whose points are applied
+        moose:{ar}:pending:<id>  hash: table key -> seats, not dealt yet
+        moose:{ar}:leases:<id>   sorted set: table key -> when another instance
+                                 may deal it (ms)
+        moose:{ar}:seq           counter of the arenas' table keys
+        moose:{ar}:won:<player>  sorted set: arena id -> its end (ms): arenas won
+
 ``{live}`` -- live public games (lua/live_add.lua, live_remove.lua) and players
     online (lua/online.lua)::
 
@@ -102,6 +122,7 @@ import zlib
 from dataclasses import dataclass
 
 __all__ = [
+    "ARENAS_KEY",
     "GAMES_CHANNEL",
     "GUESTS_KEY",
     "LIVE_GAMES_KEY",
@@ -115,8 +136,10 @@ __all__ = [
     "ONLINE_KEY",
     "PLAYERS_CHANNEL",
     "SECRET_KEY",
+    "ArenaKeys",
     "GameKeys",
     "ModerationKeys",
+    "arena_won_key",
     "bucket",
     "deadlines_key",
     "history_key",
@@ -403,3 +426,42 @@ def open_offers_key(player: str) -> str:
 def presence_key(player: str) -> str:
     """The instances a player is connected to, each with when its word lapses."""
     return _key(player, "online")
+
+
+# Arena tournaments (issue 26, arena): one tag, {ar}.
+
+ARENAS_KEY = _key("ar", "arenas")
+
+
+@dataclass(frozen=True)
+class ArenaKeys:
+    """The keys of one arena, in the order the lua/arena_*.lua scripts read KEYS."""
+
+    arenas: str
+    busy: str
+    seq: str
+    arena: str
+    members: str
+    waiting: str
+    points: str
+    games: str
+    scored: str
+    pending: str
+    leases: str
+
+    @classmethod
+    def of(cls, arena: str) -> ArenaKeys:
+        """The keys of the arena `arena`."""
+        return cls(ARENAS_KEY, _key("ar", "busy"), _key("ar", "seq"),
+                   *(_key("ar", kind, arena) for kind in (
+                       "arena", "members", "waiting", "points", "games", "scored", "pending",
+                       "leases")))  # fmt: skip
+
+    def all(self) -> list[str]:
+        """Every key, in order."""
+        return [getattr(self, f) for f in self.__dataclass_fields__]
+
+
+def arena_won_key(player: str) -> str:
+    """The arenas a player won."""
+    return _key("ar", "won", player)

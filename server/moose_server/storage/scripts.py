@@ -25,6 +25,7 @@ from moose_server.storage.keys import (
     NAMES_KEY,
     ONLINE_COUNTS_KEY,
     ONLINE_KEY,
+    ArenaKeys,
     GameKeys,
     deadlines_key,
     history_key,
@@ -41,6 +42,13 @@ __all__ = [
     "CALLS",
     "AccountClaimCall",
     "AddBotCall",
+    "ArenaCall",
+    "ArenaCreateCall",
+    "ArenaFinishCall",
+    "ArenaMemberCall",
+    "ArenaScoreCall",
+    "ArenaSeatCall",
+    "ArenaStartedCall",
     "ClaimCall",
     "CommitCall",
     "CreateTableCall",
@@ -80,6 +88,8 @@ def source(script: str) -> str:
     """The text of lua/<script>.lua; a matchmaking script comes with its prelude and epilogue."""
     lua = resources.files("moose_server.storage") / "lua"
     body = (lua / f"{script}.lua").read_text()
+    if script.startswith("arena_"):  # issue 26, arena: the keys named in a prelude
+        return "\n".join(((lua / "arena_lib.lua").read_text(), body))
     if not script.startswith("mm_"):
         return body
     end = "return main()\n" if script in _READ_ONLY else (lua / "mm_end.lua").read_text()
@@ -498,6 +508,91 @@ class TableCall(MatchCall):
     code: str
 
 
+# -- arena tournaments (issue 26, arena): every script gets one arena's ArenaKeys ----
+
+
+@dataclass(frozen=True)
+class ArenaCall:
+    """An arena script (lua/arena_*.lua): KEYS are the arena's `ArenaKeys`; ARGV the
+    call's fields in their order (booleans as 1/0), as the script's header lists them."""
+
+    SCRIPT: ClassVar[str] = ""
+
+    arena: str
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as the script reads them."""
+        values = (getattr(self, f.name) for f in dataclasses.fields(self))
+        return ArenaKeys.of(self.arena).all(), [
+            int(v) if isinstance(v, bool) else v for v in values
+        ]
+
+
+@dataclass(frozen=True)
+class ArenaCreateCall(ArenaCall):
+    """Create an arena unless that id exists."""
+
+    SCRIPT: ClassVar[str] = "arena_create"
+
+    name: str
+    who: str  # bots, people or all
+    min_players: int
+    max_players: int
+    start_ms: int  # 0: now (Redis' clock)
+    duration_ms: int
+    rated: bool
+    by: str
+
+
+@dataclass(frozen=True)
+class ArenaMemberCall(ArenaCall):
+    """A member joins, pauses or leaves."""
+
+    SCRIPT: ClassVar[str] = "arena_member"
+
+    player: str
+    action: str  # join, pause, leave
+    member: str = "{}"  # JSON {name, min, max, bot, r} for join
+
+
+@dataclass(frozen=True)
+class ArenaSeatCall(ArenaCall):
+    """Seat the waiting members; hand out again the tables not dealt in time."""
+
+    SCRIPT: ClassVar[str] = "arena_seat"
+
+    lease_ms: int
+    scan: int
+
+
+@dataclass(frozen=True)
+class ArenaStartedCall(ArenaCall):
+    """An arena table's game is dealt."""
+
+    SCRIPT: ClassVar[str] = "arena_started"
+
+    key: str
+
+
+@dataclass(frozen=True)
+class ArenaScoreCall(ArenaCall):
+    """Apply a finished arena game's points, once."""
+
+    SCRIPT: ClassVar[str] = "arena_score"
+
+    game: str
+    result: str  # JSON {players, points, places, away}
+
+
+@dataclass(frozen=True)
+class ArenaFinishCall(ArenaCall):
+    """Close an arena whose window is over, or end its window now."""
+
+    SCRIPT: ClassVar[str] = "arena_finish"
+
+    now: bool = False
+
+
 def _packed(value: dict[str, Any] | bytes) -> bytes:
     return value if isinstance(value, bytes) else pack(value)
 
@@ -607,4 +702,6 @@ CALLS: tuple[type[Any], ...] = (
     JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall, TableCall,
     PasswordUpgradeCall, HoldCall, SessionsCall, DealOpenCall, DealSeedCall, DealCloseCall,
     InviteOfferCall, InviteAnswerCall,
+    ArenaCreateCall, ArenaMemberCall, ArenaSeatCall, ArenaStartedCall, ArenaScoreCall,
+    ArenaFinishCall,
 )  # fmt: skip
