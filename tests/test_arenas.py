@@ -10,6 +10,7 @@ it on their profile. And a raw-protocol test of the arena messages in JSON.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 from collections import defaultdict
 from typing import Any
@@ -83,7 +84,7 @@ def check_no_overlap(games: dict[str, Any]) -> None:
             spans[player].append((info["start"], info["end"]))
     for player, mine in spans.items():
         mine.sort()
-        for (_, end), (start, _) in zip(mine, mine[1:], strict=False):
+        for (_, end), (start, _) in itertools.pairwise(mine):
             assert end <= start, f"{player} sat in two games at once"
 
 

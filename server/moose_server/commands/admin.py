@@ -83,8 +83,29 @@ def _add_actions(actions: Any) -> None:
     aud = actions.add_parser("audit", help="the audit log of moderators' actions",
                              description="The latest actions, newest first.")  # fmt: skip
     aud.add_argument("--count", type=int, default=20, help="actions shown (20)")
+    _add_arena(actions)
     for name, parser in actions.choices.items():
         parser.set_defaults(func=_runner(name))
+
+
+def _add_arena(actions: Any) -> None:
+    """`moose admin arena create/list/end` (issue 26, arena)."""
+    arena = actions.add_parser("arena", help="arena tournaments: create, list, end",
+                               description="Create, list and end arena tournaments.")  # fmt: skip
+    steps = arena.add_subparsers(dest="arena_action", metavar="STEP", required=True)
+    create = steps.add_parser("create", help="create an arena", description="Create an "
+                              "arena: waiting members are seated together.")  # fmt: skip
+    create.add_argument("--name", required=True, help="its name, as the list shows it")
+    create.add_argument("--minutes", type=float, required=True, help="how long it lasts")
+    create.add_argument("--players", default="2-4", help="table sizes, MIN-MAX (2-4)")
+    create.add_argument("--for", dest="who", choices=("bots", "people", "all"), default="all",
+                        help="who may join (all)")  # fmt: skip
+    create.add_argument("--start-in", default=None, help="start later: 90s, 5m, 1h (now)")
+    create.add_argument("--rated", action="store_true", help="its games change ratings")
+    steps.add_parser("list", help="the arenas, last ending first", description="List arenas.")
+    end = steps.add_parser("end", help="end an arena's window now (games under way count)",
+                           description="End an arena now; games under way count.")  # fmt: skip
+    end.add_argument("arena", help="the arena's id")
 
 
 def _target(parser: argparse.ArgumentParser) -> None:

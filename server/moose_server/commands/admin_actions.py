@@ -13,6 +13,7 @@ from typing import Any
 from rich.console import Console
 
 from moose_server.commands.admin import table, when
+from moose_server.commands.admin_arena import arena
 from moose_server.ops.moderator import ModerationError, Moderator, Target, parse_duration
 from moose_server.play.games import Games
 from moose_server.settings import Settings
@@ -138,4 +139,5 @@ def _until_or_game(row: dict[str, str]) -> str:
 ACTIONS: dict[str, Any] = {
     "ban": ban, "unban": unban, "bans": bans, "end-session": end_session,
     "takeover": takeover, "refusals": refusals, "reports": reports, "audit": audit,
+    "arena": arena,
 }  # fmt: skip
