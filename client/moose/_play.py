@@ -239,6 +239,10 @@ class Play:
         elif args.code:
             self.code = args.code.strip().upper()
             await self.on_table(await self.client.join_table(self.code, fair=args.fair))
+        elif getattr(args, "arena", None):  # `moose arena join` (issue 26, arena)
+            low, high = args.players
+            await self.client.join_arena(args.arena, low, high)
+            self.say(f"waiting in arena {args.arena} for a table of {low}-{high} players")
         else:
             low, high = args.players
             self.queued = await self.client.queue(low, high, fair=args.fair)

@@ -52,6 +52,9 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="do not queue: accept every challenge sent to the bots and play those games",
     )
+    p.add_argument("--arena", default=None, metavar="ID",
+                   help="join this arena and play its games until it is over, instead of "
+                   "the queue (see `moose arena`)")  # fmt: skip
     p.set_defaults(func=run)
 
 
@@ -59,6 +62,12 @@ def run(args: argparse.Namespace) -> int:
     """Entry point of `moose bots`."""
     if args.count < 1 or (args.games is not None and args.games < 1):
         print("moose bots: --count and --games must be at least 1", file=sys.stderr)
+        return 2
+    if args.arena is not None and args.games is not None:
+        print("moose bots: an arena's bots play until it is over: no --games", file=sys.stderr)
+        return 2
+    if args.arena is not None and args.accept_challenges:
+        print("moose bots: --arena or --accept-challenges, not both", file=sys.stderr)
         return 2
     return asyncio.run(_main(args))  # Ctrl-C: `cli.main` exits with 130
 
@@ -152,7 +161,10 @@ async def _main(args: argparse.Namespace) -> int:
             asyncio.create_task(_bot(c, i, args, tally, progress, bar))
             for i, c in enumerate(clients)
         ]
-        stopper = asyncio.create_task(_stop_when_done(tally, clients))
+        # An arena's bots stop when it is over.
+        stopper = asyncio.create_task(
+            _stop_when_done(tally, clients) if args.arena is None else asyncio.sleep(0)
+        )
         try:
             await asyncio.gather(*tasks)
         finally:
@@ -185,6 +197,10 @@ async def _bot(
 
     low, high = args.players
     try:
+        if args.arena is not None:
+            await client.run_arena_bot(make_bot(args.bot, seed), args.arena, min_players=low,
+                                       max_players=high, on_result=on_result)  # fmt: skip
+            return
         await client.run_bot(
             make_bot(args.bot, seed),
             None,
