@@ -170,6 +170,6 @@ async def test_the_arena_messages_in_json_frames(moose_serve, redis_url, ws_clie
         "ann": match["game"], "bob": match["game"]}  # fmt: skip
     assert (await ann.request("leave_arena", arena="a_json"))["state"] == "left"
     assert (await ann.request("unwatch_arena", arena="a_json"))["type"] == "arena_unwatched"
-    shown = await bob.request("arena", arena="a_json")
+    shown = await bob.request("show_arena", arena="a_json")
     assert {s["name"]: s["state"] for s in shown["standings"]} == {"ann": "left", "bob": "wait"}
     assert json.dumps(shown)  # plain JSON all through

@@ -261,7 +261,7 @@ class Client(Together):
 
     async def arena(self, arena: str) -> Message:
         """One arena: its summary, standings and games."""
-        return await self._request("arena", arena=arena)
+        return await self._request("show_arena", arena=arena)
 
     async def join_arena(
         self, arena: str, min_players: int | None = None, max_players: int | None = None

@@ -151,7 +151,7 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "challenge_cancel": {"challenge": (_STR, True)},
     # Arena tournaments (issue 26, arena)
     "arenas": {},
-    "arena": {"arena": (_STR, True)},
+    "show_arena": {"arena": (_STR, True)},
     "join_arena": {
         "arena": (_STR, True),
         "min_players": (_INT, False),

@@ -1,6 +1,6 @@
 """The arena messages of PROTOCOL.md (issue 26, arena), and the sockets watching arenas.
 
-`arenas` lists them, `arena` shows one (standings, live games, results),
+`arenas` lists them, `show_arena` shows one (standings, live games, results),
 `join_arena` / `pause_arena` / `leave_arena` change a membership, and
 `watch_arena` sends the `arena` message again whenever the arena changes: every
 instance reads the version of the arenas its sockets watch every
@@ -71,7 +71,7 @@ class ArenaRequests:
 
     def table(self) -> dict[str, Any]:
         """Message type -> handler, for handlers.Handlers."""
-        return {"arenas": self.listed, "arena": self.show, "join_arena": self.join,
+        return {"arenas": self.listed, "show_arena": self.show, "join_arena": self.join,
                 "pause_arena": self.pause, "leave_arena": self.leave,
                 "watch_arena": self.watch, "unwatch_arena": self.unwatch}  # fmt: skip
 

@@ -60,7 +60,7 @@ share one tag:
         moose:{ar}:arenas        sorted set: arena id -> its end (ms)
         moose:{ar}:busy          hash: player -> the arena game they are seated in
         moose:{ar}:arena:<id>    hash: the arena (name, for, min, max, rated,
-                                 start, end, status, ver, running, winners)
+                                 start, end, status, ver, running, seq, winners)
         moose:{ar}:members:<id>  hash: player -> member JSON {name, min, max,
                                  bot, r, state, games}
         moose:{ar}:waiting:<id>  sorted set: waiting member -> points*10000 + rating
@@ -71,7 +71,6 @@ share one tag:
         moose:{ar}:pending:<id>  hash: table key -> seats, not dealt yet
         moose:{ar}:leases:<id>   sorted set: table key -> when another instance
                                  may deal it (ms)
-        moose:{ar}:seq           counter of the arenas' table keys
         moose:{ar}:won:<player>  sorted set: arena id -> its end (ms): arenas won
 
 ``{live}`` -- live public games (lua/live_add.lua, live_remove.lua) and players
@@ -439,7 +438,6 @@ class ArenaKeys:
 
     arenas: str
     busy: str
-    seq: str
     arena: str
     members: str
     waiting: str
@@ -452,7 +450,7 @@ class ArenaKeys:
     @classmethod
     def of(cls, arena: str) -> ArenaKeys:
         """The keys of the arena `arena`."""
-        return cls(ARENAS_KEY, _key("ar", "busy"), _key("ar", "seq"),
+        return cls(ARENAS_KEY, _key("ar", "busy"),
                    *(_key("ar", kind, arena) for kind in (
                        "arena", "members", "waiting", "points", "games", "scored", "pending",
                        "leases")))  # fmt: skip

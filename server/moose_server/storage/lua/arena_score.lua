@@ -6,8 +6,7 @@
 -- nobody waits once the window is over.
 -- Returns JSON {ok} or {dup}.
 local gid = ARGV[2]
-if redis.call('SISMEMBER', K_SCORED, gid) == 1 then return cjson.encode({dup = true}) end
-redis.call('SADD', K_SCORED, gid)
+if redis.call('SADD', K_SCORED, gid) == 0 then return cjson.encode({dup = true}) end
 local now = now_ms()
 local a = redis.call('HMGET', K_ARENA, 'status', 'end')
 local open = a[1] == 'open' and now < tonumber(a[2] or '0')

@@ -50,7 +50,7 @@ for i = 1, #cands do
       end
     end
     if #group >= math.max(lo, 2) then
-      local key = 'a:' .. ARENA .. ':' .. redis.call('INCR', K_SEQ)
+      local key = 'a:' .. ARENA .. ':' .. redis.call('HINCRBY', K_ARENA, 'seq', 1)
       local gid = 'g_' .. string.sub(redis.sha1hex(key), 1, 10)
       local seats, players, names = {}, {}, {}
       for _, j in ipairs(group) do
