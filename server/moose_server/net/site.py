@@ -143,4 +143,6 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/leaderboard", page)
     app.router.add_get("/leaderboard/bots", page)
     app.router.add_get("/account", page)
+    app.router.add_get("/arenas", page)  # arena tournaments (issue 26, arena)
+    app.router.add_get(r"/arena/{arena:[A-Za-z0-9_-]{1,64}}", page)
     app.router.add_get(r"/static/{version:[0-9a-f_]{1,64}}/{name:[a-z0-9_-]+\.[a-z]+}", static)

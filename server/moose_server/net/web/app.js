@@ -3,6 +3,7 @@
 import { clock, renderGame } from "./board.js";
 import { h, replace } from "./dom.js";
 import { randomSeed, verifyDeal } from "./fair.js";
+import { arenaPages } from "./arena.js";
 import { Game } from "./game.js";
 import { duration, language, setLanguage, t } from "./i18n.js";
 import { Net } from "./net.js";
@@ -44,6 +45,8 @@ const FAIR = { fair: true };
 const together = createTogether({
   ask, render, session, watch: (id) => act.watch(id), me: () => net.welcome && net.welcome.player,
 });
+// Arena tournaments (issue 26, arena): their screens are "arenas" and "arena".
+const arenas = arenaPages({ ask, send, go, render, session, watchGame: (game) => act.watch(game), now: () => net.now() });
 
 // -- what the server says ---------------------------------------------------------
 
@@ -70,6 +73,9 @@ function onMessage(msg) {
       break;
     case "event":
       onEvent(msg);
+      break;
+    case "arena":
+      if (!arenas.onMessage(msg)) return;
       break;
     case "error":
       state.error = errorText(msg);
@@ -108,6 +114,7 @@ async function onResume(welcome) {
   if (!game && welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   if (welcome.table) state.table = welcome.table;
   if (state.queued) send("queue", { min_players: state.queued.min, max_players: state.queued.max, ...FAIR });
+  arenas.resume();
   render();
 }
 
@@ -235,6 +242,7 @@ const gameActions = {
     if (game && game.seat === null && !game.over) send("unwatch", { game: game.id });
     state.game = null;
     state.download = null;
+    arenas.leavePage();
     go("lobby", "/");
     follow();
   },
@@ -435,6 +443,7 @@ function screenContent() {
       verifyDeal: state.game.recordData && state.game.recordData.deal ? checkDeal : null,
     });
   }
+  if (state.screen === "arenas" || state.screen === "arena") return arenas.render(state.screen, net.welcome && net.welcome.player);
   if (state.screen === "table" && state.table) {
     return renderTable({ table: state.table, me: net.welcome && net.welcome.player, act: { ...act, leave: act.leaveTable } });
   }
@@ -454,7 +463,13 @@ function header() {
     h("h1", {}, h("a", { href: "/", onclick: (e) => { e.preventDefault(); if (state.screen !== "table") gameActions.leave(); } }, t("title"))),
     h("p", { class: "tagline" }, t("tagline")),
     h("div", { class: "conn", role: "status", id: "conn" }, connectionBanner()),
-    h("nav", { class: "site-nav", "aria-label": t("site_board_title") }, navLink("/leaderboard", { testid: "leaderboard-link" }, t("site_leaderboard"))),
+    h(
+      "nav",
+      { class: "site-nav", "aria-label": t("site_board_title") },
+      navLink("/leaderboard", { testid: "leaderboard-link" }, t("site_leaderboard")),
+      " ",
+      h("a", { href: "/arenas", testid: "arena-link", onclick: (e) => { e.preventDefault(); arenas.openList(); } }, t("arenas_link")),
+    ),
     accountBar(),
     h("button", { class: "lang", testid: "lang-button", onclick: toggleLanguage }, t("switch_lang")),
   );
@@ -497,6 +512,19 @@ function tick() {
 
 // -- start -------------------------------------------------------------------------
 
+// Back and forward through the arena pages (issue 26, arena); false: not one of them.
+function arenaRoute() {
+  const [, kind, arg] = location.pathname.split("/");
+  if (kind === "arenas") arenas.openList();
+  else if (kind === "arena" && arg) arenas.open(decodeURIComponent(arg));
+  else if (state.screen === "arenas" || state.screen === "arena") {
+    arenas.leavePage();
+    state.screen = "lobby";
+    return false;
+  } else return false;
+  return true;
+}
+
 async function boot() {
   setLanguage(language());
   const [, kind, arg] = location.pathname.split("/");
@@ -505,7 +533,7 @@ async function boot() {
   setInterval(tick, 500);
   window.addEventListener("popstate", () => {
     if (location.pathname === "/" && state.screen === "game" && state.game && state.game.seat === null) gameActions.leave();
-    else router.show();
+    else if (!arenaRoute()) router.show();
   });
   router.listen(root);
   if (routeOf(location)) router.show();
@@ -533,6 +561,8 @@ async function boot() {
   } else if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   else if (welcome.table) showTable(welcome.table);
   else if (kind === "w" && arg) await act.watch(arg);
+  else if (kind === "arenas") await arenas.openList();
+  else if (kind === "arena" && arg) await arenas.open(decodeURIComponent(arg));
   else if (state.invited && state.name) await act.join(state.invited);
   render();
 }

@@ -1,0 +1,88 @@
+"""The arena pages of the browser client (issue 26, arena), in a real Chromium.
+
+Bots play an arena through the Python client while a page opens the list from
+the lobby's link, follows the standings as they are pushed, joins, and sees the
+winners at the end; in English and Spanish, and checked with axe-core when
+`axe-playwright-python` is installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+from test_arenas import create
+from test_web_browser import Player, browser, wait_until
+
+from moose.client import Client
+
+pytestmark = pytest.mark.slow  # Chromium and `moose serve`
+__all__ = ["browser"]  # the fixture, shared with test_web_browser
+
+
+def bots_play(url: str, arena: str, count: int) -> threading.Thread:
+    """`count` bots play the arena in a thread of their own until it is over."""
+
+    async def main() -> None:
+        clients = [Client(url, name=f"webbot{i}", bot=True) for i in range(count)]
+        for client in clients:
+            await client.open()
+        try:
+            await asyncio.gather(*(c.run_arena_bot("greedy", arena, max_players=2)
+                                   for c in clients))  # fmt: skip
+        finally:
+            for client in clients:
+                await client.close()
+
+    thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
+    thread.start()
+    return thread
+
+
+def axe_violations(player: Player) -> list[Any]:
+    """The serious and critical accessibility violations axe-core finds on the page."""
+    try:
+        from axe_playwright_python.sync_playwright import Axe
+    except ImportError:
+        return []
+    found = Axe().run(player.page).response["violations"]
+    return [v["id"] for v in found if v.get("impact") in ("serious", "critical")]
+
+
+def test_the_arena_list_and_live_standings_in_the_page(browser, moose_serve, redis_url) -> None:
+    server = moose_serve("--redis", redis_url, "--turn-time", "0.5", "--answer-time", "0.5",
+                         env={"MOOSE_ARENA_INTERVAL": "0.1", "MOOSE_LIVE_INTERVAL": "0.2",
+                              "MOOSE_AUTO_DELAY": "0.3"})  # fmt: skip
+    made = threading.Thread(target=asyncio.run, args=(create(redis_url, "a_web", 0.25, "all"),))
+    made.start()  # 15 s; in a thread: Playwright's loop runs in this one
+    made.join()
+    thread = bots_play(server.url, "a_web", 2)
+    page = Player(browser, server.http).open("/")
+    try:
+        page.page.fill("#name", "ann")
+        page.find("arena-link").click()
+        page.find("arena-row").first.wait_for()
+        assert page.page.url.endswith("/arenas")
+        row = page.page.locator('[data-testid="arena-row"][data-arena="a_web"]')
+        assert "2\u20134" in row.inner_text()  # an en dash
+        assert axe_violations(page) == []
+        row.locator("a").click()
+        page.find("arena-standing").first.wait_for()
+        assert page.page.url.endswith("/arena/a_web")
+        # Pushed as games end: points show without a reload.
+        wait_until(lambda: page.page.locator('[data-testid="arena-standing"] td:nth-child(3)')
+                   .all_inner_texts() not in ([], ["0", "0"]), timeout=30)  # fmt: skip
+        assert axe_violations(page) == []
+        page.find("arena-join").click()
+        wait_until(lambda: "ann" in " ".join(page.find("arena-standing").all_inner_texts()))
+        page.find("lang-button").click()
+        assert "Clasificación" in page.page.inner_text("section.arena, section.game")
+        page.page.goto(server.http + "/arena/a_web")  # back from the game it was seated in
+        page.find("arena-winners").wait_for(timeout=40_000)
+        assert "Ganada por" in page.find("arena-winners").inner_text()
+        assert page.problems == []
+    finally:
+        page.close()
+        thread.join(timeout=60)
