@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -31,7 +32,7 @@ FLAGS = ("--turn-time", "0.5", "--answer-time", "0.5", "--poll-interval", "0.05"
          "--drain-grace", "1")  # fmt: skip
 ENV = {"MOOSE_LEASE": "1", "MOOSE_AUTO_DELAY": "0.3", "MOOSE_INSTANCE_TTL": "3",
        "MOOSE_ARENA_INTERVAL": "0.1", "MOOSE_RATE_SWEEP_AFTER": "1",
-       "MOOSE_LIVE_INTERVAL": "0.2"}  # fmt: skip
+       "MOOSE_LIVE_INTERVAL": "0.2", "MOOSE_ARENAS": "people:hourly:20m:2-3"}  # fmt: skip
 SIZES = [(2, 2), (2, 2), (2, 4), (2, 4), (2, 4), (3, 4), (3, 4), (2, 3)]
 
 
@@ -116,6 +117,10 @@ async def test_an_arena_over_two_instances_one_killed_counts_each_game_once(moos
         for client in clients:
             await client.close()
     assert "arena a_kill: scored" in procs[1].log.read_text()  # games ended on both
+    # Both instances tried to create each occurrence of the recurring arena: one did.
+    logs = procs[0].log.read_text() + procs[1].log.read_text()
+    made = re.findall(r"arena (people-hourly-\d{10}) created from the settings", logs)
+    assert made and sorted(made) == sorted(set(made)), made
     totals, games = await recomputed(redis_url, "a_kill")
     check_no_overlap(games)
     assert len(games) >= 6
@@ -143,8 +148,11 @@ async def test_the_arena_messages_in_json_frames(moose_serve, redis_url, ws_clie
     bob = await ws_client(proc.url, "bob", binary=False)
     listed = await ann.request("arenas")
     assert listed["type"] == "arena_list"
-    assert [(a["id"], a["for"], a["state"]) for a in listed["arenas"]] == [
-        ("a_json", "people", "running")]  # fmt: skip
+    found = {a["id"]: (a["for"], a["state"]) for a in listed["arenas"]}
+    assert found.pop("a_json") == ("people", "running")
+    # The rest: the recurring arena of the settings, this hour's (if not over) and the next.
+    assert found and all(i.startswith("people-hourly-") for i in found), found
+    assert {state for _, state in found.values()} <= {"running", "upcoming"}
     missing = await ann.request("join_arena", arena="nope")
     assert (missing["type"], missing["code"]) == ("error", "no_such_arena")
     wrong = await ann.request("join_arena", arena="a_json", min_players=5, max_players=6)
