@@ -133,6 +133,8 @@ async def test_an_arena_closes_after_its_last_game_and_names_its_winners(redis_u
         await arenas.award("a_1", done["winners"], done["end"])
         assert await arenas.won("p2") == ["a_1"] and await arenas.won("p1") == []
         assert (await arenas.finish("a_1"))["awarded"] is True
+        keys = ArenaKeys.of("a_1")
+        assert 0 < await backend.redis.ttl(keys.points) <= 30 * 86400  # type: ignore[attr-defined]
         assert not await backend.redis.exists(ArenaKeys.of("a_1").waiting)  # type: ignore[attr-defined]
     finally:
         await backend.aclose()  # type: ignore[attr-defined]

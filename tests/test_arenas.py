@@ -25,6 +25,7 @@ from moose_server.play.arena_points import points
 from moose_server.play.games import Game
 from moose_server.storage.arenas import ArenaStore
 from moose_server.storage.keys import ArenaKeys
+from moose_server.storage.scripts import ArenaMemberCall
 
 from helpers import ServeProcess, open_store
 
@@ -181,3 +182,33 @@ async def test_the_arena_messages_in_json_frames(moose_serve, redis_url, ws_clie
     shown = await bob.request("show_arena", arena="a_json")
     assert {s["name"]: s["state"] for s in shown["standings"]} == {"ann": "left", "bob": "wait"}
     assert json.dumps(shown)  # plain JSON all through
+
+
+async def test_a_bot_the_server_paused_joins_again_and_plays_on(moose_serve, redis_url):
+    [proc] = start(moose_serve, redis_url, 1)
+    await create(redis_url, "a_pause", 0.2)  # 12 s
+    clients = [Client(proc.url, name=f"bot{i}", bot=True) for i in range(2)]
+    played: list[str] = []
+    for client in clients:
+        await client.open()
+    try:
+        async with asyncio.timeout(60):
+            tasks = [asyncio.create_task(c.run_arena_bot(
+                "greedy", "a_pause", on_result=lambda r: played.append(r.game)))
+                for c in clients]  # fmt: skip
+            while len(played) < 2:
+                await asyncio.sleep(0.05)
+            # As when its seat was away at a game's end: the server pauses it.
+            redis = aioredis.Redis.from_url(redis_url)
+            try:
+                paused = ArenaMemberCall("a_pause", clients[0].player or "", "pause")
+                assert (await ArenaStore(redis).member(paused))["state"] == "paused"
+            finally:
+                await redis.aclose()
+            before = len(played)
+            results = await asyncio.gather(*tasks)
+    finally:
+        for client in clients:
+            await client.close()
+    assert len(played) > before + 2  # it came back: games went on after the pause
+    assert len(results[0]) == len(results[1]) >= 2

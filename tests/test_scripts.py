@@ -102,7 +102,7 @@ SAMPLES: list[Any] = [
     ArenaSeatCall("a_1", 5000, 64),
     ArenaStartedCall("a_1", "a:a_1:1"),
     ArenaScoreCall("a_1", "g_1", "{}"),
-    ArenaFinishCall("a_1", False),
+    ArenaFinishCall("a_1", False, 86400),
 ]
 
 

@@ -306,6 +306,7 @@ class Client(Together):
             game = msg.get("game")
             if msg["type"] == "arena" and msg["arena"]["id"] == arena:
                 state = msg["arena"]["state"]
+                await self._unpause(arena, msg, min_players, max_players)
             elif msg["type"] == "match" and msg.get("seat") is not None:
                 seats[msg["game"]] = _Seat(msg["seat"], msg.get("names") or [])
             elif msg["type"] == "event" and game in seats:
@@ -319,6 +320,15 @@ class Client(Together):
                 seats.pop(game, None)
         await self.unwatch_arena(arena)
         return list(results.values())
+
+    async def _unpause(
+        self, arena: str, msg: Message, min_players: int | None, max_players: int | None
+    ) -> None:
+        """Join again when the server paused us (our seat was away as a game ended)."""
+        mine = [s for s in msg.get("standings") or () if s.get("player") == self.player]
+        if mine and mine[0]["state"] == "paused" and msg["arena"]["state"] == "running":
+            with contextlib.suppress(ServerError):
+                await self._retrying(self.join_arena, arena, min_players, max_players)
 
     async def _next_event(self) -> Message:
         """The next message `events()` would yield."""

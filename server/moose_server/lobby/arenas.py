@@ -205,7 +205,7 @@ class Arenas:
     async def close(self, arena: str) -> None:
         """Close the arena if its window is over and its games scored; award its winners."""
         try:
-            done = await self.arenas.finish(arena)
+            done = await self.arenas.finish(arena, keep=self.settings.record_ttl)
         except ArenaError:
             return
         if done["status"] == "over" and not done.get("awarded"):

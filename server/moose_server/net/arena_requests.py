@@ -75,6 +75,10 @@ class ArenaRequests:
                 "pause_arena": self.pause, "leave_arena": self.leave,
                 "watch_arena": self.watch, "unwatch_arena": self.unwatch}  # fmt: skip
 
+    async def won(self, player: str) -> list[str]:
+        """The arenas a player won, the last first (for `profile`)."""
+        return await self.arenas.won(player)
+
     async def listed(self, conn: Member, msg: Message) -> Message:
         """The arenas, running and upcoming first."""
         now = await self.store.now_ms()

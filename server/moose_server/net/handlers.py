@@ -232,7 +232,7 @@ class Handlers:
             player = await self._seat_player(conn, msg["game"], msg.get("seat"))
         found = await self.boards.find(player, name) if player or name else _player(conn)
         out = await self.boards.profile(found, await self.store.now_ms())
-        return {"type": "profile", **out, "arenas_won": await self.arenas.arenas.won(found)}
+        return {"type": "profile", **out, "arenas_won": await self.arenas.won(found)}
 
     async def _seat_player(self, conn: Session, game_id: str, seat: object) -> str:
         """The player at `seat` of a game this player may watch; no_such_player for a server

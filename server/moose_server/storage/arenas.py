@@ -170,9 +170,10 @@ class ArenaStore:
         """Apply a finished game's points; False when they were applied before."""
         return bool((await self._run(call)).get("ok"))
 
-    async def finish(self, arena: str, now: bool = False) -> dict[str, Any]:
-        """Close the arena if its time has come: {status, winners, end, awarded}."""
-        out: dict[str, Any] = await self._run(ArenaFinishCall(arena, now))
+    async def finish(self, arena: str, now: bool = False, keep: int = 30 * 86400) -> dict[str, Any]:
+        """Close the arena if its time has come (kept `keep` s then): {status, winners, end,
+        awarded}."""
+        out: dict[str, Any] = await self._run(ArenaFinishCall(arena, now, keep))
         out["winners"] = _list(out.get("winners"))
         return out
 

@@ -57,7 +57,8 @@ share one tag:
 ``{ar}`` -- arena tournaments (issue 26, arena; storage/arenas.py): every
     lua/arena_*.lua script gets one arena's `ArenaKeys`, in their order::
 
-        moose:{ar}:arenas        sorted set: arena id -> its end (ms)
+        moose:{ar}:arenas        sorted set: arena id -> its end (ms); a closed
+                                 arena's keys expire after MOOSE_RECORD_TTL
         moose:{ar}:busy          hash: player -> the arena game they are seated in
         moose:{ar}:arena:<id>    hash: the arena (name, for, min, max, rated,
                                  start, end, status, ver, running, seq, winners)

@@ -591,6 +591,7 @@ class ArenaFinishCall(ArenaCall):
     SCRIPT: ClassVar[str] = "arena_finish"
 
     now: bool = False
+    keep: int = 30 * 86400  # a closed arena's standings and games are kept this long (s)
 
 
 def _packed(value: dict[str, Any] | bytes) -> bytes:

@@ -2,7 +2,10 @@
 -- standings and its winners (every member with the top score, if above 0).
 -- `now` ('1') ends the window at once (an operator's `moose admin arena end`);
 -- games under way still count.
--- KEYS: keys.ArenaKeys in order (arena_lib.lua names them). ARGV: 1 arena id, 2 now ('1'/'0').
+-- A closed arena's keys are kept `keep` seconds, and arenas that ended longer
+-- ago than that leave the list.
+-- KEYS: keys.ArenaKeys in order (arena_lib.lua names them). ARGV: 1 arena id,
+-- 2 now ('1'/'0'), 3 keep (s).
 -- Returns JSON {status: open|closing|over, winners, end, awarded} or {err}.
 local a = redis.call('HMGET', K_ARENA, 'status', 'end', 'running', 'awarded', 'winners')
 if not a[1] then return cjson.encode({err = 'no_such_arena'}) end
@@ -29,4 +32,9 @@ end
 local text = #winners > 0 and cjson.encode(winners) or '[]'
 redis.call('HSET', K_ARENA, 'status', 'over', 'winners', text)
 redis.call('HINCRBY', K_ARENA, 'ver', 1)
+local keep = tonumber(ARGV[3])
+for _, key in ipairs({K_ARENA, K_MEMBERS, K_POINTS, K_GAMES, K_SCORED}) do
+  redis.call('EXPIRE', key, keep)
+end
+redis.call('ZREMRANGEBYSCORE', K_ARENAS, '-inf', string.format('%d', now - keep * 1000))
 return cjson.encode({status = 'over', winners = winners, ['end'] = stop, awarded = false})
