@@ -138,3 +138,17 @@ async def test_an_arena_closes_after_its_last_game_and_names_its_winners(redis_u
         assert not await backend.redis.exists(ArenaKeys.of("a_1").waiting)  # type: ignore[attr-defined]
     finally:
         await backend.aclose()  # type: ignore[attr-defined]
+
+
+async def test_an_arena_closed_longer_ago_than_it_is_kept_leaves_the_list(redis_url):
+    backend, arenas = await open_arenas(redis_url)
+    try:
+        seconds, _ = await backend.redis.time()  # type: ignore[attr-defined]
+        past = int(seconds) * 1000 - 10 * 60_000
+        await arenas.create(new_arena("Old", "all", 1, (2, 2), start_ms=past, arena_id="a_old"))
+        await arenas.create(new_arena("New", "all", 30, (2, 2), arena_id="a_new"))
+        assert [a.id for a in await arenas.listed()] == ["a_new", "a_old"]
+        assert (await arenas.finish("a_old", keep=60))["status"] == "over"
+        assert [a.id for a in await arenas.listed()] == ["a_new"]
+    finally:
+        await backend.aclose()  # type: ignore[attr-defined]

@@ -36,5 +36,7 @@ local keep = tonumber(ARGV[3])
 for _, key in ipairs({K_ARENA, K_MEMBERS, K_POINTS, K_GAMES, K_SCORED}) do
   redis.call('EXPIRE', key, keep)
 end
-redis.call('ZREMRANGEBYSCORE', K_ARENAS, '-inf', string.format('%d', now - keep * 1000))
+local old = redis.call('ZRANGEBYSCORE', K_ARENAS, '-inf', string.format('%d', now - keep * 1000),
+  'LIMIT', 0, 100)
+if #old > 0 then redis.call('ZREM', K_ARENAS, unpack(old)) end
 return cjson.encode({status = 'over', winners = winners, ['end'] = stop, awarded = false})
