@@ -46,7 +46,10 @@ const together = createTogether({
   ask, render, session, watch: (id) => act.watch(id), me: () => net.welcome && net.welcome.player,
 });
 // Arena tournaments (issue 26, arena): their screens are "arenas" and "arena".
-const arenas = arenaPages({ ask, send, go, render, session, watchGame: (game) => act.watch(game), now: () => net.now() });
+const arenas = arenaPages({
+  ask, send, go, render, session, watchGame: (game) => act.watch(game), now: () => net.now(),
+  name: () => state.name, setName: (value) => act.setName(value),
+});
 
 // -- what the server says ---------------------------------------------------------
 
@@ -288,7 +291,8 @@ async function startSession(welcome, { loggedOut = false } = {}) {
   else if (!placeholder(welcome.name)) act.setName(welcome.name);
   if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   else if (welcome.table) showTable(welcome.table);
-  else if (state.screen !== "site") state.screen = "lobby";
+  else if (!["site", "arenas", "arena"].includes(state.screen)) state.screen = "lobby";
+  arenas.resume(); // an arena page stays, watched by the new session
   if (state.page && state.page.screen === "profile") router.show();
   render();
 }

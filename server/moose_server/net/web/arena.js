@@ -4,7 +4,7 @@
 import { h } from "./dom.js";
 import { duration, t } from "./i18n.js";
 
-// deps: {ask, send, go, render, session, watchGame, now}
+// deps: {ask, send, go, render, session, watchGame, now, name, setName}
 export function arenaPages(deps) {
   const s = { list: null, shown: null, watching: null, member: null };
 
@@ -29,6 +29,8 @@ export function arenaPages(deps) {
     leave: () => change("leave_arena"),
     open: (id) => pages.open(id),
     watch: (game) => deps.watchGame(game),
+    name: () => deps.name(),
+    setName: (value) => deps.setName(value),
   };
 
   const pages = {
@@ -121,6 +123,9 @@ function renderArena(shown, member, me, act, now) {
       ? h(
           "p",
           { class: "row" },
+          state ? null : h("label", { for: "name" }, t("name_label")),
+          // The name to join with (session() in app.js reads this input).
+          state ? null : h("input", { id: "name", maxlength: 24, autocomplete: "nickname", value: act.name(), oninput: (e) => act.setName(e.target.value) }),
           state === "wait"
             ? h("button", { testid: "arena-pause", onclick: act.pause }, t("arena_pause"))
             : h("button", { class: "primary", testid: "arena-join", onclick: act.join }, state === "paused" || state === "left" ? t("arena_resume") : t("arena_join")),
