@@ -43,10 +43,16 @@ def start(moose_serve: Any, redis_url: str, count: int) -> list[ServeProcess]:
     return [p.wait_ready() for p in procs]
 
 
-async def create(redis_url: str, ident: str, minutes: float, who: str = "bots") -> None:
+async def create(
+    redis_url: str, ident: str, minutes: float, who: str = "bots", start_in: float = 0
+) -> None:
+    """Create an arena on the test's Redis, starting now or `start_in` seconds later."""
     client = aioredis.Redis.from_url(redis_url)
     try:
-        call = new_arena("Test", who, minutes, (2, 4), rated=True, arena_id=ident)
+        seconds, _ = await client.time()
+        start = int((seconds + start_in) * 1000) if start_in else 0
+        call = new_arena("Test", who, minutes, (2, 4), rated=True, arena_id=ident,
+                         start_ms=start)  # fmt: skip
         assert await ArenaStore(client).create(call)
     finally:
         await client.aclose()
