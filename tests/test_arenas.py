@@ -20,42 +20,15 @@ import redis.asyncio as aioredis
 
 from moose.client import Client
 from moose_server.accounts import ratings
-from moose_server.lobby.arenas import new_arena
 from moose_server.play.arena_points import points
 from moose_server.play.games import Game
 from moose_server.storage.arenas import ArenaStore
 from moose_server.storage.keys import ArenaKeys
 from moose_server.storage.scripts import ArenaMemberCall
 
-from helpers import ServeProcess, open_store
+from helpers import arena_servers, create_arena, open_store
 
-FLAGS = ("--turn-time", "0.5", "--answer-time", "0.5", "--poll-interval", "0.05",
-         "--drain-grace", "1")  # fmt: skip
-ENV = {"MOOSE_LEASE": "1", "MOOSE_AUTO_DELAY": "0.3", "MOOSE_INSTANCE_TTL": "3",
-       "MOOSE_ARENA_INTERVAL": "0.1", "MOOSE_RATE_SWEEP_AFTER": "1",
-       "MOOSE_LIVE_INTERVAL": "0.2", "MOOSE_ARENAS": "people:hourly:20m:2-3"}  # fmt: skip
 SIZES = [(2, 2), (2, 2), (2, 4), (2, 4), (2, 4), (3, 4), (3, 4), (2, 3)]
-
-
-def start(moose_serve: Any, redis_url: str, count: int) -> list[ServeProcess]:
-    procs = [moose_serve("--redis", redis_url, *FLAGS, "--instance-id", f"i_{n}", wait=False,
-                         env=ENV, log=f"serve{n}.log") for n in range(count)]  # fmt: skip
-    return [p.wait_ready() for p in procs]
-
-
-async def create(
-    redis_url: str, ident: str, minutes: float, who: str = "bots", start_in: float = 0
-) -> None:
-    """Create an arena on the test's Redis, starting now or `start_in` seconds later."""
-    client = aioredis.Redis.from_url(redis_url)
-    try:
-        seconds, _ = await client.time()
-        start = int((seconds + start_in) * 1000) if start_in else 0
-        call = new_arena("Test", who, minutes, (2, 4), rated=True, arena_id=ident,
-                         start_ms=start)  # fmt: skip
-        assert await ArenaStore(client).create(call)
-    finally:
-        await client.aclose()
 
 
 async def recomputed(redis_url: str, arena: str) -> tuple[dict[str, int], dict[str, Any]]:
@@ -97,8 +70,8 @@ def check_no_overlap(games: dict[str, Any]) -> None:
 
 
 async def test_an_arena_over_two_instances_one_killed_counts_each_game_once(moose_serve, redis_url):
-    procs = start(moose_serve, redis_url, 2)
-    await create(redis_url, "a_kill", 0.3)  # 18 s
+    procs = arena_servers(moose_serve, redis_url, 2)
+    await create_arena(redis_url, "a_kill", 0.3)  # 18 s
     urls = [procs[0].url, procs[1].url]
     clients = [Client(urls if i % 2 == 0 else urls[::-1], name=f"bot{i}", bot=True,
                       reconnect_timeout=30.0) for i in range(len(SIZES))]  # fmt: skip
@@ -149,8 +122,8 @@ async def test_an_arena_over_two_instances_one_killed_counts_each_game_once(moos
 
 
 async def test_the_arena_messages_in_json_frames(moose_serve, redis_url, ws_client):
-    [proc] = start(moose_serve, redis_url, 1)
-    await create(redis_url, "a_json", 0.2, who="people")
+    [proc] = arena_servers(moose_serve, redis_url, 1)
+    await create_arena(redis_url, "a_json", 0.2, who="people")
     ann = await ws_client(proc.url, "ann", binary=False)
     bob = await ws_client(proc.url, "bob", binary=False)
     listed = await ann.request("arenas")
@@ -191,8 +164,8 @@ async def test_the_arena_messages_in_json_frames(moose_serve, redis_url, ws_clie
 
 
 async def test_a_bot_the_server_paused_joins_again_and_plays_on(moose_serve, redis_url):
-    [proc] = start(moose_serve, redis_url, 1)
-    await create(redis_url, "a_pause", 0.2)  # 12 s
+    [proc] = arena_servers(moose_serve, redis_url, 1)
+    await create_arena(redis_url, "a_pause", 0.2)  # 12 s
     clients = [Client(proc.url, name=f"bot{i}", bot=True) for i in range(2)]
     played: list[str] = []
     for client in clients:

@@ -6,9 +6,9 @@ import asyncio
 import contextlib
 import sys
 
-from test_arenas import create, start
-
 from moose.client import Client
+
+from helpers import arena_servers, create_arena
 
 
 async def moose(*args: str, stdin: bytes | None = None) -> tuple[int, str]:
@@ -22,9 +22,9 @@ async def moose(*args: str, stdin: bytes | None = None) -> tuple[int, str]:
 
 
 async def test_bots_join_an_arena_and_its_standings_are_watched(moose_serve, redis_url):
-    [proc] = start(moose_serve, redis_url, 1)
+    [proc] = arena_servers(moose_serve, redis_url, 1)
     # Starting in 6 s: the commands below are members by then, however slow they start.
-    await create(redis_url, "a_cli", 0.15, start_in=6)  # 9 s
+    await create_arena(redis_url, "a_cli", 0.15, start_in=6)  # 9 s
     code, listed = await moose("arena", "--url", proc.url)
     assert code == 0 and "a_cli" in listed and "upcoming" in listed, listed
     (bots, bots_out), (solo, solo_out), (watch, watched) = await asyncio.gather(
@@ -40,8 +40,8 @@ async def test_bots_join_an_arena_and_its_standings_are_watched(moose_serve, red
 
 
 async def test_a_person_joins_an_arena_that_is_over_and_sees_its_standings(moose_serve, redis_url):
-    [proc] = start(moose_serve, redis_url, 1)
-    await create(redis_url, "a_done", 0.01, who="people")
+    [proc] = arena_servers(moose_serve, redis_url, 1)
+    await create_arena(redis_url, "a_done", 0.01, who="people")
     await asyncio.sleep(1.5)
     code, out = await moose("arena", "join", "a_done", "--name", "ann", "--plain",
                             "--url", proc.url, stdin=b"")  # fmt: skip
@@ -51,8 +51,8 @@ async def test_a_person_joins_an_arena_that_is_over_and_sees_its_standings(moose
 
 
 async def test_a_person_plays_an_arena_in_the_terminal_until_it_is_over(moose_serve, redis_url):
-    [proc] = start(moose_serve, redis_url, 1)
-    await create(redis_url, "a_hand", 0.12, who="people", start_in=5)  # 7 s, from 5 s on
+    [proc] = arena_servers(moose_serve, redis_url, 1)
+    await create_arena(redis_url, "a_hand", 0.12, who="people", start_in=5)  # 7 s, from 5 s on
     person = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "moose", "arena", "join", "a_hand", "--name", "ann", "--plain",
         "--players", "2", "--url", proc.url, stdin=asyncio.subprocess.PIPE,

@@ -1,7 +1,7 @@
 """The arena pages of the browser client (issue 26, arena), in a real Chromium.
 
 Bots play an arena through the Python client while a page opens the list from
-the lobby's link, follows the standings as they are pushed, joins, and sees the
+the header's link, follows the standings as they are pushed, joins, and sees the
 winners at the end; in English and Spanish, and checked with axe-core when
 `axe-playwright-python` is installed.
 """
@@ -15,14 +15,13 @@ import time
 from typing import Any
 
 import pytest
-from test_arenas import create
-from test_web_browser import Player, browser, wait_until
 
 from moose.client import Client
 
+from helpers import create_arena
+from helpers.browser import Player, wait_until
+
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
-PlaywrightError = pytest.importorskip("playwright.sync_api").Error
-__all__ = ["browser"]  # the fixture, shared with test_web_browser
 
 
 def bots_play(url: str, arena: str, count: int) -> threading.Thread:
@@ -58,7 +57,9 @@ def test_the_arena_list_and_live_standings_in_the_page(browser, moose_serve, red
     server = moose_serve("--redis", redis_url, "--turn-time", "0.5", "--answer-time", "0.5",
                          env={"MOOSE_ARENA_INTERVAL": "0.1", "MOOSE_LIVE_INTERVAL": "0.2",
                               "MOOSE_AUTO_DELAY": "0.3"})  # fmt: skip
-    made = threading.Thread(target=asyncio.run, args=(create(redis_url, "a_web", 0.25, "all"),))
+    made = threading.Thread(
+        target=asyncio.run, args=(create_arena(redis_url, "a_web", 0.25, "all"),)
+    )
     made.start()  # 15 s; in a thread: Playwright's loop runs in this one
     made.join()
     thread = bots_play(server.url, "a_web", 2)
@@ -82,7 +83,7 @@ def test_the_arena_list_and_live_standings_in_the_page(browser, moose_serve, red
         deadline = time.monotonic() + 30
         while not joined():  # a push may redraw the page under the click: click again
             assert time.monotonic() < deadline, "the page did not join"
-            with contextlib.suppress(PlaywrightError):
+            with contextlib.suppress(pytest.importorskip("playwright.sync_api").Error):
                 page.find("arena-join").click(timeout=1000)
             with contextlib.suppress(AssertionError):
                 wait_until(joined, timeout=3)

@@ -14,12 +14,14 @@ path in rootdir mode).
 - `timing`: waiting for a condition instead of sleeping, and a clock stepped by hand.
 - `certs`: a CA of a test's own and a server certificate it signed.
 - `workout`: a server put through most of what it does (every Redis command it sends).
+- `arenas`: `moose serve` processes for arena tests, and arenas made in Redis.
 - `lanes`: the `slow` mark and the guard behind the fast lane (conftest registers it).
 """
 
 from __future__ import annotations
 
 from helpers.aof import aof_copy, aof_restore
+from helpers.arenas import arena_servers, create_arena
 from helpers.certs import Certs, make_certs
 from helpers.cli import ASK, Run, admin, drive, spawn
 from helpers.clients import check_views, play_match, play_seat
@@ -87,12 +89,14 @@ __all__ = [
     "admin",
     "aof_copy",
     "aof_restore",
+    "arena_servers",
     "card_codes",
     "card_count",
     "check_game",
     "check_no_leak",
     "check_views",
     "cleanup",
+    "create_arena",
     "deal",
     "discard",
     "door",
