@@ -15,8 +15,18 @@ from importlib.metadata import entry_points
 
 # Each module has `add_parser(subparsers)` (which sets `func`) and is imported
 # only when listed here, so that `moose replay` never pays for aiohttp.
-COMMANDS = ("play", "bots", "watch", "ratings", "account", "report", "replay", "simulate", "verify",
-            "arena")
+COMMANDS = (
+    "play",
+    "bots",
+    "watch",
+    "ratings",
+    "account",
+    "report",
+    "replay",
+    "simulate",
+    "verify",
+    "arena",
+)
 ENTRY_POINTS = "moose.commands"
 
 
