@@ -215,6 +215,7 @@ const en = {
   err_no_such_arena: "No arena has that id.",
   err_arena_over: "This arena is over.",
   err_not_allowed: "This arena is not open to you.",
+  err_not_member: "You are not a member of this arena.",
 };
 
 const es = {
@@ -425,6 +426,7 @@ const es = {
   err_no_such_arena: "Ninguna arena tiene ese id.",
   err_arena_over: "Esta arena ha terminado.",
   err_not_allowed: "Esta arena no está abierta para ti.",
+  err_not_member: "No eres miembro de esta arena.",
 };
 
 // -- site (issue 24): accounts, profiles, leaderboards -------------------------------
