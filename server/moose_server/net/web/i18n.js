@@ -177,7 +177,7 @@ const en = {
   err_no_such_rematch: "That rematch offer is no longer there.",
   err_expired: "The offer expired.",
   err_offer_closed: "The offer is already answered or closed.",
-  err_no_such_player: "No account has that name.",
+  err_no_such_player: "No such player: no account has that name, or they have no rating yet.",
   // Arena tournaments (issue 26, arena; arena.js)
   arenas_link: "Arenas",
   arenas_title: "Arena tournaments",
@@ -388,7 +388,7 @@ const es = {
   err_no_such_rematch: "Esa oferta de revancha ya no existe.",
   err_expired: "La oferta caducó.",
   err_offer_closed: "La oferta ya fue respondida o cerrada.",
-  err_no_such_player: "Ninguna cuenta tiene ese nombre.",
+  err_no_such_player: "No existe ese jugador: ninguna cuenta tiene ese nombre, o aún no tiene puntuación.",
   // Torneos arena (issue 26, arena; arena.js)
   arenas_link: "Arenas",
   arenas_title: "Torneos arena",
@@ -466,7 +466,6 @@ const enSite = {
   err_bad_password: "That password is one of the most common ones (or over 128 characters): pick another.",
   err_name_taken: "An account holds that name: log in with its password, or pick another name.",
   err_token_revoked: "This session was logged out: log in again.",
-  err_no_such_player: "No such player.",
   site_leaderboard: "Leaderboard",
   site_board_title: "Leaderboards",
   site_board_kinds: "Leaderboards",
@@ -553,7 +552,6 @@ const esSite = {
   err_bad_password: "Esa contraseña es una de las más comunes (o pasa de 128 caracteres): elige otra.",
   err_name_taken: "Ese nombre es de una cuenta: entra con su contraseña o elige otro nombre.",
   err_token_revoked: "Esta sesión se cerró: vuelve a entrar.",
-  err_no_such_player: "No existe ese jugador.",
   site_leaderboard: "Clasificación",
   site_board_title: "Clasificaciones",
   site_board_kinds: "Clasificaciones",
