@@ -253,13 +253,15 @@ class Invites:
     async def _find(self, target: str) -> tuple[str, str]:
         """(player id, name) of an account's name or a player's id; a guest, who has no
         profile, is found by id while connected (under the name they play with)."""
+        # A guest's profile has no name: the one they play with now is theirs.
+        live = await self.presence.online(target) if target.startswith("p_") else None
         try:
-            return await self.find(target)
+            whom, name = await self.find(target)
         except Refusal:
-            name = await self.presence.online(target) if target.startswith("p_") else None
-            if name is None:
+            if live is None:
                 raise
-            return target, name
+            return target, live
+        return whom, live or name
 
     async def _pay(self, player: str, give: bool = False) -> None:
         """One challenge of the challenger's hour; `Limited` when none is left."""
