@@ -27,7 +27,7 @@ from moose import record
 from moose.client import Client, ServerError
 from moose_server.storage.embedded import free_port
 
-from helpers import ServeProcess, admin, play_seat, until
+from helpers import ServeProcess, admin, arena_servers, play_seat, until
 
 pytestmark = pytest.mark.slow  # node, npm and `moose serve` processes
 
@@ -333,3 +333,44 @@ async def test_a_js_bot_refused_a_bot_session_asks_again_until_one_is_free(
         await play_seat(tess, "greedy")  # ann plays her game, and leaves
     await asyncio.gather(ann.finish(), ben.finish())  # then ben is let in
     await check_records(proc.url, ben, "ben")
+
+
+async def test_a_python_client_challenges_the_js_bot_by_its_player_id_and_they_play(
+    run_js: RunJs, moose_serve: Callable[..., ServeProcess], tmp_path: Path
+) -> None:
+    proc = moose_serve("--data-dir", str(tmp_path / "data"))
+    ann = await run_js(proc.url, "ann", "--accept-challenges")  # one game, then it stops
+    player = (await ann.line("challenge me: ")).split()[-1]
+    async with moose.connect(proc.url, name="carl") as carl:
+        sent = await carl.challenge(player, 2)  # a guest bot: challenged by its player id
+        assert (sent["to"], sent["to_player"], sent["status"]) == ("ann", player, "open")
+        game, _, _ = await play_seat(carl, "greedy")
+    assert (await ann.finish())[-1] == "finished 1 game"
+    assert list(ann.games()) == [game]
+    assert f"challenge {sent['challenge']} from carl: accepted" in ann.stderr.read_text()
+    await check_records(proc.url, ann, "ann")
+
+
+async def test_two_js_bots_join_an_arena_and_play_its_games_until_it_is_over(
+    run_js: RunJs, moose_serve: Callable[..., ServeProcess], redis_url: str
+) -> None:
+    [proc] = arena_servers(moose_serve, redis_url, 1)
+    made = await admin("--redis", redis_url, "arena", "create", "--name", "JS bots",
+                       "--minutes", "0.2", "--players", "2-2", "--for", "bots")  # fmt: skip
+    assert made.code == 0, made.err
+    found = re.search(r"created arena (a_[0-9a-f]+)", "".join(made.out))
+    assert found is not None, made.out
+    arena = found[1]
+    bots = [await run_js(proc.url, name, "--arena", arena) for name in ("ann", "ben")]
+    for bot in bots:  # each plays until the arena is over
+        lines = await bot.finish()
+        assert f"arena {arena} over" in lines and bot.games(), lines
+    async with moose.connect(proc.url, name="referee") as referee:
+        shown = await referee.arena(arena)
+    assert shown["arena"]["state"] == "over"
+    scored = {g["game"] for g in shown["games"] if g["points"] is not None}
+    for bot, name in zip(bots, ("ann", "ben"), strict=True):
+        assert set(bot.games()) <= scored  # every game it printed was this arena's
+        (mine,) = [s for s in shown["standings"] if s["name"] == name]
+        assert mine["games"] == len(bot.games())
+        await check_records(proc.url, bot, name)

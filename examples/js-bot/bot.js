@@ -3,21 +3,22 @@
 // frames over one WebSocket (the `ws` package), nothing else.
 //
 // It says hello as a bot with the token it saved (a guest name the first time),
-// queues or sits at a private table, and answers every event whose `legal` is
-// not null with choose(view, legal) from choose.js. A dropped socket or a
+// queues, sits at a private table, accepts challenges or plays in an arena, and
+// answers every event whose `legal` is not null with choose(view, legal) from
+// choose.js. A dropped socket or a
 // restarted server costs it nothing: it reconnects, resumes each game by `sync`
 // and resends a move in flight with the same `move_id`, so it is applied once.
 //
-// stdout: `table CODE` for a table it created, one `game ID over: ...` line per
-// finished game, then `finished N games`. Everything else goes to stderr.
+// stdout: `table CODE` for a table it created, `challenge me: NAME PLAYER` when
+// it accepts challenges, `arena ID over` when its arena ended, one `game ID
+// over: ...` line per finished game, then `finished N games`. Everything else goes to stderr.
 // Exit status: 0 done, 1 refused (bad option, name or code), 3 stopped by the
 // server (close 4001, 4003 banned, 4004 session ended).
 
 import { randomUUID } from "node:crypto";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
-import { parseArgs } from "node:util";
 import WebSocket from "ws";
 import { choose } from "./choose.js";
+import { USAGE, forgetToken, options, readToken, writeToken } from "./options.js";
 
 const PROTOCOL = 1;
 // Close codes after which connecting again would not help (PROTOCOL.md, Close codes).
@@ -72,6 +73,7 @@ class Bot {
     this.timers = new Set();
     this.outbox = []; // frames waiting for a token of the bucket
     this.stopping = false;
+    this.arena = null; // with --arena: its state, and whether we joined or left it
   }
 
   connect() {
@@ -139,6 +141,9 @@ class Bot {
       case "synced": return this.synced(msg);
       case "table": return this.onTable(msg, req);
       case "gone": return this.gone(msg);
+      case "challenge_offer": return this.offered(msg);
+      case "arena_member": return this.member(msg);
+      case "arena": return this.onArena(msg);
       case "error": return this.error(msg, req);
       default: return undefined; // queued, moved, ...: nothing to do
     }
@@ -155,19 +160,26 @@ class Bot {
     for (const game of this.games.values()) if (!game.done) this.sync(game, game.seq - 1);
     this.waiting = msg.table !== null;
     if (msg.table) this.onTable(msg.table);
+    // A guest is challenged by its player id (PROTOCOL.md, Challenges): say it once.
+    if (this.opts.accept && !this.said) out(`challenge me: ${msg.name} ${msg.player}`);
+    this.said = true;
+    if (this.opts.arena) this.enter(); // a socket watches afresh; a pause is undone
     this.next();
   }
 
   /** Queue or sit at the table, unless we are playing or waiting already. */
   next() {
     if (this.stopping || this.waiting || [...this.games.values()].some((g) => !g.done)) return;
-    const { games, create, join, players } = this.opts;
+    const { games, create, join, players, arena, accept } = this.opts;
     const { finished } = this;
     const plural = finished > 1 ? "s" : "";
-    if (finished >= games) return this.stop(0, `finished ${finished} game${plural}`);
+    if (finished >= games || this.arena?.state === "over") {
+      if (this.arena?.state === "over") out(`arena ${arena} over`);
+      return this.stop(0, `finished ${finished} game${plural}`);
+    }
     if ((create || join) && this.table) return this.stop(1, "the private table is gone");
+    if (arena || accept) return undefined; // the arena seats us; a challenge brings a game
     this.waiting = true;
-    // Challenges and arenas are not in PROTOCOL.md yet: their requests would go here.
     if (create) return this.request({ type: "create_table", players: create, rated: false });
     if (join) return this.request({ type: "join_table", code: join });
     return this.request({ type: "queue", min_players: players[0], max_players: players[1] });
@@ -179,6 +191,53 @@ class Bot {
     this.games.set(msg.game, new Game(msg.game)); // new, even under an id we saw end
     this.waiting = false;
     this.log(`game ${msg.game}: seat ${msg.seat} of ${msg.players} (${msg.names.join(", ")})`);
+    if (this.arena?.joined && this.finished + this.playing() >= this.opts.games) {
+      this.arena.joined = false; // our last game: be seated no more (it is played out)
+      this.arena.left = true;
+      this.request({ type: "leave_arena", arena: this.opts.arena });
+    }
+  }
+
+  playing() {
+    return [...this.games.values()].filter((g) => !g.done).length;
+  }
+
+  /** A challenge to us: accept it while --games has room for its game, else decline. */
+  offered(msg) {
+    if (msg.status !== "open" || msg.to_player !== this.player || msg.id !== undefined) return;
+    const room = this.opts.accept && this.finished + this.playing() < this.opts.games;
+    this.log(`challenge ${msg.challenge} from ${msg.from}: ${room ? "accepted" : "declined"}`);
+    if (room) this.request({ type: "challenge_accept", challenge: msg.challenge });
+    else this.request({ type: "challenge_decline", challenge: msg.challenge, reason: "later" });
+  }
+
+  /** Join the arena (again) and watch it: its `arena` pushes say when it is over. */
+  enter() {
+    this.arena ??= { state: null, joined: false, left: false, joining: false };
+    if (this.arena.left) return;
+    const [min, max] = this.opts.players ?? [];
+    const sizes = min === undefined ? {} : { min_players: min, max_players: max };
+    this.arena.joining = true;
+    this.request({ type: "join_arena", arena: this.opts.arena, ...sizes });
+    this.request({ type: "watch_arena", arena: this.opts.arena });
+  }
+
+  member(msg) {
+    this.arena.joining = false;
+    this.arena.joined = msg.state === "wait";
+    this.log(`arena ${msg.arena}: ${msg.state}${msg.playing ? ", playing" : ""}`);
+  }
+
+  /** The arena as it is now: join again if it paused us, stop once it is over. */
+  onArena(msg) {
+    if (msg.arena.id !== this.opts.arena) return;
+    this.arena.state = msg.arena.state;
+    const mine = msg.standings.find((s) => s.player === this.player);
+    // PROTOCOL.md: a seat away when its game ended pauses its member; join_arena undoes it.
+    if (mine?.state === "paused" && msg.arena.state === "running" && !this.arena.left) {
+      if (!this.arena.joining) this.enter();
+    }
+    this.next();
   }
 
   event(msg) {
@@ -288,6 +347,15 @@ class Bot {
         return game && !game.done ? this.sync(game, game.seq) : undefined;
       case "queue":
         return msg.code === "already_queued" ? undefined : this.stop(1, "");
+      case "challenge_accept": // expired or cancelled meanwhile: wait for the next one
+      case "challenge_decline":
+      case "leave_arena":
+        return undefined;
+      case "join_arena":
+        this.arena.joining = false;
+        if (msg.code !== "arena_over" || this.arena.state === null) return this.stop(1, "");
+        this.arena.state = "over"; // the window closed while we were away
+        return this.next();
       default:
         return this.stop(1, ""); // a table refused: bad_code, table_full, ...
     }
@@ -299,6 +367,7 @@ class Bot {
     this.waiting = false; // a closed socket leaves the queue; `welcome.table` tells the rest
     this.starting = null; // a start lost with the socket is asked again if the table waits
     for (const game of this.games.values()) game.syncs = 0;
+    if (this.arena) this.arena.joining = false; // welcome joins again
     if (this.stopping) return;
     if (STOP.has(code)) return this.stop(3, `closed ${code}: ${STOP.get(code)}`);
     const backoff = Math.min(MAX_BACKOFF_MS, 100 * 2 ** this.failures) * (0.5 + Math.random());
@@ -318,60 +387,6 @@ class Bot {
     if (this.ws?.readyState === WebSocket.OPEN) this.ws.close(1000);
     else this.ws?.terminate();
   }
-}
-
-function readToken(file) {
-  try {
-    return readFileSync(file, "utf8").trim() || null;
-  } catch {
-    return null; // no token yet: hello by name
-  }
-}
-
-function writeToken(file, token) {
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-}
-
-function forgetToken(file) {
-  rmSync(file, { force: true });
-}
-
-const USAGE = `usage: node bot.js [--url URL] [--name NAME] [--token-file FILE] [--games N]
-                   [--players N|MIN-MAX | --create N [--add-bot NAME]... | --join CODE]`;
-
-function options(argv) {
-  const { values: v } = parseArgs({
-    args: argv,
-    options: {
-      url: { type: "string", default: process.env.MOOSE_URL ?? "ws://127.0.0.1:8080/ws" },
-      name: { type: "string", default: "js-bot" },
-      "token-file": { type: "string" },
-      games: { type: "string", default: "1" },
-      players: { type: "string", default: "2-4" },
-      create: { type: "string" },
-      "add-bot": { type: "string", multiple: true, default: [] },
-      join: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
-  if (v.help) return null;
-  const [min, max = min] = v.players.split("-").map(Number);
-  const opts = {
-    url: v.url,
-    name: v.name,
-    tokenFile: v["token-file"] ?? `${v.name}.token`,
-    games: v.create || v.join ? 1 : Number(v.games), // a private table plays one game
-    players: [min, max],
-    create: v.create === undefined ? null : Number(v.create),
-    addBot: v["add-bot"],
-    join: v.join ?? null,
-  };
-  const seats = (n) => Number.isInteger(n) && n >= 2 && n <= 6;
-  if (!(Number.isInteger(opts.games) && opts.games >= 1)) throw new Error("--games: a count");
-  if (!seats(min) || !seats(max) || min > max) throw new Error("--players: 2-6 or MIN-MAX");
-  if (opts.create !== null && !seats(opts.create)) throw new Error("--create: 2 to 6 seats");
-  if (opts.create !== null && opts.join) throw new Error("--create or --join, not both");
-  return opts;
 }
 
 function main() {
