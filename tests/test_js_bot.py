@@ -344,7 +344,8 @@ async def test_a_python_client_challenges_the_js_bot_by_its_player_id_and_they_p
     async with moose.connect(proc.url, name="carl") as carl:
         sent = await carl.challenge(player, 2)  # a guest bot: challenged by its player id
         assert (sent["to"], sent["to_player"], sent["status"]) == ("ann", player, "open")
-        game, _, _ = await play_seat(carl, "greedy")
+        async with asyncio.timeout(RUN_TIMEOUT):  # an unanswered challenge: no match
+            game, _, _ = await play_seat(carl, "greedy")
     assert (await ann.finish())[-1] == "finished 1 game"
     assert list(ann.games()) == [game]
     assert f"challenge {sent['challenge']} from carl: accepted" in ann.stderr.read_text()
@@ -355,12 +356,7 @@ async def test_two_js_bots_join_an_arena_and_play_its_games_until_it_is_over(
     run_js: RunJs, moose_serve: Callable[..., ServeProcess], redis_url: str
 ) -> None:
     [proc] = arena_servers(moose_serve, redis_url, 1)
-    made = await admin("--redis", redis_url, "arena", "create", "--name", "JS bots",
-                       "--minutes", "0.2", "--players", "2-2", "--for", "bots")  # fmt: skip
-    assert made.code == 0, made.err
-    found = re.search(r"created arena (a_[0-9a-f]+)", "".join(made.out))
-    assert found is not None, made.out
-    arena = found[1]
+    arena = await admin_arena(redis_url)
     bots = [await run_js(proc.url, name, "--arena", arena) for name in ("ann", "ben")]
     for bot in bots:  # each plays until the arena is over
         lines = await bot.finish()
@@ -374,3 +370,29 @@ async def test_two_js_bots_join_an_arena_and_play_its_games_until_it_is_over(
         (mine,) = [s for s in shown["standings"] if s["name"] == name]
         assert mine["games"] == len(bot.games())
         await check_records(proc.url, bot, name)
+
+
+async def test_a_js_bot_with_games_leaves_the_arena_after_its_last_game(
+    run_js: RunJs, moose_serve: Callable[..., ServeProcess], redis_url: str
+) -> None:
+    [proc] = arena_servers(moose_serve, redis_url, 1)
+    arena = await admin_arena(redis_url)
+    ann = await run_js(proc.url, "ann", "--arena", arena, "--games", "1")
+    ben = await run_js(proc.url, "ben", "--arena", arena)  # then waits alone until the end
+    assert (await ann.finish())[-1] == "finished 1 game"
+    assert len(ann.games()) == 1 and f"arena {arena} over" not in ann.lines
+    async with moose.connect(proc.url, name="referee") as referee:
+        standings = (await referee.arena(arena))["standings"]
+    (mine,) = [s for s in standings if s["name"] == "ann"]
+    assert (mine["state"], mine["games"]) == ("left", 1)  # not seated again
+    assert f"arena {arena} over" in await ben.finish()
+
+
+async def admin_arena(redis_url: str) -> str:
+    """`moose admin arena create`: a 12-second arena for bots at 2-player tables; its id."""
+    made = await admin("--redis", redis_url, "arena", "create", "--name", "JS bots",
+                       "--minutes", "0.2", "--players", "2-2", "--for", "bots")  # fmt: skip
+    assert made.code == 0, made.err
+    found = re.search(r"created arena (a_[0-9a-f]+)", "".join(made.out))
+    assert found is not None, made.out
+    return found[1]
