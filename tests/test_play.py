@@ -18,7 +18,7 @@ import pytest
 import redis
 
 import moose
-from moose.bots import make_bot
+from moose.bots import BOTS, make_bot
 from moose.client import Client, ServerError, is_final
 from moose_server.storage.embedded import free_port
 from moose_server.storage.keys import mm_key
@@ -174,7 +174,7 @@ async def test_bots_that_cannot_sit_are_refused_before_a_table_is_made(
         await spawn("play", "--url", nowhere, "--create", "3", "--bots", "greedy,foo")
     )
     assert run.code == 2, run.text  # before: "cannot reach", or a table then bad_code
-    assert "unknown bot 'foo': the bots are cautious, greedy, random" in run.err
+    assert f"unknown bot 'foo': the bots are {', '.join(sorted(BOTS))}" in run.err
 
 
 @pytest.mark.parametrize("shape", ["{base}", "{base}/", "http://127.0.0.1:{port}"])

@@ -19,7 +19,7 @@ from collections.abc import Callable
 import aiohttp
 import redis.asyncio as aioredis
 
-from moose_server.storage.keys import hold_key
+from moose_server.storage.keys import ONLINE_KEY, hold_key
 
 from helpers import RawClient, ServeProcess
 
@@ -67,10 +67,16 @@ async def flood(urls: list[str], address: str, sockets: int, seconds: float) -> 
 
 
 async def redis_size(url: str) -> tuple[int, int]:
-    """DBSIZE and INFO's used_memory of the Redis at `url`."""
+    """The keys that outlive a player's socket, and INFO's used_memory, of the Redis at `url`.
+
+    A connected player's presence (`keys.presence_key`) lapses within a minute of
+    its socket, so it is not counted: each flood's new guests hold one each.
+    """
     r = aioredis.Redis.from_url(url)
     try:
-        return int(await r.dbsize()), int((await r.info("memory"))["used_memory"])
+        keys = [k async for k in r.scan_iter(count=1000)]
+        lasting = [k for k in keys if not (k.endswith(b":online") and k != ONLINE_KEY.encode())]
+        return len(lasting), int((await r.info("memory"))["used_memory"])
     finally:
         await r.aclose()
 
