@@ -1,8 +1,9 @@
 """The browser client: the static files of web/, served by every instance.
 
 `/`, `/t/{code}` (a private table's invitation), `/w/{game}` (watch a game),
-`/p/{player}` (a profile), `/leaderboard`, `/leaderboard/bots` and `/account`
-all answer the same page; the page reads the path itself and speaks only the
+`/p/{player}` (a profile), `/leaderboard`, `/leaderboard/bots`, `/account`,
+`/g/{game}` (a finished game's replay) and `/rules` (how to play) all answer the
+same page; the page reads the path itself and speaks only the
 public protocol over `/ws`. The files are read once at start-up. Their URLs
 carry a digest of all of them (`/static/<digest>/app.js`), so a browser may keep
 them for a year and a new release is fetched at once; the page itself is
@@ -110,8 +111,8 @@ def _answer(request: web.Request, item: _File, cache: str) -> web.Response:
 
 
 async def page(request: web.Request) -> web.Response:
-    """GET /, /t/{code}, /w/{game}, /p/{player}, /leaderboard, /account: the page (it
-    reads the path itself)."""
+    """GET /, /t/{code}, /w/{game}, /p/{player}, /leaderboard, /account, /g/{game},
+    /rules: the page (it reads the path itself)."""
     return _answer(request, request.app[WEB_FILES].page, REVALIDATE)
 
 
@@ -145,4 +146,6 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/account", page)
     app.router.add_get("/arenas", page)  # arena tournaments (issue 26, arena)
     app.router.add_get(r"/arena/{arena:[A-Za-z0-9_-]{1,64}}", page)
+    app.router.add_get(r"/g/{game:[A-Za-z0-9_]{1,64}}", page)  # replays (issue 24)
+    app.router.add_get("/rules", page)
     app.router.add_get(r"/static/{version:[0-9a-f_]{1,64}}/{name:[a-z0-9_-]+\.[a-z]+}", static)

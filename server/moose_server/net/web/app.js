@@ -6,17 +6,19 @@ import { randomSeed, verifyDeal } from "./fair.js";
 import { arenaPages } from "./arena.js";
 import { Game } from "./game.js";
 import { duration, language, setLanguage, t } from "./i18n.js";
+import { renderRules } from "./howto.js";
 import { Net } from "./net.js";
+import { makeReplays, renderReplay } from "./replay.js";
 import { queuedText, renderLobby, renderTable } from "./screens.js";
 import { accountBar, accountPage, accountPanel, guestNote, initAccount, offerLogin, placeholder } from "./account.js";
-import { Router, navLink, profilePath, renderPage, routeOf } from "./pages.js";
+import { Router, isPageScreen, navLink, profilePath, renderPage, routeOf, screenOf } from "./pages.js";
 import { createTogether } from "./together.js";
 
 const NAME = "moose.name";
 const root = document.getElementById("app");
 const state = {
-  screen: "lobby", // lobby | table | game | site (a page of pages.js / account.js)
-  page: null, // the site page shown: routeOf(location), with its data once loaded
+  screen: "lobby", // lobby | table | game | site (a page of pages.js / account.js) | replay | rules
+  page: null, // the router's page shown: routeOf(location), with its data once loaded
   name: localStorage.getItem(NAME) || "", // as typed
   listing: null,
   queued: null, // {min, max, since}
@@ -31,10 +33,12 @@ const state = {
   moving: false,
   invited: null,
   status: "connecting",
+  replay: null, // the finished game shown move by move (/g/GAME)
 };
 
 const net = new Net({ onMessage, onOpen: follow, onResume, onStatus });
-const router = new Router(state, () => render());
+const replays = makeReplays({ state, net, go, render, follow });
+const router = new Router(state, () => render(), replays);
 initAccount({
   net, render, session: startSession, errorText, prepare: () => session(),
   notice: (text) => { state.notice = text; render(); },
@@ -249,6 +253,11 @@ const gameActions = {
     go("lobby", "/");
     follow();
   },
+  replay() {
+    const game = state.game;
+    replays.open(game.id, game.recordData && game.recordData.deck ? game.recordData : null);
+    router.navigate(`/g/${game.id}`);
+  },
 };
 
 // The player's name is theirs: a new name (before playing) is a new session.
@@ -291,7 +300,7 @@ async function startSession(welcome, { loggedOut = false } = {}) {
   else if (!placeholder(welcome.name)) act.setName(welcome.name);
   if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   else if (welcome.table) showTable(welcome.table);
-  else if (!["site", "arenas", "arena"].includes(state.screen)) state.screen = "lobby";
+  else if (!isPageScreen(state.screen) && !["arenas", "arena"].includes(state.screen)) state.screen = "lobby";
   arenas.resume(); // an arena page stays, watched by the new session
   if (state.page && state.page.screen === "profile") router.show();
   render();
@@ -377,7 +386,7 @@ async function fetchRecord(game) {
   game.record = "asked";
   try {
     const ans = await net.request("record", { game: game.id });
-    game.recordData = ans.record;
+    game.recordData = ans.record; // for its replay and the deal's check
     const blob = new Blob([JSON.stringify(ans.record, null, 1)], { type: "application/json" });
     if (state.game === game) state.download = URL.createObjectURL(blob);
   } catch {
@@ -448,6 +457,10 @@ function screenContent() {
     });
   }
   if (state.screen === "arenas" || state.screen === "arena") return arenas.render(state.screen, net.welcome && net.welcome.player);
+  if (state.screen === "replay" && state.replay) {
+    return renderReplay({ replay: state.replay, go: replays.step, setFollow: replays.follow, leave: replays.back });
+  }
+  if (state.screen === "rules") return renderRules({ back: replays.back, game: Boolean(state.game && !state.game.over) });
   if (state.screen === "table" && state.table) {
     return renderTable({ table: state.table, me: net.welcome && net.welcome.player, act: { ...act, leave: act.leaveTable } });
   }
@@ -469,8 +482,9 @@ function header() {
     h("div", { class: "conn", role: "status", id: "conn" }, connectionBanner()),
     h(
       "nav",
-      { class: "site-nav", "aria-label": t("site_board_title") },
+      { class: "site-nav", "aria-label": t("site_nav") },
       navLink("/leaderboard", { testid: "leaderboard-link" }, t("site_leaderboard")),
+      navLink("/rules", { class: "rules-link", testid: "rules-link", "aria-current": state.screen === "rules" ? "page" : null }, t("rules_link")),
       " ",
       h("a", { href: "/arenas", testid: "arena-link", onclick: (e) => { e.preventDefault(); arenas.openList(); } }, t("arenas_link")),
     ),
@@ -540,10 +554,13 @@ async function boot() {
     else if (!arenaRoute()) router.show();
   });
   router.listen(root);
+  document.addEventListener("keydown", replays.key);
+  const opening = net.open(state.name.trim() || "guest");
+  // The router's pages need no socket: shown at once (a private replay waits for it).
   if (routeOf(location)) router.show();
   let welcome;
   try {
-    welcome = await net.open(state.name.trim() || "guest");
+    welcome = await opening;
   } catch (err) {
     state.error = errorText(err);
     render();
@@ -554,14 +571,15 @@ async function boot() {
   noteRenamed(welcome);
   // The name kept from last time is an account's now: offer to log in with it.
   if (net.taken) offerLogin(net.taken);
-  if (routeOf(location)) {
-    // A page of the site was asked for: it stays, and our game is followed behind it.
+  const route = routeOf(location);
+  if (route) {
+    // A page of the router was asked for: it stays, and our game is followed behind it.
     if (welcome.games && welcome.games.length) {
       const game = openGame(welcome.games[0], null, null, false);
       sync(game);
       rebuild(game);
     }
-    state.screen = "site";
+    state.screen = screenOf(route);
   } else if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
   else if (welcome.table) showTable(welcome.table);
   else if (kind === "w" && arg) await act.watch(arg);

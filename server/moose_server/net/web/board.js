@@ -1,10 +1,11 @@
 // The game screen: every seat's house, the piles, your hand and moves, the log, the end.
 
 import { h, icon } from "./dom.js";
+import { whyNot } from "./engine.js";
 import { cardName, count, duration, roomName, t } from "./i18n.js";
 import { ratingChange, seatName } from "./pages.js";
 
-// ctx: {game, selected, now, select(card), play(move), back(), leave(), download}
+// ctx: {game, selected, now, select(card), play(move), back(), leave(), replay(), download}
 export function renderGame(ctx) {
   const { game } = ctx;
   const view = game.view;
@@ -133,7 +134,8 @@ function targetsOn(ctx, seat) {
   return out;
 }
 
-function roomTile(ctx, seat, index, room, target) {
+// A room as a tile; `target`: a legal move onto it (the tile is then a button).
+export function roomTile(ctx, seat, index, room, target) {
   const cover = room.cover;
   const body = [
     icon(room.type),
@@ -166,7 +168,7 @@ function hand(ctx, mine) {
     "section",
     { class: "hand", "aria-label": t("your_hand") },
     h("h2", {}, t("your_hand")),
-    mine && !game.view.pending ? h("p", { class: "hint" }, ctx.selected ? t("pick_target", { card: cardName(ctx.selected) }) : t("pick_card")) : null,
+    mine && !game.view.pending ? h("p", { class: "hint", testid: "hand-hint" }, handHint(ctx, playable)) : null,
     cards.length ? null : h("p", {}, t("hand_empty")),
     h(
       "div",
@@ -182,9 +184,12 @@ function hand(ctx, mine) {
             "aria-pressed": ctx.selected === card ? "true" : "false",
             disabled: !playable.has(card),
             onclick: () => ctx.select(card),
+            "aria-describedby": why(game, mine, card) ? `why-${i}` : null,
+            title: why(game, mine, card),
           },
           icon(cardIcon(card)),
           h("span", {}, cardName(card)),
+          why(game, mine, card) ? h("small", { class: "why", id: `why-${i}`, testid: "card-reason" }, why(game, mine, card)) : null,
         ),
       ),
     ),
@@ -209,6 +214,19 @@ function hand(ctx, mine) {
         )
       : null,
   );
+}
+
+// The hint over the hand: what to do now; on a turn where nothing can be played, discard.
+function handHint(ctx, playable) {
+  if (ctx.selected) return t("pick_target", { card: cardName(ctx.selected) });
+  return playable.size ? t("pick_card") : t("pick_discard");
+}
+
+// Why a card of ours cannot be played on our move (replays: engine.js), or null.
+function why(game, mine, card) {
+  if (!mine || game.view.pending || game.legal.some((m) => m.action === "play" && m.card === card)) return null;
+  const found = whyNot(game.view.houses, game.seat, card);
+  return found ? t(found[0], { ...found[1], room: found[1].type ? roomName(found[1].type) : "" }) : t("why_other");
 }
 
 function cardClass(card) {
@@ -242,6 +260,7 @@ function gameOver(ctx) {
     h(
       "p",
       { class: "actions" },
+      ctx.download ? h("a", { class: "button", href: `/g/${game.id}`, testid: "replay-link", onclick: (e) => { e.preventDefault(); ctx.replay(); } }, t("replay_link")) : null,
       ctx.download ? h("a", { class: "button", href: ctx.download, download: `moose-${game.id}.json`, testid: "record-link" }, t("download")) : null,
       ctx.verifyDeal ? h("button", { onclick: ctx.verifyDeal, testid: "verify-deal" }, t("verify_deal")) : null,
       h("button", { class: "primary", onclick: ctx.leave, testid: "lobby-button" }, t("back_lobby")),

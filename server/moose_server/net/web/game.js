@@ -1,7 +1,7 @@
 // One game as the page knows it: events taken in seq order, and what they say in words.
 //
 // The rules stay on the server: the page shows the view and offers the `legal`
-// moves it was sent, nothing else.
+// moves it was sent (engine.js only says why a card is not among them, and replays).
 
 import { botName, cardName, roomName, t } from "./i18n.js";
 

@@ -1,7 +1,8 @@
 // The site around the table: a player's profile (/p/NAME or /p/PLAYER_ID) and the
 // leaderboards (/leaderboard, /leaderboard/bots, ?page=N), read from the public HTTP
 // API (PROTOCOL.md "Ratings, leaderboards and history"). A finished game's row opens
-// its replay at /g/GAME.
+// its replay at /g/GAME. The router serves those, /account, and the replays' pages
+// (/g/GAME, /rules: replay.js, howto.js).
 
 import { h } from "./dom.js";
 import { botName, count, language, t } from "./i18n.js";
@@ -16,7 +17,19 @@ export function routeOf(loc) {
   if (parts[0] === "p" && parts[1]) return { screen: "profile", key: decoded(parts[1]) };
   if (parts[0] === "leaderboard") return { screen: "leaderboard", kind: parts[1] === "bots" ? "bots" : "humans", page };
   if (parts[0] === "account") return { screen: "account" };
+  if (parts[0] === "g" && parts[1]) return { screen: "replay", id: parts[1] };
+  if (parts[0] === "rules") return { screen: "rules" };
   return null;
+}
+
+// The page's `state.screen` for a route: the replays' pages are screens of their own.
+export function screenOf(route) {
+  return route.screen === "replay" || route.screen === "rules" ? route.screen : "site";
+}
+
+// Whether a screen is one of the router's pages (else the lobby, a table or a game).
+export function isPageScreen(screen) {
+  return screen === "site" || screen === "replay" || screen === "rules";
 }
 
 function decoded(part) {
@@ -59,12 +72,14 @@ export async function loadPage(route, done) {
   done(route);
 }
 
-// The site's pages in the page's `state` (app.js): `state.screen` "site" and
-// `state.page` the route shown, with its data once loaded.
+// The router's pages in the page's `state` (app.js): `state.screen` screenOf(route)
+// and `state.page` the route shown, with its data once loaded. A replay is opened by
+// `replays` (replay.js's makeReplays), which keeps it in `state.replay`.
 export class Router {
-  constructor(state, render) {
+  constructor(state, render, replays) {
     this.state = state;
     this.render = render;
+    this.replays = replays;
   }
 
   // Go to a page of the site, as a new entry of the browser's history.
@@ -80,13 +95,15 @@ export class Router {
     state.error = "";
     if (!route) {
       state.page = null;
-      if (state.screen === "site") state.screen = state.game ? "game" : state.table ? "table" : "lobby";
+      state.replay = null;
+      if (isPageScreen(state.screen)) state.screen = state.game ? "game" : state.table ? "table" : "lobby";
       this.render();
       return;
     }
-    state.screen = "site";
+    state.screen = screenOf(route);
     state.page = route;
-    if (route.screen !== "account") {
+    if (route.screen === "replay") this.replays.open(route.id);
+    else if (route.screen === "profile" || route.screen === "leaderboard") {
       loadPage(route, (done) => {
         if (state.page !== done) return;
         // An account's profile has its name in the address.
@@ -221,9 +238,9 @@ function historyRow(g) {
   return h(
     "li",
     { class: g.place === 1 ? "won" : "" },
-    h(
-      "a",
-      { href: `/g/${encodeURIComponent(g.game)}`, testid: "history-row", "data-game": g.game },
+    navLink(
+      `/g/${encodeURIComponent(g.game)}`,
+      { testid: "history-row", "data-game": g.game },
       t(g.place === 1 ? "site_place_won" : "site_place_n", { place: g.place, n: g.names.length }),
       " · ",
       t("site_rating_after", { rating: g.rating, change }),
