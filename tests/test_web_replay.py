@@ -18,6 +18,7 @@ import os
 import random
 import shutil
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
@@ -314,7 +315,7 @@ def test_the_end_screen_opens_the_replay_whose_last_step_is_the_end(pages, serve
     page.locator('[data-testid="seat"] .bot').wait_for()
     find(page, "start-button").click()
     play_to_end(page)
-    find(page, "replay-link").wait_for()  # with the record fetched
+    find(page, "record-link").wait_for()  # the record is fetched
     [record] = [f["record"] for f in page.received if f.get("type") == "record"]
     states = states_of(record)
     end_houses = page.evaluate(HOUSES_JS)
@@ -325,7 +326,10 @@ def test_the_end_screen_opens_the_replay_whose_last_step_is_the_end(pages, serve
     assert end_houses == rules.view(states[-1], None)["houses"]
     find(page, "replay-link").click()
     page.locator('[data-testid="replay-step"]:text-is("0")').wait_for()
-    assert page.url.endswith(f"/g/{page.locator('section.replay').get_attribute('data-game')}")
+    game = page.locator("section.replay").get_attribute("data-game")
+    assert page.url == f"{server.http}/g/{game}"
+    with pytest.raises(urllib.error.HTTPError):  # not public
+        get_json(f"{server.http}/api/games/{game}/record")
     for step in range(1, len(record["moves"]) + 1):
         step_to(page, "replay-next", step)
         assert page.evaluate(HOUSES_JS) == rules.view(states[step], None)["houses"], step
@@ -334,7 +338,12 @@ def test_the_end_screen_opens_the_replay_whose_last_step_is_the_end(pages, serve
     assert shown == [f"{n} moose" for n in end_scores] and end_scores == rules.scores(states[-1])
     find(page, "replay-back").click()  # back to the end of the game
     find(page, "game-over").wait_for()
-    assert page.problems == []
+    # Its link, reloaded: a private table's game is not served over HTTP, so the page
+    # reads the record over the socket, as one of its players.
+    page.goto(f"{server.http}/g/{game}")
+    step_to(page, "replay-last", len(record["moves"]))
+    assert page.evaluate(HOUSES_JS) == end_houses
+    assert [p for p in page.problems if "404 (Not Found)" not in p] == []
 
 
 # -- why a card cannot be played, and a turn with nothing to play ----------------------

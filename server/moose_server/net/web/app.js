@@ -65,6 +65,8 @@ function onMessage(msg) {
   switch (msg.type) {
     case "game_list":
       state.listing = msg;
+      // Only the lobby shows it: elsewhere a redraw would only interrupt (a replay's slider).
+      if (state.screen !== "lobby") return;
       break;
     case "match":
       if (state.game && state.game.id === msg.game) return;

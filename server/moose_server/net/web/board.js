@@ -173,8 +173,9 @@ function hand(ctx, mine) {
     h(
       "div",
       { class: "cards" },
-      cards.map((card, i) =>
-        h(
+      cards.map((card, i) => {
+        const reason = why(game, mine, card);
+        return h(
           "button",
           {
             class: `card ${cardClass(card)}${playable.has(card) ? " playable" : ""}`,
@@ -184,14 +185,14 @@ function hand(ctx, mine) {
             "aria-pressed": ctx.selected === card ? "true" : "false",
             disabled: !playable.has(card),
             onclick: () => ctx.select(card),
-            "aria-describedby": why(game, mine, card) ? `why-${i}` : null,
-            title: why(game, mine, card),
+            "aria-describedby": reason ? `why-${i}` : null,
+            title: reason,
           },
           icon(cardIcon(card)),
           h("span", {}, cardName(card)),
-          why(game, mine, card) ? h("small", { class: "why", id: `why-${i}`, testid: "card-reason" }, why(game, mine, card)) : null,
-        ),
-      ),
+          reason ? h("small", { class: "why", id: `why-${i}`, testid: "card-reason" }, reason) : null,
+        );
+      }),
     ),
     choices.length ? h("h3", {}, t("moves_title")) : null,
     choices.length
@@ -260,7 +261,7 @@ function gameOver(ctx) {
     h(
       "p",
       { class: "actions" },
-      ctx.download ? h("a", { class: "button", href: `/g/${game.id}`, testid: "replay-link", onclick: (e) => { e.preventDefault(); ctx.replay(); } }, t("replay_link")) : null,
+      h("a", { class: "button", href: `/g/${game.id}`, testid: "replay-link", onclick: (e) => { e.preventDefault(); ctx.replay(); } }, t("replay_link")),
       ctx.download ? h("a", { class: "button", href: ctx.download, download: `moose-${game.id}.json`, testid: "record-link" }, t("download")) : null,
       ctx.verifyDeal ? h("button", { onclick: ctx.verifyDeal, testid: "verify-deal" }, t("verify_deal")) : null,
       h("button", { class: "primary", onclick: ctx.leave, testid: "lobby-button" }, t("back_lobby")),
