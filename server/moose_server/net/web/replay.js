@@ -164,7 +164,8 @@ export function makeReplays(app) {
     // Show game `id` (from `record` when the page has it), read once per replay shown.
     async open(id, record = null) {
       state.screen = "replay";
-      if (state.replay && state.replay.id === id) return;
+      const shown = state.replay;
+      if (shown && shown.id === id && (shown.states || !record)) return; // loaded, or loading
       const replay = new Replay(id);
       state.replay = replay;
       const found = record || (await loadRecord(net, replay));
