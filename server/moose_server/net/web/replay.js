@@ -7,7 +7,7 @@ import { roomTile } from "./board.js";
 import { h, icon } from "./dom.js";
 import { replay as replayRecord, scores, toAct, winners } from "./engine.js";
 import { Game } from "./game.js";
-import { cardName, t } from "./i18n.js";
+import { cardName, count, t } from "./i18n.js";
 
 export class Replay {
   constructor(id) {
@@ -141,7 +141,7 @@ function seatPanel(replay, s, seat) {
       acting ? h("span", { class: "turn-mark", "aria-hidden": "true" }, "▶") : null,
       h("span", { class: "name" }, replay.words.name(seat)),
       seat === s.dealer ? h("span", { class: "badge" }, t("dealer")) : null,
-      h("span", { class: "count" }, s.over ? t("score_n", { n: scores(s)[seat] }) : t("cards_n", { n: hand.length })),
+      h("span", { class: "count" }, s.over ? count("moose_n", scores(s)[seat]) : count("card_n", hand.length)),
     ),
     h("p", { class: house.house ? "house has" : "house" }, icon("house"), house.house ? t("house_yes") : t("house_no")),
     h("ul", { class: "rooms" }, house.rooms.length ? house.rooms.map((room, i) => roomTile(null, seat, i, room, null)) : h("li", { class: "none" }, t("no_rooms"))),
