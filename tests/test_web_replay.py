@@ -34,14 +34,10 @@ from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 
 from helpers import open_store, stacked_deck
+from helpers.browser import DESKTOP, DOCS, PHONE, wait_until
 
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]  # fmt: skip
-DOCS = Path(__file__).resolve().parent.parent / "docs"
-DESKTOP, PHONE = {"width": 1100, "height": 860}, {"width": 360, "height": 740}
 Message = dict[str, Any]
 
 # Every seat's house as the page draws it (the game's and the replay's seats alike),
@@ -55,20 +51,6 @@ HOUSES_JS = """() => [...document.querySelectorAll('[data-testid="seat"]')]
       return {type: cls.find((c) => c.startsWith('r-')).slice(2),
               cover: cover === 'open' ? null : cover};
     })}))"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One headless Chromium for the module's tests."""
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but Chromium is not installed (.ci/run installs chromium)")
-        pytest.skip("Chromium is not installed (apt-get install chromium); CI runs these tests")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
@@ -414,14 +396,6 @@ def test_a_greyed_card_says_why_and_a_turn_with_no_play_says_discard(
     find(page, "legal-move").first.click()  # the discard is taken
     page.locator(f'section.game:not([data-seq="{seq}"])').wait_for()
     assert page.problems == []
-
-
-def wait_until(test: Callable[[], bool], timeout: float = 15.0) -> None:
-    """Poll `test` until it holds."""
-    deadline = time.monotonic() + timeout
-    while not test():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 # -- the rules ----------------------------------------------------------------------
