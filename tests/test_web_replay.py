@@ -348,7 +348,12 @@ def test_a_greyed_card_says_why_and_a_turn_with_no_play_says_discard(
     page = pages()
     page.goto(proc.http)
     find(page, "queue-button").wait_for()
-    wait_until(lambda: any(f.get("type") == "welcome" for f in page.received))
+    # Playwright's sync API hands over a socket's frames only inside one of its calls,
+    # so the wait lets it run (a bare sleep would never see the welcome if it came
+    # after the lobby was drawn, as it may on a loaded machine).
+    wait_until(
+        lambda: page.wait_for_timeout(50) or any(f.get("type") == "welcome" for f in page.received)
+    )
     player = next(f["player"] for f in page.received if f.get("type") == "welcome")
     run(
         deal_to(
