@@ -19,10 +19,10 @@ from helpers import http_base
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "server" / "moose_server" / "net" / "web"
-# 160 KiB, up from issue 11's 150 KB when the rules page landed (issue 24, replays):
-# its text in two languages (~9 KB of i18n.js) is content a player reads, not code
-# to trim, and the page still ships as plain modules with no bundler.
-LIMIT = 160 * 1024
+# 170 KiB, up from issue 11's 150 KB when the replays and the rules page landed (issue 24,
+# replays: ~33 KB, a third of it the rules text in two languages, which players read and
+# which is kept rather than cut); the page still ships as plain modules, no bundler.
+LIMIT = 170 * 1024
 
 
 async def get(url: str, **headers: str) -> tuple[int, Any, bytes]:
@@ -92,7 +92,7 @@ def test_the_page_names_only_files_it_has_and_nothing_from_elsewhere():
         assert not re.search(r"https?://(?!www.w3.org/2000/svg)", text), name
 
 
-def test_our_html_css_and_javascript_stay_under_160_kb():
+def test_our_html_css_and_javascript_stay_under_170_kb():
     size = WebFiles().size()
     print(f"\nweb client: {size} bytes ({size / 1024:.1f} KiB) of HTML, CSS, JavaScript, SVG")
     assert size < LIMIT
