@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import re
 import tomllib
 from pathlib import Path
@@ -19,10 +20,12 @@ from helpers import http_base
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "server" / "moose_server" / "net" / "web"
-# 170 KiB, up from issue 11's 150 KB when the replays and the rules page landed (issue 24,
-# replays: ~33 KB, a third of it the rules text in two languages, which players read and
-# which is kept rather than cut); the page still ships as plain modules, no bundler.
-LIMIT = 170 * 1024
+# Issue 11's target, < 150 KB, counts the bytes a browser downloads: the server sends
+# every file gzip-compressed (site.py compresses them once at start-up), as every browser
+# accepts. Uncompressed the page passed 150 KB when the replays and the rules page
+# landed (issue 24, replays: ~33 KB, a third of it the rules text in two languages) and
+# then the arenas; it still ships as plain modules, no bundler.
+LIMIT = 150_000
 
 
 async def get(url: str, **headers: str) -> tuple[int, Any, bytes]:
@@ -92,10 +95,33 @@ def test_the_page_names_only_files_it_has_and_nothing_from_elsewhere():
         assert not re.search(r"https?://(?!www.w3.org/2000/svg)", text), name
 
 
-def test_our_html_css_and_javascript_stay_under_170_kb():
-    size = WebFiles().size()
-    print(f"\nweb client: {size} bytes ({size / 1024:.1f} KiB) of HTML, CSS, JavaScript, SVG")
+def test_our_html_css_and_javascript_stay_under_150_kb_as_downloaded():
+    files = WebFiles()
+    size, raw = files.gzipped_size(), files.size()
+    print(f"\nweb client: {size} bytes ({size / 1024:.1f} KiB) gzipped, {raw} uncompressed")
     assert size < LIMIT
+
+
+async def test_the_page_and_its_files_are_sent_gzipped_to_who_accepts_it(moose_server):
+    base = http_base(await moose_server())
+    files = WebFiles()
+    plain = await get(base + files.prefix + "app.js", **{"Accept-Encoding": "identity"})
+    assert plain[0] == 200 and plain[2] == files.files["app.js"].body
+    assert "Content-Encoding" not in plain[1] and plain[1]["Vary"] == "Accept-Encoding"
+    async with aiohttp.ClientSession(auto_decompress=False) as session:
+        for path in (files.prefix + "app.js", files.prefix + "i18n.js", "/rules"):
+            headers = {"Accept-Encoding": "gzip, deflate"}
+            async with session.get(base + path, headers=headers) as resp:
+                body, packed = await resp.read(), resp.headers.copy()
+            assert resp.status == 200 and packed["Content-Encoding"] == "gzip", path
+            assert len(body) < len(gzip.decompress(body)) and packed["ETag"] != plain[1]["ETag"]
+            headers["If-None-Match"] = packed["ETag"]
+            async with session.get(base + path, headers=headers) as resp:
+                assert resp.status == 304, path
+        refused = {"Accept-Encoding": "gzip;q=0"}
+        async with session.get(base + files.prefix + "app.js", headers=refused) as resp:
+            assert "Content-Encoding" not in resp.headers and await resp.read() == plain[2]
+    assert gzip.decompress(files.files["app.js"].gzipped) == plain[2]
 
 
 def test_a_wheel_carries_the_web_files():

@@ -9,7 +9,8 @@ carry a digest of all of them (`/static/<digest>/app.js`), so a browser may keep
 them for a year and a new release is fetched at once; the page itself is
 revalidated on every load (ETag). A file asked for under another digest (an
 instance of another release behind the same load balancer) is still served,
-but not to be kept.
+but not to be kept. Each file is gzip-compressed once at start-up and sent so
+to a browser that accepts it (every browser does): the page weighs a third.
 
 Every answer carries a Content-Security-Policy that allows only our own
 scripts, styles and images and a WebSocket to our own origin, and forbids
@@ -20,6 +21,7 @@ the same nosniff, no-referrer and no-framing, and a policy that allows nothing.
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 from dataclasses import dataclass
 from importlib import resources
@@ -60,6 +62,7 @@ class _File:
     body: bytes
     content_type: str
     etag: str
+    gzipped: bytes  # compressed once at start-up: what a browser downloads
 
 
 class WebFiles:
@@ -89,6 +92,10 @@ class WebFiles:
         """Bytes of our own HTML, CSS and JavaScript together."""
         return len(self.page.body) + sum(len(f.body) for f in self.files.values())
 
+    def gzipped_size(self) -> int:
+        """Bytes a browser downloads for them all: each file gzip-compressed."""
+        return len(self.page.gzipped) + sum(len(f.gzipped) for f in self.files.values())
+
 
 WEB_FILES = web.AppKey("web_files", WebFiles)
 
@@ -99,15 +106,33 @@ def _suffix(name: str) -> str:
 
 def _file(body: bytes, name: str) -> _File:
     etag = '"' + hashlib.sha256(body).hexdigest()[:16] + '"'
-    return _File(body, TYPES[_suffix(name)], etag)
+    return _File(body, TYPES[_suffix(name)], etag, gzip.compress(body, 9, mtime=0))
+
+
+def _takes_gzip(request: web.Request) -> bool:
+    """Whether the request's Accept-Encoding allows gzip (not refused with q=0)."""
+    for part in request.headers.get("Accept-Encoding", "").lower().split(","):
+        coding, _, params = part.partition(";")
+        if coding.strip() == "gzip":
+            try:
+                return float(params.strip().removeprefix("q=") or "1") > 0
+            except ValueError:
+                return False
+    return False
 
 
 def _answer(request: web.Request, item: _File, cache: str) -> web.Response:
-    headers = {**SECURITY_HEADERS, "Cache-Control": cache, "ETag": item.etag}
-    if item.etag in request.headers.get("If-None-Match", ""):
+    # The compressed form is another representation: its own ETag, and caches told so.
+    packed = _takes_gzip(request)
+    etag = item.etag[:-1] + '-gz"' if packed else item.etag
+    headers = {**SECURITY_HEADERS, "Cache-Control": cache, "ETag": etag, "Vary": "Accept-Encoding"}
+    if etag in request.headers.get("If-None-Match", ""):
         return web.Response(status=304, headers=headers)
     headers["Content-Type"] = item.content_type
-    return web.Response(body=item.body, headers=headers)
+    if not packed:
+        return web.Response(body=item.body, headers=headers)
+    headers["Content-Encoding"] = "gzip"
+    return web.Response(body=item.gzipped, headers=headers)
 
 
 async def page(request: web.Request) -> web.Response:
