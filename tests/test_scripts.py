@@ -12,7 +12,10 @@ from redis.crc import key_slot
 
 from moose_server.storage import scripts
 from moose_server.storage.keys import (
+    CHAT_CHANNEL,
     GameKeys,
+    blocks_key,
+    chat_key,
     history_key,
     hold_key,
     limit_key,
@@ -29,6 +32,8 @@ from moose_server.storage.scripts import (
     ArenaScoreCall,
     ArenaSeatCall,
     ArenaStartedCall,
+    BoundedAddCall,
+    ChatCall,
     ClaimCall,
     CommitCall,
     CreateTableCall,
@@ -103,6 +108,17 @@ SAMPLES: list[Any] = [
     ArenaStartedCall("a_1", "a:a_1:1"),
     ArenaScoreCall("a_1", "g_1", "{}"),
     ArenaFinishCall("a_1", False, 86400),
+    BoundedAddCall(blocks_key("p_1"), "p_2", 200, 1000),
+    ChatCall(
+        chat_key("g_1", "players", 16),
+        GameKeys.of("g_1", 16).events,
+        CHAT_CHANNEL,
+        "g_1",
+        "players",
+        b"line",
+        100,
+        1000,
+    ),
 ]
 
 

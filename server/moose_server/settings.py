@@ -159,6 +159,13 @@ class Settings:
     arenas: str = ""  # recurring arenas, e.g. "bots:hourly:30m:2-4,people:daily:60m:2-4"
     arena_interval: float = 0.5  # how often every instance seats arena members
     arenas_watched: int = 5  # arenas one socket may watch at once
+    # Chat, blocks and follows (issue 25, chat part; PROTOCOL.md "Chat, blocks and follows").
+    chat_burst: int = 5  # chat lines a player, and an address, may say at once...
+    chat_interval: float = 2.0  # ...then one more every this many seconds
+    chat_kept: int = 100  # lines kept per room (the oldest go)
+    blocks_max: int = 200  # players one player may block
+    follows_max: int = 500  # players one player may follow
+    followers_max: int = 100_000  # followers one player may have
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -173,7 +180,8 @@ class Settings:
                     "history_size",
                     "live_interval", "ban_refresh", "report_burst", "report_interval",
                     "moderation_kept", "heavy_hours", "arena_interval", "arenas_watched",
-                    *HOLDS)  # fmt: skip
+                    "chat_burst", "chat_interval", "chat_kept", "blocks_max", "follows_max",
+                    "followers_max", *HOLDS)  # fmt: skip
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

@@ -108,6 +108,17 @@ subject, so that such keys spread over the cluster's slots::
     moose:{mod}:limits:<hour>         set: the limits refused that hour (TTL)
     moose:{mod}:reports               stream (capped): players' reports of players
 
+Chat, blocks and follows (issue 25, chat part; storage/social.py)::
+
+    moose:{b7}:chat:<game>:<room>     list (capped): a game's chat, room "players" or
+                                      "spectators" (lua/chat.lua); the game's bucket tag,
+                                      so the script reads the events' lifetime
+    moose:{table:<code>}:chat         list (capped): a private table's chat before its start
+    moose:{<player>}:blocks           set (bounded, lua/bounded_add.lua): players blocked
+    moose:{<player>}:follows          set (bounded): players followed
+    moose:{<player>}:followers        set (bounded): players following
+    (who is online for follows: presence_key, shared with challenges)
+
 Key names are built here, in Python, and passed to scripts in KEYS; no script
 builds one. Pub/sub channels belong to no slot (a PUBLISH reaches every node):
 `GAMES_CHANNEL` carries "<game id> <last seq>", `PLAYERS_CHANNEL` msgpack
@@ -123,6 +134,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "ARENAS_KEY",
+    "CHAT_CHANNEL",
     "GAMES_CHANNEL",
     "GUESTS_KEY",
     "LIVE_GAMES_KEY",
@@ -140,8 +152,12 @@ __all__ = [
     "GameKeys",
     "ModerationKeys",
     "arena_won_key",
+    "blocks_key",
     "bucket",
+    "chat_key",
     "deadlines_key",
+    "followers_key",
+    "follows_key",
     "history_key",
     "hold_key",
     "instance_key",
@@ -151,9 +167,11 @@ __all__ = [
     "move_field",
     "player_games_key",
     "polled_key",
+    "presence_key",
     "profile_key",
     "rated_key",
     "sessions_key",
+    "table_chat_key",
     "top_key",
     "undealt_game",
     "unrated_key",
@@ -165,6 +183,7 @@ GAMES_CHANNEL = b"moose:games"
 PLAYERS_CHANNEL = b"moose:players"
 LOADTEST_CHANNEL = b"moose:loadtest"  # moose_loadtest's Redis ceiling: a channel nobody hears
 MODERATION_CHANNEL = b"moose:moderation"  # moderators' notices (issue 22)
+CHAT_CHANNEL = b"moose:chat"  # chat lines, msgpack [game or table code, room, line] (issue 25)
 
 
 def _key(tag: str, kind: str, ident: str | None = None) -> str:
@@ -409,8 +428,8 @@ def sessions_key(subject: str) -> str:
 #                                its answer time plus a grace
 #     moose:{inv}:open:<player>  sorted set: the player's open challenges -> expiry ms
 #
-# Presence has its subject's tag: moose:{<player>}:online, a sorted set: instance ->
-# when that instance's word lapses (ms).
+# Presence has its subject's tag: moose:{<player>}:online, a hash: instance -> when
+# that instance's word lapses (ms), and `name` (lobby/presence.py; follows read it too).
 
 
 def offer_key(offer: str) -> str:
@@ -464,3 +483,31 @@ class ArenaKeys:
 def arena_won_key(player: str) -> str:
     """The arenas a player won."""
     return _key("ar", "won", player)
+
+
+# Chat, blocks and follows (issue 25, chat part): storage/social.py.
+
+
+def chat_key(game: str, room: str, buckets: int) -> str:
+    """A game's chat in one room ("players", "spectators"), in the game's bucket."""
+    return _key(_bucket_tag(bucket(game, buckets)), "chat", f"{game}:{room}")
+
+
+def table_chat_key(code: str) -> str:
+    """A private table's chat before its game starts."""
+    return _key(f"table:{code}", "chat")
+
+
+def blocks_key(player: str) -> str:
+    """The players a player blocked."""
+    return _key(player, "blocks")
+
+
+def follows_key(player: str) -> str:
+    """The players a player follows."""
+    return _key(player, "follows")
+
+
+def followers_key(player: str) -> str:
+    """The players who follow a player."""
+    return _key(player, "followers")

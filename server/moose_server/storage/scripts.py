@@ -49,6 +49,8 @@ __all__ = [
     "ArenaScoreCall",
     "ArenaSeatCall",
     "ArenaStartedCall",
+    "BoundedAddCall",
+    "ChatCall",
     "ClaimCall",
     "CommitCall",
     "CreateTableCall",
@@ -696,6 +698,46 @@ class InviteAnswerCall:
         return keys, [self.action, self.player, self.reason, self.next_game]
 
 
+# -- chat, blocks and follows (issue 25, chat part) ------------------------------------
+
+
+@dataclass(frozen=True)
+class BoundedAddCall:
+    """Add to a set of bounded size (lua/bounded_add.lua): 1 added, 0 there, -1 full."""
+
+    SCRIPT: ClassVar[str] = "bounded_add"
+
+    key: str  # keys.blocks_key, follows_key, followers_key
+    member: str
+    most: int
+    ttl_ms: int
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as bounded_add.lua reads them."""
+        return [self.key], [self.member, self.most, self.ttl_ms]
+
+
+@dataclass(frozen=True)
+class ChatCall:
+    """Keep a chat line and publish it (lua/chat.lua); answers the line's id."""
+
+    SCRIPT: ClassVar[str] = "chat"
+
+    key: str  # keys.chat_key or table_chat_key
+    life: str  # the game's events key (a table's chat: `key` again)
+    channel: bytes
+    target: str  # game id or table code
+    room: str
+    line: bytes  # packed
+    kept: int
+    ttl_ms: int
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as chat.lua reads them."""
+        argv = [self.channel, self.target, self.room, self.line, self.kept, self.ttl_ms]
+        return [self.key, self.life], argv
+
+
 # Every call type, one per script (tests/test_scripts.py checks that none is missing).
 CALLS: tuple[type[Any], ...] = (
     CommitCall, ClaimCall, DeferCall, LimitCall, LiveAddCall, LiveRemoveCall, OnlineCall, RateCall,
@@ -705,4 +747,5 @@ CALLS: tuple[type[Any], ...] = (
     InviteOfferCall, InviteAnswerCall,
     ArenaCreateCall, ArenaMemberCall, ArenaSeatCall, ArenaStartedCall, ArenaScoreCall,
     ArenaFinishCall,
+    BoundedAddCall, ChatCall,
 )  # fmt: skip
