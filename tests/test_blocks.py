@@ -23,8 +23,9 @@ async def redis(redis_url: str) -> AsyncIterator[Any]:
 async def test_a_block_is_seen_by_blocked_and_undone_by_unblock(redis):
     blocks = Blocks(redis)
     assert not await blocks.blocked("p_ann", "p_bob")
-    assert await blocks.block("p_ann", "p_bob")
-    assert not await blocks.block("p_ann", "p_bob")  # once is enough
+    assert await blocks.block("p_ann", "p_bob", "bob")
+    assert not await blocks.block("p_ann", "p_bob", "bob")  # once is enough
+    assert await blocks.of("p_ann") == {"p_bob": "bob"}
     assert await blocks.blocked("p_ann", "p_bob")
     assert not await blocks.blocked("p_bob", "p_ann")  # one way only
     assert await blocks.blockers(["p_ann", "p_cat"], "p_bob") == {"p_ann"}
@@ -39,7 +40,7 @@ async def test_a_full_block_list_refuses_one_more_and_keeps_its_own(redis):
     with pytest.raises(Refusal) as caught:
         await blocks.block("p_ann", "p_3")
     assert caught.value.code == "too_many_blocks"
-    assert await blocks.of("p_ann") == ["p_1", "p_2"]
+    assert await blocks.of("p_ann") == {"p_1": "p_1", "p_2": "p_2"}
 
 
 async def test_blocking_yourself_is_refused(redis):

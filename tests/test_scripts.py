@@ -108,7 +108,7 @@ SAMPLES: list[Any] = [
     ArenaStartedCall("a_1", "a:a_1:1"),
     ArenaScoreCall("a_1", "g_1", "{}"),
     ArenaFinishCall("a_1", False, 86400),
-    BoundedAddCall(blocks_key("p_1"), "p_2", 200, 1000),
+    BoundedAddCall(blocks_key("p_1"), "p_2", "bob", 200, 1000),
     ChatCall(
         chat_key("g_1", "players", 16),
         GameKeys.of("g_1", 16).events,

@@ -87,6 +87,11 @@ ERROR_CODES = frozenset(
         "arena_over",
         "not_member",
         "not_allowed",
+        # Chat, blocks and follows (issue 25, chat part)
+        "chat_too_long",
+        "too_many_blocks",
+        "too_many_follows",
+        "no_such_message",
     }
 )
 
@@ -134,7 +139,6 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "unwatch": {"game": (_STR, True)},
     "record": {"game": (_STR, True), "code": (_STR, False)},
     "games": {"follow": (_BOOL, False)},
-    "report": {"player": (_STR, True), "game": (_STR, False), "reason": (_STR, True)},
     "seed": {"game": (_STR, True), "seed": (_STR, True)},  # provably fair deals (issue 27)
     # Together (issue 25): rematch and challenges
     "rematch": {"game": (_STR, True), "bots": (_BOOL, False)},
@@ -161,6 +165,28 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "leave_arena": {"arena": (_STR, True)},
     "watch_arena": {"arena": (_STR, True)},
     "unwatch_arena": {"arena": (_STR, True)},
+    "report": {
+        "player": (_STR, True),
+        "game": (_STR, False),
+        "reason": (_STR, True),
+        "chat": (_STR, False),
+        "code": (_STR, False),
+        "room": (_STR, False),
+    },
+    # Chat, blocks and follows (issue 25, chat part)
+    "say": {"game": (_STR, False), "code": (_STR, False), "text": (_STR, True)},
+    "chat_history": {
+        "game": (_STR, False),
+        "code": (_STR, False),
+        "room": (_STR, False),
+        "since": (_STR, False),
+    },
+    "block": {"player": (_STR, True), "game": (_STR, False)},
+    "unblock": {"player": (_STR, True), "game": (_STR, False)},
+    "blocks": {},
+    "follow": {"player": (_STR, True), "game": (_STR, False)},
+    "unfollow": {"player": (_STR, True), "game": (_STR, False)},
+    "following": {},
 }
 
 SERVER_MESSAGES = frozenset(
@@ -193,6 +219,16 @@ SERVER_MESSAGES = frozenset(
         "arena",
         "arena_member",
         "arena_unwatched",
+        # Chat, blocks and follows (issue 25, chat part)
+        "said",
+        "chat",
+        "chat_history",
+        "blocked",
+        "unblocked",
+        "blocks",
+        "followed",
+        "unfollowed",
+        "following",
         "error",
     }
 )
@@ -206,8 +242,11 @@ MAX_INT = 2**53 - 1
 _MAX_DEPTH = 4  # maps and lists nested in a field (a move is one map of scalars)
 _MAX_PASSWORD = 128
 _MAX_REASON = 200  # a report's reason
+# A chat line's text as sent: the server refuses one over 200 characters once cleaned
+# with `chat_too_long`; past this it is not even read (bad_message).
+_MAX_CHAT_FRAME = 1000
 _LIMITS = {"token": _MAX_TOKEN, "password": _MAX_PASSWORD, "new_password": _MAX_PASSWORD,
-           "reason": _MAX_REASON}  # fmt: skip
+           "reason": _MAX_REASON, "text": _MAX_CHAT_FRAME}  # fmt: skip
 
 
 class ProtocolError(Exception):

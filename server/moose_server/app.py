@@ -31,6 +31,8 @@ from redis.exceptions import RedisError
 
 from moose.redact import redact_url
 from moose_server.accounts.bans import Bans
+from moose_server.accounts.blocks import Blocks
+from moose_server.accounts.follows import Follows
 from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
 from moose_server.accounts.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
@@ -50,11 +52,13 @@ from moose_server.net import api
 from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
 from moose_server.net.arena_requests import ArenaRequests
+from moose_server.net.chat import Chat
 from moose_server.net.gate import GATE, Gate, gate
 from moose_server.net.handlers import Handlers
 from moose_server.net.heartbeats import Heartbeats
 from moose_server.net.hub import Hub
 from moose_server.net.notices import Notices
+from moose_server.net.social import Social
 from moose_server.net.waiting import Waiting
 from moose_server.net.ws import DOORS, Doors, websocket
 from moose_server.ops.collector import Collector
@@ -69,6 +73,7 @@ from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
 from moose_server.storage.arenas import ArenaStore
+from moose_server.storage.chat import ChatStore
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.holdings import Holdings
@@ -176,8 +181,14 @@ async def _build(
     waiting = Waiting(store, matchmaker, seeds)
     # Moderators' notices act on this instance's games and sockets (both built below).
     notices = Notices(bans, lambda: games, lambda: doors.open, settings.ban_refresh)
+    # Chat lines (issue 25) go to the hub's sockets (built below), the hub tells it of each.
+    chat = Chat(
+        ChatStore(backend.redis, settings.buckets, settings.chat_kept, settings.game_ttl * 1000),
+        store, Blocks(backend.redis, settings.blocks_max), lambda: games, matchmaker, settings,
+        lambda: hub,
+    )  # fmt: skip
     hub = Hub(store, backend.pubsub, copies.size, woken=copies, fanout=metrics, players=waiting,
-              notices=notices, outage_grace=settings.outage_grace)  # fmt: skip
+              notices=notices, outage_grace=settings.outage_grace, chat=chat)  # fmt: skip
     observer = Observer(metrics)
     games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics)
     stack.push_async_callback(games.close)
@@ -197,17 +208,21 @@ async def _build(
     guard = CodeGuard(store, settings)
     reports = Reports(moderation, store, players, settings)
     quotas = Quotas(Holdings(backend.redis, settings.buckets, backend.batch), store, settings)
-    # Together (issue 25): rematch and challenges. No block list yet (the chat part's):
-    # `blocked` stays None until it lands, and then is its `Blocks.blocked`.
+    # Together (issue 25): rematch and challenges; a player's challenge to someone who
+    # blocked them fails as one to someone offline (chat part's block list).
     presence = Presence(backend.redis, settings.instance_id, settings.presence_ttl,
                         hub.player_names)  # fmt: skip
+    blocked = chat.blocks.blocked  # async (by, whom) -> bool, as Invites asks
     invites = Invites(backend.redis, store, games, deals, results, matchmaker, presence, settings,
-                      find=reports.find, blocked=None, batch=backend.batch)  # fmt: skip
+                      find=reports.find, blocked=blocked, batch=backend.batch)  # fmt: skip
     stack.push_async_callback(invites.close)
     arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
+    # Chat, blocks and follows (issue 25, chat part); follows read the same presence.
+    follows = Follows(backend.redis, store, settings, presence)
+    social = Social(chat, chat.blocks, follows, reports, games, players)
     handlers = Handlers(
         store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live, waiting,
-        bans, reports, quotas, arena_requests, invites, presence,
+        bans, reports, quotas, arena_requests, social, invites, presence,
     )  # fmt: skip
     sockets = Sockets(settings)
     doors = app[DOORS] = Doors(
@@ -240,6 +255,7 @@ async def _build(
         "bot sessions": quotas.run(),
         "presence": presence.run(),
         "arena watchers": arena_requests.run(),
+        "chat": chat.run(),
     }
     await _run(app, stack, hub.ready, work, loops)
 

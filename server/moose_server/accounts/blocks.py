@@ -1,9 +1,10 @@
 """Players a player blocked (issue 25): their chat is not delivered to the blocker,
 and their challenges to the blocker fail as a challenge to someone offline does.
 
-One set per blocker in Redis (keys.blocks_key), of at most `blocks_max` players,
-added to by a script (lua/bounded_add.lua) so that two instances cannot pass the
-bound; it expires `KEPT_MS` after its last change.
+One hash per blocker in Redis (keys.blocks_key: blocked player id -> their name
+when blocked), of at most `most` players, added to by a script
+(lua/bounded_add.lua) so that two instances cannot pass the bound; it expires
+`KEPT_MS` after its last change.
 """
 
 from __future__ import annotations
@@ -35,18 +36,25 @@ class Blocks:
 
     async def blocked(self, by_player: str, whom: str) -> bool:
         """Whether `by_player` blocked `whom`."""
-        return bool(await self.redis.sismember(blocks_key(by_player), whom))
+        return bool(await self.redis.hexists(blocks_key(by_player), whom))
 
     async def blockers(self, players: list[str], whom: str) -> set[str]:
         """Those of `players` who blocked `whom`."""
-        found = [await self.blocked(p, whom) for p in players]
+        if not players:
+            return set()
+        pipe = self.redis.pipeline(transaction=False)  # one round trip for a whole room
+        for player in players:
+            pipe.hexists(blocks_key(player), whom)
+        found = await pipe.execute()
         return {p for p, hit in zip(players, found, strict=True) if hit}
 
-    async def block(self, by_player: str, whom: str) -> bool:
-        """Block `whom`; False if blocked already; `too_many_blocks` when the set is full."""
+    async def block(self, by_player: str, whom: str, name: str = "") -> bool:
+        """Block `whom` (called `name`); False if blocked already; `too_many_blocks` when
+        the list is full."""
         if whom == by_player:
             raise Refusal("bad_message", "you cannot block yourself")
-        keys, args = BoundedAddCall(blocks_key(by_player), whom, self.most, KEPT_MS).build()
+        call = BoundedAddCall(blocks_key(by_player), whom, name or whom, self.most, KEPT_MS)
+        keys, args = call.build()
         added = int(await self._add(keys=keys, args=args))
         if added < 0:
             raise Refusal("too_many_blocks", f"you block {self.most} players already; "
@@ -55,8 +63,9 @@ class Blocks:
 
     async def unblock(self, by_player: str, whom: str) -> bool:
         """Unblock `whom`; False if they were not blocked."""
-        return bool(await self.redis.srem(blocks_key(by_player), whom))
+        return bool(await self.redis.hdel(blocks_key(by_player), whom))
 
-    async def of(self, by_player: str) -> list[str]:
-        """Every player `by_player` blocked, sorted."""
-        return sorted(_text(p) for p in await self.redis.smembers(blocks_key(by_player)))
+    async def of(self, by_player: str) -> dict[str, str]:
+        """Every player `by_player` blocked: id -> name, sorted by id."""
+        found = await self.redis.hgetall(blocks_key(by_player))
+        return {_text(k): _text(v) for k, v in sorted(found.items())}

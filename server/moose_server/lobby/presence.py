@@ -26,6 +26,11 @@ log = logging.getLogger(__name__)
 BATCH = 500  # players written per pipeline
 
 
+def _lives(fields: dict[bytes, bytes], now: int) -> bool:
+    """Whether some instance's word in a presence hash has not lapsed at `now` (ms)."""
+    return any(int(v) > now for k, v in fields.items() if k != b"name")
+
+
 class Presence:
     """This instance's word on who is connected, and the service's answer to "is X here"."""
 
@@ -56,9 +61,19 @@ class Presence:
         """The name of the player when some live instance has a socket of theirs, else None."""
         now = await self._now()
         fields = await self.redis.hgetall(presence_key(player))
-        seen = {k.decode(): v.decode() for k, v in fields.items()}
-        name = seen.pop("name", None)
-        return name if any(int(lapse) > now for lapse in seen.values()) else None
+        name = fields.get(b"name")
+        return name.decode() if name is not None and _lives(fields, now) else None
+
+    async def online_many(self, players: list[str]) -> list[bool]:
+        """Whether each player has a socket on some live instance (one round trip)."""
+        if not players:
+            return []
+        now = await self._now()
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in players:
+                pipe.hgetall(presence_key(player))
+            found = await pipe.execute()
+        return [_lives(fields, now) for fields in found]
 
     async def _now(self) -> int:
         sec, usec = await self.redis.time()

@@ -29,6 +29,7 @@ from moose_server.net.arena_requests import ArenaRequests
 from moose_server.net.frames import seat_deadline
 from moose_server.net.hub import Hub, Peer
 from moose_server.net.invite_handlers import invite_handlers
+from moose_server.net.social import Social
 from moose_server.net.waiting import Waiting
 from moose_server.ops.metrics import Metrics
 from moose_server.play.games import Game, GameError, Games, finished_record
@@ -68,7 +69,8 @@ class Handlers:
         self, store: Store, games: Games, hub: Hub, accounts: Accounts, matchmaker: Matchmaker,
         lobby: Lobby, metrics: Metrics, guard: CodeGuard, boards: Boards,
         live: LiveGames, waiting: Waiting, bans: Bans, reports: Reports, quotas: Quotas,
-        arenas: ArenaRequests, invites: Invites | None = None, presence: Presence | None = None,
+        arenas: ArenaRequests, social: Social, invites: Invites | None = None,
+        presence: Presence | None = None,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
@@ -86,6 +88,7 @@ class Handlers:
         self.reports = reports
         self.quotas = quotas  # what one player or address may hold (issue 22)
         self.arenas = arenas  # the arena messages (issue 26, arena)
+        self.social = social  # chat, blocks, follows (issue 25): its own handlers
         self.bot_sockets: dict[int, str] = {}  # id(session) -> its address: a bot session
         self.table: dict[str, Callable[[Session, Message], Awaitable[Message | None]]] = {
             "hello": self.hello, "ping": self.ping, "queue": self.queue,
@@ -101,6 +104,7 @@ class Handlers:
         self.presence = presence  # who is connected anywhere: challenges (issue 25)
         if invites is not None:
             self.table.update(invite_handlers(invites))
+        self.table.update(social.table)
 
     async def handle(self, mtype: str, conn: Session, msg: Message) -> Message | None:
         """Run the handler of a checked message of type `mtype`."""
@@ -470,7 +474,10 @@ class Handlers:
         reason, game_id, target = clean_reason(msg["reason"]), msg.get("game"), msg["player"]
         if target == conn.player:
             raise ProtocolError("bad_message", "you cannot report yourself")
-        if game_id is not None:
+        line = await self.social.quoted(conn, msg)  # a chat line it names (issue 25)
+        if line is not None:
+            player, name = line["player"], line["name"]
+        elif game_id is not None:
             game = await self.games.load(game_id)
             player, name = _seated(game, target)
         else:
@@ -481,7 +488,8 @@ class Handlers:
         now = await self.store.now_ms()
         await self.reports.keep(reporter=conn.player, reporter_name=conn.name,
                                 address=conn.address, player=player, name=name, game=game_id,
-                                reason=reason, at=now)  # fmt: skip
+                                reason=reason, at=now, chat=line["line"] if line else None,
+                                text=line["text"] if line else None)  # fmt: skip
         log.info("report of %s (%s) by %s: %s", player, name, conn.player, reason,
                  extra={"event": "report", "player": conn.player, "game": game_id})  # fmt: skip
         return {"type": "reported", "player": player, "name": name}

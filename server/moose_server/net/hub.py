@@ -21,7 +21,7 @@ The hub is built with whom it tells what it hears: every wake-up (`woken`:
 the games' copies, which it ages), how its fan-out went (`fanout`: the
 metrics) and every player message and reconnected subscription (`players`:
 the players waiting for a match, waiting.py) and every moderator's notice
-(`notices`: net/notices.py).
+(`notices`: net/notices.py) and every chat line (`chat`: net/chat.py, issue 25).
 
 Redis may come back without its last writes (a host crash with `appendfsync
 everysec`, a failover to an asynchronous replica): a socket may then have seen
@@ -59,11 +59,17 @@ from moose_server.net.recent import LOGGED_GAMES, GameLog, Recent
 from moose_server.play.games import Game
 from moose_server.play.streams import read_events
 from moose_server.storage.connection import PubSubSource
-from moose_server.storage.keys import GAMES_CHANNEL, MODERATION_CHANNEL, PLAYERS_CHANNEL
+from moose_server.storage.keys import (
+    CHAT_CHANNEL,
+    GAMES_CHANNEL,
+    MODERATION_CHANNEL,
+    PLAYERS_CHANNEL,
+)
 from moose_server.storage.store import Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = [
+    "ChatListener",
     "FanoutListener",
     "Hub",
     "NoticeListener",
@@ -155,6 +161,13 @@ class NoticeListener(Protocol):
         """A notice on the moderation channel; must not wait."""
 
 
+class ChatListener(Protocol):
+    """Told of every chat line (net/chat.py delivers them; issue 25)."""
+
+    def heard(self, data: bytes) -> None:
+        """A line on the chat channel, as lua/chat.lua published it; must not wait."""
+
+
 class Hub:
     """Fans game events and player messages out to this instance's sockets."""
 
@@ -168,6 +181,7 @@ class Hub:
         fanout: FanoutListener | None = None,
         players: PlayerListener | None = None,
         notices: NoticeListener | None = None,
+        chat: ChatListener | None = None,
         silent: float = SILENT,
         outage_grace: float = 5.0,
     ) -> None:
@@ -180,6 +194,7 @@ class Hub:
         self.fanout = fanout
         self.player_listener = players
         self.notices = notices
+        self.chat = chat
         self.games: dict[str, set[Peer]] = {}
         self.players: dict[str, set[Peer]] = {}
         self.ready = asyncio.Event()
@@ -527,7 +542,9 @@ class Hub:
             while True:
                 try:
                     async with self.pubsub_redis.pubsub() as pubsub:
-                        await pubsub.subscribe(GAMES_CHANNEL, PLAYERS_CHANNEL, MODERATION_CHANNEL)
+                        await pubsub.subscribe(
+                            GAMES_CHANNEL, PLAYERS_CHANNEL, MODERATION_CHANNEL, CHAT_CHANNEL
+                        )
                         # Wake-ups may have been missed meanwhile, and Redis may have
                         # lost the history.
                         self.recent.clear()
@@ -599,6 +616,8 @@ class Hub:
                 self._on_player(message["data"])
             elif message["channel"] == MODERATION_CHANNEL and self.notices is not None:
                 self.notices.heard(unpack(message["data"]))
+            elif message["channel"] == CHAT_CHANNEL and self.chat is not None:
+                self.chat.heard(message["data"])
         except Exception:
             log.exception("cannot deliver %r", message)
 

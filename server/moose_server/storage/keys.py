@@ -114,10 +114,11 @@ Chat, blocks and follows (issue 25, chat part; storage/social.py)::
                                       "spectators" (lua/chat.lua); the game's bucket tag,
                                       so the script reads the events' lifetime
     moose:{table:<code>}:chat         list (capped): a private table's chat before its start
-    moose:{<player>}:blocks           set (bounded, lua/bounded_add.lua): players blocked
-    moose:{<player>}:follows          set (bounded): players followed
-    moose:{<player>}:followers        set (bounded): players following
-    (who is online for follows: presence_key, shared with challenges)
+    moose:{<player>}:blocks           hash (bounded, lua/bounded_add.lua): players blocked,
+                                      id -> name
+    moose:{<player>}:follows          hash (bounded): players followed, id -> name
+    moose:{<player>}:followers        hash (bounded): players following, id -> name
+    (who is online, for follows too: presence_key below, lobby/presence.py)
 
 Key names are built here, in Python, and passed to scripts in KEYS; no script
 builds one. Pub/sub channels belong to no slot (a PUBLISH reaches every node):
@@ -183,7 +184,7 @@ GAMES_CHANNEL = b"moose:games"
 PLAYERS_CHANNEL = b"moose:players"
 LOADTEST_CHANNEL = b"moose:loadtest"  # moose_loadtest's Redis ceiling: a channel nobody hears
 MODERATION_CHANNEL = b"moose:moderation"  # moderators' notices (issue 22)
-CHAT_CHANNEL = b"moose:chat"  # chat lines, msgpack [game or table code, room, line] (issue 25)
+CHAT_CHANNEL = b"moose:chat"  # chat lines: b"<game or code>\n<room>\n<id>\n<line>" (issue 25)
 
 
 def _key(tag: str, kind: str, ident: str | None = None) -> str:

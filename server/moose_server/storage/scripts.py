@@ -703,18 +703,19 @@ class InviteAnswerCall:
 
 @dataclass(frozen=True)
 class BoundedAddCall:
-    """Add to a set of bounded size (lua/bounded_add.lua): 1 added, 0 there, -1 full."""
+    """Add to a hash of bounded size (lua/bounded_add.lua): 1 added, 0 there, -1 full."""
 
     SCRIPT: ClassVar[str] = "bounded_add"
 
     key: str  # keys.blocks_key, follows_key, followers_key
-    member: str
+    member: str  # a player id
+    value: str  # their name
     most: int
     ttl_ms: int
 
     def build(self) -> tuple[list[str], Argv]:
         """KEYS and ARGV as bounded_add.lua reads them."""
-        return [self.key], [self.member, self.most, self.ttl_ms]
+        return [self.key], [self.member, self.value, self.most, self.ttl_ms]
 
 
 @dataclass(frozen=True)

@@ -13,5 +13,6 @@ if chat == life or ttl < 0 then
   ttl = tonumber(ARGV[6])
 end
 redis.call('PEXPIRE', chat, ttl)
-redis.call('PUBLISH', ARGV[1], cmsgpack.pack({ARGV[2], ARGV[3], id, ARGV[4]}))
+-- "<target>\n<room>\n<id>\n<line>": none of the first three holds a newline
+redis.call('PUBLISH', ARGV[1], ARGV[2] .. '\n' .. ARGV[3] .. '\n' .. id .. '\n' .. ARGV[4])
 return id
