@@ -3,9 +3,10 @@
 `Session` keeps, for every game it sits at or watches, the last seq delivered;
 it hands events to `events()` in seq order, once each, and asks for `sync` when
 it sees a gap. After a reconnect it syncs every game again, watches again and
-queues again (`_restore`). `match`, `table`, `event` and rematch messages go to
-the inbox that `moose.client.Client.events()` reads, and `gone` for a game that
-no longer exists; challenges go to their own queue (`Client.challenges()`).
+queues again (`_restore`), and reads the chat lines it missed. `match`, `table`,
+`event`, `chat` and rematch messages go to the inbox that
+`moose.client.Client.events()` reads, and `gone` for a game that no longer
+exists; challenges go to their own queue (`Client.challenges()`).
 
 Redis may come back without its last writes; a game's history then goes back.
 A `state` event is the game as it is now and is always taken, even at a seq
@@ -27,6 +28,7 @@ the game went another way: the moves sent from that seq on are forgotten.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import json
 import logging
@@ -36,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from moose._chat import ChatLog
 from moose._connection import CLOSED, Connection, Message
 from moose._errors import MooseError
 
@@ -119,6 +122,7 @@ class Session(Connection):
         # `Client.challenges()`; those heard before any reader wait for the first one.
         self._challenge_readers: list[asyncio.Queue[Any]] = []
         self._challenges_unread: deque[Message] = deque(maxlen=100)
+        self.chat = ChatLog()  # chat lines seen per room, muted seats (issue 25)
 
     def _welcomed(self, welcome: Message) -> None:
         """Follow the unfinished games the welcome lists."""
@@ -150,6 +154,10 @@ class Session(Connection):
             self._internal("games", self._games_again, follow=True)
         for arena in self._arenas_watched:
             self._internal("watch_arena", self._arena_again, arena=arena)
+        for target, room, line in self.chat.hold():  # the lines said while we were away
+            place = {"code" if room == "table" else "game": target}
+            done = functools.partial(self._chat_again, (target, room))
+            self._internal("chat_history", done, room=room, since=line, **place)
 
     async def _dispatch(self, msg: Message) -> None:
         if self.trace is not None:
@@ -169,6 +177,9 @@ class Session(Connection):
                 reader.put_nowait(msg)
             if not self._challenge_readers:
                 self._challenges_unread.append(msg)
+        elif mtype == "chat":
+            for line in self.chat.take(msg):
+                self._inbox.put_nowait(line)
         elif mtype == "gone" and isinstance(msg.get("game"), str):
             self._gone(msg["game"])
         elif mtype == "error" and msg.get("code") == "rate_limited":
@@ -384,6 +395,14 @@ class Session(Connection):
             self._inbox.put_nowait({k: v for k, v in answer.items() if k != "id"})
         else:
             self._log_error(answer)
+
+    def _chat_again(self, room: tuple[str, str], answer: Message) -> None:
+        """The lines missed while away, and those held meanwhile, as `chat` lines."""
+        got = answer.get("lines") if answer.get("type") == "chat_history" else None
+        if got is None:
+            self._log_error(answer)
+        for line in self.chat.caught_up(room, [{"type": "chat", **ln} for ln in got or ()]):
+            self._inbox.put_nowait(line)
 
     def _log_error(self, answer: Message) -> None:
         if answer.get("type") == "error" and answer.get("code") != "already_queued":

@@ -336,8 +336,59 @@ class Client(Together):
             return msg
         raise ConnectionLost("the connection closed")
 
+    # -- chat, blocks and follows (issue 25) ------------------------------------
+
+    async def say(self, text: str, game: str | None = None, code: str | None = None) -> Message:
+        """Say a line at a game we follow (or at the private table `code`); `said`."""
+        return await self._request("say", text=text, game=game, code=code)
+
+    async def chat_history(
+        self, game: str | None = None, code: str | None = None, *, room: str | None = None,
+        since: str | None = None,
+    ) -> list[Message]:  # fmt: skip
+        """The lines kept of a room (default: ours), oldest first, muted seats left out."""
+        answer = await self._request("chat_history", game=game, code=code, room=room, since=since)
+        lines: list[Message] = answer["lines"]
+        return [ln for ln in lines if not self.chat.is_muted(ln)]
+
+    def mute(self, game: str, who: int | str, muted: bool = True) -> None:
+        """Hide (or show again) the chat of a seat (int) or player id in a game, for us."""
+        self.chat.mute(game, who, muted)
+
+    async def block(self, player: str, game: str | None = None) -> Message:
+        """Block a player (id, account name, or with `game` the name at its table)."""
+        return await self._request("block", player=player, game=game)
+
+    async def unblock(self, player: str, game: str | None = None) -> Message:
+        """Unblock a player."""
+        return await self._request("unblock", player=player, game=game)
+
+    async def blocks(self) -> list[Message]:
+        """The players we blocked."""
+        players: list[Message] = (await self._request("blocks"))["players"]
+        return players
+
+    async def follow(self, player: str, game: str | None = None) -> Message:
+        """Follow a player (named as for `block`)."""
+        return await self._request("follow", player=player, game=game)
+
+    async def unfollow(self, player: str, game: str | None = None) -> Message:
+        """Stop following a player."""
+        return await self._request("unfollow", player=player, game=game)
+
+    async def following(self) -> Message:
+        """The players we follow (each `online`, with their unfinished `games`)."""
+        return await self._request("following")
+
+    async def report_line(self, line: Message, reason: str) -> Message:
+        """Report a chat line (a `chat` message) to the moderators, its text attached."""
+        where = {"code": line["code"]} if line.get("code") else {"game": line["game"]}
+        return await self._request("report", player=line["player"], reason=reason,
+                                   chat=line["line"], room=line["room"], **where)  # fmt: skip
+
     def events(self) -> _Events:
-        """An async iterator of `match`, `table`, `event` and (when followed) `game_list`."""
+        """An async iterator of `match`, `table`, `event`, `chat` and (when followed)
+        `game_list`."""
         return _Events(self)
 
     @property
