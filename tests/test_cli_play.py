@@ -274,3 +274,31 @@ async def test_play_says_when_an_account_took_the_kept_guests_name(url: str) -> 
     assert_finished(run)
     assert "an account took the name 'carol' meanwhile: you play as 'carol-2'" in run.text
     assert "seats: carol-2 540?" in run.text
+
+
+async def test_play_shows_table_chat_and_says_typed_lines(url: str) -> None:
+    async with moose.connect(url, name="host") as host:
+        table = await host.create_table(2)
+        proc = await spawn("play", "--url", url, "--name", "guest", "--code", table["code"])
+        async for msg in host.events():
+            if msg["type"] == "table" and all(msg["seats"]):
+                break
+        await host.start_table(table["code"])
+        async for msg in host.events():
+            if msg["type"] == "match":
+                game, seat = msg["game"], msg["seat"]
+                break
+        await host.say("[bold]hello[/bold] <b>guest</b>", game=game)
+        playing = asyncio.create_task(play_seat(host, game=game, seat=seat))
+
+        def answer(line: str, run: Run) -> str | None:
+            if "[chat] host (seat 0):" in line:
+                return "/say hi host"
+            return "1" if ASK in line else None
+
+        run = await drive(proc, answer)
+        await playing
+        said = await host.chat_history(game)
+    assert_finished(run)
+    assert "[chat] host (seat 0): [bold]hello[/bold] <b>guest</b>" in run.text  # text, no markup
+    assert [(m["name"], m["text"]) for m in said][-1] == ("guest", "hi host")

@@ -88,3 +88,20 @@ async def test_watch_without_a_game_lists_the_live_games(url: str) -> None:
         run = await drive(await spawn("watch", "--url", url))
         assert run.code == 0, run.err
         assert game in run.text and "alice" in run.text and "players online" in run.text
+
+
+async def test_watch_shows_the_spectators_chat_from_before_it_came(url: str) -> None:
+    async with moose.connect(url, name="alice") as alice, moose.connect(url, name="eve") as eve:
+        bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
+        await alice.queue(2, 2)
+        game, seat = await first_match(alice)
+        await eve.watch(game)
+        await eve.say("<i>go alice</i>", game=game)
+        proc = await spawn("watch", game, "--url", url)
+        assert proc.stdout is not None
+        first = (await proc.stdout.readline()).decode()
+        await play_seat(alice, game=game, seat=seat)
+        run = await drive(proc)
+        await bot
+    assert run.code == 0, run.text + run.err
+    assert "[chat] eve: <i>go alice</i>" in first + run.text

@@ -19,6 +19,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from moose import _render
+from moose._play_chat import CHAT_COMMANDS, SAY, TableChat
 from moose._play_together import PlayTogether
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ QUEUE_NOTE_EVERY = 5.0  # seconds between "still in the queue" lines when piped
 REDRAW = 0.05  # seconds between redraws of the live screen, at least
 
 
-class Play:
+class Play(TableChat):
     """One player's game: the lobby, then the events of the game and their moves."""
 
     def __init__(self, client: Client, console: Console, args: argparse.Namespace) -> None:
@@ -63,6 +64,7 @@ class Play:
         self.queued_at = 0.0  # time.monotonic() of that answer
         self._redraw = False  # a refresh is scheduled
         self.together = PlayTogether(self)  # rematch and challenges (issue 25)
+        self.lines_shown: set[str] = set()  # chat line ids printed (live and history)
 
     # -- output -------------------------------------------------------------------------
 
@@ -322,6 +324,7 @@ class Play:
                 self.take_seats(msg)
                 self.say(f"game {self.game}: you are seat {self.seat} of {msg.get('players')}")
                 self.say(self.seats_line())
+                await self.chat_backlog()
             elif mtype == "gone" and msg.get("game") == self.game:
                 self.say(f"the server no longer has game {self.game} (it lost it): game over")
                 return 1
@@ -331,6 +334,8 @@ class Play:
                 if not self.args.stay:
                     return 0
                 self.together.game_over()  # stay for a rematch or a challenge
+            elif mtype == "chat":
+                self.show_chat(msg)
         return 1
 
     def on_event(self, msg: Message) -> bool:
@@ -410,6 +415,9 @@ class Play:
                 self.say("you left")
                 return 0
             self.leaving = False
+            if line.strip().startswith(SAY) or text.split(" ")[0] in CHAT_COMMANDS:
+                await self.chat_command(line.strip())
+                continue
             await self.command(text)
 
     async def command(self, text: str) -> None:
@@ -429,7 +437,10 @@ class Play:
             elif text in ("", "r"):
                 self.show_turn() if self.legal() else self.refresh()
             else:
-                self.say("type a move number, `start` (host) or `quit`")
+                self.say(
+                    "type a move number, `start` (host), `/say TEXT` (or 'TEXT), "
+                    "`/mute SEAT`, `/unmute SEAT`, `/block SEAT` or `quit`"
+                )
         except ServerError as exc:
             self.say(f"refused: {exc.message} ({exc.code})")
 

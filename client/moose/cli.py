@@ -26,6 +26,7 @@ COMMANDS = (
     "simulate",
     "verify",
     "arena",
+    "following",
 )
 ENTRY_POINTS = "moose.commands"
 

@@ -1,4 +1,5 @@
-"""`moose watch GAME_ID`: follow a game as a spectator, one line per event.
+"""`moose watch GAME_ID`: follow a game as a spectator, one line per event, with the
+spectators' chat (issue 25) as `[chat] name: text` lines.
 
 `moose watch` with no game id lists the live public games instead.
 """
@@ -66,7 +67,11 @@ async def _main(args: argparse.Namespace) -> int:
     names: list[str] | None = None
     try:
         await client.watch(args.game, args.code)
+        for line in await client.chat_history(args.game):  # said before we came
+            _chat_line(console, args.json, {"type": "chat", **line})
         async for msg in client.events():
+            if msg.get("type") == "chat" and msg.get("game") == args.game:
+                _chat_line(console, args.json, msg)
             if msg.get("type") != "event" or msg.get("game") != args.game:
                 continue
             event = msg.get("event") or {}
@@ -91,3 +96,12 @@ async def _main(args: argparse.Namespace) -> int:
     finally:
         await client.close()
     return 1
+
+
+def _chat_line(console: Any, as_json: bool, msg: dict[str, Any]) -> None:
+    """A chat line: a JSON line, or `[chat] name: text` (printed as text, never markup)."""
+    if as_json:
+        sys.stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
+        sys.stdout.flush()
+    else:
+        console.print(f"[chat] {msg.get('name')}: {msg.get('text')}", markup=False)
