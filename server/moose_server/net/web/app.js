@@ -1,6 +1,7 @@
 // The page's controller: which screen shows, what each click sends, what each message changes.
 
 import { clock, renderGame } from "./board.js";
+import { chatActions, loadHistory, refreshFollowing, reloadAll, renderChat, renderFollowing, takeLine } from "./chat.js";
 import { h, replace } from "./dom.js";
 import { randomSeed, verifyDeal } from "./fair.js";
 import { arenaPages } from "./arena.js";
@@ -86,6 +87,9 @@ function onMessage(msg) {
     case "arena":
       if (!arenas.onMessage(msg)) return;
       break;
+    case "chat":
+      if (!takeLine(msg)) return;
+      break;
     case "error":
       state.error = errorText(msg);
       break;
@@ -99,6 +103,7 @@ function onEvent(msg) {
   const game = state.game;
   if (!game || msg.game !== game.id) return;
   const taken = game.take(msg);
+  loadHistory(net, { game: game.id }).then((got) => got && render()); // following it now: its chat's backlog
   if (taken === "gap") sync(game);
   if (taken !== "ok") return;
   state.moving = false;
@@ -124,6 +129,7 @@ async function onResume(welcome) {
   if (welcome.table) state.table = welcome.table;
   if (state.queued) send("queue", { min_players: state.queued.min, max_players: state.queued.max, ...FAIR });
   arenas.resume();
+  reloadAll(net, render); // the chat lines said while we were away
   render();
 }
 
@@ -326,6 +332,7 @@ function send(type, fields = {}) {
 }
 
 function follow() {
+  refreshFollowing(net, render);
   net.request("games", { follow: true }).then((list) => {
     state.listing = list;
     render();
@@ -373,6 +380,7 @@ function resumeGame(id) {
 }
 
 function showTable(table) {
+  loadHistory(net, { code: table.code }).then((got) => got && render());
   state.table = table;
   state.invited = null;
   go("table", `/t/${table.code}`);
@@ -451,12 +459,13 @@ function screenContent() {
     if (state.page.screen === "account") return accountPage();
     return renderPage(state.page, { me: net.welcome && net.welcome.player, provisionalGames: state.page.data ? state.page.data.provisional_games : 5 });
   }
+  const me = net.welcome && net.welcome.player;
   if (state.screen === "game" && state.game) {
-    return renderGame({
+    return [renderGame({
       game: state.game, selected: state.selected, now: () => net.now(),
       download: state.download, seatButton: together.seatButton, ...gameActions,
       verifyDeal: state.game.recordData && state.game.recordData.deal ? checkDeal : null,
-    });
+    }), gameChat(state.game, me)];
   }
   if (state.screen === "arenas" || state.screen === "arena") return arenas.render(state.screen, net.welcome && net.welcome.player);
   if (state.screen === "replay" && state.replay) {
@@ -464,15 +473,36 @@ function screenContent() {
   }
   if (state.screen === "rules") return renderRules({ back: replays.back, game: Boolean(state.game && !state.game.over) });
   if (state.screen === "table" && state.table) {
-    return renderTable({ table: state.table, me: net.welcome && net.welcome.player, act: { ...act, leave: act.leaveTable } });
+    return [renderTable({ table: state.table, me, act: { ...act, leave: act.leaveTable } }), tableChat(state.table, me)];
   }
   state.screen = "lobby";
-  return renderLobby({
+  return [renderLobby({
     account: net.welcome && net.welcome.account ? net.welcome.name : null,
     note: guestNote(state.name),
     name: state.name, listing: state.listing, queued: state.queued, range: state.range,
     invited: state.invited, busy: state.busy, now: () => net.now(), act,
+  }), net.welcome ? renderFollowing({ act: { watch: act.watch, unfollow: chatAct.unfollow } }) : null];
+}
+
+// -- chat, blocks and follows (issue 25, chat part: chat.js) ----------------------------
+
+const chatAct = chatActions({ net, ask, render, notice: (text) => { state.notice = text; render(); } });
+
+function gameChat(game, me) {
+  if (!game.view) return null;
+  const seated = game.seat !== null;
+  const people = (game.names || []).map((name, seat) => ({ name, seat }))
+    .filter((p) => p.seat !== game.seat && !game.bots[p.seat] && p.name);
+  return renderChat({
+    place: { game: game.id }, room: seated ? "players" : "spectators", me, people, act: chatAct,
+    title: t(seated ? "chat_players" : "chat_spectators"),
   });
+}
+
+function tableChat(table, me) {
+  const people = table.seats.filter((s) => s && s.player && s.player !== me && !s.bot)
+    .map((s) => ({ name: s.name, player: s.player }));
+  return renderChat({ place: { code: table.code }, room: "table", me, people, act: chatAct, title: t("chat_table") });
 }
 
 function header() {
@@ -551,6 +581,8 @@ async function boot() {
   if (kind === "t" && arg) state.invited = arg.toUpperCase();
   render();
   setInterval(tick, 500);
+  // Who of the players we follow is online: asked again now and then in the lobby.
+  setInterval(() => { if (state.screen === "lobby" && net.welcome) refreshFollowing(net, render); }, 5000);
   window.addEventListener("popstate", () => {
     if (location.pathname === "/" && state.screen === "game" && state.game && state.game.seat === null) gameActions.leave();
     else if (!arenaRoute()) router.show();
