@@ -27,6 +27,7 @@ HOLE = "\x00"  # where an f-string puts a value
 KINDS = "|".join([
     "game", "events", "moves", "record", "deadlines", "unrated", "polled", "names", "guests",
     "top", "rated", "games", "heartbeat", "limit", "secret", "hold", "sessions", "deal",
+    "chat", "blocks", "follows", "followers", "presence",
     *keys.MM_KEY_KINDS,
 ])  # fmt: skip
 LOOKS_LIKE_A_KEY = [
@@ -37,7 +38,7 @@ LOOKS_LIKE_A_KEY = [
 ]
 NAMES = {
     keys.GAMES_CHANNEL.decode(), keys.PLAYERS_CHANNEL.decode(), keys.LOADTEST_CHANNEL.decode(),
-    keys.MODERATION_CHANNEL.decode(), "moose:secret",
+    keys.MODERATION_CHANNEL.decode(), keys.CHAT_CHANNEL.decode(), "moose:secret",
 }  # fmt: skip
 
 ONE_FORM = re.compile(r"^moose:\{[^{}]+\}:[a-z_]+(:.+)?$")

@@ -67,7 +67,7 @@ class Social:
         if game_id is None and GUEST_ID.match(target):
             found = (await self.players.profiles([target]))[0]
             if "name" not in found:
-                return target, await self._known(_player(conn), target)
+                return target, await self._known(conn, target)
         if game_id is not None:
             game = await self.games.load(game_id)
             seat = game.seat_named(target)
@@ -80,9 +80,17 @@ class Social:
             return player, game.names[seat]
         return await self.reports.find(target)
 
-    async def _known(self, me: str, player: str) -> str:
-        """The name we last blocked or followed `player` under, else their id."""
-        for names in (await self.follows.of(me), await self.blocks.of(me)):
+    async def _known(self, conn: Any, player: str) -> str:
+        """A guest's name: at a game this socket follows, else as we last blocked or
+        followed them, else their id."""
+        for game_id in list(conn.subs):
+            try:
+                game = await self.games.load(game_id)
+            except Refusal:
+                continue
+            if player in game.players:
+                return str(game.names[game.players.index(player)])
+        for names in (await self.follows.of(_player(conn)), await self.blocks.of(_player(conn))):
             if player in names:
                 return names[player]
         return player
