@@ -4,7 +4,6 @@ copies them there)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -16,58 +15,12 @@ from typing import Any
 
 import pytest
 
+from helpers.browser import Player, wait_until
+
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 
 EVIL = '<img src=x onerror="document.title=1">'
 HOSTILE = "<img src=x onerror=f(1)>"
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]  # fmt: skip
-Message = dict[str, Any]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One headless Chromium for the module's tests (as test_web_browser.py's)."""
-    if not os.path.exists(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail("CI is set but Chromium is not installed (.ci/run installs chromium)")
-        pytest.skip("Chromium is not installed (apt-get install chromium); CI runs these tests")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield chromium
-        chromium.close()
-
-
-class Player:
-    """One browser page in its own context, with the frames it received and its problems."""
-
-    def __init__(self, browser: Any, base: str) -> None:
-        self.context = browser.new_context(viewport={"width": 1100, "height": 860})
-        self.page = self.context.new_page()
-        self.base = base
-        self.frames: list[Message] = []
-        self.problems: list[str] = []  # console errors, page errors, dialogs
-        self.page.on("websocket", lambda ws: ws.on(
-            "framereceived", lambda payload: self.frames.append(json.loads(payload))))  # fmt: skip
-        self.page.on("console", lambda m: m.type == "error" and self.problems.append(m.text))
-        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
-        self.page.on("dialog", self._dialog)
-
-    def _dialog(self, dialog: Any) -> None:
-        self.problems.append(f"dialog: {dialog.message}")
-        dialog.dismiss()
-
-    def open(self, path: str = "/") -> Player:
-        """Load a page of the site and wait for its first screen."""
-        self.page.goto(self.base + path)
-        self.page.wait_for_selector('[data-testid="counts"]:not(:empty), [data-testid="seat"]')
-        return self
-
-    def find(self, testid: str) -> Any:
-        """The elements with that test id."""
-        return self.page.locator(f'[data-testid="{testid}"]')
 
 
 @pytest.fixture
@@ -82,20 +35,12 @@ def players(browser: Any, server: Any) -> Iterator[Callable[[], Player]]:
     made: list[Player] = []
 
     def make() -> Player:
-        made.append(Player(browser, server.http))
+        made.append(Player(browser, server.http))  # `browser`: conftest.py's
         return made[-1]
 
     yield make
     for player in made:
         player.context.close()
-
-
-def wait_until(test: Callable[[], bool], timeout: float = 20.0) -> None:
-    """Poll `test` until it holds."""
-    deadline = time.monotonic() + timeout
-    while not test():
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
 
 
 def table_of_two(host: Player, guest: Player) -> str:
