@@ -6,8 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 import moose
-from moose.client import Client
+from moose.client import Client, ServerError
+
+from helpers import play_seat
 
 Message = dict[str, Any]
 MANY = {"chat_burst": 100}
@@ -73,3 +77,28 @@ async def test_lines_said_while_the_socket_was_down_arrive_after_the_reconnect(s
         texts = [(await next_of(ann, "chat"))["text"] for _ in range(4)]
         assert texts == ["away 0", "away 1", "away 2", "after"]
         assert ann.reconnects >= 1
+
+
+async def test_the_seats_read_the_spectators_chat_once_the_game_is_over(serve) -> None:
+    url = (await serve(**MANY)).url
+    async with (
+        moose.connect(url, name="ann") as ann,
+        moose.connect(url, name="bob") as bob,
+        moose.connect(url, name="eve") as eve,
+    ):
+        table = await ann.create_table(2)
+        await bob.join_table(table["code"])
+        await ann.start_table(table["code"])
+        match = await next_of(ann, "match")
+        game = match["game"]
+        await eve.watch(game, table["code"])
+        during = await eve.say("during", game=game)
+        assert during["room"] == "spectators"
+        with pytest.raises(ServerError) as refused:
+            await ann.chat_history(game, room="spectators")
+        assert refused.value.code == "not_in_game"
+        await asyncio.gather(play_seat(ann, game=game, seat=match["seat"]), play_seat(bob))
+        after = await eve.say("well played", game=game)
+        assert (await next_of(ann, "chat"))["line"] == after["line"]  # "during" never came
+        lines = await ann.chat_history(game, room="spectators")
+        assert [m["text"] for m in lines] == ["during", "well played"]
