@@ -307,6 +307,7 @@ const en = {
   err_chat_too_long: "A message holds at most 200 characters.",
   err_too_many_blocks: "You block too many players already: unblock one first.",
   err_too_many_follows: "You follow too many players already: unfollow one first.",
+  err_no_such_message: "That message is no longer kept: it cannot be reported.",
 };
 
 const es = {
@@ -609,6 +610,7 @@ const es = {
   err_chat_too_long: "Un mensaje tiene como máximo 200 caracteres.",
   err_too_many_blocks: "Ya bloqueas a demasiados jugadores: desbloquea a uno primero.",
   err_too_many_follows: "Ya sigues a demasiados jugadores: deja de seguir a uno primero.",
+  err_no_such_message: "Ese mensaje ya no se guarda: no se puede denunciar.",
 };
 
 // -- site (issue 24): accounts, profiles, leaderboards -------------------------------
