@@ -89,7 +89,7 @@ export function renderChat(ctx) {
     h(
       "ol",
       { class: "lines", testid: "chat-lines", "aria-live": "polite" },
-      lines.length ? lines.map((l) => line(ctx, l)) : h("li", { class: "none" }, t("chat_empty")),
+      lines.length || hidden ? lines.map((l) => line(ctx, l)) : h("li", { class: "none" }, t("chat_empty")),
       hidden ? h("li", { class: "none", testid: "chat-hidden" }, t("chat_hidden", { n: hidden })) : null,
     ),
     h(
