@@ -205,11 +205,17 @@ function who(place, p) {
   return p.player ? { player: p.player } : { player: p.name, game: place.game };
 }
 
+// Asked again every few seconds in the lobby: the page is drawn again only when the
+// list changed (a redraw under a click would lose it).
 export async function refreshFollowing(net, render) {
+  let answer;
   try {
-    chat.following = await net.request("following");
+    answer = await net.request("following");
   } catch {
     return;
   }
+  delete answer.id;
+  if (JSON.stringify(answer) === JSON.stringify(chat.following)) return;
+  chat.following = answer;
   render();
 }
