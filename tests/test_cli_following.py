@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow  # runs `moose following`
 
 
 async def test_following_lists_who_is_online_and_the_game_they_play(serve, config_home) -> None:
-    url = (await serve(live_interval=0.1)).url
+    url = (await serve()).url
     async with moose.connect(url, name="bob") as bob:
         await bob.register("a long password")
         await bob.queue(2, 2)
@@ -23,7 +23,7 @@ async def test_following_lists_who_is_online_and_the_game_they_play(serve, confi
             if msg["type"] == "match":
                 game = msg["game"]
                 break
-        async with moose.connect(url, name="cat") as cat:  # presence comes within a round
+        async with moose.connect(url, name="cat") as cat:  # online from its hello
             await cat.follow("bob")
             while not (await cat.following())["players"][0]["online"]:
                 await asyncio.sleep(0.05)
