@@ -27,7 +27,7 @@ HOLE = "\x00"  # where an f-string puts a value
 KINDS = "|".join([
     "game", "events", "moves", "record", "deadlines", "unrated", "polled", "names", "guests",
     "top", "rated", "games", "heartbeat", "limit", "secret", "hold", "sessions", "deal",
-    "chat", "blocks", "follows", "followers", "online",
+    "chat", "blocks", "follows", "followers",
     *keys.MM_KEY_KINDS,
 ])  # fmt: skip
 LOOKS_LIKE_A_KEY = [
