@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import concurrent.futures
 import re
 from pathlib import Path
 
@@ -71,11 +72,22 @@ def _texts(tree: ast.AST) -> list[tuple[int, str]]:
     return out
 
 
+def _parse(source: str) -> ast.Module:
+    """`ast.parse` in a thread of its own.
+
+    In a long pytest session CPython 3.11 can raise "SystemError: AST constructor
+    recursion depth mismatch" (its per-thread recursion count, left off by an
+    earlier RecursionError, CPython gh-106905): a new thread starts from zero.
+    """
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(ast.parse, source).result()
+
+
 def key_like(source: str) -> list[tuple[int, str]]:
     """The strings of a module's code that spell out (part of) a key or channel name."""
     return [
         (line, text)
-        for line, text in _texts(ast.parse(source))
+        for line, text in _texts(_parse(source))
         if text in NAMES or any(p.search(text) for p in LOOKS_LIKE_A_KEY)
     ]
 
