@@ -20,6 +20,7 @@ the end.
   has said hello (`RawClient`: send, request, expect, closed).
 - `config_home` (every test): XDG_CONFIG_HOME is a folder of the test's own.
 - `browser`: one headless Chromium per test module (helpers.browser), or a skip
+  (`players`: ``p = players()`` opens a page on the module's own `server` fixture)
   with its reason where Chromium is missing (a failure when CI is set).
 - `moose_serve`: ``proc = moose_serve("--data-dir", d)`` runs `moose serve` as a
   subprocess (``proc.url``, ``proc.kill()``, ``proc.stop()``); ``wait=False``
@@ -47,7 +48,7 @@ from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis, free_port
 
 from helpers import Instance, RawClient, RedisClusterNodes, Serve, ServeProcess, cleanup
-from helpers.browser import ARGS, CHROMIUM
+from helpers.browser import ARGS, CHROMIUM, Player
 from helpers.lanes import LaneGuard
 
 
@@ -270,3 +271,17 @@ def browser() -> Iterator[Any]:
         chromium = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture
+def players(browser: Any, server: Any) -> Iterator[Callable[..., Player]]:
+    """``p = players()``: a new page (its own browser context) on the module's `server`."""
+    made: list[Player] = []
+
+    def make(**kwargs: Any) -> Player:
+        made.append(Player(browser, server.http, **kwargs))
+        return made[-1]
+
+    yield make
+    for player in made:
+        player.close()

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,20 +27,6 @@ HOSTILE = "<img src=x onerror=f(1)>"
 def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
     """A real `moose serve` with its own Redis."""
     return moose_serve("--data-dir", str(tmp_path / "data"), "--turn-time", "60")
-
-
-@pytest.fixture
-def players(browser: Any, server: Any) -> Iterator[Callable[[], Player]]:
-    """``p = players()``: a new page on the server; all closed at the end."""
-    made: list[Player] = []
-
-    def make() -> Player:
-        made.append(Player(browser, server.http))  # `browser`: conftest.py's
-        return made[-1]
-
-    yield make
-    for player in made:
-        player.context.close()
 
 
 def table_of_two(host: Player, guest: Player) -> str:

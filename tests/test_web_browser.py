@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,20 +48,6 @@ def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
     """A real `moose serve` with its own Redis; short matchmaking waits."""
     return moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
                        "--turn-time", "60")  # fmt: skip
-
-
-@pytest.fixture
-def players(browser: Any, server: Any) -> Iterator[Callable[..., Player]]:
-    """``p = players()``: a new page on the server; all closed at the end."""
-    made: list[Player] = []
-
-    def make(**kwargs: Any) -> Player:
-        made.append(Player(browser, server.http, **kwargs))
-        return made[-1]
-
-    yield make
-    for player in made:
-        player.close()
 
 
 def states_by_seq(record: Message, events: list[Message]) -> dict[int, rules.State]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +31,6 @@ def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
     """A real `moose serve` with its own Redis; short matchmaking waits."""
     return moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
                        "--turn-time", "60")  # fmt: skip
-
-
-@pytest.fixture
-def players(browser: Any, server: Any) -> Iterator[Callable[..., Player]]:
-    """``p = players()``: a new page on the server; all closed at the end."""
-    made: list[Player] = []
-
-    def make(**kwargs: Any) -> Player:
-        made.append(Player(browser, server.http, **kwargs))
-        return made[-1]
-
-    yield make
-    for player in made:
-        player.close()
 
 
 def accessible(player: Player, what: str) -> None:

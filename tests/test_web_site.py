@@ -18,7 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,20 +40,6 @@ def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
     """A real `moose serve` with its own Redis; a rating counts after 2 games."""
     return moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "0.5",
                        "--turn-time", "60", env=ENV)  # fmt: skip
-
-
-@pytest.fixture
-def players(browser: Any, server: Any) -> Iterator[Callable[..., Player]]:
-    """``p = players()``: a new page (its own browser context) on the server."""
-    made: list[Player] = []
-
-    def make(**kwargs: Any) -> Player:
-        made.append(Player(browser, server.http, **kwargs))
-        return made[-1]
-
-    yield make
-    for player in made:
-        player.close()
 
 
 def run_async(work: Any) -> Any:
