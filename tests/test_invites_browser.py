@@ -130,7 +130,7 @@ def test_a_page_declines_a_challenge_with_a_reason_then_accepts_one(
 
     told = loop.run(answer())
     assert told["status"] == "declined" and told["reason"] == "not_rated"
-    assert hana.find("challenge-offer").count() == 0
+    wait_until(lambda: hana.find("challenge-offer").count() == 0)
     loop.run(alice.challenge(welcome["player"], 2))
     hana.find("challenge-accept").click()
     hana.page.wait_for_selector("section.game")

@@ -54,6 +54,7 @@ export function createTogether(ctx) {
     const offer = s.incoming;
     s.incoming = null;
     if (!offer) return;
+    ctx.render(); // the offer goes at the click, not when the server's answer comes
     if (decline) await ctx.ask("challenge_decline", { challenge: offer.challenge, reason });
     else await ctx.ask("challenge_accept", { challenge: offer.challenge });
     ctx.render();
