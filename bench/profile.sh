@@ -18,7 +18,7 @@ for _ in $(seq 100); do
   curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break
   sleep 0.1
 done
-"$spy" record --pid "$server" --rate 200 --format raw --output "$out.raw" --nonblocking \
+"$spy" record --pid "$server" --rate 200 --format raw --output "$out.raw" ${PYSPY_FLAGS---nonblocking} \
   >/dev/null 2>&1 &
 spy_pid=$!
 $py -m moose loadtest --url "ws://127.0.0.1:$port/ws" --server-pid "$server" \

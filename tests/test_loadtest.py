@@ -19,6 +19,7 @@ import pytest
 
 import moose_loadtest
 from moose_loadtest import deployment
+from moose_loadtest.phases import cpu_per_move
 from moose_loadtest.run import merge, percentiles
 
 
@@ -105,6 +106,18 @@ def test_merge_finds_the_last_seat_across_workers() -> None:
     assert merged["games"] == 1 and merged["connected"] == 4
 
 
+def testcpu_per_move_ratio_is_ours_over_the_socket_ceilings() -> None:
+    # Figures of a real run (bench/results): 99.1 % of a core at 2,109.8 moves/s
+    # against the bare relay's 57.9 % at 5,204.1 moves/s.
+    report = {"moves_per_second": 2109.8, "server": {"cpu_percent": 99.1}}
+    got = cpu_per_move(report, {"moves_per_second": 5204.1, "server_cpu_percent": 57.9})
+    assert got["server_cpu_ms_per_move"] == pytest.approx(0.4697, abs=1e-4)
+    assert got["cpu_ms_per_move"] == pytest.approx(0.1113, abs=1e-4)
+    assert got["cpu_per_move_ratio"] == 4.22
+    assert cpu_per_move({"moves_per_second": 0.0}, {"moves_per_second": 1.0})[
+        "cpu_per_move_ratio"] is None  # fmt: skip
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
@@ -123,6 +136,7 @@ def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
     for name in ("socket", "storage"):
         ceiling = report["ceilings"][name]
         assert ceiling["moves_per_second"] > 0 and ceiling["ratio"] > 0, name
+    assert report["ceilings"]["socket"]["cpu_per_move_ratio"] > 0
     assert report["server"]["rss_mb"] > 0
     assert report["redis"]["commands_per_move"] > 0
     assert report["redis"]["round_trips"]["commits"] > 0

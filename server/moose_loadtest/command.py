@@ -201,6 +201,10 @@ def _summary(console: Console, r: dict[str, Any]) -> None:
             if c:
                 rows.append((f"{name} ceiling moves/s (ours = x{c['ratio']})",
                              f"{c['moves_per_second']:,.0f}"))  # fmt: skip
+            if c and c.get("cpu_per_move_ratio") is not None:
+                ratio, ours = c["cpu_per_move_ratio"], c["server_cpu_ms_per_move"]
+                rows.append((f"server CPU ms per move (ours = x{ratio} the {name} ceiling's)",
+                             f"{ours:.3f}"))  # fmt: skip
     if "matchmaking" in r:
         mm = r["matchmaking"]
         rows += [(f"matchmaking: {mm['players']} queued, seated", str(mm["seated"])),

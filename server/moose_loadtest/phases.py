@@ -297,6 +297,24 @@ def _ratio(ours: float, ceiling: dict[str, Any] | None) -> float | None:
     return round(ours / float(ceiling["moves_per_second"]), 3)
 
 
+def cpu_per_move(report: dict[str, Any], socket: dict[str, Any]) -> dict[str, Any]:
+    """The socket ceiling's server CPU per move (ms) and ours over it (issue 28's ratio).
+
+    CPU per move is a process's share of a core over the moves a second it made
+    in the same window: it holds whatever the load generator reaches, which a
+    moves/s ratio does not."""
+
+    def per_move(cpu: float | None, rate: float) -> float | None:
+        return None if not cpu or not rate else 10 * cpu / rate  # % of a core -> ms a move
+
+    ceiling = per_move(socket.get("server_cpu_percent"), socket["moves_per_second"])
+    ours = per_move((report.get("server") or {}).get("cpu_percent"), report["moves_per_second"])
+    ratio = None if ceiling is None or ours is None else round(ours / ceiling, 2)
+    return {"cpu_ms_per_move": None if ceiling is None else round(ceiling, 4),
+            "server_cpu_ms_per_move": None if ours is None else round(ours, 4),
+            "cpu_per_move_ratio": ratio}  # fmt: skip
+
+
 async def run(opts: Options, ui: Ui) -> dict[str, Any]:
     """Every phase asked for; the report as one plain dict."""
     sockets = max(opts.games * opts.table, opts.matchmaking, opts.connections)
@@ -344,6 +362,8 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
             for ceiling in ceilings.values():
                 if ceiling:
                     ceiling["ratio"] = _ratio(report["moves_per_second"], ceiling)
+            if ceilings["socket"]:
+                ceilings["socket"].update(cpu_per_move(report, ceilings["socket"]))
             report["ceilings"] = ceilings
         if opts.matchmaking > 0:
             report["matchmaking"] = await matchmaking_phase(opts, url, redis_url, ui)
