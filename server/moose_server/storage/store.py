@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import redis.asyncio as aioredis
+from redis.asyncio.connection import Connection, parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -49,6 +50,7 @@ from moose_server.storage.keys import (
     player_games_key,
     unrated_key,
 )
+from moose_server.storage.packing import packing
 from moose_server.storage.scripts import (
     ClaimCall,
     CommitCall,
@@ -78,8 +80,10 @@ def connect(url: str, max_connections: int, *, blocking: bool = False) -> aiored
     # ("Connection closed by server"): that command is sent once more on a new
     # connection. Every command is safe to send twice (see the module docstring).
     once = Retry(NoBackoff(), 1, supported_errors=(RedisConnectionError,))
-    pool = aioredis.BlockingConnectionPool.from_url(
-        url, max_connections=max_connections, timeout=10, socket_timeout=10, retry=once
+    options: dict[str, Any] = {**parse_url(url)}  # what from_url does, but our packer
+    options["connection_class"] = packing(options.get("connection_class", Connection))
+    pool = aioredis.BlockingConnectionPool(
+        max_connections=max_connections, timeout=10, socket_timeout=10, retry=once, **options
     )
     return aioredis.Redis(connection_pool=pool)
 
