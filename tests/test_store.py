@@ -67,6 +67,19 @@ async def test_a_repeated_move_id_returns_the_first_answer(store):
     assert (loaded.version, loaded.data, loaded.dup) == (2, {"n": 1}, 2)
 
 
+async def test_a_move_id_of_a_stale_step_is_not_kept(store):
+    """The script records a move id before it checks the version: a stale step
+    takes it back, so the same move sent again on the right version is played."""
+    await store.commit(step("g_4", 0, data={"n": 0}))
+    field = move_field("p_1", "m-1")
+    stale = await store.commit(step("g_4", 0, move_field=field, data={"n": 9}))
+    assert (stale.status, stale.seq) == ("stale", 1)
+    assert (await store.load("g_4", field)).dup is None
+    again = await store.commit(step("g_4", 1, move_field=field, data={"n": 1}))
+    assert (again.status, again.seq) == ("ok", 2)
+    assert (await store.load("g_4", field)).dup == 2
+
+
 async def test_deadlines_use_redis_time_and_can_be_kept_or_cleared(store):
     key = store.keys_of("g_3").deadlines
     set_ = await store.commit(step("g_3", 0, deadline_ms=60_000))

@@ -19,23 +19,22 @@
 -- Returns {status, seq, now_ms, deadline_ms}; status is ok, dup or stale.
 local game, events, deadlines, ledger = KEYS[1], KEYS[2], KEYS[3], KEYS[6]
 local mid = ARGV[2]
-if mid ~= '' then
-  local prev = redis.call('HGET', ledger, mid)
-  if prev then
-    return {'dup', tonumber(prev), 0, 0}
-  end
-end
 -- 'held': until when the game's deadlines wait (defer.lua), its seats told that
 -- Redis lost their last writes and answering the game as it is now.
-local got = redis.call('HMGET', game, 'v', 'held')
+local got = redis.call('HMGET', game, 'v', 'held', 'dl')
 local version = tonumber(got[1] or '0')
-if version ~= tonumber(ARGV[1]) then
-  return {'stale', version, 0, 0}
+-- One command both looks the move id up and records it, with the seq its first
+-- event gets if this step is written; a step that is not takes it back.
+if mid ~= '' and redis.call('HSETNX', ledger, mid, version + 1) == 0 then
+  return {'dup', tonumber(redis.call('HGET', ledger, mid)), 0, 0}
 end
 -- A timeout fires for the deadline it was claimed for: one held meanwhile (the
 -- players were told that Redis lost their last writes: defer.lua) waits.
 local due = tonumber(ARGV[13])
-if due > 0 and tonumber(redis.call('HGET', game, 'dl') or '0') ~= due then
+if version ~= tonumber(ARGV[1]) or (due > 0 and tonumber(got[3] or '0') ~= due) then
+  if mid ~= '' then
+    redis.call('HDEL', ledger, mid)
+  end
   return {'stale', version, 0, 0}
 end
 local t = redis.call('TIME')
@@ -49,7 +48,7 @@ if delta > 0 then
 elseif delta == 0 then
   redis.call('ZREM', deadlines, gid)
 else
-  deadline = tonumber(redis.call('HGET', game, 'dl') or '0')
+  deadline = tonumber(got[3] or '0')
 end
 local count = tonumber(ARGV[12])
 local seq = version
@@ -65,9 +64,6 @@ for i = 1, count do
   end
 end
 redis.call('HSET', game, 'v', seq, 'data', ARGV[3], 'dl', d)
-if mid ~= '' then
-  redis.call('HSET', ledger, mid, first)
-end
 local ttl = tonumber(ARGV[7])
 if ttl > 0 then
   -- Over: the game stays for its record; the events and move ids only for late
