@@ -258,11 +258,13 @@ def play_game(
     *,
     seed: int | str | None = None,
     dealer: int | None = None,
+    stop_after: int | None = None,
 ) -> tuple[rules.State, list[Move]]:
-    """Play one game to its end, seat i moved by bots[i]; return the final state and moves."""
+    """Play one game, seat i moved by bots[i], to its end (or `stop_after` moves); return
+    the state and the moves."""
     state = rules.new_game(len(bots), seed=seed, dealer=dealer)
     moves: list[Move] = []
-    while not state.over:
+    while not state.over and (stop_after is None or len(moves) < stop_after):
         seat = rules.to_act(state)
         assert seat is not None
         legal = rules.legal_moves(state)

@@ -35,16 +35,10 @@ GAME_MOVES = 52  # moves of an average 4-player game of greedy bots (measured)
 
 
 def _sample(players: int) -> tuple[rules.State, list[dict[str, Any]]]:
-    """A game a third of the way through, and the moves that led there."""
-    state = rules.new_game(players, seed=7)
-    moves: list[dict[str, Any]] = []
-    bot = bots.make_bot("greedy", 7)
-    while len(moves) < GAME_MOVES // 3 and not state.over:
-        seat = rules.to_act(state)
-        move = bot.choose(rules.view(state, seat), rules.legal_moves(state))
-        state = rules.apply(state, move)
-        moves.append(move)
-    return state, moves
+    """A game of greedy bots a third of the way through, and the moves that led there."""
+    return bots.play_game(
+        [bots.make_bot("greedy", 7)] * players, seed=7, stop_after=GAME_MOVES // 3
+    )
 
 
 # -- the socket ceiling ---------------------------------------------------------
