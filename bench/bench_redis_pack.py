@@ -18,9 +18,9 @@ from typing import Any
 from redis.asyncio.connection import Connection
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from test_packing import _commit_command  # noqa: E402  (the tests' real commit command)
+from test_packing import _commit_command
 
-from moose_server.storage.packing import packing  # noqa: E402
+from moose_server.storage.packing import packing
 
 
 def best(fn: Any, number: int) -> float:
@@ -39,8 +39,8 @@ def main() -> int:
         ("pipeline of 5", lambda c: c.pack_commands(five), 5),
     ]
     for name, fn, n in rows:
-        a = best(lambda: fn(theirs), 4000) / n
-        b = best(lambda: fn(ours), 4000) / n
+        a = best(lambda fn=fn: fn(theirs), 4000) / n
+        b = best(lambda fn=fn: fn(ours), 4000) / n
         print(f"{name:14s} redis-py {a:6.2f} us  hiredis {b:6.2f} us  ratio {a / b:4.1f}x")
     return 0
 
