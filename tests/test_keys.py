@@ -143,6 +143,7 @@ def test_every_key_has_the_one_form():
         *game.held(), game.deadlines, game.unrated, keys.polled_key(3),
         keys.profile_key("p_1"), keys.history_key("p_1"), keys.top_key("bots"),
         keys.rated_key("g_1"), keys.NAMES_KEY, keys.GUESTS_KEY, *keys.mm_keys(),
+        keys.mm_done_key("n"),
         keys.LIVE_GAMES_KEY, keys.LIVE_INFO_KEY, keys.ONLINE_KEY, keys.ONLINE_COUNTS_KEY,
         keys.player_games_key("p_1"), keys.instance_key("i_1"),
         keys.limit_key("code", "address", "10.0.0.0"), keys.SECRET_KEY,

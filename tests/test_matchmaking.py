@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+from redis.asyncio.cluster import RedisCluster
 
 from moose.protocol import ERROR_CODES
 from moose_server.lobby.matchmaking import (
@@ -28,7 +29,7 @@ from moose_server.lobby.matchmaking import (
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
-from moose_server.storage.keys import mm_key
+from moose_server.storage.keys import mm_done_key, mm_key
 from moose_server.storage.scripts import FormCall
 
 from helpers import until
@@ -217,12 +218,12 @@ async def test_a_resent_call_runs_once(make_mm, redis):
 async def test_idle_polling_writes_nothing(make_mm, redis):
     mm = make_mm(match_wait=60)
     await mm.enqueue("alice", "Alice", 3, 3)
-    done = mm_key("done")  # the replies remembered for re-sent calls
-    remembered = await redis.hlen(done)
+    done = mm_done_key("*")  # the replies remembered for re-sent calls
+    remembered = len(await redis.keys(done))
     for _ in range(5):
         assert await mm.form_tables() == []
     await expect("already_queued", mm.enqueue("alice", "Alice"))
-    assert await redis.hlen(done) == remembered == 1
+    assert len(await redis.keys(done)) == remembered == 1
 
 
 async def test_names_keep_every_character(make_mm):
@@ -529,3 +530,42 @@ async def test_a_full_table_takes_the_nearest_ratings_and_leaves_the_rest(make_m
         await mm.enqueue(f"p{i}", f"P{i}", 4, 4, skill)
     [table] = await mm.form_tables()
     assert sorted(humans(table)) == ["p0", "p2", "p3", "p5"]  # within 70 of p0
+
+
+# -- what a queue table costs in Redis (issue 28) --------------------------------------
+
+
+async def calls(redis: Any) -> Counter[str]:
+    """Commands run so far by kind (INFO commandstats; a script's own count one each)."""
+    stats = await redis.info("commandstats")
+    return Counter({k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()})
+
+
+async def test_a_formed_table_leaves_the_queue_in_one_write_of_each_kind(make_mm, redis):
+    if isinstance(redis, RedisCluster):
+        pytest.skip("commandstats of one node")
+    mm = make_mm(match_wait=0, instance="i_1")
+    players = await queue(mm, [(4, 4)] * 4)
+    before = await calls(redis)
+    [table] = await mm.form_tables()
+    ran = await calls(redis) - before
+    assert sorted(humans(table)) == players and await waiting(mm) == []
+    # One ZREM and HDEL for the four tickets, one HINCRBY per size and instance
+    # (whose count, now 0, goes: the second HDEL).
+    assert (ran["zrem"], ran["hdel"], ran["hincrby"], ran["time"]) == (1, 2, 2, 1)
+    assert await redis.hgetall(mm_key("instances")) == {}
+    assert (await mm.queue_sizes()).get(4, 0) == 0
+
+
+async def test_a_ticket_reads_the_clock_once_and_its_reply_expires(make_mm, redis):
+    if isinstance(redis, RedisCluster):
+        pytest.skip("commandstats of one node")
+    mm = make_mm(match_wait=LONG)
+    before = await calls(redis)
+    await mm.enqueue("alice", "Alice", 2, 2)
+    ran = await calls(redis) - before
+    assert ran["time"] == 1 and ran["get"] == 1 and ran["set"] == 1  # the reply kept
+    [done] = await redis.keys(mm_done_key("*"))
+    assert 0 < await redis.pttl(done) <= 60_000  # forgotten a minute on, by Redis
+    await mm.enqueue("bob", "Bob", 2, 2)
+    assert await waiting(mm) == ["alice", "bob"]  # after the newest ticket, oldest first

@@ -163,6 +163,7 @@ __all__ = [
     "hold_key",
     "instance_key",
     "limit_key",
+    "mm_done_key",
     "mm_key",
     "mm_keys",
     "move_field",
@@ -331,12 +332,9 @@ MM_KEY_KINDS = (
     "queue",  # sorted set: player -> ticket time (Redis us, strictly increasing)
     "tickets",  # hash: player -> ticket JSON {name, min, max, inst, r}
     "counts",  # hash: requested max_players -> players waiting with it
-    "clock",  # string: the last ticket time handed out
     "tables",  # hash: join code -> private table JSON {host, players, seats, rated}
     "table_expiry",  # sorted set: join code -> when the table expires (Redis us)
     "seated",  # hash: player -> join code of the private table they sit at
-    "done",  # hash: call nonce -> the script's reply, so a re-sent call is answered once
-    "done_at",  # sorted set: call nonce -> when its reply was stored
     "instances",  # hash: server instance id -> tickets taken through it
     "starting",  # hash: start key -> a formed table whose game is not dealt yet
     "starting_at",  # sorted set: start key -> when another instance may deal it (us)
@@ -353,6 +351,13 @@ def mm_key(kind: str) -> str:
 def mm_keys() -> list[str]:
     """Every matchmaking key, in the order the scripts read KEYS."""
     return [mm_key(kind) for kind in MM_KEY_KINDS]
+
+
+# Issue 28 (fewer commands a game): a call's remembered reply is a key of its own
+# that expires, one SET where a hash, a sorted set and their purge took three.
+def mm_done_key(nonce: str) -> str:
+    """The reply of the matchmaking call with this nonce, so a re-sent call is answered once."""
+    return _key("mm", "done", nonce)
 
 
 # -- live games and players online: one tag, {live} ------------------------------------

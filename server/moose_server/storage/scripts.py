@@ -29,6 +29,7 @@ from moose_server.storage.keys import (
     GameKeys,
     deadlines_key,
     history_key,
+    mm_done_key,
     mm_keys,
     offer_key,
     open_offers_key,
@@ -373,15 +374,17 @@ _READ_ONLY = frozenset({"mm_table"})
 
 @dataclass(frozen=True)
 class MatchCall:
-    """A matchmaking script (lua/mm_*.lua): KEYS are every `mm_keys`; ARGV a nonce, then
-    the call's fields in their order (booleans as 1/0), as the script's header lists them."""
+    """A matchmaking script (lua/mm_*.lua): KEYS are every `mm_keys` and the call's
+    `mm_done_key`; ARGV a nonce, then the call's fields in their order (booleans as
+    1/0), as the script's header lists them."""
 
     SCRIPT: ClassVar[str] = ""
 
     def build(self, nonce: str) -> tuple[list[str], Argv]:
         """KEYS and ARGV as the script reads them; `nonce` answers a re-sent call once."""
         values = (getattr(self, f.name) for f in dataclasses.fields(self))
-        return mm_keys(), [nonce, *(int(v) if isinstance(v, bool) else v for v in values)]
+        keys = [*mm_keys(), mm_done_key(nonce)]
+        return keys, [nonce, *(int(v) if isinstance(v, bool) else v for v in values)]
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 -- Put a ticket in the queue. ARGV: nonce, player, ticket (JSON), max players.
--- The score is Redis time in microseconds, made strictly increasing so that
--- "oldest first" is a total order even for tickets within one microsecond.
+-- The score is Redis time in microseconds, made greater than every ticket's in
+-- the queue so that "oldest first" is a total order even for tickets within one
+-- microsecond.
 -- A player queued already keeps their ticket and place, now taken through this
 -- instance: they came back on a new socket here (theirs died with its instance),
 -- so it is this instance's heartbeat that keeps the ticket from now on.
@@ -13,8 +14,9 @@ local function main()
   end
   local at = seated_at(player, now)
   if at then return fail('already_queued', at) end
-  local score = math.max(now, (tonumber(redis.call('GET', K_CLOCK)) or 0) + 1)
-  redis.call('SET', K_CLOCK, int(score))
+  -- After the newest ticket waiting: only the tickets in the queue need an order.
+  local newest = redis.call('ZRANGE', K_QUEUE, -1, -1, 'WITHSCORES')
+  local score = math.max(now, (tonumber(newest[2]) or 0) + 1)
   redis.call('ZADD', K_QUEUE, int(score), player)
   redis.call('HSET', K_TICKETS, player, ticket)
   redis.call('HINCRBY', K_COUNTS, max, 1)

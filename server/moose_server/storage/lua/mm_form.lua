@@ -136,6 +136,26 @@ local function main()
     return out
   end
 
+  -- The seated tickets leave the queue together at the end: one ZREM, one HDEL and
+  -- one HINCRBY per size and per instance, where each ticket took four.
+  local gone, by_max, by_inst = {}, {}, {}
+  local function drop_later(player, t)
+    gone[#gone + 1] = player
+    by_max[t.max] = (by_max[t.max] or 0) + 1
+    if type(t.inst) == 'string' and t.inst ~= '' then
+      by_inst[t.inst] = (by_inst[t.inst] or 0) + 1
+    end
+  end
+  local function drop_gone()
+    for s = 1, #gone, 500 do -- unpack() has a stack limit
+      local last = math.min(s + 499, #gone)
+      redis.call('ZREM', K_QUEUE, unpack(gone, s, last))
+      redis.call('HDEL', K_TICKETS, unpack(gone, s, last))
+    end
+    for max, by in pairs(by_max) do redis.call('HINCRBY', K_COUNTS, max, -by) end
+    for inst, by in pairs(by_inst) do count_ticket(inst, -by) end
+  end
+
   local function form(members, bots)
     table.sort(members) -- seats in queue order: oldest first
     local row, fair = {bots}, {}
@@ -144,7 +164,7 @@ local function main()
       row[#row + 1] = ids[j]
       row[#row + 1] = name[j]
       if tk[j].fair then fair[#fair + 1] = ids[j] end -- asked for a fair deal (issue 27)
-      drop_ticket(ids[j], tk[j])
+      drop_later(ids[j], tk[j])
     end
     local entry = {q = row}
     if #fair > 0 then entry.f = fair end
@@ -180,6 +200,7 @@ local function main()
       end
     end
   end
+  drop_gone()
   if #out == 0 then
     REMEMBER = false
     return '[]'

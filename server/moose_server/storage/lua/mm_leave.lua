@@ -2,7 +2,8 @@
 local function main()
   local raw = redis.call('HGET', K_TICKETS, ARGV[2])
   if not raw then
-    redis.call('ZREM', K_QUEUE, ARGV[2]) -- heal a queue entry without a ticket
+    -- (A queue entry without a ticket is healed by mm_form.lua: a socket closing
+    -- calls this for a player seldom queued, and pays no write for it.)
     REMEMBER = false
     return cjson.encode({left = false})
   end

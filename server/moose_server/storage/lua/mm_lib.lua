@@ -1,24 +1,29 @@
 -- Shared prelude of every mm_*.lua script; matchmaking.py puts it in front of
 -- each script body (which defines main()) and mm_end.lua after it.
--- KEYS are keys.mm_keys() (every one shares the {mm} hash tag); ARGV the fields
--- of the script's call in scripts.py, after the nonce.
+-- KEYS are keys.mm_keys() (every one shares the {mm} hash tag), then the call's
+-- keys.mm_done_key; ARGV the fields of the script's call in scripts.py, after the nonce.
 -- ARGV[1] is a nonce: a reply is remembered for a minute under it, so a call
 -- that redis-py re-sends after a lost connection returns the first answer
 -- instead of running twice (a formed table must never be lost).
 
 if redis.replicate_commands then redis.replicate_commands() end -- TIME before writes on 6.2
 
-local K_QUEUE, K_TICKETS, K_COUNTS, K_CLOCK = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local K_TABLES, K_EXPIRY, K_SEATED = KEYS[5], KEYS[6], KEYS[7]
-local K_DONE, K_DONE_AT, K_INSTS = KEYS[8], KEYS[9], KEYS[10]
-local K_STARTING, K_STARTING_AT = KEYS[11], KEYS[12]
+local K_QUEUE, K_TICKETS, K_COUNTS = KEYS[1], KEYS[2], KEYS[3]
+local K_TABLES, K_EXPIRY, K_SEATED = KEYS[4], KEYS[5], KEYS[6]
+local K_INSTS, K_STARTING, K_STARTING_AT = KEYS[7], KEYS[8], KEYS[9]
+local K_DONE = KEYS[10]
 
 local NONCE = ARGV[1]
-local DONE_KEEP_US = 60000000
+local DONE_KEEP_MS = 60000
 
+-- Redis' clock, read once a call: every use in one call sees the same time.
+local NOW
 local function now_us()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000000 + tonumber(t[2])
+  if not NOW then
+    local t = redis.call('TIME')
+    NOW = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return NOW
 end
 
 -- Lua's tostring keeps 14 digits; microsecond times need 16.
@@ -29,6 +34,8 @@ end
 -- Only replies that changed something are remembered: re-running a refusal or
 -- a call that found nothing to do is harmless, and idle polling stays read-only.
 local REMEMBER = true
+-- A script whose every run is harmless to repeat sets this: nothing to look up.
+local REPLAYABLE = false
 
 local function fail(code, at)
   REMEMBER = false
