@@ -554,7 +554,7 @@ async def test_a_formed_table_leaves_the_queue_in_one_write_of_each_kind(make_mm
     # (whose count, now 0, goes: the second HDEL).
     assert (ran["zrem"], ran["hdel"], ran["hincrby"], ran["time"]) == (1, 2, 2, 1)
     assert await redis.hgetall(mm_key("instances")) == {}
-    assert (await mm.queue_sizes()).get(4, 0) == 0
+    assert (await mm.queue_sizes())["4"] == 0
 
 
 async def test_a_ticket_reads_the_clock_once_and_its_reply_expires(make_mm, redis):
@@ -569,3 +569,13 @@ async def test_a_ticket_reads_the_clock_once_and_its_reply_expires(make_mm, redi
     assert 0 < await redis.pttl(done) <= 60_000  # forgotten a minute on, by Redis
     await mm.enqueue("bob", "Bob", 2, 2)
     assert await waiting(mm) == ["alice", "bob"]  # after the newest ticket, oldest first
+
+
+async def test_a_queue_entry_without_a_ticket_does_not_keep_its_player_out(make_mm, redis):
+    mm = make_mm(match_wait=LONG)
+    await redis.zadd(mm_key("queue"), {"ghost": 1})  # a ticket lost, its entry not
+    assert await mm.leave("ghost") is False  # nothing to leave: no write
+    assert await waiting(mm) == ["ghost"]
+    await mm.enqueue("ghost", "Ghost", 2, 2)  # healed, and queued anew
+    assert await waiting(mm) == ["ghost"]
+    assert (await mm.queue_sizes())["2"] == 1

@@ -9,8 +9,8 @@ local function main()
   local player, ticket, max = ARGV[2], ARGV[3], ARGV[4]
   local now = now_us()
   if in_queue(player) then
-    move_ticket(player, cjson.decode(ticket).inst)
-    return fail('already_queued')
+    if move_ticket(player, cjson.decode(ticket).inst) then return fail('already_queued') end
+    redis.call('ZREM', K_QUEUE, player) -- heal a queue entry without a ticket
   end
   local at = seated_at(player, now)
   if at then return fail('already_queued', at) end

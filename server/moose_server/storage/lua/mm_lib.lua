@@ -58,15 +58,18 @@ local function drop_ticket(player, t)
 end
 
 -- The player's ticket is now held by instance `inst` (same place in the queue).
+-- False when the player has no ticket.
 local function move_ticket(player, inst)
   local raw = redis.call('HGET', K_TICKETS, player)
-  if not raw or type(inst) ~= 'string' or inst == '' then return end
+  if not raw then return false end
+  if type(inst) ~= 'string' or inst == '' then return true end
   local t = cjson.decode(raw)
-  if t.inst == inst then return end
+  if t.inst == inst then return true end
   count_ticket(t.inst, -1)
   t.inst = inst
   redis.call('HSET', K_TICKETS, player, cjson.encode(t))
   count_ticket(inst, 1)
+  return true
 end
 
 local function drop_table(code, t)
