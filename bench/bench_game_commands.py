@@ -1,13 +1,15 @@
 """Redis commands a game costs over its life, by phase and kind (issue 28).
 
-    python bench/bench_game_commands.py                  # 20 games, greedy bots
-    python bench/bench_game_commands.py --games 50 --gate 8 --idle 25
+    python bench/bench_game_commands.py --games 20 --idle 25     # idle and connected rates
+    python bench/bench_game_commands.py --games 40 --idle 10 --quiet   # clear game phases
+    python bench/bench_game_commands.py --games 1 --idle 3 --monitor mon.txt  # who sends what
 
 Starts a `moose serve` of its own (`moose_loadtest.probes.Spawned`: its bundled
 Redis in a temporary data folder, never another Redis), connects 4 x `--games`
 players that speak PROTOCOL.md in msgpack, as `moose loadtest`'s do (guests,
 greedy bots, public queue, tables of exactly 4), and reads INFO commandstats
-between phases (a script's inner commands count one each, plus its EVALSHA):
+between phases (a script's inner commands count one each, plus its EVALSHA),
+after one warm-up game, unmeasured, that loads every script into Redis:
 
 - idle: the empty server, per second;
 - connected: the players connected and not queued, per second (renewals);
@@ -18,9 +20,15 @@ between phases (a script's inner commands count one each, plus its EVALSHA):
   less the rest's moves at the per-move figure, per game;
 - close: every socket closed, per game.
 
-Every phase but idle has the idle rate times its length taken off. What the
-start, end and close phases cost per game, divided by the player moves of a
-game, is what they add to each move besides the move itself.
+Every phase but idle has the idle rate times its length taken off. The
+periodic commands blur the phases: the deadline poller's rate changes under
+load, and each connected player's presence is renewed every 20 s, which falls
+in one phase or another. `--quiet` polls deadlines every 2 s (nothing in
+these games waits for a deadline: bots move at once, the server plays its
+seats at once) and renews presence every 20 min, for clear phases; a run
+without it tells the idle and connected rates. What the start and end phases
+cost per game, divided by the player moves of a game, is what they add to each
+move besides the move itself.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import os
 import time
 from collections import Counter
 from typing import Any
@@ -41,6 +50,8 @@ from moose_loadtest.crowd import local_address, msg_pack, msg_unpack
 from moose_loadtest.probes import Spawned
 
 SEATS = 4
+QUIET_POLL = 2.0  # --quiet: seconds between deadline polls...
+QUIET_PRESENCE = 3600  # ...and presence's lifetime (renewed every third of it)
 MARKS: list[str] = []  # phases ended, for the MONITOR file
 SETTLE = 1.5  # seconds for what a phase set going (results, wake-ups) to finish
 
@@ -294,10 +305,17 @@ def main() -> None:
     parser.add_argument("--gate", type=int, default=16, help="player moves a game in the window")
     parser.add_argument("--idle", type=float, default=25.0, help="seconds of each idle window")
     parser.add_argument("--settle", type=float, default=4.0, help="seconds after the last end")
+    parser.add_argument("--quiet", action="store_true",
+                        help="a server with fewer periodic commands (docstring)")  # fmt: skip
     parser.add_argument("--monitor", help="write every command Redis runs (MONITOR) here")
     args = parser.parse_args()
-    with Spawned() as server:
-        print(f"{args.games} games of 4 greedy bots; moose serve pid {server.pid}")
+    serve = []
+    if args.quiet:
+        serve = ["--poll-interval", str(QUIET_POLL)]
+        os.environ["MOOSE_PRESENCE_TTL"] = str(QUIET_PRESENCE)  # the server inherits it
+    with Spawned(serve_args=serve) as server:
+        quiet = f" --poll-interval {QUIET_POLL}, MOOSE_PRESENCE_TTL={QUIET_PRESENCE}"
+        print(f"{args.games} games of 4 greedy bots; moose serve{quiet if args.quiet else ''}")
         asyncio.run(run(server.url, server.redis_url, args))
 
 
