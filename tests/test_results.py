@@ -19,6 +19,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 from moose import rules
@@ -31,6 +32,7 @@ from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import free_port
 from moose_server.storage.players import PlayerStore
+from moose_server.storage.scripts import RateCall, RatedSeat
 from moose_server.storage.store import Store, connect
 
 from helpers import ServeProcess, random_game, until
@@ -291,3 +293,27 @@ async def test_the_changes_follow_the_end_that_was_committed(redis_url):
         assert second == results.changes(game, ends[1])
         after = ratings.update([Standing()] * len(SEATS), ratings.places(ends[1]))
         assert [c[1] if c else None for c in second] == after
+
+
+async def test_a_history_keeps_its_newest_games_and_is_trimmed_once_full(backend_url):
+    backend = await open_redis(backend_url, 4)
+    players = PlayerStore(backend.redis, backend.batch)
+    single = not isinstance(backend.redis, RedisCluster)  # commandstats of one node
+    trims = 0
+    try:
+        for n in range(5):
+            entry = json.dumps({"game": f"g_{n}"})
+            seat = RatedSeat("p_hal", "hal", False, 0.0, 1.0, entry)
+            call = RateCall(game=f"g_{n}", marker_ttl=60, history_size=3, guest_ttl_ms=60_000,
+                            provisional_games=5, base=1500, scale=10, base_ordinal=0, spread=3,
+                            mu=25, sigma=8.3, seats=[seat])  # fmt: skip
+            before = await backend.redis.info("commandstats") if single else {}
+            assert await players.rate(call)
+            after = await backend.redis.info("commandstats") if single else {}
+            ltrim = [s.get("cmdstat_ltrim", {}).get("calls", 0) for s in (before, after)]
+            trims += ltrim[1] - ltrim[0]
+        history = [json.loads(e)["game"] for e in await players.history("p_hal", 10)]
+        assert history == ["g_4", "g_3", "g_2"]
+        assert trims == (2 if single else 0)  # the 4th and 5th games, not the first three
+    finally:
+        await backend.aclose()

@@ -33,8 +33,10 @@ for i = 1, tonumber(ARGV[11]) do
   local rating = math.floor(base + scale * (mu - spread * sigma - ordinal) + 0.5)
   redis.call('HSET', profile, 'mu', string.format('%.17g', mu), 'sigma',
     string.format('%.17g', sigma), 'games', games, 'rating', rating, 'name', name, 'bot', bot)
-  redis.call('LPUSH', history, ARGV[a + 6])
-  redis.call('LTRIM', history, 0, size - 1)
+  -- Trimmed only once it is over its size: a history not full yet costs no LTRIM.
+  if redis.call('LPUSH', history, ARGV[a + 6]) > size then
+    redis.call('LTRIM', history, 0, size - 1)
+  end
   local top, other = KEYS[2], KEYS[3]
   if bot == '1' then top, other = KEYS[3], KEYS[2] end
   if games >= provisional then
