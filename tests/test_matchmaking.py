@@ -579,3 +579,15 @@ async def test_a_queue_entry_without_a_ticket_does_not_keep_its_player_out(make_
     await mm.enqueue("ghost", "Ghost", 2, 2)  # healed, and queued anew
     assert await waiting(mm) == ["ghost"]
     assert (await mm.queue_sizes())["2"] == 1
+
+
+async def test_a_closing_socket_leaves_the_queue_with_one_read_when_not_queued(make_mm, redis):
+    mm = make_mm(match_wait=LONG)
+    await mm.enqueue("ann", "Ann", 2, 2)
+    single = not isinstance(redis, RedisCluster)  # commandstats of one node
+    before = await calls(redis) if single else Counter()
+    assert await mm.leave_if_queued("bob") is False  # never queued
+    ran = await calls(redis) - before if single else Counter({"hexists": 1})
+    assert ran["hexists"] == 1 and ran["evalsha"] == ran["eval"] == 0
+    assert await mm.leave_if_queued("ann") is True
+    assert await waiting(mm) == [] and (await mm.queue_sizes())["2"] == 0

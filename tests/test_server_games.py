@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+from moose_server.storage.keys import mm_key
+
 from helpers import (
     card_codes,
     check_game,
@@ -75,6 +77,25 @@ async def test_leave_queue_and_not_queued(moose_server, ws_client):
     assert again["code"] == "already_queued"
     assert (await client.request("leave_queue"))["type"] == "left"
     assert (await client.request("leave_queue"))["code"] == "not_queued"
+
+
+async def test_a_queued_player_whose_socket_closes_leaves_the_queue(
+    redis_url, moose_server, ws_client
+):
+    url = await moose_server()
+    ann, bob = await ws_client(url, "ann"), await ws_client(url, "bob")
+    assert (await ann.request("queue", min_players=3, max_players=3))["type"] == "queued"
+    redis = aioredis.Redis.from_url(redis_url)
+    try:
+        assert await redis.hexists(mm_key("tickets"), ann.player)
+        await ann.close()
+        await bob.close()  # never queued: the server finds no ticket, and leaves it so
+        async with asyncio.timeout(10):
+            while await redis.hexists(mm_key("tickets"), ann.player):
+                await asyncio.sleep(0.02)
+        assert await redis.hlen(mm_key("tickets")) == 0
+    finally:
+        await redis.aclose()
 
 
 async def test_spectator_sees_public_views_only(moose_server, ws_client):

@@ -247,6 +247,16 @@ class Matchmaker:
         """Take the player out of the queue; False when they were not queued."""
         return bool((await self._run(LeaveCall(player)))["left"])
 
+    async def leave_if_queued(self, player: str) -> bool:
+        """`leave`, but one HEXISTS only when the player has no ticket (a socket closing).
+
+        Tickets come and go on every instance: no ticket now is what `leave` would
+        have found had it run now, so nothing is lost by not running it.
+        """
+        if not await self.batch.call("HEXISTS", mm_key("tickets"), player):
+            return False
+        return await self.leave(player)
+
     async def form_tables(self) -> list[FormedTable]:
         """Seat whoever the queue can seat now (see mm_form.lua); atomic across instances.
 

@@ -202,7 +202,7 @@ class Connection:
         self._cut_later()
         if self.player is not None and not s.hub.player_peers(self.player):
             with contextlib.suppress(RedisError, OSError, MatchError):
-                await s.matchmaker.leave(self.player)
+                await s.matchmaker.leave_if_queued(self.player)
         with contextlib.suppress(RedisError, OSError):
             await s.handlers.closed(self)  # a bot session counted for the address ends
 
