@@ -329,7 +329,7 @@ def rated_key(game: str) -> str:
 
 # What each is, in the order every mm_*.lua script reads KEYS (mm_lib.lua's K_*).
 MM_KEY_KINDS = (
-    "queue",  # sorted set: player -> ticket time (Redis us, strictly increasing)
+    "queue",  # sorted set: player -> ticket time (Redis us, after every ticket waiting)
     "tickets",  # hash: player -> ticket JSON {name, min, max, inst, r}
     "counts",  # hash: requested max_players -> players waiting with it
     "tables",  # hash: join code -> private table JSON {host, players, seats, rated}
