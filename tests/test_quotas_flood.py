@@ -19,7 +19,7 @@ from collections.abc import Callable
 import aiohttp
 import redis.asyncio as aioredis
 
-from moose_server.storage.keys import ONLINE_KEY, hold_key
+from moose_server.storage.keys import ONLINE_KEY, hold_key, mm_done_key
 
 from helpers import RawClient, ServeProcess
 
@@ -70,12 +70,19 @@ async def redis_size(url: str) -> tuple[int, int]:
     """The keys that outlive a player's socket, and INFO's used_memory, of the Redis at `url`.
 
     A connected player's presence (`keys.presence_key`) lapses within a minute of
-    its socket, so it is not counted: each flood's new guests hold one each.
+    its socket, so it is not counted: each flood's new guests hold one each. Nor is
+    a matchmaking call's remembered reply (`keys.mm_done_key`), which Redis expires
+    a minute after the call: their memory counts in used_memory.
     """
+    done = mm_done_key("").encode()
     r = aioredis.Redis.from_url(url)
     try:
         keys = [k async for k in r.scan_iter(count=1000)]
-        lasting = [k for k in keys if not (k.endswith(b":online") and k != ONLINE_KEY.encode())]
+        lasting = [
+            k
+            for k in keys
+            if not (k.endswith(b":online") and k != ONLINE_KEY.encode()) and not k.startswith(done)
+        ]
         return len(lasting), int((await r.info("memory"))["used_memory"])
     finally:
         await r.aclose()
