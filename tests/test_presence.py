@@ -4,6 +4,8 @@ worth nothing once it lapses (an instance that died), on a real Redis."""
 
 from __future__ import annotations
 
+import asyncio
+
 from moose_server.lobby.presence import Presence
 from moose_server.storage.keys import presence_key
 
@@ -36,3 +38,34 @@ async def test_the_word_of_an_instance_that_died_lapses(redis_url):
         assert await live.online("p_dan") is None
         await live.here([("p_dan", "dan")])
         assert await live.online_many(["p_dan"]) == [True]
+
+
+class _Counted(Presence):
+    """A Presence that keeps the size of each renewal it writes (to the real Redis)."""
+
+    sizes: list[int]
+
+    async def here(self, players: list[tuple[str, str]]) -> None:
+        self.sizes.append(len(players))
+        await super().here(players)
+
+
+async def test_renewals_come_a_slice_at_a_time_and_skip_players_who_left(redis_url):
+    players = [(f"p_{k:02d}", f"n{k}") for k in range(40)]
+    gone = {"p_07", "p_33"}  # their last socket closed after the cycle's list was taken
+    async with open_store(redis_url) as store:
+        # ttl 1.2 s: every player renewed each 0.4 s, a slice each 0.1 s: 10 a slice.
+        presence = _Counted(store.redis, "i_slices", 1.2, lambda: players,
+                            still_here=lambda player: player not in gone)  # fmt: skip
+        presence.sizes = []
+        task = asyncio.create_task(presence.run())
+        try:
+            async with asyncio.timeout(20):
+                while len([s for s in presence.sizes if s]) < 4:
+                    await asyncio.sleep(0.05)
+        finally:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+        live = await presence.online_many([p for p, _ in players])
+    assert max(presence.sizes) <= 10  # never the whole lobby in one pipeline
+    assert live == [p not in gone for p, _ in players]

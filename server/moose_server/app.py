@@ -211,7 +211,7 @@ async def _build(
     # Together (issue 25): rematch and challenges; a player's challenge to someone who
     # blocked them fails as one to someone offline (chat part's block list).
     presence = Presence(backend.redis, settings.instance_id, settings.presence_ttl,
-                        hub.player_names)  # fmt: skip
+                        hub.player_names, still_here=hub.has_player)  # fmt: skip
     blocked = chat.blocks.blocked  # async (by, whom) -> bool, as Invites asks
     invites = Invites(backend.redis, store, games, deals, results, matchmaker, presence, settings,
                       find=reports.find, blocked=blocked, batch=backend.batch)  # fmt: skip

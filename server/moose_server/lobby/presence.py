@@ -6,12 +6,18 @@ player's key (keys.presence_key, a hash: instance -> when the word lapses, and
 again every third of `presence_ttl`; a player's last socket here closing takes
 it out. An instance that dies stops renewing, so its word lapses by itself: no
 count outlives the process that kept it.
+
+The renewals are spread over that third, a slice every `TICK`, as the heartbeats
+are (net/heartbeats.py): written 500 players a pipeline at once, 10,000 players
+held the event loop for a few ms twenty times in a row every 20 s, and a lobby of
+10,000 had a move p99 of 20 ms against 5 ms at 2,000 (BENCHMARKS.md, issue 28).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -23,7 +29,7 @@ __all__ = ["Presence"]
 
 log = logging.getLogger(__name__)
 
-BATCH = 500  # players written per pipeline
+TICK = 0.1  # seconds between two slices of the renewals (at most)
 
 
 def _lives(fields: dict[bytes, bytes], now: int) -> bool:
@@ -37,14 +43,19 @@ class Presence:
     def __init__(
         self, redis: Any, instance: str, ttl: float,
         local: Callable[[], Iterable[tuple[str, str]]],
+        still_here: Callable[[str], bool] = lambda player: True,
     ) -> None:  # fmt: skip
         self.redis = redis
         self.instance = instance
         self.ttl_ms = max(1000, round(ttl * 1000))
         self.local = local  # (player, name) of each player with a socket here now
+        # Whether a player has a socket here still: a slice renews only those.
+        self.still_here = still_here
 
-    async def here(self, players: Iterable[tuple[str, str]]) -> None:
+    async def here(self, players: list[tuple[str, str]]) -> None:
         """Say that these (player, name) have a socket on this instance."""
+        if not players:
+            return
         now = await self._now()
         async with self.redis.pipeline(transaction=False) as pipe:
             for player, name in players:
@@ -80,12 +91,19 @@ class Presence:
         return int(sec) * 1000 + int(usec) // 1000
 
     async def run(self) -> None:
-        """Renew this instance's word for its players until cancelled."""
+        """Renew this instance's word for its players until cancelled: each player's
+        once every third of the ttl, a slice of them every tick."""
+        cycle = self.ttl_ms / 3000
+        tick = min(TICK, cycle / 4)
+        todo: list[tuple[str, str]] = []
+        each = 0
         while True:
-            await asyncio.sleep(self.ttl_ms / 3000)
-            players = list(self.local())
+            await asyncio.sleep(tick)
+            if not todo:  # a new cycle: the players here now, in slices
+                todo = list(self.local())
+                each = math.ceil(len(todo) * tick / cycle)
+            now, todo = todo[-each:], todo[:-each]
             try:
-                for i in range(0, len(players), BATCH):
-                    await self.here(players[i : i + BATCH])
+                await self.here([(p, name) for p, name in now if self.still_here(p)])
             except (RedisError, OSError) as exc:
                 log.warning("cannot renew who is connected: %s", exc)

@@ -243,6 +243,10 @@ class Hub:
         return [(p, getattr(next(iter(peers)), "name", "")) for p, peers in self.players.items()
                 if peers]  # fmt: skip
 
+    def has_player(self, player: str) -> bool:
+        """Whether the player has a socket here."""
+        return bool(self.players.get(player))
+
     def player_peers(self, player: str) -> set[Peer]:
         """This instance's sockets of a player."""
         return self.players.get(player, set())
