@@ -33,6 +33,7 @@ COMMANDS = [
     ("ZADD", "k", 1.5, "m", 1e20, "n", 0.1, "o"),
     ("HSET", b"k", bytearray(b"f"), memoryview(b"v"), -3, 10**20),
     ("CLIENT SETNAME", "moose"),
+    (b"CLIENT SETNAME", "moose"),
 ]
 
 

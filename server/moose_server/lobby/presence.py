@@ -102,8 +102,8 @@ class Presence:
             if not todo:  # a new cycle: the players here now, in slices
                 todo = list(self.local())
                 each = math.ceil(len(todo) * tick / cycle)
-            now, todo = todo[-each:], todo[:-each]
+            batch, todo = todo[-each:], todo[:-each]
             try:
-                await self.here([(p, name) for p, name in now if self.still_here(p)])
+                await self.here([(p, name) for p, name in batch if self.still_here(p)])
             except (RedisError, OSError) as exc:
                 log.warning("cannot renew who is connected: %s", exc)

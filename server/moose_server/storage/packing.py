@@ -32,6 +32,8 @@ class _HiredisPacking(AbstractConnection):
         """The command as RESP bytes, in one piece."""
         first = args[0]
         if isinstance(first, str) and " " in first:  # "CLIENT SETNAME" and the like
+            args = (*first.encode().split(), *args[1:])
+        elif isinstance(first, bytes) and b" " in first:
             args = (*first.split(), *args[1:])
         try:
             return [hiredis.pack_command(args)]
