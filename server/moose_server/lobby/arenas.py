@@ -25,8 +25,6 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from moose_server.lobby.live_games import summary
 from moose_server.play.games import Games
 from moose_server.play.results import Results
@@ -35,7 +33,7 @@ from moose_server.settings import Settings
 from moose_server.storage.arenas import WHO, Arena, ArenaError, ArenaStore
 from moose_server.storage.scripts import ArenaCreateCall, ArenaSeatCall
 from moose_server.storage.store import Store
-from moose_server.tasks import cancelling
+from moose_server.tasks import one_round
 
 __all__ = ["Arenas", "Recurring", "new_arena", "parse_minutes", "parse_recurring"]
 
@@ -145,14 +143,7 @@ class Arenas:
     async def run(self) -> None:
         """Rounds until stopped or cancelled."""
         while self.running:
-            try:
-                await self.round()
-            except (RedisError, OSError) as exc:
-                if cancelling():
-                    raise asyncio.CancelledError from exc
-                log.warning("arenas cannot reach Redis: %s", exc)
-            except Exception:
-                log.exception("arenas failed")
+            await one_round(self.round, "arenas", log)
             await asyncio.sleep(self.settings.arena_interval)
 
     async def round(self) -> int:

@@ -24,7 +24,7 @@ from moose_server.play.results import Results
 from moose_server.settings import Settings
 from moose_server.storage.seeds import SeedStore
 from moose_server.storage.store import Store
-from moose_server.tasks import cancelling
+from moose_server.tasks import cancelling, one_round
 
 __all__ = ["Lobby"]
 
@@ -100,18 +100,14 @@ class Lobby:
         by the next one at once, else by a pause of `match_interval`.
         """
         while self.running:
-            more = False
-            try:
-                tables = await self.matchmaker.form_tables()
-                await self.start_all(tables)
-                more = self.matchmaker.full(tables)
-            except (RedisError, OSError) as exc:
-                if cancelling():
-                    raise asyncio.CancelledError from exc
-                log.warning("matchmaking cannot reach Redis: %s", exc)
-            except Exception:
-                log.exception("matchmaking failed")
+            more = await one_round(self._form_and_start, "matchmaking", log)
             await asyncio.sleep(0 if more else self.settings.match_interval)
+
+    async def _form_and_start(self) -> bool:
+        """Form the tables that can be formed and deal their games; whether more wait."""
+        tables = await self.matchmaker.form_tables()
+        await self.start_all(tables)
+        return self.matchmaker.full(tables)
 
     async def start_all(self, tables: list[FormedTable]) -> None:
         """Deal the games of the formed tables, several at once.

@@ -15,8 +15,6 @@ import json
 import logging
 from typing import Any, Protocol
 
-from redis.exceptions import RedisError
-
 from moose_server.accounts import ratings
 from moose_server.accounts.quotas import Quotas
 from moose_server.errors import Refusal
@@ -25,7 +23,7 @@ from moose_server.storage.arenas import Arena, ArenaError, ArenaStore
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.scripts import ArenaMemberCall
 from moose_server.storage.store import Store
-from moose_server.tasks import cancelling
+from moose_server.tasks import one_round
 
 __all__ = ["ArenaRequests"]
 
@@ -180,14 +178,7 @@ class ArenaRequests:
     async def run(self) -> None:
         """Send each watched arena's new state to its watchers when it changes."""
         while True:
-            try:
-                await self.tell()
-            except (RedisError, OSError) as exc:
-                if cancelling():
-                    raise asyncio.CancelledError from exc
-                log.warning("arena watchers cannot reach Redis: %s", exc)
-            except Exception:
-                log.exception("telling arena watchers failed")
+            await one_round(self.tell, "arena watchers", log)
             await asyncio.sleep(self.settings.live_interval)
 
     async def tell(self) -> None:

@@ -29,8 +29,6 @@ import logging
 from collections import OrderedDict
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from moose import rules
 from moose_server.accounts import ratings
 from moose_server.accounts.ratings import Standing
@@ -41,7 +39,7 @@ from moose_server.settings import Settings
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.scripts import RateCall, RatedSeat
 from moose_server.storage.store import Store
-from moose_server.tasks import cancelling
+from moose_server.tasks import one_round
 
 __all__ = ["Results"]
 
@@ -201,14 +199,7 @@ class Results:
     async def run(self) -> None:
         """Take rated games off the unrated sets; rate those their instance left."""
         while self.running:
-            try:
-                await self.sweep()
-            except (RedisError, OSError) as exc:
-                if cancelling():
-                    raise asyncio.CancelledError from exc
-                log.warning("rating games cannot reach Redis: %s", exc)
-            except Exception:
-                log.exception("rating games failed")
+            await one_round(self.sweep, "rating games", log)
             # Woken by `stop`: a drain waits for the round under way, not for the pause.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopped.wait(), SWEEP_INTERVAL)
