@@ -6,37 +6,17 @@ project client code) against two server instances over one Redis."""
 from __future__ import annotations
 
 import asyncio
-import itertools
-import json
 from typing import Any
 
 import aiohttp
 import pytest
 
+from helpers.wire import Wire
+
 pytestmark = pytest.mark.slow  # two server instances, a few seconds under load
 
 Message = dict[str, Any]
 PASSWORD = "lantern moose quill 88"
-
-
-class Wire:
-    """A WebSocket speaking PROTOCOL.md's JSON frames: answers by id, the rest dropped."""
-
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        self.ws = ws
-        self.ids = itertools.count(1)
-
-    async def ask(self, mtype: str, **fields: Any) -> Message:
-        """Send a request; its answer (or error)."""
-        msg_id = next(self.ids)
-        await self.ws.send_str(json.dumps({"type": mtype, "id": msg_id, **fields}))
-        async with asyncio.timeout(15):
-            while True:
-                frame = await self.ws.receive()
-                assert frame.type == aiohttp.WSMsgType.TEXT, frame
-                msg: Message = json.loads(frame.data)
-                if msg.get("id") == msg_id:
-                    return msg
 
 
 async def hello(session: aiohttp.ClientSession, url: str, name: str) -> tuple[Wire, str]:

@@ -5,46 +5,17 @@ processes over one Redis (issue 25)."""
 from __future__ import annotations
 
 import asyncio
-import itertools
-import json
 from typing import Any
 
 import aiohttp
 import pytest
 
+from helpers.wire import Wire
+
 pytestmark = pytest.mark.slow  # two `moose serve` processes
 
 Message = dict[str, Any]
 BURST = 6  # MOOSE_CHAT_BURST: lines the test's one address may say at once
-
-
-class Wire:
-    """A WebSocket speaking PROTOCOL.md's JSON frames: requests by id, the rest kept."""
-
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        self.ws = ws
-        self.ids = itertools.count(1)
-        self.unread: list[Message] = []
-        self.all: list[Message] = []
-
-    async def next(self, **match: Any) -> Message:
-        """The first message (read or to come) whose fields equal `match`."""
-        async with asyncio.timeout(15):
-            while True:
-                for i, msg in enumerate(self.unread):
-                    if all(msg.get(k) == v for k, v in match.items()):
-                        return self.unread.pop(i)
-                frame = await self.ws.receive()
-                assert frame.type == aiohttp.WSMsgType.TEXT, frame
-                msg = json.loads(frame.data)
-                self.unread.append(msg)
-                self.all.append(msg)
-
-    async def ask(self, mtype: str, **fields: Any) -> Message:
-        """Send a request; its answer (or error)."""
-        msg_id = next(self.ids)
-        await self.ws.send_str(json.dumps({"type": mtype, "id": msg_id, **fields}))
-        return await self.next(id=msg_id)
 
 
 async def hello(session: aiohttp.ClientSession, url: str, name: str) -> tuple[Wire, str]:
@@ -69,19 +40,19 @@ async def test_a_raw_client_chats_blocks_and_follows_over_two_instances(moose_se
         assert (await bob.ask("join_table", code=table["code"]))["type"] == "table"
         said = await bob.ask("say", code=table["code"], text="ready")  # line 1
         assert said["type"] == "said" and said["room"] == "table"
-        heard = await ann.next(type="chat", code=table["code"])
+        heard = await ann.expect(type="chat", code=table["code"])
         assert (heard["text"], heard["player"], heard["line"]) == ("ready", bob_id, said["line"])
         await ann.ask("start_table", code=table["code"])
-        game = (await ann.next(type="match"))["game"]
-        assert (await bob.next(type="match"))["game"] == game
-        await ann.next(type="event", game=game)
-        await bob.next(type="event", game=game)
+        game = (await ann.expect(type="match"))["game"]
+        assert (await bob.expect(type="match"))["game"] == game
+        await ann.expect(type="event", game=game)
+        await bob.expect(type="event", game=game)
         # Seats on both instances get the lines in one order, the same for both.
         a = await ann.ask("say", game=game, text="<b>hi</b> \x1b[2J")  # line 2
         b = await bob.ask("say", game=game, text="hello")  # line 3
         assert a["text"] == "<b>hi</b> [2J"
         for wire in (ann, bob):
-            got = [await wire.next(type="chat", game=game) for _ in range(2)]
+            got = [await wire.expect(type="chat", game=game) for _ in range(2)]
             assert [m["line"] for m in got] == [a["line"], b["line"]]
             assert [m["seat"] for m in got] == [0, 1]
         too_long = await ann.ask("say", game=game, text="x" * 201)
@@ -91,8 +62,8 @@ async def test_a_raw_client_chats_blocks_and_follows_over_two_instances(moose_se
         assert (await bob.ask("blocks"))["players"] == [{"player": ann_id, "name": "ann"}]
         hidden = await ann.ask("say", game=game, text="can you hear me")  # line 4
         shown = await bob.ask("say", game=game, text="still here")  # line 5
-        assert (await bob.next(type="chat", game=game))["line"] == shown["line"]
-        assert hidden["line"] not in {m.get("line") for m in bob.all}
+        assert (await bob.expect(type="chat", game=game))["line"] == shown["line"]
+        assert hidden["line"] not in {m.get("line") for m in bob.heard}
         history = await bob.ask("chat_history", game=game)
         assert [m["text"] for m in history["lines"]] == ["hello", "still here"]  # none of ann's
         # ann follows bob: online (on the other instance), playing this game.

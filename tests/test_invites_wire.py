@@ -12,13 +12,13 @@ codes and change nothing; challenging a player who is not connected fails with
 from __future__ import annotations
 
 import asyncio
-import itertools
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import aiohttp
 import pytest
+
+from helpers.wire import Wire
 
 Message = dict[str, Any]
 PASSWORD = "lantern moose quill 88"
@@ -28,53 +28,6 @@ ENV = {"MOOSE_TURN_TIME": "0.3", "MOOSE_ANSWER_TIME": "0.3", "MOOSE_AUTO_DELAY":
        "MOOSE_CHALLENGES_PER_HOUR": "5"}  # fmt: skip
 
 pytestmark = pytest.mark.slow
-
-
-class Wire:
-    """One WebSocket speaking JSON text frames; keeps what it hears unasked."""
-
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        self.ws = ws
-        self.ids = itertools.count(1)
-        self.unread: list[Message] = []
-        self.player = ""
-
-    async def _next(self) -> Message:
-        raw = await self.ws.receive()
-        assert raw.type == aiohttp.WSMsgType.TEXT, raw
-        msg: Message = json.loads(raw.data)
-        return msg
-
-    async def ask(self, mtype: str, **fields: Any) -> Message:
-        msg_id = next(self.ids)
-        await self.ws.send_str(json.dumps({"type": mtype, "id": msg_id, **fields}))
-        async with asyncio.timeout(15):
-            while True:
-                msg = await self._next()
-                if msg.get("id") == msg_id:
-                    return msg
-                self.unread.append(msg)
-
-    async def expect(self, timeout: float = 15, **match: Any) -> Message:
-        """The first message heard whose fields equal `match` (others stay unread)."""
-        async with asyncio.timeout(timeout):
-            while True:
-                for i, msg in enumerate(self.unread):
-                    if all(msg.get(k) == v for k, v in match.items()):
-                        return self.unread.pop(i)
-                self.unread.append(await self._next())
-
-    async def drain(self, seconds: float) -> list[Message]:
-        """Everything heard within `seconds`, unread messages first."""
-        with_timeout = asyncio.timeout(seconds)
-        try:
-            async with with_timeout:
-                while True:
-                    self.unread.append(await self._next())
-        except TimeoutError:
-            pass
-        heard, self.unread = self.unread, []
-        return heard
 
 
 Connect = Callable[..., Awaitable[Wire]]

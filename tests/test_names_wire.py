@@ -10,8 +10,6 @@ told so; distinct names in any script still pass.
 from __future__ import annotations
 
 import asyncio
-import itertools
-import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -21,6 +19,8 @@ import redis as redis_sync
 
 from moose_server.accounts.identity import hash_password
 from moose_server.storage.keys import NAMES_KEY, NAMES_KEYED_KEY, profile_key
+
+from helpers.wire import Wire
 
 PASSWORD = "lantern moose quill 88"
 Message = dict[str, Any]
@@ -42,28 +42,6 @@ INVISIBLES = [
     ("alice\u180e", "U+180E"),  # Mongolian vowel separator
     ("alice\U000e0041", "U+E0041"),  # tag latin capital A
 ]
-
-
-class Wire:
-    """One WebSocket speaking JSON text frames: a request and its answer by `id`."""
-
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        self.ws = ws
-        self.ids = itertools.count(1)
-
-    async def ask(self, mtype: str, **fields: Any) -> Message:
-        msg_id = next(self.ids)
-        await self.ws.send_str(json.dumps({"type": mtype, "id": msg_id, **fields}))
-        async with asyncio.timeout(10):
-            while True:
-                raw = await self.ws.receive()
-                assert raw.type == aiohttp.WSMsgType.TEXT, raw
-                answer: Message = json.loads(raw.data)
-                if answer.get("id") == msg_id:
-                    return answer
-
-    async def hello(self, **fields: Any) -> Message:
-        return await self.ask("hello", protocol=1, **fields)
 
 
 @pytest.fixture

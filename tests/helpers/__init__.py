@@ -9,6 +9,7 @@ path in rootdir mode).
 - `aof`: a copy of a server's AOF, put back to lose the writes made since.
 - `servers`: `moose serve` subprocesses and in-process server instances.
 - `sockets`: a raw WebSocket client, and games played and checked over it.
+- `wire`: a WebSocket speaking JSON frames with no project code, for raw-protocol tests.
 - `clients`: games played through the client library.
 - `cli`: `moose` commands as subprocesses, driven line by line.
 - `timing`: waiting for a condition instead of sleeping, and a clock stepped by hand.
