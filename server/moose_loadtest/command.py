@@ -203,7 +203,7 @@ def _summary(console: Console, r: dict[str, Any]) -> None:
                              f"{c['moves_per_second']:,.0f}"))  # fmt: skip
             if c and c.get("cpu_per_move_ratio") is not None:
                 ratio, ours = c["cpu_per_move_ratio"], c["server_cpu_ms_per_move"]
-                rows.append((f"server CPU ms per move (ours = x{ratio} the {name} ceiling's)",
+                rows.append((f"server CPU ms/move (x{ratio} the {name} ceiling's)",
                              f"{ours:.3f}"))  # fmt: skip
     if "matchmaking" in r:
         mm = r["matchmaking"]
