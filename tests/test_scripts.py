@@ -21,6 +21,7 @@ from moose_server.storage.keys import (
     limit_key,
     profile_key,
     sessions_key,
+    wake_channel,
 )
 from moose_server.storage.scripts import (
     CALLS,
@@ -42,6 +43,7 @@ from moose_server.storage.scripts import (
     DealSeedCall,
     DeferCall,
     EnqueueCall,
+    FollowCall,
     ForgetCall,
     FormCall,
     HoldCall,
@@ -77,6 +79,7 @@ SAMPLES: list[Any] = [
     CommitCall(**COMMIT, events=[]),
     ClaimCall(bucket=3, lease_ms=5000, limit=100, outage_ms=1000, grace_ms=5000),
     DeferCall("g_1", 5000),
+    FollowCall(wake_channel("i_1")),
     LimitCall(limit_key("code", "player", "p_1"), interval_ms=6000, burst=10),
     LiveAddCall("g_1", b"summary", 1000),
     LiveRemoveCall(()),
@@ -126,6 +129,8 @@ def build(call: Any) -> tuple[list[str], list[Any]]:
     """KEYS and ARGV of any call, as its caller builds them."""
     if isinstance(call, CommitCall | DeferCall):
         return call.build(GameKeys.of(call.game, 16))
+    if isinstance(call, FollowCall):
+        return call.build(GameKeys.of("g_1", 16))
     if isinstance(call, MatchCall):
         return call.build("nonce")
     return call.build()
@@ -172,11 +177,11 @@ def test_a_matchmaking_call_sends_the_nonce_then_its_fields_in_order(call):
 
 def test_a_commit_sends_two_arguments_per_event_where_commit_lua_reads_them():
     text = scripts.source("commit")
-    assert "ARGV[12 + 2 * i], ARGV[13 + 2 * i]" in text  # event i = 1..ARGV[12]
+    assert "ARGV[13 + 2 * i], ARGV[14 + 2 * i]" in text  # event i = 1..ARGV[12]
     events = [({"kind": "move"}, {"turn": 1}), ({"kind": "move"}, None), (b"packed", b"s")]
     _, argv = build(CommitCall(**COMMIT, events=events))
-    assert argv[11] == len(events) and len(argv) == 13 + 2 * len(events)
-    assert argv[13:] == [b"\x81\xa4kind\xa4move", b"\x81\xa4turn\x01",
+    assert argv[11] == len(events) and len(argv) == 14 + 2 * len(events)
+    assert argv[14:] == [b"\x81\xa4kind\xa4move", b"\x81\xa4turn\x01",
                          b"\x81\xa4kind\xa4move", b"", b"packed", b"s"]  # fmt: skip
 
 

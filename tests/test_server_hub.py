@@ -24,7 +24,7 @@ from moose_server.net.waiting import Waiting
 from moose_server.play.games import Copies, Games
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
-from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
+from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, wake_channel
 from moose_server.storage.store import Entry, Store, connect
 
 from helpers import until
@@ -221,6 +221,30 @@ async def test_our_commits_reach_a_socket_reading_a_gap_at_their_wake_up_without
     assert seqs(busy, gid) == [1, 2] and seqs(free, gid) == [1, 2]
     assert fanned == [(gid, 2)]
     assert await xranges(store) == 0
+
+
+async def test_our_commits_reach_a_socket_reading_a_gap_though_no_wake_up_of_them_comes(game):
+    # A hub with a channel of its own hears no wake-up of its own commits: it makes
+    # one for a socket that could not take them at once.
+    store, gid, _ = game
+    fanouts = Fanouts()
+    channel = wake_channel("i_here")
+    hub = Hub(store, None, fanout=fanouts, channel=channel)  # type: ignore[arg-type]
+    games = Games(store, Settings(), listeners=[hub], own_channel=channel)
+    busy, free = Peer("p_a", 0), Peer("p_b", 1)
+    for peer in (busy, free):
+        hub.join(peer, gid, peer.seat, 2)
+    await asyncio.gather(*hub._tasks)  # followed; nothing to send
+    lock = busy.subs[gid].lock
+    await lock.acquire()  # as if it were reading the stream
+    await _play(games, gid, 1)
+    assert seqs(free, gid) == [3] and seqs(busy, gid) == []
+    await asyncio.sleep(0.01)
+    lock.release()
+    await until(lambda: _true(seqs(busy, gid) == [3]))
+    await asyncio.gather(*hub._tasks)
+    assert fanouts.delivered_ == [(gid, 3, True)] and fanouts.handled[-1] == (gid, 3)
+    await games.close()
 
 
 async def test_sockets_behind_get_every_event_once_in_order_whatever_the_wake_ups(redis_url):
@@ -572,3 +596,155 @@ async def checked_tasks(hub: Hub) -> None:
     """Every task the hub has started, to its end."""
     while hub._tasks:
         await asyncio.gather(*list(hub._tasks))
+
+
+# -- wake-ups go to the instances that follow a game (lua/follow.lua) ----------------
+
+
+class Wakeups:
+    """Every game wake-up published, on any channel, as a raw subscriber hears them."""
+
+    def __init__(self, redis_url: str) -> None:
+        self.client = aioredis.Redis.from_url(redis_url)
+        self.heard: list[tuple[bytes, str]] = []  # (channel, "<game> <seq>")
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Wakeups:
+        pubsub = self.client.pubsub()
+        await pubsub.psubscribe(GAMES_CHANNEL + b"*")
+
+        async def listen() -> None:
+            async for message in pubsub.listen():
+                if message["type"] == "pmessage":
+                    self.heard.append((message["channel"], message["data"].decode()))
+
+        self._task = asyncio.ensure_future(listen())
+        self._pubsub = pubsub
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+        await self._pubsub.aclose()
+        await self.client.aclose()
+
+
+async def _play(games: Games, game_id: str, moves: int) -> None:
+    """Play the first legal move of the seat to act, `moves` times (or to the end)."""
+    for _ in range(moves):
+        game = await games.load(game_id)
+        if game.state.over:
+            return
+        player = game.players[rules.to_act(game.state)]
+        await games.move(game_id, player, rules.legal_moves(game.state)[0])
+
+
+async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_moves(redis_url):
+    # Before, every commit published to one channel every instance heard: each
+    # instance handled every move of the deployment, its own included (7 % of the
+    # server's CPU at full speed, issue 28). Now a wake-up goes to the instances
+    # that follow the game, and not to the one that committed it.
+    client = connect(redis_url, 4)
+    pubsub_client = connect(redis_url, 1, blocking=True)
+    store = Store(client, 16)
+    channel = wake_channel("i_here")
+    copies = Copies(Settings())
+    hub = Hub(store, pubsub_client, woken=copies, channel=channel)
+    games = Games(store, Settings(), copies=copies, listeners=[hub], own_channel=channel)
+    running = _started(hub)
+    try:
+        async with Wakeups(redis_url) as heard:
+            await until(lambda: _true(hub.ready.is_set()))
+            dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
+            peers = [Peer("p_a", 0), Peer("p_b", 1)]
+            for peer in peers:
+                hub.join(peer, dealt.id, peer.seat, 0)
+            await until(lambda: _true(all(p.subs[dealt.id].seen == 1 for p in peers)))
+            await until(lambda: _true(bool(hub._tasks) is False))  # followed
+            assert await client.hget(store.keys_of(dealt.id).game, "w") == channel
+            await _play(games, dealt.id, 10)
+            game = await games.load(dealt.id)
+            await until(lambda: _true(all(p.subs[dealt.id].seen == game.version for p in peers)))
+            await asyncio.sleep(0.1)
+            # The deal's wake-up went to every instance (nobody followed the game yet).
+            assert heard.heard == [(GAMES_CHANNEL, f"{dealt.id} 1")]
+        for peer in peers:
+            assert [m["seq"] for m in peer.got] == list(range(1, game.version + 1))
+    finally:
+        await _stopped(running)
+        await games.close()
+        await pubsub_client.aclose()
+        await client.aclose()
+
+
+async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_after(redis_url):
+    # Instance A plays the game; instance B's socket starts following it at seq 1
+    # while the game is further on, and B's channel is listed only once its follow
+    # is done: B takes the version then as a wake-up, and hears A's next commits.
+    client = connect(redis_url, 4)
+    pubsub_client = connect(redis_url, 1, blocking=True)
+    store = Store(client, 16)
+    a, b = wake_channel("i_a"), wake_channel("i_b")
+    hub_a = Hub(store, pubsub_client, channel=a)
+    hub_b = Hub(store, pubsub_client, channel=b)
+    games = Games(store, Settings(), listeners=[hub_a], own_channel=a)
+    running = [_started(hub_a), _started(hub_b)]
+    try:
+        async with Wakeups(redis_url) as heard:
+            await until(lambda: _true(hub_a.ready.is_set() and hub_b.ready.is_set()))
+            dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
+            here = Peer("p_a", 0)
+            hub_a.join(here, dealt.id, 0, 1)
+            await until(lambda: _true(not hub_a._tasks))
+            await _play(games, dealt.id, 3)
+            watcher = Peer("p_w", None)
+            hub_b.join(watcher, dealt.id, None, 1)  # B's socket saw seq 1 only
+            then = (await games.load(dealt.id)).version
+            # No wake-up comes for seqs 2..then: B's follow itself catches the socket up.
+            await until(lambda: _true(watcher.subs[dealt.id].seen == then))
+            listed = await client.hget(store.keys_of(dealt.id).game, "w")
+            assert listed == a + b" " + b
+            await _play(games, dealt.id, 3)
+            game = await games.load(dealt.id)
+            await until(lambda: _true(watcher.subs[dealt.id].seen == game.version))
+            await asyncio.sleep(0.1)
+            # A's moves after B followed woke B alone; none woke A, none went to all.
+            after = [c for c, w in heard.heard if int(w.split()[1]) > 4]
+            assert after and set(after) == {b}
+        assert [m["seq"] for m in watcher.got] == list(range(2, game.version + 1))
+        assert [m["seq"] for m in here.got] == list(range(2, game.version + 1))
+    finally:
+        for task in running:
+            await _stopped(task)
+        await games.close()
+        await pubsub_client.aclose()
+        await client.aclose()
+
+
+async def test_a_list_of_followers_redis_lost_is_made_again_after_a_lost_subscription(game):
+    store, gid, _ = game
+    channel = wake_channel("i_here")
+    hub = Hub(store, None, channel=channel)  # type: ignore[arg-type]  # no subscription
+    peer = Peer("p_a", 0)
+    hub.join(peer, gid, 0, 2)
+    await asyncio.gather(*hub._tasks)
+    key = store.keys_of(gid).game
+    assert await store.redis.hget(key, "w") == channel
+    await store.redis.hdel(key, "w")  # Redis came back without its last writes
+    await checked(hub)
+    assert await store.redis.hget(key, "w") == channel
+
+
+async def test_past_eight_followers_a_games_wake_ups_go_to_every_instance(game):
+    store, gid, _ = game
+    key = store.keys_of(gid).game
+    for i in range(8):
+        assert await store.follow([gid], wake_channel(f"i_{i}")) == [2]
+    assert await store.follow([gid], wake_channel("i_0")) == [2]  # listed once
+    assert len((await store.redis.hget(key, "w")).split()) == 8
+    assert await store.follow([gid], wake_channel("i_8")) == [2]
+    assert await store.redis.hget(key, "w") == GAMES_CHANNEL
+    assert await store.follow(["g_none"], wake_channel("i_0")) == [-1]
+    assert not await store.redis.exists(store.keys_of("g_none").game)

@@ -77,6 +77,7 @@ from moose_server.storage.chat import ChatStore
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.holdings import Holdings
+from moose_server.storage.keys import wake_channel
 from moose_server.storage.moderation import ModerationStore
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.seeds import SeedStore
@@ -187,10 +188,15 @@ async def _build(
         store, Blocks(backend.redis, settings.blocks_max), lambda: games, matchmaker, settings,
         lambda: hub,
     )  # fmt: skip
+    # Wake-ups of the games our sockets follow come on our channel, but not those
+    # of our own commits: the hub is told of them as a listener of `games`.
+    channel = wake_channel(settings.instance_id)
     hub = Hub(store, backend.pubsub, copies.size, woken=copies, fanout=metrics, players=waiting,
-              notices=notices, outage_grace=settings.outage_grace, chat=chat)  # fmt: skip
+              notices=notices, outage_grace=settings.outage_grace, chat=chat,
+              channel=channel)  # fmt: skip
     observer = Observer(metrics)
-    games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics)
+    games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics,
+                  own_channel=channel)  # fmt: skip
     stack.push_async_callback(games.close)
     # Deals wait for the seeds of seats that asked for a fair deal (issue 27).
     deals = Deals(store, seeds, games, settings)

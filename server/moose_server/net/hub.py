@@ -7,6 +7,14 @@ that could not take them then (it was reading a gap) gets them when their
 wake-up arrives, from the log. A game dealt here keeps its first events there
 until its players' sockets join (`deliver`), so that neither needs a stream read.
 
+Wake-ups come to this instance's channel (keys.wake_channel) for the games
+its sockets follow: the first local socket of a game has the hub follow it in
+Redis (lua/follow.lua lists the channel in the game hash), and the game's
+version then counts as a wake-up, for what was committed before the channel
+was listed. No wake-up comes of our own commits: where a socket could not take
+one at once, the hub makes its wake-up itself. Before (issue 28), every commit
+woke every instance, its own included.
+
 Another instance's wake-up ("<game id> <seq>") makes the hub read the game's
 stream once from the lowest seq its local sockets have seen, unless the log
 holds those events, then give each socket the events it has not had, in order,
@@ -36,7 +44,8 @@ A socket told that its game went back may have a move to make again (one Redis
 lost, which a client sends again with its move id): before its `state` is read,
 the game's deadline is held `outage_grace` from now at least (Store.defer), so
 that no timeout plays its turn before it could answer. After a lost
-subscription every socket's game is checked in one batch (`_recheck`), and
+subscription every socket's game is followed again (Redis may have lost its
+list of followers) and checked in one batch (`_recheck`), and
 those that went back are told first, side by side (issue 23).
 """
 
@@ -184,8 +193,13 @@ class Hub:
         chat: ChatListener | None = None,
         silent: float = SILENT,
         outage_grace: float = 5.0,
+        channel: bytes | None = None,
     ) -> None:
         self.store = store
+        # This instance's wake-up channel (keys.wake_channel): the games a local
+        # socket follows are followed in Redis, and their wake-ups come there. None:
+        # no game is, and only GAMES_CHANNEL's come (tests hand wake-ups over).
+        self.channel = channel
         # A game that went back keeps its deadline this far from its seats' `state`.
         self.defer_ms = int(outage_grace * 1000)
         self.silent = silent  # seconds of a silent subscription before a PING
@@ -214,8 +228,22 @@ class Hub:
         sub = peer.subs.get(game)
         if sub is None or sub.seat != seat:
             sub = peer.subs[game] = Sub(seat, seen)
+        if game not in self.games and self.channel is not None:
+            self._spawn(self._until_done(functools.partial(self._follow, game)))
         self.games.setdefault(game, set()).add(peer)
         return sub
+
+    async def _follow(self, game: str) -> None:
+        """Follow the game in Redis: its wake-ups come to our channel from now on.
+
+        Its commits until then woke only the instances that followed it: the
+        game's version as we followed it is taken as a wake-up, so that the
+        local sockets get what they lack (from the log, or one stream read).
+        """
+        assert self.channel is not None
+        [version] = await self.store.follow([game], self.channel)
+        if version >= 0 and game in self.games:
+            self._woke(game, version)
 
     def leave(self, peer: Peer, game: str) -> None:
         """Stop following a game."""
@@ -416,6 +444,9 @@ class Hub:
                 late = True
             elif not self._offer(peer, game, ready):
                 late = True
+        if late and self.channel is not None:
+            # No wake-up of our own commit comes (commit.lua): one is made here.
+            asyncio.get_running_loop().call_soon(self._woke, game, entries[-1].seq)
         if not late and game in self.games:
             self._trim(game, held)
         if self.fanout is not None and game in self.games:
@@ -429,6 +460,12 @@ class Hub:
             if sub is not None and sub.seen < last:
                 return True
         return False
+
+    def _woke(self, game: str, seq: int) -> None:
+        """A wake-up: the game is at `seq` (its copy ages) and the sockets are served."""
+        if self.woken is not None:
+            self.woken.woke(game, seq)
+        self._on_game(game, seq)
 
     def _on_game(self, game: str, seq: int | None) -> None:
         """A wake-up: serve the local sockets at once from the log; read Redis in a task."""
@@ -546,9 +583,11 @@ class Hub:
             while True:
                 try:
                     async with self.pubsub_redis.pubsub() as pubsub:
-                        await pubsub.subscribe(
-                            GAMES_CHANNEL, PLAYERS_CHANNEL, MODERATION_CHANNEL, CHAT_CHANNEL
-                        )
+                        channels = [GAMES_CHANNEL, PLAYERS_CHANNEL, MODERATION_CHANNEL,
+                                    CHAT_CHANNEL]  # fmt: skip
+                        if self.channel is not None:
+                            channels.append(self.channel)
+                        await pubsub.subscribe(*channels)
                         # Wake-ups may have been missed meanwhile, and Redis may have
                         # lost the history.
                         self.recent.clear()
@@ -595,6 +634,9 @@ class Hub:
                 for peer in list(peers) if game in peer.subs]  # fmt: skip
         if not subs:
             return
+        if self.channel is not None:
+            # Redis may have lost the games' lists of followers with its last writes.
+            await self.store.follow(list(self.games), self.channel)
         times = await self.store.event_times([(game, sub.seen) for _, game, sub in subs])
         back: list[tuple[Peer, str]] = []
         others: list[tuple[Peer, str]] = []
@@ -611,11 +653,10 @@ class Hub:
         if message.get("type") != "message":
             return
         try:
-            if message["channel"] == GAMES_CHANNEL:
+            channel = message["channel"]
+            if channel == GAMES_CHANNEL or channel == self.channel:
                 game, seq = message["data"].decode().split(" ")
-                if self.woken is not None:
-                    self.woken.woke(game, int(seq))
-                self._on_game(game, int(seq))
+                self._woke(game, int(seq))
             elif message["channel"] == PLAYERS_CHANNEL:
                 self._on_player(message["data"])
             elif message["channel"] == MODERATION_CHANNEL and self.notices is not None:

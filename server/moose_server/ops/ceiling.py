@@ -3,9 +3,11 @@
 A bare redis-py asyncio client does per move exactly what the server does in
 Redis: one HMGET of the game hash (and an HGET of its move ids, in the same round
 trip) and one EVALSHA of the server's own commit script with a payload of real
-size (a state snapshot where the server keeps one), one loop per concurrent game,
-and one pub/sub subscriber draining the wake-ups the script publishes (as every
-server instance has).
+size (a state snapshot where the server keeps one), one loop per concurrent game.
+Each game is followed after its first commit, as the hub of the instance that
+serves its sockets does (lua/follow.lua), so that its moves publish no wake-up,
+as the server's do when every seat is on one instance; one pub/sub subscriber
+drains the first commit's (as every server instance has).
 
 It measures the server's storage from inside (its script, its keys, its
 payloads), so it lives with the server. `moose loadtest` runs it beside its games
@@ -37,7 +39,7 @@ from moose_server.codec import pack
 from moose_server.play.streams import keeps_snapshot
 from moose_server.storage import scripts
 from moose_server.storage.keys import LOADTEST_CHANNEL, GameKeys, move_field
-from moose_server.storage.scripts import CommitCall
+from moose_server.storage.scripts import CommitCall, FollowCall
 
 __all__ = ["GAME_MOVES", "storage_ceiling"]
 
@@ -77,6 +79,7 @@ async def storage_ceiling(
     redis = aioredis.Redis(connection_pool=pool)
     listener = aioredis.Redis.from_url(url)
     commit = scripts.register(redis, CommitCall)
+    follow = scripts.register(redis, FollowCall)
     data, event, snapshot = _payload(players)
     start = time.monotonic()
     window = (start + warmup, start + warmup + duration)
@@ -109,9 +112,13 @@ async def storage_ceiling(
                         events=[(event, kept)],
                         deadline_ms=30_000,
                         channel=LOADTEST_CHANNEL,
+                        own=LOADTEST_CHANNEL,
                     )
                     keys, args = call.build(names)
                     await commit(keys=keys, args=args)
+                    if version == 0:  # as the server's hub follows a game it serves
+                        keys, args = FollowCall(LOADTEST_CHANNEL, LOADTEST_CHANNEL).build(names)
+                        await follow(keys=keys, args=args)
                 except RedisError as exc:  # the pool's wait timed out: count it, go on
                     errors[type(exc).__name__] += 1
                     continue

@@ -2,14 +2,16 @@
 
 One move is one read (`Store.load`) and one atomic commit (`Store.commit`, a
 Lua script checking the version and the move id). A lost race reads again. The
-commit appends the events to the game's stream and publishes a wake-up; the hub
-of every instance turns those into per-seat messages.
+commit appends the events to the game's stream and publishes a wake-up to every
+other instance that follows the game; this instance's hub, among the listeners,
+has them at once. Each hub turns them into per-seat messages.
 
 Each instance keeps the games it last wrote (`Copies`, bounded). A player's
 move on such a game is checked against that copy and committed at once: the
 commit script checks the version anyway, so a copy that is behind costs one
 refused commit and then the usual read. A wake-up from another instance drops
-the copy it makes old (the hub tells `Copies.woke`). Anything the copy refuses
+the copy it makes old (the hub tells `Copies.woke`; it hears those of the games
+its sockets follow, whose moves come here). Anything the copy refuses
 is decided from a fresh read, so a resent move id still gets its first answer.
 
 A game's stream keeps a state snapshot every few events only (stream.py reads
@@ -371,8 +373,12 @@ class Games:
         *,
         listeners: Sequence[GameListener] = (),
         timeouts: TimeoutListener | None = None,
+        own_channel: bytes = b"",
     ) -> None:
         self.store = store
+        # The wake-up channel of the hub among `listeners`: it has our commits at
+        # once, so no wake-up of them is published to it (lua/commit.lua).
+        self.own_channel = own_channel
         self.settings = settings
         self.rater = rater  # rates finished games that are rated (None: none is)
         self.copies = copies if copies is not None else Copies(settings)
@@ -737,6 +743,7 @@ class Games:
             auto=auto,
             grace_ms=int(self.settings.game_grace * 1000),
             due=due,
+            own=self.own_channel,
         )
         return call, packed_moves
 

@@ -13,7 +13,8 @@ share one tag:
 
         moose:{b7}:game:<id>     hash: v (version = last seq), data (msgpack;
                                  zlib-compressed once the game is over), dl
-                                 (deadline ms)
+                                 (deadline ms), w (the wake-up channels of the
+                                 instances that follow it, lua/follow.lua)
         moose:{b7}:events:<id>   stream, entry id "<seq>-0": e (event), a ("1":
                                  the server plays the seat to act), d (deadline
                                  ms), t (server time ms), and on some entries s
@@ -122,7 +123,11 @@ Chat, blocks and follows (issue 25, chat part; storage/social.py)::
 
 Key names are built here, in Python, and passed to scripts in KEYS; no script
 builds one. Pub/sub channels belong to no slot (a PUBLISH reaches every node):
-`GAMES_CHANNEL` carries "<game id> <last seq>", `PLAYERS_CHANNEL` msgpack
+a game's wake-up "<game id> <last seq>" goes to `wake_channel(instance)` of
+each instance that follows the game (its sockets do; the game hash's field
+`w` lists them, lua/follow.lua), but the one that committed it, and to
+`GAMES_CHANNEL`, which every instance hears, while none follows it or once
+too many do; `PLAYERS_CHANNEL` msgpack
 [player id, message, message id], `MODERATION_CHANNEL` a moderator's notice
 (msgpack map: ban, unban, end_session, takeover). They are a wake-up only; the
 streams (and the bans hash) are the record.
@@ -177,6 +182,7 @@ __all__ = [
     "top_key",
     "undealt_game",
     "unrated_key",
+    "wake_channel",
 ]
 
 PREFIX = "moose"
@@ -374,6 +380,11 @@ ONLINE_COUNTS_KEY = _key("live", "counts")
 def player_games_key(player: str) -> str:
     """The set of a player's unfinished games."""
     return _key(player, "games")
+
+
+def wake_channel(instance: str) -> bytes:
+    """The channel of an instance's wake-ups: games it follows (lua/commit.lua)."""
+    return GAMES_CHANNEL + b":" + instance.encode()
 
 
 def instance_key(instance: str) -> str:

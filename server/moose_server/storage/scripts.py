@@ -60,6 +60,7 @@ __all__ = [
     "DealSeedCall",
     "DeferCall",
     "EnqueueCall",
+    "FollowCall",
     "ForgetCall",
     "FormCall",
     "HoldCall",
@@ -133,20 +134,37 @@ class CommitCall:
     record_ttl: int = 0
     auto: bool = False
     grace_ms: int = 0
-    channel: bytes = GAMES_CHANNEL  # the wake-up's
+    channel: bytes = GAMES_CHANNEL  # the wake-up's while no instance follows the game
     due: int = 0  # a timeout's deadline (ms), which the game must still have; 0: any
+    own: bytes = b""  # the committing instance's wake-up channel: its hub has the events
 
     def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
         """KEYS and ARGV as commit.lua reads them, for the game's `keys`."""
         argv: Argv = [
             self.expected, self.move_field, _packed(self.data), self.deadline_ms, self.game,
             self.channel, self.ttl, min(self.grace_ms, self.ttl * 1000) if self.ttl else 0,
-            int(self.auto), self.record, self.record_ttl, len(self.events), self.due,
+            int(self.auto), self.record, self.record_ttl, len(self.events), self.due, self.own,
         ]  # fmt: skip
         for event, state in self.events:
             argv += [_packed(event), b"" if state is None else _packed(state)]
         return [keys.game, keys.events, keys.deadlines, keys.unrated, keys.record,
                 keys.moves], argv  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FollowCall:
+    """An instance follows a game (lua/follow.lua): the game's wake-ups come to its
+    `channel`, or to `everyone` once `most` channels are listed."""
+
+    SCRIPT: ClassVar[str] = "follow"
+
+    channel: bytes
+    everyone: bytes = GAMES_CHANNEL
+    most: int = 8
+
+    def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as follow.lua reads them, for the game's `keys`."""
+        return [keys.game], [self.channel, self.everyone, self.most]
 
 
 @dataclass(frozen=True)
@@ -744,7 +762,8 @@ class ChatCall:
 
 # Every call type, one per script (tests/test_scripts.py checks that none is missing).
 CALLS: tuple[type[Any], ...] = (
-    CommitCall, ClaimCall, DeferCall, LimitCall, LiveAddCall, LiveRemoveCall, OnlineCall, RateCall,
+    CommitCall, ClaimCall, DeferCall, FollowCall, LimitCall, LiveAddCall, LiveRemoveCall,
+    OnlineCall, RateCall,
     AccountClaimCall, EnqueueCall, LeaveCall, FormCall, ForgetCall, CreateTableCall,
     JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall, TableCall,
     PasswordUpgradeCall, HoldCall, SessionsCall, DealOpenCall, DealSeedCall, DealCloseCall,

@@ -25,6 +25,7 @@ import asyncio
 import itertools
 import logging
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,7 @@ from moose_server.storage.scripts import (
     ClaimCall,
     CommitCall,
     DeferCall,
+    FollowCall,
     LimitCall,
     LiveAddCall,
     LiveRemoveCall,
@@ -154,6 +156,7 @@ class Store:
         self._commit = scripts.register(redis, CommitCall)
         self._claim = scripts.register(redis, ClaimCall)
         self._defer = scripts.register(redis, DeferCall)
+        self._follow = scripts.register(redis, FollowCall)
         self._limit = scripts.register(redis, LimitCall)
         self._live_add = scripts.register(redis, LiveAddCall)
         self._live_remove = scripts.register(redis, LiveRemoveCall)
@@ -189,6 +192,16 @@ class Store:
         keys, argv = call.build(self.keys_of(call.game))
         status, seq, now, deadline = await self.batch.run_script(self._commit, keys, argv)
         return Commit(status.decode(), int(seq), int(now), int(deadline))
+
+    async def follow(self, games: Sequence[str], channel: bytes) -> list[int]:
+        """This instance follows the games: their wake-ups come to `channel` from now
+        on (all in one batch). Each game's version now, -1 if there is no such game.
+        See lua/follow.lua."""
+        call = FollowCall(channel)
+        got = await asyncio.gather(*(
+            self.batch.run_script(self._follow, *call.build(self.keys_of(game))) for game in games
+        ))  # fmt: skip
+        return [int(version) for version in got]
 
     async def defer(self, games: list[str], grace_ms: int) -> list[int]:
         """Defer each game's deadlines `grace_ms` from now at least (all in one batch);

@@ -6,13 +6,18 @@
 --       6 move-id ledger (hash: move-id field -> seq of its first event)
 -- ARGV: 1 expected version, 2 move-id field ('' = none), 3 game data blob,
 --       4 deadline: ms from now (> 0), 0 = clear, -1 = keep,
---       5 game id, 6 wake-up channel, 7 ttl seconds (0 = the game goes on),
+--       5 game id, 6 the wake-up channel of a game nobody follows (field 'w'
+--       unset), 7 ttl seconds (0 = the game goes on),
 --       8 grace ms: a finished game's stream and move ids are kept this long,
 --       9 auto ('1': the server plays the seat to act next),
 --       10 the record of a rated game that ends here, to keep ('' = none),
 --       11 its ttl seconds (0: no rated game ends here), 12 event count,
 --       13 a timeout's deadline: the game's must still be it (0: no check),
+--       14 the committing instance's own wake-up channel ('' = none),
 --       then per event: event blob, state snapshot blob ('' = none kept)
+-- The wake-up goes to the channel of every instance that follows the game (its
+-- field 'w', written by follow.lua) but the committing one, whose hub has the
+-- events already; to ARGV[6] while no instance follows it.
 -- A rated game's end also puts it among the bucket's unrated games, in this same
 -- step: whoever rates it takes it out, and should that instance die first,
 -- another one finds it there (results.py).
@@ -21,7 +26,7 @@ local game, events, deadlines, ledger = KEYS[1], KEYS[2], KEYS[3], KEYS[6]
 local mid = ARGV[2]
 -- 'held': until when the game's deadlines wait (defer.lua), its seats told that
 -- Redis lost their last writes and answering the game as it is now.
-local got = redis.call('HMGET', game, 'v', 'held', 'dl')
+local got = redis.call('HMGET', game, 'v', 'held', 'dl', 'w')
 local version = tonumber(got[1] or '0')
 -- One command both looks the move id up and records it, with the seq its first
 -- event gets if this step is written; a step that is not takes it back.
@@ -56,7 +61,7 @@ local first = version + 1
 local d, now_s, auto = string.format('%d', deadline), string.format('%d', now), ARGV[9]
 for i = 1, count do
   seq = seq + 1
-  local id, e, s = string.format('%d-0', seq), ARGV[12 + 2 * i], ARGV[13 + 2 * i]
+  local id, e, s = string.format('%d-0', seq), ARGV[13 + 2 * i], ARGV[14 + 2 * i]
   if s == '' then
     redis.call('XADD', events, id, 'e', e, 'a', auto, 'd', d, 't', now_s)
   else
@@ -77,5 +82,13 @@ if tonumber(ARGV[11]) > 0 then -- a rated game ends here
   if ARGV[10] ~= '' then redis.call('SET', KEYS[5], ARGV[10], 'EX', ARGV[11]) end
   redis.call('ZADD', KEYS[4], now, gid)
 end
-redis.call('PUBLISH', ARGV[6], gid .. ' ' .. seq)
+local wake, followers = gid .. ' ' .. seq, got[4]
+if followers then
+  local own = ARGV[14]
+  for channel in string.gmatch(followers, '%S+') do
+    if channel ~= own then redis.call('PUBLISH', channel, wake) end
+  end
+else
+  redis.call('PUBLISH', ARGV[6], wake)
+end
 return {'ok', first, now, deadline}
