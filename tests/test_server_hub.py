@@ -723,6 +723,40 @@ async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_af
         await client.aclose()
 
 
+async def test_a_game_followed_before_it_is_dealt_is_followed_at_its_first_wake_up(redis_url):
+    # A fair deal's seats follow the game from seq 0 while it waits for their seeds
+    # (lobby/deals.py): there is nothing to follow yet. Its deal wakes every instance
+    # (nobody follows it), and B follows it then; A's later moves wake B.
+    client = connect(redis_url, 4)
+    pubsub_client = connect(redis_url, 1, blocking=True)
+    store = Store(client, 16)
+    a, b = wake_channel("i_a"), wake_channel("i_b")
+    hub_a = Hub(store, pubsub_client, channel=a)
+    hub_b = Hub(store, pubsub_client, channel=b)
+    games = Games(store, Settings(), listeners=[hub_a], own_channel=a)
+    running = [_started(hub_a), _started(hub_b)]
+    try:
+        await until(lambda: _true(hub_a.ready.is_set() and hub_b.ready.is_set()))
+        waiting = Peer("p_b", 1)
+        hub_b.join(waiting, "g_fair", 1, 0)  # before the deal
+        await until(lambda: _true(not hub_b._tasks))
+        seats = [Seat("p_a", "a", None), Seat("p_b", "b", None)]
+        dealt = await games.create(seats, seed=3, game_id="g_fair")
+        hub_a.join(Peer("p_a", 0), dealt.id, 0, 1)
+        await until(lambda: _true(not hub_a._tasks and not hub_b._tasks))
+        assert set((await client.hget(store.keys_of(dealt.id).game, "w")).split()) == {a, b}
+        await _play(games, dealt.id, 4)
+        game = await games.load(dealt.id)
+        await until(lambda: _true(waiting.subs[dealt.id].seen == game.version))
+        assert [m["seq"] for m in waiting.got] == list(range(1, game.version + 1))
+    finally:
+        for task in running:
+            await _stopped(task)
+        await games.close()
+        await pubsub_client.aclose()
+        await client.aclose()
+
+
 async def test_a_list_of_followers_redis_lost_is_made_again_after_a_lost_subscription(game):
     store, gid, _ = game
     channel = wake_channel("i_here")

@@ -190,7 +190,8 @@ async def _build(
     )  # fmt: skip
     # Wake-ups of the games our sockets follow come on our channel, but not those
     # of our own commits: the hub is told of them as a listener of `games`.
-    channel = wake_channel(settings.instance_id)
+    # One per process, should two instances be given one name.
+    channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}")
     hub = Hub(store, backend.pubsub, copies.size, woken=copies, fanout=metrics, players=waiting,
               notices=notices, outage_grace=settings.outage_grace, chat=chat,
               channel=channel)  # fmt: skip

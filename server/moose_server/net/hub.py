@@ -200,6 +200,8 @@ class Hub:
         # socket follows are followed in Redis, and their wake-ups come there. None:
         # no game is, and only GAMES_CHANNEL's come (tests hand wake-ups over).
         self.channel = channel
+        self._followed: set[str] = set()  # games a local socket follows, followed in Redis
+        self._following: set[str] = set()  # games whose follow is under way
         # A game that went back keeps its deadline this far from its seats' `state`.
         self.defer_ms = int(outage_grace * 1000)
         self.silent = silent  # seconds of a silent subscription before a PING
@@ -228,10 +230,22 @@ class Hub:
         sub = peer.subs.get(game)
         if sub is None or sub.seat != seat:
             sub = peer.subs[game] = Sub(seat, seen)
-        if game not in self.games and self.channel is not None:
-            self._spawn(self._until_done(functools.partial(self._follow, game)))
         self.games.setdefault(game, set()).add(peer)
+        if self.channel is not None and game not in self._followed:
+            self._follow_later(game)
         return sub
+
+    def _follow_later(self, game: str) -> None:
+        """Follow the game in Redis, in a task (unless one is under way)."""
+        if game not in self._following:
+            self._following.add(game)
+            self._spawn(self._follow_until_done(game))
+
+    async def _follow_until_done(self, game: str) -> None:
+        try:
+            await self._until_done(functools.partial(self._follow, game))
+        finally:
+            self._following.discard(game)  # failed for good: its next wake-up tries again
 
     async def _follow(self, game: str) -> None:
         """Follow the game in Redis: its wake-ups come to our channel from now on.
@@ -239,10 +253,13 @@ class Hub:
         Its commits until then woke only the instances that followed it: the
         game's version as we followed it is taken as a wake-up, so that the
         local sockets get what they lack (from the log, or one stream read).
+        A game not dealt yet (a fair deal waiting for its seeds) is followed at
+        its first wake-up, which every instance hears: nobody follows it yet.
         """
         assert self.channel is not None
         [version] = await self.store.follow([game], self.channel)
         if version >= 0 and game in self.games:
+            self._followed.add(game)
             self._woke(game, version)
 
     def leave(self, peer: Peer, game: str) -> None:
@@ -253,6 +270,7 @@ class Hub:
             peers.discard(peer)
             if not peers:
                 del self.games[game]
+                self._followed.discard(game)  # in Redis it stays so: a wake-up or two more
                 self.recent.drop(game)  # no local socket left to give its events to
 
     def drop(self, peer: Peer) -> None:
@@ -636,7 +654,9 @@ class Hub:
             return
         if self.channel is not None:
             # Redis may have lost the games' lists of followers with its last writes.
-            await self.store.follow(list(self.games), self.channel)
+            games = list(self.games)
+            versions = await self.store.follow(games, self.channel)
+            self._followed.update(g for g, v in zip(games, versions, strict=True) if v >= 0)
         times = await self.store.event_times([(game, sub.seen) for _, game, sub in subs])
         back: list[tuple[Peer, str]] = []
         others: list[tuple[Peer, str]] = []
@@ -656,6 +676,8 @@ class Hub:
             channel = message["channel"]
             if channel == GAMES_CHANNEL or channel == self.channel:
                 game, seq = message["data"].decode().split(" ")
+                if self.channel is not None and game in self.games and game not in self._followed:
+                    self._follow_later(game)
                 self._woke(game, int(seq))
             elif message["channel"] == PLAYERS_CHANNEL:
                 self._on_player(message["data"])
