@@ -757,6 +757,26 @@ async def test_a_game_followed_before_it_is_dealt_is_followed_at_its_first_wake_
         await client.aclose()
 
 
+async def test_a_socket_that_joins_from_an_older_read_gets_our_commits_since(game):
+    # A socket resumed on reconnect joins at the version its handler read; a commit
+    # of ours since then went to the sockets already there, and no wake-up of it
+    # comes to a hub with its own channel: the join makes one.
+    store, gid, _ = game
+    channel = wake_channel("i_here")
+    hub = Hub(store, None, channel=channel)  # type: ignore[arg-type]
+    games = Games(store, Settings(), listeners=[hub], own_channel=channel)
+    first = Peer("p_a", 0)
+    hub.join(first, gid, 0, 2)
+    await asyncio.gather(*hub._tasks)  # followed
+    read = await games.load(gid)  # the resumed socket's handler reads the game...
+    await _play(games, gid, 1)  # ...we commit seq 3...
+    assert seqs(first, gid) == [3]
+    second = Peer("p_b", 1)
+    hub.join(second, gid, 1, read.version)  # ...and then it joins, at seq 2
+    await until(lambda: _true(seqs(second, gid) == [3]))
+    await games.close()
+
+
 async def test_a_list_of_followers_redis_lost_is_made_again_after_a_lost_subscription(game):
     store, gid, _ = game
     channel = wake_channel("i_here")

@@ -228,11 +228,20 @@ class Hub:
     def join(self, peer: Peer, game: str, seat: int | None, seen: int) -> Sub:
         """Follow a game from seq `seen` on (kept if the socket follows it already)."""
         sub = peer.subs.get(game)
-        if sub is None or sub.seat != seat:
+        fresh = sub is None or sub.seat != seat
+        if sub is None or fresh:
             sub = peer.subs[game] = Sub(seat, seen)
         self.games.setdefault(game, set()).add(peer)
-        if self.channel is not None and game not in self._followed:
+        if self.channel is None:
+            return sub
+        if game not in self._followed:
             self._follow_later(game)
+        elif fresh:
+            # `seen` comes from a read made before: a commit of ours since went to
+            # the sockets there were then, and no wake-up of it comes.
+            held = self.recent.get(game)
+            if held is not None and held.latest > seen:
+                asyncio.get_running_loop().call_soon(self._on_game, game, held.latest)
         return sub
 
     def _follow_later(self, game: str) -> None:
