@@ -227,16 +227,15 @@ class Hub:
 
     def join(self, peer: Peer, game: str, seat: int | None, seen: int) -> Sub:
         """Follow a game from seq `seen` on (kept if the socket follows it already)."""
-        sub = peer.subs.get(game)
-        fresh = sub is None or sub.seat != seat
-        if sub is None or fresh:
+        sub = old = peer.subs.get(game)
+        if sub is None or sub.seat != seat:
             sub = peer.subs[game] = Sub(seat, seen)
         self.games.setdefault(game, set()).add(peer)
         if self.channel is None:
             return sub
         if game not in self._followed:
             self._follow_later(game)
-        elif fresh:
+        elif sub is not old:
             # `seen` comes from a read made before: a commit of ours since went to
             # the sockets there were then, and no wake-up of it comes.
             held = self.recent.get(game)
