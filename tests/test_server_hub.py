@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import random
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -641,80 +642,36 @@ async def _play(games: Games, game_id: str, moves: int) -> None:
         await games.move(game_id, player, rules.legal_moves(game.state)[0])
 
 
-async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_moves(redis_url):
-    # Before, every commit published to one channel every instance heard: each
-    # instance handled every move of the deployment, its own included (7 % of the
-    # server's CPU at full speed, issue 28). Now a wake-up goes to the instances
-    # that follow the game, and not to the one that committed it.
+@dataclass
+class Instances:
+    """Hubs of several instances over one real Redis, each on its own subscription and
+    channel, and a `Games` that commits as the first of them (its hub a listener)."""
+
+    client: aioredis.Redis
+    store: Store
+    hubs: list[Hub]
+    channels: list[bytes]
+    games: Games
+
+    async def followers(self, game: str) -> set[bytes]:
+        """The channels the game's hash lists (lua/follow.lua)."""
+        return set((await self.client.hget(self.store.keys_of(game).game, "w") or b"").split())
+
+
+@contextlib.asynccontextmanager
+async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
     client = connect(redis_url, 4)
     pubsub_client = connect(redis_url, 1, blocking=True)
     store = Store(client, 16)
-    channel = wake_channel("i_here")
     copies = Copies(Settings())
-    hub = Hub(store, pubsub_client, woken=copies, channel=channel)
-    games = Games(store, Settings(), copies=copies, listeners=[hub], own_channel=channel)
-    running = _started(hub)
+    channels = [wake_channel(name) for name in names]
+    hubs = [Hub(store, pubsub_client, woken=copies, channel=channels[0])]
+    hubs += [Hub(store, pubsub_client, channel=channel) for channel in channels[1:]]
+    games = Games(store, Settings(), copies=copies, listeners=[hubs[0]], own_channel=channels[0])
+    running = [_started(hub) for hub in hubs]
     try:
-        async with Wakeups(redis_url) as heard:
-            await until(lambda: _true(hub.ready.is_set()))
-            dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
-            peers = [Peer("p_a", 0), Peer("p_b", 1)]
-            for peer in peers:
-                hub.join(peer, dealt.id, peer.seat, 0)
-            await until(lambda: _true(all(p.subs[dealt.id].seen == 1 for p in peers)))
-            await until(lambda: _true(bool(hub._tasks) is False))  # followed
-            assert await client.hget(store.keys_of(dealt.id).game, "w") == channel
-            await _play(games, dealt.id, 10)
-            game = await games.load(dealt.id)
-            await until(lambda: _true(all(p.subs[dealt.id].seen == game.version for p in peers)))
-            await asyncio.sleep(0.1)
-            # The deal's wake-up went to every instance (nobody followed the game yet).
-            assert heard.heard == [(GAMES_CHANNEL, f"{dealt.id} 1")]
-        for peer in peers:
-            assert [m["seq"] for m in peer.got] == list(range(1, game.version + 1))
-    finally:
-        await _stopped(running)
-        await games.close()
-        await pubsub_client.aclose()
-        await client.aclose()
-
-
-async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_after(redis_url):
-    # Instance A plays the game; instance B's socket starts following it at seq 1
-    # while the game is further on, and B's channel is listed only once its follow
-    # is done: B takes the version then as a wake-up, and hears A's next commits.
-    client = connect(redis_url, 4)
-    pubsub_client = connect(redis_url, 1, blocking=True)
-    store = Store(client, 16)
-    a, b = wake_channel("i_a"), wake_channel("i_b")
-    hub_a = Hub(store, pubsub_client, channel=a)
-    hub_b = Hub(store, pubsub_client, channel=b)
-    games = Games(store, Settings(), listeners=[hub_a], own_channel=a)
-    running = [_started(hub_a), _started(hub_b)]
-    try:
-        async with Wakeups(redis_url) as heard:
-            await until(lambda: _true(hub_a.ready.is_set() and hub_b.ready.is_set()))
-            dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
-            here = Peer("p_a", 0)
-            hub_a.join(here, dealt.id, 0, 1)
-            await until(lambda: _true(not hub_a._tasks))
-            await _play(games, dealt.id, 3)
-            watcher = Peer("p_w", None)
-            hub_b.join(watcher, dealt.id, None, 1)  # B's socket saw seq 1 only
-            then = (await games.load(dealt.id)).version
-            # No wake-up comes for seqs 2..then: B's follow itself catches the socket up.
-            await until(lambda: _true(watcher.subs[dealt.id].seen == then))
-            listed = await client.hget(store.keys_of(dealt.id).game, "w")
-            assert listed == a + b" " + b
-            await _play(games, dealt.id, 3)
-            game = await games.load(dealt.id)
-            await until(lambda: _true(watcher.subs[dealt.id].seen == game.version))
-            await asyncio.sleep(0.1)
-            # A's moves after B followed woke B alone; none woke A, none went to all.
-            after = [c for c, w in heard.heard if int(w.split()[1]) > 4]
-            assert after and set(after) == {b}
-        assert [m["seq"] for m in watcher.got] == list(range(2, game.version + 1))
-        assert [m["seq"] for m in here.got] == list(range(2, game.version + 1))
+        await until(lambda: _true(all(hub.ready.is_set() for hub in hubs)))
+        yield Instances(client, store, hubs, channels, games)
     finally:
         for task in running:
             await _stopped(task)
@@ -723,20 +680,64 @@ async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_af
         await client.aclose()
 
 
+async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_moves(redis_url):
+    # Before, every commit published to one channel every instance heard: each
+    # instance handled every move of the deployment, its own included (7 % of the
+    # server's CPU at full speed, issue 28). Now a wake-up goes to the instances
+    # that follow the game, and not to the one that committed it.
+    async with instances(redis_url, "i_here") as here, Wakeups(redis_url) as heard:
+        [hub], games = here.hubs, here.games
+        dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
+        peers = [Peer("p_a", 0), Peer("p_b", 1)]
+        for peer in peers:
+            hub.join(peer, dealt.id, peer.seat, 0)
+        await until(lambda: _true(all(p.subs[dealt.id].seen == 1 for p in peers)))
+        await until(lambda: _true(not hub._tasks))  # followed
+        assert await here.followers(dealt.id) == set(here.channels)
+        await _play(games, dealt.id, 10)
+        game = await games.load(dealt.id)
+        await until(lambda: _true(all(p.subs[dealt.id].seen == game.version for p in peers)))
+        await asyncio.sleep(0.1)
+        # The deal's wake-up went to every instance (nobody followed the game yet).
+        assert heard.heard == [(GAMES_CHANNEL, f"{dealt.id} 1")]
+    for peer in peers:
+        assert [m["seq"] for m in peer.got] == list(range(1, game.version + 1))
+
+
+async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_after(redis_url):
+    # Instance A plays the game; instance B's socket starts following it at seq 1
+    # while the game is further on, and B's channel is listed only once its follow
+    # is done: B takes the version then as a wake-up, and hears A's next commits.
+    async with instances(redis_url, "i_a", "i_b") as both, Wakeups(redis_url) as heard:
+        (hub_a, hub_b), (a, b), games = both.hubs, both.channels, both.games
+        dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
+        here = Peer("p_a", 0)
+        hub_a.join(here, dealt.id, 0, 1)
+        await until(lambda: _true(not hub_a._tasks))
+        await _play(games, dealt.id, 3)
+        watcher = Peer("p_w", None)
+        hub_b.join(watcher, dealt.id, None, 1)  # B's socket saw seq 1 only
+        then = (await games.load(dealt.id)).version
+        # No wake-up comes for seqs 2..then: B's follow itself catches the socket up.
+        await until(lambda: _true(watcher.subs[dealt.id].seen == then))
+        assert await both.client.hget(both.store.keys_of(dealt.id).game, "w") == a + b" " + b
+        await _play(games, dealt.id, 3)
+        game = await games.load(dealt.id)
+        await until(lambda: _true(watcher.subs[dealt.id].seen == game.version))
+        await asyncio.sleep(0.1)
+        # A's moves after B followed woke B alone; none woke A, none went to all.
+        after = [c for c, w in heard.heard if int(w.split()[1]) > 4]
+        assert after and set(after) == {b}
+    assert [m["seq"] for m in watcher.got] == list(range(2, game.version + 1))
+    assert [m["seq"] for m in here.got] == list(range(2, game.version + 1))
+
+
 async def test_a_game_followed_before_it_is_dealt_is_followed_at_its_first_wake_up(redis_url):
     # A fair deal's seats follow the game from seq 0 while it waits for their seeds
     # (lobby/deals.py): there is nothing to follow yet. Its deal wakes every instance
     # (nobody follows it), and B follows it then; A's later moves wake B.
-    client = connect(redis_url, 4)
-    pubsub_client = connect(redis_url, 1, blocking=True)
-    store = Store(client, 16)
-    a, b = wake_channel("i_a"), wake_channel("i_b")
-    hub_a = Hub(store, pubsub_client, channel=a)
-    hub_b = Hub(store, pubsub_client, channel=b)
-    games = Games(store, Settings(), listeners=[hub_a], own_channel=a)
-    running = [_started(hub_a), _started(hub_b)]
-    try:
-        await until(lambda: _true(hub_a.ready.is_set() and hub_b.ready.is_set()))
+    async with instances(redis_url, "i_a", "i_b") as both:
+        (hub_a, hub_b), games = both.hubs, both.games
         waiting = Peer("p_b", 1)
         hub_b.join(waiting, "g_fair", 1, 0)  # before the deal
         await until(lambda: _true(not hub_b._tasks))
@@ -744,17 +745,11 @@ async def test_a_game_followed_before_it_is_dealt_is_followed_at_its_first_wake_
         dealt = await games.create(seats, seed=3, game_id="g_fair")
         hub_a.join(Peer("p_a", 0), dealt.id, 0, 1)
         await until(lambda: _true(not hub_a._tasks and not hub_b._tasks))
-        assert set((await client.hget(store.keys_of(dealt.id).game, "w")).split()) == {a, b}
+        assert await both.followers(dealt.id) == set(both.channels)
         await _play(games, dealt.id, 4)
         game = await games.load(dealt.id)
         await until(lambda: _true(waiting.subs[dealt.id].seen == game.version))
-        assert [m["seq"] for m in waiting.got] == list(range(1, game.version + 1))
-    finally:
-        for task in running:
-            await _stopped(task)
-        await games.close()
-        await pubsub_client.aclose()
-        await client.aclose()
+    assert [m["seq"] for m in waiting.got] == list(range(1, game.version + 1))
 
 
 async def test_a_socket_that_joins_from_an_older_read_gets_our_commits_since(game):

@@ -17,13 +17,11 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from redis.exceptions import RedisError
-
 from moose_server.lobby.matchmaking import Matchmaker
 from moose_server.play.games import Game, seat_info
 from moose_server.settings import Settings
 from moose_server.storage.store import Store
-from moose_server.tasks import cancelling
+from moose_server.tasks import one_round
 
 __all__ = ["LiveGames", "summary"]
 
@@ -105,12 +103,7 @@ class LiveGames:
     async def run(self) -> None:
         """Tick every `live_interval` until cancelled."""
         while True:
-            try:
-                await self.tick()
-            except (RedisError, OSError) as exc:
-                if cancelling():
-                    raise asyncio.CancelledError from exc
-                log.warning("the live games list cannot reach Redis: %s", exc)
+            await one_round(self.tick, "the live games list", log)
             await asyncio.sleep(self.settings.live_interval)
 
 

@@ -21,12 +21,10 @@ import logging
 import time
 from collections.abc import Callable
 
-from redis.exceptions import RedisError
-
 from moose_server.lobby.matchmaking import Matchmaker
 from moose_server.settings import Settings
 from moose_server.storage.store import Store
-from moose_server.tasks import cancelling
+from moose_server.tasks import one_round
 
 __all__ = ["Liveness"]
 
@@ -87,11 +85,9 @@ class Liveness:
     async def run(self) -> None:
         """Beat and reap until cancelled."""
         while True:
-            try:
-                await self.beat()
-                await self.reap()
-            except (RedisError, OSError) as exc:
-                if cancelling():
-                    raise asyncio.CancelledError from exc
-                log.warning("heartbeat cannot reach Redis: %s", exc)
+            await one_round(self._beat_and_reap, "heartbeat", log)
             await asyncio.sleep(self.settings.instance_ttl / BEATS_PER_TTL)
+
+    async def _beat_and_reap(self) -> None:
+        await self.beat()
+        await self.reap()

@@ -198,19 +198,18 @@ class Store:
         on (all in one batch). Each game's version now, -1 if there is no such game.
         See lua/follow.lua."""
         call = FollowCall(channel)
-        got = await asyncio.gather(*(
-            self.batch.run_script(self._follow, *call.build(self.keys_of(game))) for game in games
-        ))  # fmt: skip
-        return [int(version) for version in got]
+        return await self._each(self._follow, [call.build(self.keys_of(game)) for game in games])
 
     async def defer(self, games: list[str], grace_ms: int) -> list[int]:
         """Defer each game's deadlines `grace_ms` from now at least (all in one batch);
         each one's deadline now (0: no game, or over). See lua/defer.lua."""
         calls = [DeferCall(game, grace_ms).build(self.keys_of(game)) for game in games]
-        got = await asyncio.gather(
-            *(self.batch.run_script(self._defer, keys, argv) for keys, argv in calls)
-        )
-        return [int(deadline) for deadline in got]
+        return await self._each(self._defer, calls)
+
+    async def _each(self, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[int]:
+        """Run a script once per call (keys, argv), all in one batch: each integer reply."""
+        got = await asyncio.gather(*(self.batch.run_script(script, *call) for call in calls))
+        return [int(reply) for reply in got]
 
     async def kept_record(self, game: str) -> dict[str, Any] | None:
         """The kept record of a rated game, or None (never rated, or expired)."""
