@@ -32,7 +32,7 @@ SIZES = [(2, 2), (2, 2), (2, 4), (2, 4), (2, 4), (3, 4), (3, 4), (2, 3)]
 
 
 async def recomputed(redis_url: str, arena: str) -> tuple[dict[str, int], dict[str, Any]]:
-    """Each player's points from the arena's games' stored states; the games."""
+    """Each member's points from the arena's games' stored states; the games."""
     client = aioredis.Redis.from_url(redis_url)
     try:
         games = await ArenaStore(client).games(arena)
@@ -55,9 +55,10 @@ async def recomputed(redis_url: str, arena: str) -> tuple[dict[str, int], dict[s
                 totals[player] += got
     # A member never seated (joined late, or paused) stands at 0 with no game to count.
     standing = {k.decode(): int(v) for k, v in standings.items()}
-    assert standing == {player: totals.get(player, 0) for player in standing}
+    counted = {player: totals.get(player, 0) for player in standing}
+    assert standing == counted
     assert set(totals) <= set(standing), "everyone who scored stands"
-    return dict(totals), games
+    return counted, games  # every member, those at 0 too, as the standings list them
 
 
 def check_no_overlap(games: dict[str, Any]) -> None:
