@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import redis
 from redis.exceptions import ConnectionError, DataError, NoScriptError, ResponseError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from moose_server.storage.batch import Batcher
 from moose_server.storage.connection import Backend, open_redis
@@ -130,6 +131,31 @@ async def test_a_failed_batch_fails_every_caller_in_it():
         got = await asyncio.gather(*(batch.call("PING") for _ in range(3)), return_exceptions=True)
         assert all(isinstance(e, ConnectionError) for e in got) and batch.batches == 1
     finally:
+        await client.aclose()
+
+
+async def test_a_batch_without_a_reply_in_time_fails_its_callers_and_the_next_one_works(
+    redis_url,
+):
+    # The client has no socket timeout, as the server's batcher (connection.py):
+    # the batch's own bound is all there is.
+    client = connect(redis_url, 4, timeout=None)
+    batch = Batcher(client, timeout=0.1)
+    admin = redis.Redis.from_url(redis_url)
+    try:
+        assert await batch.call("PING") is True
+        admin.client_pause(400, all=True)  # Redis answers nobody for 0.4 s
+        got = await asyncio.gather(batch.call("ECHO", "late"), batch.call("INCR", "n"),
+                                   return_exceptions=True)  # fmt: skip
+        assert [type(e) for e in got] == [RedisTimeoutError] * 2, got
+        assert "no reply from Redis in 0.1 s" in str(got[0])
+        await asyncio.sleep(0.4)
+        # A new connection: the late replies of the batch that timed out are not read
+        # as this one's. (Whether its commands ran is not known: as after any lost
+        # connection, every command the server sends is safe to send twice.)
+        assert await batch.call_many([("ECHO", "next"), ("ECHO", "after")]) == [b"next", b"after"]
+    finally:
+        admin.close()
         await client.aclose()
 
 

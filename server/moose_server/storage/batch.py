@@ -21,7 +21,12 @@ sends each command to the node of its key's slot. Either way:
   cluster client, with its retry;
 - a batch that fails before its replies for any other reason (a command that
   cannot be encoded or routed to a node) is sent again one command at a time,
-  so that the error reaches its caller only.
+  so that the error reaches its caller only;
+- a batch's round trip is bounded as a whole (`timeout`): a batch that has no
+  reply in time fails every caller in it with redis-py's TimeoutError, and its
+  connection is closed. The single-node client connection.py gives the batcher
+  has no socket timeout of its own, so redis-py does not arm one asyncio timeout
+  per reply (4-5 % of the server's CPU at full speed, issue 28).
 
 Every command may thus run twice: the server sends only commands that are safe
 to send twice (store.py's docstring).
@@ -36,7 +41,8 @@ from typing import Any, cast
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
-from redis.exceptions import ConnectionError, NoScriptError, TimeoutError
+from redis.exceptions import ConnectionError, NoScriptError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 __all__ = ["Batcher"]
 
@@ -50,8 +56,9 @@ Queued = tuple[tuple[Any, ...], "asyncio.Future[Any]"]
 class Batcher:
     """Commands of one loop turn in one redis-py pipeline (see the module docstring)."""
 
-    def __init__(self, redis: aioredis.Redis | RedisCluster) -> None:
+    def __init__(self, redis: aioredis.Redis | RedisCluster, timeout: float = 10.0) -> None:
         self.redis = redis
+        self.timeout = timeout  # seconds a batch's round trip may take
         self.batches = 0  # pipelines sent: one round trip each (per node on a cluster)
         self._queue: list[Queued] = []
         self._task: asyncio.Task[None] | None = None
@@ -127,8 +134,11 @@ class Batcher:
         for args in commands:
             pipe.execute_command(*args)
         try:
-            replies = list(await pipe.execute(raise_on_error=False))
-        except (ConnectionError, TimeoutError) as exc:
+            async with asyncio.timeout(self.timeout):
+                replies = list(await pipe.execute(raise_on_error=False))
+        except TimeoutError:  # ours (asyncio's): redis-py closed the connection it read
+            return [RedisTimeoutError(f"no reply from Redis in {self.timeout:g} s")] * len(commands)
+        except (ConnectionError, RedisTimeoutError) as exc:
             return [exc] * len(commands)
         except Exception:
             return await self._alone(commands)
@@ -142,7 +152,12 @@ class Batcher:
     async def _alone(self, commands: list[tuple[Any, ...]]) -> list[Any]:
         """Each command sent by itself through the client: its reply or its error."""
         run = self.redis.execute_command
-        got = await asyncio.gather(*(run(*args) for args in commands), return_exceptions=True)
+        try:
+            async with asyncio.timeout(self.timeout):
+                got = await asyncio.gather(*(run(*args) for args in commands),
+                                           return_exceptions=True)  # fmt: skip
+        except TimeoutError:
+            return [RedisTimeoutError(f"no reply from Redis in {self.timeout:g} s")] * len(commands)
         for reply in got:
             if isinstance(reply, BaseException) and not isinstance(reply, Exception):
                 raise reply  # a cancellation

@@ -1,7 +1,7 @@
 """Opening Redis: one node, or a Redis Cluster, and where pub/sub listens.
 
 `open_redis(url, max_connections)` gives an instance its clients: one for
-commands and scripts, a `Batcher` on it for the frequent calls (batch.py), and
+commands and scripts, a `Batcher` for the frequent calls (batch.py), and
 a source of pub/sub connections for the hub (redis-py's `PubSub`).
 
 - ``redis://``, ``rediss://``, ``unix://``: one node, unless the node says it is
@@ -43,6 +43,8 @@ __all__ = ["Backend", "NodePubSub", "PubSubSource", "open_redis", "with_ca_certs
 log = logging.getLogger(__name__)
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
+BATCH_CONNECTIONS = 8  # one batch in flight; a failed batch's commands go one by one
+BATCH_TIMEOUT = 10.0  # seconds a batch's round trip may take (the other clients' per reply)
 
 
 class PubSubSource(Protocol):
@@ -61,7 +63,9 @@ class PubSubSource(Protocol):
 class Backend:
     """An instance's Redis clients: `redis` for commands, `pubsub` for the hub.
 
-    `batch` sends the frequent calls through `redis` (see store.py).
+    `batch` sends the frequent calls (see store.py): through a client of its own
+    on one node (no per-reply timeout: it bounds each batch), through `redis` on a
+    cluster.
     """
 
     redis: Any  # aioredis.Redis or RedisCluster: the same commands
@@ -72,6 +76,8 @@ class Backend:
     async def aclose(self) -> None:
         """Close every client."""
         await self.batch.aclose()
+        if self.batch.redis is not self.redis:
+            await self.batch.redis.aclose()
         await self.pubsub.aclose()
         await self.redis.aclose()
 
@@ -89,7 +95,10 @@ async def open_redis(url: str, max_connections: int) -> Backend:
         return await _open_cluster(urlunsplit(parts._replace(path="")), [], max_connections)
     commands = connect(url, max_connections)
     pubsub = connect(url, 1, blocking=True)
-    return Backend(commands, pubsub, cluster=False, batch=Batcher(commands))
+    # The batcher's own client: one batch is in flight at a time, and it bounds
+    # each batch's round trip itself, so its connections have no socket timeout.
+    batched = connect(url, BATCH_CONNECTIONS, timeout=None)
+    return Backend(commands, pubsub, cluster=False, batch=Batcher(batched, BATCH_TIMEOUT))
 
 
 def with_ca_certs(url: str, ca_certs: str) -> str:
@@ -121,7 +130,8 @@ async def _open_cluster(url: str, more: list[tuple[str, int]], max_connections: 
     except BaseException:
         await cluster.aclose()
         raise
-    return Backend(cluster, NodePubSub(cluster, url), cluster=True, batch=Batcher(cluster))
+    batch = Batcher(cluster, BATCH_TIMEOUT)
+    return Backend(cluster, NodePubSub(cluster, url), cluster=True, batch=batch)
 
 
 def _seeds(netloc: str) -> list[tuple[str, int]]:

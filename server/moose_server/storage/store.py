@@ -73,8 +73,13 @@ GRACE_MS = 5000  # then every deadline is at least this far after it is back
 log = logging.getLogger(__name__)
 
 
-def connect(url: str, max_connections: int, *, blocking: bool = False) -> aioredis.Redis:
-    """A client on `url`: a BlockingConnectionPool for commands, or one for pub/sub."""
+def connect(
+    url: str, max_connections: int, *, blocking: bool = False, timeout: float | None = 10
+) -> aioredis.Redis:
+    """A client on `url`: a BlockingConnectionPool for commands, or one for pub/sub.
+
+    `timeout` bounds each reply (seconds); None leaves that to the caller, as a
+    `Batcher` bounds each batch as a whole (batch.py)."""
     if blocking:
         # Pub/sub and blocking reads wait as long as they like: no socket timeout.
         return aioredis.Redis.from_url(url, socket_timeout=None, health_check_interval=10)
@@ -85,7 +90,7 @@ def connect(url: str, max_connections: int, *, blocking: bool = False) -> aiored
     options: dict[str, Any] = {**parse_url(url)}  # what from_url does, but our packer
     options["connection_class"] = packing(options.get("connection_class", Connection))
     pool = aioredis.BlockingConnectionPool(
-        max_connections=max_connections, timeout=10, socket_timeout=10, retry=once, **options
+        max_connections=max_connections, timeout=10, socket_timeout=timeout, retry=once, **options
     )
     return aioredis.Redis(connection_pool=pool)
 
