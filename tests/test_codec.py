@@ -47,7 +47,7 @@ def test_a_template_refuses_a_hole_missing_repeated_or_out_of_order() -> None:
             Template(value, 2)
 
 
-@pytest.mark.parametrize("helper", ["pack_map", "extend_map", "Template"])
+@pytest.mark.parametrize("helper", ["pack", "pack_map", "extend_map", "Template"])
 def test_the_import_check_fails_when_a_helper_disagrees_with_msgpack(monkeypatch, helper) -> None:
     codec._check()  # as at import
     if helper == "Template":
