@@ -12,8 +12,9 @@ from moose import rules, search
 from moose.search import SearchBot
 from moose_server.play.games import GameError, Games
 from moose_server.play.seats import Seat
+from moose_server.play.streams import read_events
 from moose_server.settings import Settings
-from moose_server.storage.store import Store, connect
+from moose_server.storage.store import Entry, Store, connect
 
 from helpers import open_games, replay
 
@@ -48,6 +49,57 @@ async def test_bots_play_a_whole_game_and_the_record_replays(games, bots):
         kinds[0] == "start" and kinds[-1] == "over" and kinds.count("move") == len(record["moves"])
     )
     assert {e.event["auto"] for e in entries if e.event["kind"] == "move"} <= {"bot", "forced"}
+
+
+class Heard:
+    """A listener of Games: every entry of every commit, in order."""
+
+    def __init__(self) -> None:
+        self.commits: list[list[Entry]] = []
+
+    def committed(self, game: str, entries: list[Entry]) -> None:
+        self.commits.append(entries)
+
+
+async def test_a_forced_pass_is_played_in_the_step_before_it_and_reads_back_the_same(redis_url):
+    heard = Heard()
+    client = connect(redis_url, 8)
+    games = Games(Store(client, 16), Settings(redis_url=redis_url, turn_time=3600),
+                  listeners=[heard])  # fmt: skip
+    players = [f"p_{k}" for k in range(4)]
+    folded = 0
+    try:
+        for seed in range(3):  # people only: the server plays nothing but forced passes
+            game = await games.create([Seat(p, p, None) for p in players], seed=seed)
+            while not game.state.over:
+                assert game.auto_kind() is None  # no forced seat is ever left to act
+                player, legal = players[rules.to_act(game.state)], game.legal
+                version = game.version
+                seq = await games.move(game.id, player, legal[len(legal) // 2], version)
+                game = await games.load(game.id)  # no wait: the passes came in the same step
+                step = heard.commits[-1]
+                assert [e.seq for e in step] == list(range(seq, game.version + 1))
+                passes = [e for e in step if e.event.get("auto") == "forced"]
+                folded += len(passes)
+                for entry in step[:-1] if passes else []:  # a forced seat acts after it
+                    assert entry.state["auto"] is True and entry.legal is None
+            # Every entry as the stream gives it back (snapshots every 8 events, the
+            # states between rebuilt) is the entry the hub had at the commit.
+            told = {e.seq: e for step in heard.commits for e in step}
+            stream = await read_events(games.store, game.id)
+            assert [e.seq for e in stream] == sorted(told) == list(range(1, game.version + 1))
+            for entry in stream:
+                was = told[entry.seq]
+                assert (entry.event, entry.state, entry.deadline) == (
+                    was.event,
+                    was.state,
+                    was.deadline,
+                ), entry.seq
+            heard.commits.clear()
+    finally:
+        await games.close()
+        await client.aclose()
+    assert folded >= 3  # the seeds do give forced passes
 
 
 async def test_a_player_plays_against_a_bot_to_the_end(games):

@@ -175,14 +175,16 @@ def test_a_matchmaking_call_sends_the_nonce_then_its_fields_in_order(call):
     assert argv == ["nonce", *(int(v) if isinstance(v, bool) else v for v in fields)]
 
 
-def test_a_commit_sends_two_arguments_per_event_where_commit_lua_reads_them():
+def test_a_commit_sends_three_arguments_per_event_where_commit_lua_reads_them():
     text = scripts.source("commit")
-    assert "ARGV[13 + 2 * i], ARGV[14 + 2 * i]" in text  # event i = 1..ARGV[12]
+    assert "ARGV[11 + 3 * i], ARGV[12 + 3 * i]" in text and "ARGV[13 + 3 * i]" in text
     events = [({"kind": "move"}, {"turn": 1}), ({"kind": "move"}, None), (b"packed", b"s")]
-    _, argv = build(CommitCall(**COMMIT, events=events))
-    assert argv[11] == len(events) and len(argv) == 14 + 2 * len(events)
-    assert argv[14:] == [b"\x81\xa4kind\xa4move", b"\x81\xa4turn\x01",
-                         b"\x81\xa4kind\xa4move", b"", b"packed", b"s"]  # fmt: skip
+    _, argv = build(CommitCall(**COMMIT, events=events, auto=True))
+    assert argv[10] == len(events) and len(argv) == 13 + 3 * len(events)
+    assert argv[13:] == [b"\x81\xa4kind\xa4move", b"\x81\xa4turn\x01", 1,
+                         b"\x81\xa4kind\xa4move", b"", 1, b"packed", b"s", 1]  # fmt: skip
+    _, argv = build(CommitCall(**COMMIT, events=events, autos=(True, True, False)))
+    assert argv[13 + 2 :: 3] == [1, 1, 0]  # each event's own
 
 
 def test_a_commit_keeps_the_stream_its_grace_at_most_its_ttl():

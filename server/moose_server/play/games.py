@@ -579,7 +579,7 @@ class Games:
         legal = game.legal
         view = rules.view(game.state, seat)
         bot = game.bots[seat]
-        if kind == "forced":
+        if kind == "forced":  # left by a version that did not fold it into the step before
             move = legal[0]
         elif bot is not None:
             move = bot_move(game, bot, view, legal)
@@ -662,7 +662,8 @@ class Games:
         return False
 
     async def autoplay(self, game: Game) -> None:
-        """Play the seats the server plays, one commit each, until a person must move."""
+        """Play the seats the server plays, one commit each, until a person must move
+        (a forced pass comes in the commit before it: `_forced_passes`)."""
         for _ in range(10_000):  # a game has fewer moves than this; it only bounds bugs
             step = await self._server_step(game, timed_out=False)
             if step is None:
@@ -692,6 +693,30 @@ class Games:
 
     # -- committing ---------------------------------------------------------------
 
+    def _forced_passes(
+        self, new: Game, events: list[Event]
+    ) -> tuple[Game, list[Event], Passes | None]:
+        """`new` and `events`, then the pass of each seat next to act that can only
+        pass (auto "forced"), in the same step: one commit instead of one more each.
+
+        None when no pass follows; else the rules state after each event.
+        """
+        if new.finished or new.auto_kind() != "forced":
+            return new, events, None
+        states = [new.state] * len(events)
+        events = list(events)
+        while not new.finished and new.auto_kind() == "forced":
+            seat = rules.to_act(new.state)
+            move = dict(new.legal[0])
+            state = rules.apply(new.state, move)
+            new = new.but(state=state, moves=[*new.moves, move])
+            events.append({"kind": "move", "seat": seat, "move": move, "auto": "forced"})
+            states.append(state)
+            if state.over:
+                events.append(self._over(new, state))
+                states.append(state)
+        return new, events, Passes(states)
+
     def _deadline_delta(self, new: Game, events: list[Event], auto: bool) -> int:
         """Milliseconds to the next deadline; 0 clears it, -1 keeps the current one.
 
@@ -700,7 +725,8 @@ class Games:
         s = self.settings
         if new.finished:
             return 0
-        if events[0]["kind"] == "back" and rules.to_act(new.state) != events[0]["seat"]:
+        back = events[0]["kind"] == "back" and len(events) == 1  # alone: no pass folded in
+        if back and rules.to_act(new.state) != events[0]["seat"]:
             return -1
         if auto:
             return max(1, int(min(s.auto_delay, s.turn_time) * 1000))
@@ -715,8 +741,12 @@ class Games:
         state: dict[str, Any],
         auto: bool,
         due: int = 0,
+        passes: Passes | None = None,
     ) -> tuple[CommitCall, tuple[int, bytes]]:
-        """What the commit script writes for `new` over `old`, and `new`'s moves packed."""
+        """What the commit script writes for `new` over `old`, and `new`'s moves packed.
+
+        `passes`: forced passes folded into the step (`_forced_passes`); the events
+        before them keep the states they lead to, and say the server plays next."""
         data, packed_snapshot, packed_moves = new.packed(state, auto)
         over = new.finished
         # An abandoned game is never rated; an arena game's points wait as a rating does.
@@ -730,6 +760,13 @@ class Games:
             (e, packed_snapshot if keeps_snapshot(old.version + 1 + i) else None)
             for i, e in enumerate(events)
         ]
+        autos: tuple[bool, ...] = ()
+        if passes is not None:
+            autos = tuple(passes.auto(i, auto) for i in range(len(events)))
+            stored = [
+                (e, None if kept is None or passes.final(i) else pack(passes.snapshot(i)))
+                for i, (e, kept) in enumerate(stored)
+            ]
         call = CommitCall(
             game=new.id,
             expected=old.version,
@@ -741,6 +778,7 @@ class Games:
             record=record,
             record_ttl=self.settings.record_ttl if rated else 0,
             auto=auto,
+            autos=autos,
             grace_ms=int(self.settings.game_grace * 1000),
             due=due,
             own=self.own_channel,
@@ -752,13 +790,15 @@ class Games:
     ) -> tuple[Commit, Game | None]:
         """Commit `new` over `old`: the answer, and the new game if it was written.
 
-        `due`: a timeout's deadline, which the game must still have."""
+        `due`: a timeout's deadline, which the game must still have. The passes of
+        the seats that can only pass next are played in the same step."""
+        new, events, passes = self._forced_passes(new, events)
         state = new.state.to_dict()  # once: it goes into the data and every snapshot
         # Stored beside the state so that a seat the server plays at once is not
         # offered legal moves it would race the server for.
         auto = new.auto_kind() is not None
         snapshot = {**state, "auto": auto}
-        call, packed_moves = self._commit_call(old, new, events, field, state, auto, due)
+        call, packed_moves = self._commit_call(old, new, events, field, state, auto, due, passes)
         with self.copies.committing(new.id):
             got = await self.store.commit(call)
             if got.status != "ok":
@@ -770,6 +810,12 @@ class Games:
                     Entry(got.seq + i, event, snapshot, got.deadline, got.now, new.state, legal)
                     for i, event in enumerate(events)
                 ]
+                if passes is not None:
+                    for i in passes.before():  # its own state, and no legal moves offered
+                        entries[i] = dataclasses.replace(
+                            entries[i], state=passes.snapshot(i), parsed=passes.states[i],
+                            legal=None,
+                        )  # fmt: skip
                 for listener in self.listeners:
                     listener.committed(new.id, entries)
         if new.finished:
@@ -786,6 +832,30 @@ class Games:
         )
         self.copies.keep(written)
         return got, written
+
+
+@dataclass
+class Passes:
+    """The states of a step whose forced passes were folded in (`Games._forced_passes`):
+    `states[i]` is the rules state after event i; the last one is the step's."""
+
+    states: list[rules.State]
+
+    def final(self, i: int) -> bool:
+        """Whether event i leaves the game as the whole step does."""
+        return self.states[i] is self.states[-1]
+
+    def before(self) -> list[int]:
+        """The events that do not (those before the last pass)."""
+        return [i for i in range(len(self.states)) if not self.final(i)]
+
+    def auto(self, i: int, last: bool) -> bool:
+        """Whether the server plays the seat to act after event i (`last`: after the step)."""
+        return last if self.final(i) else True  # a forced seat is to act
+
+    def snapshot(self, i: int) -> dict[str, Any]:
+        """The stream's state after event i, as `Entry.state` holds it."""
+        return {**self.states[i].to_dict(), "auto": self.auto(i, False)}
 
 
 class Copies:

@@ -4,8 +4,9 @@ The stream keeps a full state snapshot with the deal and with every event whose
 seq is a multiple of `SNAPSHOT_EVERY`, not with every event: a 4-player game of
 ~54 events holds 7 snapshots (about 1.1 KB each) instead of 54. The states in
 between are rebuilt from the snapshot before them by applying the moves, which
-the rules do deterministically. All events of one commit share one state (only
-its first event, a move, changes the rules' state), so any of them may hold it.
+the rules do deterministically. A snapshot is the state after its own event:
+a commit's events share one state, but for the forced passes a commit plays
+after its move (games.py, `Games._forced_passes`), each a move of its own.
 BENCHMARKS.md has the trade-off: memory per game against rebuilding per read.
 """
 

@@ -115,7 +115,8 @@ class CommitCall:
     `data`, each event and its state snapshot may come packed already (bytes); a
     snapshot of None is not kept. `deadline_ms`: from now (> 0), 0 clears it, -1
     keeps it. `ttl` > 0 ends the game: its hash is kept that long (s), its stream
-    and move ids `grace_ms`. `auto`: the server plays the seat to act next.
+    and move ids `grace_ms`. `auto`: the server plays the seat to act next;
+    `autos`, where given, says it per event (a step with forced passes folded in).
     `record`: the packed record of a rated game this commit ends (kept
     `record_ttl` s). `due`: a timeout's, the deadline it fires for; a deadline
     deferred since (DeferCall) makes the commit stale.
@@ -133,6 +134,7 @@ class CommitCall:
     record: bytes = b""
     record_ttl: int = 0
     auto: bool = False
+    autos: Sequence[bool] = ()  # per event; () : `auto` for every event
     grace_ms: int = 0
     channel: bytes = GAMES_CHANNEL  # the wake-up's while no instance follows the game
     due: int = 0  # a timeout's deadline (ms), which the game must still have; 0: any
@@ -143,10 +145,11 @@ class CommitCall:
         argv: Argv = [
             self.expected, self.move_field, _packed(self.data), self.deadline_ms, self.game,
             self.channel, self.ttl, min(self.grace_ms, self.ttl * 1000) if self.ttl else 0,
-            int(self.auto), self.record, self.record_ttl, len(self.events), self.due, self.own,
+            self.record, self.record_ttl, len(self.events), self.due, self.own,
         ]  # fmt: skip
-        for event, state in self.events:
-            argv += [_packed(event), b"" if state is None else _packed(state)]
+        autos = self.autos or [self.auto] * len(self.events)
+        for (event, state), auto in zip(self.events, autos, strict=True):
+            argv += [_packed(event), b"" if state is None else _packed(state), int(auto)]
         return [keys.game, keys.events, keys.deadlines, keys.unrated, keys.record,
                 keys.moves], argv  # fmt: skip
 

@@ -9,12 +9,12 @@
 --       5 game id, 6 the wake-up channel of a game nobody follows (field 'w'
 --       unset), 7 ttl seconds (0 = the game goes on),
 --       8 grace ms: a finished game's stream and move ids are kept this long,
---       9 auto ('1': the server plays the seat to act next),
---       10 the record of a rated game that ends here, to keep ('' = none),
---       11 its ttl seconds (0: no rated game ends here), 12 event count,
---       13 a timeout's deadline: the game's must still be it (0: no check),
---       14 the committing instance's own wake-up channel ('' = none),
---       then per event: event blob, state snapshot blob ('' = none kept)
+--       9 the record of a rated game that ends here, to keep ('' = none),
+--       10 its ttl seconds (0: no rated game ends here), 11 event count,
+--       12 a timeout's deadline: the game's must still be it (0: no check),
+--       13 the committing instance's own wake-up channel ('' = none),
+--       then per event: event blob, state snapshot blob ('' = none kept),
+--       auto ('1': the server plays the seat to act after this event)
 -- The wake-up goes to the channel of every instance that follows the game (its
 -- field 'w', written by follow.lua) but the committing one, whose hub has the
 -- events already; to ARGV[6] while no instance follows it.
@@ -35,7 +35,7 @@ if mid ~= '' and redis.call('HSETNX', ledger, mid, version + 1) == 0 then
 end
 -- A timeout fires for the deadline it was claimed for: one held meanwhile (the
 -- players were told that Redis lost their last writes: defer.lua) waits.
-local due = tonumber(ARGV[13])
+local due = tonumber(ARGV[12])
 if version ~= tonumber(ARGV[1]) or (due > 0 and tonumber(got[3] or '0') ~= due) then
   if mid ~= '' then
     redis.call('HDEL', ledger, mid)
@@ -55,13 +55,14 @@ elseif delta == 0 then
 else
   deadline = tonumber(got[3] or '0')
 end
-local count = tonumber(ARGV[12])
+local count = tonumber(ARGV[11])
 local seq = version
 local first = version + 1
-local d, now_s, auto = string.format('%d', deadline), string.format('%d', now), ARGV[9]
+local d, now_s = string.format('%d', deadline), string.format('%d', now)
 for i = 1, count do
   seq = seq + 1
-  local id, e, s = string.format('%d-0', seq), ARGV[13 + 2 * i], ARGV[14 + 2 * i]
+  local id, e, s = string.format('%d-0', seq), ARGV[11 + 3 * i], ARGV[12 + 3 * i]
+  local auto = ARGV[13 + 3 * i]
   if s == '' then
     redis.call('XADD', events, id, 'e', e, 'a', auto, 'd', d, 't', now_s)
   else
@@ -78,13 +79,13 @@ if ttl > 0 then
   redis.call('PEXPIRE', events, grace)
   redis.call('PEXPIRE', ledger, grace)
 end
-if tonumber(ARGV[11]) > 0 then -- a rated game ends here
-  if ARGV[10] ~= '' then redis.call('SET', KEYS[5], ARGV[10], 'EX', ARGV[11]) end
+if tonumber(ARGV[10]) > 0 then -- a rated game ends here
+  if ARGV[9] ~= '' then redis.call('SET', KEYS[5], ARGV[9], 'EX', ARGV[10]) end
   redis.call('ZADD', KEYS[4], now, gid)
 end
 local wake, followers = gid .. ' ' .. seq, got[4]
 if followers then
-  local own = ARGV[14]
+  local own = ARGV[13]
   for channel in string.gmatch(followers, '%S+') do
     if channel ~= own then redis.call('PUBLISH', channel, wake) end
   end
