@@ -14,6 +14,7 @@ from moose_server.play.games import GameError, Games
 from moose_server.play.seats import Seat
 from moose_server.play.streams import read_events
 from moose_server.settings import Settings
+from moose_server.storage.keys import move_field
 from moose_server.storage.store import Entry, Store, connect
 
 from helpers import open_games, replay
@@ -213,6 +214,15 @@ async def test_a_finished_game_keeps_answers_for_its_grace_then_only_its_record(
         answers[move_id] = await games.move(game.id, player, move, game.version, move_id)
         last = (player, move, move_id)
         game = await games.load(game.id)
+        if not game.state.over:  # the game's hash holds its move ids, no key of their own
+            keys = store.keys_of(game.id)
+            assert await client.hget(keys.game, move_field(player, move_id)) is not None
+            assert not await client.exists(keys.moves)
+    # At the end they go to their own key, kept for the grace only.
+    keys = store.keys_of(game.id)
+    assert not [f for f in await client.hkeys(keys.game) if f.startswith(b"m:")]
+    assert await client.hlen(keys.moves) == len(answers)
+    assert 0 < await client.pttl(keys.moves) <= 500
     assert await memory(store, game.id) <= 40_000  # a 4-player game at its end
     # In the grace a resent move (any of them) gets its first answer...
     assert await games.move(game.id, last[0], last[1], None, last[2]) == answers[last[2]]

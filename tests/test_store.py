@@ -98,9 +98,16 @@ async def test_a_finished_games_events_and_move_ids_last_its_grace_only(store):
     field = move_field("p_1", "m-9")
     await store.commit(step("g_5", 0, data={"n": 0}, deadline_ms=60_000))
     await store.commit(step("g_5", 1, move_field=field, data={"n": 1}, deadline_ms=60_000))
-    assert await store.redis.hget(store.keys_of("g_5").moves, field) == b"2"
-    assert await store.redis.pttl(store.keys_of("g_5").moves) == -1  # the game goes on
+    # While the game goes on, its hash holds the move ids (no key of their own)...
+    assert await store.redis.hget(store.keys_of("g_5").game, field) == b"2"
+    assert not await store.redis.exists(store.keys_of("g_5").moves)
     await store.commit(step("g_5", 2, data={"n": 2}, ttl=3600, grace_ms=20_000))
+    # ...and at its end they move to their own key, for the grace only.
+    assert await store.redis.hget(store.keys_of("g_5").game, field) is None
+    assert await store.redis.hget(store.keys_of("g_5").moves, field) == b"2"
+    assert (await store.load("g_5", field)).dup == 2
+    again = await store.commit(step("g_5", 1, move_field=field, data={"n": 1}))
+    assert (again.status, again.seq) == ("dup", 2)
     for key in (store.keys_of("g_5").events, store.keys_of("g_5").moves):
         assert 0 < await store.redis.pttl(key) <= 20_000, key
     assert 3_000 < await store.redis.ttl(store.keys_of("g_5").game) <= 3600

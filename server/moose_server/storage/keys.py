@@ -14,13 +14,16 @@ share one tag:
         moose:{b7}:game:<id>     hash: v (version = last seq), data (msgpack;
                                  zlib-compressed once the game is over), dl
                                  (deadline ms), w (the wake-up channels of the
-                                 instances that follow it, lua/follow.lua)
+                                 instances that follow it, lua/follow.lua), and
+                                 while it goes on its move ids ("m:<player>:
+                                 <move_id>" -> seq of its first event): a
+                                 resent move gets its first answer
         moose:{b7}:events:<id>   stream, entry id "<seq>-0": e (event), a ("1":
                                  the server plays the seat to act), d (deadline
                                  ms), t (server time ms), and on some entries s
                                  (the state snapshot after it; games.py says which)
-        moose:{b7}:moves:<id>    hash: move ids ("m:<player>:<move_id>" -> seq of
-                                 its first event): a resent move gets its first answer
+        moose:{b7}:moves:<id>    hash: a finished game's move ids, moved out of
+                                 its game hash for the grace (lua/commit.lua)
         moose:{b7}:record:<id>   a rated game's record (msgpack, zlib), record_ttl
         moose:{b7}:deal:<id>     hash: a provably fair deal waiting for its seeds
                                  (issue 27; lobby/deals.py): data (msgpack: seats,
@@ -256,7 +259,7 @@ class GameKeys:
 
     @property
     def moves(self) -> str:
-        """The game's move ids."""
+        """A finished game's move ids, for its grace (the game hash holds them before)."""
         return _key(self.tag, "moves", self.id)
 
     @property

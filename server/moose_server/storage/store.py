@@ -182,13 +182,18 @@ class Store:
     # -- games ------------------------------------------------------------------
 
     async def load(self, game: str, move_field: str | None = None) -> Loaded:
-        """Read a game's version, data and deadline (and a move id's answer) at once."""
+        """Read a game's version, data and deadline (and a move id's answer) at once.
+
+        A move id's answer is in the game hash while the game goes on, in the
+        ledger of its move ids for the grace after its end (lua/commit.lua)."""
         keys = self.keys_of(game)
         read: list[tuple[Any, ...]] = [("HMGET", keys.game, "v", "data", "dl")]
         if move_field:
-            read.append(("HGET", keys.moves, move_field))
-        got, *answer = await self.batch.call_many(read)
-        dup = int(answer[0]) if answer and answer[0] is not None else None
+            read = [("HMGET", keys.game, "v", "data", "dl", move_field),
+                    ("HGET", keys.moves, move_field)]  # fmt: skip
+        got, *ledger = await self.batch.call_many(read)
+        answer = got[3] if move_field and got[3] is not None else (ledger or [None])[0]
+        dup = int(answer) if answer is not None else None
         data = unpack_stored(got[1]) if got[1] is not None else None
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
 

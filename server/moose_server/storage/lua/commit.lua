@@ -3,7 +3,7 @@
 --
 -- KEYS: 1 game hash, 2 events stream, 3 deadlines sorted set (one bucket),
 --       4 the bucket's unrated games (sorted set), 5 the game's kept record,
---       6 move-id ledger (hash: move-id field -> seq of its first event)
+--       6 a finished game's move ids (hash: move-id field -> seq of its first event)
 -- ARGV: 1 expected version, 2 move-id field ('' = none), 3 game data blob,
 --       4 deadline: ms from now (> 0), 0 = clear, -1 = keep,
 --       5 game id, 6 the wake-up channel of a game nobody follows (field 'w'
@@ -23,23 +23,27 @@
 -- another one finds it there (results.py).
 -- Returns {status, seq, now_ms, deadline_ms}; status is ok, dup or stale.
 local game, events, deadlines, ledger = KEYS[1], KEYS[2], KEYS[3], KEYS[6]
+-- A move id's field ('m:...', keys.move_field) holds the seq of its step's first
+-- event: in the game hash while the game goes on (read and written with the
+-- state, no command of its own), in the ledger (KEYS[6]) for the grace after.
 local mid = ARGV[2]
 -- 'held': until when the game's deadlines wait (defer.lua), its seats told that
 -- Redis lost their last writes and answering the game as it is now.
-local got = redis.call('HMGET', game, 'v', 'held', 'dl', 'w')
+local got = redis.call('HMGET', game, 'v', 'held', 'dl', 'w', mid ~= '' and mid or 'v')
 local version = tonumber(got[1] or '0')
--- One command both looks the move id up and records it, with the seq its first
--- event gets if this step is written; a step that is not takes it back.
-if mid ~= '' and redis.call('HSETNX', ledger, mid, version + 1) == 0 then
-  return {'dup', tonumber(redis.call('HGET', ledger, mid)), 0, 0}
+if mid ~= '' then
+  local seen = got[5]
+  if not seen and got[3] == '0' then -- over: its move ids are in the ledger
+    seen = redis.call('HGET', ledger, mid)
+  end
+  if seen then
+    return {'dup', tonumber(seen), 0, 0}
+  end
 end
 -- A timeout fires for the deadline it was claimed for: one held meanwhile (the
 -- players were told that Redis lost their last writes: defer.lua) waits.
 local due = tonumber(ARGV[12])
 if version ~= tonumber(ARGV[1]) or (due > 0 and tonumber(got[3] or '0') ~= due) then
-  if mid ~= '' then
-    redis.call('HDEL', ledger, mid)
-  end
   return {'stale', version, 0, 0}
 end
 local t = redis.call('TIME')
@@ -69,15 +73,31 @@ for i = 1, count do
     redis.call('XADD', events, id, 'e', e, 'a', auto, 'd', d, 't', now_s, 's', s)
   end
 end
-redis.call('HSET', game, 'v', seq, 'data', ARGV[3], 'dl', d)
+if mid ~= '' then
+  redis.call('HSET', game, 'v', seq, 'data', ARGV[3], 'dl', d, mid, first)
+else
+  redis.call('HSET', game, 'v', seq, 'data', ARGV[3], 'dl', d)
+end
 local ttl = tonumber(ARGV[7])
 if ttl > 0 then
   -- Over: the game stays for its record; the events and move ids only for late
-  -- syncs and resends, for the grace.
+  -- syncs and resends, for the grace: the move ids go to the ledger.
   local grace = math.max(1, tonumber(ARGV[8]))
+  local ids, moved = {}, {}
+  for _, f in ipairs(redis.call('HKEYS', game)) do
+    if string.sub(f, 1, 2) == 'm:' then ids[#ids + 1] = f end
+  end
+  if #ids > 0 then
+    local seqs = redis.call('HMGET', game, unpack(ids))
+    for i, f in ipairs(ids) do
+      moved[2 * i - 1], moved[2 * i] = f, seqs[i]
+    end
+    redis.call('HSET', ledger, unpack(moved))
+    redis.call('HDEL', game, unpack(ids))
+    redis.call('PEXPIRE', ledger, grace)
+  end
   redis.call('EXPIRE', game, ttl)
   redis.call('PEXPIRE', events, grace)
-  redis.call('PEXPIRE', ledger, grace)
 end
 if tonumber(ARGV[10]) > 0 then -- a rated game ends here
   if ARGV[9] ~= '' then redis.call('SET', KEYS[5], ARGV[9], 'EX', ARGV[10]) end
