@@ -33,6 +33,7 @@ from moose import bots, rules  # noqa: E402
 from moose_server.play import games as games_module  # noqa: E402
 from moose_server.play import streams as stream  # noqa: E402
 from moose_server.play.games import Games  # noqa: E402
+from moose_server.play.seats import Seat  # noqa: E402
 from moose_server.settings import Settings  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
 from moose_server.storage.store import Store, connect  # noqa: E402
@@ -44,7 +45,7 @@ GRACE = 20.0  # seconds: longer than playing and measuring one game here
 async def play(games: Games, players: int, seed: int) -> str:
     """One game, every seat a greedy bot moving with a move id; its id once over."""
     ids = [f"p_{seed}_{k}" for k in range(players)]
-    game = await games.create([(p, f"n{k}", None) for k, p in enumerate(ids)], seed=seed)
+    game = await games.create([Seat(p, f"n{k}", None) for k, p in enumerate(ids)], seed=seed)
     bot = bots.make_bot("greedy", seed)
     while not game.state.over:
         if game.auto_kind() is not None:  # a forced pass: the server plays it
