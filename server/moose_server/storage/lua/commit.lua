@@ -82,9 +82,8 @@ local ttl = tonumber(ARGV[7])
 if ttl > 0 then
   -- Over: the game stays for its record; the events and move ids only for late
   -- syncs and resends, for the grace: the move ids go to the ledger.
-  -- The hash is written anew without them: one that only lost its fields keeps
-  -- the room they took while Redis avoids resizing (a fork for persistence is
-  -- running): +530 bytes a finished game in `moose loadtest --lobby`.
+  -- The hash is written anew without them: one that only lost its fields may
+  -- keep the room they took (+530 bytes a finished game in the lobby ladder).
   local grace = math.max(1, tonumber(ARGV[8]))
   local fields = redis.call('HKEYS', game)
   local values = redis.call('HMGET', game, unpack(fields))
