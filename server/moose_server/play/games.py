@@ -854,7 +854,7 @@ class Passes:
         return last if self.final(i) else True  # a forced seat is to act
 
     def snapshot(self, i: int) -> dict[str, Any]:
-        """The stream's state after event i, as `Entry.state` holds it."""
+        """The stream's state after event i, one of `before()`, as `Entry.state` holds it."""
         return {**self.states[i].to_dict(), "auto": self.auto(i, False)}
 
 
