@@ -166,8 +166,11 @@ export function chatActions({ net, ask, render, notice }) {
     async say(place) {
       const text = chat.draft.trim();
       if (!text) return;
+      // Cleared as it goes: the next line may be typed before this one's answer.
+      chat.draft = "";
+      render();
       const ans = await ask("say", { ...place, text });
-      if (ans) chat.draft = "";
+      if (!ans && !chat.draft) chat.draft = text; // refused: the text comes back
       render();
     },
     mute(id, seat) {
