@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
 from moose import bots, rules  # noqa: E402
-from moose_server.play import games as games_module  # noqa: E402
+from moose_server.play import steps as steps_module  # noqa: E402
 from moose_server.play import streams as stream  # noqa: E402
 from moose_server.play.games import Games  # noqa: E402
 from moose_server.play.seats import Seat  # noqa: E402
@@ -84,9 +84,9 @@ async def one(url: str, spacing: int, n: int, players: int, before: bool) -> dic
     store = Store(client, 16)
     grace = 3600 if before else GRACE
     games = Games(store, Settings(redis_url=url, turn_time=3600, game_grace=grace))
-    original = games_module.pack_compressed
+    original = steps_module.pack_compressed
     if before:  # the data as it was stored: plain msgpack
-        games_module.pack_compressed = games_module.pack  # type: ignore[assignment]
+        steps_module.pack_compressed = steps_module.pack  # type: ignore[assignment]
     at_end, reads, ids = [], [], []
     try:
         for seed in range(n):  # each measured at once, well inside its grace
@@ -97,7 +97,7 @@ async def one(url: str, spacing: int, n: int, players: int, before: bool) -> dic
             await asyncio.sleep(grace + 0.5)
         after = [await memory(store, g) for g in ids]
     finally:
-        games_module.pack_compressed = original
+        steps_module.pack_compressed = original
         await games.close()
         await client.flushall()
         await client.aclose()

@@ -46,6 +46,25 @@ def _prepared() -> Any:
     return Prepared
 
 
+def _game_class() -> Any:
+    """`Game`, wherever this revision keeps it."""
+    try:
+        from moose_server.play.game import Game
+    except ImportError:  # before play/game.py
+        return G.Game  # type: ignore[attr-defined]
+    return Game
+
+
+def _deadline_delta(games: Any) -> Any:
+    """The step's deadline function, wherever this revision keeps it."""
+    try:
+        from moose_server.play.steps import Steps
+    except ImportError:  # before play/steps.py
+        return games._deadline_delta
+    games.steps = Steps(games.settings, None, b"")
+    return games.steps.deadline_delta
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--plain", nargs="?", const="all", choices=["all", "game", "frames"],
@@ -60,13 +79,14 @@ def main() -> None:
         move = rng.choice(rules.legal_moves(state))
         state = rules.apply(state, move)
         moves.append(move)
-    game = G.Game("g_abc", len(moves), 0, state, ["p1", "p2", "p3", "p4"], list("abcd"),
+    game = _game_class()("g_abc", len(moves), 0, state, ["p1", "p2", "p3", "p4"], list("abcd"),
                   [None] * 4, [False] * 4, [0] * 4, moves)  # fmt: skip
     if args.plain not in ("all", "game") and hasattr(game, "packed"):
         # As the server keeps it after a commit: its moves packed already.
         game = game.but(packed_moves=game.packed(game.state.to_dict(), False)[2])
     games = G.Games.__new__(G.Games)
     games.settings = Settings()
+    deadline_delta = _deadline_delta(games)
     player = game.players[rules.to_act(state)]  # type: ignore[index]
     move = rules.legal_moves(state)[0]
     with_legal = "legal" in inspect.signature(Entry).parameters  # Entry.legal since d68e258
@@ -82,7 +102,7 @@ def main() -> None:
             packed_moves = (0, b"")
         else:
             _, _, packed_moves = new.packed(data, auto)
-        games._deadline_delta(new, events, auto)
+        deadline_delta(new, events, auto)
         for event in events:
             pack(event)
         extra = (None if auto else new.legal,) if with_legal else ()

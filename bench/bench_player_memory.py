@@ -23,7 +23,8 @@ from typing import Any
 
 from moose import rules
 from moose_server.accounts.identity import hash_password, name_key
-from moose_server.play.games import Game, Games
+from moose_server.play.game import Game
+from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings

@@ -10,7 +10,8 @@ import pytest
 
 from moose import rules, search
 from moose.search import SearchBot
-from moose_server.play.games import GameError, Games
+from moose_server.play.game import GameError
+from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.play.streams import read_events
 from moose_server.settings import Settings

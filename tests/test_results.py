@@ -25,7 +25,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from moose import rules
 from moose_server.accounts import ratings
 from moose_server.accounts.ratings import Standing
-from moose_server.play.games import Game, Games
+from moose_server.play.game import Game
+from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
@@ -42,12 +43,15 @@ SEATS = [Seat("p_ann", "ann", None), Seat("p_bob", "bob", None), Seat("p_cy", "c
 
 @asynccontextmanager
 async def parts(
-    url: str, *, players_url: str | None = None
+    url: str, *, players_url: str | None = None, **changes: Any
 ) -> AsyncIterator[tuple[Games, Results]]:
-    """Games and Results of one instance over `url` (its players' store over `players_url`)."""
+    """Games and Results of one instance over `url` (its players' store over `players_url`),
+    with these settings `changes`."""
     backend = await open_redis(url, 16)
     other = connect(players_url, 4) if players_url else None
-    settings = Settings(redis_url=url, turn_time=3600, provisional_games=2, rate_sweep_after=0)
+    settings = Settings(
+        redis_url=url, turn_time=3600, provisional_games=2, rate_sweep_after=0, **changes
+    )
     store = Store(backend.redis, 16)
     results = Results(store, PlayerStore(other or backend.redis), settings)
     games = Games(store, settings, results)
@@ -152,10 +156,9 @@ async def test_stop_ends_the_sweep_loop_without_waiting_out_its_pause(redis_url,
 
 @pytest.mark.slow
 async def test_the_over_event_says_the_new_ratings_and_the_record_outlives_the_game(redis_url):
-    async with parts(redis_url) as (games, results):
+    # The game outlives the checks below by a margin, and then is waited out.
+    async with parts(redis_url, game_ttl=2) as (games, results):
         store = games.store
-        # The game outlives the checks below by a margin, and then is waited out.
-        games.settings = results.settings = results.settings.replace(game_ttl=2)
         profiles = await results.profiles(SEATS)
         game = await games.create(SEATS, seed=3,
                                   rated=True, profiles=profiles)  # fmt: skip

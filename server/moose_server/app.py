@@ -68,7 +68,8 @@ from moose_server.ops.metrics import Exporter, Metrics
 from moose_server.ops.observe import Observer, collections_timed, watch_loop
 from moose_server.ops.refusals import Refusals
 from moose_server.play.arena_points import ArenaScorer
-from moose_server.play.games import Copies, Games
+from moose_server.play.copies import Copies
+from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings

@@ -19,7 +19,8 @@ from redis.exceptions import RedisError
 
 from moose_server.lobby.deals import Deals
 from moose_server.lobby.matchmaking import FormedTable, Matchmaker, TableInfo
-from moose_server.play.games import Game, Games
+from moose_server.play.game import Game
+from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.settings import Settings
 from moose_server.storage.seeds import SeedStore

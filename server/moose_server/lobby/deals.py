@@ -33,7 +33,8 @@ from moose_server.accounts.names import distinct
 from moose_server.codec import pack
 from moose_server.errors import Refusal
 from moose_server.lobby.live_games import summary
-from moose_server.play.games import Game, Games, seat_info_of, table_match
+from moose_server.play.game import Game, seat_info_of, table_match
+from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.seeds import SeedStore, Waiting

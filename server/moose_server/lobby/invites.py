@@ -35,7 +35,8 @@ from moose_server.errors import Refusal
 from moose_server.lobby.deals import Deals
 from moose_server.lobby.matchmaking import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
 from moose_server.lobby.presence import Presence
-from moose_server.play.games import Game, GameError, Games, seat_info
+from moose_server.play.game import Game, GameError, seat_info
+from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings

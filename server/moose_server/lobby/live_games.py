@@ -18,7 +18,7 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from moose_server.lobby.matchmaking import Matchmaker
-from moose_server.play.games import Game, seat_info
+from moose_server.play.game import Game, seat_info
 from moose_server.settings import Settings
 from moose_server.storage.store import Store
 from moose_server.tasks import one_round

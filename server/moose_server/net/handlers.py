@@ -32,7 +32,8 @@ from moose_server.net.invite_handlers import invite_handlers
 from moose_server.net.social import Social
 from moose_server.net.waiting import Waiting
 from moose_server.ops.metrics import Metrics
-from moose_server.play.games import Game, GameError, Games, finished_record
+from moose_server.play.game import Game, GameError, finished_record
+from moose_server.play.games import Games
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 

@@ -65,7 +65,7 @@ from redis.exceptions import RedisError
 from moose_server.codec import unpack
 from moose_server.net.frames import Prepared, state_message
 from moose_server.net.recent import LOGGED_GAMES, GameLog, Recent
-from moose_server.play.games import Game
+from moose_server.play.game import Game
 from moose_server.play.streams import read_events
 from moose_server.storage.connection import PubSubSource
 from moose_server.storage.keys import (

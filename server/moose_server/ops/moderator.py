@@ -14,7 +14,8 @@ from typing import Any
 
 from moose_server.accounts.bans import Ban, ban_network
 from moose_server.accounts.identity import name_key
-from moose_server.play.games import GameError, Games
+from moose_server.play.game import GameError
+from moose_server.play.games import Games
 from moose_server.storage.moderation import ModerationStore
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store

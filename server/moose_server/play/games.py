@@ -6,7 +6,7 @@ commit appends the events to the game's stream and publishes a wake-up to every
 other instance that follows the game; this instance's hub, among the listeners,
 has them at once. Each hub turns them into per-seat messages.
 
-Each instance keeps the games it last wrote (`Copies`, bounded). A player's
+Each instance keeps the games it last wrote (`Copies`, copies.py). A player's
 move on such a game is checked against that copy and committed at once: the
 commit script checks the version anyway, so a copy that is behind costs one
 refused commit and then the usual read. A wake-up from another instance drops
@@ -14,9 +14,12 @@ the copy it makes old (the hub tells `Copies.woke`; it hears those of the games
 its sockets follow, whose moves come here). Anything the copy refuses
 is decided from a fresh read, so a resent move id still gets its first answer.
 
-A game's stream keeps a state snapshot every few events only (stream.py reads
-it back); once over, the game's data is compressed and its stream and move ids
-expire after `game_grace`.
+What a step's commit writes is made in steps.py (`Steps`): the forced passes
+folded in, the deadline, the state and a snapshot every few events only
+(streams.py reads them back); once over, the game's data is compressed and its
+stream and move ids expire after `game_grace`. A `Game` and what is made of one
+without Redis (records, `match`, seat facts, the server's own moves) are in
+game.py.
 
 Every commit of this instance is told to the listeners `Games` is built with
 (the hub fans it out, the observer counts and logs it), and every deadline it
@@ -26,77 +29,53 @@ Seats the server plays (bots, away seats, a pass that is the only legal move)
 are played at once by the instance that committed the move before, in a task;
 their deadline (`auto_delay`) is the safety net should that instance die.
 
-Errors: `GameError(code, message)`, with a PROTOCOL.md error code.
+Errors: `GameError(code, message)` (game.py), with a PROTOCOL.md error code.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
-import functools
 import logging
 import secrets
-import zlib
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, Protocol
 
 from moose import fair, rules
 from moose_server.accounts.names import distinct
-from moose_server.accounts.ratings import Standing
-from moose_server.codec import extend_map, pack, pack_array_header, pack_compressed, pack_map
-from moose_server.errors import Refusal
+from moose_server.play.copies import Copies
+from moose_server.play.game import (
+    Event,
+    Game,
+    GameError,
+    abandoned_event,
+    bot_move,
+    finished_record,
+    match_message,
+    seat_info,
+    thinks,
+    timeout_move,
+)
 from moose_server.play.seats import Seat
-from moose_server.play.streams import keeps_snapshot, read_event
+from moose_server.play.steps import Rater, Steps
+from moose_server.play.streams import read_event
 from moose_server.settings import Settings
 from moose_server.storage.keys import move_field
-from moose_server.storage.scripts import CommitCall
 from moose_server.storage.store import Commit, Entry, Loaded, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
-__all__ = [
-    "Copies",
-    "Game",
-    "GameError",
-    "GameListener",
-    "Games",
-    "TimeoutListener",
-    "finished_record",
-    "match_message",
-    "seat_info_of",
-    "table_match",
-]
+__all__ = ["GameListener", "Games", "TimeoutListener"]
 
 log = logging.getLogger(__name__)
 
-Move = dict[str, Any]
-Event = dict[str, Any]
 RETRIES = 20
-COPIED_GAMES = 2048  # games this instance keeps as it last wrote them, at least...
-SOCKETS_PER_GAME = 2  # ...or one per this many sockets it may serve (settings.max_sockets)
-FALLBACK_BOT = "greedy"
 
 
-class GameError(Refusal):
-    """A request the game refuses; `code` is the PROTOCOL.md error code."""
-
-
-def finished_record(game: Game) -> dict[str, Any]:
-    """The game's record (deck included) once it is over, or GameError not_over."""
-    if not game.finished:
-        raise GameError("not_over", "the game is still being played")
-    return game.record()
-
-
-class Rater(Protocol):
-    """What games need of ratings (results.Results): the `over` event's and the update."""
-
-    def over_ratings(self, game: Game, state: rules.State) -> list[dict[str, Any] | None]:
-        """Each seat's new rating and its change, for the `over` event of a rated game."""
-
-    async def apply(self, game: Game, ended: int) -> None:
-        """Apply a finished rated game's rating changes (once, whoever calls); `ended`: ms."""
+def _game_of(game_id: str, loaded: Loaded) -> Game:
+    """The game as read, or GameError no_such_game."""
+    if loaded.data is None:
+        raise GameError("no_such_game", f"no game {game_id[:64]!r}")
+    return Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
 
 
 class GameListener(Protocol):
@@ -111,254 +90,6 @@ class TimeoutListener(Protocol):
 
     def fired(self, late_ms: int) -> None:
         """A deadline fired and played a move, `late_ms` after it was due (Redis time)."""
-
-
-@dataclass(frozen=True)
-class Game:
-    """A game as stored: the rules state plus who sits where."""
-
-    id: str
-    version: int
-    deadline: int
-    state: rules.State
-    players: list[str | None]
-    names: list[str]
-    bots: list[str | None]
-    away: list[bool]
-    misses: list[int]
-    moves: list[Move]
-    code: str | None = None  # the join code of the private table it came from; None: queue
-    rated: bool = False  # its end updates the seats' ratings
-    # Per seat at the start: {"bot", "mu", "sigma", "games"}, or None for a server bot.
-    profiles: list[dict[str, Any] | None] | None = None
-    ended: str | None = None  # "abandoned": the server ended it before the rules did
-    # A provably fair deal's {"scheme", "commitment", "server_seed" (hex), "seeds"}
-    # (moose.fair); secret until the end. None: dealt from a fixed deck (tests).
-    deal: dict[str, Any] | None = None
-    arena: str | None = None  # the arena tournament it is a game of (issue 26, arena)
-    # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
-    # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
-    packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
-
-    @classmethod
-    def from_data(cls, game_id: str, version: int, deadline: int, d: dict[str, Any]) -> Game:
-        """A game from its stored data."""
-        return cls(
-            game_id, version, deadline, rules.State.from_dict(d["state"]), d["players"],
-            d["names"], d["bots"], d["away"], d["misses"], d["moves"], d.get("code"),
-            d.get("rated", False), d.get("profiles"), d.get("ended"), d.get("deal"),
-            d.get("arena"),
-        )  # fmt: skip
-
-    def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
-        """The stored data (everything but id, version and deadline).
-
-        `state` is `self.state.to_dict()` when the caller has made it already.
-        """
-        return {
-            "state": self.state.to_dict() if state is None else state, "players": self.players,
-            "names": self.names, "bots": self.bots, "away": self.away, "misses": self.misses,
-            "moves": self.moves, "code": self.code, "rated": self.rated,
-            "profiles": self.profiles, **({"ended": self.ended} if self.ended else {}),
-            **({"deal": self.deal} if self.deal else {}),
-            **({"arena": self.arena} if self.arena else {}),
-        }  # fmt: skip
-
-    def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
-        """`pack(self.to_data(state))`, `pack({**state, "auto": auto})` and the moves' cache.
-
-        The same bytes as packing the maps, but the state is packed once for both
-        and the moves already packed by an earlier commit are not packed again:
-        bench/bench_move_path.py measured this at 2x faster than packing the maps
-        (~13 us against ~29 us a commit, 30-50 moves in).
-        """
-        packed_state = pack(state)
-        k, done = self.packed_moves
-        moves = self.moves
-        if k > len(moves):  # not this game's moves: pack them all
-            k, done = 0, b""
-        done += b"".join([pack(m) for m in moves[k:]])
-        packed_moves = pack_array_header(len(moves)) + done
-        data = pack_map(self.to_data(state), {"state": packed_state, "moves": packed_moves})
-        snapshot = extend_map(packed_state, len(state), {"auto": auto})
-        return data, snapshot, (len(moves), done)
-
-    def but(self, **changes: Any) -> Game:
-        """A copy with some fields changed: `dataclasses.replace` at a quarter of its cost.
-
-        Every move makes two copies; replace() runs __init__ with its checks.
-        The copy keeps `legal` when it was computed, unless the state changes.
-        """
-        assert changes.keys() <= _FIELDS, changes.keys() - _FIELDS
-        new = object.__new__(Game)
-        new.__dict__.update(self.__dict__, **changes)
-        if "state" in changes:
-            new.__dict__.pop("legal", None)
-        return new
-
-    @property
-    def finished(self) -> bool:
-        """Over by the rules, or ended by the server (abandoned)."""
-        return self.state.over or self.ended is not None
-
-    def abandoned(self) -> bool:
-        """Whether the server ends the game now: a private table's game that changes no
-        rating (unrated, or fewer than two players) whose every player's seat is away.
-
-        A rated game of two players or more is played out, so that walking away from
-        a lost position loses it as before.
-        """
-        seats = [i for i, p in enumerate(self.players) if p is not None]
-        if self.code is None or (self.rated and len(seats) >= 2) or self.finished:
-            return False
-        return bool(seats) and all(self.away[i] for i in seats)
-
-    def seat_of(self, player: str) -> int | None:
-        """The player's seat, or None."""
-        return self.players.index(player) if player in self.players else None
-
-    def seat_named(self, target: str) -> int | None:
-        """The seat of a player called `target` (its player id, its name, or its name as
-        the table shows it, "bob #2"), or None."""
-        shown = distinct(self.names)
-        for seat, player in enumerate(self.players):
-            if player is not None and target in (player, self.names[seat], shown[seat]):
-                return seat
-        return None
-
-    def humans(self) -> list[str]:
-        """The player ids seated at this game."""
-        return [p for p in self.players if p is not None]
-
-    @functools.cached_property
-    def legal(self) -> list[Move]:
-        """`rules.legal_moves(self.state)`, computed once: a move's commit, its auto-play
-        and the hub's message to the seat to act all need them. Do not change the list.
-        """
-        return rules.legal_moves(self.state)
-
-    def auto_kind(self) -> str | None:
-        """How the server plays the seat to act now: 'bot', 'forced', or None (a person)."""
-        seat = rules.to_act(self.state)
-        if seat is None:
-            return None
-        if self.bots[seat] is not None or self.away[seat]:
-            return "bot"
-        if self.legal == [{"action": "pass"}]:
-            return "forced"
-        return None
-
-    def record(self) -> dict[str, Any]:
-        """The game record of RULES.md section 7."""
-        s = self.state
-        rec: dict[str, Any] = {
-            "players": s.n, "dealer": s.dealer, "deck": list(s.deck),
-            "moves": self.moves, "names": self.names,
-        }  # fmt: skip
-        if s.over:
-            rec["result"] = {"scores": rules.scores(s), "winners": rules.winners(s)}
-        if self.finished and self.deal is not None:  # the server seed is told at the end
-            rec["deal"] = self.deal
-        return rec
-
-    def public_deal(self) -> dict[str, Any]:
-        """`{"deal": {"scheme", "commitment"}}` for `match` and `start`; {} without a deal."""
-        if self.deal is None:
-            return {}
-        return {"deal": {"scheme": self.deal["scheme"], "commitment": self.deal["commitment"]}}
-
-
-_FIELDS = frozenset(f.name for f in dataclasses.fields(Game))
-
-
-def _bots_module() -> Any:
-    try:
-        from moose import bots
-    except ImportError:  # the bots may not be installed in a trimmed client
-        return None
-    return bots
-
-
-def timeout_move(view: dict[str, Any], legal: list[Move]) -> Move:
-    """The move played when a seat's time runs out (also for away seats)."""
-    bots = _bots_module()
-    choose = getattr(bots, "choose_timeout_move", None)
-    if choose is not None:
-        return dict(choose(view, legal))
-    return next((m for m in legal if m["action"] == "trap"), legal[0])
-
-
-def bot_move(game: Game, name: str, view: dict[str, Any], legal: list[Move]) -> Move:
-    """A bot seat's move; the seed comes from the game and version, so replays agree."""
-    bots = _bots_module()
-    if bots is None:
-        return legal[0]
-    seed = zlib.crc32(f"{game.id}:{game.version}".encode())
-    try:
-        bot = bots.make_bot(name, seed)
-    except ValueError:
-        bot = bots.make_bot(FALLBACK_BOT, seed)
-    return dict(bot.choose(view, legal))
-
-
-def thinks(name: str | None) -> bool:
-    """Whether the bot kind `name` searches (a few tenths of a second of CPU a move)."""
-    bots = _bots_module()
-    return name is not None and name in getattr(bots, "SEARCHING", ())
-
-
-def _game_of(game_id: str, loaded: Loaded) -> Game:
-    """The game as read, or GameError no_such_game."""
-    if loaded.data is None:
-        raise GameError("no_such_game", f"no game {game_id[:64]!r}")
-    return Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
-
-
-def match_message(game: Game, seat: int) -> dict[str, Any]:
-    """The `match` that tells a seated player of their game."""
-    return table_match(game.id, seat, game.names, seat_info(game), game.public_deal())
-
-
-def table_match(
-    game: str, seat: int, names: list[str], info: dict[str, Any], deal: dict[str, Any]
-) -> dict[str, Any]:
-    """A `match` from its parts: `info` is `seat_info`'s, `deal` `Game.public_deal`'s."""
-    return {"type": "match", "game": game, "seat": seat, "players": len(names),
-            "names": names, **info, **deal}  # fmt: skip
-
-
-def seat_info(game: Game) -> dict[str, Any]:
-    """`bots` (each seat a bot, the server's or a player's) and `ratings` of a game's seats,
-    for `match`, `start` and `state`; a rating is {"rating", "provisional"} or None."""
-    return seat_info_of(game.bots, game.profiles)
-
-
-def seat_info_of(
-    server_bots: Sequence[str | None], profiles: Sequence[dict[str, Any] | None] | None
-) -> dict[str, Any]:
-    """`seat_info` of seats played by `server_bots` (None: not the server's) with `profiles`."""
-    profiles = profiles or [None] * len(server_bots)
-    bots = [
-        b is not None or bool(p and p.get("bot"))
-        for b, p in zip(server_bots, profiles, strict=True)
-    ]
-    ratings: list[dict[str, Any] | None] = [
-        None if p is None
-        else {"rating": Standing(p["mu"], p["sigma"], p["games"]).rating,
-              "provisional": p["provisional"]}
-        for p in profiles
-    ]  # fmt: skip
-    return {"bots": bots, "ratings": ratings}
-
-
-def over_event(state: rules.State) -> Event:
-    """The event that ends a game."""
-    return {"kind": "over", "scores": rules.scores(state), "winners": rules.winners(state)}
-
-
-def abandoned_event(state: rules.State) -> Event:
-    """The event that ends an abandoned game: the scores as they stand, and no winner."""
-    return {"kind": "over", "abandoned": True, "scores": rules.scores(state), "winners": []}
 
 
 class Games:
@@ -376,11 +107,10 @@ class Games:
         own_channel: bytes = b"",
     ) -> None:
         self.store = store
-        # The wake-up channel of the hub among `listeners`: it has our commits at
-        # once, so no wake-up of them is published to it (lua/commit.lua).
-        self.own_channel = own_channel
         self.settings = settings
         self.rater = rater  # rates finished games that are rated (None: none is)
+        # `own_channel`: the wake-up channel of the hub among `listeners`.
+        self.steps = Steps(settings, rater, own_channel)
         self.copies = copies if copies is not None else Copies(settings)
         self.listeners = tuple(listeners)
         self.timeouts = timeouts
@@ -549,17 +279,7 @@ class Games:
         misses[seat] = 0
         new = game.but(state=state, misses=misses, moves=[*game.moves, canon])
         events: list[Event] = [{"kind": "move", "seat": seat, "move": canon, "auto": None}]
-        return new, events + ([self._over(game, state)] if state.over else [])
-
-    def _over(self, game: Game, state: rules.State) -> Event:
-        """The `over` event; a rated game's says each seat's new rating, a fair deal's
-        how it was dealt (the server seed, told now)."""
-        event = over_event(state)
-        if game.rated and self.rater is not None:
-            event["ratings"] = self.rater.over_ratings(game, state)
-        if game.deal is not None:
-            event["deal"] = game.deal
-        return event
+        return new, events + ([self.steps.over(game, state)] if state.over else [])
 
     def _server_move(self, game: Game, timed_out: bool) -> tuple[Game, list[Event]] | None:
         """The move the server makes for the seat to act, or None if it is a person's turn;
@@ -595,7 +315,7 @@ class Games:
                 away[seat] = True
                 events.append({"kind": "away", "seat": seat})
         if state.over:
-            events.append(self._over(game, state))
+            events.append(self.steps.over(game, state))
         new = game.but(state=state, misses=misses, away=away, moves=[*game.moves, move])
         return new, events
 
@@ -663,7 +383,7 @@ class Games:
 
     async def autoplay(self, game: Game) -> None:
         """Play the seats the server plays, one commit each, until a person must move
-        (a forced pass comes in the commit before it: `_forced_passes`)."""
+        (a forced pass comes in the commit before it: `Steps.forced_passes`)."""
         for _ in range(10_000):  # a game has fewer moves than this; it only bounds bugs
             step = await self._server_step(game, timed_out=False)
             if step is None:
@@ -693,98 +413,6 @@ class Games:
 
     # -- committing ---------------------------------------------------------------
 
-    def _forced_passes(
-        self, new: Game, events: list[Event]
-    ) -> tuple[Game, list[Event], Passes | None]:
-        """`new` and `events`, then the pass of each seat next to act that can only
-        pass (auto "forced"), in the same step: one commit instead of one more each.
-
-        None when no pass follows; else the rules state after each event.
-        """
-        if new.finished or new.auto_kind() != "forced":
-            return new, events, None
-        states = [new.state] * len(events)
-        events = list(events)
-        while not new.finished and new.auto_kind() == "forced":
-            seat = rules.to_act(new.state)
-            move = dict(new.legal[0])
-            state = rules.apply(new.state, move)
-            new = new.but(state=state, moves=[*new.moves, move])
-            events.append({"kind": "move", "seat": seat, "move": move, "auto": "forced"})
-            states.append(state)
-            if state.over:
-                events.append(self._over(new, state))
-                states.append(state)
-        return new, events, Passes(states)
-
-    def _deadline_delta(self, new: Game, events: list[Event], auto: bool) -> int:
-        """Milliseconds to the next deadline; 0 clears it, -1 keeps the current one.
-
-        `auto` is whether the server plays the seat to act (`new.auto_kind()`).
-        """
-        s = self.settings
-        if new.finished:
-            return 0
-        back = events[0]["kind"] == "back" and len(events) == 1  # alone: no pass folded in
-        if back and rules.to_act(new.state) != events[0]["seat"]:
-            return -1
-        if auto:
-            return max(1, int(min(s.auto_delay, s.turn_time) * 1000))
-        return max(1, int((s.answer_time if new.state.pending else s.turn_time) * 1000))
-
-    def _commit_call(
-        self,
-        old: Game,
-        new: Game,
-        events: list[Event],
-        field: str,
-        state: dict[str, Any],
-        auto: bool,
-        due: int = 0,
-        passes: Passes | None = None,
-    ) -> tuple[CommitCall, tuple[int, bytes]]:
-        """What the commit script writes for `new` over `old`, and `new`'s moves packed.
-
-        `passes`: forced passes folded into the step (`_forced_passes`); the events
-        before them keep the states they lead to, and say the server plays next."""
-        data, packed_snapshot, packed_moves = new.packed(state, auto)
-        over = new.finished
-        # An abandoned game is never rated; an arena game's points wait as a rating does.
-        rated = new.state.over and (new.rated or new.arena is not None)
-        # A rated queue game's record is kept for record_ttl (histories point to it);
-        # read seldom, kept long: compressed (2.8 -> ~1 KB for 4 players).
-        record = pack_compressed(new.record()) if rated and new.code is None else b""
-        if over:  # kept for game_ttl, read seldom: compressed (~1.1 KB for 4 players)
-            data = pack_compressed(new.to_data(state))
-        stored = [
-            (e, packed_snapshot if keeps_snapshot(old.version + 1 + i) else None)
-            for i, e in enumerate(events)
-        ]
-        autos: tuple[bool, ...] = ()
-        if passes is not None:
-            autos = tuple(passes.auto(i, auto) for i in range(len(events)))
-            stored = [
-                (e, None if kept is None or passes.final(i) else pack(passes.snapshot(i)))
-                for i, (e, kept) in enumerate(stored)
-            ]
-        call = CommitCall(
-            game=new.id,
-            expected=old.version,
-            move_field=field,
-            data=data,
-            events=stored,
-            deadline_ms=self._deadline_delta(new, events, auto),
-            ttl=self.settings.game_ttl if over else 0,
-            record=record,
-            record_ttl=self.settings.record_ttl if rated else 0,
-            auto=auto,
-            autos=autos,
-            grace_ms=int(self.settings.game_grace * 1000),
-            due=due,
-            own=self.own_channel,
-        )
-        return call, packed_moves
-
     async def _commit(
         self, old: Game, new: Game, events: list[Event], field: str, due: int = 0
     ) -> tuple[Commit, Game | None]:
@@ -792,13 +420,13 @@ class Games:
 
         `due`: a timeout's deadline, which the game must still have. The passes of
         the seats that can only pass next are played in the same step."""
-        new, events, passes = self._forced_passes(new, events)
+        new, events, passes = self.steps.forced_passes(new, events)
         state = new.state.to_dict()  # once: it goes into the data and every snapshot
         # Stored beside the state so that a seat the server plays at once is not
         # offered legal moves it would race the server for.
         auto = new.auto_kind() is not None
         snapshot = {**state, "auto": auto}
-        call, packed_moves = self._commit_call(old, new, events, field, state, auto, due, passes)
+        call, packed_moves = self.steps.call(old, new, events, field, state, auto, due, passes)
         with self.copies.committing(new.id):
             got = await self.store.commit(call)
             if got.status != "ok":
@@ -832,85 +460,3 @@ class Games:
         )
         self.copies.keep(written)
         return got, written
-
-
-@dataclass
-class Passes:
-    """The states of a step whose forced passes were folded in (`Games._forced_passes`):
-    `states[i]` is the rules state after event i; the last one is the step's."""
-
-    states: list[rules.State]
-
-    def final(self, i: int) -> bool:
-        """Whether event i leaves the game as the whole step does."""
-        return self.states[i] is self.states[-1]
-
-    def before(self) -> list[int]:
-        """The events that do not (those before the last pass)."""
-        return [i for i in range(len(self.states)) if not self.final(i)]
-
-    def auto(self, i: int, last: bool) -> bool:
-        """Whether the server plays the seat to act after event i (`last`: after the step)."""
-        return last if self.final(i) else True  # a forced seat is to act
-
-    def snapshot(self, i: int) -> dict[str, Any]:
-        """The stream's state after event i, one of `before()`, as `Entry.state` holds it."""
-        return {**self.states[i].to_dict(), "auto": self.auto(i, False)}
-
-
-class Copies:
-    """The games this instance wrote last, as it wrote them (bounded, least recently
-    written dropped first): `Games` plays on them, the hub's wake-ups age them."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._games: dict[str, Game] = {}  # game id -> as last written here (LRU order)
-        self._committing: dict[str, int] = {}  # game -> commits of ours under way
-        self._settled: dict[str, asyncio.Event] = {}  # set once none is, if awaited
-        # Each game kept is ~12 KB (25 moves in); one that is not costs its next
-        # move a read. 2,048 were too few for a lobby of 20,000 (5,000 games).
-        self.size = max(COPIED_GAMES, settings.max_sockets // SOCKETS_PER_GAME)
-
-    def get(self, game_id: str) -> Game | None:
-        """Our copy of the game, if we keep one."""
-        return self._games.get(game_id)
-
-    def keep(self, game: Game) -> None:
-        """Keep the game as just written here (a finished game is dropped)."""
-        known = self._games.pop(game.id, None)
-        if game.finished:
-            return
-        if known is not None and known.version > game.version:
-            game = known  # a later commit of ours got here first
-        self._games[game.id] = game
-        if len(self._games) > self.size:
-            del self._games[next(iter(self._games))]
-
-    @contextlib.contextmanager
-    def committing(self, game: str) -> Iterator[None]:
-        """While a commit of `game` by this instance is under way (until its listeners
-        have been told): `settled` waits for it."""
-        self._committing[game] = self._committing.get(game, 0) + 1
-        try:
-            yield
-        finally:
-            left = self._committing.pop(game) - 1
-            if left:
-                self._committing[game] = left
-            elif (waiting := self._settled.pop(game, None)) is not None:
-                waiting.set()
-
-    async def settled(self, game: str) -> None:
-        """Once no commit of `game` by this instance is under way.
-
-        Our own commit's wake-up comes on the subscription while its reply is still
-        on its way to the mover (the Redis batch's task hands it over, several loop
-        turns later); the hub waits here, and the reply delivers the events.
-        """
-        if game in self._committing:
-            await self._settled.setdefault(game, asyncio.Event()).wait()
-
-    def woke(self, game: str, seq: int) -> None:
-        """A wake-up: the game is at `seq` now; forget our copy if it is older."""
-        known = self._games.get(game)
-        if known is not None and known.version < seq:
-            del self._games[game]

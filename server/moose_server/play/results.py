@@ -33,7 +33,7 @@ from moose import rules
 from moose_server.accounts import ratings
 from moose_server.accounts.ratings import Standing
 from moose_server.play.arena_points import ArenaScorer
-from moose_server.play.games import Game
+from moose_server.play.game import Game
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.players import PlayerStore

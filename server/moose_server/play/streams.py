@@ -6,7 +6,7 @@ seq is a multiple of `SNAPSHOT_EVERY`, not with every event: a 4-player game of
 between are rebuilt from the snapshot before them by applying the moves, which
 the rules do deterministically. A snapshot is the state after its own event:
 a commit's events share one state, but for the forced passes a commit plays
-after its move (games.py, `Games._forced_passes`), each a move of its own.
+after its move (steps.py, `Steps.forced_passes`), each a move of its own.
 BENCHMARKS.md has the trade-off: memory per game against rebuilding per read.
 """
 

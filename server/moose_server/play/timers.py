@@ -32,7 +32,8 @@ from typing import Protocol
 
 from redis.exceptions import RedisError
 
-from moose_server.play.games import GameError, Games
+from moose_server.play.game import GameError
+from moose_server.play.games import Games
 from moose_server.settings import Settings
 from moose_server.storage.keys import undealt_game
 from moose_server.storage.store import Store

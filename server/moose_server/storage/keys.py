@@ -21,7 +21,7 @@ share one tag:
         moose:{b7}:events:<id>   stream, entry id "<seq>-0": e (event), a ("1":
                                  the server plays the seat to act), d (deadline
                                  ms), t (server time ms), and on some entries s
-                                 (the state snapshot after it; games.py says which)
+                                 (the state snapshot after it; streams.py says which)
         moose:{b7}:moves:<id>    hash: a finished game's move ids, moved out of
                                  its game hash for the grace (lua/commit.lua)
         moose:{b7}:record:<id>   a rated game's record (msgpack, zlib), record_ttl

@@ -1,0 +1,74 @@
+"""The games this instance wrote last (`Copies`): a player's move on one is checked
+against it and committed at once, without reading the game first (games.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterator
+
+from moose_server.play.game import Game
+from moose_server.settings import Settings
+
+__all__ = ["COPIED_GAMES", "Copies"]
+
+COPIED_GAMES = 2048  # games this instance keeps as it last wrote them, at least...
+SOCKETS_PER_GAME = 2  # ...or one per this many sockets it may serve (settings.max_sockets)
+
+
+class Copies:
+    """The games this instance wrote last, as it wrote them (bounded, least recently
+    written dropped first): `Games` plays on them, the hub's wake-ups age them."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._games: dict[str, Game] = {}  # game id -> as last written here (LRU order)
+        self._committing: dict[str, int] = {}  # game -> commits of ours under way
+        self._settled: dict[str, asyncio.Event] = {}  # set once none is, if awaited
+        # Each game kept is ~12 KB (25 moves in); one that is not costs its next
+        # move a read. 2,048 were too few for a lobby of 20,000 (5,000 games).
+        self.size = max(COPIED_GAMES, settings.max_sockets // SOCKETS_PER_GAME)
+
+    def get(self, game_id: str) -> Game | None:
+        """Our copy of the game, if we keep one."""
+        return self._games.get(game_id)
+
+    def keep(self, game: Game) -> None:
+        """Keep the game as just written here (a finished game is dropped)."""
+        known = self._games.pop(game.id, None)
+        if game.finished:
+            return
+        if known is not None and known.version > game.version:
+            game = known  # a later commit of ours got here first
+        self._games[game.id] = game
+        if len(self._games) > self.size:
+            del self._games[next(iter(self._games))]
+
+    @contextlib.contextmanager
+    def committing(self, game: str) -> Iterator[None]:
+        """While a commit of `game` by this instance is under way (until its listeners
+        have been told): `settled` waits for it."""
+        self._committing[game] = self._committing.get(game, 0) + 1
+        try:
+            yield
+        finally:
+            left = self._committing.pop(game) - 1
+            if left:
+                self._committing[game] = left
+            elif (waiting := self._settled.pop(game, None)) is not None:
+                waiting.set()
+
+    async def settled(self, game: str) -> None:
+        """Once no commit of `game` by this instance is under way.
+
+        Our own commit's wake-up comes on the subscription while its reply is still
+        on its way to the mover (the Redis batch's task hands it over, several loop
+        turns later); the hub waits here, and the reply delivers the events.
+        """
+        if game in self._committing:
+            await self._settled.setdefault(game, asyncio.Event()).wait()
+
+    def woke(self, game: str, seq: int) -> None:
+        """A wake-up: the game is at `seq` now; forget our copy if it is older."""
+        known = self._games.get(game)
+        if known is not None and known.version < seq:
+            del self._games[game]
