@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from moose_server.accounts.tokens import PLACEHOLDERS, TokenError, Tokens
-from moose_server.settings import Settings
+from moose_server.accounts.tokens import TokenError, Tokens
+from moose_server.settings import PLACEHOLDERS, Settings
 from moose_server.storage.embedded import free_port
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -16,16 +16,40 @@ from typing import Any
 import platformdirs
 
 from moose import rules
-from moose_server.accounts.tokens import check_secret
 from moose_server.addresses import networks
 from moose_server.origins import parse_origins
 
-__all__ = ["Settings"]
+__all__ = ["PLACEHOLDERS", "Settings", "check_secret"]
 
 APPENDFSYNC = ("always", "everysec", "no")
 HOLDS = ("games_per_player", "games_per_address", "tables_per_address", "table_starts_per_hour",
          "bot_sessions_per_address", "bot_hellos_per_hour", "watched_per_socket", "api_burst",
          "api_rate")  # fmt: skip
+
+
+MIN_SECRET = 32  # bytes
+# The example secrets of this repository (deploy/, docs/, README.md): refused as
+# they are, and any secret with one of the markers in it. tests/test_tokens.py
+# scans the repository for more.
+PLACEHOLDERS = (
+    "REPLACE-ME-with-32-random-bytes-base64",  # deploy/k8s/secret.yaml before issue 22
+    "REPLACE-ME-moose-serve-refuses-this-placeholder-use-openssl-rand-base64-32",
+    "change-me",  # docs/SERVER.md before issue 22
+    "...",  # deploy/Dockerfile
+)
+_MARKERS = ("replace-me", "replace_me", "change-me", "changeme", "placeholder")
+
+
+def check_secret(secret: str) -> None:
+    """ValueError unless `secret` may sign tokens: 32 bytes or more, no placeholder."""
+    advice = ("give every instance the same random secret, e.g. MOOSE_TOKEN_SECRET="
+              "$(openssl rand -base64 32), or leave it unset to share a generated one "
+              "through Redis")  # fmt: skip
+    lowered = secret.lower()
+    if secret in PLACEHOLDERS or any(marker in lowered for marker in _MARKERS):
+        raise ValueError(f"the token secret is a placeholder from the docs: {advice}")
+    if len(secret.encode()) < MIN_SECRET:
+        raise ValueError(f"the token secret has fewer than {MIN_SECRET} bytes: {advice}")
 
 
 def _default_data_dir() -> str:

@@ -15,19 +15,25 @@ Playing: the player has unfinished games.
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from typing import Any, Protocol
 
 from moose_server.errors import Refusal
-from moose_server.lobby.presence import Presence
 from moose_server.settings import Settings
 from moose_server.storage import scripts
 from moose_server.storage.keys import followers_key, follows_key
 from moose_server.storage.scripts import BoundedAddCall
 from moose_server.storage.store import Store
 
-__all__ = ["KEPT_MS", "Follows"]
+__all__ = ["KEPT_MS", "Follows", "Online"]
 
 KEPT_MS = 180 * 86_400_000  # follows last half a year after the player's last change
+
+
+class Online(Protocol):
+    """Who is connected anywhere (lobby/presence.py's `Presence`)."""
+
+    async def online_many(self, players: list[str]) -> list[bool]:
+        """Whether each player has a socket on some live instance."""
 
 
 def _text(value: Any) -> str:
@@ -37,7 +43,7 @@ def _text(value: Any) -> str:
 class Follows:
     """Who follows whom, and whether they are online or playing."""
 
-    def __init__(self, redis: Any, store: Store, settings: Settings, presence: Presence) -> None:
+    def __init__(self, redis: Any, store: Store, settings: Settings, presence: Online) -> None:
         self.redis = redis
         self.store = store
         self.presence = presence

@@ -12,10 +12,10 @@ the one Redis read a token costs, at hello only.
 Every token whose signature does not verify (malformed, forged, tampered) is
 `bad_token` with one message, whatever is wrong with it: the answer tells a
 guesser nothing. `token_expired` and `token_revoked` come only after the
-signature verified. The secret itself must be worth keeping (`check_secret`):
-32 bytes or more and none of the placeholders of this repository's deploy
-files and docs, which anyone can read (a server that took one signed tokens
-anyone could forge).
+signature verified. The secret itself must be worth keeping (`check_secret`
+in settings.py, which refuses the others at start): 32 bytes or more and none
+of the placeholders of this repository's deploy files and docs, which anyone
+can read (a server that took one signed tokens anyone could forge).
 """
 
 from __future__ import annotations
@@ -28,21 +28,10 @@ from dataclasses import dataclass
 
 from moose_server.errors import Refusal
 
-__all__ = ["PLACEHOLDERS", "TokenError", "TokenInfo", "Tokens", "check_secret"]
+__all__ = ["TokenError", "TokenInfo", "Tokens"]
 
 _SIG_HEX = 32
 _BAD = "the session token is not valid here; say hello with a name, or log in"
-MIN_SECRET = 32  # bytes
-# The example secrets of this repository (deploy/, docs/, README.md): refused as
-# they are, and any secret with one of the markers in it. tests/test_logins.py
-# scans the repository for more.
-PLACEHOLDERS = (
-    "REPLACE-ME-with-32-random-bytes-base64",  # deploy/k8s/secret.yaml before issue 22
-    "REPLACE-ME-moose-serve-refuses-this-placeholder-use-openssl-rand-base64-32",
-    "change-me",  # docs/SERVER.md before issue 22
-    "...",  # deploy/Dockerfile
-)
-_MARKERS = ("replace-me", "replace_me", "change-me", "changeme", "placeholder")
 
 
 class TokenError(Refusal):
@@ -79,18 +68,6 @@ def _kind(part: str) -> tuple[int | None, bool]:
     if part.startswith("a") and part[1:].isdigit():
         return int(part[1:]), False
     raise TokenError.bad()
-
-
-def check_secret(secret: str) -> None:
-    """ValueError unless `secret` may sign tokens: 32 bytes or more, no placeholder."""
-    advice = ("give every instance the same random secret, e.g. MOOSE_TOKEN_SECRET="
-              "$(openssl rand -base64 32), or leave it unset to share a generated one "
-              "through Redis")  # fmt: skip
-    lowered = secret.lower()
-    if secret in PLACEHOLDERS or any(marker in lowered for marker in _MARKERS):
-        raise ValueError(f"the token secret is a placeholder from the docs: {advice}")
-    if len(secret.encode()) < MIN_SECRET:
-        raise ValueError(f"the token secret has fewer than {MIN_SECRET} bytes: {advice}")
 
 
 class Tokens:
