@@ -15,13 +15,11 @@ import asyncio
 import getpass
 import socket
 import sys
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 
 Action = Callable[[argparse.Namespace, Any, Console], Awaitable[int]]
 
@@ -165,21 +163,6 @@ async def _session(args: argparse.Namespace, action: Action) -> int:
     except (RedisError, OSError) as exc:
         print(f"moose admin: cannot reach Redis: {exc}", file=sys.stderr)
         return 1
-
-
-def when(ms: int | str) -> str:
-    """A time in ms since the epoch as UTC text."""
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(int(ms) / 1000))
-
-
-def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
-    """A rich table with these columns and rows."""
-    out = Table(title=title, title_justify="left", show_lines=False)
-    for column in columns:
-        out.add_column(column, overflow="fold")
-    for row in rows:
-        out.add_row(*(str(x) for x in row))
-    return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,8 +12,8 @@ from typing import Any
 
 from rich.console import Console
 
-from moose_server.commands.admin import table, when
 from moose_server.commands.admin_arena import arena
+from moose_server.commands.admin_output import table, when
 from moose_server.ops.moderator import ModerationError, Moderator, Target, parse_duration
 from moose_server.play.games import Games
 from moose_server.settings import Settings
