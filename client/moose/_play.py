@@ -63,8 +63,14 @@ class Play(TableChat):
         self.queued: Message | None = None  # the `queued` answer while we wait
         self.queued_at = 0.0  # time.monotonic() of that answer
         self._redraw = False  # a refresh is scheduled
-        self.together = PlayTogether(self)  # rematch and challenges (issue 25)
+        self.together = PlayTogether(client, self.say)  # rematch and challenges (issue 25)
         self.lines_shown: set[str] = set()  # chat line ids printed (live and history)
+
+    def stay(self) -> None:
+        """Our game ended and we stay for a rematch or a challenge: ready for the next."""
+        ended, self.game, self.seat, self.last, self.over = self.game, None, None, None, False
+        self.acted_on, self.away, self.started, self.over_ratings = -1, False, False, None
+        self.together.game_over(ended)
 
     # -- output -------------------------------------------------------------------------
 
@@ -224,7 +230,7 @@ class Play(TableChat):
         """Queue, create a table (and seat bots) or join one."""
         args = self.args
         if args.challenge:
-            await self.together.challenge()
+            await self.together.challenge(args.challenge, args.players[1], args.rated)
         elif args.create is not None:
             table = await self.client.create_table(args.create, fair=args.fair)
             self.code = table["code"]
@@ -333,7 +339,7 @@ class Play(TableChat):
             elif mtype == "event" and msg.get("game") == self.game and self.on_event(msg):
                 if not self.args.stay:
                     return 0
-                self.together.game_over()  # stay for a rematch or a challenge
+                self.stay()
             elif mtype == "chat":
                 self.show_chat(msg)
         return 1
