@@ -13,7 +13,7 @@ import random
 from typing import Any
 
 from moose import rules
-from moose.bots import GreedyBot
+from moose.basic_bots import GreedyBot
 
 __all__ = ["Greedy"]
 
@@ -22,7 +22,7 @@ Move = dict[str, Any]
 _DECK_SIZE = len(rules.CARDS)
 _TRAPS = rules.CARDS.count("trap")
 _MOOSE = {t: rules.CARDS.count(f"moose:{t}") for t in rules.ROOM_TYPES}
-_DISCARD_RANK = {"m": 0, "h": 1, "r": 2, "d": 3, "t": 4}  # bots._DISCARD_RANK by first letter
+_DISCARD_RANK = {"m": 0, "h": 1, "r": 2, "d": 3, "t": 4}  # basic_bots._DISCARD_RANK by first letter
 _W_DOOR = GreedyBot.door_weight
 _W_MOOSE = GreedyBot.moose_weight
 _OPEN = rules.OPEN
@@ -50,7 +50,7 @@ class Greedy:
 
 
 class _Seen:
-    """bots._Seen, counted from a State for the seat `me`."""
+    """basic_bots._Seen, counted from a State for the seat `me`."""
 
     def __init__(self, s: rules.State, me: int) -> None:
         self.s, self.me = s, me

@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from moose import rules
-from moose.bots import Move, View
+from moose.basic_bots import Move, View
 from moose.playout import Greedy
 
 __all__ = ["ITERATIONS", "TIME_LIMIT", "SearchBot", "determinize", "unseen"]
