@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from moose.commands.play import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL, ask
 
 
 def add_parser(subparsers: Any) -> None:
@@ -32,11 +32,6 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--name", required=True, help="the account's name")
     p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
     p.set_defaults(func=run)
-
-
-def ask(prompt: str, env: str) -> str:
-    """A password from the environment variable `env`, or typed without echo."""
-    return os.environ.get(env) or getpass.getpass(prompt)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 async def _main(args: argparse.Namespace, password: str, new: str | None) -> int:
     from moose import _saved
     from moose.client import Client, ConnectError, ServerError
-    from moose.commands.play import open_kept
+    from moose.commands._common import open_kept
 
     client: Client | None = None
     try:

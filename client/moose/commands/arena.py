@@ -15,7 +15,8 @@ import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-from moose.commands.play import DEFAULT_URL, add_players_option
+from moose.commands._common import DEFAULT_URL
+from moose.commands.play import add_players_option
 
 if TYPE_CHECKING:
     from moose.client import Client
@@ -154,12 +155,12 @@ async def _join_by_hand(args: argparse.Namespace) -> int:
     from moose._play import Play
     from moose._term import InputReader
     from moose.client import MooseError
-    from moose.commands.play import _login, open_kept
+    from moose.commands._common import login_name, open_kept
 
     live = not args.plain and sys.stdin.isatty() and sys.stdout.isatty()
     console = Console(highlight=False)
     try:
-        client = await open_kept(args.url, args.name or _login(), None)
+        client = await open_kept(args.url, args.name or login_name(), None)
     except MooseError as exc:
         console.print(f"moose arena: {exc}", markup=False)
         return 1

@@ -10,7 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from moose.commands.play import DEFAULT_URL, add_players_option
+from moose.commands._common import DEFAULT_URL
+from moose.commands.play import add_players_option
 
 if TYPE_CHECKING:  # the client pulls in aiohttp: imported when the command runs
     from rich.console import Console

@@ -12,7 +12,7 @@ import asyncio
 import sys
 from typing import Any
 
-from moose.commands.play import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL
 
 
 def add_parser(subparsers: Any) -> None:
@@ -36,7 +36,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of `moose following`."""
-    from moose.commands.account import ask
+    from moose.commands._common import ask
 
     password = ask("password: ", "MOOSE_PASSWORD") if args.login else None
     return asyncio.run(_main(args, password))
@@ -52,7 +52,7 @@ def describe(entry: dict[str, Any]) -> str:
 
 async def _main(args: argparse.Namespace, password: str | None) -> int:
     from moose.client import Client, ConnectError, ServerError
-    from moose.commands.play import open_kept
+    from moose.commands._common import open_kept
 
     client: Client | None = None
     try:

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import getpass
-import os
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # the client pulls in aiohttp: imported when the command runs
-    from moose.client import Client
-
-DEFAULT_URL = os.environ.get("MOOSE_URL", "ws://127.0.0.1:8080/ws")
+from moose.commands._common import DEFAULT_URL, ask, login_name, open_kept
 
 
 def add_parser(subparsers: Any) -> None:
@@ -129,11 +123,9 @@ async def _main(args: argparse.Namespace) -> int:
     console = Console(highlight=False)
     password = None
     if args.login:
-        from moose.commands.account import ask
-
         password = ask("password: ", "MOOSE_PASSWORD")
     try:
-        client = await open_kept(args.url, args.name or _login(), password)
+        client = await open_kept(args.url, args.name or login_name(), password)
     except ConnectError as exc:
         console.print(str(exc), markup=False, soft_wrap=True)
         return 1
@@ -151,34 +143,3 @@ async def _main(args: argparse.Namespace) -> int:
         reader.close()
         await play.leave_table()  # Ctrl-C too: a table not started keeps no ghost seat
         await client.close()
-
-
-async def open_kept(url: str, name: str, password: str | None) -> Client:
-    """Connect with the session kept for this server and name, or as a new player.
-
-    The kept token brings back the same player, and so their unfinished games; a
-    guest's and an account's sessions of one name are kept apart.
-    """
-    from moose import _saved
-    from moose.client import Client, ServerError
-
-    who = name if password is None else f"{name} (account)"
-    token = _saved.load(url, who)
-    client = Client(url, name=name, token=token, password=password)
-    try:
-        await client.open()
-    except ServerError as exc:
-        if token is None or exc.code not in ("bad_token", "token_expired", "token_revoked"):
-            raise
-        _saved.forget(url, who)  # a server that forgot its secret, or an old token
-        client = Client(url, name=name, password=password)
-        await client.open()
-    if client.token:
-        _saved.save(url, who, client.token)
-    return client
-
-
-def _login() -> str:
-    with contextlib.suppress(Exception):
-        return getpass.getuser()[:24] or "player"
-    return "player"

@@ -10,7 +10,7 @@ import sys
 import urllib.parse
 from typing import Any
 
-from moose.commands.play import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL
 
 Message = dict[str, Any]
 

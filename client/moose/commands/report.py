@@ -11,7 +11,7 @@ import asyncio
 import sys
 from typing import Any
 
-from moose.commands.play import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL
 
 
 def add_parser(subparsers: Any) -> None:
@@ -35,7 +35,7 @@ def add_parser(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of `moose report`."""
-    from moose.commands.account import ask
+    from moose.commands._common import ask
 
     password = ask("password: ", "MOOSE_PASSWORD") if args.login else None
     return asyncio.run(_main(args, password))
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _main(args: argparse.Namespace, password: str | None) -> int:
     from moose.client import Client, ConnectError, ServerError
-    from moose.commands.play import open_kept
+    from moose.commands._common import open_kept
 
     client: Client | None = None
     try:

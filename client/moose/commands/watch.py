@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from moose.commands.play import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL
 
 
 def add_parser(subparsers: Any) -> None:

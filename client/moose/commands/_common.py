@@ -1,0 +1,53 @@
+"""What the `moose` subcommands share: the server's default URL, a password asked
+for, the session kept per server and name, and the name to play under."""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the client pulls in aiohttp: imported when a command runs
+    from moose.client import Client
+
+__all__ = ["DEFAULT_URL", "ask", "login_name", "open_kept"]
+
+DEFAULT_URL = os.environ.get("MOOSE_URL", "ws://127.0.0.1:8080/ws")
+
+
+def ask(prompt: str, env: str) -> str:
+    """A password from the environment variable `env`, or typed without echo."""
+    return os.environ.get(env) or getpass.getpass(prompt)
+
+
+async def open_kept(url: str, name: str, password: str | None) -> Client:
+    """Connect with the session kept for this server and name, or as a new player.
+
+    The kept token brings back the same player, and so their unfinished games; a
+    guest's and an account's sessions of one name are kept apart.
+    """
+    from moose import _saved
+    from moose.client import Client, ServerError
+
+    who = name if password is None else f"{name} (account)"
+    token = _saved.load(url, who)
+    client = Client(url, name=name, token=token, password=password)
+    try:
+        await client.open()
+    except ServerError as exc:
+        if token is None or exc.code not in ("bad_token", "token_expired", "token_revoked"):
+            raise
+        _saved.forget(url, who)  # a server that forgot its secret, or an old token
+        client = Client(url, name=name, password=password)
+        await client.open()
+    if client.token:
+        _saved.save(url, who, client.token)
+    return client
+
+
+def login_name() -> str:
+    """The name to play under when none is given: this machine's login name."""
+    with contextlib.suppress(Exception):
+        return getpass.getuser()[:24] or "player"
+    return "player"
