@@ -21,6 +21,7 @@ from moose import rules
 from moose_server.codec import pack
 from moose_server.net.hub import Hub, Sub
 from moose_server.net.recent import LOGGED_GAMES, RECENT_EVENTS
+from moose_server.net.subscription import SILENT, Subscription
 from moose_server.net.waiting import Waiting
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
@@ -112,7 +113,7 @@ async def xranges(store: Store) -> int:
 async def test_a_wake_up_before_its_commit_reply_reads_nothing_once_the_reply_delivered(game):
     store, gid, entries = game
     fanouts = Fanouts()
-    hub = Hub(store, None, fanout=fanouts)  # type: ignore[arg-type]  # no subscription: wake-ups by hand
+    hub = Hub(store, fanout=fanouts)  # no subscription: wake-ups by hand
     fanned = fanouts.handled
     peers = [Peer("p_a", 0), Peer("p_b", 1)]
     for peer in peers:
@@ -130,7 +131,7 @@ async def test_a_wake_up_before_its_commit_reply_reads_nothing_once_the_reply_de
 async def test_a_wake_up_reads_the_stream_once_for_the_sockets_behind(game):
     store, gid, _ = game
     fanouts = Fanouts()
-    hub = Hub(store, None, fanout=fanouts)  # type: ignore[arg-type]
+    hub = Hub(store, fanout=fanouts)
     fanned = fanouts.handled
     peers = [Peer("p_a", 0), Peer("p_b", 1)]
     for peer in peers:
@@ -147,7 +148,7 @@ async def test_a_late_socket_is_served_from_the_log_and_one_that_saw_another_eve
     game,
 ):
     store, gid, entries = game
-    hub = Hub(store, None)  # type: ignore[arg-type]
+    hub = Hub(store)
     hub.committed(gid, entries)  # dealt and moved here before the sockets joined
     late, rewound = Peer("p_a", 0), Peer("p_b", 1)
     hub.join(late, gid, 0, 0)
@@ -162,7 +163,7 @@ async def test_a_late_socket_is_served_from_the_log_and_one_that_saw_another_eve
 
 async def test_a_commit_at_a_seq_a_socket_saw_resyncs_it_unless_it_saw_that_very_event(game):
     store, gid, entries = game
-    hub = Hub(store, None)  # type: ignore[arg-type]
+    hub = Hub(store)
     same, other = Peer("p_a", 0), Peer("p_b", 1)
     hub.join(same, gid, 0, 2).time = entries[1].time  # got seq 2 from a read already
     hub.join(other, gid, 1, 2).time = entries[1].time + 5  # saw a seq 2 Redis lost
@@ -180,7 +181,7 @@ def seqs(peer: Peer, gid: str) -> list[int]:
 async def test_a_game_dealt_here_reaches_its_players_sockets_without_a_stream_read(redis_url):
     client = connect(redis_url, 4)
     store = Store(client, 16)
-    hub = Hub(store, None)  # type: ignore[arg-type]
+    hub = Hub(store)
     games = Games(store, Settings(redis_url=redis_url), listeners=[hub])
     try:
         # Seat 1 is a bot: its moves are committed here before the people join.
@@ -205,7 +206,7 @@ async def test_a_game_dealt_here_reaches_its_players_sockets_without_a_stream_re
 async def test_our_commits_reach_a_socket_reading_a_gap_at_their_wake_up_without_a_read(game):
     store, gid, entries = game
     fanouts = Fanouts()
-    hub = Hub(store, None, fanout=fanouts)  # type: ignore[arg-type]
+    hub = Hub(store, fanout=fanouts)
     fanned = fanouts.handled
     busy, free = Peer("p_a", 0), Peer("p_b", 1)
     for peer in (busy, free):
@@ -231,7 +232,7 @@ async def test_our_commits_reach_a_socket_reading_a_gap_though_no_wake_up_of_the
     store, gid, _ = game
     fanouts = Fanouts()
     channel = wake_channel("i_here")
-    hub = Hub(store, None, fanout=fanouts, channel=channel)  # type: ignore[arg-type]
+    hub = Hub(store, fanout=fanouts, channel=channel)
     games = Games(store, Settings(), listeners=[hub], own_channel=channel)
     busy, free = Peer("p_a", 0), Peer("p_b", 1)
     for peer in (busy, free):
@@ -252,7 +253,7 @@ async def test_our_commits_reach_a_socket_reading_a_gap_though_no_wake_up_of_the
 async def test_sockets_behind_get_every_event_once_in_order_whatever_the_wake_ups(redis_url):
     client = connect(redis_url, 4)
     store = Store(client, 16)
-    hub = Hub(store, None)  # type: ignore[arg-type]
+    hub = Hub(store)
     ours, theirs = (
         Games(store, Settings(), listeners=[hub]),
         Games(store, Settings()),
@@ -315,7 +316,7 @@ async def test_a_wake_up_during_a_sockets_first_read_is_not_lost_when_the_read_i
 ):
     client = connect(redis_url, 4)
     store = LateStore(client, 16)
-    hub = Hub(store, None)  # type: ignore[arg-type]
+    hub = Hub(store)
     elsewhere = Games(store, Settings())  # another instance: its commits reach us by wake-up
     try:
         dealt = await elsewhere.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
@@ -340,7 +341,7 @@ async def test_a_wake_up_drops_the_games_copy_it_makes_old(redis_url):
     client = connect(redis_url, 4)
     store = Store(client, 16)
     copies = Copies(Settings())
-    hub = Hub(store, None, woken=copies)  # type: ignore[arg-type]
+    hub = Hub(store, woken=copies)
     games = Games(store, Settings(), copies=copies, listeners=[hub])
     try:
         dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=7)
@@ -348,7 +349,7 @@ async def test_a_wake_up_drops_the_games_copy_it_makes_old(redis_url):
 
         def wake(seq: int) -> None:
             data = f"{dealt.id} {seq}".encode()
-            hub._dispatch({"type": "message", "channel": GAMES_CHANNEL, "data": data})
+            hub.channels()[GAMES_CHANNEL](data)
 
         wake(1)  # our own commit's wake-up: the copy is the game as it is
         assert copies.get(dealt.id) is not None
@@ -361,12 +362,12 @@ async def test_a_wake_up_drops_the_games_copy_it_makes_old(redis_url):
 
 def test_a_match_on_the_player_channel_ends_the_players_wait_in_the_queue() -> None:
     waiting = Waiting(None, None, None)  # type: ignore[arg-type]  # no Redis: nothing to requeue
-    hub = Hub(None, None, players=waiting)  # type: ignore[arg-type]
+    hub = Hub(None, players=waiting)  # type: ignore[arg-type]
     waiting.add("p_a", "a", 2, 4, 25)
     waiting.add("p_b", "b", 2, 4, 25)
-    hub._on_player(pack(["p_a", {"type": "table", "code": "X"}, 1]))
+    hub.heard_player(pack(["p_a", {"type": "table", "code": "X"}, 1]))
     assert waiting.queued.keys() == {"p_a", "p_b"}
-    hub._on_player(pack(["p_a", {"type": "match", "game": "g_1", "seat": 0}, 2]))
+    hub.heard_player(pack(["p_a", {"type": "match", "game": "g_1", "seat": 0}, 2]))
     assert waiting.queued.keys() == {"p_b"}  # seated: Redis losing its ticket is no matter
 
 
@@ -377,7 +378,7 @@ def _entries(count: int, start: int = 1) -> list[Entry]:
 
 
 def test_the_logs_are_bounded_in_games_and_in_events_per_game() -> None:
-    hub = Hub(None, None)  # type: ignore[arg-type]
+    hub = Hub(None)  # type: ignore[arg-type]
     for k in range(LOGGED_GAMES + 50):
         hub.committed(f"g_{k}", _entries(3))
     assert len(hub.recent) == LOGGED_GAMES
@@ -392,7 +393,7 @@ def test_the_logs_are_bounded_in_games_and_in_events_per_game() -> None:
 
 
 def test_a_game_log_is_dropped_once_no_local_socket_can_use_it() -> None:
-    hub = Hub(None, None)  # type: ignore[arg-type]
+    hub = Hub(None)  # type: ignore[arg-type]
     hub.committed("g_x", _entries(2))
     hub._on_game("g_x", 2)  # its own wake-up: kept for the players to come
     assert [p.seq for p in hub.recent.get("g_x").events] == [1, 2]
@@ -426,13 +427,13 @@ async def test_a_player_message_published_twice_by_a_resend_reaches_each_socket_
 ):
     store, relay, url = resending_store
     pubsub_client = connect(url, 1, blocking=True)
-    hub = Hub(store, pubsub_client)
+    hub = Hub(store)
     peer = Peer("p_a", 0)
     hub.add_player(peer)
-    running = _started(hub)
+    running, ready = _started(hub, pubsub_client)
     admin = aioredis.Redis.from_url(url)
     try:
-        await until(lambda: _true(hub.ready.is_set()))
+        await until(lambda: _true(ready.is_set()))
         await store.batch.call("PING")  # connected
         before = await publishes(admin)
         # Redis runs the PUBLISH but its reply is lost with the connection:
@@ -447,7 +448,7 @@ async def test_a_player_message_published_twice_by_a_resend_reaches_each_socket_
         await until(lambda: _true(any(m["type"] == "old" for m in peer.said)))
         assert [m["type"] for m in peer.said] == ["match", "table", "old"]
     finally:
-        await _stopped(running)
+        await _stopped(running, hub)
         await admin.aclose()
         await pubsub_client.aclose()
 
@@ -456,16 +457,21 @@ async def _true(value: bool) -> bool:
     return value
 
 
-def _started(hub: Hub) -> asyncio.Future[None]:
-    """The hub listening on its subscription, as an instance runs it."""
-    return asyncio.ensure_future(hub.run())
+def _started(
+    hub: Hub, pubsub: Any, silent: float = SILENT
+) -> tuple[asyncio.Future[None], asyncio.Event]:
+    """The hub hearing its channels through a subscription, as an instance runs it;
+    the subscription's `ready`."""
+    subscription = Subscription(pubsub, hub.channels(), subscribed=hub.subscribed, silent=silent)
+    return asyncio.ensure_future(subscription.run()), subscription.ready
 
 
-async def _stopped(running: asyncio.Future[None]) -> None:
-    """Stop a hub started by `_started`."""
+async def _stopped(running: asyncio.Future[None], hub: Hub) -> None:
+    """Stop a subscription started by `_started`, and the hub's deliveries."""
     running.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await running
+    await hub.close()
 
 
 async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
@@ -474,13 +480,13 @@ async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
     server = redis_factory(appendonly=False)
     async with Relay(server.port) as relay:
         pubsub_client = connect(f"redis://127.0.0.1:{relay.port}/0", 1, blocking=True)
-        hub = Hub(None, pubsub_client, silent=0.2)  # type: ignore[arg-type]
+        hub = Hub(None)  # type: ignore[arg-type]
         peer = Peer("p_a", 0)
         hub.add_player(peer)
-        running = _started(hub)
+        running, ready = _started(hub, pubsub_client, silent=0.2)
         admin = aioredis.Redis.from_url(server.url)
         try:
-            await until(lambda: _true(hub.ready.is_set()))
+            await until(lambda: _true(ready.is_set()))
             assert relay.accepted == 1
             relay.freeze()  # the PING after 0.2 s of silence gets no answer
             await until(lambda: _true(relay.accepted == 2))
@@ -492,7 +498,7 @@ async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
 
             await until(heard, every=0.1)
         finally:
-            await _stopped(running)
+            await _stopped(running, hub)
             await admin.aclose()
             await pubsub_client.aclose()
 
@@ -506,11 +512,11 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
     pubsub_client = connect(redis_url, 1, blocking=True)
     store = Store(client, 16)
     copies = Copies(Settings())
-    hub = Hub(store, pubsub_client, woken=copies)
+    hub = Hub(store, woken=copies)
     games = Games(store, Settings(), copies=copies, listeners=[hub])
-    running = _started(hub)
+    running, ready = _started(hub, pubsub_client)
     try:
-        await until(lambda: _true(hub.ready.is_set()))
+        await until(lambda: _true(ready.is_set()))
         dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
         peers = [Peer("p_a", 0), Peer("p_b", 1)]
         for peer in peers:
@@ -527,7 +533,7 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
         await asyncio.sleep(0.1)  # the last wake-ups handled
         assert await xranges(store) == 0
     finally:
-        await _stopped(running)
+        await _stopped(running, hub)
         await games.close()
         await pubsub_client.aclose()
         await client.aclose()
@@ -545,7 +551,7 @@ async def test_sockets_whose_game_went_back_get_a_state_with_the_deadline_held(g
     # the deadline Redis had, which may already be due: a timeout raced the seat's
     # answer to it (issue 23).
     store, gid, _ = game
-    hub = Hub(store, None, outage_grace=600)  # type: ignore[arg-type]
+    hub = Hub(store, outage_grace=600)
     peers = [Peer("p_a", 0), Peer("p_b", 1)]
     for peer in peers:
         hub.join(peer, gid, peer.seat, 3).time = 12345
@@ -563,7 +569,7 @@ async def test_sockets_whose_game_went_back_get_a_state_with_the_deadline_held(g
 
 async def test_after_a_lost_subscription_only_games_that_went_back_are_held(game, redis_url):
     store, gid, entries = game
-    hub = Hub(store, None, outage_grace=600)  # type: ignore[arg-type]
+    hub = Hub(store, outage_grace=600)
     kept, behind = Peer("p_a", 0), Peer("p_b", 1)
     hub.join(kept, gid, 0, 2).time = entries[1].time  # saw seq 2 as Redis holds it
     hub.join(behind, gid, 1, 1).time = entries[0].time  # missed seq 2
@@ -578,7 +584,7 @@ async def test_a_wake_up_while_a_sockets_state_is_read_reaches_it_after_the_stat
     # wake-up came while the socket's `seen` was still the seq Redis lost. Before,
     # it was taken as seen: the seat never heard of the move and timed out.
     store, gid, entries = game
-    hub = Hub(store, None)  # type: ignore[arg-type]
+    hub = Hub(store)
     peer = Peer("p_a", 0)
     sub = hub.join(peer, gid, 0, 5)  # saw seq 5, which Redis lost
     games = Games(store, Settings(redis_url=redis_url))
@@ -666,16 +672,16 @@ async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
     store = Store(client, 16)
     copies = Copies(Settings())
     channels = [wake_channel(name) for name in names]
-    hubs = [Hub(store, pubsub_client, woken=copies, channel=channels[0])]
-    hubs += [Hub(store, pubsub_client, channel=channel) for channel in channels[1:]]
+    hubs = [Hub(store, woken=copies, channel=channels[0])]
+    hubs += [Hub(store, channel=channel) for channel in channels[1:]]
     games = Games(store, Settings(), copies=copies, listeners=[hubs[0]], own_channel=channels[0])
-    running = [_started(hub) for hub in hubs]
+    started = [_started(hub, pubsub_client) for hub in hubs]
     try:
-        await until(lambda: _true(all(hub.ready.is_set() for hub in hubs)))
+        await until(lambda: _true(all(ready.is_set() for _, ready in started)))
         yield Instances(client, store, hubs, channels, games)
     finally:
-        for task in running:
-            await _stopped(task)
+        for (task, _), hub in zip(started, hubs, strict=True):
+            await _stopped(task, hub)
         await games.close()
         await pubsub_client.aclose()
         await client.aclose()
@@ -759,7 +765,7 @@ async def test_a_socket_that_joins_from_an_older_read_gets_our_commits_since(gam
     # comes to a hub with its own channel: the join makes one.
     store, gid, _ = game
     channel = wake_channel("i_here")
-    hub = Hub(store, None, channel=channel)  # type: ignore[arg-type]
+    hub = Hub(store, channel=channel)
     games = Games(store, Settings(), listeners=[hub], own_channel=channel)
     first = Peer("p_a", 0)
     hub.join(first, gid, 0, 2)
@@ -776,7 +782,7 @@ async def test_a_socket_that_joins_from_an_older_read_gets_our_commits_since(gam
 async def test_a_list_of_followers_redis_lost_is_made_again_after_a_lost_subscription(game):
     store, gid, _ = game
     channel = wake_channel("i_here")
-    hub = Hub(store, None, channel=channel)  # type: ignore[arg-type]  # no subscription
+    hub = Hub(store, channel=channel)  # no subscription
     peer = Peer("p_a", 0)
     hub.join(peer, gid, 0, 2)
     await asyncio.gather(*hub._tasks)

@@ -59,6 +59,7 @@ from moose_server.net.heartbeats import Heartbeats
 from moose_server.net.hub import Hub
 from moose_server.net.notices import Notices
 from moose_server.net.social import Social
+from moose_server.net.subscription import Subscription
 from moose_server.net.waiting import Waiting
 from moose_server.net.ws import DOORS, Doors, websocket
 from moose_server.ops.collector import Collector
@@ -78,7 +79,7 @@ from moose_server.storage.chat import ChatStore
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.holdings import Holdings
-from moose_server.storage.keys import wake_channel
+from moose_server.storage.keys import CHAT_CHANNEL, MODERATION_CHANNEL, wake_channel
 from moose_server.storage.moderation import ModerationStore
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.seeds import SeedStore
@@ -181,25 +182,22 @@ async def _build(
     copies = Copies(settings)
     seeds = SeedStore(backend.redis, settings.buckets, backend.batch)  # fair deals (issue 27)
     waiting = Waiting(store, matchmaker, seeds)
-    # Moderators' notices act on this instance's games and sockets (both built below).
-    notices = Notices(bans, lambda: games, lambda: doors.open, settings.ban_refresh)
-    # Chat lines (issue 25) go to the hub's sockets (built below), the hub tells it of each.
-    chat = Chat(
-        ChatStore(backend.redis, settings.buckets, settings.chat_kept, settings.game_ttl * 1000),
-        store, Blocks(backend.redis, settings.blocks_max), lambda: games, matchmaker, settings,
-        lambda: hub,
-    )  # fmt: skip
     # Wake-ups of the games our sockets follow come on our channel, but not those
     # of our own commits: the hub is told of them as a listener of `games`.
     # One per process, should two instances be given one name.
     channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}")
-    hub = Hub(store, backend.pubsub, copies.size, woken=copies, fanout=metrics, players=waiting,
-              notices=notices, outage_grace=settings.outage_grace, chat=chat,
-              channel=channel)  # fmt: skip
+    hub = Hub(store, copies.size, woken=copies, fanout=metrics, players=waiting,
+              outage_grace=settings.outage_grace, channel=channel)  # fmt: skip
+    stack.push_async_callback(hub.close)
     observer = Observer(metrics)
     games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics,
                   own_channel=channel)  # fmt: skip
     stack.push_async_callback(games.close)
+    # Chat lines (issue 25) go to the hub's sockets.
+    chat = Chat(
+        ChatStore(backend.redis, settings.buckets, settings.chat_kept, settings.game_ttl * 1000),
+        store, Blocks(backend.redis, settings.blocks_max), games, matchmaker, settings, hub,
+    )  # fmt: skip
     # Deals wait for the seeds of seats that asked for a fair deal (issue 27).
     deals = Deals(store, seeds, games, settings)
     lobby = Lobby(matchmaker, games, store, settings, results, deals)
@@ -240,6 +238,14 @@ async def _build(
     app[GATE] = Gate(bans, refusals, sockets.address)
     queues, running = matchmaker.queue_sizes, store.running_games
     app[EXPORTER] = Exporter(metrics, doors.open, hub.games, queues, running)
+    # Moderators' notices act on this instance's games and sockets.
+    notices = Notices(bans, games, doors.open, settings.ban_refresh)
+    # The one pub/sub connection, built last: each channel to the part that hears it.
+    subscription = Subscription(
+        backend.pubsub,
+        {**hub.channels(), MODERATION_CHANNEL: notices.heard, CHAT_CHANNEL: chat.heard},
+        subscribed=hub.subscribed,
+    )
     # The loops; those that take new work stop first when the instance drains.
     cut_off = "this instance lost Redis"
     liveness = Liveness(
@@ -253,7 +259,7 @@ async def _build(
         "arenas": arenas,
     }
     loops = {
-        "hub": hub.run(),
+        "subscription": subscription.run(),
         "liveness": liveness.run(),
         "live": live.run(),
         "loop lag": watch_loop(metrics.loop_lag.observe),
@@ -265,7 +271,7 @@ async def _build(
         "arena watchers": arena_requests.run(),
         "chat": chat.run(),
     }
-    await _run(app, stack, hub.ready, work, loops)
+    await _run(app, stack, subscription.ready, work, loops)
 
 
 async def _run(

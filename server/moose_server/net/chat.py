@@ -9,8 +9,9 @@ of the place it has at a game (`watch`/`sync`/a `match` gave it one).
 A line is at most `MAX_TEXT` characters once control and format characters are
 taken out; every line costs a token of two buckets shared by every instance, the
 speaker's and their address's (`chat_burst`, then one per `chat_interval` s).
-Lines are kept and published in one step (storage/chat.py); each instance's hub
-hears them on `CHAT_CHANNEL` and hands them here (`heard`), and one task gives
+Lines are kept and published in one step (storage/chat.py); each instance's
+subscription (net/subscription.py) hears them on `CHAT_CHANNEL` and hands them
+here (`heard`), and one task gives
 them, in the order heard, to the local sockets of the room, leaving out those
 whose player blocked the speaker (accounts/blocks.py).
 """
@@ -21,7 +22,7 @@ import asyncio
 import logging
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 from redis.exceptions import RedisError
@@ -90,15 +91,15 @@ class Chat:
     """Says, reads back and delivers table chat."""
 
     def __init__(
-        self, chat: ChatStore, store: Store, blocks: Blocks, games: Callable[[], Games],
-        matchmaker: Matchmaker, settings: Settings, hub: Callable[[], Hub],
+        self, chat: ChatStore, store: Store, blocks: Blocks, games: Games,
+        matchmaker: Matchmaker, settings: Settings, hub: Hub,
     ) -> None:  # fmt: skip
         self.chat = chat
         self.store = store  # the rate limits
         self.blocks = blocks
-        self.games = games  # built after the hub, as is the hub after us
+        self.games = games
         self.matchmaker = matchmaker
-        self.hub = hub  # built after us: the hub tells us what it hears
+        self.hub = hub  # its sockets get the lines
         self.burst = settings.chat_burst
         self.interval_ms = max(1, round(settings.chat_interval * 1000))
         self.queue: asyncio.Queue[bytes] = asyncio.Queue()
@@ -127,7 +128,7 @@ class Chat:
             raise Refusal("not_in_game", f"watch or sync game {msg['game']} first")
         if sub.seat is not None:
             return msg["game"], "players", {"seat": sub.seat}
-        game = await self.games().load(msg["game"])
+        game = await self.games.load(msg["game"])
         return msg["game"], "spectators", {"open": game.finished}
 
     async def _table(self, player: str, code: str) -> tuple[str, list[str]]:
@@ -180,14 +181,15 @@ class Chat:
         room = msg.get("room") or own
         if room not in ("players", "spectators"):
             raise Refusal("bad_message", "a game's rooms are 'players' and 'spectators'")
-        if room != own and (room == "players" or not (await self.games().load(game_id)).finished):
+        if room != own and (room == "players" or not (await self.games.load(game_id)).finished):
             raise Refusal("not_in_game", f"the {room}' chat is not yours to read now")
         return game_id, room
 
     # -- delivery -------------------------------------------------------------------
 
     def heard(self, data: bytes) -> None:
-        """A line on the chat channel (the hub's listener); never waits."""
+        """A line on the chat channel, from the subscription (net/subscription.py); never
+        waits."""
         if self.queue.qsize() >= QUEUED:
             self.queue.get_nowait()  # a stalled Redis: the oldest line is dropped
         self.queue.put_nowait(data)
@@ -215,7 +217,7 @@ class Chat:
                 peer.send(message)
 
     def _peers(self, target: str, room: str, line: Message) -> Iterable[Peer]:
-        hub = self.hub()
+        hub = self.hub
         if room == "table":
             return [p for player in line.get("to", ()) for p in hub.players.get(player, ())]
         return [p for p in hub.games.get(target, ()) if _reaches(p.subs.get(target), room, line)]

@@ -1,4 +1,4 @@
-"""The hub of one instance: one pub/sub subscription fanning out to local sockets.
+"""The hub of one instance: what its pub/sub subscription hears, fanned out to local sockets.
 
 The hub holds each game's last events, made ready for every seat (gamelog.py:
 a bounded `GameLog` per game, of `frames.Prepared` entries). Events this instance
@@ -28,8 +28,9 @@ id]; a resent PUBLISH (store.py) brings a second copy, which the id drops.
 The hub is built with whom it tells what it hears: every wake-up (`woken`:
 the games' copies, which it ages), how its fan-out went (`fanout`: the
 metrics) and every player message and reconnected subscription (`players`:
-the players waiting for a match, waiting.py) and every moderator's notice
-(`notices`: net/notices.py) and every chat line (`chat`: net/chat.py, issue 25).
+the players waiting for a match, waiting.py). It hears its channels
+(`channels()`) through the instance's one subscription (net/subscription.py),
+which is built after it and tells it of each new subscription (`subscribed`).
 
 Redis may come back without its last writes (a host crash with `appendfsync
 everysec`, a failover to an asynchronous replica): a socket may then have seen
@@ -59,7 +60,6 @@ from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from moose_server.codec import unpack
@@ -67,21 +67,13 @@ from moose_server.net.frames import Prepared, state_message
 from moose_server.net.recent import LOGGED_GAMES, GameLog, Recent
 from moose_server.play.game import Game
 from moose_server.play.streams import read_events
-from moose_server.storage.connection import PubSubSource
-from moose_server.storage.keys import (
-    CHAT_CHANNEL,
-    GAMES_CHANNEL,
-    MODERATION_CHANNEL,
-    PLAYERS_CHANNEL,
-)
+from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
 from moose_server.storage.store import Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = [
-    "ChatListener",
     "FanoutListener",
     "Hub",
-    "NoticeListener",
     "Peer",
     "PlayerListener",
     "Sub",
@@ -91,10 +83,6 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back: 10 s
-# A subscription silent this long gets a PING; silent as long again, it is taken
-# for lost (a half-open TCP connection, or a proxy that stopped forwarding, gives
-# no error of its own) and made anew.
-SILENT = 10.0
 SAID_IDS = 16384  # player message ids remembered, at most (a resend comes within ~10 s)
 
 
@@ -163,35 +151,17 @@ class PlayerListener(Protocol):
         `players`: this instance's sockets by player. May run again should Redis fail."""
 
 
-class NoticeListener(Protocol):
-    """Told of every moderator's notice (net/notices.py applies them here)."""
-
-    def heard(self, notice: dict[str, Any]) -> None:
-        """A notice on the moderation channel; must not wait."""
-
-
-class ChatListener(Protocol):
-    """Told of every chat line (net/chat.py delivers them; issue 25)."""
-
-    def heard(self, data: bytes) -> None:
-        """A line on the chat channel, as lua/chat.lua published it; must not wait."""
-
-
 class Hub:
     """Fans game events and player messages out to this instance's sockets."""
 
     def __init__(
         self,
         store: Store,
-        pubsub_redis: PubSubSource,
         recent_games: int = LOGGED_GAMES,
         *,
         woken: WakeupListener | None = None,
         fanout: FanoutListener | None = None,
         players: PlayerListener | None = None,
-        notices: NoticeListener | None = None,
-        chat: ChatListener | None = None,
-        silent: float = SILENT,
         outage_grace: float = 5.0,
         channel: bytes | None = None,
     ) -> None:
@@ -204,16 +174,11 @@ class Hub:
         self._following: set[str] = set()  # games whose follow is under way
         # A game that went back keeps its deadline this far from its seats' `state`.
         self.defer_ms = int(outage_grace * 1000)
-        self.silent = silent  # seconds of a silent subscription before a PING
-        self.pubsub_redis = pubsub_redis
         self.woken = woken
         self.fanout = fanout
         self.player_listener = players
-        self.notices = notices
-        self.chat = chat
         self.games: dict[str, set[Peer]] = {}
         self.players: dict[str, set[Peer]] = {}
-        self.ready = asyncio.Event()
         self.recent = Recent(recent_games)  # games whose last events are held
         self._said: dict[Any, None] = {}  # the latest player message ids, oldest first
         self._tasks: set[asyncio.Task[None]] = set()  # deliveries that read Redis
@@ -563,7 +528,14 @@ class Hub:
         if self.fanout is not None and seq is not None:
             self.fanout.fanned_out(game, seq)
 
-    def _on_player(self, data: bytes) -> None:
+    def heard_wakeup(self, data: bytes) -> None:
+        """A wake-up, "<game id> <seq>" (on GAMES_CHANNEL or this instance's channel)."""
+        game, seq = data.decode().split(" ")
+        if self.channel is not None and game in self.games and game not in self._followed:
+            self._follow_later(game)
+        self._woke(game, int(seq))
+
+    def heard_player(self, data: bytes) -> None:
         """A player message: to the player's local sockets, unless a copy came before."""
         player, message, *rest = unpack(data)
         if rest:  # an id (older instances send none)
@@ -603,46 +575,26 @@ class Hub:
 
     # -- the subscription -------------------------------------------------------
 
-    async def run(self) -> None:
-        """Listen until cancelled; after a lost connection, re-read every local game."""
-        try:
-            while True:
-                try:
-                    async with self.pubsub_redis.pubsub() as pubsub:
-                        channels = [GAMES_CHANNEL, PLAYERS_CHANNEL, MODERATION_CHANNEL,
-                                    CHAT_CHANNEL]  # fmt: skip
-                        if self.channel is not None:
-                            channels.append(self.channel)
-                        await pubsub.subscribe(*channels)
-                        # Wake-ups may have been missed meanwhile, and Redis may have
-                        # lost the history.
-                        self.recent.clear()
-                        if self.ready.is_set():
-                            self._check_all()
-                        self.ready.set()
-                        await self._listen(pubsub)
-                except (RedisError, OSError) as exc:
-                    if cancelling():
-                        raise asyncio.CancelledError from exc
-                    log.warning("pub/sub connection lost (%s); resubscribing", exc)
-                    await asyncio.sleep(0.2)
-        finally:
-            await cancel_and_wait(self._tasks)
+    def channels(self) -> dict[bytes, Callable[[bytes], None]]:
+        """What the hub hears on the subscription (net/subscription.py), by channel."""
+        heard: dict[bytes, Callable[[bytes], None]] = {
+            GAMES_CHANNEL: self.heard_wakeup,
+            PLAYERS_CHANNEL: self.heard_player,
+        }
+        if self.channel is not None:
+            heard[self.channel] = self.heard_wakeup
+        return heard
 
-    async def _listen(self, pubsub: Any) -> None:
-        """Dispatch every message; PING a silent subscription, and give up on one that
-        does not answer (redis-py's blocking read would wait on it forever)."""
-        pinged = False
-        while True:
-            message = await pubsub.get_message(timeout=self.silent)
-            if message is not None:
-                pinged = False
-                self._dispatch(message)
-            elif pinged:
-                raise RedisConnectionError(f"no answer to a PING in {self.silent:.1f} s")
-            else:
-                await pubsub.ping()
-                pinged = True
+    def subscribed(self, again: bool) -> None:
+        """A subscription was made; `again`: after a lost one, which may have lost
+        wake-ups (and Redis the history): every local game is read again."""
+        self.recent.clear()
+        if again:
+            self._check_all()
+
+    async def close(self) -> None:
+        """Cancel and await the deliveries under way (the instance stops)."""
+        await cancel_and_wait(list(self._tasks))
 
     def _check_all(self) -> None:
         """After a lost subscription: each socket reads what it missed, and is checked."""
@@ -675,26 +627,6 @@ class Hub:
                                for pair in back))  # fmt: skip
         for peer, game in others:
             self._spawn(self._until_done(functools.partial(self.deliver, peer, game)))
-
-    def _dispatch(self, message: dict[str, Any]) -> None:
-        """One pub/sub message; never waits, so the subscription never falls behind."""
-        if message.get("type") != "message":
-            return
-        try:
-            channel = message["channel"]
-            if channel == GAMES_CHANNEL or channel == self.channel:
-                game, seq = message["data"].decode().split(" ")
-                if self.channel is not None and game in self.games and game not in self._followed:
-                    self._follow_later(game)
-                self._woke(game, int(seq))
-            elif message["channel"] == PLAYERS_CHANNEL:
-                self._on_player(message["data"])
-            elif message["channel"] == MODERATION_CHANNEL and self.notices is not None:
-                self.notices.heard(unpack(message["data"]))
-            elif message["channel"] == CHAT_CHANNEL and self.chat is not None:
-                self.chat.heard(message["data"])
-        except Exception:
-            log.exception("cannot deliver %r", message)
 
 
 def _rewritten(sub: Sub, entries: Iterable[Entry], *, whole: bool) -> bool:

@@ -1,8 +1,9 @@
 """Moderators' notices (issue 22), applied to this instance's sockets and games.
 
 `moose admin` writes each action to Redis (storage/moderation.py) and then
-publishes a notice on `MODERATION_CHANNEL`; every instance's hub hears it and
-hands it to `Notices.heard`, which never waits:
+publishes a notice on `MODERATION_CHANNEL`; every instance's subscription
+(net/subscription.py) hears it and hands it to `Notices.heard`, which never
+waits:
 
 - `ban`: the ban joins this instance's copy (accounts/bans.py), and every
   socket it holds here gets the error `banned` and is closed with `4003`;
@@ -22,12 +23,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import Coroutine, Iterable
 from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
 from moose_server.accounts.bans import Ban, Bans
+from moose_server.codec import unpack
 from moose_server.play.game import GameError
 from moose_server.play.games import Games
 from moose_server.tasks import cancel_and_wait
@@ -59,18 +61,16 @@ class Member(Protocol):
 class Notices:
     """Applies moderators' notices here; reads the bans again now and then (module docstring)."""
 
-    def __init__(
-        self, bans: Bans, games: Callable[[], Games], sockets: Callable[[], Iterable[Member]],
-        refresh: float,
-    ) -> None:  # fmt: skip
+    def __init__(self, bans: Bans, games: Games, sockets: Iterable[Member], refresh: float) -> None:
         self.bans = bans
-        self.games = games  # this instance's games (built after the hub, which tells us)
-        self.sockets = sockets  # this instance's open sockets
+        self.games = games  # this instance's games
+        self.sockets = sockets  # this instance's open sockets (the live set, Doors.open)
         self.refresh = refresh
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def heard(self, notice: dict[str, Any]) -> None:
-        """One notice from the hub's subscription; never waits."""
+    def heard(self, data: bytes) -> None:
+        """One notice (msgpack) from the subscription (net/subscription.py); never waits."""
+        notice: dict[str, Any] = unpack(data)
         action = notice.get("action")
         by = notice.get("by", "?")
         if action == "ban":
@@ -105,7 +105,7 @@ class Notices:
             return 0
         refusal = ban.refusal(now)
         closed = 0
-        for sock in list(self.sockets()):
+        for sock in list(self.sockets):
             held = sock.player == ban.subject if ban.kind == "account" else (
                 self.bans.of_address(sock.address) is ban
             )  # fmt: skip
@@ -116,14 +116,14 @@ class Notices:
         return closed
 
     def _end(self, player: str, reason: str) -> int:
-        ended = [s for s in self.sockets() if s.player == player]
+        ended = [s for s in self.sockets if s.player == player]
         for sock in ended:
             sock.close(CLOSE_ENDED, reason or "session ended by a moderator")
         return len(ended)
 
     async def _take_over(self, game: str, player: str, by: str) -> None:
         try:
-            done = await self.games().take_over(game, player)
+            done = await self.games.take_over(game, player)
         except GameError as exc:
             done, why = False, exc.message
         else:
