@@ -85,14 +85,13 @@ if ttl > 0 then
   -- The hash is written anew without them: one that only lost its fields may
   -- keep the room they took (+530 bytes a finished game in the lobby ladder).
   local grace = math.max(1, tonumber(ARGV[8]))
-  local fields = redis.call('HKEYS', game)
-  local values = redis.call('HMGET', game, unpack(fields))
+  local all = redis.call('HGETALL', game) -- field, value, field, value, ...
   local moved, kept = {}, {}
-  for i, f in ipairs(fields) do
+  for i = 1, #all, 2 do
     local into = kept
-    if string.sub(f, 1, 2) == 'm:' then into = moved end
-    into[#into + 1] = f
-    into[#into + 1] = values[i]
+    if string.sub(all[i], 1, 2) == 'm:' then into = moved end
+    into[#into + 1] = all[i]
+    into[#into + 1] = all[i + 1]
   end
   if #moved > 0 then
     redis.call('HSET', ledger, unpack(moved))
