@@ -4,7 +4,7 @@
 # Exports REV (default HEAD) twice, to DIR/plain and DIR/compiled, compiles the
 # modules below in DIR/compiled with mypyc (from the mypy the test extra
 # installs; needs a C compiler), then A/Bs the two folders with bench/ab.py:
-#   python bench/ab.py OUT.json DIR/plain DIR/compiled --rounds 2 -- --games 200 --table 4
+#   python bench/ab.py OUT.json DIR/plain DIR/compiled --rounds 3 -- --games 200 --table 4
 # Left out, as mypyc cannot build or run them as they are: play/game.py
 # (Game.but copies __dict__ into object.__new__(Game)), storage/scripts.py
 # (ClassVar fields of frozen dataclasses), storage/packing.py (subclasses a

@@ -11,9 +11,9 @@ taken out; every line costs a token of two buckets shared by every instance, the
 speaker's and their address's (`chat_burst`, then one per `chat_interval` s).
 Lines are kept and published in one step (storage/chat.py); each instance's
 subscription (net/subscription.py) hears them on `CHAT_CHANNEL` and hands them
-here (`heard`), and one task gives
-them, in the order heard, to the local sockets of the room, leaving out those
-whose player blocked the speaker (accounts/blocks.py).
+here (`heard`), and one task gives them, in the order heard, to the hub's local
+sockets of the room, leaving out those whose player blocked the speaker
+(accounts/blocks.py).
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ class Chat:
                 peer.send(message)
 
     def _peers(self, target: str, room: str, line: Message) -> Iterable[Peer]:
-        hub = self.hub
         if room == "table":
-            return [p for player in line.get("to", ()) for p in hub.players.get(player, ())]
-        return [p for p in hub.games.get(target, ()) if _reaches(p.subs.get(target), room, line)]
+            return [p for player in line.get("to", ()) for p in self.hub.players.get(player, ())]
+        peers = self.hub.games.get(target, ())
+        return [p for p in peers if _reaches(p.subs.get(target), room, line)]
