@@ -41,7 +41,10 @@ from moose_server.accounts.passwords import Hashing
 from moose_server.accounts.quotas import Quotas
 from moose_server.accounts.reports import Reports
 from moose_server.accounts.tokens import Tokens
-from moose_server.lobby.arenas import Arenas
+from moose_server.arenas.points import ArenaScorer
+from moose_server.arenas.requests import ArenaRequests
+from moose_server.arenas.runner import Arenas
+from moose_server.arenas.store import ArenaStore
 from moose_server.lobby.dealer import Lobby
 from moose_server.lobby.deals import Deals
 from moose_server.lobby.invites import Invites
@@ -51,7 +54,6 @@ from moose_server.lobby.presence import Presence
 from moose_server.net import api
 from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
-from moose_server.net.arena_requests import ArenaRequests
 from moose_server.net.chat import Chat
 from moose_server.net.gate import GATE, Gate, gate
 from moose_server.net.handlers import Handlers
@@ -68,13 +70,11 @@ from moose_server.ops.liveness import Liveness
 from moose_server.ops.metrics import Exporter, Metrics
 from moose_server.ops.observe import Observer, collections_timed, watch_loop
 from moose_server.ops.refusals import Refusals
-from moose_server.play.arena_points import ArenaScorer
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
-from moose_server.storage.arenas import ArenaStore
 from moose_server.storage.chat import ChatStore
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis

@@ -179,7 +179,7 @@ class Settings:
     challenges_open: int = 3  # challenges one player may have waiting at once
     challenges_per_hour: int = 30  # challenges one player may send an hour
     presence_ttl: float = 60.0  # a player unseen by every instance this long is offline
-    # Arena tournaments (issue 26, arena; lobby/arenas.py)
+    # Arena tournaments (issue 26, arena; arenas/runner.py)
     arenas: str = ""  # recurring arenas, e.g. "bots:hourly:30m:2-4,people:daily:60m:2-4"
     arena_interval: float = 0.5  # how often every instance seats arena members
     arenas_watched: int = 5  # arenas one socket may watch at once

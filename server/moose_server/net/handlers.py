@@ -20,12 +20,12 @@ from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
 from moose_server.accounts.limits import CodeGuard, Limited
 from moose_server.accounts.quotas import Quotas
 from moose_server.accounts.reports import Reports, clean_reason
+from moose_server.arenas.requests import ArenaRequests
 from moose_server.lobby.dealer import Lobby, game_id_of
 from moose_server.lobby.invites import Invites
 from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
 from moose_server.lobby.presence import Presence
-from moose_server.net.arena_requests import ArenaRequests
 from moose_server.net.frames import seat_deadline
 from moose_server.net.hub import Hub, Peer
 from moose_server.net.invite_handlers import invite_handlers

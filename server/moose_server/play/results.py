@@ -32,7 +32,7 @@ from typing import Any
 from moose import rules
 from moose_server.accounts import ratings
 from moose_server.accounts.ratings import Standing
-from moose_server.play.arena_points import ArenaScorer
+from moose_server.arenas.points import ArenaScorer
 from moose_server.play.game import Game
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings

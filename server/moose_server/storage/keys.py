@@ -58,7 +58,7 @@ share one tag:
 ``{mm}`` -- matchmaking: every lua/mm_*.lua script gets all of `mm_keys` (see
     their docstrings there), in that order.
 
-``{ar}`` -- arena tournaments (issue 26, arena; storage/arenas.py): every
+``{ar}`` -- arena tournaments (issue 26, arena; arenas/store.py): every
     lua/arena_*.lua script gets one arena's `ArenaKeys`, in their order::
 
         moose:{ar}:arenas        sorted set: arena id -> its end (ms); a closed

@@ -1,7 +1,7 @@
 """Arena tournaments (issue 26, arena): creating them, seating members, closing them.
 
 Every instance runs `Arenas.run`: each round it seats the waiting members of
-every running arena (storage/arenas.py: one script, atomic across instances)
+every running arena (arenas/store.py: one script, atomic across instances)
 and deals their games, closes the arenas whose window is over once their last
 game is scored, and puts the winners on their profiles. A table whose dealer
 died is handed out again after `lease`, and its game id, made from the table,
@@ -25,12 +25,12 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from moose_server.arenas.store import WHO, Arena, ArenaError, ArenaStore
 from moose_server.lobby.live_games import summary
 from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
-from moose_server.storage.arenas import WHO, Arena, ArenaError, ArenaStore
 from moose_server.storage.scripts import ArenaCreateCall, ArenaSeatCall
 from moose_server.storage.store import Store
 from moose_server.tasks import one_round
