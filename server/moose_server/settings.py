@@ -173,7 +173,7 @@ class Settings:
     # searchbot (issue 26): the kind of the bots that fill queue tables; "mcts"
     # searches, a few tenths of a second of CPU a move (in a worker thread).
     queue_bot: str = "greedy"
-    # Together (issue 25, rematch and challenges; lobby/invites.py).
+    # Together (issue 25, rematch and challenges; tables/invites.py).
     rematch_wait: float = 30.0  # seconds the other seats have to answer a rematch offer
     challenge_ttl: float = 60.0  # seconds a challenge waits for its answer
     challenges_open: int = 3  # challenges one player may have waiting at once

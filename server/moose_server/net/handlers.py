@@ -22,13 +22,11 @@ from moose_server.accounts.quotas import Quotas
 from moose_server.accounts.reports import Reports, clean_reason
 from moose_server.arenas.requests import ArenaRequests
 from moose_server.lobby.dealer import Lobby, game_id_of
-from moose_server.lobby.invites import Invites
 from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
 from moose_server.lobby.presence import Presence
 from moose_server.net.frames import seat_deadline
 from moose_server.net.hub import Hub, Peer
-from moose_server.net.invite_handlers import invite_handlers
 from moose_server.net.social import Social
 from moose_server.net.waiting import Waiting
 from moose_server.ops.metrics import Metrics
@@ -36,6 +34,8 @@ from moose_server.play.game import Game, GameError, finished_record
 from moose_server.play.games import Games
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
+from moose_server.tables.handlers import invite_handlers
+from moose_server.tables.invites import Invites
 
 __all__ = ["Handlers", "Session"]
 

@@ -546,7 +546,7 @@ class Hub:
                 del self._said[next(iter(self._said))]
         if self.player_listener is not None:
             self.player_listener.heard(player, message)
-        if player.startswith("watchers:"):  # a game's spectators (lobby/invites.py)
+        if player.startswith("watchers:"):  # a game's spectators (tables/invites.py)
             game = player.removeprefix("watchers:")
             for peer in list(self.games.get(game, ())):
                 sub = peer.subs.get(game)

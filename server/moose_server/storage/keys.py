@@ -441,7 +441,7 @@ def sessions_key(subject: str) -> str:
 
 
 # Together (issue 25, rematch and challenges): one tag, {inv}, so that lua/invite_*.lua
-# touch an offer and its sender's open offers in one slot (lobby/invites.py)::
+# touch an offer and its sender's open offers in one slot (tables/invites.py)::
 #
 #     moose:{inv}:offer:<id>     JSON: a rematch ("r_<old game>") or challenge ("c_<hex>")
 #                                offer, its seats, answers and status; expires after
@@ -453,7 +453,7 @@ def sessions_key(subject: str) -> str:
 
 
 def offer_key(offer: str) -> str:
-    """A rematch or challenge offer (lobby/invites.py)."""
+    """A rematch or challenge offer (tables/invites.py)."""
     return _key("inv", "offer", offer)
 
 

@@ -696,7 +696,7 @@ class DealCloseCall:
         return [self.keys.deal, self.keys.deadlines], [self.keys.deal_member]
 
 
-# Together (issue 25): rematch and challenge offers (lobby/invites.py).
+# Together (issue 25): rematch and challenge offers (tables/invites.py).
 
 
 @dataclass(frozen=True)

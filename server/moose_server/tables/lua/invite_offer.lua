@@ -1,4 +1,4 @@
--- Make a rematch or challenge offer (lobby/invites.py), unless one is open already.
+-- Make a rematch or challenge offer (tables/invites.py), unless one is open already.
 -- KEYS: 1 the offer (keys.offer_key), 2 the sender's open challenges (keys.open_offers_key)
 -- ARGV: 1 the offer (JSON: id, kind, from, seats, need = {player: true}, ...),
 --       2 ms the others have to answer, 3 open challenges the sender may have (0: not

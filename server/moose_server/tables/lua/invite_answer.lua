@@ -1,4 +1,4 @@
--- Answer an offer (lobby/invites.py): accept, decline, cancel (its sender) or expire.
+-- Answer an offer (tables/invites.py): accept, decline, cancel (its sender) or expire.
 -- One step decides each race: of two last accepts on two instances one starts the
 -- game; of an accept and the expiry, whichever runs first wins and the other
 -- changes nothing. Past its time an offer is expired by whoever touches it first.

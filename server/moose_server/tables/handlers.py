@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
-from moose_server.lobby.invites import Invites
+from moose_server.tables.invites import Invites
 
 __all__ = ["invite_handlers"]
 
