@@ -741,7 +741,7 @@ async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_af
 
 async def test_a_game_followed_before_it_is_dealt_is_followed_at_its_first_wake_up(redis_url):
     # A fair deal's seats follow the game from seq 0 while it waits for their seeds
-    # (lobby/deals.py): there is nothing to follow yet. Its deal wakes every instance
+    # (deals/deals.py): there is nothing to follow yet. Its deal wakes every instance
     # (nobody follows it), and B follows it then; A's later moves wake B.
     async with instances(redis_url, "i_a", "i_b") as both:
         (hub_a, hub_b), games = both.hubs, both.games

@@ -45,8 +45,9 @@ from moose_server.arenas.points import ArenaScorer
 from moose_server.arenas.requests import ArenaRequests
 from moose_server.arenas.runner import Arenas
 from moose_server.arenas.store import ArenaStore
+from moose_server.deals.deals import Deals
+from moose_server.deals.seeds import SeedStore
 from moose_server.lobby.dealer import Lobby
-from moose_server.lobby.deals import Deals
 from moose_server.lobby.live_games import LiveGames
 from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
 from moose_server.lobby.presence import Presence
@@ -81,7 +82,6 @@ from moose_server.storage.holdings import Holdings
 from moose_server.storage.keys import CHAT_CHANNEL, MODERATION_CHANNEL, wake_channel
 from moose_server.storage.moderation import ModerationStore
 from moose_server.storage.players import PlayerStore
-from moose_server.storage.seeds import SeedStore
 from moose_server.storage.store import Store
 from moose_server.tables.invites import Invites
 from moose_server.tasks import cancel_and_wait

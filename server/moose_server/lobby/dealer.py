@@ -17,13 +17,13 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from moose_server.lobby.deals import Deals
+from moose_server.deals.deals import Deals
+from moose_server.deals.seeds import SeedStore
 from moose_server.lobby.matchmaking import FormedTable, Matchmaker, TableInfo
 from moose_server.play.game import Game
 from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.settings import Settings
-from moose_server.storage.seeds import SeedStore
 from moose_server.storage.store import Store
 from moose_server.tasks import cancelling, one_round
 
@@ -58,7 +58,7 @@ class Lobby:
 
     async def start(self, table: FormedTable) -> Game | None:
         """Deal the game of a formed table; every seated player gets `match`. None: the
-        deal waits for the seeds of its fair seats (lobby/deals.py)."""
+        deal waits for the seeds of its fair seats (deals/deals.py)."""
         game_id = game_id_of(table.key) if table.key else None
         rated = table.rated if table.code is not None else self.settings.rate_queue
         profiles = await self.results.profiles(table.seats) if self.results else None

@@ -16,11 +16,11 @@ import logging
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from moose_server.lobby.deals import DealError, waiting_match
+from moose_server.deals.deals import DealError, waiting_match
+from moose_server.deals.seeds import SeedStore
 from moose_server.lobby.matchmaking import MatchError, Matchmaker
 from moose_server.net.hub import Peer
 from moose_server.play.game import Game, match_message
-from moose_server.storage.seeds import SeedStore
 from moose_server.storage.store import Store
 
 __all__ = ["Waiting"]

@@ -158,7 +158,7 @@ class Games:
         Unless a `seed`, `deck` or `state` fixes the deal (tests), it is a provably
         fair one (moose.fair) from `server_seed` (drawn when None) and the seats'
         `seeds` (each "" when None). `told`: the players had their `match` already
-        (lobby/deals.py sent it before the seeds came).
+        (deals/deals.py sent it before the seeds came).
         With `game_id`, dealing again is harmless: a game of that id with the same
         players is taken as this one (dealt before by someone whose answer was lost).
         """

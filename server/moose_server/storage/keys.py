@@ -26,7 +26,7 @@ share one tag:
                                  its game hash for the grace (lua/commit.lua)
         moose:{b7}:record:<id>   a rated game's record (msgpack, zlib), record_ttl
         moose:{b7}:deal:<id>     hash: a provably fair deal waiting for its seeds
-                                 (issue 27; lobby/deals.py): data (msgpack: seats,
+                                 (issue 27; deals/deals.py): data (msgpack: seats,
                                  server seed...), wait (seeds still awaited),
                                  f<seat> (a fair seat), s<seat> (its seed), n<seat>
                                  (its nonce), closed; gone once the game is dealt

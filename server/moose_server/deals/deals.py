@@ -3,7 +3,7 @@
 Every game is dealt by moose.fair from a secret server seed whose commitment
 its players get in `match` before any card. With no seat that asked for a fair
 deal (`"fair": true`), the deal is immediate (`Games.create` draws the server
-seed). Otherwise the deal waits in Redis (storage/seeds.py) with its server seed:
+seed). Otherwise the deal waits in Redis (deals/seeds.py) with its server seed:
 each fair seat's `seed` is taken there, and the cards are dealt as soon as the
 last one awaited comes, or by the deadline loop of any instance once
 `seed_time` is over; a seat that sent nothing contributes "". The deal is closed
@@ -31,13 +31,13 @@ from typing import Any, NoReturn
 from moose import fair
 from moose_server.accounts.names import distinct
 from moose_server.codec import pack
+from moose_server.deals.seeds import SeedStore, Waiting
 from moose_server.errors import Refusal
 from moose_server.lobby.live_games import summary
 from moose_server.play.game import Game, seat_info_of, table_match
 from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
-from moose_server.storage.seeds import SeedStore, Waiting
 from moose_server.storage.store import Store
 
 __all__ = ["DealError", "Deals", "waiting_match"]

@@ -2,7 +2,7 @@
 
 A waiting deal is one hash in its game's bucket (keys.GameKeys.deal) plus a
 member "deal:<id>" in the bucket's deadline set, so that the deadline loop of
-any instance deals it once its seed time is over (lobby/deals.py). Each step is
+any instance deals it once its seed time is over (deals/deals.py). Each step is
 one script over keys of one slot: opening (lua/deal_open.lua), a seed
 (lua/deal_seed.lua: the last one awaited closes the deal) and closing
 (lua/deal_close.lua). A closed deal takes no seed, so whoever deals it, any
