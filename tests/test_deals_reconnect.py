@@ -17,8 +17,8 @@ from moose import fair
 from moose.client import Client, is_final
 from moose_server.deals.deals import Deals
 from moose_server.deals.seeds import SeedStore
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
-from moose_server.net.waiting import Waiting
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
+from moose_server.matchmaking.waiting import Waiting
 from moose_server.play.seats import Seat
 
 from helpers import RawClient, Serve, open_games, open_store, play_out

@@ -10,7 +10,7 @@ import aiohttp
 import pytest
 
 from moose_server.accounts.limits import CodeGuard, Limited
-from moose_server.lobby.matchmaking import MatchError
+from moose_server.matchmaking.matchmaker import MatchError
 from moose_server.settings import Settings
 from moose_server.storage.store import Store, connect
 

@@ -47,10 +47,11 @@ from moose_server.arenas.runner import Arenas
 from moose_server.arenas.store import ArenaStore
 from moose_server.deals.deals import Deals
 from moose_server.deals.seeds import SeedStore
-from moose_server.lobby.dealer import Lobby
-from moose_server.lobby.live_games import LiveGames
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
 from moose_server.lobby.presence import Presence
+from moose_server.matchmaking.dealer import Lobby
+from moose_server.matchmaking.live_games import LiveGames
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
+from moose_server.matchmaking.waiting import Waiting
 from moose_server.net import api
 from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
@@ -62,7 +63,6 @@ from moose_server.net.hub import Hub
 from moose_server.net.notices import Notices
 from moose_server.net.social import Social
 from moose_server.net.subscription import Subscription
-from moose_server.net.waiting import Waiting
 from moose_server.net.ws import DOORS, Doors, websocket
 from moose_server.ops.collector import Collector
 from moose_server.ops.heap import Heap

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from moose_server.arenas.store import WHO, Arena, ArenaError, ArenaStore
-from moose_server.lobby.live_games import summary
+from moose_server.matchmaking.live_games import summary
 from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.play.seats import Seat

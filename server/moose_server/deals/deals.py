@@ -33,7 +33,7 @@ from moose_server.accounts.names import distinct
 from moose_server.codec import pack
 from moose_server.deals.seeds import SeedStore, Waiting
 from moose_server.errors import Refusal
-from moose_server.lobby.live_games import summary
+from moose_server.matchmaking.live_games import summary
 from moose_server.play.game import Game, seat_info_of, table_match
 from moose_server.play.games import Games
 from moose_server.play.seats import Seat

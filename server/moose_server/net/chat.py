@@ -32,7 +32,7 @@ from moose_server.accounts.limits import Limited
 from moose_server.addresses import limit_subject
 from moose_server.codec import unpack
 from moose_server.errors import Refusal
-from moose_server.lobby.matchmaking import Matchmaker, normalize_code
+from moose_server.matchmaking.matchmaker import Matchmaker, normalize_code
 from moose_server.net.hub import Hub, Peer, Sub
 from moose_server.play.games import Games
 from moose_server.settings import Settings

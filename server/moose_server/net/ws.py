@@ -38,8 +38,8 @@ from moose_server.accounts.limits import Limited, Sockets
 from moose_server.addresses import networks
 from moose_server.codec import pack
 from moose_server.errors import Refusal
-from moose_server.lobby.live_games import LiveGames
-from moose_server.lobby.matchmaking import MatchError, Matchmaker
+from moose_server.matchmaking.live_games import LiveGames
+from moose_server.matchmaking.matchmaker import MatchError, Matchmaker
 from moose_server.net.handlers import Handlers
 from moose_server.net.hub import Hub, Sub
 from moose_server.net.notices import CLOSE_BANNED

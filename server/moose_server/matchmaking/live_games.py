@@ -17,7 +17,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from moose_server.lobby.matchmaking import Matchmaker
+from moose_server.matchmaking.matchmaker import Matchmaker
 from moose_server.play.game import Game, seat_info
 from moose_server.settings import Settings
 from moose_server.storage.store import Store

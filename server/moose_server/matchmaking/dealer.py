@@ -19,7 +19,7 @@ from redis.exceptions import RedisError
 
 from moose_server.deals.deals import Deals
 from moose_server.deals.seeds import SeedStore
-from moose_server.lobby.matchmaking import FormedTable, Matchmaker, TableInfo
+from moose_server.matchmaking.matchmaker import FormedTable, Matchmaker, TableInfo
 from moose_server.play.game import Game
 from moose_server.play.games import Games
 from moose_server.play.results import Results

@@ -18,7 +18,7 @@ from typing import Any
 
 from moose_server.deals.deals import DealError, waiting_match
 from moose_server.deals.seeds import SeedStore
-from moose_server.lobby.matchmaking import MatchError, Matchmaker
+from moose_server.matchmaking.matchmaker import MatchError, Matchmaker
 from moose_server.net.hub import Peer
 from moose_server.play.game import Game, match_message
 from moose_server.storage.store import Store
