@@ -31,8 +31,6 @@ from redis.exceptions import RedisError
 
 from moose.redact import redact_url
 from moose_server.accounts.bans import Bans
-from moose_server.accounts.blocks import Blocks
-from moose_server.accounts.follows import Follows
 from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
 from moose_server.accounts.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
@@ -47,7 +45,6 @@ from moose_server.arenas.runner import Arenas
 from moose_server.arenas.store import ArenaStore
 from moose_server.deals.deals import Deals
 from moose_server.deals.seeds import SeedStore
-from moose_server.lobby.presence import Presence
 from moose_server.matchmaking.dealer import Lobby
 from moose_server.matchmaking.live_games import LiveGames
 from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
@@ -55,13 +52,11 @@ from moose_server.matchmaking.waiting import Waiting
 from moose_server.net import api
 from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
-from moose_server.net.chat import Chat
 from moose_server.net.gate import GATE, Gate, gate
 from moose_server.net.handlers import Handlers
 from moose_server.net.heartbeats import Heartbeats
 from moose_server.net.hub import Hub
 from moose_server.net.notices import Notices
-from moose_server.net.social import Social
 from moose_server.net.subscription import Subscription
 from moose_server.net.ws import DOORS, Doors, websocket
 from moose_server.ops.collector import Collector
@@ -75,7 +70,12 @@ from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
-from moose_server.storage.chat import ChatStore
+from moose_server.social.blocks import Blocks
+from moose_server.social.chat import Chat
+from moose_server.social.chat_store import ChatStore
+from moose_server.social.follows import Follows
+from moose_server.social.handlers import Social
+from moose_server.social.presence import Presence
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.holdings import Holdings

@@ -21,17 +21,17 @@ from moose_server.accounts.limits import CodeGuard, Limited
 from moose_server.accounts.quotas import Quotas
 from moose_server.accounts.reports import Reports, clean_reason
 from moose_server.arenas.requests import ArenaRequests
-from moose_server.lobby.presence import Presence
 from moose_server.matchmaking.dealer import Lobby, game_id_of
 from moose_server.matchmaking.live_games import LiveGames
 from moose_server.matchmaking.matchmaker import MatchError, Matchmaker, TableInfo, normalize_code
 from moose_server.matchmaking.waiting import Waiting
 from moose_server.net.frames import seat_deadline
 from moose_server.net.hub import Hub, Peer
-from moose_server.net.social import Social
 from moose_server.ops.metrics import Metrics
 from moose_server.play.game import Game, GameError, finished_record
 from moose_server.play.games import Games
+from moose_server.social.handlers import Social
+from moose_server.social.presence import Presence
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 from moose_server.tables.handlers import invite_handlers

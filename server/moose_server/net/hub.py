@@ -258,7 +258,7 @@ class Hub:
                     del self.players[peer.player]
 
     def player_names(self) -> list[tuple[str, str]]:
-        """(player, name) of every player with a socket here (lobby/presence.py)."""
+        """(player, name) of every player with a socket here (social/presence.py)."""
         return [(p, getattr(next(iter(peers)), "name", "")) for p, peers in self.players.items()
                 if peers]  # fmt: skip
 

@@ -122,7 +122,7 @@ Chat, blocks and follows (issue 25, chat part; storage/social.py)::
                                       id -> name
     moose:{<player>}:follows          hash (bounded): players followed, id -> name
     moose:{<player>}:followers        hash (bounded): players following, id -> name
-    (who is online, for follows too: presence_key below, lobby/presence.py)
+    (who is online, for follows too: presence_key below, social/presence.py)
 
 Key names are built here, in Python, and passed to scripts in KEYS; no script
 builds one. Pub/sub channels belong to no slot (a PUBLISH reaches every node):
@@ -449,7 +449,7 @@ def sessions_key(subject: str) -> str:
 #     moose:{inv}:open:<player>  sorted set: the player's open challenges -> expiry ms
 #
 # Presence has its subject's tag: moose:{<player>}:online, a hash: instance -> when
-# that instance's word lapses (ms), and `name` (lobby/presence.py; follows read it too).
+# that instance's word lapses (ms), and `name` (social/presence.py; follows read it too).
 
 
 def offer_key(offer: str) -> str:

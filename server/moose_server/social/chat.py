@@ -9,11 +9,11 @@ of the place it has at a game (`watch`/`sync`/a `match` gave it one).
 A line is at most `MAX_TEXT` characters once control and format characters are
 taken out; every line costs a token of two buckets shared by every instance, the
 speaker's and their address's (`chat_burst`, then one per `chat_interval` s).
-Lines are kept and published in one step (storage/chat.py); each instance's
+Lines are kept and published in one step (social/chat_store.py); each instance's
 subscription (net/subscription.py) hears them on `CHAT_CHANNEL` and hands them
 here (`heard`), and one task gives them, in the order heard, to the hub's local
 sockets of the room, leaving out those whose player blocked the speaker
-(accounts/blocks.py).
+(social/blocks.py).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from moose_server.accounts.blocks import Blocks
 from moose_server.accounts.limits import Limited
 from moose_server.addresses import limit_subject
 from moose_server.codec import unpack
@@ -36,7 +35,8 @@ from moose_server.matchmaking.matchmaker import Matchmaker, normalize_code
 from moose_server.net.hub import Hub, Peer, Sub
 from moose_server.play.games import Games
 from moose_server.settings import Settings
-from moose_server.storage.chat import ChatStore
+from moose_server.social.blocks import Blocks
+from moose_server.social.chat_store import ChatStore
 from moose_server.storage.keys import limit_key
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store

@@ -7,7 +7,7 @@ follows, uncounted). Both are hashes (player id -> name) in Redis grown by
 lua/bounded_add.lua, so that two instances cannot pass a bound, expiring `KEPT_MS`
 after their last change.
 
-Online: what lobby/presence.py says (the record challenges read too: each
+Online: what social/presence.py says (the record challenges read too: each
 instance's word on its connected players, lapsing when the instance dies).
 Playing: the player has unfinished games.
 """
@@ -30,7 +30,7 @@ KEPT_MS = 180 * 86_400_000  # follows last half a year after the player's last c
 
 
 class Online(Protocol):
-    """Who is connected anywhere (lobby/presence.py's `Presence`)."""
+    """Who is connected anywhere (social/presence.py's `Presence`)."""
 
     async def online_many(self, players: list[str]) -> list[bool]:
         """Whether each player has a socket on some live instance."""

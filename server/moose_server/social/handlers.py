@@ -14,13 +14,13 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from moose_server.accounts.blocks import Blocks
-from moose_server.accounts.follows import Follows
 from moose_server.accounts.reports import Reports
 from moose_server.errors import Refusal
-from moose_server.net.chat import Chat
 from moose_server.net.hub import Peer
 from moose_server.play.games import Games
+from moose_server.social.blocks import Blocks
+from moose_server.social.chat import Chat
+from moose_server.social.follows import Follows
 from moose_server.storage.players import PlayerStore
 
 __all__ = ["Social"]
