@@ -30,14 +30,12 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from moose.redact import redact_url
-from moose_server.accounts.bans import Bans
 from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
 from moose_server.accounts.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
 from moose_server.accounts.names import KEY_VERSION
 from moose_server.accounts.passwords import Hashing
 from moose_server.accounts.quotas import Quotas
-from moose_server.accounts.reports import Reports
 from moose_server.accounts.tokens import Tokens
 from moose_server.arenas.points import ArenaScorer
 from moose_server.arenas.requests import ArenaRequests
@@ -49,14 +47,18 @@ from moose_server.matchmaking.dealer import Lobby
 from moose_server.matchmaking.live_games import LiveGames
 from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
 from moose_server.matchmaking.waiting import Waiting
+from moose_server.moderation.bans import Bans
+from moose_server.moderation.gate import GATE, Gate, gate
+from moose_server.moderation.notices import Notices
+from moose_server.moderation.refusals import Refusals
+from moose_server.moderation.reports import Reports
+from moose_server.moderation.store import ModerationStore
 from moose_server.net import api
 from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
-from moose_server.net.gate import GATE, Gate, gate
 from moose_server.net.handlers import Handlers
 from moose_server.net.heartbeats import Heartbeats
 from moose_server.net.hub import Hub
-from moose_server.net.notices import Notices
 from moose_server.net.subscription import Subscription
 from moose_server.net.ws import DOORS, Doors, websocket
 from moose_server.ops.collector import Collector
@@ -64,7 +66,6 @@ from moose_server.ops.heap import Heap
 from moose_server.ops.liveness import Liveness
 from moose_server.ops.metrics import Exporter, Metrics
 from moose_server.ops.observe import Observer, collections_timed, watch_loop
-from moose_server.ops.refusals import Refusals
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
 from moose_server.play.results import Results
@@ -80,7 +81,6 @@ from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.holdings import Holdings
 from moose_server.storage.keys import CHAT_CHANNEL, MODERATION_CHANNEL, wake_channel
-from moose_server.storage.moderation import ModerationStore
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 from moose_server.tables.invites import Invites

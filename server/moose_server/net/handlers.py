@@ -14,17 +14,17 @@ from typing import Any, Protocol
 
 from moose.protocol import PROTOCOL_VERSION, ProtocolError
 from moose_server.accounts import names, ratings
-from moose_server.accounts.bans import Bans
 from moose_server.accounts.identity import Accounts, Identity
 from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
 from moose_server.accounts.limits import CodeGuard, Limited
 from moose_server.accounts.quotas import Quotas
-from moose_server.accounts.reports import Reports, clean_reason
 from moose_server.arenas.requests import ArenaRequests
 from moose_server.matchmaking.dealer import Lobby, game_id_of
 from moose_server.matchmaking.live_games import LiveGames
 from moose_server.matchmaking.matchmaker import MatchError, Matchmaker, TableInfo, normalize_code
 from moose_server.matchmaking.waiting import Waiting
+from moose_server.moderation.bans import Bans
+from moose_server.moderation.reports import Reports, clean_reason
 from moose_server.net.frames import seat_deadline
 from moose_server.net.hub import Hub, Peer
 from moose_server.ops.metrics import Metrics

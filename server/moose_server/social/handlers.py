@@ -14,8 +14,8 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from moose_server.accounts.reports import Reports
 from moose_server.errors import Refusal
+from moose_server.moderation.reports import Reports
 from moose_server.net.hub import Peer
 from moose_server.play.games import Games
 from moose_server.social.blocks import Blocks

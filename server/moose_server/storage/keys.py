@@ -102,7 +102,7 @@ subject, so that such keys spread over the cluster's slots::
                                       (lua/sessions.lua): hash, <process> -> count and
                                       <process>@ -> when its lease ends (ms)
 
-``{mod}`` -- moderation (issue 22; storage/moderation.py), small and bounded::
+``{mod}`` -- moderation (issue 22; moderation/store.py), small and bounded::
 
     moose:{mod}:bans                  hash: "account:<player>" or "address:<network>"
                                       -> ban (JSON: reason, until ms or 0, by, at)

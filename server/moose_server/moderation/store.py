@@ -6,7 +6,7 @@ approximately, which costs Redis nothing), and the heaviest users of each limit
 are one sorted set per limit and hour that expires. The keys (`{mod}`, one
 slot) are named in keys.py; `moose admin` and every server instance use this
 one class. Notices go out on `MODERATION_CHANNEL`: each instance's hub hears
-them (net/notices.py applies them), and the records here are what an instance
+them (moderation/notices.py applies them), and the records here are what an instance
 reads again should it miss one.
 """
 

@@ -1,11 +1,11 @@
 """Moderators' notices (issue 22), applied to this instance's sockets and games.
 
-`moose admin` writes each action to Redis (storage/moderation.py) and then
+`moose admin` writes each action to Redis (moderation/store.py) and then
 publishes a notice on `MODERATION_CHANNEL`; every instance's subscription
 (net/subscription.py) hears it and hands it to `Notices.heard`, which never
 waits:
 
-- `ban`: the ban joins this instance's copy (accounts/bans.py), and every
+- `ban`: the ban joins this instance's copy (moderation/bans.py), and every
   socket it holds here gets the error `banned` and is closed with `4003`;
 - `unban`: the ban leaves the copy;
 - `end_session`: every socket of the player here is closed with `4004` (the
@@ -28,8 +28,8 @@ from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
-from moose_server.accounts.bans import Ban, Bans
 from moose_server.codec import unpack
+from moose_server.moderation.bans import Ban, Bans
 from moose_server.play.game import GameError
 from moose_server.play.games import Games
 from moose_server.tasks import cancel_and_wait

@@ -5,7 +5,7 @@ a game's table when it names the `game`), with a short reason. Each report
 takes a token from two buckets shared by every instance, the reporter's and
 their address's (`report_burst` at once, then one every `report_interval`
 seconds): past that it is refused with `Limited` (`rate_limited`). Reports are
-kept in a capped stream (storage/moderation.py).
+kept in a capped stream (moderation/store.py).
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from moose_server.accounts.identity import name_key
 from moose_server.accounts.limits import Limited
 from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
+from moose_server.moderation.store import ModerationStore
 from moose_server.settings import Settings
 from moose_server.storage.keys import limit_key
-from moose_server.storage.moderation import ModerationStore
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store

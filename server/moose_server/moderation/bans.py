@@ -3,9 +3,9 @@
 An operator bans an account (its player id) or an address: one address, or a
 network (an IPv6 address stands for its /64, as limits count it, see
 addresses.py), for a time or for good (`until` 0), with a reason. The bans
-live in Redis (storage/moderation.py); each instance keeps a copy in memory
+live in Redis (moderation/store.py); each instance keeps a copy in memory
 (`Bans`), so that the check at `hello` and on the HTTP API costs no Redis call.
-The copy takes a moderator's notice at once (net/notices.py) and is read again
+The copy takes a moderator's notice at once (moderation/notices.py) and is read again
 every `ban_refresh` seconds, which also covers a notice lost while pub/sub
 reconnected. A banned client is refused with `Banned`: the PROTOCOL.md code
 `banned`, with the reason, `until` and `retry_after` (ms) when it ends.
@@ -20,7 +20,7 @@ from typing import Any
 
 from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
-from moose_server.storage.moderation import ModerationStore
+from moose_server.moderation.store import ModerationStore
 
 __all__ = ["Ban", "Banned", "Bans", "ban_network"]
 

@@ -2,7 +2,7 @@
 
 An action is kept first (a ban in the bans hash), then written to the audit
 log (who, what, when, why), then published as a notice that every instance
-applies at once and logs (net/notices.py). An instance that misses the notice
+applies at once and logs (moderation/notices.py). An instance that misses the notice
 still finds a ban in Redis within `ban_refresh` seconds. Time is Redis' clock.
 """
 
@@ -12,11 +12,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from moose_server.accounts.bans import Ban, ban_network
 from moose_server.accounts.identity import name_key
+from moose_server.moderation.bans import Ban, ban_network
+from moose_server.moderation.store import ModerationStore
 from moose_server.play.game import GameError
 from moose_server.play.games import Games
-from moose_server.storage.moderation import ModerationStore
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from moose_server.accounts.bans import Bans
-from moose_server.ops.refusals import Refusals
+from moose_server.moderation.bans import Bans
+from moose_server.moderation.refusals import Refusals
 
 __all__ = ["GATE", "Gate", "gate"]
 
