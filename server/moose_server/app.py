@@ -32,10 +32,8 @@ from redis.exceptions import RedisError
 from moose.redact import redact_url
 from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
-from moose_server.accounts.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
 from moose_server.accounts.names import KEY_VERSION
 from moose_server.accounts.passwords import Hashing
-from moose_server.accounts.quotas import Quotas
 from moose_server.accounts.tokens import Tokens
 from moose_server.arenas.points import ArenaScorer
 from moose_server.arenas.requests import ArenaRequests
@@ -43,6 +41,9 @@ from moose_server.arenas.runner import Arenas
 from moose_server.arenas.store import ArenaStore
 from moose_server.deals.deals import Deals
 from moose_server.deals.seeds import SeedStore
+from moose_server.limits.holdings import Holdings
+from moose_server.limits.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
+from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking.dealer import Lobby
 from moose_server.matchmaking.live_games import LiveGames
 from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
@@ -79,7 +80,6 @@ from moose_server.social.handlers import Social
 from moose_server.social.presence import Presence
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
-from moose_server.storage.holdings import Holdings
 from moose_server.storage.keys import CHAT_CHANNEL, MODERATION_CHANNEL, wake_channel
 from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store

@@ -146,7 +146,7 @@ class Settings:
     hash_threads: int = 2  # password hashes at once on this instance (128 MiB each)...
     hash_login_share: int = 1  # ...of which new accounts may never take these many
     # Holds (issue 22): what one client may hold at once, and start, shared by every
-    # instance through Redis (accounts/quotas.py; PROTOCOL.md "Limits" says why each).
+    # instance through Redis (limits/quotas.py; PROTOCOL.md "Limits" says why each).
     games_per_player: int = 5  # unfinished games a player may be seated in
     games_per_address: int = 100  # unfinished games the players of one address may be in
     tables_per_address: int = 20  # open private tables hosted from one address

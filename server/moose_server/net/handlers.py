@@ -16,9 +16,9 @@ from moose.protocol import PROTOCOL_VERSION, ProtocolError
 from moose_server.accounts import names, ratings
 from moose_server.accounts.identity import Accounts, Identity
 from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
-from moose_server.accounts.limits import CodeGuard, Limited
-from moose_server.accounts.quotas import Quotas
 from moose_server.arenas.requests import ArenaRequests
+from moose_server.limits.limits import CodeGuard, Limited
+from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking.dealer import Lobby, game_id_of
 from moose_server.matchmaking.live_games import LiveGames
 from moose_server.matchmaking.matchmaker import MatchError, Matchmaker, TableInfo, normalize_code

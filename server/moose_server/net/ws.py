@@ -33,10 +33,10 @@ from redis.exceptions import RedisError
 
 from moose import protocol
 from moose.protocol import ProtocolError
-from moose_server.accounts.limits import Limited, Sockets
 from moose_server.addresses import networks
 from moose_server.codec import pack
 from moose_server.errors import Refusal
+from moose_server.limits.limits import Limited, Sockets
 from moose_server.matchmaking.live_games import LiveGames
 from moose_server.matchmaking.matchmaker import MatchError, Matchmaker
 from moose_server.moderation.bans import Banned

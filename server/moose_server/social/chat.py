@@ -27,10 +27,10 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from moose_server.accounts.limits import Limited
 from moose_server.addresses import limit_subject
 from moose_server.codec import unpack
 from moose_server.errors import Refusal
+from moose_server.limits.limits import Limited
 from moose_server.matchmaking.matchmaker import Matchmaker, normalize_code
 from moose_server.net.hub import Hub, Peer, Sub
 from moose_server.play.games import Games

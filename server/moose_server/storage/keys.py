@@ -427,7 +427,7 @@ class ModerationKeys:
         return _key("mod", "limits", str(hour))
 
 
-# Holds (issue 22): what one client holds, one key per client (accounts/quotas.py).
+# Holds (issue 22): what one client holds, one key per client (limits/quotas.py).
 
 
 def hold_key(kind: str, subject: str) -> str:

@@ -30,9 +30,9 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from moose_server.accounts.limits import Limited
 from moose_server.deals.deals import Deals
 from moose_server.errors import Refusal
+from moose_server.limits.limits import Limited
 from moose_server.matchmaking.matchmaker import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
 from moose_server.play.game import Game, GameError, seat_info
 from moose_server.play.games import Games

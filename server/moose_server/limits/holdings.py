@@ -1,4 +1,4 @@
-"""The Redis calls of what one client holds (accounts/quotas.py): games, tables, bot sessions.
+"""The Redis calls of what one client holds (limits/quotas.py): games, tables, bot sessions.
 
 A hold is a sorted set per client address (keys.hold_key) whose ids are taken
 atomically against a limit by lua/hold.lua; bot sessions are counts per server

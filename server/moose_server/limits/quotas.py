@@ -5,7 +5,7 @@ Per player and per client address (addresses.limit_subject: an IPv6 /64):
 - unfinished games: a player's are its game set (store.add_player_game, written
   as a game is dealt, or as its fair deal starts waiting for seeds, and emptied
   as it ends); an address' are a hold
-  (storage/holdings.py): the games its sockets were dealt (`seated`), or took a
+  (limits/holdings.py): the games its sockets were dealt (`seated`), or took a
   place for by starting a private table (`starting`, atomic against the limit,
   so several instances never let one address past it). Nothing is a bare
   counter: when a player or address is at its limit, the ids it holds are
@@ -33,10 +33,10 @@ from dataclasses import dataclass
 
 from redis.exceptions import RedisError
 
-from moose_server.accounts.limits import Limited
 from moose_server.addresses import limit_subject
+from moose_server.limits.holdings import Holdings
+from moose_server.limits.limits import Limited
 from moose_server.settings import Settings
-from moose_server.storage.holdings import Holdings
 from moose_server.storage.keys import hold_key, limit_key, sessions_key
 from moose_server.storage.scripts import HoldCall, LimitCall, SessionsCall
 from moose_server.storage.store import Store
