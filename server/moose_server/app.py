@@ -34,6 +34,7 @@ from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
 from moose_server.accounts.names import KEY_VERSION
 from moose_server.accounts.passwords import Hashing
+from moose_server.accounts.store import PlayerStore
 from moose_server.accounts.tokens import Tokens
 from moose_server.arenas.points import ArenaScorer
 from moose_server.arenas.requests import ArenaRequests
@@ -81,7 +82,6 @@ from moose_server.social.presence import Presence
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.keys import CHAT_CHANNEL, MODERATION_CHANNEL, wake_channel
-from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 from moose_server.tables.invites import Invites
 from moose_server.tasks import cancel_and_wait

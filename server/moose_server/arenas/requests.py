@@ -16,11 +16,11 @@ import logging
 from typing import Any, Protocol
 
 from moose_server.accounts import ratings
+from moose_server.accounts.store import PlayerStore
 from moose_server.arenas.store import Arena, ArenaError, ArenaStore
 from moose_server.errors import Refusal
 from moose_server.limits.quotas import Quotas
 from moose_server.settings import Settings
-from moose_server.storage.players import PlayerStore
 from moose_server.storage.scripts import ArenaMemberCall
 from moose_server.storage.store import Store
 from moose_server.tasks import one_round

@@ -14,13 +14,13 @@ import asyncio
 import unicodedata
 
 from moose_server.accounts.identity import name_key
+from moose_server.accounts.store import PlayerStore
 from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Limited
 from moose_server.moderation.store import ModerationStore
 from moose_server.settings import Settings
 from moose_server.storage.keys import limit_key
-from moose_server.storage.players import PlayerStore
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
 

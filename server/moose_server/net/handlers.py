@@ -16,6 +16,7 @@ from moose.protocol import PROTOCOL_VERSION, ProtocolError
 from moose_server.accounts import names, ratings
 from moose_server.accounts.identity import Accounts, Identity
 from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
+from moose_server.accounts.store import PlayerStore
 from moose_server.arenas.requests import ArenaRequests
 from moose_server.limits.limits import CodeGuard, Limited
 from moose_server.limits.quotas import Quotas
@@ -32,7 +33,6 @@ from moose_server.play.game import Game, GameError, finished_record
 from moose_server.play.games import Games
 from moose_server.social.handlers import Social
 from moose_server.social.presence import Presence
-from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 from moose_server.tables.handlers import invite_handlers
 from moose_server.tables.invites import Invites

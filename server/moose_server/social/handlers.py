@@ -14,6 +14,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from moose_server.accounts.store import PlayerStore
 from moose_server.errors import Refusal
 from moose_server.moderation.reports import Reports
 from moose_server.net.hub import Peer
@@ -21,7 +22,6 @@ from moose_server.play.games import Games
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.follows import Follows
-from moose_server.storage.players import PlayerStore
 
 __all__ = ["Social"]
 
