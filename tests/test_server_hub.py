@@ -20,11 +20,11 @@ import redis.asyncio as aioredis
 from moose import rules
 from moose_server.codec import pack
 from moose_server.matchmaking.waiting import Waiting
-from moose_server.net.hub import Hub, Sub
-from moose_server.net.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.net.subscription import SILENT, Subscription
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
+from moose_server.play.hub import Hub, Sub
+from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, wake_channel

@@ -60,7 +60,6 @@ from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
 from moose_server.net.handlers import Handlers
 from moose_server.net.heartbeats import Heartbeats
-from moose_server.net.hub import Hub
 from moose_server.net.subscription import Subscription
 from moose_server.net.ws import DOORS, Doors, websocket
 from moose_server.ops.collector import Collector
@@ -70,6 +69,7 @@ from moose_server.ops.metrics import Exporter, Metrics
 from moose_server.ops.observe import Observer, collections_timed, watch_loop
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
+from moose_server.play.hub import Hub
 from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings

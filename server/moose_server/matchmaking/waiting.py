@@ -19,8 +19,8 @@ from typing import Any
 from moose_server.deals.deals import DealError, waiting_match
 from moose_server.deals.seeds import SeedStore
 from moose_server.matchmaking.matchmaker import MatchError, Matchmaker
-from moose_server.net.hub import Peer
 from moose_server.play.game import Game, match_message
+from moose_server.play.hub import Peer
 from moose_server.storage.store import Store
 
 __all__ = ["Waiting"]

@@ -26,11 +26,11 @@ from moose_server.matchmaking.matchmaker import MatchError, Matchmaker, TableInf
 from moose_server.matchmaking.waiting import Waiting
 from moose_server.moderation.bans import Bans
 from moose_server.moderation.reports import Reports, clean_reason
-from moose_server.net.frames import seat_deadline
-from moose_server.net.hub import Hub, Peer
 from moose_server.ops.metrics import Metrics
+from moose_server.play.frames import seat_deadline
 from moose_server.play.game import Game, GameError, finished_record
 from moose_server.play.games import Games
+from moose_server.play.hub import Hub, Peer
 from moose_server.social.handlers import Social
 from moose_server.social.presence import Presence
 from moose_server.storage.store import Store

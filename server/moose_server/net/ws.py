@@ -43,11 +43,11 @@ from moose_server.moderation.bans import Banned
 from moose_server.moderation.notices import CLOSE_BANNED
 from moose_server.moderation.refusals import Refusals
 from moose_server.net.handlers import Handlers
-from moose_server.net.hub import Hub, Sub
 from moose_server.net.outbox import Backlog, Outbox, Send
 from moose_server.ops.metrics import Metrics
 from moose_server.origins import Origins
 from moose_server.play.games import Games
+from moose_server.play.hub import Hub, Sub
 from moose_server.settings import Settings
 
 __all__ = ["DOORS", "Connection", "Doors", "Socket", "websocket"]

@@ -342,7 +342,7 @@ class Games:
         step = await self._server_step(game, timed_out=True)
         if step is not None:
             # Checked against this deadline too: one held since (the seats were told
-            # that Redis lost their last writes, net/hub.py) waits for its new time.
+            # that Redis lost their last writes, play/hub.py) waits for its new time.
             got, result = await self._commit(game, step[0], step[1], "", due=game.deadline)
             if result is not None:
                 if self.timeouts is not None:

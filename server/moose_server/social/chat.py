@@ -32,8 +32,8 @@ from moose_server.codec import unpack
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Limited
 from moose_server.matchmaking.matchmaker import Matchmaker, normalize_code
-from moose_server.net.hub import Hub, Peer, Sub
 from moose_server.play.games import Games
+from moose_server.play.hub import Hub, Peer, Sub
 from moose_server.settings import Settings
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat_store import ChatStore

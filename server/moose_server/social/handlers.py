@@ -17,8 +17,8 @@ from typing import Any
 from moose_server.accounts.store import PlayerStore
 from moose_server.errors import Refusal
 from moose_server.moderation.reports import Reports
-from moose_server.net.hub import Peer
 from moose_server.play.games import Games
+from moose_server.play.hub import Peer
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.follows import Follows

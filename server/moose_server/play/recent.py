@@ -8,7 +8,7 @@ RECENT_EVENTS), each a `frames.Prepared`, and the latest seq heard of. The hub
 
 from __future__ import annotations
 
-from moose_server.net.frames import Prepared
+from moose_server.play.frames import Prepared
 from moose_server.storage.store import Entry
 
 __all__ = ["LOGGED_GAMES", "RECENT_EVENTS", "GameLog", "Recent"]

@@ -14,7 +14,7 @@ payloads), so it lives with the server. `moose loadtest` runs it beside its game
 phase when this package is installed, and reports the server's moves a second
 over it ("ours / storage ceiling" in BENCHMARKS.md). Alone:
 
-    python -m moose_server.ops.ceiling REDIS_URL GAMES WARMUP DURATION [TABLE]
+    python -m moose_server.play.ceiling REDIS_URL GAMES WARMUP DURATION [TABLE]
 
 prints one JSON object. Its keys are its own (keys.GameKeys.loadtest,
 ``moose:{lt}:...``): run it on a Redis the server does not use, or one where
