@@ -8,7 +8,7 @@ move: the game's data (the game hash's `data`), a move event, a state snapshot
 (kept in the stream now and then), and one seat's `event` frame (view and legal
 moves). For each value: whether both give the same bytes, then the median over
 `--rounds` of the time per call (µs) of msgpack (`Packer(use_bin_type=True)`,
-one for the process, as codec.py had it) and msgspec (`msgpack.Encoder`), and
+one for the process, as storage/codec.py had it) and msgspec (`msgpack.Encoder`), and
 msgspec's over msgpack's; then the same for unpacking (`unpackb(raw=False)`
 against `msgpack.Decoder`). Rounds alternate the two, so that a slower moment of
 the machine falls on both.

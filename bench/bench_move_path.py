@@ -29,9 +29,9 @@ import timeit
 from typing import Any
 
 from moose import rules
-from moose_server.codec import pack
 from moose_server.play import games as G
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
 from moose_server.storage.store import Entry
 
 

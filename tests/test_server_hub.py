@@ -18,7 +18,6 @@ import pytest
 import redis.asyncio as aioredis
 
 from moose import rules
-from moose_server.codec import pack
 from moose_server.matchmaking.waiting import Waiting
 from moose_server.net.subscription import SILENT, Subscription
 from moose_server.play.copies import Copies
@@ -27,6 +26,7 @@ from moose_server.play.hub import Hub, Sub
 from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, wake_channel
 from moose_server.storage.store import Entry, Store, connect
 

@@ -30,7 +30,6 @@ from typing import Any, NoReturn
 
 from moose import fair
 from moose_server.accounts.names import distinct
-from moose_server.codec import pack
 from moose_server.deals.seeds import SeedStore, Waiting
 from moose_server.errors import Refusal
 from moose_server.matchmaking.live_games import summary
@@ -38,6 +37,7 @@ from moose_server.play.game import Game, seat_info_of, table_match
 from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
 from moose_server.storage.store import Store
 
 __all__ = ["DealError", "Deals", "waiting_match"]

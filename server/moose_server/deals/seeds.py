@@ -14,9 +14,9 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
-from moose_server.codec import unpack
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
+from moose_server.storage.codec import unpack
 from moose_server.storage.keys import GameKeys
 from moose_server.storage.scripts import DealCloseCall, DealOpenCall, DealSeedCall
 

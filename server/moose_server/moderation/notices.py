@@ -28,10 +28,10 @@ from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
-from moose_server.codec import unpack
 from moose_server.moderation.bans import Ban, Bans
 from moose_server.play.game import GameError
 from moose_server.play.games import Games
+from moose_server.storage.codec import unpack
 from moose_server.tasks import cancel_and_wait
 
 __all__ = ["CLOSE_BANNED", "CLOSE_ENDED", "Member", "Notices"]

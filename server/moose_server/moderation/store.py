@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from moose_server.codec import pack
+from moose_server.storage.codec import pack
 from moose_server.storage.keys import MODERATION_CHANNEL, ModerationKeys
 
 __all__ = ["HOUR_MS", "RECENT_WRITTEN", "ModerationStore", "Refused", "hour_of"]

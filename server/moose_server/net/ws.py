@@ -34,7 +34,6 @@ from redis.exceptions import RedisError
 from moose import protocol
 from moose.protocol import ProtocolError
 from moose_server.addresses import networks
-from moose_server.codec import pack
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Limited, Sockets
 from moose_server.matchmaking.live_games import LiveGames
@@ -49,6 +48,7 @@ from moose_server.origins import Origins
 from moose_server.play.games import Games
 from moose_server.play.hub import Hub, Sub
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
 
 __all__ = ["DOORS", "Connection", "Doors", "Socket", "websocket"]
 

@@ -35,9 +35,9 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from moose import bots, rules
-from moose_server.codec import pack
 from moose_server.play.streams import keeps_snapshot
 from moose_server.storage import scripts
+from moose_server.storage.codec import pack
 from moose_server.storage.keys import LOADTEST_CHANNEL, GameKeys, move_field
 from moose_server.storage.scripts import CommitCall, FollowCall
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import Any
 
 from moose import rules
-from moose_server.codec import HOLES, Template, pack
 from moose_server.play.game import Game, seat_info
+from moose_server.storage.codec import HOLES, Template, pack
 from moose_server.storage.store import Entry
 
 __all__ = ["Prepared", "event_message", "seat_deadline", "state_message"]

@@ -62,11 +62,11 @@ from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
-from moose_server.codec import unpack
 from moose_server.play.frames import Prepared, state_message
 from moose_server.play.game import Game
 from moose_server.play.recent import LOGGED_GAMES, GameLog, Recent
 from moose_server.play.streams import read_events
+from moose_server.storage.codec import unpack
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
 from moose_server.storage.store import Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling

@@ -28,7 +28,6 @@ from typing import Any
 from redis.exceptions import RedisError
 
 from moose_server.addresses import limit_subject
-from moose_server.codec import unpack
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Limited
 from moose_server.matchmaking.matchmaker import Matchmaker, normalize_code
@@ -37,6 +36,7 @@ from moose_server.play.hub import Hub, Peer, Sub
 from moose_server.settings import Settings
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat_store import ChatStore
+from moose_server.storage.codec import unpack
 from moose_server.storage.keys import limit_key
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from moose_server.codec import pack, unpack
 from moose_server.storage import scripts
+from moose_server.storage.codec import pack, unpack
 from moose_server.storage.keys import CHAT_CHANNEL, GameKeys, chat_key, table_chat_key
 from moose_server.storage.scripts import ChatCall
 

@@ -18,7 +18,7 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any, ClassVar
 
-from moose_server.codec import pack
+from moose_server.storage.codec import pack
 from moose_server.storage.keys import (
     GAMES_CHANNEL,
     GUESTS_KEY,
