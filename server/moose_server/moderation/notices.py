@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
-from moose_server.moderation.bans import Ban, Bans
+from moose_server.moderation.bans import CLOSE_BANNED, Ban, Bans
 from moose_server.play.game import GameError
 from moose_server.play.games import Games
 from moose_server.storage.codec import unpack
@@ -38,7 +38,6 @@ __all__ = ["CLOSE_BANNED", "CLOSE_ENDED", "Member", "Notices"]
 
 log = logging.getLogger(__name__)
 
-CLOSE_BANNED = 4003  # the account or address is banned (after the error `banned`)
 CLOSE_ENDED = 4004  # a moderator ended the session: the player may connect again
 
 

@@ -57,11 +57,11 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from redis.exceptions import RedisError
 
+from moose_server.net.session import Peer, Sub
 from moose_server.play.frames import Prepared, state_message
 from moose_server.play.game import Game
 from moose_server.play.recent import LOGGED_GAMES, GameLog, Recent
@@ -84,39 +84,6 @@ log = logging.getLogger(__name__)
 
 CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back: 10 s
 SAID_IDS = 16384  # player message ids remembered, at most (a resend comes within ~10 s)
-
-
-@dataclass
-class Sub:
-    """A socket's place in one game: its seat (None: spectator) and last seq sent."""
-
-    seat: int | None
-    seen: int
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    time: int = 0  # Redis time of the event at `seen` (0: not known)
-    # A `state` is being read for it: `seen` is about to change (go back, maybe), so a
-    # wake-up meanwhile must not be taken as seen (issue 23).
-    stating: bool = False
-
-
-class Peer(Protocol):
-    """What the hub needs of a socket."""
-
-    player: str | None
-    subs: dict[str, Sub]
-    binary: bool  # msgpack frames (else JSON text)
-
-    def send(self, message: dict[str, Any]) -> None:
-        """Send a message to the socket; never waits."""
-
-    def send_frame(self, payload: bytes) -> None:
-        """Send a message already packed (binary sockets); never waits."""
-
-    def note_away(self, game: str) -> None:
-        """The socket's own seat in `game` has just been marked away."""
-
-    async def on_player_message(self, message: dict[str, Any]) -> None:
-        """A message for the socket's player arrived on the player channel."""
 
 
 class WakeupListener(Protocol):

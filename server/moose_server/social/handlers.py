@@ -1,6 +1,6 @@
-"""The message handlers of chat, blocks and follows (issue 25, chat part).
+"""The message handlers of chat, blocks and follows.
 
-`Social.table` is merged into handlers.Handlers' table: each handler takes the
+`Social.register` adds them to the router: each handler takes the
 socket's session and the checked message and returns the answer, or raises an
 error with a PROTOCOL.md code. A player is named by id ("p_...", as chat lines
 and `table` seats give it), by account name, or, with `game`, by the name shown
@@ -17,6 +17,7 @@ from typing import Any
 from moose_server.accounts.store import PlayerStore
 from moose_server.errors import Refusal
 from moose_server.moderation.reports import Reports
+from moose_server.net.router import Router
 from moose_server.play.games import Games
 from moose_server.play.hub import Peer
 from moose_server.social.blocks import Blocks
@@ -53,6 +54,10 @@ class Social:
             "unblock": self.unblock, "blocks": self.blocks_list, "follow": self.follow,
             "unfollow": self.unfollow, "following": self.following,
         }  # fmt: skip
+
+    def register(self, router: Router) -> None:
+        """Handle chat, blocks and follows."""
+        router.add(self.table)
 
     async def say(self, conn: Any, msg: Message) -> Message:
         """Say a line at a game or a private table."""

@@ -23,6 +23,8 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
+from moose_server.net.router import Router
+from moose_server.net.session import Message, Session, player_of
 from moose_server.storage.keys import presence_key
 
 __all__ = ["Presence"]
@@ -51,6 +53,20 @@ class Presence:
         self.local = local  # (player, name) of each player with a socket here now
         # Whether a player has a socket here still: a slice renews only those.
         self.still_here = still_here
+
+    def register(self, router: Router) -> None:
+        """A player's last socket here closing takes their word out."""
+        router.on_closed(self.closed)
+
+    async def arrived(self, conn: Session, resumed: bool) -> Message:
+        """A socket said hello: its player is here (no field for `welcome`)."""
+        await self.here([(player_of(conn), conn.name)])
+        return {}
+
+    async def closed(self, conn: Session) -> None:
+        """The socket closed: its player has left this instance if it was their last."""
+        if conn.player is not None and not self.still_here(conn.player):
+            await self.left(conn.player)
 
     async def here(self, players: list[tuple[str, str]]) -> None:
         """Say that these (player, name) have a socket on this instance."""
