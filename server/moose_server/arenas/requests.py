@@ -15,8 +15,7 @@ import json
 import logging
 from typing import Any, Protocol
 
-from moose_server.accounts import ratings
-from moose_server.accounts.store import PlayerStore
+from moose_server.accounts import PlayerStore, ratings
 from moose_server.arenas.store import Arena, ArenaError, ArenaStore
 from moose_server.errors import Refusal
 from moose_server.limits.quotas import Quotas

@@ -26,10 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from moose_server.arenas.store import WHO, Arena, ArenaError, ArenaStore
-from moose_server.matchmaking.live_games import summary
-from moose_server.play.games import Games
-from moose_server.play.results import Results
-from moose_server.play.seats import Seat
+from moose_server.play import Games, Results, Seat, summary
 from moose_server.settings import Settings
 from moose_server.storage.scripts import ArenaCreateCall, ArenaSeatCall
 from moose_server.storage.store import Store

@@ -10,8 +10,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 
-from moose_server.accounts import ratings
-from moose_server.accounts.store import PlayerStore
+from moose_server.accounts import PlayerStore, ratings
 from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking.live_games import LiveGames
 from moose_server.matchmaking.matchmaker import MatchError, Matchmaker

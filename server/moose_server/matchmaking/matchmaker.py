@@ -19,10 +19,9 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from moose_server.accounts.names import distinct
+from moose_server.accounts import distinct
 from moose_server.errors import Refusal
-from moose_server.play.codes import CODE_ALPHABET, CODE_LENGTH, clean_code
-from moose_server.play.seats import Seat
+from moose_server.play import CODE_ALPHABET, CODE_LENGTH, Seat, clean_code
 from moose_server.settings import Settings
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher

@@ -16,11 +16,10 @@ import logging
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from moose_server.deals.deals import DealError, waiting_match
-from moose_server.deals.seeds import SeedStore
+from moose_server.deals import DealError, SeedStore, waiting_match
 from moose_server.matchmaking.matchmaker import MatchError, Matchmaker
-from moose_server.play.game import Game, match_message
-from moose_server.play.hub import Peer
+from moose_server.net.session import Peer
+from moose_server.play import Game, match_message
 from moose_server.storage.store import Store
 
 __all__ = ["Waiting"]

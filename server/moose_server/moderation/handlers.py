@@ -9,8 +9,7 @@ from moose.protocol import ProtocolError
 from moose_server.moderation.reports import Reports, clean_reason
 from moose_server.net.router import Router
 from moose_server.net.session import Message, Session, player_of
-from moose_server.play.game import Game, GameError
-from moose_server.play.games import Games
+from moose_server.play import Game, GameError, Games
 from moose_server.storage.store import Store
 
 __all__ = ["ReportHandlers"]

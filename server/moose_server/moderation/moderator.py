@@ -12,12 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from moose_server.accounts.identity import name_key
-from moose_server.accounts.store import PlayerStore
+from moose_server.accounts import PlayerStore, name_key
 from moose_server.moderation.bans import Ban, ban_network
 from moose_server.moderation.store import ModerationStore
-from moose_server.play.game import GameError
-from moose_server.play.games import Games
+from moose_server.play import GameError, Games
 from moose_server.storage.store import Store
 
 __all__ = ["ModerationError", "Moderator", "Target", "parse_duration"]

@@ -29,8 +29,7 @@ from typing import Any, Protocol
 from redis.exceptions import RedisError
 
 from moose_server.moderation.bans import CLOSE_BANNED, Ban, Bans
-from moose_server.play.game import GameError
-from moose_server.play.games import Games
+from moose_server.play import GameError, Games
 from moose_server.storage.codec import unpack
 from moose_server.tasks import cancel_and_wait
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 import unicodedata
 
-from moose_server.accounts.identity import name_key
-from moose_server.accounts.store import PlayerStore
+from moose_server.accounts import PlayerStore, name_key
 from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Limited

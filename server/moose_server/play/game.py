@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from moose import rules
-from moose_server.accounts.names import distinct
-from moose_server.accounts.ratings import Standing
+from moose_server.accounts import Standing, distinct
 from moose_server.errors import Refusal
 from moose_server.storage.codec import extend_map, pack, pack_array_header, pack_map
 
@@ -35,6 +34,7 @@ __all__ = [
     "over_event",
     "seat_info",
     "seat_info_of",
+    "summary",
     "table_match",
     "thinks",
     "timeout_move",
@@ -295,3 +295,9 @@ def over_event(state: rules.State) -> Event:
 def abandoned_event(state: rules.State) -> Event:
     """The event that ends an abandoned game: the scores as they stand, and no winner."""
     return {"kind": "over", "abandoned": True, "scores": rules.scores(state), "winners": []}
+
+
+def summary(game: Game) -> dict[str, Any]:
+    """What the list says of one game: its seats' names, bot flags and ratings as in
+    `match` (its id and start time are added by the index)."""
+    return {"players": len(game.names), "names": game.names, **seat_info(game)}

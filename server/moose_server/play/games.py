@@ -42,7 +42,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from moose import fair, rules
-from moose_server.accounts.names import distinct
+from moose_server.accounts import distinct
 from moose_server.play.copies import Copies
 from moose_server.play.game import (
     Event,

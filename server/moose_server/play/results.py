@@ -27,13 +27,10 @@ import contextlib
 import json
 import logging
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Protocol
 
 from moose import rules
-from moose_server.accounts import ratings
-from moose_server.accounts.ratings import Standing
-from moose_server.accounts.store import PlayerStore
-from moose_server.arenas.points import ArenaScorer
+from moose_server.accounts import PlayerStore, Standing, ratings
 from moose_server.play.game import Game
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
@@ -41,7 +38,18 @@ from moose_server.storage.scripts import RateCall, RatedSeat
 from moose_server.storage.store import Store
 from moose_server.tasks import one_round
 
-__all__ = ["Results"]
+__all__ = ["ArenaPoints", "Results"]
+
+
+class ArenaPoints(Protocol):
+    """Applies a finished arena game's points (arenas/points.py)."""
+
+    async def apply(
+        self, arena: str, game: str, players: list[str | None], state: rules.State,
+        away: list[bool],
+    ) -> bool:  # fmt: skip
+        """Apply the points of a finished game of `arena`; False when done before."""
+
 
 log = logging.getLogger(__name__)
 
@@ -69,10 +77,10 @@ class Results:
 
     def __init__(
         self, store: Store, players: PlayerStore, settings: Settings,
-        arenas: ArenaScorer | None = None,
+        arenas: ArenaPoints | None = None,
     ) -> None:  # fmt: skip
         self.store = store
-        self.arenas = arenas  # an arena game's points (issue 26, arena)
+        self.arenas = arenas  # an arena game's points
         self.players = players
         self.settings = settings
         self.running = True

@@ -30,9 +30,9 @@ from redis.exceptions import RedisError
 from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Limited
-from moose_server.matchmaking.matchmaker import Matchmaker, normalize_code
-from moose_server.play.games import Games
-from moose_server.play.hub import Hub, Peer, Sub
+from moose_server.matchmaking import Matchmaker, normalize_code
+from moose_server.net.session import Peer, Sub
+from moose_server.play import Games, Hub
 from moose_server.settings import Settings
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat_store import ChatStore

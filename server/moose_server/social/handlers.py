@@ -14,12 +14,12 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from moose_server.accounts.store import PlayerStore
+from moose_server.accounts import PlayerStore
 from moose_server.errors import Refusal
-from moose_server.moderation.reports import Reports
+from moose_server.moderation import Reports
 from moose_server.net.router import Router
-from moose_server.play.games import Games
-from moose_server.play.hub import Peer
+from moose_server.net.session import Peer
+from moose_server.play import Games
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.follows import Follows

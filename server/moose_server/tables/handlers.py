@@ -14,8 +14,7 @@ from typing import Any, Protocol
 
 from moose_server.limits.limits import CodeGuard
 from moose_server.limits.quotas import Quotas
-from moose_server.matchmaking.dealer import Lobby, game_id_of
-from moose_server.matchmaking.matchmaker import Matchmaker, TableInfo
+from moose_server.matchmaking import Lobby, Matchmaker, TableInfo, game_id_of
 from moose_server.net.router import Router
 from moose_server.net.session import Session, player_of
 from moose_server.tables.invites import Invites

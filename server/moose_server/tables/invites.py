@@ -30,16 +30,13 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from moose_server.deals.deals import Deals
+from moose_server.deals import Deals
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Limited
-from moose_server.matchmaking.matchmaker import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
-from moose_server.play.game import Game, GameError, seat_info
-from moose_server.play.games import Games
-from moose_server.play.results import Results
-from moose_server.play.seats import Seat
+from moose_server.matchmaking import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
+from moose_server.play import Game, GameError, Games, Results, Seat, seat_info
 from moose_server.settings import Settings
-from moose_server.social.presence import Presence
+from moose_server.social import Presence
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
 from moose_server.storage.keys import limit_key, offer_key
