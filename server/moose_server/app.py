@@ -184,10 +184,10 @@ async def _build(
     moderation, bans, refusals = await _moderation(backend, settings, store)
     # The move path: the hub tells the games' copies of wake-ups, the metrics how its
     # fan-out went, the waiting players of their messages; the games tell the hub.
-    arena_store = ArenaStore(backend.redis)  # arena tournaments (issue 26, arena)
+    arena_store = ArenaStore(backend.redis)  # arena tournaments
     results = Results(store, players, settings, ArenaScorer(arena_store))
     copies = Copies(settings)
-    seeds = SeedStore(backend.redis, settings.buckets, backend.batch)  # fair deals (issue 27)
+    seeds = SeedStore(backend.redis, settings.buckets, backend.batch)  # fair deals
     waiting = Waiting(store, matchmaker, seeds)
     # Wake-ups of the games our sockets follow come on our channel, but not those
     # of our own commits: the hub is told of them as a listener of `games`.
@@ -200,12 +200,12 @@ async def _build(
     games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics,
                   own_channel=channel)  # fmt: skip
     stack.push_async_callback(games.close)
-    # Chat lines (issue 25) go to the hub's sockets.
+    # Chat lines go to the hub's sockets.
     chat = Chat(
         ChatStore(backend.redis, settings.buckets, settings.chat_kept, settings.game_ttl * 1000),
         store, Blocks(backend.redis, settings.blocks_max), games, matchmaker, settings, hub,
     )  # fmt: skip
-    # Deals wait for the seeds of seats that asked for a fair deal (issue 27).
+    # Deals wait for the seeds of seats that asked for a fair deal.
     deals = Deals(store, seeds, games, settings)
     lobby = Lobby(matchmaker, games, store, settings, results, deals)
     arenas = Arenas(arena_store, games, store, results, settings)
@@ -221,8 +221,8 @@ async def _build(
     guard = CodeGuard(store, settings)
     reports = Reports(moderation, store, players, settings)
     quotas = Quotas(Holdings(backend.redis, settings.buckets, backend.batch), store, settings)
-    # Together (issue 25): rematch and challenges; a player's challenge to someone who
-    # blocked them fails as one to someone offline (chat part's block list).
+    # Rematch and challenges; a player's challenge to someone who
+    # blocked them fails as one to someone offline (social.blocks).
     presence = Presence(backend.redis, settings.instance_id, settings.presence_ttl,
                         hub.player_names, still_here=hub.has_player)  # fmt: skip
     blocked = chat.blocks.blocked  # async (by, whom) -> bool, as Invites asks
@@ -230,7 +230,7 @@ async def _build(
                       find=reports.find, blocked=blocked, batch=backend.batch)  # fmt: skip
     stack.push_async_callback(invites.close)
     arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
-    # Chat, blocks and follows (issue 25, chat part); follows read the same presence.
+    # Chat, blocks and follows; follows read the same presence.
     follows = Follows(backend.redis, store, settings, presence)
     social = Social(chat, chat.blocks, follows, reports, games, players)
     # Each feature registers its messages and its hooks of a socket's life with the
@@ -311,7 +311,7 @@ async def _run(
 async def _moderation(
     backend: Backend, settings: Settings, store: Store
 ) -> tuple[ModerationStore, Bans, Refusals]:
-    """Moderation's records (issue 22), the bans as read now, and the refusals' notes."""
+    """Moderation's records, the bans as read now, and the refusals' notes."""
     kept = settings.moderation_kept
     records = ModerationStore(backend.redis, audit_kept=kept, refusals_kept=kept,
                               reports_kept=kept, heavy_ttl=settings.heavy_hours * 3600)  # fmt: skip

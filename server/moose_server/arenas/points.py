@@ -1,4 +1,4 @@
-"""Arena points (issue 26, arena): what each seat of a finished arena game earns.
+"""Arena points: what each seat of a finished arena game earns.
 
 A seat earns, over its opponents, 2 for each it beat and 1 for each it tied
 with, divided by the number of opponents and rounded half up: 0 to 2 points

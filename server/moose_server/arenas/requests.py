@@ -1,4 +1,4 @@
-"""The arena messages of PROTOCOL.md (issue 26, arena), and the sockets watching arenas.
+"""The arena messages of PROTOCOL.md, and the sockets watching arenas.
 
 `arenas` lists them, `show_arena` shows one (standings, live games, results),
 `join_arena` / `pause_arena` / `leave_arena` change a membership, and

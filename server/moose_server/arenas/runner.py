@@ -1,4 +1,4 @@
-"""Arena tournaments (issue 26, arena): creating them, seating members, closing them.
+"""Arena tournaments: creating them, seating members, closing them.
 
 Every instance runs `Arenas.run`: each round it seats the waiting members of
 every running arena (arenas/store.py: one script, atomic across instances)

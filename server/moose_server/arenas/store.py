@@ -1,4 +1,4 @@
-"""Arena tournaments in Redis (issue 26, arena): one script per change, keys of {ar}.
+"""Arena tournaments in Redis: one script per change, keys of {ar}.
 
 An arena is a hash (its settings, window, status and a version bumped on every
 change, which the page and `watch_arena` follow), its members (a hash of JSON),

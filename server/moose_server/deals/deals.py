@@ -1,4 +1,4 @@
-"""Provably fair deals (issue 27; PROTOCOL.md, "Provably fair deals"): the seed phase.
+"""Provably fair deals (PROTOCOL.md, "Provably fair deals"): the seed phase.
 
 Every game is dealt by moose.fair from a secret server seed whose commitment
 its players get in `match` before any card. With no seat that asked for a fair

@@ -13,7 +13,7 @@
   so only failures (`bad_code`, `table_full`, ...) use them up. With none left
   the request is refused with `rate_limited` and `retry_after` (ms) before the
   code is even looked at, so guessing costs the same whatever the answer.
-- Logins (issue 22): `Registrations` counts new accounts per address an hour;
+- Logins: `Registrations` counts new accounts per address an hour;
   `Lockout` refuses failed logins per (account, address) and per address, and
   only slows those of an account from everywhere, so its owner still gets in.
 """
@@ -142,7 +142,7 @@ class CodeGuard(Meter):
                          "too many join codes tried; wait and try again")  # fmt: skip
 
 
-# -- Logins (issue 22) -------------------------------------------------------------
+# -- Logins -------------------------------------------------------------
 
 
 def _ms(seconds: float) -> int:

@@ -1,4 +1,4 @@
-"""What one client may hold at once, shared by every instance through Redis (issue 22).
+"""What one client may hold at once, shared by every instance through Redis.
 
 Per player and per client address (addresses.limit_subject: an IPv6 /64):
 

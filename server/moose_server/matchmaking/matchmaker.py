@@ -229,7 +229,7 @@ class Matchmaker:
         """Queue a player for a table of min..max seats; return the ticket's time (ms).
 
         `skill` (ratings.skill) is what the queue compares to seat players of a level;
-        `fair`: the player asks for a provably fair deal (issue 27).
+        `fair`: the player asks for a provably fair deal.
         """
         low = _check_count(min_players, "min_players")
         high = _check_count(max_players, "max_players")

@@ -35,10 +35,10 @@ class Waiting:
     def __init__(self, store: Store, matchmaker: Matchmaker, seeds: SeedStore) -> None:
         self.store = store
         self.matchmaker = matchmaker
-        self.seeds = seeds  # a game whose fair deal waits for seeds is told too (issue 27)
+        self.seeds = seeds  # a game whose fair deal waits for seeds is told too
         # player -> (name, min, max, skill, fair): queued through this instance, no
         # `match` yet. Should Redis come back without the ticket, `requeue` queues them
-        # again, as they asked (a fair seat stays one: issue 27).
+        # again, as they asked (a fair seat stays one).
         self.queued: dict[str, tuple[str, int, int, int, bool]] = {}
 
     def add(

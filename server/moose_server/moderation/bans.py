@@ -1,4 +1,4 @@
-"""Bans (issue 22): who may not come in, for how long and why.
+"""Bans: who may not come in, for how long and why.
 
 An operator bans an account (its player id) or an address: one address, or a
 network (an IPv6 address stands for its /64, as limits count it, see

@@ -1,4 +1,4 @@
-"""What `moose admin` does (issue 22): each action written to Redis, audited, announced.
+"""What `moose admin` does: each action written to Redis, audited, announced.
 
 An action is kept first (a ban in the bans hash), then written to the audit
 log (who, what, when, why), then published as a notice that every instance

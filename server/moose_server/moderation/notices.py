@@ -1,4 +1,4 @@
-"""Moderators' notices (issue 22), applied to this instance's sockets and games.
+"""Moderators' notices, applied to this instance's sockets and games.
 
 `moose admin` writes each action to Redis (moderation/store.py) and then
 publishes a notice on `MODERATION_CHANNEL`; every instance's subscription

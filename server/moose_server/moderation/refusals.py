@@ -1,4 +1,4 @@
-"""Refusals of limits, recorded for operators (issue 22; `moose admin refusals`).
+"""Refusals of limits, recorded for operators (`moose admin refusals`).
 
 Every refusal that is a limit (`accounts.limits.Limited`, a socket's message
 flood, an HTTP 429) is noted by the one place that turns it into an answer

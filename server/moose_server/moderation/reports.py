@@ -1,4 +1,4 @@
-"""Players' reports of players (issue 22), for `moose admin reports`.
+"""Players' reports of players, for `moose admin reports`.
 
 A report names a player (an account's name, a player id, or the name shown at
 a game's table when it names the `game`), with a short reason. Each report

@@ -9,7 +9,7 @@
     GET /api/games/{game}/record                   a finished queue game's record (RULES.md 7;
                                                    a private table's is not served here)
 
-A player is {"player", "name", "rating", "games", "bot"} (boards.py). A refusal
+A player is {"player", "name", "rating", "games", "bot"} (accounts/leaderboards.py). A refusal
 is {"error": code, "message": ...} with 400 (bad_message), 404 (no_such_player,
 no_such_game, not_over) or 503 (unavailable); the codes are PROTOCOL.md's. An
 address past its share of requests (limits.ApiLimit, shared by every instance)

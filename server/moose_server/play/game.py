@@ -78,7 +78,7 @@ class Game:
     # A provably fair deal's {"scheme", "commitment", "server_seed" (hex), "seeds"}
     # (moose.fair); secret until the end. None: dealt from a fixed deck (tests).
     deal: dict[str, Any] | None = None
-    arena: str | None = None  # the arena tournament it is a game of (issue 26, arena)
+    arena: str | None = None  # the arena tournament it is a game of
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)

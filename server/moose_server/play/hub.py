@@ -1,6 +1,6 @@
 """The hub of one instance: what its pub/sub subscription hears, fanned out to local sockets.
 
-The hub holds each game's last events, made ready for every seat (gamelog.py:
+The hub holds each game's last events, made ready for every seat (recent.py:
 a bounded `GameLog` per game, of `frames.Prepared` entries). Events this instance
 commits go into it and to the local sockets at once (`committed`); a socket
 that could not take them then (it was reading a gap) gets them when their
@@ -12,7 +12,7 @@ its sockets follow: the first local socket of a game has the hub follow it in
 Redis (lua/follow.lua lists the channel in the game hash), and the game's
 version then counts as a wake-up, for what was committed before the channel
 was listed. No wake-up comes of our own commits: where a socket could not take
-one at once, the hub makes its wake-up itself. Before (issue 28), every commit
+one at once, the hub makes its wake-up itself. Before, every commit
 woke every instance, its own included.
 
 Another instance's wake-up ("<game id> <seq>") makes the hub read the game's
@@ -47,7 +47,7 @@ the game's deadline is held `outage_grace` from now at least (Store.defer), so
 that no timeout plays its turn before it could answer. After a lost
 subscription every socket's game is followed again (Redis may have lost its
 list of followers) and checked in one batch (`_recheck`), and
-those that went back are told first, side by side (issue 23).
+those that went back are told first, side by side.
 """
 
 from __future__ import annotations
@@ -466,7 +466,7 @@ class Hub:
             # Our own commit's wake-up may come before its reply: once the commit
             # is settled, its `committed` has sent the events, and nothing is read.
             # (Reading here anyway cost a stream read per move, and 1.5x the CPU
-            # per move: BENCHMARKS.md, issue 21.)
+            # per move: BENCHMARKS.md.)
             await asyncio.sleep(0)
             if self.woken is not None:
                 await self.woken.settled(game)

@@ -14,7 +14,7 @@ rates them (the same changes: they come from the game's stored start ratings
 and result). Instances racing on one game apply it once. Games rated here are
 taken off the unrated sets in batches, off the move path.
 
-An arena game's points (issue 26, arena) go the same way: its end puts it among
+An arena game's points go the same way: its end puts it among
 the unrated games whether rated or not, `apply` applies its points through the
 arena scorer (lua/arena_score.lua, once per game) besides any rating, and the
 sweep does both again for a game its instance left.

@@ -1,4 +1,4 @@
-"""Table chat (issue 25, chat part): who may say what where, and its delivery.
+"""Table chat: who may say what where, and its delivery.
 
 Rooms: a game has one for its seats ("players") and one for its spectators
 ("spectators"); a seat never gets a spectators' line while the game runs (as on

@@ -209,7 +209,7 @@ class ClaimCall:
 @dataclass(frozen=True)
 class DeferCall:
     """Defer a game's deadlines `grace_ms` from now at least (lua/defer.lua): its
-    players are being told that Redis lost its last writes (issue 23)."""
+    players are being told that Redis lost its last writes."""
 
     SCRIPT: ClassVar[str] = "defer"
 
@@ -280,7 +280,7 @@ class OnlineCall:
         return [ONLINE_KEY, ONLINE_COUNTS_KEY], [self.instance, self.players, self.ttl_ms]
 
 
-# -- holds (issue 22): what one client holds ---------------------------------------------
+# -- holds: what one client holds ---------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -388,7 +388,7 @@ class AccountClaimCall:
 
 @dataclass(frozen=True)
 class PasswordUpgradeCall:
-    """Logins (issue 22): a verified password's hash of older parameters replaced by one
+    """Logins: a verified password's hash of older parameters replaced by one
     of today's (lua/pw_upgrade.lua), unless the password changed meanwhile."""
 
     SCRIPT: ClassVar[str] = "pw_upgrade"
@@ -480,7 +480,7 @@ class CreateTableCall(MatchCall):
     ttl_us: int
     rated: bool
     host_is_bot: bool
-    fair: bool = False  # the host asked for a provably fair deal (issue 27)
+    fair: bool = False  # the host asked for a provably fair deal
 
 
 @dataclass(frozen=True)
@@ -494,7 +494,7 @@ class JoinTableCall(MatchCall):
     name: str
     ttl_us: int
     is_bot: bool
-    fair: bool = False  # the player asked for a provably fair deal (issue 27)
+    fair: bool = False  # the player asked for a provably fair deal
 
 
 @dataclass(frozen=True)
@@ -549,7 +549,7 @@ class TableCall(MatchCall):
     code: str
 
 
-# -- arena tournaments (issue 26, arena): every script gets one arena's ArenaKeys ----
+# -- arena tournaments: every script gets one arena's ArenaKeys ----
 
 
 @dataclass(frozen=True)
@@ -639,7 +639,7 @@ def _packed(value: dict[str, Any] | bytes) -> bytes:
     return value if isinstance(value, bytes) else pack(value)
 
 
-# -- provably fair deals (issue 27) ------------------------------------------------------
+# -- provably fair deals ------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -696,7 +696,7 @@ class DealCloseCall:
         return [self.keys.deal, self.keys.deadlines], [self.keys.deal_member]
 
 
-# Together (issue 25): rematch and challenge offers (tables/invites.py).
+# Rematch and challenge offers (tables/invites.py).
 
 
 @dataclass(frozen=True)
@@ -737,7 +737,7 @@ class InviteAnswerCall:
         return keys, [self.action, self.player, self.reason, self.next_game]
 
 
-# -- chat, blocks and follows (issue 25, chat part) ------------------------------------
+# -- chat, blocks and follows ------------------------------------
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Rematches and challenges (issue 25): offers kept in Redis, each answer one atomic step.
+"""Rematches and challenges: offers kept in Redis, each answer one atomic step.
 
 An offer is one JSON value (keys.offer_key) made by lua/invite_offer.lua and
 answered by lua/invite_answer.lua, whatever instance its seats are connected
@@ -52,7 +52,7 @@ REASONS = ("later", "not_rated", "table_size", "generic")  # why a challenge is 
 GRACE_MS = 60_000  # an offer is kept this long after it closes: late answers learn why
 BOT = "greedy"  # the bot that fills a seat
 
-# blocked(by, whom): whether `by` blocks `whom` (the chat part's block list, issue 25).
+# blocked(by, whom): whether `by` blocks `whom` (social/blocks.py).
 Blocked = Callable[[str, str], Awaitable[bool]]
 Finder = Callable[[str], Awaitable[tuple[str, str]]]
 
