@@ -6,7 +6,7 @@ kind of key with MEMORY USAGE (bytes, Redis' own estimate with allocator
 overhead) and registers ACCOUNTS accounts. Prints one JSON object; with an
 argument, also writes it to that file.
 
-    python bench/bench_player_memory.py bench/results/player-memory.json
+    python bench/bench_player_memory.py OUT.json
 """
 
 from __future__ import annotations

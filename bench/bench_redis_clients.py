@@ -2,7 +2,7 @@
 
     pip install coredis valkey-glide          # the two alternatives (not project deps)
     python bench/bench_redis_clients.py [--callers 200] [--rounds 5] [--duration 3]
-        [--transports tcp,unix] [--clients NAME,...] [--out bench/results/FILE.json]
+        [--transports tcp,unix] [--clients NAME,...] [--out FILE.json]
 
 Starts a private redis-server (the bundled binary, no persistence) listening on a
 loopback port and a unix socket. Every round measures each client in turn (the

@@ -1,4 +1,4 @@
-"""Arena tournaments across `moose serve` processes (issue 26, arena).
+"""Arena tournaments across `moose serve` processes.
 
 Two instances over one Redis seat bot members of mixed table-size ranges for a
 short arena; one instance is killed (SIGKILL) mid-tournament. Then: the

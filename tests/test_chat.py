@@ -1,4 +1,4 @@
-"""Table chat, blocks and follows (issue 25, chat part) over raw sockets: two server
+"""Table chat, blocks and follows over raw sockets: two server
 instances on one real Redis, JSON and msgpack frames as PROTOCOL.md writes them."""
 
 from __future__ import annotations

@@ -549,7 +549,7 @@ async def checked(hub: Hub) -> None:
 async def test_sockets_whose_game_went_back_get_a_state_with_the_deadline_held(game):
     # Redis lost the event at seq 3 that both sockets saw. Before, their `state` kept
     # the deadline Redis had, which may already be due: a timeout raced the seat's
-    # answer to it (issue 23).
+    # answer to it.
     store, gid, _ = game
     hub = Hub(store, outage_grace=600)
     peers = [Peer("p_a", 0), Peer("p_b", 1)]
@@ -690,7 +690,7 @@ async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
 async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_moves(redis_url):
     # Before, every commit published to one channel every instance heard: each
     # instance handled every move of the deployment, its own included (7 % of the
-    # server's CPU at full speed, issue 28). Now a wake-up goes to the instances
+    # server's CPU at full speed). Now a wake-up goes to the instances
     # that follow the game, and not to the one that committed it.
     async with instances(redis_url, "i_here") as here, Wakeups(redis_url) as heard:
         [hub], games = here.hubs, here.games

@@ -1,4 +1,4 @@
-"""Arena tournaments in tests (issue 26, arena): `moose serve` processes with short
+"""Arena tournaments in tests: `moose serve` processes with short
 turns and quick seating, and arenas created straight in the test's Redis."""
 
 from __future__ import annotations
