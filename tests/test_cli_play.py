@@ -15,13 +15,14 @@ import struct
 import sys
 import termios
 
+import aiohttp
 import pytest
 
 import moose
 from moose.commands.bots import spread
 from moose_server.storage.embedded import free_port
 
-from helpers import ASK, Run, Serve, drive, play_seat, spawn
+from helpers import ASK, Run, Serve, drive, play_seat, spawn, until
 
 pytestmark = pytest.mark.slow  # `moose play` and `moose bots` as subprocesses
 
@@ -237,6 +238,14 @@ async def test_moose_bots_play_over_two_instances(serve: Serve) -> None:
     assert "1 game finished" in run.text and "errors: 0" in run.text
 
 
+async def unavailable_sent(http: str) -> float:
+    """How many `unavailable` errors the server has sent (its /metrics)."""
+    async with aiohttp.ClientSession() as session, session.get(f"{http}/metrics") as resp:
+        text = await resp.text()
+    found = re.search(r'^moose_errors_total\{code="unavailable"\} (\S+)$', text, re.M)
+    return float(found[1]) if found else 0.0
+
+
 async def test_moose_bots_count_the_errors_of_a_redis_outage(moose_serve, redis_factory) -> None:
     redis_server = redis_factory(appendonly=True)
     proc = moose_serve("--redis", redis_server.url, "--match-wait", "0.2")
@@ -251,7 +260,9 @@ async def test_moose_bots_count_the_errors_of_a_redis_outage(moose_serve, redis_
         while proc.log.read_text().count("dealt for") < 5:
             await asyncio.sleep(0.02)
     await asyncio.to_thread(redis_server.stop)  # clean: the AOF keeps every write
-    await asyncio.sleep(3)  # long enough that some bot's retries meet it, however slow
+    # Redis comes back once the server has refused a bot's request for it: the
+    # bots have an error to count, however slow the machine.
+    await until(lambda: unavailable_sent(proc.http))
     await asyncio.to_thread(redis_server.start)
     run = await driving
     assert run.code == 0, run.text + run.err

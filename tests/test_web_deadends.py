@@ -116,6 +116,8 @@ def test_a_restart_mid_game_leaves_the_player_ten_seconds_and_no_stale_banner(
         ada.find("legal-move").first.click()  # refused: not connected
         assert "Not connected" in ada.find("error").inner_text()
         time.sleep(9)
+        back_ms = time.time() * 1000  # the service is back after this (same clock)
+        heard = len(ada.frames)
         moose_serve(*flags, port=server.port)
         ada.find("connection-banner").wait_for(state="detached")
         ada.find("error").wait_for(state="detached")  # connected: no stale "not connected"
@@ -126,7 +128,11 @@ def test_a_restart_mid_game_leaves_the_player_ten_seconds_and_no_stale_banner(
             wait_until(lambda: seconds_shown(ada, shown) >= 10, timeout=5)
         except AssertionError:
             pytest.fail(f"the countdown showed {sorted(set(shown))} after the restart")
-        time.sleep(8)  # she takes 8 s to choose: before, the 5 s grace had run out
+        # The server holds her move for the outage grace from its return (15 s), not
+        # from her old deadline: the `synced` answer to her page's sync says so, with
+        # no wait for a move that must not come. (Before, a 5 s grace ran out.)
+        synced = [f for f in ada.frames[heard:] if f.get("type") == "synced"]
+        assert synced and synced[-1]["deadline"] >= back_ms + 10_000, synced
         assert ada.seq() == seen, "the server played her move meanwhile"
         seat = int(ada.page.locator("section.game").get_attribute("data-seat"))
         assert ada.act()
