@@ -65,10 +65,16 @@ async def test_private_table_games_are_never_listed(moose_server, ws_client, red
     await host.request("start_table", code=table["code"])
     match = await host.expect(type="match")
     assert match["bots"] == [False, True]
-    await asyncio.sleep(0.3)
-    assert (await host.request("games"))["games"] == []
+    # A queue game dealt after it is listed: the private one, dealt first, would be too.
+    ann, bob = await ws_client(url, "ann"), await ws_client(url, "bob")
+    for player in (ann, bob):
+        await player.request("queue", min_players=2, max_players=2)
+    public = (await ann.expect(type="match"))["game"]
+    await host.request("games", follow=True)
+    listing = await next_list(host, until=listed(public))
+    assert [g["game"] for g in listing["games"]] == [public]
     async with aioredis.Redis.from_url(redis_url) as r:
-        assert await r.zcard(LIVE_GAMES_KEY) == 0
+        assert await r.zcard(LIVE_GAMES_KEY) == 1
 
 
 async def test_online_counts_the_players_of_every_instance(moose_server, ws_client):
@@ -84,11 +90,16 @@ async def test_online_counts_the_players_of_every_instance(moose_server, ws_clie
 
 
 async def test_a_bad_follow_is_refused_and_the_list_still_answers(moose_server, ws_client):
-    client = await ws_client(await moose_server(live_interval=0.1), "ann", binary=False)
+    url = await moose_server(live_interval=0.1)
+    client = await ws_client(url, "ann", binary=False)
     answer = await client.request("games", follow="yes")
     assert answer["type"] == "error" and answer["code"] == "bad_message"
     assert (await client.request("games", follow=False))["type"] == "game_list"
-    await asyncio.sleep(0.4)  # not following: no update comes meanwhile
+    # Not following: no update comes, though a follower hears of a change.
+    fan = await ws_client(url, "fan")
+    await fan.request("games", follow=True)
+    await (await ws_client(url, "cat")).request("queue", min_players=4, max_players=4)
+    await next_list(fan, until=lambda m: m["waiting"] == 1)
     assert [m for m in client.received if m["type"] == "game_list" and "id" not in m] == []
 
 
