@@ -65,8 +65,8 @@ import redis.asyncio as aioredis  # noqa: E402
 from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
 
 from moose import bots, rules  # noqa: E402
-from moose_server.codec import pack  # noqa: E402
 from moose_server.storage.batch import Batcher  # noqa: E402
+from moose_server.storage.codec import pack  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis, free_port  # noqa: E402
 from moose_server.storage.keys import GameKeys, move_field  # noqa: E402
 from moose_server.storage.scripts import CommitCall  # noqa: E402

@@ -20,9 +20,9 @@ import redis.asyncio as aioredis
 
 from moose.client import Client
 from moose_server.accounts import ratings
-from moose_server.play.arena_points import points
+from moose_server.arenas.points import points
+from moose_server.arenas.store import ArenaStore
 from moose_server.play.game import Game
-from moose_server.storage.arenas import ArenaStore
 from moose_server.storage.keys import ArenaKeys
 from moose_server.storage.scripts import ArenaMemberCall
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from moose_server.storage.moderation import ModerationStore
+from moose_server.moderation.store import ModerationStore
 
 from helpers import RawClient
 

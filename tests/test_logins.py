@@ -18,8 +18,8 @@ import aiohttp
 import pytest
 import redis as redis_sync
 
-from moose_server.accounts.limits import Lockout
 from moose_server.errors import Refusal
+from moose_server.limits.limits import Lockout
 from moose_server.settings import Settings
 from moose_server.storage.keys import NAMES_KEY, profile_key
 

@@ -19,7 +19,7 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 
 from moose.protocol import ERROR_CODES
-from moose_server.lobby.matchmaking import (
+from moose_server.matchmaking.matchmaker import (
     CODE_ALPHABET,
     FormedTable,
     MatchError,

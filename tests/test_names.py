@@ -14,9 +14,9 @@ from moose_server.accounts.names import (
     renamings,
     skeleton,
 )
+from moose_server.accounts.store import PlayerStore, _rekeyed
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import NAMES_KEY, profile_key
-from moose_server.storage.players import PlayerStore, _rekeyed
 
 
 @pytest.mark.parametrize(

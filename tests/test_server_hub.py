@@ -18,15 +18,15 @@ import pytest
 import redis.asyncio as aioredis
 
 from moose import rules
-from moose_server.codec import pack
-from moose_server.net.hub import Hub, Sub
-from moose_server.net.recent import LOGGED_GAMES, RECENT_EVENTS
+from moose_server.matchmaking.waiting import Waiting
 from moose_server.net.subscription import SILENT, Subscription
-from moose_server.net.waiting import Waiting
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
+from moose_server.play.hub import Hub, Sub
+from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, wake_channel
 from moose_server.storage.store import Entry, Store, connect
 
@@ -780,7 +780,7 @@ async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_af
 
 async def test_a_game_followed_before_it_is_dealt_is_followed_at_its_first_wake_up(redis_url):
     # A fair deal's seats follow the game from seq 0 while it waits for their seeds
-    # (lobby/deals.py): there is nothing to follow yet. Its deal wakes every instance
+    # (deals/deals.py): there is nothing to follow yet. Its deal wakes every instance
     # (nobody follows it), and B follows it then; A's later moves wake B.
     async with instances(redis_url, "i_a", "i_b") as both:
         (hub_a, hub_b), games = both.hubs, both.games

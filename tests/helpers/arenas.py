@@ -8,8 +8,8 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from moose_server.lobby.arenas import new_arena
-from moose_server.storage.arenas import ArenaStore
+from moose_server.arenas.runner import new_arena
+from moose_server.arenas.store import ArenaStore
 
 from helpers.servers import ServeProcess
 
