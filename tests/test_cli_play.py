@@ -61,8 +61,9 @@ async def test_play_a_game_from_the_queue_against_a_bot(url: str) -> None:
 
 
 async def test_play_creates_a_table_with_server_bots_and_starts_it(url: str) -> None:
-    proc = await spawn("play", "--url", url, "--name", "host", "--create", "3",
-                       "--bots", "greedy,random")  # fmt: skip
+    proc = await spawn(
+        "play", "--url", url, "--name", "host", "--create", "3", "--bots", "greedy,random"
+    )
     run = await drive(proc)
     assert_finished(run)
     code = re.search(r"table (\w+) created with 3 seats", run.text)
@@ -159,9 +160,21 @@ async def test_play_on_a_terminal_draws_a_live_screen_and_reads_keys(url: str) -
     main, other = pty.openpty()
     fcntl.ioctl(other, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose", "play", "--url", url, "--name", "alice", "--players", "2",
-        stdin=other, stdout=other, stderr=other, env={**os.environ, "TERM": "xterm"},
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "moose",
+        "play",
+        "--url",
+        url,
+        "--name",
+        "alice",
+        "--players",
+        "2",
+        stdin=other,
+        stdout=other,
+        stderr=other,
+        env={**os.environ, "TERM": "xterm"},
+    )
     os.close(other)
     bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
     screen = bytearray()
@@ -279,8 +292,7 @@ async def test_play_says_when_an_account_took_the_kept_guests_name(url: str) -> 
         _saved.save(url, "carol", guest.token)
     async with moose.connect(url, name="carol") as other:
         await other.register("lantern moose quill 88")
-    proc = await spawn("play", "--url", url, "--name", "carol", "--create", "2",
-                       "--bots", "greedy")  # fmt: skip
+    proc = await spawn("play", "--url", url, "--name", "carol", "--create", "2", "--bots", "greedy")
     run = await drive(proc)
     assert_finished(run)
     assert "an account took the name 'carol' meanwhile: you play as 'carol-2'" in run.text

@@ -50,8 +50,9 @@ async def test_a_queue_game_is_listed_to_followers_until_it_ends(
     assert entry["players"] == 2 and entry["names"] == match["names"]
     assert entry["bots"] == match["bots"] and entry["ratings"] == match["ratings"]
     assert entry["started"] <= listing["server_time"]
-    await alice.expect(type="event", game=game, timeout=60, **{"event": {"kind": "away",
-                                                                       "seat": seat}})  # fmt: skip
+    await alice.expect(
+        type="event", game=game, timeout=60, **{"event": {"kind": "away", "seat": seat}}
+    )
     await next_list(fan, timeout=60, until=lambda listing: not listed(game)(listing))
     async with aioredis.Redis.from_url(redis_url) as r:
         assert await r.zcard(LIVE_GAMES_KEY) == 0 and await r.hlen(LIVE_INFO_KEY) == 0
@@ -79,8 +80,11 @@ async def test_private_table_games_are_never_listed(moose_server, ws_client, red
 
 async def test_online_counts_the_players_of_every_instance(moose_server, ws_client):
     urls = [await moose_server(live_interval=0.1), await moose_server(live_interval=0.1)]
-    a, _b, c = (await ws_client(urls[0], "a"), await ws_client(urls[1], "b"),
-                await ws_client(urls[1], "c"))  # fmt: skip
+    a, _b, c = (
+        await ws_client(urls[0], "a"),
+        await ws_client(urls[1], "b"),
+        await ws_client(urls[1], "c"),
+    )
     await c.request("queue", min_players=4, max_players=4)
     await a.request("games", follow=True)
     listing = await next_list(a, until=lambda m: m["online"] == 3 and m["waiting"] == 1)

@@ -72,9 +72,14 @@ async def started(settings: Settings) -> tuple[web.Application, web.AppRunner]:
 async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, tmp_path):
     # The grace outlasts the test: the stuck socket holds the drain until it goes.
     settings = Settings(
-        port=free_port(), redis_url=redis_url, data_dir=str(tmp_path), drain_grace=600,
-        poll_interval=0.05, match_interval=0.05, match_wait=0,
-    )  # fmt: skip
+        port=free_port(),
+        redis_url=redis_url,
+        data_dir=str(tmp_path),
+        drain_grace=600,
+        poll_interval=0.05,
+        match_interval=0.05,
+        match_wait=0,
+    )
     app, runner = await started(settings)
     base = f"http://127.0.0.1:{settings.port}"
     try:
@@ -112,8 +117,9 @@ async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, 
 
 
 async def test_a_drain_gives_up_on_a_socket_that_stays_after_the_grace(redis_url, tmp_path):
-    settings = Settings(port=free_port(), redis_url=redis_url, data_dir=str(tmp_path),
-                        drain_grace=0.3)  # fmt: skip
+    settings = Settings(
+        port=free_port(), redis_url=redis_url, data_dir=str(tmp_path), drain_grace=0.3
+    )
     app, runner = await started(settings)
     try:
         stuck = Stuck()

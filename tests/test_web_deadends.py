@@ -29,8 +29,9 @@ slow = pytest.mark.slow  # Chromium and `moose serve`
 @pytest.fixture
 def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
     """A real `moose serve` with its own Redis; short matchmaking waits."""
-    return moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
-                       "--turn-time", "60")  # fmt: skip
+    return moose_serve(
+        "--data-dir", str(tmp_path / "data"), "--match-wait", "1", "--turn-time", "60"
+    )
 
 
 def accessible(player: Player, what: str) -> None:
@@ -38,8 +39,11 @@ def accessible(player: Player, what: str) -> None:
     from axe_playwright_python.sync_playwright import Axe
 
     found = Axe().run(player.page).response["violations"]
-    bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in found
-           if v["impact"] in ("serious", "critical")]  # fmt: skip
+    bad = [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
     assert bad == [], f"{what}: {bad}"
 
 
@@ -136,8 +140,11 @@ def test_a_restart_mid_game_leaves_the_player_ten_seconds_and_no_stale_banner(
         assert ada.seq() == seen, "the server played her move meanwhile"
         seat = int(ada.page.locator("section.game").get_attribute("data-seat"))
         assert ada.act()
-        mine = [e for e in ada.events() if e["seq"] > seen and e["event"]["kind"] == "move"
-                and e["event"]["seat"] == seat]  # fmt: skip
+        mine = [
+            e
+            for e in ada.events()
+            if e["seq"] > seen and e["event"]["kind"] == "move" and e["event"]["seat"] == seat
+        ]
         assert mine and mine[0]["event"]["auto"] is None  # her own move, not a timeout
         assert ada.find("connection-banner").count() == 0
         accessible(ada, "the game after a restart")
