@@ -39,8 +39,11 @@ async def lines(client: RawClient, n: int, **match: Any) -> list[dict[str, Any]]
 
 async def test_chat_reaches_every_seat_of_both_instances_in_order(serve, ws_client):
     one, two = (await serve(**MANY)).url, (await serve(**MANY)).url
-    ann, bob, cat = (await ws_client(one, "ann"), await ws_client(two, "bob"),
-                     await ws_client(one, "cat"))  # fmt: skip
+    ann, bob, cat = (
+        await ws_client(one, "ann"),
+        await ws_client(two, "bob"),
+        await ws_client(one, "cat"),
+    )
     game, _ = await table_game([ann, bob, cat])
     said = []
     for i in range(6):
@@ -51,8 +54,11 @@ async def test_chat_reaches_every_seat_of_both_instances_in_order(serve, ws_clie
     for client in (ann, bob, cat):
         got = await lines(client, 6, game=game)
         assert [m["text"] for m in got] == [f"line {i}" for i in range(6)]
-        assert [m["line"] for m in got] == said == sorted(said, key=lambda i: tuple(
-            int(p) for p in i.split("-")))  # fmt: skip
+        assert (
+            [m["line"] for m in got]
+            == said
+            == sorted(said, key=lambda i: tuple(int(p) for p in i.split("-")))
+        )
         assert {m["room"] for m in got} == {"players"}
         assert [m["seat"] for m in got] == [0, 1, 2, 0, 1, 2]
     history = await bob.request("chat_history", game=game)
@@ -126,8 +132,11 @@ async def test_chat_stops_at_its_limits_with_clear_codes_and_keeps_nothing(serve
 
 async def test_a_blocked_player_no_longer_reaches_the_blocker(serve, ws_client):
     one, two = (await serve(**MANY)).url, (await serve(**MANY)).url
-    ann, bob, cat = (await ws_client(one, "ann"), await ws_client(two, "bob"),
-                     await ws_client(two, "cat"))  # fmt: skip
+    ann, bob, cat = (
+        await ws_client(one, "ann"),
+        await ws_client(two, "bob"),
+        await ws_client(two, "cat"),
+    )
     game, _ = await table_game([ann, bob, cat])
     blocked = await bob.request("block", player="ann", game=game)
     assert blocked == {"type": "blocked", "player": ann.player, "name": "ann", "id": blocked["id"]}
@@ -149,8 +158,9 @@ async def test_a_reported_line_reaches_the_moderators_with_its_text(serve, ws_cl
     ann, bob = await ws_client(url, "ann"), await ws_client(url, "bob")
     game, _ = await table_game([ann, bob])
     rude = await ann.request("say", game=game, text="something rude")
-    report = await bob.request("report", player="ann", game=game, chat=rude["line"],
-                               reason="insults")  # fmt: skip
+    report = await bob.request(
+        "report", player="ann", game=game, chat=rude["line"], reason="insults"
+    )
     assert report["type"] == "reported" and report["player"] == ann.player, report
     missing = await bob.request("report", player="ann", game=game, chat="1-0", reason="x")
     assert missing["code"] == "no_such_message"
@@ -171,8 +181,12 @@ async def test_a_private_table_has_a_chat_before_its_start(serve, ws_client):
     said = await bob.request("say", code=table["code"], text="ready?")
     assert said["room"] == "table"
     got = await ann.expect(type="chat")
-    assert (got["code"], got["room"], got["text"], got["name"]) == (table["code"], "table",
-                                                                    "ready?", "bob")  # fmt: skip
+    assert (got["code"], got["room"], got["text"], got["name"]) == (
+        table["code"],
+        "table",
+        "ready?",
+        "bob",
+    )
     history = await ann.request("chat_history", code=table["code"])
     assert [m["text"] for m in history["lines"]] == ["ready?"]
     outsider = await ws_client(one, "zed")
@@ -181,8 +195,11 @@ async def test_a_private_table_has_a_chat_before_its_start(serve, ws_client):
 
 async def test_following_shows_who_is_online_and_playing(serve, ws_client):
     one, two = (await serve(**MANY)).url, (await serve(**MANY)).url
-    ann, bob, cat = (await ws_client(one, "ann"), await ws_client(two, "bob"),
-                     await ws_client(two, "cat"))  # fmt: skip
+    ann, bob, cat = (
+        await ws_client(one, "ann"),
+        await ws_client(two, "bob"),
+        await ws_client(two, "cat"),
+    )
     game, _ = await table_game([bob, cat])
     guest = await ann.request("follow", player=cat.player)
     assert guest["name"] == cat.player  # a guest has no profile: named by id

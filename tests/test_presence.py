@@ -55,8 +55,13 @@ async def test_renewals_come_a_slice_at_a_time_and_skip_players_who_left(redis_u
     gone = {"p_07", "p_33"}  # their last socket closed after the cycle's list was taken
     async with open_store(redis_url) as store:
         # ttl 1.2 s: every player renewed each 0.4 s, a slice each 0.1 s: 10 a slice.
-        presence = _Counted(store.redis, "i_slices", 1.2, lambda: players,
-                            still_here=lambda player: player not in gone)  # fmt: skip
+        presence = _Counted(
+            store.redis,
+            "i_slices",
+            1.2,
+            lambda: players,
+            still_here=lambda player: player not in gone,
+        )
         presence.sizes = []
         task = asyncio.create_task(presence.run())
         try:

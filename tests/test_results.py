@@ -85,8 +85,16 @@ async def unrated_game(url: str, seed: int = 1) -> Game:
     """A finished rated game of SEATS whose rating update failed: Redis holds it unrated."""
     dead = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     async with parts(url, players_url=dead) as (games, _):
-        profiles = [{"bot": False, "mu": ratings.MU, "sigma": ratings.SIGMA, "games": 0,
-                     "provisional": True} for _ in SEATS]  # fmt: skip
+        profiles = [
+            {
+                "bot": False,
+                "mu": ratings.MU,
+                "sigma": ratings.SIGMA,
+                "games": 0,
+                "provisional": True,
+            }
+            for _ in SEATS
+        ]
         seats = SEATS
         game = await games.create(seats, seed=seed, rated=True, profiles=profiles)
         game = await play_out(games, game, seed)  # the last move's rating update fails
@@ -127,8 +135,10 @@ async def test_two_instances_rate_a_game_its_instance_left_unrated_once(
 ):
     game = await unrated_game(redis_url, seed=2)
     env = {"MOOSE_RATE_SWEEP_AFTER": "0", "MOOSE_PROVISIONAL_GAMES": "2"}
-    procs = [moose_serve("--redis", redis_url, wait=False, env=env, log=f"serve{n}.log")
-             for n in range(2)]  # fmt: skip
+    procs = [
+        moose_serve("--redis", redis_url, wait=False, env=env, log=f"serve{n}.log")
+        for n in range(2)
+    ]
     for proc in procs:
         proc.wait_ready()
     async with parts(redis_url) as (games, _):
@@ -160,8 +170,7 @@ async def test_the_over_event_says_the_new_ratings_and_the_record_outlives_the_g
     async with parts(redis_url, game_ttl=2) as (games, results):
         store = games.store
         profiles = await results.profiles(SEATS)
-        game = await games.create(SEATS, seed=3,
-                                  rated=True, profiles=profiles)  # fmt: skip
+        game = await games.create(SEATS, seed=3, rated=True, profiles=profiles)
         game = await play_out(games, game, 3)
         over = (await store.events(game.id))[-1].event
         stored = await results.players.profiles([s.player or "" for s in SEATS])
@@ -192,7 +201,9 @@ async def test_private_tables_are_unrated_unless_the_host_asks(redis_url):
         over = (await games.store.events(rated.id))[-1].event
         assert over["ratings"][2] is None and all(r is not None for r in over["ratings"][:2])
         assert [int(p["games"]) for p in await results.players.profiles(["p_ann", "p_bob"])] == [
-            1, 1]  # fmt: skip
+            1,
+            1,
+        ]
 
 
 def test_places_follow_the_rules_winners_and_share_ties():
@@ -222,10 +233,22 @@ async def test_an_instance_killed_at_the_end_of_a_game_leaves_it_rated_once(
 ):
     """Two players on instance A; A is killed (SIGKILL) as the last move is sent. Whether
     the move was committed, and rated, or not, instance B ends and rates the game once."""
-    env = {"MOOSE_RATE_SWEEP_AFTER": "0.5", "MOOSE_PROVISIONAL_GAMES": "2",
-           "MOOSE_MATCH_INTERVAL": "0.05", "MOOSE_INSTANCE_TTL": "1"}  # fmt: skip
-    flags = ("--redis", redis_url, "--turn-time", "5", "--match-wait", "0.2",
-             "--poll-interval", "0.05")  # fmt: skip
+    env = {
+        "MOOSE_RATE_SWEEP_AFTER": "0.5",
+        "MOOSE_PROVISIONAL_GAMES": "2",
+        "MOOSE_MATCH_INTERVAL": "0.05",
+        "MOOSE_INSTANCE_TTL": "1",
+    }
+    flags = (
+        "--redis",
+        redis_url,
+        "--turn-time",
+        "5",
+        "--match-wait",
+        "0.2",
+        "--poll-interval",
+        "0.05",
+    )
     a, b = (moose_serve(*flags, wait=False, env=env, log=f"serve{n}.log") for n in "ab")
     a.wait_ready(), b.wait_ready()
     players = [await ws_client(a.url, name) for name in ("ann", "bob")]
@@ -267,8 +290,16 @@ async def _play_until_the_end_then_kill(
             continue
         move = game.legal[0]
         last = rules.apply(game.state, move).over
-        await by_id[player].send({"type": "move", "id": 1, "game": game_id, "move": move,
-                                  "seq": game.version, "move_id": f"m{game.version}"})  # fmt: skip
+        await by_id[player].send(
+            {
+                "type": "move",
+                "id": 1,
+                "game": game_id,
+                "move": move,
+                "seq": game.version,
+                "move_id": f"m{game.version}",
+            }
+        )
         if last:
             victim.kill()
             return
@@ -289,8 +320,7 @@ async def test_the_changes_follow_the_end_that_was_committed(redis_url):
             break
     async with parts(redis_url) as (games, results):
         profiles = await results.profiles(SEATS)
-        game = await games.create(SEATS, seed=6,
-                                  rated=True, profiles=profiles)  # fmt: skip
+        game = await games.create(SEATS, seed=6, rated=True, profiles=profiles)
         first, second = (results.changes(game, end) for end in ends)
         assert first != second
         assert second == results.changes(game, ends[1])
@@ -307,9 +337,20 @@ async def test_a_history_keeps_its_newest_games_and_is_trimmed_once_full(backend
         for n in range(5):
             entry = json.dumps({"game": f"g_{n}"})
             seat = RatedSeat("p_hal", "hal", False, 0.0, 1.0, entry)
-            call = RateCall(game=f"g_{n}", marker_ttl=60, history_size=3, guest_ttl_ms=60_000,
-                            provisional_games=5, base=1500, scale=10, base_ordinal=0, spread=3,
-                            mu=25, sigma=8.3, seats=[seat])  # fmt: skip
+            call = RateCall(
+                game=f"g_{n}",
+                marker_ttl=60,
+                history_size=3,
+                guest_ttl_ms=60_000,
+                provisional_games=5,
+                base=1500,
+                scale=10,
+                base_ordinal=0,
+                spread=3,
+                mu=25,
+                sigma=8.3,
+                seats=[seat],
+            )
             before = await backend.redis.info("commandstats") if single else {}
             assert await players.rate(call)
             after = await backend.redis.info("commandstats") if single else {}

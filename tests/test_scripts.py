@@ -71,10 +71,20 @@ LUA = [p / "lua" for p in resources.files("moose_server").iterdir() if (p / "lua
 PARTS = {"mm_lib", "mm_end", "arena_lib"}  # the scripts' preludes and epilogue
 
 SEAT = RatedSeat("p_1", "ann", False, 0.5, 0.9, "{}")
-RATE = dict(game="g_1", marker_ttl=60, history_size=100, guest_ttl_ms=1000,
-            provisional_games=5, base=1500, scale=10, base_ordinal=0, spread=3, mu=25,
-            sigma=8.3)  # fmt: skip
-COMMIT = dict(game="g_1", expected=3, data=b"d", deadline_ms=1000)  # fmt: skip
+RATE = dict(
+    game="g_1",
+    marker_ttl=60,
+    history_size=100,
+    guest_ttl_ms=1000,
+    provisional_games=5,
+    base=1500,
+    scale=10,
+    base_ordinal=0,
+    spread=3,
+    mu=25,
+    sigma=8.3,
+)
+COMMIT = dict(game="g_1", expected=3, data=b"d", deadline_ms=1000)
 # One call of each script with nothing in its variable part (events, seats, games).
 SAMPLES: list[Any] = [
     CommitCall(**COMMIT, events=[]),
@@ -182,8 +192,17 @@ def test_a_commit_sends_three_arguments_per_event_where_commit_lua_reads_them():
     events = [({"kind": "move"}, {"turn": 1}), ({"kind": "move"}, None), (b"packed", b"s")]
     _, argv = build(CommitCall(**COMMIT, events=events, auto=True))
     assert argv[10] == len(events) and len(argv) == 13 + 3 * len(events)
-    assert argv[13:] == [b"\x81\xa4kind\xa4move", b"\x81\xa4turn\x01", 1,
-                         b"\x81\xa4kind\xa4move", b"", 1, b"packed", b"s", 1]  # fmt: skip
+    assert argv[13:] == [
+        b"\x81\xa4kind\xa4move",
+        b"\x81\xa4turn\x01",
+        1,
+        b"\x81\xa4kind\xa4move",
+        b"",
+        1,
+        b"packed",
+        b"s",
+        1,
+    ]
     _, argv = build(CommitCall(**COMMIT, events=events, autos=(True, True, False)))
     assert argv[13 + 2 :: 3] == [1, 1, 0]  # each event's own
 

@@ -13,19 +13,44 @@ from moose_server.arenas.store import ArenaStore
 
 from helpers.servers import ServeProcess
 
-FLAGS = ("--turn-time", "0.5", "--answer-time", "0.5", "--poll-interval", "0.05",
-         "--drain-grace", "1")  # fmt: skip
-ENV = {"MOOSE_LEASE": "1", "MOOSE_AUTO_DELAY": "0.3", "MOOSE_INSTANCE_TTL": "3",
-       "MOOSE_ARENA_INTERVAL": "0.1", "MOOSE_RATE_SWEEP_AFTER": "1",
-       "MOOSE_LIVE_INTERVAL": "0.2", "MOOSE_ARENAS": "people:hourly:20m:2-3"}  # fmt: skip
+FLAGS = (
+    "--turn-time",
+    "0.5",
+    "--answer-time",
+    "0.5",
+    "--poll-interval",
+    "0.05",
+    "--drain-grace",
+    "1",
+)
+ENV = {
+    "MOOSE_LEASE": "1",
+    "MOOSE_AUTO_DELAY": "0.3",
+    "MOOSE_INSTANCE_TTL": "3",
+    "MOOSE_ARENA_INTERVAL": "0.1",
+    "MOOSE_RATE_SWEEP_AFTER": "1",
+    "MOOSE_LIVE_INTERVAL": "0.2",
+    "MOOSE_ARENAS": "people:hourly:20m:2-3",
+}
 
 
 def arena_servers(
     moose_serve: Callable[..., ServeProcess], redis_url: str, count: int
 ) -> list[ServeProcess]:
     """`count` instances over `redis_url`, with a recurring arena in their settings."""
-    procs = [moose_serve("--redis", redis_url, *FLAGS, "--instance-id", f"i_{n}", wait=False,
-                         env=ENV, log=f"serve{n}.log") for n in range(count)]  # fmt: skip
+    procs = [
+        moose_serve(
+            "--redis",
+            redis_url,
+            *FLAGS,
+            "--instance-id",
+            f"i_{n}",
+            wait=False,
+            env=ENV,
+            log=f"serve{n}.log",
+        )
+        for n in range(count)
+    ]
     return [p.wait_ready() for p in procs]
 
 
@@ -37,8 +62,7 @@ async def create_arena(
     try:
         seconds, _ = await client.time()
         start = int((seconds + start_in) * 1000) if start_in else 0
-        call = new_arena("Test", who, minutes, (2, 4), rated=True, arena_id=ident,
-                         start_ms=start)  # fmt: skip
+        call = new_arena("Test", who, minutes, (2, 4), rated=True, arena_id=ident, start_ms=start)
         assert await ArenaStore(client).create(call)
     finally:
         await client.aclose()
