@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from moose import _render
 from moose._play_chat import CHAT_COMMANDS, SAY, TableChat
 from moose._play_together import PlayTogether
+from moose._turns import TurnMenus
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -36,6 +37,8 @@ LOG_LINES = 200
 QUIT = frozenset({"q", "quit", "exit"})
 QUEUE_NOTE_EVERY = 5.0  # seconds between "still in the queue" lines when piped
 REDRAW = 0.05  # seconds between redraws of the live screen, at least
+TIMED_OUT = "too late: your time ran out and the server played that turn for you"
+TOO_LATE = "too late: that number was typed for a turn that is over"
 
 
 class Play(TableChat):
@@ -57,6 +60,7 @@ class Play(TableChat):
         self.over_ratings: list[Message | None] | None = None  # a rated game's, at its end
         self.last: Message | None = None  # the latest event of our game
         self.acted_on = -1  # the seq of the event we last sent a move for
+        self.menus = TurnMenus()  # the turn a typed number answers
         self.away = False  # our seat is played by the server until we send something
         self.over = False
         self.leaving = False  # `quit` typed once during a running game
@@ -70,6 +74,7 @@ class Play(TableChat):
         """Our game ended and we stay for a rematch or a challenge: ready for the next."""
         ended, self.game, self.seat, self.last, self.over = self.game, None, None, None, False
         self.acted_on, self.away, self.started, self.over_ratings = -1, False, False, None
+        self.menus = TurnMenus()
         self.together.game_over(ended)
 
     # -- output -------------------------------------------------------------------------
@@ -358,6 +363,10 @@ class Play(TableChat):
         previous, self.last = self.last, msg
         if kind in ("away", "back") and previous is not None and previous["seq"] == self.acted_on:
             self.acted_on = msg["seq"]  # nothing a move depends on changed: still answered
+        if kind in ("away", "back"):
+            self.menus.carried(msg["seq"])
+        elif kind == "move" and event.get("seat") == self.seat and event.get("auto") == "timeout":
+            self.menus.ran_out()
         self._note_away(kind, event)
         self.say(_render.describe_event(msg, self.names, self.seat))
         if is_final(msg):
@@ -367,6 +376,8 @@ class Play(TableChat):
                 self.console.print(_render.final_scores(msg["view"], self.names, self.over_ratings))
             return True
         if self.legal():
+            if kind not in ("away", "back"):
+                self.menus.shown(msg["seq"], time.monotonic())
             self.show_turn()
         return False
 
@@ -401,14 +412,15 @@ class Play(TableChat):
         """Act on typed lines: a move number, `start`, `quit`; never ends at end of input."""
         assert self.reader is not None
         while True:
-            line = await self.reader.get()
-            if line is None:
+            typed = await self.reader.get_line()
+            if typed is None:
                 if self.game is None and self.code is not None:
                     self.say(f"end of input: leaving table {self.code}")
                     return 0  # the caller leaves the table
                 self.say("end of input: the server plays for you when your time runs out")
                 await asyncio.Event().wait()  # keep following the game to its end
                 continue
+            line = typed.text
             text = line.strip().lower()
             if text in QUIT:
                 if self.game is not None and not self.over and not self.leaving:
@@ -424,9 +436,9 @@ class Play(TableChat):
             if line.strip().startswith(SAY) or text.split(" ")[0] in CHAT_COMMANDS:
                 await self.chat_command(line.strip())
                 continue
-            await self.command(text)
+            await self.command(text, typed.at)
 
-    async def command(self, text: str) -> None:
+    async def command(self, text: str, typed_at: float) -> None:
         """One typed line that is not `quit`."""
         from moose.client import ServerError
 
@@ -437,7 +449,7 @@ class Play(TableChat):
             elif text == "start" and self.game is None:
                 await self.start()
             elif text.isdigit():
-                await self.choose(int(text))
+                await self.choose(int(text), typed_at)
             elif await self.together.command(text):
                 pass
             elif text in ("", "r"):
@@ -450,13 +462,18 @@ class Play(TableChat):
         except ServerError as exc:
             self.say(f"refused: {exc.message} ({exc.code})")
 
-    async def choose(self, number: int) -> None:
-        """Play the legal move with this number."""
+    async def choose(self, number: int, typed_at: float) -> None:
+        """Play the legal move with this number, when typed for the turn on screen now."""
         from moose.client import ServerError
 
-        legal = self.legal()
+        legal, late = self.legal(), self.menus.timed_out
         if self.last is None or self.game is None or not legal:
-            self.say("it is not your move")
+            self.menus.timed_out = False
+            self.say(TIMED_OUT if late else "it is not your move")
+            return
+        if self.menus.answered_by(typed_at) != self.last["seq"]:
+            self.say(f"{TIMED_OUT if late else TOO_LATE}: here are this turn's moves")
+            self.show_turn()
             return
         if not 1 <= number <= len(legal):
             self.say(f"choose a move from 1 to {len(legal)}")
