@@ -41,6 +41,13 @@ TIMED_OUT = "too late: your time ran out and the server played that turn for you
 TOO_LATE = "too late: that number was typed for a turn that is over"
 
 
+def url_option(url: str) -> str:
+    """` --url URL` for a server other than the default one, else ""."""
+    from moose.commands._common import BUILT_IN_URL
+
+    return "" if url == BUILT_IN_URL else f" --url {url}"
+
+
 class Play(TableChat):
     """One player's game: the lobby, then the events of the game and their moves."""
 
@@ -57,6 +64,7 @@ class Play(TableChat):
         self.seat: int | None = None
         self.names: list[str] | None = None
         self.seats: Message = {}  # the game's `bots` and `ratings`, from `match` or `start`
+        self.seats_due = False  # the seats line waits for the `state` of a seat taken back
         self.over_ratings: list[Message | None] | None = None  # a rated game's, at its end
         self.last: Message | None = None  # the latest event of our game
         self.acted_on = -1  # the seq of the event we last sent a move for
@@ -67,7 +75,7 @@ class Play(TableChat):
         self.queued: Message | None = None  # the `queued` answer while we wait
         self.queued_at = 0.0  # time.monotonic() of that answer
         self._redraw = False  # a refresh is scheduled
-        self.together = PlayTogether(client, self.say)  # rematch and challenges (issue 25)
+        self.together = PlayTogether(client, self.say)  # rematch and challenges
         self.lines_shown: set[str] = set()  # chat line ids printed (live and history)
 
     def stay(self) -> None:
@@ -239,10 +247,8 @@ class Play(TableChat):
         elif args.create is not None:
             table = await self.client.create_table(args.create, fair=args.fair)
             self.code = table["code"]
-            self.say(
-                f"table {self.code} created with {args.create} seats; others join with:"
-                f"  moose play --code {self.code}"
-            )
+            self.say(f"table {self.code} created with {args.create} seats; others join with:"
+                     f"  moose play --code {self.code}{url_option(self.client.url)}")  # fmt: skip
             await self.on_table(table)
             for bot in filter(None, (b.strip() for b in args.bots.split(","))):
                 await self.on_table(await self.client.add_bot(self.code, bot))
@@ -252,7 +258,7 @@ class Play(TableChat):
         elif args.code:
             self.code = args.code.strip().upper()
             await self.on_table(await self.client.join_table(self.code, fair=args.fair))
-        elif getattr(args, "arena", None):  # `moose arena join` (issue 26, arena)
+        elif getattr(args, "arena", None):  # `moose arena join`
             low, high = args.players
             await self.client.join_arena(args.arena, low, high)
             self.say(f"waiting in arena {args.arena} for a table of {low}-{high} players")
@@ -269,7 +275,7 @@ class Play(TableChat):
         low = q.get("min_players")
         rule = "a table forms as soon as enough waiting players of close ratings fit one"
         wait = q.get("match_wait")
-        if isinstance(wait, int | float):
+        if isinstance(wait, int | float) and q.get("max_players") != low:  # else one size
             rule += f"; after {wait:g} s, you take the largest there is ({low} or more)"
         bots = q.get("queue_bots_after")
         if isinstance(bots, int | float) and bots > 0:
@@ -334,7 +340,10 @@ class Play(TableChat):
                 self.code = None  # started: nothing to leave any more
                 self.take_seats(msg)
                 self.say(f"game {self.game}: you are seat {self.seat} of {msg.get('players')}")
-                self.say(self.seats_line())
+                if self.seats:
+                    self.say(self.seats_line())
+                else:  # a seat taken back: its `state` event brings the ratings
+                    self.seats_due = True
                 await self.chat_backlog()
             elif mtype == "gone" and msg.get("game") == self.game:
                 self.say(f"the server no longer has game {self.game} (it lost it): game over")
@@ -358,6 +367,9 @@ class Play(TableChat):
         if kind in ("start", "state"):
             self.names = event.get("names") or self.names
             self.take_seats(event)
+            if self.seats_due:
+                self.seats_due = False
+                self.say(self.seats_line())
         if kind == "over":
             self.over_ratings = event.get("ratings")
         previous, self.last = self.last, msg
@@ -371,9 +383,12 @@ class Play(TableChat):
         self.say(_render.describe_event(msg, self.names, self.seat))
         if is_final(msg):
             self.over = True
+            self.last = {**msg, "view": _render.final_view(msg)}  # no "Waiting for" left
             if self.live is None:
-                self.console.print(_render.board(msg["view"], self.names, self.seats))
-                self.console.print(_render.final_scores(msg["view"], self.names, self.over_ratings))
+                view = self.last["view"]
+                self.console.print(_render.board(view, self.names, self.seats))
+                final = _render.final_scores(view, self.names, self.over_ratings)
+                self.console.print(final, soft_wrap=True)  # one line, for scripts
             return True
         if self.legal():
             if kind not in ("away", "back"):
@@ -387,14 +402,14 @@ class Play(TableChat):
             self.seats = {"bots": msg.get("bots") or [], "ratings": msg.get("ratings") or []}
 
     def seats_line(self) -> str:
-        """Who sits where, with ratings and bots marked: `alice 1520, greedy-1 [bot] 540?`."""
+        """Who sits where, with ratings and bots marked: `0 alice 1520, 1 greedy-1 [bot] 540?`."""
         bots, ratings = self.seats.get("bots") or [], self.seats.get("ratings") or []
         out = []
         for k, name in enumerate(self.names or []):
             bot = " [bot]" if k < len(bots) and bots[k] else ""
             rating = _render.rating_text(ratings[k] if k < len(ratings) else None)
-            out.append(f"{name}{bot} {rating}")
-        return "seats: " + ", ".join(out)
+            out.append(f"{k} {name}{bot} {rating}")
+        return "seats: " + ", ".join(out) + "  (`/mute SEAT`, `/block SEAT` take the number)"
 
     def _note_away(self, kind: str | None, event: Message) -> None:
         flags = event.get("away") or []

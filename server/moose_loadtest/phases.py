@@ -298,7 +298,7 @@ def _ratio(ours: float, ceiling: dict[str, Any] | None) -> float | None:
 
 
 def cpu_per_move(report: dict[str, Any], socket: dict[str, Any]) -> dict[str, Any]:
-    """The socket ceiling's server CPU per move (ms) and ours over it (issue 28's ratio).
+    """The socket ceiling's server CPU per move (ms) and ours over it (the ceiling's ratio).
 
     CPU per move is a process's share of a core over the moves a second it made
     in the same window: it holds whatever the load generator reaches, which a

@@ -40,10 +40,12 @@ def run(args: argparse.Namespace) -> int:
     new = None
     if args.action == "password":
         new = ask("new password: ", "MOOSE_NEW_PASSWORD")
-    elif (
-        args.action == "register"
-        and "MOOSE_PASSWORD" not in os.environ
-        and getpass.getpass("again: ") != password
+    # A password typed is typed twice: a typo would lock the account's owner out.
+    typed, env = (new, "MOOSE_NEW_PASSWORD") if new is not None else (password, "MOOSE_PASSWORD")
+    if (
+        args.action != "logout-all"
+        and env not in os.environ
+        and getpass.getpass("again: ") != typed
     ):
         print("moose account: the passwords differ", file=sys.stderr)
         return 2

@@ -1,4 +1,4 @@
-"""`moose arena`: arena tournaments (issue 26, arena).
+"""`moose arena`: arena tournaments.
 
 `moose arena` lists them; `moose arena join ID` joins one and plays every game
 it is seated in, in the terminal or with `--bot KIND`, until the arena is over

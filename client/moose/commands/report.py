@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _main(args: argparse.Namespace, password: str | None) -> int:
     from moose.client import Client, ConnectError, ServerError
-    from moose.commands._common import open_kept
+    from moose.commands._common import open_kept, who_hint
 
     client: Client | None = None
     try:
@@ -55,7 +55,8 @@ async def _main(args: argparse.Namespace, password: str | None) -> int:
         print(f"cannot reach {args.url}: is `moose serve` running?", file=sys.stderr)
         return 1
     except ServerError as exc:
-        print(f"moose report: {exc.message} ({exc.code})", file=sys.stderr)
+        hint = who_hint(exc.code, in_game=args.game is not None, game_option=True)
+        print(f"moose report: {exc.message} ({exc.code}){hint}", file=sys.stderr)
         return 1
     finally:
         if client is not None:

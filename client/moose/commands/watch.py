@@ -1,5 +1,5 @@
 """`moose watch GAME_ID`: follow a game as a spectator, one line per event, with the
-spectators' chat (issue 25) as `[chat] name: text` lines.
+spectators' chat as `[chat] name: text` lines.
 
 `moose watch` with no game id lists the live public games instead.
 """
@@ -65,6 +65,7 @@ async def _main(args: argparse.Namespace) -> int:
             console.print(_render.live_games(listing))
         return 0
     names: list[str] | None = None
+    seats: dict[str, Any] = {}  # the seats' bot marks and ratings
     try:
         await client.watch(args.game, args.code)
         for line in await client.chat_history(args.game):  # said before we came
@@ -76,16 +77,18 @@ async def _main(args: argparse.Namespace) -> int:
                 continue
             event = msg.get("event") or {}
             names = event.get("names") or names
+            if event.get("bots") is not None:  # `start` and `state` mark the bots
+                seats = {"bots": event.get("bots"), "ratings": event.get("ratings") or []}
             if args.json:
                 sys.stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
                 sys.stdout.flush()
             else:
                 console.print(_render.describe_event(msg, names), markup=False)
                 if event.get("kind") == "state":
-                    console.print(_render.board(msg.get("view") or {}, names))
+                    console.print(_render.board(msg.get("view") or {}, names, seats))
             if is_final(msg):
                 if not args.json:
-                    console.print(_render.board(msg["view"], names))
+                    console.print(_render.board(_render.final_view(msg), names, seats))
                 return 0
     except ServerError as exc:
         err.print(f"cannot watch {args.game}: {exc.message} ({exc.code})", markup=False)
