@@ -351,6 +351,7 @@ class Play(TableChat):
             elif mtype in ("rematch_offer", "rematch_started"):
                 self.together.heard(msg)
             elif mtype == "event" and msg.get("game") == self.game and self.on_event(msg):
+                await self.save_record()
                 if not self.args.stay:
                     return 0
                 self.stay()
@@ -395,6 +396,23 @@ class Play(TableChat):
                 self.menus.shown(msg["seq"], time.monotonic())
             self.show_turn()
         return False
+
+    async def save_record(self) -> None:
+        """Keep the record of our finished game, and say where it is."""
+        from moose import _records
+        from moose import record as records
+
+        assert self.game is not None
+        path = _records.kept_path(self.game)
+        try:
+            rec = await _records.fetch(self.client, self.game)  # our seat: no code needed
+            path.parent.mkdir(parents=True, exist_ok=True)
+            records.dump(rec, path)
+        except (records.RecordError, OSError) as exc:
+            self.say(f"the game's record was not saved: {exc}")
+            return
+        self.say(f"the game's record is saved in {path} (`moose verify` checks its deal, "
+                 f"`moose replay` its moves)")  # fmt: skip
 
     def take_seats(self, msg: Message) -> None:
         """Keep the seats' bot flags and ratings a `match`, `start` or `state` gives."""

@@ -25,6 +25,7 @@ COMMANDS = (
     "replay",
     "simulate",
     "verify",
+    "record",
     "arena",
     "following",
 )

@@ -11,10 +11,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the client pulls in aiohttp: imported when a command runs
     from moose.client import Client
 
-__all__ = ["BUILT_IN_URL", "DEFAULT_URL", "ask", "login_name", "open_kept", "who_hint"]
+__all__ = ["BUILT_IN_URL", "DEFAULT_URL", "ask", "login_name", "open_kept", "url_help", "who_hint"]
 
 BUILT_IN_URL = "ws://127.0.0.1:8080/ws"  # what `moose serve` listens on by default
 DEFAULT_URL = os.environ.get("MOOSE_URL", BUILT_IN_URL)
+
+
+def url_help(what: str = "server WebSocket URL") -> str:
+    """--url's help: its default, and the environment variable that sets it."""
+    return f"{what} (default %(default)s; MOOSE_URL sets another default)"
 
 
 def ask(prompt: str, env: str) -> str:
