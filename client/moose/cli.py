@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
@@ -47,17 +48,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The exit status of a command whose reader went away (`moose arena watch ID | head`),
+# as a shell reports one killed by SIGPIPE.
+PIPE_CLOSED = 141
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `moose` console script."""
+    try:
+        return _run(argv)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        # Whoever read our output stopped: end quietly. Python would flush stdout
+        # again at exit and print a second error, so stdout goes to /dev/null.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return PIPE_CLOSED
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
-    try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        return 130
+    return int(args.func(args) or 0)
 
 
 if __name__ == "__main__":
