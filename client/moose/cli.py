@@ -14,6 +14,8 @@ import sys
 from collections.abc import Sequence
 from importlib.metadata import entry_points
 
+from moose import __version__
+
 # Each module has `add_parser(subparsers)` (which sets `func`) and is imported
 # only when listed here, so that `moose replay` never pays for aiohttp.
 COMMANDS = (
@@ -38,7 +40,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="moose",
         description="Moose House: play There's a Moose in the House online, with people and bots.",
+        epilog="The commands that talk to a server take --url (default ws://127.0.0.1:8080/ws, "
+        "what `moose serve` listens on); set MOOSE_URL to change that default. "
+        "`moose COMMAND --help` tells more.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         importlib.import_module(f"moose.commands.{name}").add_parser(sub)

@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from moose.commands._common import DEFAULT_URL, ask
+from moose.commands._common import DEFAULT_URL, ask, url_help
 
 
 def add_parser(subparsers: Any) -> None:
@@ -30,7 +30,7 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("action", choices=("register", "password", "logout-all"))
     p.add_argument("--name", required=True, help="the account's name")
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.set_defaults(func=run)
 
 

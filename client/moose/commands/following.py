@@ -12,7 +12,7 @@ import asyncio
 import sys
 from typing import Any
 
-from moose.commands._common import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL, url_help
 
 
 def add_parser(subparsers: Any) -> None:
@@ -30,7 +30,7 @@ def add_parser(subparsers: Any) -> None:
                    help="stop following a player first")  # fmt: skip
     p.add_argument("--login", action="store_true", help="as your account (password asked, "
                    "or MOOSE_PASSWORD)")  # fmt: skip
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.set_defaults(func=run)
 
 

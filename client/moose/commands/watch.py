@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from moose.commands._common import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL, url_help
 
 
 def add_parser(subparsers: Any) -> None:
@@ -24,7 +24,7 @@ def add_parser(subparsers: Any) -> None:
         "Without a game id, list the live public games.",
     )
     p.add_argument("game", metavar="GAME_ID", nargs="?", help="the game's id, such as g_9f8e7d6c5b")
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.add_argument("--json", action="store_true", help="one JSON line per event message")
     p.add_argument("--name", default="spectator", help="the name to say hello with")
     p.add_argument("--code", help="the join code of a private table's game (else only queue "
