@@ -33,6 +33,9 @@ COMMANDS = (
     "following",
 )
 ENTRY_POINTS = "moose.commands"
+# How the server's dependencies are installed, as `moose serve` and `moose loadtest`
+# say it on a client-only install: moose-house is not on PyPI.
+SERVER_EXTRA = "from a clone of Moose House: pip install '.[server]' (it is not on PyPI)"
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -34,10 +34,10 @@ def missing_dependencies() -> str | None:
     missing = [m for m in NEEDS if importlib.util.find_spec(m) is None]
     if not missing:
         return None
-    return (
-        f"moose loadtest needs {', '.join(missing)}, which a client-only install lacks: "
-        "pip install 'moose-house[server]'"
-    )
+    from moose.cli import SERVER_EXTRA
+
+    return (f"moose loadtest needs {', '.join(missing)}, which a client-only install lacks; "
+            f"{SERVER_EXTRA}")  # fmt: skip
 
 
 def add_parser(subparsers: Any) -> None:
