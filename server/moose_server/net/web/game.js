@@ -1,3 +1,4 @@
+// @ts-check
 // One game as the page knows it: events taken in seq order, and what they say in words.
 //
 // The rules stay on the server: the page shows the view and offers the `legal`
