@@ -98,7 +98,7 @@ def test_the_trap_answer_prompt_names_the_attacker_and_room() -> None:
 def test_board_shows_every_house_with_covers_and_marks_the_seat_to_act() -> None:
     out = text(_render.board(trap_view(), NAMES))
     assert "0:living+door" in out and "1:kitchen" in out and "0:bedroom+moose" in out
-    assert "> bob (you)" in out and "alice D" in out
+    assert "> 1 bob (you)" in out and "0 alice D" in out  # the numbers `/mute SEAT` takes
     assert "draw pile 20, discard top door" in out
 
 
@@ -138,3 +138,36 @@ def test_screen_puts_board_moves_log_and_prompt_together() -> None:
         "> 1",
     ):
         assert part in out
+
+
+def over_view(rooms: list[list[str | None]], scores: list[int], winners: list[int]) -> Message:
+    """A finished game's view: each seat's room covers, scores and winners."""
+    houses = [{"house": True, "rooms": [{"type": "kitchen", "cover": c} for c in covers]}
+              for covers in rooms]  # fmt: skip
+    return {"players": len(rooms), "seat": 0, "houses": houses, "over": True,
+            "scores": scores, "winners": winners, "hand_sizes": [0] * len(rooms)}  # fmt: skip
+
+
+def test_a_tie_decided_on_doors_says_so() -> None:
+    view = over_view([["door", "door"], ["door", None], ["moose"]], [4, 4, 5], [0])
+    over = event("over", view=view, scores=[4, 4, 5], winners=[0])
+    line = _render.describe_event(over, NAMES, me=0)
+    assert line.endswith("you won (a tie on 4, decided on doors: you 2, bob 1)"), line
+    final = _render.final_scores(view, NAMES).plain
+    assert "alice won (a tie on 4, decided on doors: alice 2, bob 1)." in final, final
+    shared = over_view([["door"], ["door"], []], [4, 4, 5], [0, 1])
+    assert "they share the win" in _render.final_scores(shared, NAMES).plain
+    clear = over_view([["door"], [], []], [3, 4, 5], [0])
+    assert "tie" not in _render.final_scores(clear, NAMES).plain
+
+
+def test_an_abandoned_game_ends_with_no_turn_left_waiting() -> None:
+    view = {**trap_view(), "to_act": 2, "seat": 0, "pending": None}
+    msg = event("over", view=view, abandoned=True, scores=[1, 0, 2], winners=[])
+    ended = _render.final_view(msg)
+    out = text(_render.screen(ended, NAMES, legal=None, seconds_left=None, log=[],
+                              header="moose play", prompt=""))  # fmt: skip
+    assert "Waiting for" not in out
+    assert "The game was abandoned: every player was away." in out
+    flat = " ".join(out.split())
+    assert "Final: abandoned, nobody won" in flat and "alice 1, bob 0, carol 2" in flat

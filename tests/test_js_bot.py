@@ -424,3 +424,11 @@ async def admin_arena(redis_url: str) -> str:
     found = re.search(r"created arena (a_[0-9a-f]+)", "".join(made.out))
     assert found is not None, made.out
     return found[1]
+
+
+def test_the_token_files_the_kit_keeps_are_ignored_by_git() -> None:
+    kit = Path(__file__).parent.parent / "examples" / "js-bot"
+    default = re.search(r"tokenFile: .*`\$\{v\.name\}(\.\w+)`", (kit / "options.js").read_text())
+    assert default, "options.js names the token file NAME.token"
+    ignored = (kit / ".gitignore").read_text().split()
+    assert f"*{default[1]}" in ignored

@@ -20,6 +20,7 @@ import pytest
 import moose_loadtest
 from moose_loadtest import deployment
 from moose_loadtest.phases import cpu_per_move
+from moose_loadtest.report import summary_rows
 from moose_loadtest.run import merge, percentiles
 
 
@@ -316,6 +317,18 @@ def test_a_lobby_run_grows_and_reports_each_size() -> None:
     assert any((s["redis_memory_running"] or {}).get("mean_bytes") for s in lobby["steps"])
     compacted = lobby["redis_memory_finished_after_grace"]  # games ended in the windows
     assert compacted is None or 0 < compacted["max_bytes"] <= 4096
+    report = json.loads(done.stdout)
+    # 16 players fit any open-file limit: no warning about a million sockets.
+    assert not [w for w in report.get("warnings", []) if "open-file" in w], report["warnings"]
+    for step in lobby["steps"]:  # each measuring line ends on the figure the table shows
+        mps = f"{step['moves_per_second']:,.0f}"
+        assert f"lobby {step['players']}: measuring" in done.stderr
+        assert f"{mps} moves/s, {step['players']} in" in done.stderr, done.stderr[-3000:]
+        rows = dict(summary_rows(report))
+        assert rows[f"lobby of {step['players']} players"] == ""
+    assert [v for k, v in summary_rows(report) if k == "  moves per second"] == [
+        f"{s['moves_per_second']:,.0f}" for s in lobby["steps"]
+    ]
 
 
 @pytest.mark.slow

@@ -9,6 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 ASK = "Type a move number"
+# The last line of a game played to its end; a tie on the lowest score says how doors
+# decided it (the note may wrap on a live screen).
+FINAL = r"Final: scores .*won( \(a tie[^)]*\))?\.\s+You (won!|lost\.)"
 
 
 @dataclass

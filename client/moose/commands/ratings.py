@@ -10,7 +10,7 @@ import sys
 import urllib.parse
 from typing import Any
 
-from moose.commands._common import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL, url_help
 
 Message = dict[str, Any]
 
@@ -40,7 +40,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.add_argument("--json", action="store_true", help="print the server's JSON answer")
 
 
