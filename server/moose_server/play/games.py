@@ -49,6 +49,7 @@ from moose_server.play.game import (
     Game,
     GameError,
     abandoned_event,
+    arena_info,
     bot_move,
     finished_record,
     match_message,
@@ -179,7 +180,7 @@ class Games:
             arena=arena,
         )  # fmt: skip
         start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names,
-                 **seat_info(game), **game.public_deal()}  # fmt: skip
+                 **seat_info(game), **arena_info(game), **game.public_deal()}  # fmt: skip
         await self.store.add_player_game(game.humans(), game.id)
         _, created = await self._commit(game, game, [start], "")
         if created is None:
