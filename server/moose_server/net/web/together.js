@@ -96,7 +96,8 @@ export function createTogether(ctx) {
   }
 
   function gamePanel(screen, game) {
-    if (screen !== "game" || !game || !game.over) return null;
+    // An arena game has no rematch: the arena pairs its players again (arena.js).
+    if (screen !== "game" || !game || !game.over || game.arena) return null;
     if (game.seat === null) {
       return s.moved && s.moved.game === game.id
         ? h("div", { class: "panel" }, h("button", { testid: "rematch-follow", onclick: () => ctx.watch(s.moved.next) }, t("tg_follow")))

@@ -26,7 +26,7 @@ for i, p in ipairs(r.players) do
     local m = cjson.decode(mraw)
     m.games = (m.games or 0) + 1
     if r.away[i] and m.state == 'wait' then m.state = 'paused' end
-    if m.state == 'wait' and not m.bot and (r.rest or 0) > 0 then m.next = now + r.rest end
+    if m.state == 'wait' and open and not m.bot and (r.rest or 0) > 0 then m.next = now + r.rest end
     redis.call('HSET', K_MEMBERS, p, cjson.encode(m))
     if m.state == 'wait' and open then
       redis.call('ZADD', K_WAITING, total * 10000 + math.min(m.r, 9999), p)
