@@ -450,8 +450,8 @@ class Games:
         if new.finished:
             # Both leave in one batch (one round trip; storage/batch.py).
             forget = self.store.remove_player_game(new.humans(), new.id)
-            settles = new.rated or new.arena is not None  # ratings, arena points
-            if new.state.over and settles and self.rater is not None:
+            # Ratings, arena points, and every finished game in its players' histories.
+            if new.state.over and self.rater is not None:
                 await asyncio.gather(forget, self.rater.apply(new, got.now))
             else:
                 await forget

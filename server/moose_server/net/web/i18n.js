@@ -935,9 +935,24 @@ const esArena2 = {
   arena_replay: "repetición",
 };
 
+// Histories with every game, blocks and follows (pages.js, account.js, chat.js).
+const enPeople = {
+  people_no_rating: "none yet",
+  people_unrated: "unrated",
+  people_no_games: "No game yet.",
+  people_no_player: "No player called {name} has played a game here.",
+};
+
+const esPeople = {
+  people_no_rating: "aún ninguna",
+  people_unrated: "sin clasificar",
+  people_no_games: "Aún ninguna partida.",
+  people_no_player: "Ningún jugador llamado {name} ha jugado aquí.",
+};
+
 export const TABLES = {
-  en: { ...en, ...enSite, ...enFair, ...enDeadends, ...enArena2 },
-  es: { ...es, ...esSite, ...esFair, ...esDeadends, ...esArena2 },
+  en: { ...en, ...enSite, ...enFair, ...enDeadends, ...enArena2, ...enPeople },
+  es: { ...es, ...esSite, ...esFair, ...esDeadends, ...esArena2, ...esPeople },
 };
 
 let lang = pick();
