@@ -49,6 +49,7 @@ const FAIR = { fair: true };
 // Rematch and challenges (issue 25): their own state and panel.
 const together = createTogether({
   ask, render, session, watch: (id) => act.watch(id), me: () => net.welcome && net.welcome.player,
+  request: (type, fields) => net.request(type, fields), game: () => state.game,
 });
 // Arena tournaments (issue 26, arena): their screens are "arenas" and "arena".
 const arenas = arenaPages({

@@ -941,6 +941,14 @@ const enPeople = {
   people_unrated: "unrated",
   people_no_games: "No game yet.",
   people_no_player: "No player called {name} has played a game here.",
+  people_unblock: "Unblock",
+  people_unblock_who: "Unblock {name}",
+  unblocked_note: "You unblocked {name}: their messages and challenges reach you again.",
+  unfollowed_note: "You no longer follow {name}.",
+  people_blocked_title: "Blocked players",
+  people_blocked_text: "Their chat lines and challenges do not reach you; they are not told.",
+  people_blocked_none: "You block nobody.",
+  people_private_table: "at a private table",
 };
 
 const esPeople = {
@@ -948,6 +956,14 @@ const esPeople = {
   people_unrated: "sin clasificar",
   people_no_games: "Aún ninguna partida.",
   people_no_player: "Ningún jugador llamado {name} ha jugado aquí.",
+  people_unblock: "Desbloquear",
+  people_unblock_who: "Desbloquear a {name}",
+  unblocked_note: "Desbloqueaste a {name}: sus mensajes y desafíos vuelven a llegarte.",
+  unfollowed_note: "Ya no sigues a {name}.",
+  people_blocked_title: "Jugadores bloqueados",
+  people_blocked_text: "Sus mensajes y desafíos no te llegan; no se les avisa.",
+  people_blocked_none: "No bloqueas a nadie.",
+  people_private_table: "en una mesa privada",
 };
 
 export const TABLES = {
