@@ -3,12 +3,12 @@
     python bench/bench_codec.py [--rounds 7] [--calls 20000]
 
 The values are real: a 4-player game of greedy bots a third of the way through
-(moose_server.ops.ceiling's sample), packed as the server packs them for one
+(moose_server.play.ceiling's sample), packed as the server packs them for one
 move: the game's data (the game hash's `data`), a move event, a state snapshot
 (kept in the stream now and then), and one seat's `event` frame (view and legal
 moves). For each value: whether both give the same bytes, then the median over
 `--rounds` of the time per call (µs) of msgpack (`Packer(use_bin_type=True)`,
-one for the process, as codec.py had it) and msgspec (`msgpack.Encoder`), and
+one for the process, as storage/codec.py had it) and msgspec (`msgpack.Encoder`), and
 msgspec's over msgpack's; then the same for unpacking (`unpackb(raw=False)`
 against `msgpack.Decoder`). Rounds alternate the two, so that a slower moment of
 the machine falls on both.
@@ -26,7 +26,7 @@ import msgpack
 import msgspec
 
 from moose import rules
-from moose_server.ops.ceiling import _payload, _sample
+from moose_server.play.ceiling import _payload, _sample
 
 
 def values() -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Redis commands a game costs over its life, by phase and kind (issue 28).
+"""Redis commands a game costs over its life, by phase and kind.
 
     python bench/bench_game_commands.py --games 20 --idle 25     # idle and connected rates
     python bench/bench_game_commands.py --games 40 --idle 10 --quiet   # clear game phases

@@ -1,4 +1,4 @@
-"""A real user's login latency, idle and during a registration flood (issue 22).
+"""A real user's login latency, idle and during a registration flood.
 
 Starts `moose serve` (the code on PYTHONPATH, its bundled Redis, loopback
 trusted as a proxy), registers an owner, times LOGINS logins one after another

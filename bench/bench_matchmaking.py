@@ -28,7 +28,7 @@ sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
 import redis.asyncio as aioredis  # noqa: E402
 
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions  # noqa: E402
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions  # noqa: E402
 from moose_server.storage import scripts  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
 

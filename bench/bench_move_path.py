@@ -29,18 +29,18 @@ import timeit
 from typing import Any
 
 from moose import rules
-from moose_server.codec import pack
 from moose_server.play import games as G
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
 from moose_server.storage.store import Entry
 
 
 def _prepared() -> Any:
     """The class that makes an entry ready for every seat, wherever this revision keeps it."""
     try:
-        from moose_server.net.frames import Prepared
+        from moose_server.play.frames import Prepared
     except ImportError:
-        from moose_server.net import hub
+        from moose_server.play import hub
 
         return hub._Prepared  # type: ignore[attr-defined]
     return Prepared

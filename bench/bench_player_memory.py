@@ -6,7 +6,7 @@ kind of key with MEMORY USAGE (bytes, Redis' own estimate with allocator
 overhead) and registers ACCOUNTS accounts. Prints one JSON object; with an
 argument, also writes it to that file.
 
-    python bench/bench_player_memory.py bench/results/player-memory.json
+    python bench/bench_player_memory.py OUT.json
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 from moose import rules
 from moose_server.accounts.identity import hash_password, name_key
+from moose_server.accounts.store import PlayerStore
 from moose_server.play.game import Game
 from moose_server.play.games import Games
 from moose_server.play.results import Results
@@ -30,7 +31,6 @@ from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis, free_port
 from moose_server.storage.keys import NAMES_KEY, history_key, profile_key, rated_key, top_key
-from moose_server.storage.players import PlayerStore
 from moose_server.storage.scripts import AccountClaimCall
 from moose_server.storage.store import Store, connect
 

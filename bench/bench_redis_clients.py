@@ -2,7 +2,7 @@
 
     pip install coredis valkey-glide          # the two alternatives (not project deps)
     python bench/bench_redis_clients.py [--callers 200] [--rounds 5] [--duration 3]
-        [--transports tcp,unix] [--clients NAME,...] [--out bench/results/FILE.json]
+        [--transports tcp,unix] [--clients NAME,...] [--out FILE.json]
 
 Starts a private redis-server (the bundled binary, no persistence) listening on a
 loopback port and a unix socket. Every round measures each client in turn (the
@@ -65,8 +65,8 @@ import redis.asyncio as aioredis  # noqa: E402
 from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
 
 from moose import bots, rules  # noqa: E402
-from moose_server.codec import pack  # noqa: E402
 from moose_server.storage.batch import Batcher  # noqa: E402
+from moose_server.storage.codec import pack  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis, free_port  # noqa: E402
 from moose_server.storage.keys import GameKeys, move_field  # noqa: E402
 from moose_server.storage.scripts import CommitCall  # noqa: E402

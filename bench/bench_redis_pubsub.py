@@ -1,7 +1,7 @@
 """Subscriber CPU per pub/sub message: redis-py's PubSub (the hub's), coredis, valkey-glide.
 
     python bench/bench_redis_pubsub.py [--rate 20000] [--rounds 5] [--duration 3]
-        [--out bench/results/FILE.json]
+        [--out FILE.json]
 
 Starts a private redis-server (bundled binary, unix socket, no persistence) and
 a publisher process that sends the hub's wake-ups (``"<game id> <seq>"`` on

@@ -1,7 +1,7 @@
 """Server CPU per WebSocket frame sent through ws.py's `Connection` (aiohttp's writer).
 
     python bench/bench_ws_send.py [--sockets 100] [--frames 1,2,5] [--rate 20000]
-        [--rounds 5] [--duration 3] [--out bench/results/FILE.json]
+        [--rounds 5] [--duration 3] [--out FILE.json]
 
 An aiohttp server in this process accepts `--sockets` WebSockets from a reader
 process (aiohttp clients that read and drop every frame) and wraps each in the
@@ -10,8 +10,8 @@ frame to aiohttp's `send_bytes` at once (net/outbox.py). Each loop turn sends N
 frames of a 500-byte payload to every socket (N from `--frames`), paced to
 `--rate` frames/s in all; the figure is this process's CPU time per frame over a
 `--duration` s window (its reads, the loop and aiohttp's server included).
-Until issue 21 ws.py wrote a turn's frames to the transport itself, one write per
-socket and turn; bench/results/round4-ws-send.json compared that with
+ws.py once wrote a turn's frames to the transport itself, one write per
+socket and turn; this script compared that with
 `send_bytes` awaited in a task (20.7 / 11.4 / 5.8 against 34.2 / 27.9 / 18.2 us
 a frame at 1 / 2 / 5 frames a turn), the whole server 1.14-1.23x
 (round4-ab-ws.json, round4-ab-all.json): under 1.5x, so the hand-written writer went.

@@ -144,16 +144,25 @@ async def moose_server(
     ``url = await moose_server(turn_time=0.2)`` starts one instance with those
     Settings overrides on a free loopback port and returns its WebSocket URL,
     ``ws://127.0.0.1:PORT/ws``. Call it again for more instances sharing the same
-    Redis. Timings default to short polls; everything stops at the end of the test.
+    Redis. Timings default to short polls (a stopping instance waits for its loops'
+    sleeps to end: the arena loop's default half second made every teardown that
+    long); everything stops at the end of the test.
     """
     runners: list[web.AppRunner] = []
 
     async def start(**overrides: Any) -> str:
         port = free_port()
         settings = Settings(
-            host="127.0.0.1", port=port, redis_url=redis_url, data_dir=str(tmp_path / "data"),
-            match_wait=0.2, match_interval=0.05, poll_interval=0.05, drain_grace=0.5,
-        ).replace(**overrides)  # fmt: skip
+            host="127.0.0.1",
+            port=port,
+            redis_url=redis_url,
+            data_dir=str(tmp_path / "data"),
+            match_wait=0.2,
+            match_interval=0.05,
+            poll_interval=0.05,
+            arena_interval=0.05,
+            drain_grace=0.5,
+        ).replace(**overrides)
         runner = web.AppRunner(create_app(settings), shutdown_timeout=1.0)
         await runner.setup()
         runners.append(runner)
@@ -177,9 +186,14 @@ async def serve(redis_url: str, tmp_path: Path) -> AsyncIterator[Serve]:
 
     async def start(port: int | None = None, **changes: Any) -> Instance:
         settings = Settings(
-            redis_url=redis_url, data_dir=str(tmp_path), match_wait=0.2, match_interval=0.05,
-            poll_interval=0.05, drain_grace=1.0,
-        ).replace(**changes)  # fmt: skip
+            redis_url=redis_url,
+            data_dir=str(tmp_path),
+            match_wait=0.2,
+            match_interval=0.05,
+            poll_interval=0.05,
+            arena_interval=0.05,
+            drain_grace=1.0,
+        ).replace(**changes)
         runner = web.AppRunner(create_app(settings), shutdown_timeout=1.0)
         await runner.setup()
         port = port or free_port()

@@ -1,4 +1,4 @@
-"""`moose admin arena create/list/end` (issue 26, arena), on a real Redis."""
+"""`moose admin arena create/list/end`, on a real Redis."""
 
 from __future__ import annotations
 

@@ -163,7 +163,7 @@ async def test_a_404_quotes_no_markup_from_the_request(moose_server: Any):
     assert answer["error"] == "no_such_player" and name[:24] in answer["message"]
 
 
-# -- the page's needs (issue 24, site): paging, a seat's profile, register keeps all ----
+# -- the page's needs: paging, a seat's profile, register keeps all ----
 
 
 async def rated_game(url: str, ws_client: Any, name: str) -> tuple[Any, dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Arena tournaments in Redis (storage/arenas.py, lobby/arenas.py, play/arena_points.py):
+"""Arena tournaments in Redis (arenas/store.py, arenas/runner.py, arenas/points.py):
 points, recurring settings, and the scripts on a real Redis."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from moose_server.lobby.arenas import new_arena, parse_recurring
-from moose_server.play.arena_points import points
-from moose_server.storage.arenas import ArenaError, ArenaStore
+from moose_server.arenas.points import points
+from moose_server.arenas.runner import new_arena, parse_recurring
+from moose_server.arenas.store import ArenaError, ArenaStore
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import ArenaKeys
 from moose_server.storage.scripts import ArenaMemberCall, ArenaScoreCall, ArenaSeatCall

@@ -1,4 +1,4 @@
-"""Arena tournaments across `moose serve` processes (issue 26, arena).
+"""Arena tournaments across `moose serve` processes.
 
 Two instances over one Redis seat bot members of mixed table-size ranges for a
 short arena; one instance is killed (SIGKILL) mid-tournament. Then: the
@@ -20,9 +20,9 @@ import redis.asyncio as aioredis
 
 from moose.client import Client
 from moose_server.accounts import ratings
-from moose_server.play.arena_points import points
+from moose_server.arenas.points import points
+from moose_server.arenas.store import ArenaStore
 from moose_server.play.game import Game
-from moose_server.storage.arenas import ArenaStore
 from moose_server.storage.keys import ArenaKeys
 from moose_server.storage.scripts import ArenaMemberCall
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from moose_server.accounts.bans import Ban, Banned, Bans, ban_network
-from moose_server.ops.moderator import ModerationError, parse_duration
-from moose_server.storage.moderation import ModerationStore
+from moose_server.moderation.bans import Ban, Banned, Bans, ban_network
+from moose_server.moderation.moderator import ModerationError, parse_duration
+from moose_server.moderation.store import ModerationStore
 
 from helpers import open_store
 

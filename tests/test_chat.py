@@ -1,4 +1,4 @@
-"""Table chat, blocks and follows (issue 25, chat part) over raw sockets: two server
+"""Table chat, blocks and follows over raw sockets: two server
 instances on one real Redis, JSON and msgpack frames as PROTOCOL.md writes them."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from moose_server.storage.moderation import ModerationStore
+from moose_server.moderation.store import ModerationStore
 
 from helpers import RawClient
 

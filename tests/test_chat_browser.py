@@ -1,4 +1,4 @@
-"""The page's chat, mute, block, report and follows (issue 25) in a real Chromium,
+"""The page's chat, mute, block, report and follows in a real Chromium,
 against a real `moose serve`. Screenshots go to the test's folder (CHAT_SHOTS=DIR
 copies them there)."""
 

@@ -1,6 +1,6 @@
 """Chat, block and follow by a client written from PROTOCOL.md alone (JSON text
 frames, aiohttp and json, no project code) against two real `moose serve`
-processes over one Redis (issue 25)."""
+processes over one Redis."""
 
 from __future__ import annotations
 

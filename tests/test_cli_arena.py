@@ -1,4 +1,4 @@
-"""`moose arena` and `moose bots --arena` against a `moose serve` process (issue 26, arena)."""
+"""`moose arena` and `moose bots --arena` against a `moose serve` process."""
 
 from __future__ import annotations
 

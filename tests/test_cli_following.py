@@ -1,4 +1,4 @@
-"""`moose following` as a real subprocess (issue 25): follow, list online and playing."""
+"""`moose following` as a real subprocess: follow, list online and playing."""
 
 from __future__ import annotations
 

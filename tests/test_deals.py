@@ -1,4 +1,4 @@
-"""Provably fair deals through real servers (lobby/deals.py): raw PROTOCOL.md frames only.
+"""Provably fair deals through real servers (deals/deals.py): raw PROTOCOL.md frames only.
 
 Every game's record verifies (moose.fair.verify); the commitment reaches every seat
 before any card; a seat's seed reaches nobody else before the end; seeds are dealt

@@ -1,4 +1,4 @@
-"""Memory comes back (issue 22): the C heap is trimmed when much of it is free, and a burst of
+"""Memory comes back: the C heap is trimmed when much of it is free, and a burst of
 clients that stop reading costs a real `moose serve` what its bounds allow, and no more
 a second time.
 

@@ -22,7 +22,7 @@ import pytest
 from moose import rules
 from moose.bots import make_bot
 from moose.client import Client, ConnectionLost, GameResult, ServerError
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
 from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.play.streams import read_events

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from moose_server.errors import Refusal
-from moose_server.lobby.invites import Invites
-from moose_server.lobby.presence import Presence
 from moose_server.settings import Settings
+from moose_server.social.presence import Presence
+from moose_server.tables.invites import Invites
 
 from helpers import open_store
 

@@ -9,8 +9,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from moose_server.accounts.limits import CodeGuard, Limited
-from moose_server.lobby.matchmaking import MatchError
+from moose_server.limits.limits import CodeGuard, Limited
+from moose_server.matchmaking.matchmaker import MatchError
 from moose_server.settings import Settings
 from moose_server.storage.store import Store, connect
 

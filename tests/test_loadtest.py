@@ -107,7 +107,7 @@ def test_merge_finds_the_last_seat_across_workers() -> None:
 
 
 def testcpu_per_move_ratio_is_ours_over_the_socket_ceilings() -> None:
-    # Figures of a real run (bench/results): 99.1 % of a core at 2,109.8 moves/s
+    # Figures of a real `moose loadtest` run: 99.1 % of a core at 2,109.8 moves/s
     # against the bare relay's 57.9 % at 5,204.1 moves/s.
     report = {"moves_per_second": 2109.8, "server": {"cpu_percent": 99.1}}
     got = cpu_per_move(report, {"moves_per_second": 5204.1, "server_cpu_percent": 57.9})

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-from moose_server.lobby.dealer import Lobby, game_id_of
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
+from moose_server.matchmaking.dealer import Lobby, game_id_of
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
 from moose_server.play.games import Games
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis

@@ -1,4 +1,4 @@
-"""Redis comes back without its last writes while bots play on two instances (issue 23).
+"""Redis comes back without its last writes while bots play on two instances.
 
 Redis runs with `appendonly yes` and `appendfsync everysec`; a copy of its AOF
 is taken, 0.8 s later Redis is killed (SIGKILL) and started again on the same

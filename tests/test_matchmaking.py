@@ -19,7 +19,7 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 
 from moose.protocol import ERROR_CODES
-from moose_server.lobby.matchmaking import (
+from moose_server.matchmaking.matchmaker import (
     CODE_ALPHABET,
     FormedTable,
     MatchError,
@@ -532,7 +532,7 @@ async def test_a_full_table_takes_the_nearest_ratings_and_leaves_the_rest(make_m
     assert sorted(humans(table)) == ["p0", "p2", "p3", "p5"]  # within 70 of p0
 
 
-# -- what a queue table costs in Redis (issue 28) --------------------------------------
+# -- what a queue table costs in Redis ------------------------------------------------
 
 
 async def calls(redis: Any) -> Counter[str]:

@@ -1,4 +1,4 @@
-"""`moose admin` against real `moose serve` processes over one test Redis (issue 22).
+"""`moose admin` against real `moose serve` processes over one test Redis.
 
 Raw protocol clients (PROTOCOL.md frames) on two instances; `moose admin` as a
 subprocess. A ban issued on one side holds on the other: waited for, never timed.

@@ -14,9 +14,9 @@ from moose_server.accounts.names import (
     renamings,
     skeleton,
 )
+from moose_server.accounts.store import PlayerStore, _rekeyed
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import NAMES_KEY, profile_key
-from moose_server.storage.players import PlayerStore, _rekeyed
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_a_suffix_that_looks_like_another_name_is_told_apart_too():
     assert not any(look_alike(a, b) for i, a in enumerate(out) for b in out[i + 1 :]), out
 
 
-# Every look-alike of "alice" the issue found, and more of each kind.
+# Every look-alike of "alice" known to fool a reader, and more of each kind.
 ALICES = [
     "alice",
     "ALICE",

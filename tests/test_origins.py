@@ -1,4 +1,4 @@
-"""/ws takes pages of the server's own origin and MOOSE_ALLOWED_ORIGINS only (issue 22).
+"""/ws takes pages of the server's own origin and MOOSE_ALLOWED_ORIGINS only.
 
 A browser sends `Origin` with every WebSocket handshake, and would open one to any
 site from any page: a page elsewhere could play as its visitor. Clients that send

@@ -10,10 +10,10 @@ import msgpack
 import pytest
 
 from moose import protocol, rules
-from moose_server.codec import pack
-from moose_server.net import frames
-from moose_server.net.frames import Prepared, event_message
+from moose_server.play import frames
+from moose_server.play.frames import Prepared, event_message
 from moose_server.play.game import Game, seat_info
+from moose_server.storage.codec import pack
 from moose_server.storage.store import Entry
 
 

@@ -12,7 +12,7 @@ import pytest
 from redis.asyncio.connection import Connection
 from redis.exceptions import DataError
 
-from moose_server.codec import pack
+from moose_server.storage.codec import pack
 from moose_server.storage.keys import GameKeys, move_field
 from moose_server.storage.packing import packing
 from moose_server.storage.scripts import CommitCall

@@ -27,7 +27,7 @@ DATA = resources.files("moose_server.accounts") / "data"
 
 
 def old_hash(password: str) -> str:
-    """A hash as the server made them before issue 22 (N=2^14)."""
+    """A hash as the server made them before OWASP's parameters (N=2^14)."""
     salt = b"s" * 16
     digest = hashlib.scrypt(password.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
     b64 = base64.b64encode

@@ -1,12 +1,12 @@
-"""Who is online (lobby/presence.py), the one record both challenges and follows read
-(issue 25): each instance's word per player, taken back when the player leaves it,
+"""Who is online (social/presence.py), the one record both challenges and follows read:
+each instance's word per player, taken back when the player leaves it,
 worth nothing once it lapses (an instance that died), on a real Redis."""
 
 from __future__ import annotations
 
 import asyncio
 
-from moose_server.lobby.presence import Presence
+from moose_server.social.presence import Presence
 from moose_server.storage.keys import presence_key
 
 from helpers import open_store

@@ -1,4 +1,4 @@
-"""What one client may hold (issue 22): unfinished games, open tables, table starts, bot
+"""What one client may hold: unfinished games, open tables, table starts, bot
 sessions, watched games and API requests, per player and per address, shared by every
 instance; raw protocol clients over real sockets and a real Redis.
 

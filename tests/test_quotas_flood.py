@@ -1,4 +1,4 @@
-"""The flood of issue 22 against two real `moose serve` processes over one Redis: sockets
+"""A flood against two real `moose serve` processes over one Redis: sockets
 from one address loop "create a 2-seat private table, add a bot, start", half on each
 instance, with raw protocol clients written from PROTOCOL.md. It must stop at the
 documented limit, on both instances together, and Redis must stop growing.

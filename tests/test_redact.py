@@ -1,5 +1,5 @@
 """Credentials stay out of logs: `moose.redact.redact_url`, the log formatters, and the
-whole output of a real `moose serve` whose Redis wants a password (issue 22)."""
+whole output of a real `moose serve` whose Redis wants a password."""
 
 from __future__ import annotations
 

@@ -25,6 +25,7 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from moose import rules
 from moose_server.accounts import ratings
 from moose_server.accounts.ratings import Standing
+from moose_server.accounts.store import PlayerStore
 from moose_server.play.game import Game
 from moose_server.play.games import Games
 from moose_server.play.results import Results
@@ -32,7 +33,6 @@ from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import free_port
-from moose_server.storage.players import PlayerStore
 from moose_server.storage.scripts import RateCall, RatedSeat
 from moose_server.storage.store import Store, connect
 

@@ -68,7 +68,8 @@ from moose_server.storage.scripts import (
     TableCall,
 )
 
-LUA = resources.files("moose_server.storage") / "lua"
+# Each feature keeps its scripts in its own package: <package>/lua/*.lua.
+LUA = [p / "lua" for p in resources.files("moose_server").iterdir() if (p / "lua").is_dir()]
 PARTS = {"mm_lib", "mm_end", "arena_lib"}  # the scripts' preludes and epilogue
 
 SEAT = RatedSeat("p_1", "ann", False, 0.5, 0.9, "{}")
@@ -145,7 +146,7 @@ def read(name: str, text: str) -> set[int]:
 
 
 def test_every_script_has_one_call_and_every_call_a_script():
-    files = {p.name.removesuffix(".lua") for p in LUA.iterdir() if p.name.endswith(".lua")}
+    files = {p.name.removesuffix(".lua") for d in LUA for p in d.iterdir() if p.suffix == ".lua"}
     assert sorted(c.SCRIPT for c in CALLS) == sorted(files - PARTS)
     assert sorted(type(s).__name__ for s in SAMPLES) == sorted(c.__name__ for c in CALLS)
 

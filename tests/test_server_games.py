@@ -181,7 +181,7 @@ async def test_a_queue_game_is_watched_by_anyone(moose_server, ws_client):
     assert (await eve.request("record", game=game))["code"] == "not_over"
 
 
-# -- abandoned games (issue 22) ------------------------------------------------------------
+# -- abandoned games ---------------------------------------------------------------------
 
 
 async def idle_until_over(client: Any, game: str) -> list[Message]:

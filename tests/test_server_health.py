@@ -8,7 +8,7 @@ import aiohttp
 from aiohttp import web
 
 from moose_server.app import STORE, create_app, drain
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
 from moose_server.net.ws import DOORS
 from moose_server.settings import Settings
 from moose_server.storage.embedded import free_port

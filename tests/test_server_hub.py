@@ -18,15 +18,15 @@ import pytest
 import redis.asyncio as aioredis
 
 from moose import rules
-from moose_server.codec import pack
-from moose_server.net.hub import Hub, Sub
-from moose_server.net.recent import LOGGED_GAMES, RECENT_EVENTS
+from moose_server.matchmaking.waiting import Waiting
 from moose_server.net.subscription import SILENT, Subscription
-from moose_server.net.waiting import Waiting
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
+from moose_server.play.hub import Hub, Sub
+from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, wake_channel
 from moose_server.storage.store import Entry, Store, connect
 
@@ -549,7 +549,7 @@ async def checked(hub: Hub) -> None:
 async def test_sockets_whose_game_went_back_get_a_state_with_the_deadline_held(game):
     # Redis lost the event at seq 3 that both sockets saw. Before, their `state` kept
     # the deadline Redis had, which may already be due: a timeout raced the seat's
-    # answer to it (issue 23).
+    # answer to it.
     store, gid, _ = game
     hub = Hub(store, outage_grace=600)
     peers = [Peer("p_a", 0), Peer("p_b", 1)]
@@ -690,7 +690,7 @@ async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
 async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_moves(redis_url):
     # Before, every commit published to one channel every instance heard: each
     # instance handled every move of the deployment, its own included (7 % of the
-    # server's CPU at full speed, issue 28). Now a wake-up goes to the instances
+    # server's CPU at full speed). Now a wake-up goes to the instances
     # that follow the game, and not to the one that committed it.
     async with instances(redis_url, "i_here") as here, Wakeups(redis_url) as heard:
         [hub], games = here.hubs, here.games
@@ -741,7 +741,7 @@ async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_af
 
 async def test_a_game_followed_before_it_is_dealt_is_followed_at_its_first_wake_up(redis_url):
     # A fair deal's seats follow the game from seq 0 while it waits for their seeds
-    # (lobby/deals.py): there is nothing to follow yet. Its deal wakes every instance
+    # (deals/deals.py): there is nothing to follow yet. Its deal wakes every instance
     # (nobody follows it), and B follows it then; A's later moves wake B.
     async with instances(redis_url, "i_a", "i_b") as both:
         (hub_a, hub_b), games = both.hubs, both.games

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from moose import rules
-from moose_server.codec import pack
 from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.play.streams import SNAPSHOT_EVERY, keeps_snapshot, read_event, read_events
+from moose_server.storage.codec import pack
 
 from helpers import open_games
 

@@ -20,10 +20,10 @@ from helpers import http_base
 
 ROOT = Path(__file__).resolve().parent.parent
 WEB = ROOT / "server" / "moose_server" / "net" / "web"
-# Issue 11's target, < 150 KB, counts the bytes a browser downloads: the server sends
+# The page's target, < 150 KB, counts the bytes a browser downloads: the server sends
 # every file gzip-compressed (site.py compresses them once at start-up), as every browser
 # accepts. Uncompressed the page passed 150 KB when the replays and the rules page
-# landed (issue 24, replays: ~33 KB, a third of it the rules text in two languages) and
+# landed (~33 KB, a third of it the rules text in two languages) and
 # then the arenas; it still ships as plain modules, no bundler.
 LIMIT = 150_000
 

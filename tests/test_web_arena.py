@@ -1,4 +1,4 @@
-"""The arena pages of the browser client (issue 26, arena), in a real Chromium.
+"""The arena pages of the browser client, in a real Chromium.
 
 Bots play an arena through the Python client while a page opens the list from
 the header's link, follows the standings as they are pushed, joins, and sees the

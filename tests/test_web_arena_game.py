@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from moose_server.storage.arenas import ArenaStore
+from moose_server.arenas.store import ArenaStore
 
 from helpers import create_arena
 from helpers.arenas import bots_play

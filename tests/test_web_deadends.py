@@ -1,4 +1,4 @@
-"""The page's dead ends (issue 24, part "deadends"), in a real Chromium.
+"""The page's dead ends, in a real Chromium.
 
 A server restart mid-game, the phone layout, the move log after a reload and
 when watching, stopping to watch, a watch link to no game, the end screen, and

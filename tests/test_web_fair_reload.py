@@ -1,4 +1,4 @@
-"""The page reloaded while its game's fair deal waits for seeds keeps the game (issue 27)."""
+"""The page reloaded while its game's fair deal waits for seeds keeps the game."""
 
 from __future__ import annotations
 

@@ -139,7 +139,7 @@ def test_a_person_registers_plays_rated_and_finds_the_profile_elsewhere(players,
     [row] = ann.find("history-row").all()
     assert row.get_attribute("href") == f"/g/{game}"
     accessible(ann, "profile")
-    row.click()  # the router opens the game's replay in the page (issue 24, replays)
+    row.click()  # the router opens the game's replay in the page
     ann.page.locator(f'section.replay[data-game="{game}"]').wait_for()
     ann.find("replay-slider").wait_for()
     assert ann.page.url.endswith(f"/g/{game}")

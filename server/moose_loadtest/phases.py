@@ -3,7 +3,7 @@
 Phases, in order, each with its own warm-up and measured window:
 
 1. socket ceiling: the same players against `ceilings.echo_app`;
-2. storage ceiling: the server's own `moose_server.ops.ceiling` on its Redis
+2. storage ceiling: the server's own `moose_server.play.ceiling` on its Redis
    (a process of its own, run only where the server package is installed);
 3. games: the players against the server, through its public queue;
 4. matchmaking: N players queue at once, until every one is seated;
@@ -155,7 +155,7 @@ async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
 # The storage ceiling runs the server's commit script with the server's payloads: a
 # measurement from inside, kept in the server package and run as a program, so that
 # the load test imports nothing of the server.
-STORAGE_CEILING = "moose_server.ops.ceiling"
+STORAGE_CEILING = "moose_server.play.ceiling"
 
 
 def has_storage_ceiling() -> bool:

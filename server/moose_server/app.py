@@ -30,60 +30,60 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from moose.redact import redact_url
-from moose_server.accounts.bans import Bans
-from moose_server.accounts.blocks import Blocks
-from moose_server.accounts.follows import Follows
 from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
-from moose_server.accounts.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
 from moose_server.accounts.names import KEY_VERSION
 from moose_server.accounts.passwords import Hashing
-from moose_server.accounts.quotas import Quotas
-from moose_server.accounts.reports import Reports
+from moose_server.accounts.store import PlayerStore
 from moose_server.accounts.tokens import Tokens
-from moose_server.lobby.arenas import Arenas
-from moose_server.lobby.dealer import Lobby
-from moose_server.lobby.deals import Deals
-from moose_server.lobby.invites import Invites
-from moose_server.lobby.live_games import LiveGames
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
-from moose_server.lobby.presence import Presence
+from moose_server.arenas.points import ArenaScorer
+from moose_server.arenas.requests import ArenaRequests
+from moose_server.arenas.runner import Arenas
+from moose_server.arenas.store import ArenaStore
+from moose_server.deals.deals import Deals
+from moose_server.deals.seeds import SeedStore
+from moose_server.limits.holdings import Holdings
+from moose_server.limits.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
+from moose_server.limits.quotas import Quotas
+from moose_server.matchmaking.dealer import Lobby
+from moose_server.matchmaking.live_games import LiveGames
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
+from moose_server.matchmaking.waiting import Waiting
+from moose_server.moderation.bans import Bans
+from moose_server.moderation.gate import GATE, Gate, gate
+from moose_server.moderation.notices import Notices
+from moose_server.moderation.refusals import Refusals
+from moose_server.moderation.reports import Reports
+from moose_server.moderation.store import ModerationStore
 from moose_server.net import api
 from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
-from moose_server.net.arena_requests import ArenaRequests
-from moose_server.net.chat import Chat
-from moose_server.net.gate import GATE, Gate, gate
 from moose_server.net.handlers import Handlers
 from moose_server.net.heartbeats import Heartbeats
-from moose_server.net.hub import Hub
-from moose_server.net.notices import Notices
-from moose_server.net.social import Social
 from moose_server.net.subscription import Subscription
-from moose_server.net.waiting import Waiting
 from moose_server.net.ws import DOORS, Doors, websocket
 from moose_server.ops.collector import Collector
 from moose_server.ops.heap import Heap
 from moose_server.ops.liveness import Liveness
 from moose_server.ops.metrics import Exporter, Metrics
 from moose_server.ops.observe import Observer, collections_timed, watch_loop
-from moose_server.ops.refusals import Refusals
-from moose_server.play.arena_points import ArenaScorer
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
+from moose_server.play.hub import Hub
 from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
-from moose_server.storage.arenas import ArenaStore
-from moose_server.storage.chat import ChatStore
+from moose_server.social.blocks import Blocks
+from moose_server.social.chat import Chat
+from moose_server.social.chat_store import ChatStore
+from moose_server.social.follows import Follows
+from moose_server.social.handlers import Social
+from moose_server.social.presence import Presence
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
-from moose_server.storage.holdings import Holdings
 from moose_server.storage.keys import CHAT_CHANNEL, MODERATION_CHANNEL, wake_channel
-from moose_server.storage.moderation import ModerationStore
-from moose_server.storage.players import PlayerStore
-from moose_server.storage.seeds import SeedStore
 from moose_server.storage.store import Store
+from moose_server.tables.invites import Invites
 from moose_server.tasks import cancel_and_wait
 
 __all__ = ["SETTINGS", "STORE", "create_app", "serve"]

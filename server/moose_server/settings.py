@@ -146,7 +146,7 @@ class Settings:
     hash_threads: int = 2  # password hashes at once on this instance (128 MiB each)...
     hash_login_share: int = 1  # ...of which new accounts may never take these many
     # Holds (issue 22): what one client may hold at once, and start, shared by every
-    # instance through Redis (accounts/quotas.py; PROTOCOL.md "Limits" says why each).
+    # instance through Redis (limits/quotas.py; PROTOCOL.md "Limits" says why each).
     games_per_player: int = 5  # unfinished games a player may be seated in
     games_per_address: int = 100  # unfinished games the players of one address may be in
     tables_per_address: int = 20  # open private tables hosted from one address
@@ -173,13 +173,13 @@ class Settings:
     # searchbot (issue 26): the kind of the bots that fill queue tables; "mcts"
     # searches, a few tenths of a second of CPU a move (in a worker thread).
     queue_bot: str = "greedy"
-    # Together (issue 25, rematch and challenges; lobby/invites.py).
+    # Together (issue 25, rematch and challenges; tables/invites.py).
     rematch_wait: float = 30.0  # seconds the other seats have to answer a rematch offer
     challenge_ttl: float = 60.0  # seconds a challenge waits for its answer
     challenges_open: int = 3  # challenges one player may have waiting at once
     challenges_per_hour: int = 30  # challenges one player may send an hour
     presence_ttl: float = 60.0  # a player unseen by every instance this long is offline
-    # Arena tournaments (issue 26, arena; lobby/arenas.py)
+    # Arena tournaments (issue 26, arena; arenas/runner.py)
     arenas: str = ""  # recurring arenas, e.g. "bots:hourly:30m:2-4,people:daily:60m:2-4"
     arena_interval: float = 0.5  # how often every instance seats arena members
     arenas_watched: int = 5  # arenas one socket may watch at once

@@ -1,4 +1,4 @@
-"""Arena tournaments in tests (issue 26, arena): `moose serve` processes with short
+"""Arena tournaments in tests: `moose serve` processes with short
 turns and quick seating, and arenas created straight in the test's Redis."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import Any
 import redis.asyncio as aioredis
 
 from moose.client import Client
-from moose_server.lobby.arenas import new_arena
-from moose_server.storage.arenas import ArenaStore
+from moose_server.arenas.runner import new_arena
+from moose_server.arenas.store import ArenaStore
 
 from helpers.servers import ServeProcess
 

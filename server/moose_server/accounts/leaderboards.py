@@ -15,9 +15,9 @@ from typing import Any
 
 from moose_server.accounts import ratings
 from moose_server.accounts.identity import name_key
+from moose_server.accounts.store import KINDS, PlayerStore
 from moose_server.errors import Refusal
 from moose_server.settings import Settings
-from moose_server.storage.players import KINDS, PlayerStore
 
 __all__ = ["BoardError", "Boards"]
 

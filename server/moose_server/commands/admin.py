@@ -4,7 +4,7 @@ It takes the Redis the servers use (`--redis` / MOOSE_REDIS_URL, as `moose
 serve`); without one it reaches the bundled Redis of a `moose serve` running on
 this machine through its unix socket in `--data-dir` (MOOSE_DATA_DIR). Every
 action is written to Redis, to the audit log, and announced to every instance
-(ops/moderator.py). Run as ``python -m moose_server.commands.admin`` where the
+(moderation/moderator.py). Run as ``python -m moose_server.commands.admin`` where the
 `moose` entry points are not installed.
 """
 

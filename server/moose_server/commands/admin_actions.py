@@ -12,14 +12,14 @@ from typing import Any
 
 from rich.console import Console
 
+from moose_server.accounts.store import PlayerStore
 from moose_server.commands.admin_arena import arena
 from moose_server.commands.admin_output import table, when
-from moose_server.ops.moderator import ModerationError, Moderator, Target, parse_duration
+from moose_server.moderation.moderator import ModerationError, Moderator, Target, parse_duration
+from moose_server.moderation.store import ModerationStore
 from moose_server.play.games import Games
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
-from moose_server.storage.moderation import ModerationStore
-from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 
 __all__ = ["ACTIONS", "AdminError", "moderator"]

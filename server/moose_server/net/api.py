@@ -28,8 +28,8 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
-from moose_server.accounts.limits import ApiLimit, Limited
 from moose_server.errors import Refusal
+from moose_server.limits.limits import ApiLimit, Limited
 from moose_server.play.games import Games
 from moose_server.storage.store import Store
 

@@ -14,28 +14,28 @@ from typing import Any, Protocol
 
 from moose.protocol import PROTOCOL_VERSION, ProtocolError
 from moose_server.accounts import names, ratings
-from moose_server.accounts.bans import Bans
 from moose_server.accounts.identity import Accounts, Identity
 from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
-from moose_server.accounts.limits import CodeGuard, Limited
-from moose_server.accounts.quotas import Quotas
-from moose_server.accounts.reports import Reports, clean_reason
-from moose_server.lobby.dealer import Lobby, game_id_of
-from moose_server.lobby.invites import Invites
-from moose_server.lobby.live_games import LiveGames
-from moose_server.lobby.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
-from moose_server.lobby.presence import Presence
-from moose_server.net.arena_requests import ArenaRequests
-from moose_server.net.frames import seat_deadline
-from moose_server.net.hub import Hub, Peer
-from moose_server.net.invite_handlers import invite_handlers
-from moose_server.net.social import Social
-from moose_server.net.waiting import Waiting
+from moose_server.accounts.store import PlayerStore
+from moose_server.arenas.requests import ArenaRequests
+from moose_server.limits.limits import CodeGuard, Limited
+from moose_server.limits.quotas import Quotas
+from moose_server.matchmaking.dealer import Lobby, game_id_of
+from moose_server.matchmaking.live_games import LiveGames
+from moose_server.matchmaking.matchmaker import MatchError, Matchmaker, TableInfo, normalize_code
+from moose_server.matchmaking.waiting import Waiting
+from moose_server.moderation.bans import Bans
+from moose_server.moderation.reports import Reports, clean_reason
 from moose_server.ops.metrics import Metrics
+from moose_server.play.frames import seat_deadline
 from moose_server.play.game import Game, GameError, finished_record
 from moose_server.play.games import Games
-from moose_server.storage.players import PlayerStore
+from moose_server.play.hub import Hub, Peer
+from moose_server.social.handlers import Social
+from moose_server.social.presence import Presence
 from moose_server.storage.store import Store
+from moose_server.tables.handlers import invite_handlers
+from moose_server.tables.invites import Invites
 
 __all__ = ["Handlers", "Session"]
 

@@ -33,22 +33,22 @@ from redis.exceptions import RedisError
 
 from moose import protocol
 from moose.protocol import ProtocolError
-from moose_server.accounts.bans import Banned
-from moose_server.accounts.limits import Limited, Sockets
 from moose_server.addresses import networks
-from moose_server.codec import pack
 from moose_server.errors import Refusal
-from moose_server.lobby.live_games import LiveGames
-from moose_server.lobby.matchmaking import MatchError, Matchmaker
+from moose_server.limits.limits import Limited, Sockets
+from moose_server.matchmaking.live_games import LiveGames
+from moose_server.matchmaking.matchmaker import MatchError, Matchmaker
+from moose_server.moderation.bans import Banned
+from moose_server.moderation.notices import CLOSE_BANNED
+from moose_server.moderation.refusals import Refusals
 from moose_server.net.handlers import Handlers
-from moose_server.net.hub import Hub, Sub
-from moose_server.net.notices import CLOSE_BANNED
 from moose_server.net.outbox import Backlog, Outbox, Send
 from moose_server.ops.metrics import Metrics
-from moose_server.ops.refusals import Refusals
 from moose_server.origins import Origins
 from moose_server.play.games import Games
+from moose_server.play.hub import Hub, Sub
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
 
 __all__ = ["DOORS", "Connection", "Doors", "Socket", "websocket"]
 
@@ -65,7 +65,7 @@ _UNENCODABLE = protocol.error("internal", "the answer could not be encoded (logg
 
 class Socket(Protocol):
     """What the instance needs of an open socket: a way to ask it to close, its heartbeat,
-    who it is and a way to refuse it (moderators' notices, net/notices.py)."""
+    who it is and a way to refuse it (moderators' notices, moderation/notices.py)."""
 
     player: str | None
     address: str

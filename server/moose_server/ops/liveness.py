@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from moose_server.lobby.matchmaking import Matchmaker
+from moose_server.matchmaking.matchmaker import Matchmaker
 from moose_server.settings import Settings
 from moose_server.storage.store import Store
 from moose_server.tasks import one_round

@@ -20,8 +20,8 @@ from typing import Any
 from moose import rules
 from moose_server.accounts.names import distinct
 from moose_server.accounts.ratings import Standing
-from moose_server.codec import extend_map, pack, pack_array_header, pack_map
 from moose_server.errors import Refusal
+from moose_server.storage.codec import extend_map, pack, pack_array_header, pack_map
 
 __all__ = [
     "Event",

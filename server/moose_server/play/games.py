@@ -159,7 +159,7 @@ class Games:
         Unless a `seed`, `deck` or `state` fixes the deal (tests), it is a provably
         fair one (moose.fair) from `server_seed` (drawn when None) and the seats'
         `seeds` (each "" when None). `told`: the players had their `match` already
-        (lobby/deals.py sent it before the seeds came).
+        (deals/deals.py sent it before the seeds came).
         With `game_id`, dealing again is harmless: a game of that id with the same
         players is taken as this one (dealt before by someone whose answer was lost).
         """
@@ -343,7 +343,7 @@ class Games:
         step = await self._server_step(game, timed_out=True)
         if step is not None:
             # Checked against this deadline too: one held since (the seats were told
-            # that Redis lost their last writes, net/hub.py) waits for its new time.
+            # that Redis lost their last writes, play/hub.py) waits for its new time.
             got, result = await self._commit(game, step[0], step[1], "", due=game.deadline)
             if result is not None:
                 if self.timeouts is not None:

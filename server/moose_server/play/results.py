@@ -37,11 +37,11 @@ from typing import Any
 from moose import rules
 from moose_server.accounts import ratings
 from moose_server.accounts.ratings import Standing
-from moose_server.play.arena_points import ArenaScorer
+from moose_server.accounts.store import PlayerStore
+from moose_server.arenas.points import ArenaScorer
 from moose_server.play.game import Game
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
-from moose_server.storage.players import PlayerStore
 from moose_server.storage.scripts import HistoryCall, RateCall, RatedSeat
 from moose_server.storage.store import Store
 from moose_server.tasks import one_round

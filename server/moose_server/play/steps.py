@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from moose import rules
-from moose_server.codec import pack, pack_compressed
 from moose_server.play.game import Event, Game, over_event
 from moose_server.play.streams import keeps_snapshot
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack, pack_compressed
 from moose_server.storage.scripts import CommitCall
 
 __all__ = ["Passes", "Rater", "Steps"]

@@ -50,7 +50,7 @@ AT_ONCE = 32  # timeouts of one poll played at the same time, at most
 
 
 class Undealt(Protocol):
-    """What the deadline loop needs of deals that wait for seeds (lobby/deals.py)."""
+    """What the deadline loop needs of deals that wait for seeds (deals/deals.py)."""
 
     async def due(self, game_id: str) -> bool:
         """The deal's seed time is over: deal it (once, whoever calls)."""

@@ -26,7 +26,7 @@ share one tag:
                                  its game hash for the grace (lua/commit.lua)
         moose:{b7}:record:<id>   a rated game's record (msgpack, zlib), record_ttl
         moose:{b7}:deal:<id>     hash: a provably fair deal waiting for its seeds
-                                 (issue 27; lobby/deals.py): data (msgpack: seats,
+                                 (issue 27; deals/deals.py): data (msgpack: seats,
                                  server seed...), wait (seeds still awaited),
                                  f<seat> (a fair seat), s<seat> (its seed), n<seat>
                                  (its nonce), closed; gone once the game is dealt
@@ -58,7 +58,7 @@ share one tag:
 ``{mm}`` -- matchmaking: every lua/mm_*.lua script gets all of `mm_keys` (see
     their docstrings there), in that order.
 
-``{ar}`` -- arena tournaments (issue 26, arena; storage/arenas.py): every
+``{ar}`` -- arena tournaments (issue 26, arena; arenas/store.py): every
     lua/arena_*.lua script gets one arena's `ArenaKeys`, in their order::
 
         moose:{ar}:arenas        sorted set: arena id -> its end (ms); a closed
@@ -102,7 +102,7 @@ subject, so that such keys spread over the cluster's slots::
                                       (lua/sessions.lua): hash, <process> -> count and
                                       <process>@ -> when its lease ends (ms)
 
-``{mod}`` -- moderation (issue 22; storage/moderation.py), small and bounded::
+``{mod}`` -- moderation (issue 22; moderation/store.py), small and bounded::
 
     moose:{mod}:bans                  hash: "account:<player>" or "address:<network>"
                                       -> ban (JSON: reason, until ms or 0, by, at)
@@ -122,7 +122,7 @@ Chat, blocks and follows (issue 25, chat part; storage/social.py)::
                                       id -> name
     moose:{<player>}:follows          hash (bounded): players followed, id -> name
     moose:{<player>}:followers        hash (bounded): players following, id -> name
-    (who is online, for follows too: presence_key below, lobby/presence.py)
+    (who is online, for follows too: presence_key below, social/presence.py)
 
 Key names are built here, in Python, and passed to scripts in KEYS; no script
 builds one. Pub/sub channels belong to no slot (a PUBLISH reaches every node):
@@ -433,7 +433,7 @@ class ModerationKeys:
         return _key("mod", "limits", str(hour))
 
 
-# Holds (issue 22): what one client holds, one key per client (accounts/quotas.py).
+# Holds (issue 22): what one client holds, one key per client (limits/quotas.py).
 
 
 def hold_key(kind: str, subject: str) -> str:
@@ -447,7 +447,7 @@ def sessions_key(subject: str) -> str:
 
 
 # Together (issue 25, rematch and challenges): one tag, {inv}, so that lua/invite_*.lua
-# touch an offer and its sender's open offers in one slot (lobby/invites.py)::
+# touch an offer and its sender's open offers in one slot (tables/invites.py)::
 #
 #     moose:{inv}:offer:<id>     JSON: a rematch ("r_<old game>") or challenge ("c_<hex>")
 #                                offer, its seats, answers and status; expires after
@@ -455,11 +455,11 @@ def sessions_key(subject: str) -> str:
 #     moose:{inv}:open:<player>  sorted set: the player's open challenges -> expiry ms
 #
 # Presence has its subject's tag: moose:{<player>}:online, a hash: instance -> when
-# that instance's word lapses (ms), and `name` (lobby/presence.py; follows read it too).
+# that instance's word lapses (ms), and `name` (social/presence.py; follows read it too).
 
 
 def offer_key(offer: str) -> str:
-    """A rematch or challenge offer (lobby/invites.py)."""
+    """A rematch or challenge offer (tables/invites.py)."""
     return _key("inv", "offer", offer)
 
 

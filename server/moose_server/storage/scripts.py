@@ -11,12 +11,14 @@ from keys.py; a script never builds one. tests/test_scripts.py checks each
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any, ClassVar
 
-from moose_server.codec import pack
+from moose_server.storage.codec import pack
 from moose_server.storage.keys import (
     GAMES_CHANNEL,
     GUESTS_KEY,
@@ -83,6 +85,7 @@ __all__ = [
     "StartTableCall",
     "StartedCall",
     "TableCall",
+    "lua_folder",
     "register",
     "source",
 ]
@@ -90,11 +93,23 @@ __all__ = [
 Argv = list[Any]
 
 
+def lua_folder(script: str) -> Traversable:
+    """The `lua/` folder holding <script>.lua: the one of the package whose script it is."""
+    root = resources.files("moose_server")
+    for package in sorted(root.iterdir(), key=lambda p: p.name):
+        folder = package / "lua"
+        if (folder / f"{script}.lua").is_file():
+            return folder
+    raise FileNotFoundError(f"no package of moose_server has lua/{script}.lua")
+
+
+@functools.cache
 def source(script: str) -> str:
-    """The text of lua/<script>.lua; a matchmaking script comes with its prelude and epilogue."""
-    lua = resources.files("moose_server.storage") / "lua"
+    """The text of <script>.lua; a matchmaking script comes with its prelude and epilogue,
+    an arena's with the prelude naming its keys."""
+    lua = lua_folder(script)
     body = (lua / f"{script}.lua").read_text()
-    if script.startswith("arena_"):  # issue 26, arena: the keys named in a prelude
+    if script.startswith("arena_"):
         return "\n".join(((lua / "arena_lib.lua").read_text(), body))
     if not script.startswith("mm_"):
         return body
@@ -706,7 +721,7 @@ class DealCloseCall:
         return [self.keys.deal, self.keys.deadlines], [self.keys.deal_member]
 
 
-# Together (issue 25): rematch and challenge offers (lobby/invites.py).
+# Together (issue 25): rematch and challenge offers (tables/invites.py).
 
 
 @dataclass(frozen=True)

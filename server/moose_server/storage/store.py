@@ -36,9 +36,9 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
-from moose_server.codec import pack, unpack, unpack_stored
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
+from moose_server.storage.codec import pack, unpack, unpack_stored
 from moose_server.storage.keys import (
     LIVE_GAMES_KEY,
     LIVE_INFO_KEY,

@@ -280,7 +280,7 @@ const gameActions = {
 // The player's name is theirs: a new name (before playing) is a new session.
 // `then`: what to do once logged in, when the name is an account's.
 async function session(then = null) {
-  const input = document.getElementById("name");
+  const input = /** @type {HTMLInputElement | null} */ (document.getElementById("name"));
   const name = (input ? input.value : state.name).trim();
   if (!name || name.length > 24) {
     state.error = t("name_needed");
@@ -438,7 +438,7 @@ function errorText(err) {
 // -- drawing -----------------------------------------------------------------------
 
 function render() {
-  const focused = document.activeElement;
+  const focused = /** @type {HTMLElement | null} */ (document.activeElement);
   const key = focused && (focused.id || focused.dataset.key || focused.dataset.testid);
   const content = screenContent();
   const game = state.screen === "game" ? state.game : null;

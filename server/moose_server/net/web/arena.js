@@ -1,4 +1,4 @@
-// Arena tournaments' pages (issue 26, arena): the list at /arenas, one arena at /arena/ID
+// Arena tournaments' pages: the list at /arenas, one arena at /arena/ID
 // with its standings (pushed by `watch_arena`), its live games (watch links) and results;
 // and the arena around an arena game: its name, the player's points and place in the
 // game, the end screen's points and countdown to the next pairing (PROTOCOL.md: a

@@ -1,4 +1,4 @@
-// Table chat, mute, block, report and follows (issue 25): the page's side.
+// Table chat, mute, block, report and follows: the page's side.
 //
 // Every line is shown as text (dom.js's h() sets text nodes, never HTML). A room's
 // lines are kept in `line` order, once each; after a reconnect the page asks

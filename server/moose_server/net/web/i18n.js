@@ -177,7 +177,6 @@ const en = {
   err_no_such_rematch: "That rematch offer is no longer there.",
   err_expired: "The offer expired.",
   err_offer_closed: "The offer is already answered or closed.",
-  err_no_such_player: "No such player: no account has that name, or they have no rating yet.",
   // Arena tournaments (issue 26, arena; arena.js)
   arenas_link: "Arenas",
   arenas_title: "Arena tournaments",
@@ -480,7 +479,6 @@ const es = {
   err_no_such_rematch: "Esa oferta de revancha ya no existe.",
   err_expired: "La oferta caducó.",
   err_offer_closed: "La oferta ya fue respondida o cerrada.",
-  err_no_such_player: "No existe ese jugador: ninguna cuenta tiene ese nombre, o aún no tiene puntuación.",
   // Torneos arena (issue 26, arena; arena.js)
   arenas_link: "Arenas",
   arenas_title: "Torneos arena",

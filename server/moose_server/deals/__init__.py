@@ -1,0 +1,1 @@
+"""Provably fair deals: the seats' seeds, their records and scripts, and the deal they make."""

@@ -1,0 +1,1 @@
+"""Moderation: bans, reports, refusals noted for operators, moderators' actions and notices."""

@@ -1,0 +1,1 @@
+"""Chat, blocks, follows and presence: who talks to whom, and who is here."""
