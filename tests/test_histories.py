@@ -9,13 +9,12 @@ import asyncio
 import json
 from typing import Any
 
-from test_results import parts, play_out
-
 from moose_server.accounts.leaderboards import Boards
 from moose_server.play.results import Results
 from moose_server.play.seats import Seat
 from moose_server.storage.keys import history_key
 
+from helpers.results import parts, play_out
 from helpers.sockets import play_out as play_raw
 from helpers.sockets import table_game
 
