@@ -111,6 +111,7 @@ def test_an_arena_game_shows_the_arena_and_its_end_screen_stays(
         page.find("arena-winners").wait_for()
         heads = page.page.locator("table.standings th").all_inner_texts()
         assert heads == ["#", "Player", "Points", "Games"]
+        check_axe(page)
         replay = page.find("arena-replay").first
         game = replay.get_attribute("href")
         replay.click()
