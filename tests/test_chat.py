@@ -208,12 +208,29 @@ async def test_following_shows_who_is_online_and_playing(serve, ws_client):
     assert (await ann.request("follow", player="bob"))["player"] == bob.player  # by name
     assert (await ann.request("follow", player=ann.player))["code"] == "bad_message"
     [entry] = (await until_listed(ann, lambda p: p["online"]))["players"]
-    assert entry == {"player": bob.player, "name": "bob", "online": True, "games": [game]}
+    # A private table's game: not for ann to watch (a `watch` of it fails), only counted.
+    assert entry == {"player": bob.player, "name": "bob", "online": True, "games": [],
+                     "private": 1}  # fmt: skip
+    assert (await ann.request("watch", game=game))["code"] == "not_in_game"
     await bob.close()
     [entry] = (await until_listed(ann, lambda p: not p["online"]))["players"]
-    assert entry["games"] == [game]  # still seated, away
+    assert (entry["games"], entry["private"]) == ([], 1)  # still seated, away
     assert (await ann.request("unfollow", player=bob.player))["type"] == "unfollowed"
     assert (await ann.request("following"))["players"] == []
+
+
+async def test_following_lists_the_games_the_follower_may_watch(serve, ws_client):
+    url = (await serve(**MANY)).url
+    ann, bob, cat = [await ws_client(url, name) for name in ("ann", "bob", "cat")]
+    shared, _ = await table_game([ann, bob])  # ann sits at this private table too
+    for c in (bob, cat):
+        assert (await c.request("queue", min_players=2, max_players=2))["type"] == "queued"
+    queued = (await cat.expect(type="match"))["game"]
+    assert (await ann.request("follow", player=bob.player))["type"] == "followed"
+    [entry] = (await ann.request("following"))["players"]
+    assert (sorted(entry["games"]), entry["private"]) == (sorted([shared, queued]), 0)
+    for game in entry["games"]:  # each one listed can be watched
+        assert (await ann.request("watch", game=game))["type"] == "watching"
 
 
 async def until_listed(client: RawClient, ok: Any) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from moose_server.storage.keys import (
     history_key,
     hold_key,
     limit_key,
+    listed_key,
     profile_key,
     sessions_key,
     wake_channel,
@@ -46,6 +47,7 @@ from moose_server.storage.scripts import (
     FollowCall,
     ForgetCall,
     FormCall,
+    HistoryCall,
     HoldCall,
     InviteAnswerCall,
     InviteOfferCall,
@@ -96,6 +98,7 @@ SAMPLES: list[Any] = [
     LiveRemoveCall(()),
     OnlineCall("i_1", 12, 30_000),
     RateCall(**RATE, seats=[]),
+    HistoryCall("g_1", [], 3600, 100, 86_400_000),
     AccountClaimCall("p_1", "ann", "Ann", "scrypt$...", False, 0),
     PasswordUpgradeCall("p_1", "scrypt$16384$...", "scrypt$131072$..."),
     EnqueueCall("p_1", "{}", 4),
@@ -221,6 +224,13 @@ def test_a_rating_sends_a_profile_and_history_and_six_arguments_per_seat():
     assert keys[4:] == [k for s in seats for k in (profile_key(s.player), history_key(s.player))]
     assert argv[10] == len(seats) and len(argv) == 11 + 6 * len(seats)
     assert argv[17:] == ["p_2", "ann", 1, "0.5", "0.9", "{}"]
+
+
+def test_history_sends_each_player_s_keys_and_entry():
+    keys, argv = build(HistoryCall("g_1", [("p_1", '{"a": 1}'), ("p_2", "{}")], 3600, 100, 9))
+    assert keys == [listed_key("g_1"), profile_key("p_1"), history_key("p_1"),
+                    profile_key("p_2"), history_key("p_2")]  # fmt: skip
+    assert argv == [3600, 100, 9, 2, '{"a": 1}', "{}"]
 
 
 def test_live_remove_sends_the_games_as_argv():

@@ -12,46 +12,14 @@ import asyncio
 import contextlib
 import threading
 import time
-from typing import Any
 
 import pytest
 
-from moose.client import Client
-
 from helpers import create_arena
-from helpers.browser import Player, wait_until
+from helpers.arenas import bots_play
+from helpers.browser import Player, axe_violations, wait_until
 
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
-
-
-def bots_play(url: str, arena: str, count: int) -> threading.Thread:
-    """`count` bots play the arena in a thread of their own until it is over."""
-
-    async def main() -> None:
-        clients = [Client(url, name=f"webbot{i}", bot=True) for i in range(count)]
-        for client in clients:
-            await client.open()
-        try:
-            await asyncio.gather(
-                *(c.run_arena_bot("greedy", arena, max_players=2) for c in clients)
-            )
-        finally:
-            for client in clients:
-                await client.close()
-
-    thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
-    thread.start()
-    return thread
-
-
-def axe_violations(player: Player) -> list[Any]:
-    """The serious and critical accessibility violations axe-core finds on the page."""
-    try:
-        from axe_playwright_python.sync_playwright import Axe
-    except ImportError:
-        return []
-    found = Axe().run(player.page).response["violations"]
-    return [v["id"] for v in found if v.get("impact") in ("serious", "critical")]
 
 
 def test_the_arena_list_and_live_standings_in_the_page(browser, moose_serve, redis_url) -> None:

@@ -3,11 +3,14 @@ turns and quick seating, and arenas created straight in the test's Redis."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
 
+from moose.client import Client
 from moose_server.arenas.runner import new_arena
 from moose_server.arenas.store import ArenaStore
 
@@ -66,3 +69,22 @@ async def create_arena(
         assert await ArenaStore(client).create(call)
     finally:
         await client.aclose()
+
+
+def bots_play(url: str, arena: str, count: int) -> threading.Thread:
+    """`count` bots play the arena in a thread of their own until it is over."""
+
+    async def main() -> None:
+        clients = [Client(url, name=f"webbot{i}", bot=True) for i in range(count)]
+        for client in clients:
+            await client.open()
+        try:
+            await asyncio.gather(*(c.run_arena_bot("greedy", arena, max_players=2)
+                                   for c in clients))  # fmt: skip
+        finally:
+            for client in clients:
+                await client.close()
+
+    thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
+    thread.start()
+    return thread

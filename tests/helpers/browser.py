@@ -19,6 +19,7 @@ __all__ = [
     "DOCS",
     "PHONE",
     "Player",
+    "axe_violations",
     "play_until_over",
     "private_game",
     "queue_for_two",
@@ -178,3 +179,13 @@ def queue_for_two(ann: Player, bob: Player) -> None:
         page.find("queue-button").click()
         if page is ann:
             ann.find("queue-status").wait_for()  # says how long she has waited
+
+
+def axe_violations(player: Player) -> list[Any]:
+    """The serious and critical accessibility violations axe-core finds on the page."""
+    try:
+        from axe_playwright_python.sync_playwright import Axe
+    except ImportError:
+        return []
+    found = Axe().run(player.page).response["violations"]
+    return [v["id"] for v in found if v.get("impact") in ("serious", "critical")]
