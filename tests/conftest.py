@@ -54,10 +54,12 @@ from helpers.lanes import LaneGuard
 
 @pytest.fixture(autouse=True)
 def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private config folder per test: `moose play` keeps session tokens there, and
-    tests (and the commands they start) must never touch the user's own."""
+    """A private config folder per test: `moose play` keeps session tokens there (and
+    game records in the data folder beside it), and tests (and the commands they
+    start) must never touch the user's own."""
     folder = tmp_path / "config"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data-home"))
     return folder
 
 
@@ -226,9 +228,12 @@ def moose_serve(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
     started: list[ServeProcess] = []
 
     def start(
-        *args: str, port: int | None = None, wait: bool = True,
-        env: dict[str, str] | None = None, log: str = "serve.log",
-    ) -> ServeProcess:  # fmt: skip
+        *args: str,
+        port: int | None = None,
+        wait: bool = True,
+        env: dict[str, str] | None = None,
+        log: str = "serve.log",
+    ) -> ServeProcess:
         proc = ServeProcess(list(args), port or free_port(), tmp_path / log, env)
         started.append(proc)
         return proc.start(wait=wait)

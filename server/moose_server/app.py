@@ -185,7 +185,8 @@ async def _build(
     # The move path: the hub tells the games' copies of wake-ups, the metrics how its
     # fan-out went, the waiting players of their messages; the games tell the hub.
     arena_store = ArenaStore(backend.redis)  # arena tournaments
-    results = Results(store, players, settings, ArenaScorer(arena_store))
+    scorer = ArenaScorer(arena_store, round(settings.arena_rest * 1000))
+    results = Results(store, players, settings, scorer)
     copies = Copies(settings)
     seeds = SeedStore(backend.redis, settings.buckets, backend.batch)  # fair deals
     waiting = Waiting(store, matchmaker, seeds)

@@ -183,6 +183,9 @@ class Settings:
     arenas: str = ""  # recurring arenas, e.g. "bots:hourly:30m:2-4,people:daily:60m:2-4"
     arena_interval: float = 0.5  # how often every instance seats arena members
     arenas_watched: int = 5  # arenas one socket may watch at once
+    # Seconds a person rests after an arena game before being seated again: the page's
+    # end screen stays that long, counting down (bots are seated again at once).
+    arena_rest: float = 10.0
     # Chat, blocks and follows (PROTOCOL.md "Chat, blocks and follows").
     chat_burst: int = 5  # chat lines a player, and an address, may say at once...
     chat_interval: float = 2.0  # ...then one more every this many seconds
@@ -209,6 +212,8 @@ class Settings:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
+        if self.arena_rest < 0:
+            raise ValueError("arena_rest must not be negative")
         self._check_memory()
         networks(self.trusted_proxies)  # a typo must stop the start, not trust no one
         if self.appendfsync not in APPENDFSYNC:

@@ -28,6 +28,7 @@ __all__ = [
     "GameError",
     "Move",
     "abandoned_event",
+    "arena_info",
     "bot_move",
     "finished_record",
     "match_message",
@@ -252,7 +253,8 @@ def thinks(name: str | None) -> bool:
 
 def match_message(game: Game, seat: int) -> dict[str, Any]:
     """The `match` that tells a seated player of their game."""
-    return table_match(game.id, seat, game.names, seat_info(game), game.public_deal())
+    info = {**seat_info(game), **arena_info(game)}
+    return table_match(game.id, seat, game.names, info, game.public_deal())
 
 
 def table_match(
@@ -267,6 +269,12 @@ def seat_info(game: Game) -> dict[str, Any]:
     """`bots` (each seat a bot, the server's or a player's) and `ratings` of a game's seats,
     for `match`, `start` and `state`; a rating is {"rating", "provisional"} or None."""
     return seat_info_of(game.bots, game.profiles)
+
+
+def arena_info(game: Game) -> dict[str, Any]:
+    """`arena`: the arena tournament an arena game belongs to, for `match`, `start` and
+    `state` (nothing for any other game): the page shows its name and standings."""
+    return {"arena": game.arena} if game.arena else {}
 
 
 def seat_info_of(

@@ -171,6 +171,7 @@ __all__ = [
     "hold_key",
     "instance_key",
     "limit_key",
+    "listed_key",
     "mm_done_key",
     "mm_key",
     "mm_keys",
@@ -332,6 +333,11 @@ def top_key(kind: str) -> str:
 def rated_key(game: str) -> str:
     """The marker of a rated game."""
     return _key("pl", "rated", game)
+
+
+def listed_key(game: str) -> str:
+    """The marker of a game put in the histories of the players it did not rate."""
+    return _key("pl", "listed", game)
 
 
 # -- matchmaking: one tag, {mm} ------------------------------------------------------

@@ -31,6 +31,7 @@ from moose_server.storage.keys import (
     GameKeys,
     deadlines_key,
     history_key,
+    listed_key,
     mm_done_key,
     mm_keys,
     offer_key,
@@ -65,6 +66,7 @@ __all__ = [
     "FollowCall",
     "ForgetCall",
     "FormCall",
+    "HistoryCall",
     "HoldCall",
     "InviteAnswerCall",
     "InviteOfferCall",
@@ -364,6 +366,29 @@ class RateCall:
         for s in self.seats:
             keys += [profile_key(s.player), history_key(s.player)]
             argv += [s.player, s.name, int(s.bot), repr(s.mu_delta), repr(s.sigma_ratio), s.entry]
+        return keys, argv
+
+
+@dataclass(frozen=True)
+class HistoryCall:
+    """Put a finished game in the histories of the players it did not rate, once
+    (lua/history.lua)."""
+
+    SCRIPT: ClassVar[str] = "history"
+
+    game: str
+    entries: Sequence[tuple[str, str]]  # (player, history entry JSON)
+    marker_ttl: int  # s: how long the "listed" marker stays
+    history_size: int
+    guest_ttl_ms: int
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as history.lua reads them."""
+        keys = [listed_key(self.game)]
+        argv: Argv = [self.marker_ttl, self.history_size, self.guest_ttl_ms, len(self.entries)]
+        for player, entry in self.entries:
+            keys += [profile_key(player), history_key(player)]
+            argv.append(entry)
         return keys, argv
 
 
@@ -781,7 +806,7 @@ class ChatCall:
 # Every call type, one per script (tests/test_scripts.py checks that none is missing).
 CALLS: tuple[type[Any], ...] = (
     CommitCall, ClaimCall, DeferCall, FollowCall, LimitCall, LiveAddCall, LiveRemoveCall,
-    OnlineCall, RateCall,
+    OnlineCall, RateCall, HistoryCall,
     AccountClaimCall, EnqueueCall, LeaveCall, FormCall, ForgetCall, CreateTableCall,
     JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall, TableCall,
     PasswordUpgradeCall, HoldCall, SessionsCall, DealOpenCall, DealSeedCall, DealCloseCall,

@@ -169,6 +169,8 @@ class Invites:
             raise GameError("not_in_game", f"you have no seat in game {game_id}")
         if not game.finished:
             raise GameError("not_over", "the game is still being played")
+        if game.arena is not None:  # the arena pairs its members again itself
+            raise Refusal("not_allowed", "an arena game has no rematch: the arena seats you again")
         seats = await self._rematch_seats(game, player, fill)
         if len(seats) < MIN_PLAYERS:
             raise Refusal("bad_message", "too few seats are still here for a rematch")

@@ -25,6 +25,8 @@ export class Game {
     this.missing = null; // why the game cannot be shown (watch refused)
     this.past = null; // the view of the last event taken by `backfill`
     this.record = null;
+    /** @type {string | null} the arena tournament of an arena game (arena.js) */
+    this.arena = null;
   }
 
   get over() {
