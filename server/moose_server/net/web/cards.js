@@ -186,7 +186,7 @@ export function art(code) {
  * @returns {Node_}
  */
 export function coverArt(cover) {
-  const body = cover === "moose" ? [mooseHead(30, 42, 1.3)] : doorFace().slice(1);
+  const body = cover === "moose" ? [mooseHead(30, 42, 1.3)] : doorFace();
   return ["svg", { viewBox: "0 0 60 84", class: `art over-${cover}`, "aria-hidden": "true", focusable: "false" }, ...body];
 }
 

@@ -8,7 +8,7 @@
 
 /**
  * @typedef {{kind: string, seat?: number, move?: any, auto?: string}} GameEvent
- * @typedef {{event: GameEvent, before: any, after: any}} Taken
+ * @typedef {{event: GameEvent, before: any, after: any, seq?: number}} Taken
  *   one event with the views before and after it
  * @typedef {{zone: "hand", seat: number} | {zone: "room", seat: number, room: number}
  *   | {zone: "house", seat: number} | {zone: "discard"}} Spot
