@@ -227,8 +227,10 @@ def test_the_table_has_no_serious_accessibility_violation(players) -> None:
     for _ in range(4):
         wait_until(lambda: ada.act(), timeout=30)
     ada.find("legal-move").first.wait_for(timeout=30000)
+    settled(ada)
     accessible(ada, "the table, desktop")
     ada.page.locator('[data-testid="hand-card"]:not([disabled])').first.click()
+    settled(ada)
     accessible(ada, "the table, a card chosen")
 
 

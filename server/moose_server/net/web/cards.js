@@ -172,7 +172,7 @@ export function art(code) {
   /** @type {Node_[]} */
   let body;
   if (kind === "room" && ROOMS.includes(type)) body = roomFace(type);
-  else if (kind === "moose" && ROOMS.includes(type)) body = [...roomFace(type), mooseHead(30, 40, 1.15)];
+  else if (kind === "moose" && ROOMS.includes(type)) body = [...roomFace(type), mooseHead(30, 33, 1.1)];
   else if (code === "house") body = houseFace();
   else if (code === "door") body = doorFace();
   else if (code === "trap") body = trapFace();

@@ -115,6 +115,8 @@ export function morph(old, fresh) {
       if (match !== at) old.insertBefore(match, at);
       else at = at.nextSibling;
       if (key) kept.delete(key);
+      // A drawing that never changes for its key (`data-fixed`): nothing to compare.
+      if (key && match instanceof Element && match.hasAttribute("data-fixed")) continue;
       if (match.nodeType === Node.TEXT_NODE) {
         if (match.nodeValue !== next.nodeValue) match.nodeValue = next.nodeValue;
       } else if (match instanceof Element && next instanceof Element) morph(match, next);

@@ -5,6 +5,27 @@
 
 import { art, cardClass, coverArt } from "./cards.js";
 import { h, svg } from "./dom.js";
+
+/** @type {Map<string, SVGElement>} each card's drawing, built once and then copied */
+const drawings = new Map();
+
+/**
+ * A card's drawing: a copy of the one built for its code (copying is cheaper than
+ * building, and the table draws dozens of cards at every event).
+ * @param {string} code
+ * @param {"face" | "moose" | "door"} [what]
+ */
+export function drawing(code, what = "face") {
+  const key = `${what}:${code}`;
+  let made = drawings.get(key);
+  if (!made) {
+    made = svg(what === "face" ? art(code) : coverArt(what));
+    made.setAttribute("data-key", `art-${key}`);
+    made.setAttribute("data-fixed", "");
+    drawings.set(key, made);
+  }
+  return /** @type {SVGElement} */ (made.cloneNode(true));
+}
 import { cardName, count, roomName, t } from "./i18n.js";
 
 /**
@@ -17,7 +38,7 @@ export function card(code, how = {}) {
   return h(
     "span",
     { class: cls, testid: "card", "data-card": code },
-    svg(art(code)),
+    drawing(code),
     code === "back" ? null : h("span", { class: "label" }, cardName(code)),
   );
 }
@@ -38,7 +59,7 @@ export function roomTile(ctx, seat, index, room, target, more = {}) {
   const state = more.pending ? t("cover_pending") : cover ? t(`cover_${cover}`) : t("open");
   const body = [
     card(`room:${room.type}`, { small: true }),
-    cover ? h("span", { class: `cover ${cover}` }, svg(coverArt(/** @type {any} */ (cover))), h("span", { class: "sr" }, t(`cover_${cover}`))) : null,
+    cover ? h("span", { class: `cover ${cover}` }, drawing(room.type, /** @type {any} */ (cover)), h("span", { class: "sr" }, t(`cover_${cover}`))) : null,
     more.pending ? h("span", { class: "cover pending" }, card(more.pending, { small: true })) : null,
     h("span", { class: "rname" }, h("strong", {}, name), " · ", state),
     more.last ? lastRing() : null,

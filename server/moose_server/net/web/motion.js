@@ -16,8 +16,9 @@
  *   | {kind: "slam", seat: number, room: number, delay: number}} Animation
  */
 
-/** At most this many events are explained one after the other; more is a burst. */
-export const MAX_EXPLAINED = 2;
+/** At most this many moves (a round at the largest table: the server's bots answer at
+ * once) are explained one after the other; more is a burst (a reconnect, a replay). */
+export const MAX_EXPLAINED = 6;
 /** How long one card takes to travel, in ms (board.js uses it too). */
 export const TRAVEL_MS = 420;
 
