@@ -10,6 +10,8 @@ The page is never stubbed: a test only observes it (how many animations it playe
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,7 @@ from urllib.parse import urljoin
 
 import pytest
 
-from helpers.browser import Player, play_until_over, private_game, wait_until
+from helpers.browser import DOCS, Player, play_until_over, private_game, wait_until
 
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 
@@ -217,6 +219,8 @@ def test_on_a_phone_the_clock_and_the_chosen_cards_targets_are_in_view(players) 
     expect(sam.find("clock")).to_be_in_viewport()
     box = sam.find("target").first.bounding_box()
     assert box["y"] + box["height"] <= hand.bounding_box()["y"] + 1, "the hand hides the target"
+    bar = sam.page.locator("section.game .status").bounding_box()
+    assert box["y"] >= bar["y"] + bar["height"] - 1, "the turn bar hides the target"
     expect(sam.find("clock")).to_be_in_viewport()
     accessible(sam, "the table on a phone, a card chosen")
 
@@ -242,3 +246,37 @@ def accessible(player: Player, what: str) -> None:
     bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in found
            if v["impact"] in ("serious", "critical")]  # fmt: skip
     assert bad == [], f"{what}: {bad}"
+
+
+MIDWAY = """() => {
+  const moving = document.getAnimations().filter((a) => a.effect
+    && a.effect.getTiming().iterations !== Infinity && a.playState === "running");
+  for (const a of moving) { a.pause(); a.currentTime = Math.max(Number(a.currentTime), 200); }
+  return moving.length;
+}"""
+
+
+def test_screenshots_of_the_table_in_spanish_and_with_a_card_moving(players, tmp_path) -> None:
+    ada = players(locale="es-ES")
+    start(ada, "ada", bots=3)
+    for _ in range(8):
+        wait_until(lambda: ada.act(), timeout=30)
+    ada.find("legal-move").first.wait_for(timeout=30000)
+    settled(ada)
+    assert "Te toca" in ada.find("turn").inner_text()
+    ada.page.evaluate("() => window.scrollTo(0, 0)")
+    ada.page.screenshot(path=str(tmp_path / "game-es.png"))
+    # A card on its way: the animations stopped midway for the picture, then let go.
+    ada.find("lang-button").click()
+    ada.find("turn").filter(has_text="Your move").wait_for()
+    ada.page.set_viewport_size({"width": 1100, "height": 1500})  # the table without scrolling
+    ada.page.evaluate("() => window.scrollTo(0, 0)")
+    ada.find("legal-move").first.click()
+    wait_until(lambda: ada.page.evaluate(MIDWAY) > 0)
+    ada.page.screenshot(path=str(tmp_path / "game-moving.png"))
+    ada.page.evaluate("() => document.getAnimations().forEach((a) => a.play())")
+    settled(ada)
+    assert (tmp_path / "game-es.png").exists() and (tmp_path / "game-moving.png").exists()
+    if os.environ.get("MOOSE_SCREENSHOTS"):
+        for png in tmp_path.glob("*.png"):
+            shutil.copy(png, DOCS / png.name)

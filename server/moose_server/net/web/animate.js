@@ -8,13 +8,16 @@
 
 import { h } from "./dom.js";
 import { drawing } from "./felt.js";
-import { TRAVEL_MS, plan, spotKey } from "./motion.js";
+import { TRAVEL_MS, burst, plan, spotKey } from "./motion.js";
 
 /** @type {{taken: import("./motion.js").Taken[], rects: Map<string, DOMRect>, frame: number} | null} */
 let batch = null;
 /** @type {Animation[]} the animations of the last batch */
 let playing = [];
 let lastRun = -Infinity; // when the last batch came
+let caughtUp = false; // a stream is being caught up with: no motion until it pauses
+/** The most motion waiting to be shown, in ms; more and the table catches up at once. */
+const MAX_BACKLOG_MS = 4 * TRAVEL_MS;
 
 /** Whether the person asked for less motion. */
 export function reducedMotion() {
@@ -59,17 +62,24 @@ function run(table) {
   batch = null;
   if (!now || !table.isConnected) return;
   // Events coming faster than they can be shown (a reconnect's or a replay's stream):
-  // what is still moving lands at once, and the table catches up without motion.
+  // what is still moving lands at once, and the table catches up without motion until
+  // the stream pauses. A few moves (a round of bots answering at once) queue up.
   const at = performance.now();
-  const rushed = at - lastRun < TRAVEL_MS;
+  const fast = at - lastRun < TRAVEL_MS;
   lastRun = at;
-  if (rushed) {
-    for (const a of playing) if (a.playState === "running" || a.pending) a.finish();
+  if (fast && caughtUp) return;
+  caughtUp = false;
+  playing = playing.filter((a) => a.playState === "running" || a.pending);
+  const backlog = Math.max(0, ...playing.map((a) => Number(a.effect?.getComputedTiming().endTime || 0) - Number(a.currentTime || 0)));
+  const planned = plan(now.taken, { reduced: reducedMotion(), hidden: document.hidden });
+  const span = Math.max(0, ...planned.map((s) => s.delay + TRAVEL_MS));
+  if (burst(now.taken) || backlog + span > MAX_BACKLOG_MS) {
+    for (const a of playing) a.finish();
     playing = [];
+    caughtUp = true;
     return;
   }
-  playing = [];
-  const steps = plan(now.taken, { reduced: reducedMotion(), hidden: document.hidden });
+  const steps = planned.map((s) => ({ ...s, delay: s.delay + backlog }));
   if (steps.length) {
     // How many animations this page played: tests and the benchmark read it.
     const el = layer();
@@ -93,7 +103,9 @@ function travel(table, rects, step) {
     : rects.get(fromKey);
   const dest = table.querySelector(`[data-spot="${spotKey(step.to)}"]`);
   if (!from || !dest) return;
-  const face = dest.querySelector(".card-face") || dest;
+  // A moose or a door lands on its room: the cover waits unseen, not the room card.
+  const covers = step.card.startsWith("moose:") || step.card === "door";
+  const face = (covers && dest.querySelector(".cover")) || dest.querySelector(".card-face") || dest;
   const to = face.getBoundingClientRect();
   const ghost = h("span", { class: "ghost", "aria-hidden": "true" }, drawing(step.card));
   layer().appendChild(ghost);
@@ -103,7 +115,8 @@ function travel(table, rects, step) {
   ghost.style.width = `${width}px`;
   const flight = ghost.animate(
     [{ transform: start, opacity: 0.95 }, { transform: end, opacity: 1 }],
-    { duration: TRAVEL_MS, delay: step.delay, easing: "cubic-bezier(.2,.7,.3,1)", fill: "both" },
+    // No fill: a ghost waiting for its turn stays unseen (its CSS opacity is 0).
+    { duration: TRAVEL_MS, delay: step.delay, easing: "cubic-bezier(.2,.7,.3,1)" },
   );
   flight.finished.then(() => ghost.remove(), () => ghost.remove());
   playing.push(flight);

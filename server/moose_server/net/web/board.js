@@ -66,13 +66,21 @@ export function renderGame(ctx) {
   return drawn.el;
 }
 
-// A card was chosen: its targets come into view (above the hand, which stays at the
-// bottom of a phone's screen: the targets' scroll-margin in table.css).
+// A card was chosen: its first target comes into view between the turn bar (sticky at
+// the top) and the hand (sticky at the bottom of a phone's screen), unless it is there.
 /** @param {HTMLElement} el */
 function showTargets(el) {
   requestAnimationFrame(() => {
     const first = el.querySelector('[data-testid="target"]');
-    if (first) first.scrollIntoView({ block: "nearest", behavior: "instant" });
+    if (!first) return;
+    const bar = el.querySelector(".status");
+    const hand = el.querySelector(".hand");
+    const top = bar ? bar.getBoundingClientRect().bottom : 0;
+    const handTop = hand ? hand.getBoundingClientRect().top : window.innerHeight;
+    const bottom = Math.min(window.innerHeight, handTop > top ? handTop : window.innerHeight);
+    const box = first.getBoundingClientRect();
+    if (box.top >= top && box.bottom <= bottom) return;
+    first.scrollIntoView({ block: "center", behavior: "instant" });
   });
 }
 

@@ -23,6 +23,15 @@ export const MAX_EXPLAINED = 6;
 export const TRAVEL_MS = 420;
 
 /**
+ * Whether these events are a burst to catch up with rather than moves to show: more
+ * than MAX_EXPLAINED of them, or a `state` (a reconnect, the page opened mid-game).
+ * @param {Taken[]} taken
+ */
+export function burst(taken) {
+  return taken.length > MAX_EXPLAINED || taken.some((t) => !t.event || t.event.kind === "state");
+}
+
+/**
  * The animations for the events taken since the table was last drawn.
  * @param {Taken[]} taken
  * @param {{reduced?: boolean, hidden?: boolean}} [how]
@@ -31,9 +40,9 @@ export const TRAVEL_MS = 420;
  */
 export function plan(taken, how = {}) {
   if (how.reduced || how.hidden) return [];
-  const moves = taken.filter((t) => t.event && t.event.kind === "move" && t.before);
-  // Anything but a move (a `state` after a reconnect, the start) means a fresh table.
-  if (moves.length !== taken.length || moves.length > MAX_EXPLAINED) return [];
+  if (burst(taken)) return [];
+  // Only moves travel (a seat going away or coming back, the start, the end do not).
+  const moves = taken.filter((t) => t.event.kind === "move" && t.before);
   /** @type {Animation[]} */
   const out = [];
   let delay = 0;
