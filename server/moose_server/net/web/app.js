@@ -50,11 +50,14 @@ const FAIR = { fair: true };
 // Rematch and challenges (issue 25): their own state and panel.
 const together = createTogether({
   ask, render, session, watch: (id) => act.watch(id), me: () => net.welcome && net.welcome.player,
+  request: (type, fields) => net.request(type, fields), game: () => state.game,
 });
 // Arena tournaments (issue 26, arena): their screens are "arenas" and "arena".
 const arenas = arenaPages({
   ask, send, go, render, session, watchGame: (game) => act.watch(game), now: () => net.now(),
   name: () => state.name, setName: (value) => act.setName(value),
+  request: (type, fields) => net.request(type, fields), me: () => net.welcome && net.welcome.player,
+  openMatch: (msg) => { takeMatch(msg); render(); },
 });
 
 // -- what the server says ---------------------------------------------------------
@@ -72,11 +75,10 @@ function onMessage(msg) {
       break;
     case "match":
       if (state.game && state.game.id === msg.game) return;
-      state.queued = null;
-      state.table = null;
-      openGame(msg.game, msg.seat, msg);
       // Our seed for the provably fair deal (we ask for one: FAIR).
       if (msg.deal) send("seed", { game: msg.game, seed: randomSeed() });
+      // The next arena game waits while the last one's end screen counts down (arena.js).
+      if (!arenas.hold(msg, state.screen === "game" ? state.game : null)) takeMatch(msg);
       break;
     case "table":
       state.table = msg.host ? msg : null;
@@ -100,10 +102,17 @@ function onMessage(msg) {
   render();
 }
 
+function takeMatch(msg) {
+  state.queued = null;
+  state.table = null;
+  openGame(msg.game, msg.seat, msg);
+}
+
 function onEvent(msg) {
   const game = state.game;
   if (!game || msg.game !== game.id) return;
   const taken = game.take(msg);
+  if (msg.event && msg.event.arena) game.arena = arenas.seen(msg.event.arena);
   loadHistory(net, { game: game.id }).then((got) => got && render()); // following it now: its chat's backlog
   if (taken === "gap") sync(game);
   if (taken !== "ok") return;
@@ -362,6 +371,7 @@ function openGame(id, seat, match = null, show = true) {
     game.names = match.names || [];
     game.bots = match.bots || [];
     game.ratings = match.ratings || [];
+    game.arena = arenas.seen(match.arena);
   }
   state.game = game;
   state.selected = null;
@@ -441,6 +451,7 @@ function render() {
     accountPanel(),
     state.error ? h("p", { class: "banner error", role: "alert", testid: "error" }, state.error) : null,
     state.notice ? h("p", { class: "banner", role: "status", testid: "notice" }, state.notice) : null,
+    arenas.banner(),
     together.panel(state.screen, state.screen === "game" ? state.game : null),
     content,
     together.form(state.screen),
@@ -462,7 +473,7 @@ function screenContent() {
   }
   const me = net.welcome && net.welcome.player;
   if (state.screen === "game" && state.game) {
-    return [renderGame({
+    return [arenas.gamePanel(state.game), renderGame({
       game: state.game, selected: state.selected, now: () => net.now(), online: state.status === "open", redraw: render,
       download: state.download, seatButton: together.seatButton, ...gameActions,
       verifyDeal: state.game.recordData && state.game.recordData.deal ? checkDeal : null,
@@ -558,6 +569,7 @@ function tick() {
   if (state.game && state.screen === "game") tickGame(root, { game: state.game, now: () => net.now(), online: state.status === "open" });
   const queued = root.querySelector('[data-testid="queue-status"]');
   if (queued && state.queued) queued.textContent = queuedText({ queued: state.queued, now: () => net.now() });
+  arenas.tick(root);
 }
 
 // -- start -------------------------------------------------------------------------

@@ -29,6 +29,8 @@ export class Game {
     this.recent = [];
     /** @type {import("./motion.js").Taken | null} the last move, highlighted until the next */
     this.lastMove = null;
+    /** @type {string | null} the arena tournament of an arena game (arena.js) */
+    this.arena = null;
   }
 
   get over() {
