@@ -351,10 +351,12 @@ class Play(TableChat):
             elif mtype in ("rematch_offer", "rematch_started"):
                 self.together.heard(msg)
             elif mtype == "event" and msg.get("game") == self.game and self.on_event(msg):
-                await self.save_record()
+                ended = str(msg["game"])
+                if self.args.stay:
+                    self.stay()  # first: a `rematch` typed at once is for this game
+                await self.save_record(ended)
                 if not self.args.stay:
                     return 0
-                self.stay()
             elif mtype == "chat":
                 self.show_chat(msg)
         return 1
@@ -397,15 +399,14 @@ class Play(TableChat):
             self.show_turn()
         return False
 
-    async def save_record(self) -> None:
-        """Keep the record of our finished game, and say where it is."""
+    async def save_record(self, game: str) -> None:
+        """Keep the record of our finished `game`, and say where it is."""
         from moose import _records
         from moose import record as records
 
-        assert self.game is not None
-        path = _records.kept_path(self.game)
+        path = _records.kept_path(game)
         try:
-            rec = await _records.fetch(self.client, self.game)  # our seat: no code needed
+            rec = await _records.fetch(self.client, game)  # our seat: no code needed
             path.parent.mkdir(parents=True, exist_ok=True)
             records.dump(rec, path)
         except (records.RecordError, OSError) as exc:
