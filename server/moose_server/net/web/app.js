@@ -1,6 +1,7 @@
 // The page's controller: which screen shows, what each click sends, what each message changes.
 
-import { clock, renderGame } from "./board.js";
+import { renderGame, tickGame } from "./board.js";
+import { mark } from "./cues.js";
 import { chatActions, loadHistory, refreshFollowing, reloadAll, renderChat, renderFollowing, takeLine } from "./chat.js";
 import { h, replace } from "./dom.js";
 import { randomSeed, verifyDeal } from "./fair.js";
@@ -443,7 +444,7 @@ function render() {
   const content = screenContent();
   const game = state.screen === "game" ? state.game : null;
   const mine = game && game.view && !game.over && game.legal && game.view.to_act === game.seat;
-  document.title = mine ? `▶ ${t("turn_you")} · ${t("title")}` : t("title");
+  mark(Boolean(mine), t("title"), t("turn_you"));
   replace(
     root,
     header(),
@@ -473,7 +474,7 @@ function screenContent() {
   const me = net.welcome && net.welcome.player;
   if (state.screen === "game" && state.game) {
     return [arenas.gamePanel(state.game), renderGame({
-      game: state.game, selected: state.selected, now: () => net.now(),
+      game: state.game, selected: state.selected, now: () => net.now(), online: state.status === "open", redraw: render,
       download: state.download, seatButton: together.seatButton, ...gameActions,
       verifyDeal: state.game.recordData && state.game.recordData.deal ? checkDeal : null,
     }), gameChat(state.game, me)];
@@ -565,8 +566,7 @@ function toggleLanguage() {
 // Clocks tick without redrawing the page (focus and selection stay put).
 function tick() {
   renderStatus();
-  const countdown = root.querySelector('[data-testid="countdown"]');
-  if (countdown && state.game) countdown.textContent = clock({ game: state.game, now: () => net.now() });
+  if (state.game && state.screen === "game") tickGame(root, { game: state.game, now: () => net.now(), online: state.status === "open" });
   const queued = root.querySelector('[data-testid="queue-status"]');
   if (queued && state.queued) queued.textContent = queuedText({ queued: state.queued, now: () => net.now() });
   arenas.tick(root);

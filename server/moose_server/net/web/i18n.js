@@ -964,9 +964,28 @@ const esPeople = {
   people_private_table: "en una mesa privada",
 };
 
+// The card table (board.js, felt.js, cues.js): its own block, merged into TABLES.
+const enTable = {
+  cover_pending: "moose waiting",
+  last_move: "Last move",
+  sound_title: "Sound on your move",
+  clock_offline: "Not connected",
+  clock_waiting: "Waiting",
+  clock_low: "Hurry! {time}",
+};
+
+const esTable = {
+  cover_pending: "alce en espera",
+  last_move: "Última jugada",
+  sound_title: "Sonido cuando te toca",
+  clock_offline: "Sin conexión",
+  clock_waiting: "Esperando",
+  clock_low: "¡Rápido! {time}",
+};
+
 export const TABLES = {
-  en: { ...en, ...enSite, ...enFair, ...enDeadends, ...enArena2, ...enPeople },
-  es: { ...es, ...esSite, ...esFair, ...esDeadends, ...esArena2, ...esPeople },
+  en: { ...en, ...enSite, ...enFair, ...enDeadends, ...enArena2, ...enPeople, ...enTable },
+  es: { ...es, ...esSite, ...esFair, ...esDeadends, ...esArena2, ...esPeople, ...esTable },
 };
 
 let lang = pick();
