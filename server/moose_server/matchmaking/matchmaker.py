@@ -21,12 +21,7 @@ from typing import Any
 
 from moose_server.accounts import distinct
 from moose_server.errors import Refusal
-from moose_server.play import CODE_ALPHABET, CODE_LENGTH, Seat, clean_code
-from moose_server.settings import Settings
-from moose_server.storage import scripts
-from moose_server.storage.batch import Batcher
-from moose_server.storage.keys import mm_key
-from moose_server.storage.scripts import (
+from moose_server.matchmaking.calls import (
     AddBotCall,
     CreateTableCall,
     EnqueueCall,
@@ -40,6 +35,11 @@ from moose_server.storage.scripts import (
     StartTableCall,
     TableCall,
 )
+from moose_server.play import CODE_ALPHABET, CODE_LENGTH, Seat, clean_code
+from moose_server.settings import Settings
+from moose_server.storage import scripts
+from moose_server.storage.batch import Batcher
+from moose_server.storage.keys import mm_key
 
 __all__ = [
     "BOT_NAMES",
