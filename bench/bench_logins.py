@@ -79,15 +79,22 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
         idle = await timed_logins(session, url, args.logins)
         stop, tally = asyncio.Event(), {"names": itertools.count()}
         addresses = itertools.repeat("203.0.113.9") if args.source == "one" else itertools.count()
-        tasks = [asyncio.create_task(flooder(session, url, addresses, stop, tally))
-                 for _ in range(args.flooders)]  # fmt: skip
+        tasks = [
+            asyncio.create_task(flooder(session, url, addresses, stop, tally))
+            for _ in range(args.flooders)
+        ]
         await asyncio.sleep(args.warmup)
         flooded = await timed_logins(session, url, args.logins)
         stop.set()
         await asyncio.gather(*tasks)
     del tally["names"]
-    return {"from": args.source, "flooders": args.flooders, "idle": summary(idle),
-            "during_flood": summary(flooded), "flood_answers": tally}  # fmt: skip
+    return {
+        "from": args.source,
+        "flooders": args.flooders,
+        "idle": summary(idle),
+        "during_flood": summary(flooded),
+        "flood_answers": tally,
+    }
 
 
 def main() -> None:

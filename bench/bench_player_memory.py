@@ -77,8 +77,9 @@ async def main() -> dict[str, Any]:
             chosen = rng.sample(ids, SEATS)
             seats = [Seat(p, f"player-{p[-4:]}", None) for p in chosen]
             profiles = await results.profiles(seats)
-            game = await games.create([Seat(s.player, s.name, None) for s in seats], seed=g,
-                                      rated=True, profiles=profiles)  # fmt: skip
+            game = await games.create(
+                [Seat(s.player, s.name, None) for s in seats], seed=g, rated=True, profiles=profiles
+            )
             played.append(await play(games, game, rng))
         await results.sweep(forgotten=False)
         after = int((await redis.info("memory"))["used_memory"])
@@ -87,7 +88,10 @@ async def main() -> dict[str, Any]:
         held = [store.keys_of(g) for g in game_ids]
         out: dict[str, Any] = {
             "redis": (await redis.info("server"))["redis_version"],
-            "games": GAMES, "seats": SEATS, "players": PLAYERS, "moves_per_game": moves,
+            "games": GAMES,
+            "seats": SEATS,
+            "players": PLAYERS,
+            "moves_per_game": moves,
             "seconds": round(time.monotonic() - t0, 1),
             "per_finished_game": {
                 "game_hash": mean(await usage(redis, [k.game for k in held])),
@@ -96,7 +100,7 @@ async def main() -> dict[str, Any]:
                 "rated_marker": mean(await usage(redis, [rated_key(g) for g in game_ids])),
             },
             "used_memory_per_game": round((after - before) / GAMES),
-        }  # fmt: skip
+        }
         histories = await usage(redis, [history_key(p) for p in ids])
         entries = [await redis.llen(history_key(p)) for p in ids]
         out["per_player"] = {
@@ -112,17 +116,17 @@ async def main() -> dict[str, Any]:
         new = [f"p_a{i:09x}" for i in range(ACCOUNTS)]
         for i, player in enumerate(new):
             name = f"account-{i:05d}"
-            claim = AccountClaimCall(player=player, name_key=name_key(name), name=name, pw=pw,
-                                     bot=False, now=0)  # fmt: skip
+            claim = AccountClaimCall(
+                player=player, name_key=name_key(name), name=name, pw=pw, bot=False, now=0
+            )
             await players.claim(claim)
         used_after = int((await redis.info("memory"))["used_memory"])
         names_after = (await usage(redis, [NAMES_KEY]))[0]
         out["per_account"] = {
-            "profile_before_any_game": mean(await usage(redis, [profile_key(p)
-                                                                for p in new])),
+            "profile_before_any_game": mean(await usage(redis, [profile_key(p) for p in new])),
             "names_index": round((names_after - names_before) / ACCOUNTS, 1),
             "used_memory": round((used_after - used_before) / ACCOUNTS, 1),
-        }  # fmt: skip
+        }
         lb = (await usage(redis, [top_key("humans")]))[0]
         listed = await redis.zcard(top_key("humans"))
         out["leaderboard_bytes_per_player"] = round(lb / max(1, listed), 1)

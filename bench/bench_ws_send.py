@@ -95,10 +95,12 @@ class Bench:
         await asyncio.sleep(0.05)  # the last turn's writes
         cpu, wall = time.process_time() - cpu0, loop.time() - t0
         backlog = sum(t.get_write_buffer_size() for _, t in self.sockets)
-        return {"frames_per_s": round(sent / wall),
-                "cpu_us_per_frame": round(cpu / sent * 1e6, 2),
-                "cpu_percent": round(100 * cpu / wall, 1),
-                "write_backlog_bytes": backlog}  # fmt: skip
+        return {
+            "frames_per_s": round(sent / wall),
+            "cpu_us_per_frame": round(cpu / sent * 1e6, 2),
+            "cpu_percent": round(100 * cpu / wall, 1),
+            "write_backlog_bytes": backlog,
+        }
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -110,16 +112,25 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     await runner.setup()
     port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
-    proc = subprocess.Popen([sys.executable, __file__, "--reader", f"ws://127.0.0.1:{port}/ws",
-                             "--sockets", str(args.sockets)])  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--reader",
+            f"ws://127.0.0.1:{port}/ws",
+            "--sockets",
+            str(args.sockets),
+        ]
+    )
     runs: list[dict[str, Any]] = []
     try:
         await asyncio.wait_for(bench.ready.wait(), 60)
         for rnd in range(args.rounds):
             for frames in [int(f) for f in args.frames.split(",")]:
                 res = await bench.window(frames, args.rate, args.duration)
-                res.update(frames_per_turn=frames, round=rnd,
-                           loadavg_1m=round(os.getloadavg()[0], 2))  # fmt: skip
+                res.update(
+                    frames_per_turn=frames, round=rnd, loadavg_1m=round(os.getloadavg()[0], 2)
+                )
                 runs.append(res)
                 print(res, flush=True)
     finally:
@@ -127,9 +138,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.sleep(0.5)
         await runner.cleanup()
         proc.wait(30)
-    return {"bench": "bench/bench_ws_send.py", "argv": sys.argv[1:], "sockets": args.sockets,
-            "rate": args.rate, "duration_s": args.duration, "payload_bytes": len(PAYLOAD),
-            "aiohttp": aiohttp.__version__, "medians": medians(runs), "runs": runs}  # fmt: skip
+    return {
+        "bench": "bench/bench_ws_send.py",
+        "argv": sys.argv[1:],
+        "sockets": args.sockets,
+        "rate": args.rate,
+        "duration_s": args.duration,
+        "payload_bytes": len(PAYLOAD),
+        "aiohttp": aiohttp.__version__,
+        "medians": medians(runs),
+        "runs": runs,
+    }
 
 
 def medians(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

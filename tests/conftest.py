@@ -228,9 +228,12 @@ def moose_serve(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
     started: list[ServeProcess] = []
 
     def start(
-        *args: str, port: int | None = None, wait: bool = True,
-        env: dict[str, str] | None = None, log: str = "serve.log",
-    ) -> ServeProcess:  # fmt: skip
+        *args: str,
+        port: int | None = None,
+        wait: bool = True,
+        env: dict[str, str] | None = None,
+        log: str = "serve.log",
+    ) -> ServeProcess:
         proc = ServeProcess(list(args), port or free_port(), tmp_path / log, env)
         started.append(proc)
         return proc.start(wait=wait)

@@ -119,9 +119,20 @@ def test_a_muted_seat_is_hidden_a_blocked_one_never_arrives(players, server, tmp
     host.page.once("dialog", lambda d: d.accept("spam"))
     host.find("chat-message").first.locator('[data-testid="report-button"]').click()
     host.find("notice").wait_for()
-    run = subprocess.run([sys.executable, "-m", "moose_server.commands.admin", "--data-dir",
-                          str(tmp_path / "data"), "reports"], capture_output=True, text=True,
-                         check=True, env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "moose_server.commands.admin",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "reports",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     [row] = [r for r in run.stdout.splitlines() if "spam" in r]
     assert "gus" in row and "one" in row
     click_until(host, "block-button", "You blocked gus")

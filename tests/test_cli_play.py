@@ -15,13 +15,14 @@ import struct
 import sys
 import termios
 
+import aiohttp
 import pytest
 
 import moose
 from moose.commands.bots import spread
 from moose_server.storage.embedded import free_port
 
-from helpers import ASK, FINAL, Run, Serve, drive, play_seat, spawn
+from helpers import ASK, FINAL, Run, Serve, drive, play_seat, spawn, until
 
 pytestmark = pytest.mark.slow  # `moose play` and `moose bots` as subprocesses
 
@@ -62,8 +63,9 @@ async def test_play_a_game_from_the_queue_against_a_bot(url: str) -> None:
 
 
 async def test_play_creates_a_table_with_server_bots_and_starts_it(url: str) -> None:
-    proc = await spawn("play", "--url", url, "--name", "host", "--create", "3",
-                       "--bots", "greedy,random")  # fmt: skip
+    proc = await spawn(
+        "play", "--url", url, "--name", "host", "--create", "3", "--bots", "greedy,random"
+    )
     run = await drive(proc)
     assert_finished(run)
     code = re.search(r"table (\w+) created with 3 seats", run.text)
@@ -160,9 +162,21 @@ async def test_play_on_a_terminal_draws_a_live_screen_and_reads_keys(url: str) -
     main, other = pty.openpty()
     fcntl.ioctl(other, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose", "play", "--url", url, "--name", "alice", "--players", "2",
-        stdin=other, stdout=other, stderr=other, env={**os.environ, "TERM": "xterm"},
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "moose",
+        "play",
+        "--url",
+        url,
+        "--name",
+        "alice",
+        "--players",
+        "2",
+        stdin=other,
+        stdout=other,
+        stderr=other,
+        env={**os.environ, "TERM": "xterm"},
+    )
     os.close(other)
     bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
     screen = bytearray()
@@ -239,6 +253,14 @@ async def test_moose_bots_play_over_two_instances(serve: Serve) -> None:
     assert "1 game finished" in run.text and "errors: 0" in run.text
 
 
+async def unavailable_sent(http: str) -> float:
+    """How many `unavailable` errors the server has sent (its /metrics)."""
+    async with aiohttp.ClientSession() as session, session.get(f"{http}/metrics") as resp:
+        text = await resp.text()
+    found = re.search(r'^moose_errors_total\{code="unavailable"\} (\S+)$', text, re.M)
+    return float(found[1]) if found else 0.0
+
+
 async def test_moose_bots_count_the_errors_of_a_redis_outage(moose_serve, redis_factory) -> None:
     redis_server = redis_factory(appendonly=True)
     proc = moose_serve("--redis", redis_server.url, "--match-wait", "0.2")
@@ -253,7 +275,9 @@ async def test_moose_bots_count_the_errors_of_a_redis_outage(moose_serve, redis_
         while proc.log.read_text().count("dealt for") < 5:
             await asyncio.sleep(0.02)
     await asyncio.to_thread(redis_server.stop)  # clean: the AOF keeps every write
-    await asyncio.sleep(3)  # long enough that some bot's retries meet it, however slow
+    # Redis comes back once the server has refused a bot's request for it: the
+    # bots have an error to count, however slow the machine.
+    await until(lambda: unavailable_sent(proc.http))
     await asyncio.to_thread(redis_server.start)
     run = await driving
     assert run.code == 0, run.text + run.err
@@ -270,8 +294,7 @@ async def test_play_says_when_an_account_took_the_kept_guests_name(url: str) -> 
         _saved.save(url, "carol", guest.token)
     async with moose.connect(url, name="carol") as other:
         await other.register("lantern moose quill 88")
-    proc = await spawn("play", "--url", url, "--name", "carol", "--create", "2",
-                       "--bots", "greedy")  # fmt: skip
+    proc = await spawn("play", "--url", url, "--name", "carol", "--create", "2", "--bots", "greedy")
     run = await drive(proc)
     assert_finished(run)
     assert "an account took the name 'carol' meanwhile: you play as 'carol-2'" in run.text

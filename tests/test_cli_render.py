@@ -23,22 +23,39 @@ def text(renderable: Any) -> str:
 
 def event(kind: str, seq: int = 7, view: Message | None = None, **fields: Any) -> Message:
     """An `event` message."""
-    return {"type": "event", "game": "g_1", "seq": seq, "event": {"kind": kind, **fields},
-            "view": view or {}}  # fmt: skip
+    return {
+        "type": "event",
+        "game": "g_1",
+        "seq": seq,
+        "event": {"kind": kind, **fields},
+        "view": view or {},
+    }
 
 
 def trap_view() -> Message:
     """Seat 1 (bob) must answer carol's moose on its kitchen, holding a trap."""
     return {
-        "players": 3, "dealer": 0, "seat": 1, "turn": 2, "to_act": 1, "phase": "answer",
-        "draw_pile": 20, "discard": ["door"],
-        "houses": [{"house": False, "rooms": []},
-                   {"house": True, "rooms": [{"type": "living", "cover": "door"},
-                                             {"type": "kitchen", "cover": None}]},
-                   {"house": True, "rooms": [{"type": "bedroom", "cover": "moose"}]}],
-        "hand_sizes": [4, 5, 4], "over": False, "hand": ["door", "trap"],
+        "players": 3,
+        "dealer": 0,
+        "seat": 1,
+        "turn": 2,
+        "to_act": 1,
+        "phase": "answer",
+        "draw_pile": 20,
+        "discard": ["door"],
+        "houses": [
+            {"house": False, "rooms": []},
+            {
+                "house": True,
+                "rooms": [{"type": "living", "cover": "door"}, {"type": "kitchen", "cover": None}],
+            },
+            {"house": True, "rooms": [{"type": "bedroom", "cover": "moose"}]},
+        ],
+        "hand_sizes": [4, 5, 4],
+        "over": False,
+        "hand": ["door", "trap"],
         "pending": {"seat": 1, "attacker": 2, "room": 1, "card": "moose:kitchen"},
-    }  # fmt: skip
+    }
 
 
 def test_every_event_kind_reads_as_a_sentence() -> None:
@@ -101,10 +118,25 @@ def test_legal_moves_are_numbered_in_order_for_a_whole_game() -> None:
 def test_screen_puts_board_moves_log_and_prompt_together() -> None:
     view = trap_view()
     legal = [{"action": "trap"}, {"action": "allow"}]
-    out = text(_render.screen(view, NAMES, legal=legal, seconds_left=5, log=["[8] x"],
-                              header="moose play", prompt="> 1"))  # fmt: skip
-    for part in ("moose play", "Your hand: door trap", "Trap it or allow it", "2) allow",
-                 "[8] x", "> 1"):  # fmt: skip
+    out = text(
+        _render.screen(
+            view,
+            NAMES,
+            legal=legal,
+            seconds_left=5,
+            log=["[8] x"],
+            header="moose play",
+            prompt="> 1",
+        )
+    )
+    for part in (
+        "moose play",
+        "Your hand: door trap",
+        "Trap it or allow it",
+        "2) allow",
+        "[8] x",
+        "> 1",
+    ):
         assert part in out
 
 

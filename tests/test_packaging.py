@@ -66,8 +66,9 @@ asyncio.run(main())
 
 
 def test_importing_the_client_pulls_in_none_of_the_servers_dependencies() -> None:
-    out = subprocess.run([sys.executable, "-c", IMPORTS], capture_output=True, text=True,
-                         check=True, timeout=60)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", IMPORTS], capture_output=True, text=True, check=True, timeout=60
+    )
     assert json.loads(out.stdout) == []
 
 
@@ -114,8 +115,20 @@ def link_closure(requirements: list[Requirement], site: Path) -> set[str]:
 def test_the_bare_wheel_runs_a_bot_and_leaves_the_server_out(tmp_path: Path, moose_serve) -> None:
     # Built with this environment's setuptools (the test extra has it): an isolated
     # build would fetch one from the index first.
-    built = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                  "-q", "-w", str(tmp_path / "dist"), str(ROOT)])  # fmt: skip
+    built = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "dist"),
+            str(ROOT),
+        ]
+    )
     assert built.returncode == 0, built.stderr
     [wheel] = (tmp_path / "dist").glob("moose_house-*.whl")
     venv.create(tmp_path / "venv")
@@ -126,8 +139,20 @@ def test_the_bare_wheel_runs_a_bot_and_leaves_the_server_out(tmp_path: Path, moo
     assert not names & {canonicalize_name(m) for m in SERVER_MODULES}, names
     purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
     (Path(purelib.stdout.strip()) / "bare-deps.pth").write_text(f"{site}\n")
-    installed = _run([sys.executable, "-m", "pip", "--python", python, "install", "-q",
-                      "--no-deps", "--no-index", str(wheel)])  # fmt: skip
+    installed = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            python,
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            str(wheel),
+        ]
+    )
     assert installed.returncode == 0, installed.stderr
 
     # No server dependency came with it, and the client imports none.

@@ -95,8 +95,10 @@ async def test_logins_keep_their_share_of_the_threads_while_registrations_queue(
         return "registered"
 
     try:
-        flood = [asyncio.create_task(hashing.for_registration(slow_registration, str(i)))
-                 for i in range(6)]  # fmt: skip
+        flood = [
+            asyncio.create_task(hashing.for_registration(slow_registration, str(i)))
+            for i in range(6)
+        ]
         await asyncio.sleep(0.1)  # the flood holds what it may
         # A login gets a thread though every registration is stuck.
         async with asyncio.timeout(20):

@@ -93,8 +93,12 @@ async def test_a_stream_spaced_otherwise_is_read_from_its_deal(games):
     new = await read_events(games.store, game.id)
     odd = f"{game.id}y"
     for e in new:
-        fields = {"e": pack(e.event), "a": b"1" if e.state["auto"] else b"0",
-                  "d": e.deadline, "t": e.time}  # fmt: skip
+        fields = {
+            "e": pack(e.event),
+            "a": b"1" if e.state["auto"] else b"0",
+            "d": e.deadline,
+            "t": e.time,
+        }
         if e.seq == 1:
             fields["s"] = pack(e.state)
         await games.store.redis.xadd(games.store.keys_of(odd).events, fields, id=f"{e.seq}-0")

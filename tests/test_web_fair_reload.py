@@ -39,8 +39,15 @@ def matched(page: Player) -> bool:
 def test_a_page_reloaded_before_the_deal_waits_for_it_and_plays(
     browser: Any, moose_serve: Callable[..., Any], tmp_path: Path
 ) -> None:
-    server = moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
-                         "--turn-time", "60", env={"MOOSE_SEED_TIME": "8"})  # fmt: skip
+    server = moose_serve(
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--match-wait",
+        "1",
+        "--turn-time",
+        "60",
+        env={"MOOSE_SEED_TIME": "8"},
+    )
     ann, bob = Player(browser, server.http), Player(browser, server.http)
     try:
         ann.open()

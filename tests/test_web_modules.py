@@ -27,8 +27,13 @@ def node() -> Path:
             pytest.fail("CI is set but node or npm is missing (.ci/run installs nodejs and npm)")
         pytest.skip("node and npm are not installed (apt-get install nodejs npm); CI runs these")
     if not (ROOT / "node_modules" / "typescript").is_dir():
-        npm = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=ROOT,
-                             capture_output=True, text=True, timeout=300)  # fmt: skip
+        npm = subprocess.run(
+            ["npm", "ci", "--no-audit", "--no-fund"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert npm.returncode == 0, f"npm ci failed:\n{npm.stdout}\n{npm.stderr}"
     return ROOT
 
@@ -52,6 +57,9 @@ def test_the_pure_modules_pass_their_unit_tests(node: Path) -> None:
 def test_every_module_of_the_table_is_type_checked() -> None:
     web = ROOT / "server" / "moose_server" / "net" / "web"
     checked = ["board.js", "cards.js", "motion.js", "dom.js", "game.js", "table.js", "cues.js"]
-    unchecked = [name for name in checked if (web / name).exists()
-                 and not (web / name).read_text().startswith("// @ts-check")]  # fmt: skip
+    unchecked = [
+        name
+        for name in checked
+        if (web / name).exists() and not (web / name).read_text().startswith("// @ts-check")
+    ]
     assert unchecked == []

@@ -21,13 +21,15 @@ import pytest
 SLOW = "slow"
 
 # Every fixture that starts a process when the test uses it.
-PROCESS_FIXTURES = frozenset({
-    "moose_serve",  # `moose serve` subprocesses
-    "redis_factory",  # redis-servers of the test's own
-    "private_redis",
-    "redis_cluster",  # three servers joined by CLUSTER MEET
-    "redis_cluster_nodes",
-})  # fmt: skip
+PROCESS_FIXTURES = frozenset(
+    {
+        "moose_serve",  # `moose serve` subprocesses
+        "redis_factory",  # redis-servers of the test's own
+        "private_redis",
+        "redis_cluster",  # three servers joined by CLUSTER MEET
+        "redis_cluster_nodes",
+    }
+)
 
 # A parametrized fixture whose one value starts a process: `backend_url` runs a
 # test on one redis-server (fast) and then on the Redis Cluster (slow).

@@ -47,6 +47,9 @@ def describe(entry: dict[str, Any]) -> str:
     state = "online" if entry.get("online") else "offline"
     games = entry.get("games") or []
     playing = f", playing {', '.join(games)} (moose watch {games[0]})" if games else ""
+    hidden = entry.get("private") or 0  # private tables' games: not ours to watch
+    if hidden:
+        playing += f", at {hidden} private table{'s' if hidden > 1 else ''}"
     return f"{entry.get('name')} ({entry.get('player')}): {state}{playing}"
 
 

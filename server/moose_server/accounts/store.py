@@ -23,6 +23,7 @@ from moose_server.storage.keys import (
 )
 from moose_server.storage.scripts import (
     AccountClaimCall,
+    HistoryCall,
     PasswordUpgradeCall,
     RateCall,
     RatedSeat,
@@ -46,6 +47,7 @@ class PlayerStore:
         # Profiles and the rating update: the latter in the batch of the game's last commit.
         self.batch = batch or Batcher(redis)
         self._rate = scripts.register(redis, RateCall)
+        self._history = scripts.register(redis, HistoryCall)
         self._claim = scripts.register(redis, AccountClaimCall)
         self._upgrade = scripts.register(redis, PasswordUpgradeCall)
 
@@ -132,6 +134,13 @@ class PlayerStore:
         """Apply a finished game's changes once (lua/rate.lua); False if it was rated before."""
         keys, argv = call.build()
         got = await self.batch.run_script(self._rate, keys, argv)
+        return _text(got) == "ok"
+
+    async def list_game(self, call: HistoryCall) -> bool:
+        """Put a finished game in the histories of the players it did not rate, once
+        (lua/history.lua); False if it was listed before."""
+        keys, argv = call.build()
+        got = await self.batch.run_script(self._history, keys, argv)
         return _text(got) == "ok"
 
     async def top(self, kind: str, limit: int, offset: int = 0) -> list[tuple[str, int]]:

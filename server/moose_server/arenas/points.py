@@ -1,4 +1,4 @@
-"""Arena points (issue 26, arena): what each seat of a finished arena game earns.
+"""Arena points: what each seat of a finished arena game earns.
 
 A seat earns, over its opponents, 2 for each it beat and 1 for each it tied
 with, divided by the number of opponents and rounded half up: 0 to 2 points
@@ -45,8 +45,9 @@ class Scores(Protocol):
 class ArenaScorer:
     """Applies a finished arena game's points (results.Results calls it, once or more)."""
 
-    def __init__(self, scores: Scores) -> None:
+    def __init__(self, scores: Scores, rest_ms: int = 0) -> None:
         self.scores = scores
+        self.rest_ms = rest_ms  # a person's pause after a game before the next pairing
 
     async def apply(
         self, arena: str, game: str, players: list[str | None], state: rules.State,
@@ -54,5 +55,6 @@ class ArenaScorer:
     ) -> bool:  # fmt: skip
         """Apply the points of a finished game of `arena`; False when done before."""
         places = ratings.places(state)
-        result = {"players": players, "places": places, "points": points(places), "away": away}
+        result = {"players": players, "places": places, "points": points(places), "away": away,
+                  "rest": self.rest_ms}  # fmt: skip
         return await self.scores.score(ArenaScoreCall(arena, game, json.dumps(result)))

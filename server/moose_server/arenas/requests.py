@@ -1,4 +1,4 @@
-"""The arena messages of PROTOCOL.md (issue 26, arena), and the sockets watching arenas.
+"""The arena messages of PROTOCOL.md, and the sockets watching arenas.
 
 `arenas` lists them, `show_arena` shows one (standings, live games, results),
 `join_arena` / `pause_arena` / `leave_arena` change a membership, and
@@ -15,15 +15,15 @@ import json
 import logging
 from typing import Any, Protocol
 
-from moose_server.accounts import ratings
-from moose_server.accounts.store import PlayerStore
+from moose_server.accounts import PlayerStore, ratings
 from moose_server.arenas.store import Arena, ArenaError, ArenaStore
 from moose_server.errors import Refusal
 from moose_server.limits.quotas import Quotas
+from moose_server.net.router import Router
 from moose_server.settings import Settings
+from moose_server.storage.failures import one_round
 from moose_server.storage.scripts import ArenaMemberCall
 from moose_server.storage.store import Store
-from moose_server.tasks import one_round
 
 __all__ = ["ArenaRequests"]
 
@@ -67,8 +67,13 @@ class ArenaRequests:
         self.watchers: dict[str, dict[int, Member]] = {}  # arena -> id(socket) -> socket
         self.seen: dict[str, int] = {}  # arena -> the version last sent to its watchers
 
+    def register(self, router: Router) -> None:
+        """Handle the arena messages; a closed socket watches no arena."""
+        router.add(self.table())
+        router.on_dropped(self.closed)
+
     def table(self) -> dict[str, Any]:
-        """Message type -> handler, for handlers.Handlers."""
+        """Message type -> handler."""
         return {"arenas": self.listed, "show_arena": self.show, "join_arena": self.join,
                 "pause_arena": self.pause, "leave_arena": self.leave,
                 "watch_arena": self.watch, "unwatch_arena": self.unwatch}  # fmt: skip

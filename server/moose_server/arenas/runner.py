@@ -1,4 +1,4 @@
-"""Arena tournaments (issue 26, arena): creating them, seating members, closing them.
+"""Arena tournaments: creating them, seating members, closing them.
 
 Every instance runs `Arenas.run`: each round it seats the waiting members of
 every running arena (arenas/store.py: one script, atomic across instances)
@@ -26,14 +26,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from moose_server.arenas.store import WHO, Arena, ArenaError, ArenaStore
-from moose_server.matchmaking.live_games import summary
-from moose_server.play.games import Games
-from moose_server.play.results import Results
-from moose_server.play.seats import Seat
+from moose_server.play import Games, Results, Seat, summary
 from moose_server.settings import Settings
+from moose_server.storage.failures import one_round
 from moose_server.storage.scripts import ArenaCreateCall, ArenaSeatCall
 from moose_server.storage.store import Store
-from moose_server.tasks import one_round
 
 __all__ = ["Arenas", "Recurring", "new_arena", "parse_minutes", "parse_recurring"]
 

@@ -1,4 +1,4 @@
-"""Arena tournaments in Redis (issue 26, arena): one script per change, keys of {ar}.
+"""Arena tournaments in Redis: one script per change, keys of {ar}.
 
 An arena is a hash (its settings, window, status and a version bumped on every
 change, which the page and `watch_arena` follow), its members (a hash of JSON),
@@ -110,12 +110,13 @@ class Member:
     points: int
     games: int
     state: str  # wait, paused, left; `playing` says whether they are in a game now
+    next: int | None = None  # a person resting after a game is seated again from then (ms)
 
     def as_dict(self, rank: int, playing: str | None) -> dict[str, Any]:
         """The standing as the `arena` message shows it."""
         return {"rank": rank, "player": self.player, "name": self.name, "bot": self.bot,
                 "points": self.points, "games": self.games, "state": self.state,
-                "game": playing}  # fmt: skip
+                "game": playing, "next": self.next}  # fmt: skip
 
 
 class ArenaStore:
@@ -201,7 +202,8 @@ class ArenaStore:
             player = _text(raw)
             m = found.get(player, {})
             out.append(Member(player, m.get("name", "?"), bool(m.get("bot")), int(points),
-                              int(m.get("games", 0)), m.get("state", "left")))  # fmt: skip
+                              int(m.get("games", 0)), m.get("state", "left"),
+                              m.get("next")))  # fmt: skip
         playing = {}
         for game, raw in games.items():
             info = json.loads(raw)

@@ -1,4 +1,4 @@
-"""`moose admin`: moderate a running service (issue 22), talking to its Redis.
+"""`moose admin`: moderate a running service, talking to its Redis.
 
 It takes the Redis the servers use (`--redis` / MOOSE_REDIS_URL, as `moose
 serve`); without one it reaches the bundled Redis of a `moose serve` running on
@@ -87,7 +87,7 @@ def _add_actions(actions: Any) -> None:
 
 
 def _add_arena(actions: Any) -> None:
-    """`moose admin arena create/list/end` (issue 26, arena)."""
+    """`moose admin arena create/list/end`."""
     arena = actions.add_parser("arena", help="arena tournaments: create, list, end",
                                description="Create, list and end arena tournaments.")  # fmt: skip
     steps = arena.add_subparsers(dest="arena_action", metavar="STEP", required=True)
@@ -148,9 +148,8 @@ def redis_url(given: str | None, data_dir: str | None) -> str:
 
 
 async def _session(args: argparse.Namespace, action: Action) -> int:
-    from redis.exceptions import RedisError
-
     from moose_server.commands.admin_actions import AdminError, moderator
+    from moose_server.storage.failures import StorageError
 
     console = Console(highlight=False, soft_wrap=False)
     by = args.by or f"{getpass.getuser()}@{socket.gethostname()}"
@@ -160,7 +159,7 @@ async def _session(args: argparse.Namespace, action: Action) -> int:
     except AdminError as exc:
         print(f"moose admin: {exc}", file=sys.stderr)
         return 1
-    except (RedisError, OSError) as exc:
+    except (StorageError, OSError) as exc:
         print(f"moose admin: cannot reach Redis: {exc}", file=sys.stderr)
         return 1
 

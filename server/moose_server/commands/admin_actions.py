@@ -118,7 +118,7 @@ async def reports(args: argparse.Namespace, mod: Moderator, console: Console) ->
              f"{r.get('reporter_name', '')} ({r.get('reporter', '')})", r.get("game", ""),
              r.get("reason", ""), r.get("text", ""))
             for r in await mod.records.reports(args.count)]  # fmt: skip
-    # "chat line": the reported line's text, when a report names one (issue 25, chat)
+    # "chat line": the reported line's text, when a report names one
     columns = ("when (UTC)", "reported", "by", "game", "reason", "chat line")
     console.print(table("Reports", columns, rows))
     return 0

@@ -1,4 +1,4 @@
-"""`moose admin arena create/list/end`: arena tournaments (issue 26, arena)."""
+"""`moose admin arena create/list/end`: arena tournaments."""
 
 from __future__ import annotations
 

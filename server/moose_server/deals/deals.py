@@ -1,4 +1,4 @@
-"""Provably fair deals (issue 27; PROTOCOL.md, "Provably fair deals"): the seed phase.
+"""Provably fair deals (PROTOCOL.md, "Provably fair deals"): the seed phase.
 
 Every game is dealt by moose.fair from a secret server seed whose commitment
 its players get in `match` before any card. With no seat that asked for a fair
@@ -29,13 +29,10 @@ from dataclasses import asdict
 from typing import Any, NoReturn
 
 from moose import fair
-from moose_server.accounts.names import distinct
+from moose_server.accounts import distinct
 from moose_server.deals.seeds import SeedStore, Waiting
 from moose_server.errors import Refusal
-from moose_server.matchmaking.live_games import summary
-from moose_server.play.game import Game, seat_info_of, table_match
-from moose_server.play.games import Games
-from moose_server.play.seats import Seat
+from moose_server.play import Game, Games, Seat, seat_info_of, summary, table_match
 from moose_server.settings import Settings
 from moose_server.storage.codec import pack
 from moose_server.storage.store import Store

@@ -1,4 +1,4 @@
-"""The Redis calls of provably fair deals waiting for the seats' seeds (issue 27).
+"""The Redis calls of provably fair deals waiting for the seats' seeds.
 
 A waiting deal is one hash in its game's bucket (keys.GameKeys.deal) plus a
 member "deal:<id>" in the bucket's deadline set, so that the deadline loop of

@@ -73,7 +73,7 @@ class Holdings:
         """Those of the games that are over: their deadline is cleared (every unfinished
         game has one; lua/commit.lua clears it at the end), or with `missing` their hash
         is gone (expired, or not written yet: the caller says which it can tell apart).
-        A game whose fair deal waits for seeds (issue 27) has no hash yet: not over."""
+        A game whose fair deal waits for seeds has no hash yet: not over."""
         if not games:
             return set()
         keys = [GameKeys.of(g, self.buckets) for g in games]

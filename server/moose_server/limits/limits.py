@@ -13,7 +13,7 @@
   so only failures (`bad_code`, `table_full`, ...) use them up. With none left
   the request is refused with `rate_limited` and `retry_after` (ms) before the
   code is even looked at, so guessing costs the same whatever the answer.
-- Logins (issue 22): `Registrations` counts new accounts per address an hour;
+- Logins: `Registrations` counts new accounts per address an hour;
   `Lockout` refuses failed logins per (account, address) and per address, and
   only slows those of an account from everywhere, so its owner still gets in.
 """
@@ -27,11 +27,11 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 
 from aiohttp import web
-from redis.exceptions import RedisError
 
 from moose_server.addresses import client_address, limit_subject, networks
 from moose_server.errors import Refusal
 from moose_server.settings import Settings
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import limit_key
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
@@ -129,7 +129,7 @@ class Meter:
         await self._give(keys)
 
     async def _give(self, keys: list[str]) -> None:
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(StorageError, OSError):
             gives = (LimitCall(k, self.interval_ms, give=True) for k in keys)
             await asyncio.gather(*(self.store.limit(g) for g in gives))
 
@@ -142,7 +142,7 @@ class CodeGuard(Meter):
                          "too many join codes tried; wait and try again")  # fmt: skip
 
 
-# -- Logins (issue 22) -------------------------------------------------------------
+# -- Logins -------------------------------------------------------------
 
 
 def _ms(seconds: float) -> int:
@@ -228,12 +228,12 @@ class Lockout:
 
     async def _failed(self, account: str) -> None:
         key = limit_key("login", "account", account)
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(StorageError, OSError):
             await self.store.limit(LimitCall(key, self.forget_ms, self.kept))
 
 
 async def _give_back(store: Store, calls: list[LimitCall]) -> None:
-    with contextlib.suppress(RedisError, OSError):
+    with contextlib.suppress(StorageError, OSError):
         gives = (LimitCall(c.key, c.interval_ms, give=True) for c in calls)
         await asyncio.gather(*(store.limit(g) for g in gives))
 

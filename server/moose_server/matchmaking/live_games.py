@@ -18,12 +18,11 @@ from collections.abc import Callable
 from typing import Any, Protocol
 
 from moose_server.matchmaking.matchmaker import Matchmaker
-from moose_server.play.game import Game, seat_info
 from moose_server.settings import Settings
+from moose_server.storage.failures import one_round
 from moose_server.storage.store import Store
-from moose_server.tasks import one_round
 
-__all__ = ["LiveGames", "summary"]
+__all__ = ["LiveGames"]
 
 log = logging.getLogger(__name__)
 
@@ -36,12 +35,6 @@ class Follower(Protocol):
 
     def send(self, message: dict[str, Any]) -> None:
         """Queue a message for the socket."""
-
-
-def summary(game: Game) -> dict[str, Any]:
-    """What the list says of one game: its seats' names, bot flags and ratings as in
-    `match` (its id and start time are added by the index)."""
-    return {"players": len(game.names), "names": game.names, **seat_info(game)}
 
 
 class LiveGames:

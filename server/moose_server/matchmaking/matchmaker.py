@@ -19,9 +19,9 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from moose_server.accounts.names import distinct
+from moose_server.accounts import distinct
 from moose_server.errors import Refusal
-from moose_server.play.seats import Seat
+from moose_server.play import CODE_ALPHABET, CODE_LENGTH, Seat, clean_code
 from moose_server.settings import Settings
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
@@ -49,16 +49,13 @@ __all__ = [
     "MatchOptions",
     "Matchmaker",
     "TableInfo",
+    "normalize_code",
 ]
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
 
 
-# No 0/O, 1/I/L: a join code is read aloud and typed by hand. 31**8 = 8.5e11
-# codes: with the guess limit (limits.CodeGuard) finding any one of the tables
-# waiting takes far longer than a table waits (deploy/README.md has the sums).
-CODE_ALPHABET = "23456789ABCDEFGHJKMNPQRSTUVWXYZ"
-CODE_LENGTH = 8
+# The join code's alphabet and length: play/codes.py (a game keeps its table's code).
 _CODE_RE = re.compile(f"[{CODE_ALPHABET}]{{{CODE_LENGTH}}}")
 
 try:
@@ -162,7 +159,7 @@ def _check_count(value: object, what: str) -> int:
 
 def normalize_code(code: str) -> str:
     """A join code as typed (any case, spaces) in its stored form, or `bad_code`."""
-    clean = code.strip().upper().replace(" ", "").replace("-", "") if isinstance(code, str) else ""
+    clean = clean_code(code)
     if not _CODE_RE.fullmatch(clean):
         raise MatchError("bad_code", f"no private table has the code {str(code)[:16]!r}")
     return clean
@@ -232,7 +229,7 @@ class Matchmaker:
         """Queue a player for a table of min..max seats; return the ticket's time (ms).
 
         `skill` (ratings.skill) is what the queue compares to seat players of a level;
-        `fair`: the player asks for a provably fair deal (issue 27).
+        `fair`: the player asks for a provably fair deal.
         """
         low = _check_count(min_players, "min_players")
         high = _check_count(max_players, "max_players")

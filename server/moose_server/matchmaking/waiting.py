@@ -16,11 +16,10 @@ import logging
 from collections.abc import Collection, Mapping
 from typing import Any
 
-from moose_server.deals.deals import DealError, waiting_match
-from moose_server.deals.seeds import SeedStore
+from moose_server.deals import DealError, SeedStore, waiting_match
 from moose_server.matchmaking.matchmaker import MatchError, Matchmaker
-from moose_server.play.game import Game, match_message
-from moose_server.play.hub import Peer
+from moose_server.net.session import Peer
+from moose_server.play import Game, match_message
 from moose_server.storage.store import Store
 
 __all__ = ["Waiting"]
@@ -36,10 +35,10 @@ class Waiting:
     def __init__(self, store: Store, matchmaker: Matchmaker, seeds: SeedStore) -> None:
         self.store = store
         self.matchmaker = matchmaker
-        self.seeds = seeds  # a game whose fair deal waits for seeds is told too (issue 27)
+        self.seeds = seeds  # a game whose fair deal waits for seeds is told too
         # player -> (name, min, max, skill, fair): queued through this instance, no
         # `match` yet. Should Redis come back without the ticket, `requeue` queues them
-        # again, as they asked (a fair seat stays one: issue 27).
+        # again, as they asked (a fair seat stays one).
         self.queued: dict[str, tuple[str, int, int, int, bool]] = {}
 
     def add(

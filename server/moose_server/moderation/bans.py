@@ -1,4 +1,4 @@
-"""Bans (issue 22): who may not come in, for how long and why.
+"""Bans: who may not come in, for how long and why.
 
 An operator bans an account (its player id) or an address: one address, or a
 network (an IPv6 address stands for its /64, as limits count it, see
@@ -22,7 +22,9 @@ from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
 from moose_server.moderation.store import ModerationStore
 
-__all__ = ["Ban", "Banned", "Bans", "ban_network"]
+__all__ = ["CLOSE_BANNED", "Ban", "Banned", "Bans", "ban_network"]
+
+CLOSE_BANNED = 4003  # the account or address is banned (after the error `banned`)
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -82,7 +84,10 @@ class Ban:
 
 
 class Banned(Refusal):
-    """`banned`: the reason, `until` (ms; absent for good) and `retry_after` (ms)."""
+    """`banned`: the reason, `until` (ms; absent for good) and `retry_after` (ms); the
+    socket is closed after it."""
+
+    close = CLOSE_BANNED
 
     def __init__(self, ban: Ban, now_ms: int) -> None:
         what = "this account" if ban.kind == "account" else "your address"

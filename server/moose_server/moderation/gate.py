@@ -1,4 +1,4 @@
-"""HTTP requests at the door (issue 22): a banned address is refused on /api/, and
+"""HTTP requests at the door: a banned address is refused on /api/, and
 every HTTP 429 (a handshake past the socket cap, the API's limits) is recorded.
 
 One aiohttp middleware over every route. Until the instance has built its

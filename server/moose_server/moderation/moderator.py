@@ -1,4 +1,4 @@
-"""What `moose admin` does (issue 22): each action written to Redis, audited, announced.
+"""What `moose admin` does: each action written to Redis, audited, announced.
 
 An action is kept first (a ban in the bans hash), then written to the audit
 log (who, what, when, why), then published as a notice that every instance
@@ -12,12 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from moose_server.accounts.identity import name_key
-from moose_server.accounts.store import PlayerStore
+from moose_server.accounts import PlayerStore, name_key
 from moose_server.moderation.bans import Ban, ban_network
 from moose_server.moderation.store import ModerationStore
-from moose_server.play.game import GameError
-from moose_server.play.games import Games
+from moose_server.play import GameError, Games
 from moose_server.storage.store import Store
 
 __all__ = ["ModerationError", "Moderator", "Target", "parse_duration"]

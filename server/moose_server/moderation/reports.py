@@ -1,4 +1,4 @@
-"""Players' reports of players (issue 22), for `moose admin reports`.
+"""Players' reports of players, for `moose admin reports`.
 
 A report names a player (an account's name, a player id, or the name shown at
 a game's table when it names the `game`), with a short reason. Each report
@@ -13,8 +13,7 @@ from __future__ import annotations
 import asyncio
 import unicodedata
 
-from moose_server.accounts.identity import name_key
-from moose_server.accounts.store import PlayerStore
+from moose_server.accounts import PlayerStore, name_key
 from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Limited

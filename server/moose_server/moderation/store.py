@@ -1,4 +1,4 @@
-"""Moderation in Redis (issue 22): bans, the audit log, refusals, reports, notices.
+"""Moderation in Redis: bans, the audit log, refusals, reports, notices.
 
 Every record is small and bounded: bans are a hash (one field per ban), the
 audit log, recent refusals and reports are streams capped at a length (trimmed

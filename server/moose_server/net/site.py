@@ -164,13 +164,13 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get("/", page)
     app.router.add_get(r"/t/{code:[A-Za-z0-9-]{1,16}}", page)
     app.router.add_get(r"/w/{game:[A-Za-z0-9_]{1,64}}", page)
-    # The site's pages (issue 24, site): a profile, the leaderboards, the account.
+    # The site's pages: a profile, the leaderboards, the account.
     app.router.add_get(r"/p/{player:[^/]{1,100}}", page)
     app.router.add_get("/leaderboard", page)
     app.router.add_get("/leaderboard/bots", page)
     app.router.add_get("/account", page)
-    app.router.add_get("/arenas", page)  # arena tournaments (issue 26, arena)
+    app.router.add_get("/arenas", page)  # arena tournaments
     app.router.add_get(r"/arena/{arena:[A-Za-z0-9_-]{1,64}}", page)
-    app.router.add_get(r"/g/{game:[A-Za-z0-9_]{1,64}}", page)  # replays (issue 24)
+    app.router.add_get(r"/g/{game:[A-Za-z0-9_]{1,64}}", page)  # replays
     app.router.add_get("/rules", page)
     app.router.add_get(r"/static/{version:[0-9a-f_]{1,64}}/{name:[a-z0-9_-]+\.[a-z]+}", static)

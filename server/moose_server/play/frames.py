@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from moose import rules
-from moose_server.play.game import Game, seat_info
+from moose_server.play.game import Game, arena_info, seat_info
 from moose_server.storage.codec import HOLES, Template, pack
 from moose_server.storage.store import Entry
 
@@ -42,7 +42,8 @@ def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
     auto = {"auto": game.auto_kind() is not None}
     # A spectator or a resumed seat never saw the `start` event that named the seats,
     # nor the `away` events of seats still away.
-    event = {"kind": "state", "names": game.names, **seat_info(game), "away": game.away}
+    event = {"kind": "state", "names": game.names, **seat_info(game), **arena_info(game),
+             "away": game.away}  # fmt: skip
     if game.ended is not None:  # the server ended it: the view is not over by the rules
         event.update(abandoned=True, scores=rules.scores(game.state))
     entry = Entry(game.version, event, auto, game.deadline, now)

@@ -1,6 +1,6 @@
 """The hub of one instance: what its pub/sub subscription hears, fanned out to local sockets.
 
-The hub holds each game's last events, made ready for every seat (gamelog.py:
+The hub holds each game's last events, made ready for every seat (recent.py:
 a bounded `GameLog` per game, of `frames.Prepared` entries). Events this instance
 commits go into it and to the local sockets at once (`committed`); a socket
 that could not take them then (it was reading a gap) gets them when their
@@ -12,7 +12,7 @@ its sockets follow: the first local socket of a game has the hub follow it in
 Redis (lua/follow.lua lists the channel in the game hash), and the game's
 version then counts as a wake-up, for what was committed before the channel
 was listed. No wake-up comes of our own commits: where a socket could not take
-one at once, the hub makes its wake-up itself. Before (issue 28), every commit
+one at once, the hub makes its wake-up itself. Before, every commit
 woke every instance, its own included.
 
 Another instance's wake-up ("<game id> <seq>") makes the hub read the game's
@@ -47,7 +47,7 @@ the game's deadline is held `outage_grace` from now at least (Store.defer), so
 that no timeout plays its turn before it could answer. After a lost
 subscription every socket's game is followed again (Redis may have lost its
 list of followers) and checked in one batch (`_recheck`), and
-those that went back are told first, side by side (issue 23).
+those that went back are told first, side by side.
 """
 
 from __future__ import annotations
@@ -57,16 +57,15 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from redis.exceptions import RedisError
-
+from moose_server.net.session import Peer, Sub
 from moose_server.play.frames import Prepared, state_message
 from moose_server.play.game import Game
 from moose_server.play.recent import LOGGED_GAMES, GameLog, Recent
 from moose_server.play.streams import read_events
 from moose_server.storage.codec import unpack
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
 from moose_server.storage.store import Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
@@ -84,39 +83,6 @@ log = logging.getLogger(__name__)
 
 CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back: 10 s
 SAID_IDS = 16384  # player message ids remembered, at most (a resend comes within ~10 s)
-
-
-@dataclass
-class Sub:
-    """A socket's place in one game: its seat (None: spectator) and last seq sent."""
-
-    seat: int | None
-    seen: int
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    time: int = 0  # Redis time of the event at `seen` (0: not known)
-    # A `state` is being read for it: `seen` is about to change (go back, maybe), so a
-    # wake-up meanwhile must not be taken as seen (issue 23).
-    stating: bool = False
-
-
-class Peer(Protocol):
-    """What the hub needs of a socket."""
-
-    player: str | None
-    subs: dict[str, Sub]
-    binary: bool  # msgpack frames (else JSON text)
-
-    def send(self, message: dict[str, Any]) -> None:
-        """Send a message to the socket; never waits."""
-
-    def send_frame(self, payload: bytes) -> None:
-        """Send a message already packed (binary sockets); never waits."""
-
-    def note_away(self, game: str) -> None:
-        """The socket's own seat in `game` has just been marked away."""
-
-    async def on_player_message(self, message: dict[str, Any]) -> None:
-        """A message for the socket's player arrived on the player channel."""
 
 
 class WakeupListener(Protocol):
@@ -356,7 +322,7 @@ class Hub:
             try:
                 await work()
                 return
-            except (RedisError, OSError) as exc:
+            except (StorageError, OSError) as exc:
                 if attempt == CHECK_ATTEMPTS:
                     raise
                 log.info("cannot check a socket's game yet (%s); trying again", exc)
@@ -499,7 +465,7 @@ class Hub:
             # Our own commit's wake-up may come before its reply: once the commit
             # is settled, its `committed` has sent the events, and nothing is read.
             # (Reading here anyway cost a stream read per move, and 1.5x the CPU
-            # per move: BENCHMARKS.md, issue 21.)
+            # per move: BENCHMARKS.md.)
             await asyncio.sleep(0)
             if self.woken is not None:
                 await self.woken.settled(game)
@@ -517,7 +483,7 @@ class Hub:
                 self.recent.log(game).add(game, entries)
             for peer in peers:
                 await self.deliver(peer, game)
-        except (RedisError, OSError) as exc:
+        except (StorageError, OSError) as exc:
             # The next wake-up of the game reads from where each socket is, and a
             # client that sees a gap can `sync`: nothing is lost but time.
             log.warning("cannot read the events of %s: %s", game, exc)
@@ -566,7 +532,7 @@ class Hub:
     async def _logged(work: Coroutine[Any, Any, None]) -> None:
         try:
             await work
-        except (RedisError, OSError) as exc:
+        except (StorageError, OSError) as exc:
             log.warning("cannot deliver: %s", exc)
         except Exception:
             if cancelling():

@@ -134,7 +134,8 @@ class Steps:
             deadline_ms=self.deadline_delta(new, events, auto),
             ttl=self.settings.game_ttl if over else 0,
             record=record,
-            record_ttl=self.settings.record_ttl if rated else 0,
+            # Every finished game settles (results.py: histories at least): among the unrated.
+            record_ttl=self.settings.record_ttl if new.state.over else 0,
             auto=auto,
             autos=autos,
             grace_ms=int(self.settings.game_grace * 1000),

@@ -15,13 +15,13 @@ moved deadlines by mistake (gaps of 1-4.4 s in a lobby of 10,000 players).
 Redis coming back without its last writes is an outage too, however short the
 gap: the bucket's poll stamp is then older than the one this instance's last
 claim wrote (claim.lua), and games may have gone back to turns whose players
-are not told yet (issue 23; the hub then defers each one it tells about).
+are not told yet (the hub then defers each one it tells about).
 
 The timeouts a poll claims are played side by side (at most `AT_ONCE` at a
 time), in a task, and the next poll does not wait for them: played one after
 another and waited for, a poll's timeouts on a busy instance could hold the
 next poll past the outage threshold (gaps of up to 22 s were logged at 20,000
-players; BENCHMARKS.md, issue 14).
+players; BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -30,11 +30,10 @@ import asyncio
 import logging
 from typing import Protocol
 
-from redis.exceptions import RedisError
-
 from moose_server.play.game import GameError
 from moose_server.play.games import Games
 from moose_server.settings import Settings
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import undealt_game
 from moose_server.storage.store import Store
 from moose_server.tasks import cancel_and_wait, cancelling
@@ -108,7 +107,7 @@ class Timers:
                 await self.games.timeout(game, now)
             elif self.undealt is not None:
                 await self.undealt.due(waiting)
-        except (GameError, RedisError, OSError) as exc:
+        except (GameError, StorageError, OSError) as exc:
             if cancelling():
                 raise asyncio.CancelledError from exc
             # The claim's lease brings it back at a later poll.
@@ -132,7 +131,7 @@ class Timers:
             while self.running:
                 try:
                     due = await self._claim()
-                except (RedisError, OSError) as exc:
+                except (StorageError, OSError) as exc:
                     if cancelling():
                         raise asyncio.CancelledError from exc
                     log.warning("deadline poll cannot reach Redis: %s", exc)

@@ -1,4 +1,4 @@
-"""Players a player blocked (issue 25): their chat is not delivered to the blocker,
+"""Players a player blocked: their chat is not delivered to the blocker,
 and their challenges to the blocker fail as a challenge to someone offline does.
 
 One hash per blocker in Redis (keys.blocks_key: blocked player id -> their name

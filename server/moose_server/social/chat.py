@@ -1,4 +1,4 @@
-"""Table chat (issue 25, chat part): who may say what where, and its delivery.
+"""Table chat: who may say what where, and its delivery.
 
 Rooms: a game has one for its seats ("players") and one for its spectators
 ("spectators"); a seat never gets a spectators' line while the game runs (as on
@@ -25,18 +25,17 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Limited
-from moose_server.matchmaking.matchmaker import Matchmaker, normalize_code
-from moose_server.play.games import Games
-from moose_server.play.hub import Hub, Peer, Sub
+from moose_server.matchmaking import Matchmaker, normalize_code
+from moose_server.net.session import Peer, Sub
+from moose_server.play import Games, Hub
 from moose_server.settings import Settings
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat_store import ChatStore
 from moose_server.storage.codec import unpack
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import limit_key
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
@@ -200,7 +199,7 @@ class Chat:
             data = await self.queue.get()
             try:
                 await self._deliver(data)
-            except (RedisError, OSError, ValueError, KeyError, TypeError) as exc:
+            except (StorageError, OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("a chat line was not delivered: %r", exc)
 
     async def _deliver(self, data: bytes) -> None:

@@ -1,4 +1,4 @@
-"""Table chat in Redis (issue 25, chat part): one capped stream per room.
+"""Table chat in Redis: one capped stream per room.
 
 A game's rooms ("players", "spectators") live in the game's bucket (keys.chat_key)
 so that lua/chat.lua can give them the lifetime of the game's events once the game

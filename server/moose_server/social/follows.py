@@ -1,4 +1,4 @@
-"""Follows and presence (issue 25, chat part): whom a player follows, and which of
+"""Follows and presence: whom a player follows, and which of
 them are online or playing.
 
 A player follows at most `follows_max` players (`too_many_follows` past that); a

@@ -1,6 +1,6 @@
-"""The message handlers of chat, blocks and follows (issue 25, chat part).
+"""The message handlers of chat, blocks and follows.
 
-`Social.table` is merged into handlers.Handlers' table: each handler takes the
+`Social.register` adds them to the router: each handler takes the
 socket's session and the checked message and returns the answer, or raises an
 error with a PROTOCOL.md code. A player is named by id ("p_...", as chat lines
 and `table` seats give it), by account name, or, with `game`, by the name shown
@@ -14,11 +14,12 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from moose_server.accounts.store import PlayerStore
+from moose_server.accounts import PlayerStore
 from moose_server.errors import Refusal
-from moose_server.moderation.reports import Reports
-from moose_server.play.games import Games
-from moose_server.play.hub import Peer
+from moose_server.moderation import Reports
+from moose_server.net.router import Router
+from moose_server.net.session import Peer
+from moose_server.play import GameError, Games
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.follows import Follows
@@ -53,6 +54,10 @@ class Social:
             "unblock": self.unblock, "blocks": self.blocks_list, "follow": self.follow,
             "unfollow": self.unfollow, "following": self.following,
         }  # fmt: skip
+
+    def register(self, router: Router) -> None:
+        """Handle chat, blocks and follows."""
+        router.add(self.table)
 
     async def say(self, conn: Any, msg: Message) -> Message:
         """Say a line at a game or a private table."""
@@ -125,15 +130,26 @@ class Social:
         return {"type": "unfollowed", "player": player, "name": name}
 
     async def following(self, conn: Any, msg: Message) -> Message:
-        """The players we follow, each online or not, with their unfinished games."""
+        """The players we follow, each online or not, with the unfinished games of theirs
+        we may watch (and how many others they sit in: private tables' games)."""
         followed = await self.follows.of(_player(conn))
         ids, named = list(followed), await self._named(followed)
         online = await self.follows.online(ids)
         games = await self.follows.playing(ids)
         for entry, on, playing in zip(named, online, games, strict=True):
-            entry.update(online=on, games=sorted(playing))
+            shown = [g for g in sorted(playing) if await self._watchable(conn, g)]
+            entry.update(online=on, games=shown, private=len(playing) - len(shown))
         followers = await self.follows.followers(_player(conn))
         return {"type": "following", "players": named, "followers": followers}
+
+    async def _watchable(self, conn: Any, game_id: str) -> bool:
+        """Whether `watch` would show this game to us: a queue game, or a private table's
+        at which we sit (its code is not ours to know)."""
+        try:
+            game = await self.games.load(game_id)
+        except GameError:  # gone meanwhile
+            return False
+        return game.code is None or game.seat_of(_player(conn)) is not None
 
     async def _named(self, names: dict[str, str]) -> list[Message]:
         """Players with their names: an account's as it is now, a guest's as kept."""

@@ -10,7 +10,7 @@ count outlives the process that kept it.
 The renewals are spread over that third, a slice every `TICK`, as the heartbeats
 are (net/heartbeats.py): written 500 players a pipeline at once, 10,000 players
 held the event loop for a few ms twenty times in a row every 20 s, and a lobby of
-10,000 had a move p99 of 20 ms against 5 ms at 2,000 (BENCHMARKS.md, issue 28).
+10,000 had a move p99 of 20 ms against 5 ms at 2,000 (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -21,8 +21,9 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from redis.exceptions import RedisError
-
+from moose_server.net.router import Router
+from moose_server.net.session import Message, Session, player_of
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import presence_key
 
 __all__ = ["Presence"]
@@ -51,6 +52,20 @@ class Presence:
         self.local = local  # (player, name) of each player with a socket here now
         # Whether a player has a socket here still: a slice renews only those.
         self.still_here = still_here
+
+    def register(self, router: Router) -> None:
+        """A player's last socket here closing takes their word out."""
+        router.on_closed(self.closed)
+
+    async def arrived(self, conn: Session, resumed: bool) -> Message:
+        """A socket said hello: its player is here (no field for `welcome`)."""
+        await self.here([(player_of(conn), conn.name)])
+        return {}
+
+    async def closed(self, conn: Session) -> None:
+        """The socket closed: its player has left this instance if it was their last."""
+        if conn.player is not None and not self.still_here(conn.player):
+            await self.left(conn.player)
 
     async def here(self, players: list[tuple[str, str]]) -> None:
         """Say that these (player, name) have a socket on this instance."""
@@ -105,5 +120,5 @@ class Presence:
             batch, todo = todo[-each:], todo[:-each]
             try:
                 await self.here([(p, name) for p, name in batch if self.still_here(p)])
-            except (RedisError, OSError) as exc:
+            except (StorageError, OSError) as exc:
                 log.warning("cannot renew who is connected: %s", exc)

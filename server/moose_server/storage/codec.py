@@ -5,7 +5,7 @@ its serialise/deserialise: both use these functions and nothing else packs.
 
 msgspec packs and unpacks: the same bytes as msgpack's own Packer (checked at
 import), in a third of the time for a game's data, a state or a seat's frame,
-and unpacks in 0.4-0.9 of it (``python bench/bench_codec.py``; issue 28).
+and unpacks in 0.4-0.9 of it (``python bench/bench_codec.py``).
 msgpack, the reference, gives the map and array headers.
 
 The helpers below let the hot path pack a big value once and reuse its bytes.

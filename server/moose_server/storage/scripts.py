@@ -31,6 +31,7 @@ from moose_server.storage.keys import (
     GameKeys,
     deadlines_key,
     history_key,
+    listed_key,
     mm_done_key,
     mm_keys,
     offer_key,
@@ -65,6 +66,7 @@ __all__ = [
     "FollowCall",
     "ForgetCall",
     "FormCall",
+    "HistoryCall",
     "HoldCall",
     "InviteAnswerCall",
     "InviteOfferCall",
@@ -209,7 +211,7 @@ class ClaimCall:
 @dataclass(frozen=True)
 class DeferCall:
     """Defer a game's deadlines `grace_ms` from now at least (lua/defer.lua): its
-    players are being told that Redis lost its last writes (issue 23)."""
+    players are being told that Redis lost its last writes."""
 
     SCRIPT: ClassVar[str] = "defer"
 
@@ -280,7 +282,7 @@ class OnlineCall:
         return [ONLINE_KEY, ONLINE_COUNTS_KEY], [self.instance, self.players, self.ttl_ms]
 
 
-# -- holds (issue 22): what one client holds ---------------------------------------------
+# -- holds: what one client holds ---------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -368,6 +370,29 @@ class RateCall:
 
 
 @dataclass(frozen=True)
+class HistoryCall:
+    """Put a finished game in the histories of the players it did not rate, once
+    (lua/history.lua)."""
+
+    SCRIPT: ClassVar[str] = "history"
+
+    game: str
+    entries: Sequence[tuple[str, str]]  # (player, history entry JSON)
+    marker_ttl: int  # s: how long the "listed" marker stays
+    history_size: int
+    guest_ttl_ms: int
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as history.lua reads them."""
+        keys = [listed_key(self.game)]
+        argv: Argv = [self.marker_ttl, self.history_size, self.guest_ttl_ms, len(self.entries)]
+        for player, entry in self.entries:
+            keys += [profile_key(player), history_key(player)]
+            argv.append(entry)
+        return keys, argv
+
+
+@dataclass(frozen=True)
 class AccountClaimCall:
     """Make a player an account under a name (lua/account_claim.lua)."""
 
@@ -388,7 +413,7 @@ class AccountClaimCall:
 
 @dataclass(frozen=True)
 class PasswordUpgradeCall:
-    """Logins (issue 22): a verified password's hash of older parameters replaced by one
+    """Logins: a verified password's hash of older parameters replaced by one
     of today's (lua/pw_upgrade.lua), unless the password changed meanwhile."""
 
     SCRIPT: ClassVar[str] = "pw_upgrade"
@@ -480,7 +505,7 @@ class CreateTableCall(MatchCall):
     ttl_us: int
     rated: bool
     host_is_bot: bool
-    fair: bool = False  # the host asked for a provably fair deal (issue 27)
+    fair: bool = False  # the host asked for a provably fair deal
 
 
 @dataclass(frozen=True)
@@ -494,7 +519,7 @@ class JoinTableCall(MatchCall):
     name: str
     ttl_us: int
     is_bot: bool
-    fair: bool = False  # the player asked for a provably fair deal (issue 27)
+    fair: bool = False  # the player asked for a provably fair deal
 
 
 @dataclass(frozen=True)
@@ -549,7 +574,7 @@ class TableCall(MatchCall):
     code: str
 
 
-# -- arena tournaments (issue 26, arena): every script gets one arena's ArenaKeys ----
+# -- arena tournaments: every script gets one arena's ArenaKeys ----
 
 
 @dataclass(frozen=True)
@@ -639,7 +664,7 @@ def _packed(value: dict[str, Any] | bytes) -> bytes:
     return value if isinstance(value, bytes) else pack(value)
 
 
-# -- provably fair deals (issue 27) ------------------------------------------------------
+# -- provably fair deals ------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -696,7 +721,7 @@ class DealCloseCall:
         return [self.keys.deal, self.keys.deadlines], [self.keys.deal_member]
 
 
-# Together (issue 25): rematch and challenge offers (tables/invites.py).
+# Rematch and challenge offers (tables/invites.py).
 
 
 @dataclass(frozen=True)
@@ -737,7 +762,7 @@ class InviteAnswerCall:
         return keys, [self.action, self.player, self.reason, self.next_game]
 
 
-# -- chat, blocks and follows (issue 25, chat part) ------------------------------------
+# -- chat, blocks and follows ------------------------------------
 
 
 @dataclass(frozen=True)
@@ -781,7 +806,7 @@ class ChatCall:
 # Every call type, one per script (tests/test_scripts.py checks that none is missing).
 CALLS: tuple[type[Any], ...] = (
     CommitCall, ClaimCall, DeferCall, FollowCall, LimitCall, LiveAddCall, LiveRemoveCall,
-    OnlineCall, RateCall,
+    OnlineCall, RateCall, HistoryCall,
     AccountClaimCall, EnqueueCall, LeaveCall, FormCall, ForgetCall, CreateTableCall,
     JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall, TableCall,
     PasswordUpgradeCall, HoldCall, SessionsCall, DealOpenCall, DealSeedCall, DealCloseCall,

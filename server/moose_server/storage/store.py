@@ -311,7 +311,7 @@ class Store:
         return [(gid.decode(), int(r[0])) for r in replies if not int(r[1]) for gid in r[2:]]
 
     async def _tell_moved(self, games: list[str], grace_ms: int) -> None:
-        """Write deadlines an outage moved into the games' hashes (issue 24, countdown).
+        """Write deadlines an outage moved into the games' hashes.
 
         claim.lua moved them in the deadline sets only, and `synced` and `state` tell
         the hash's. A failure is logged, not raised: the claim itself went through.

@@ -1,4 +1,4 @@
-"""Rematches and challenges (issue 25): offers kept in Redis, each answer one atomic step.
+"""Rematches and challenges: offers kept in Redis, each answer one atomic step.
 
 An offer is one JSON value (keys.offer_key) made by lua/invite_offer.lua and
 answered by lua/invite_answer.lua, whatever instance its seats are connected
@@ -30,16 +30,13 @@ import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from moose_server.deals.deals import Deals
+from moose_server.deals import Deals
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Limited
-from moose_server.matchmaking.matchmaker import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
-from moose_server.play.game import Game, GameError, seat_info
-from moose_server.play.games import Games
-from moose_server.play.results import Results
-from moose_server.play.seats import Seat
+from moose_server.matchmaking import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
+from moose_server.play import Game, GameError, Games, Results, Seat, seat_info
 from moose_server.settings import Settings
-from moose_server.social.presence import Presence
+from moose_server.social import Presence
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
 from moose_server.storage.keys import limit_key, offer_key
@@ -55,7 +52,7 @@ REASONS = ("later", "not_rated", "table_size", "generic")  # why a challenge is 
 GRACE_MS = 60_000  # an offer is kept this long after it closes: late answers learn why
 BOT = "greedy"  # the bot that fills a seat
 
-# blocked(by, whom): whether `by` blocks `whom` (the chat part's block list, issue 25).
+# blocked(by, whom): whether `by` blocks `whom` (social/blocks.py).
 Blocked = Callable[[str, str], Awaitable[bool]]
 Finder = Callable[[str], Awaitable[tuple[str, str]]]
 
@@ -172,6 +169,8 @@ class Invites:
             raise GameError("not_in_game", f"you have no seat in game {game_id}")
         if not game.finished:
             raise GameError("not_over", "the game is still being played")
+        if game.arena is not None:  # the arena pairs its members again itself
+            raise Refusal("not_allowed", "an arena game has no rematch: the arena seats you again")
         seats = await self._rematch_seats(game, player, fill)
         if len(seats) < MIN_PLAYERS:
             raise Refusal("bad_message", "too few seats are still here for a rematch")

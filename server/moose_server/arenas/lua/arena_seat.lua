@@ -2,8 +2,8 @@
 -- and hand out again the tables whose dealer did not deal them within the lease.
 -- KEYS: keys.ArenaKeys in order (arena_lib.lua names them). ARGV: 1 arena id, 2 lease ms, 3 members looked at.
 -- A member is seated only while in no arena game (`busy`), so nobody plays two
--- at once; the game id comes from the table key (lobby/dealer.game_id_of), so
--- whoever deals a table deals the same game.
+-- at once, nor while resting after one (`next`); the game id comes from the
+-- table key (lobby/dealer.game_id_of), so whoever deals a table deals the same game.
 -- Returns JSON [[table key, {key, game, seats: [{player, name, bot}]}], ...].
 local now = now_ms()
 local lease = tonumber(ARGV[2])
@@ -27,7 +27,8 @@ for _, p in ipairs(redis.call('ZREVRANGE', K_WAITING, 0, tonumber(ARGV[3]) - 1))
     local raw = redis.call('HGET', K_MEMBERS, p)
     local m = raw and cjson.decode(raw)
     if m and m.state == 'wait' then
-      cands[#cands + 1] = {p = p, m = m}
+      -- A person resting after a game (arena_score.lua's `next`) stays in line.
+      if not m.next or m.next <= now then cands[#cands + 1] = {p = p, m = m} end
     else
       redis.call('ZREM', K_WAITING, p)
     end

@@ -1,4 +1,4 @@
--- Close a waiting deal to seeds, so that it can be dealt (issue 27; deals/deals.py).
+-- Close a waiting deal to seeds, so that it can be dealt (deals/deals.py).
 --
 -- KEYS: 1 the deal hash, 2 the bucket's deadline set
 -- ARGV: 1 the deal's deadline member

@@ -1,4 +1,4 @@
--- A provably fair deal waits for the seats' seeds (issue 27; deals/deals.py).
+-- A provably fair deal waits for the seats' seeds (deals/deals.py).
 --
 -- KEYS: 1 the deal hash, 2 the game hash, 3 the bucket's deadline set
 -- ARGV: 1 the deal's deadline member, 2 the deal's data blob, 3 seed time ms,

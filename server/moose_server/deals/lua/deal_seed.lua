@@ -1,4 +1,4 @@
--- A seat's seed for a deal that waits (issue 27; deals/deals.py).
+-- A seat's seed for a deal that waits (deals/deals.py).
 --
 -- KEYS: 1 the deal hash, 2 the game hash
 -- ARGV: 1 the seat, 2 its seed, 3 a nonce (a resent call gets the first answer)

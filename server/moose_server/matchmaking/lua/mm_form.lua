@@ -163,7 +163,7 @@ local function main()
       take(j)
       row[#row + 1] = ids[j]
       row[#row + 1] = name[j]
-      if tk[j].fair then fair[#fair + 1] = ids[j] end -- asked for a fair deal (issue 27)
+      if tk[j].fair then fair[#fair + 1] = ids[j] end -- asked for a fair deal
       drop_later(ids[j], tk[j])
     end
     local entry = {q = row}

@@ -1,6 +1,7 @@
 // The page's controller: which screen shows, what each click sends, what each message changes.
 
-import { clock, renderGame } from "./board.js";
+import { renderGame, tickGame } from "./board.js";
+import { mark } from "./cues.js";
 import { chatActions, loadHistory, refreshFollowing, reloadAll, renderChat, renderFollowing, takeLine } from "./chat.js";
 import { h, replace } from "./dom.js";
 import { randomSeed, verifyDeal } from "./fair.js";
@@ -49,11 +50,14 @@ const FAIR = { fair: true };
 // Rematch and challenges (issue 25): their own state and panel.
 const together = createTogether({
   ask, render, session, watch: (id) => act.watch(id), me: () => net.welcome && net.welcome.player,
+  request: (type, fields) => net.request(type, fields), game: () => state.game,
 });
 // Arena tournaments (issue 26, arena): their screens are "arenas" and "arena".
 const arenas = arenaPages({
   ask, send, go, render, session, watchGame: (game) => act.watch(game), now: () => net.now(),
   name: () => state.name, setName: (value) => act.setName(value),
+  request: (type, fields) => net.request(type, fields), me: () => net.welcome && net.welcome.player,
+  openMatch: (msg) => { takeMatch(msg); render(); },
 });
 
 // -- what the server says ---------------------------------------------------------
@@ -71,11 +75,10 @@ function onMessage(msg) {
       break;
     case "match":
       if (state.game && state.game.id === msg.game) return;
-      state.queued = null;
-      state.table = null;
-      openGame(msg.game, msg.seat, msg);
       // Our seed for the provably fair deal (we ask for one: FAIR).
       if (msg.deal) send("seed", { game: msg.game, seed: randomSeed() });
+      // The next arena game waits while the last one's end screen counts down (arena.js).
+      if (!arenas.hold(msg, state.screen === "game" ? state.game : null)) takeMatch(msg);
       break;
     case "table":
       state.table = msg.host ? msg : null;
@@ -99,10 +102,17 @@ function onMessage(msg) {
   render();
 }
 
+function takeMatch(msg) {
+  state.queued = null;
+  state.table = null;
+  openGame(msg.game, msg.seat, msg);
+}
+
 function onEvent(msg) {
   const game = state.game;
   if (!game || msg.game !== game.id) return;
   const taken = game.take(msg);
+  if (msg.event && msg.event.arena) game.arena = arenas.seen(msg.event.arena);
   loadHistory(net, { game: game.id }).then((got) => got && render()); // following it now: its chat's backlog
   if (taken === "gap") sync(game);
   if (taken !== "ok") return;
@@ -361,6 +371,7 @@ function openGame(id, seat, match = null, show = true) {
     game.names = match.names || [];
     game.bots = match.bots || [];
     game.ratings = match.ratings || [];
+    game.arena = arenas.seen(match.arena);
   }
   state.game = game;
   state.selected = null;
@@ -433,13 +444,14 @@ function render() {
   const content = screenContent();
   const game = state.screen === "game" ? state.game : null;
   const mine = game && game.view && !game.over && game.legal && game.view.to_act === game.seat;
-  document.title = mine ? `▶ ${t("turn_you")} · ${t("title")}` : t("title");
+  mark(Boolean(mine), t("title"), t("turn_you"));
   replace(
     root,
     header(),
     accountPanel(),
     state.error ? h("p", { class: "banner error", role: "alert", testid: "error" }, state.error) : null,
     state.notice ? h("p", { class: "banner", role: "status", testid: "notice" }, state.notice) : null,
+    arenas.banner(),
     together.panel(state.screen, state.screen === "game" ? state.game : null),
     content,
     together.form(state.screen),
@@ -461,8 +473,8 @@ function screenContent() {
   }
   const me = net.welcome && net.welcome.player;
   if (state.screen === "game" && state.game) {
-    return [renderGame({
-      game: state.game, selected: state.selected, now: () => net.now(),
+    return [arenas.gamePanel(state.game), renderGame({
+      game: state.game, selected: state.selected, now: () => net.now(), online: state.status === "open", redraw: render,
       download: state.download, seatButton: together.seatButton, ...gameActions,
       verifyDeal: state.game.recordData && state.game.recordData.deal ? checkDeal : null,
     }), gameChat(state.game, me)];
@@ -554,10 +566,10 @@ function toggleLanguage() {
 // Clocks tick without redrawing the page (focus and selection stay put).
 function tick() {
   renderStatus();
-  const countdown = root.querySelector('[data-testid="countdown"]');
-  if (countdown && state.game) countdown.textContent = clock({ game: state.game, now: () => net.now() });
+  if (state.game && state.screen === "game") tickGame(root, { game: state.game, now: () => net.now(), online: state.status === "open" });
   const queued = root.querySelector('[data-testid="queue-status"]');
   if (queued && state.queued) queued.textContent = queuedText({ queued: state.queued, now: () => net.now() });
+  arenas.tick(root);
 }
 
 // -- start -------------------------------------------------------------------------

@@ -1,4 +1,4 @@
--- Add a field to a hash of bounded size (blocks, follows, followers: issue 25),
+-- Add a field to a hash of bounded size (blocks, follows, followers),
 -- atomically, so that two instances adding at once cannot pass the bound.
 --
 -- KEYS: 1 the hash (player id -> name)

@@ -1,5 +1,5 @@
 -- Keep one chat line and publish it, in one step: every instance hears a room's
--- lines in the order the stream holds them (issue 25, chat part).
+-- lines in the order the stream holds them.
 --
 -- KEYS: 1 the room's chat stream, 2 whose lifetime it takes (a game's event
 --       stream; a table's chat: the chat stream itself)
