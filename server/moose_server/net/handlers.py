@@ -23,7 +23,13 @@ from moose_server.accounts.reports import Reports, clean_reason
 from moose_server.lobby.dealer import Lobby, game_id_of
 from moose_server.lobby.invites import Invites
 from moose_server.lobby.live_games import LiveGames
-from moose_server.lobby.matchmaking import MatchError, Matchmaker, TableInfo, normalize_code
+from moose_server.lobby.matchmaking import (
+    MatchError,
+    Matchmaker,
+    TableInfo,
+    Ticket,
+    normalize_code,
+)
 from moose_server.lobby.presence import Presence
 from moose_server.net.arena_requests import ArenaRequests
 from moose_server.net.frames import seat_deadline
@@ -93,7 +99,8 @@ class Handlers:
         self.bot_sockets: dict[int, str] = {}  # id(session) -> its address: a bot session
         self.table: dict[str, Callable[[Session, Message], Awaitable[Message | None]]] = {
             "hello": self.hello, "ping": self.ping, "queue": self.queue,
-            "leave_queue": self.leave_queue, "create_table": self.create_table,
+            "leave_queue": self.leave_queue, "queue_range": self.queue_range,
+            "queue_bots": self.queue_bots, "create_table": self.create_table,
             "join_table": self.join_table, "add_bot": self.add_bot,
             "leave_table": self.leave_table, "start_table": self.start_table,
             "move": self.move, "sync": self.sync, "watch": self.watch, "unwatch": self.unwatch,
@@ -288,11 +295,36 @@ class Handlers:
         self.waiting.add(_player(conn), conn.name, low, high, skill, fair)
         log.info("queue %s for %s-%s seats", conn.player, low, high,
                  extra={"event": "queue", "player": conn.player})  # fmt: skip
+        return self._queued(Ticket(since, low, high))
+
+    def _queued(self, ticket: Ticket) -> Message:
+        """The `queued` answer of PROTOCOL.md for a ticket."""
         mm = self.matchmaker.options
         return {
-            "type": "queued", "min_players": low, "max_players": high, "server_time": since,
+            "type": "queued", "min_players": ticket.min_players,
+            "max_players": ticket.max_players, "server_time": ticket.since,
             "match_wait": mm.match_wait, "queue_bots_after": mm.queue_bots_after,
+            "queue_offer_after": mm.offer_after, "bots": ticket.bots,
         }  # fmt: skip
+
+    async def queue_range(self, conn: Session, msg: Message) -> Message:
+        """Change the sizes of table the player waits for, keeping their place."""
+        player = _player(conn)
+        ticket = await self.matchmaker.change_range(
+            player, msg.get("min_players", 2), msg.get("max_players", 6)
+        )
+        self.waiting.change(player, ticket.min_players, ticket.max_players)
+        log.info("queue_range %s for %s-%s seats", player, ticket.min_players,
+                 ticket.max_players, extra={"event": "queue_range", "player": player})  # fmt: skip
+        return self._queued(ticket)
+
+    async def queue_bots(self, conn: Session, msg: Message) -> Message:
+        """A player who waited long enough asks for a table now, bots in the empty seats."""
+        player = _player(conn)
+        ticket = await self.matchmaker.ask_bots(player, msg.get("players"))
+        log.info("queue_bots %s for %s seats", player, ticket.bots,
+                 extra={"event": "queue_bots", "player": player})  # fmt: skip
+        return self._queued(ticket)
 
     async def leave_queue(self, conn: Session, msg: Message) -> Message:
         """Leave the public queue."""

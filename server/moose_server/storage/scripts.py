@@ -50,6 +50,7 @@ __all__ = [
     "ArenaScoreCall",
     "ArenaSeatCall",
     "ArenaStartedCall",
+    "BotsCall",
     "BoundedAddCall",
     "ChatCall",
     "ClaimCall",
@@ -75,6 +76,7 @@ __all__ = [
     "MatchCall",
     "OnlineCall",
     "PasswordUpgradeCall",
+    "RangeCall",
     "RateCall",
     "RatedSeat",
     "SessionsCall",
@@ -429,6 +431,28 @@ class LeaveCall(MatchCall):
 
 
 @dataclass(frozen=True)
+class RangeCall(MatchCall):
+    """Change the sizes a waiting ticket accepts, keeping its place."""
+
+    SCRIPT: ClassVar[str] = "mm_range"
+
+    player: str
+    min_players: int
+    max_players: int
+
+
+@dataclass(frozen=True)
+class BotsCall(MatchCall):
+    """A waiting player asks for a table of `players` with bots in the empty seats."""
+
+    SCRIPT: ClassVar[str] = "mm_bots"
+
+    player: str
+    players: int
+    offer_after_us: int  # the ticket must have waited this long
+
+
+@dataclass(frozen=True)
 class FormCall(MatchCall):
     """Seat whoever the queue can seat now."""
 
@@ -767,8 +791,9 @@ class ChatCall:
 CALLS: tuple[type[Any], ...] = (
     CommitCall, ClaimCall, DeferCall, FollowCall, LimitCall, LiveAddCall, LiveRemoveCall,
     OnlineCall, RateCall,
-    AccountClaimCall, EnqueueCall, LeaveCall, FormCall, ForgetCall, CreateTableCall,
-    JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall, TableCall,
+    AccountClaimCall, EnqueueCall, LeaveCall, RangeCall, BotsCall, FormCall, ForgetCall,
+    CreateTableCall, JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall,
+    TableCall,
     PasswordUpgradeCall, HoldCall, SessionsCall, DealOpenCall, DealSeedCall, DealCloseCall,
     InviteOfferCall, InviteAnswerCall,
     ArenaCreateCall, ArenaMemberCall, ArenaSeatCall, ArenaStartedCall, ArenaScoreCall,
