@@ -4,6 +4,7 @@ import { h, icon } from "./dom.js";
 import { whyNot } from "./engine.js";
 import { cardName, count, duration, roomName, t } from "./i18n.js";
 import { ratingChange, seatName } from "./pages.js";
+import { tieBreakText } from "./ending.js";
 
 // ctx: {game, selected, now, select(card), play(move), back(), leave(), replay(), download}
 export function renderGame(ctx) {
@@ -59,6 +60,7 @@ function status(ctx) {
 // Our own deadline counts down; another seat's turn counts up from when it began.
 export function clock(ctx) {
   const { game } = ctx;
+  if (ctx.offline) return t("clock_offline"); // no time runs out for us while the server cannot hear us
   const left = game.left(ctx.now());
   if (left !== null) return t("left", { time: duration(left) });
   if (game.turnSince) return t("waited", { time: duration(ctx.now() - game.turnSince) });
@@ -256,6 +258,7 @@ function gameOver(ctx) {
     { class: "panel over", testid: "game-over" },
     h("h2", {}, t("game_over"), result ? ` — ${result}` : ""),
     h("p", {}, t("winners", { names: winners.map((s) => game.name(s)).join(", ") }), " ", t("fewest"), " ", t("score_is")),
+    tieBreak(game),
     ratingChange(game),
     h("table", { testid: "scores" }, h("thead", {}, h("tr", {}, h("th", {}, t("player_col")), h("th", {}, t("score_col")), h("th", {}, t("left_col")))), h("tbody", {}, rows)),
     h(
@@ -268,6 +271,12 @@ function gameOver(ctx) {
     ),
     game.verdict ? h("p", { class: "verdict", role: "status", testid: "deal-verdict" }, game.verdict) : null,
   );
+}
+
+// How a tie for the fewest moose was broken (ending.js), when there was one.
+function tieBreak(game) {
+  const text = tieBreakText(game);
+  return text ? h("p", { class: "tie-break", testid: "tie-break" }, text) : null;
 }
 
 function logPanel(game) {

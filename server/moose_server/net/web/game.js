@@ -64,7 +64,7 @@ export class Game {
     if (event.kind === "state") this.past = null;
     const last = this.log[this.log.length - 1];
     if (event.kind === "state" && last && last.seq === msg.seq) return "ok"; // nothing new to say
-    this.log.push({ seq: msg.seq, text: this.describe(msg, before), state: event.kind === "state" });
+    this.log.push(this.line(msg, before, event.kind === "state"));
     if (this.log.length > LOG_KEPT) this.log.shift();
     return "ok";
   }
@@ -77,11 +77,18 @@ export class Game {
     this.past = msg.view;
     const at = this.log.findIndex((line) => line.seq === msg.seq);
     if (at >= 0 && !this.log[at].state) return;
-    const line = { seq: msg.seq, text: this.describe(msg, before) };
+    const line = this.line(msg, before);
     if (at >= 0) this.log[at] = line;
     else this.log.push(line);
     this.log.sort((a, b) => a.seq - b.seq);
     if (this.log.length > LOG_KEPT) this.log.splice(0, this.log.length - LOG_KEPT);
+  }
+
+  // A line of the log: the event kept, its words made when drawn (in the language of
+  // the moment, bot names too: a switch of language redraws the whole log).
+  line(msg, before, state = false) {
+    const game = this;
+    return { seq: msg.seq, state, get text() { return game.describe(msg, before); } };
   }
 
   name(seat) {
