@@ -236,7 +236,7 @@ def test_a_language_switch_mid_game_redraws_the_move_log_and_bot_names(players) 
     gil = players()
     gil.open()
     play_computer(gil, "gil", opponents=2, kind="greedy")
-    for _ in range(3):
+    for _ in range(6):  # moves of every seat: moose sent into the bots' rooms too
         my_move(gil)
         gil.act()
     log = gil.page.locator(".log li")

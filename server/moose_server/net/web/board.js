@@ -42,7 +42,7 @@ function status(ctx) {
   let text;
   if (view.over) text = t("game_over");
   else if (view.pending && view.to_act === game.seat && game.legal) {
-    text = t("answer_you", { name: game.names[view.pending.attacker], place: game.place(game.seat, view.pending.room) });
+    text = t("answer_you", { name: game.shown(view.pending.attacker), place: game.place(game.seat, view.pending.room) });
   } else if (view.pending) text = t("answer_other", { name: game.name(view.to_act) });
   else if (view.to_act === game.seat && game.legal) text = t("turn_you");
   else if (view.to_act !== null && (game.bots[view.to_act] || game.away[view.to_act] || view.to_act === game.seat)) {

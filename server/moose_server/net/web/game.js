@@ -91,16 +91,20 @@ export class Game {
     return { seq: msg.seq, state, get text() { return game.describe(msg, before); } };
   }
 
+  // A seat's name as shown, a server bot's in the page's language ("" for none).
+  shown(seat) {
+    return (this.bots[seat] ? botName(this.names[seat]) : this.names[seat]) || "";
+  }
+
   name(seat) {
-    const given = this.bots[seat] ? botName(this.names[seat]) : this.names[seat];
-    const name = given || t("seat_n", { n: seat + 1 });
+    const name = this.shown(seat) || t("seat_n", { n: seat + 1 });
     return seat === this.seat ? `${name} (${t("you")})` : name;
   }
 
   // A room as a phrase: "your kitchen 2", "bob's kitchen 2", or (`own`) "their kitchen 2".
   place(owner, index, view = this.view, own = false) {
     const room = view && view.houses[owner] ? view.houses[owner].rooms[index] : null;
-    const params = { room: room ? roomName(room.type) : "?", n: index + 1, name: this.names[owner] || "" };
+    const params = { room: room ? roomName(room.type) : "?", n: index + 1, name: this.shown(owner) };
     const key = owner === this.seat ? "place_mine" : own ? "place_theirs" : "place_other";
     return t(key, params);
   }
@@ -157,7 +161,7 @@ export class Game {
     if (move.action === "allow") return t("allow_button");
     if (move.card === "door") return t("mv_door", { card, place: this.place(this.seat, move.room) });
     if (move.card.startsWith("moose:")) return t("mv_moose", { card, place: this.place(move.target, move.room) });
-    return t("mv_house", { card, target: this.names[move.target] || "" });
+    return t("mv_house", { card, target: this.shown(move.target) });
   }
 
   // A seat's rating as shown: "1612", or "540?" while provisional; "" for none.

@@ -37,8 +37,8 @@ export function renderLobby(ctx) {
     h(
       "div",
       { class: "choices" },
-      computerPanel(ctx),
-      ctx.queued ? queuedPanel(ctx) : playPanel(ctx),
+      // Waiting in the queue comes first: what is happening, and the offers, in view.
+      ctx.queued ? [queuedPanel(ctx), computerPanel(ctx)] : [computerPanel(ctx), playPanel(ctx)],
       privatePanel(ctx),
       watchPanel(ctx),
     ),
