@@ -75,10 +75,8 @@ function computerPanel(ctx) {
     h(
       "p",
       { class: "row" },
-      h("label", { for: "opponents" }, t("computer_opponents")),
-      select("opponents", 2, OPPONENTS, t("computer_opponents")),
-      h("label", { for: "kind" }, t("computer_kind")),
-      select("kind", "greedy", BOTS, t("computer_kind"), botKind),
+      h("span", { class: "field" }, h("label", { for: "opponents" }, t("computer_opponents")), select("opponents", 2, OPPONENTS, t("computer_opponents"))),
+      h("span", { class: "field" }, h("label", { for: "kind" }, t("computer_kind")), select("kind", "greedy", BOTS, t("computer_kind"), botKind)),
     ),
     h("button", { class: "primary", type: "submit", testid: "play-computer", disabled: ctx.busy || ctx.starting || Boolean(ctx.queued) },
       ctx.starting ? t("computer_starting") : t("computer_button")),
