@@ -302,7 +302,9 @@ def test_while_the_server_is_away_the_clock_says_so_and_the_header_keeps_its_lin
         assert "left" not in jo.find("countdown").inner_text()
         during = jo.page.locator("header.top").bounding_box()
         assert during is not None and during["height"] == header["height"]
-        accessible(jo, "a game while the server is away")
+        both_languages(jo, "a game while the server is away")
+        jo.find("lang-button").click()
+        jo.find("countdown").filter(has_text="Sin conexión").wait_for()
     finally:
         jo.close()
 
