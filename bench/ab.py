@@ -52,8 +52,11 @@ def export(rev: str, into: Path) -> Path:
         return Path(rev)
     folder = into / rev
     folder.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "client", "server"],
-                             check=True, capture_output=True).stdout  # fmt: skip
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev, "client", "server"],
+        check=True,
+        capture_output=True,
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
     return folder
 
@@ -61,9 +64,11 @@ def export(rev: str, into: Path) -> Path:
 # `moose serve` from its own module, not through `moose`: the `moose` command
 # loads every installed `moose.commands` entry point, and an older revision's
 # code cannot import what a newer tree registers there (moose_loadtest.command).
-SERVE = ("import argparse, sys; from moose_server.commands.serve import add_parser; "
-         "p = argparse.ArgumentParser(prog='moose'); add_parser(p.add_subparsers()); "
-         "a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))")  # fmt: skip
+SERVE = (
+    "import argparse, sys; from moose_server.commands.serve import add_parser; "
+    "p = argparse.ArgumentParser(prog='moose'); add_parser(p.add_subparsers()); "
+    "a = p.parse_args(sys.argv[1:]); sys.exit(a.func(a))"
+)
 
 
 def one_run(
@@ -78,15 +83,36 @@ def one_run(
         EmbeddedRedis(Path(data) / "redis", appendfsync=fsync, binary=binary) as r,
     ):
         port = free_port()
-        cmd = [sys.executable, "-c", SERVE, "serve", "--port", str(port), "--redis", r.url,
-               "--data-dir", data]  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-c",
+            SERVE,
+            "serve",
+            "--port",
+            str(port),
+            "--redis",
+            r.url,
+            "--data-dir",
+            data,
+        ]
         with open(Path(data) / "serve.log", "wb") as log:
             server = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             wait_ready(f"http://127.0.0.1:{port}/readyz", server)
-            test = [sys.executable, "-m", "moose", "loadtest", "--url",
-                    f"ws://127.0.0.1:{port}/ws", "--server-pid", str(server.pid),
-                    "--redis-url", r.url, "--json", *flags]  # fmt: skip
+            test = [
+                sys.executable,
+                "-m",
+                "moose",
+                "loadtest",
+                "--url",
+                f"ws://127.0.0.1:{port}/ws",
+                "--server-pid",
+                str(server.pid),
+                "--redis-url",
+                r.url,
+                "--json",
+                *flags,
+            ]
             # The load generator is this tree's on every side: only the server differs.
             here = dict(os.environ, PYTHONPATH=f"{ROOT / 'client'}:{ROOT / 'server'}")
             out = subprocess.run(test, capture_output=True, text=True, timeout=900, env=here)
@@ -123,19 +149,41 @@ def median_of(reports: list[dict[str, Any]], path: str) -> float | None:
     return round(statistics.median(values), 3) if values else None
 
 
-FIELDS = ("moves_per_second", "move_latency_ms.p50", "move_latency_ms.p99",
-          "event_latency_ms.p50", "all_seats_latency_ms.p99", "matchmaking_wait_ms.p50",
-          "server.cpu_percent", "redis.commands_per_move", "redis.round_trips.per_commit",
-          "matchmaking.all_seated_s", "matchmaking.rating_spread.mean",
-          "matchmaking.rating_spread.random_mean", "connections.bytes_per_connection",
-          "connections.server_rss_mb", "connections.server_cpu_percent", "server_cpu_ms_per_move",
-          "redis.cpu_percent", "redis_cpu_ms_per_move", "loadavg_1m")  # fmt: skip
+FIELDS = (
+    "moves_per_second",
+    "move_latency_ms.p50",
+    "move_latency_ms.p99",
+    "event_latency_ms.p50",
+    "all_seats_latency_ms.p99",
+    "matchmaking_wait_ms.p50",
+    "server.cpu_percent",
+    "redis.commands_per_move",
+    "redis.round_trips.per_commit",
+    "matchmaking.all_seated_s",
+    "matchmaking.rating_spread.mean",
+    "matchmaking.rating_spread.random_mean",
+    "connections.bytes_per_connection",
+    "connections.server_rss_mb",
+    "connections.server_cpu_percent",
+    "server_cpu_ms_per_move",
+    "redis.cpu_percent",
+    "redis_cpu_ms_per_move",
+    "loadavg_1m",
+)
 
 
-LOBBY_FIELDS = ("move_latency_ms.p50", "move_latency_ms.p99", "move_latency_ms.max",
-                "all_seats_latency_ms.p99", "moves_per_second", "server.cpu_percent",
-                "server.rss_mb", "load_generator.cpu_percent", "load_generator.loop_lag_ms.p99",
-                "redis.cpu_percent")  # fmt: skip
+LOBBY_FIELDS = (
+    "move_latency_ms.p50",
+    "move_latency_ms.p99",
+    "move_latency_ms.max",
+    "all_seats_latency_ms.p99",
+    "moves_per_second",
+    "server.cpu_percent",
+    "server.rss_mb",
+    "load_generator.cpu_percent",
+    "load_generator.loop_lag_ms.p99",
+    "redis.cpu_percent",
+)
 
 
 def lobby_medians(reports: list[dict[str, Any]]) -> dict[str, dict[str, float | None]]:
@@ -144,8 +192,10 @@ def lobby_medians(reports: list[dict[str, Any]]) -> dict[str, dict[str, float | 
     for rep in reports:
         for step in (rep.get("lobby") or {}).get("steps", []):
             by_size.setdefault(step["players"], []).append(step)
-    return {str(n): {k: median_of(steps, k) for k in LOBBY_FIELDS}
-            for n, steps in sorted(by_size.items())}  # fmt: skip
+    return {
+        str(n): {k: median_of(steps, k) for k in LOBBY_FIELDS}
+        for n, steps in sorted(by_size.items())
+    }
 
 
 def summarize(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -172,8 +222,9 @@ def main() -> int:
     p.add_argument("out")
     p.add_argument("revs", nargs="+")
     p.add_argument("--rounds", type=int, default=3)
-    p.add_argument("--summarize", action="store_true",
-                   help="only recompute the medians of OUT from its runs")  # fmt: skip
+    p.add_argument(
+        "--summarize", action="store_true", help="only recompute the medians of OUT from its runs"
+    )
     a = p.parse_args(args)
     if a.summarize:
         report = json.loads(Path(a.out).read_text())
@@ -200,12 +251,18 @@ def main() -> int:
                 runs[rev].append(report)
                 steps = (report.get("lobby") or {}).get("steps", [report])
                 for step in steps:
-                    print(rev, r, step.get("players"), step.get("moves_per_second"),
-                          step.get("move_latency_ms"), step.get("errors"), file=sys.stderr,
-                          flush=True)  # fmt: skip
+                    print(
+                        rev,
+                        r,
+                        step.get("players"),
+                        step.get("moves_per_second"),
+                        step.get("move_latency_ms"),
+                        step.get("errors"),
+                        file=sys.stderr,
+                        flush=True,
+                    )
     summary = summarize(runs)
-    Path(a.out).write_text(json.dumps({"flags": flags, "medians": summary, "runs": runs},
-                                      indent=1))  # fmt: skip
+    Path(a.out).write_text(json.dumps({"flags": flags, "medians": summary, "runs": runs}, indent=1))
     print(json.dumps(summary, indent=1))
     return 0
 

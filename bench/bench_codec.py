@@ -3,12 +3,12 @@
     python bench/bench_codec.py [--rounds 7] [--calls 20000]
 
 The values are real: a 4-player game of greedy bots a third of the way through
-(moose_server.ops.ceiling's sample), packed as the server packs them for one
+(moose_server.play.ceiling's sample), packed as the server packs them for one
 move: the game's data (the game hash's `data`), a move event, a state snapshot
 (kept in the stream now and then), and one seat's `event` frame (view and legal
 moves). For each value: whether both give the same bytes, then the median over
 `--rounds` of the time per call (µs) of msgpack (`Packer(use_bin_type=True)`,
-one for the process, as codec.py had it) and msgspec (`msgpack.Encoder`), and
+one for the process, as storage/codec.py had it) and msgspec (`msgpack.Encoder`), and
 msgspec's over msgpack's; then the same for unpacking (`unpackb(raw=False)`
 against `msgpack.Decoder`). Rounds alternate the two, so that a slower moment of
 the machine falls on both.
@@ -26,7 +26,7 @@ import msgpack
 import msgspec
 
 from moose import rules
-from moose_server.ops.ceiling import _payload, _sample
+from moose_server.play.ceiling import _payload, _sample
 
 
 def values() -> dict[str, Any]:
@@ -34,9 +34,16 @@ def values() -> dict[str, Any]:
     unpack = msgspec.msgpack.decode
     data, event, snapshot = (unpack(b) for b in _payload(4))
     state, _ = _sample(4)
-    frame = {"type": "event", "game": "g_0123456789", "seq": 17, "event": event,
-             "view": rules.view(state, 1), "legal": rules.legal_moves(state),
-             "deadline": 1796199619812, "server_time": 1796199619000}  # fmt: skip
+    frame = {
+        "type": "event",
+        "game": "g_0123456789",
+        "seq": 17,
+        "event": event,
+        "view": rules.view(state, 1),
+        "legal": rules.legal_moves(state),
+        "deadline": 1796199619812,
+        "server_time": 1796199619000,
+    }
     return {"game data": data, "event": event, "snapshot": snapshot, "frame": frame}
 
 
@@ -48,8 +55,9 @@ def per_call(fn: Callable[[Any], Any], value: Any, calls: int) -> float:
     return (time.perf_counter() - t0) / calls * 1e6
 
 
-def compare(name: str, a: Callable[[Any], Any], b: Callable[[Any], Any], value: Any,
-            rounds: int, calls: int) -> None:  # fmt: skip
+def compare(
+    name: str, a: Callable[[Any], Any], b: Callable[[Any], Any], value: Any, rounds: int, calls: int
+) -> None:
     ta, tb = [], []
     for _ in range(rounds):
         ta.append(per_call(a, value, calls))
@@ -66,16 +74,24 @@ def main() -> None:
     packer = msgpack.Packer(use_bin_type=True)
     encoder, decoder = msgspec.msgpack.Encoder(), msgspec.msgpack.Decoder()
     cases = values()
-    print("same bytes:", ", ".join(f"{k} {packer.pack(v) == encoder.encode(v)}"
-                                   for k, v in cases.items()))  # fmt: skip
+    print(
+        "same bytes:",
+        ", ".join(f"{k} {packer.pack(v) == encoder.encode(v)}" for k, v in cases.items()),
+    )
     print(f"pack (median of {opts.rounds} rounds of {opts.calls} calls):")
     for name, value in cases.items():
         compare(name, packer.pack, encoder.encode, value, opts.rounds, opts.calls)
     print("unpack:")
     for name, value in cases.items():
         blob = packer.pack(value)
-        compare(name, lambda b: msgpack.unpackb(b, raw=False), decoder.decode, blob,
-                opts.rounds, opts.calls)  # fmt: skip
+        compare(
+            name,
+            lambda b: msgpack.unpackb(b, raw=False),
+            decoder.decode,
+            blob,
+            opts.rounds,
+            opts.calls,
+        )
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Redis commands a game costs over its life, by phase and kind (issue 28).
+"""Redis commands a game costs over its life, by phase and kind.
 
     python bench/bench_game_commands.py --games 20 --idle 25     # idle and connected rates
     python bench/bench_game_commands.py --games 40 --idle 10 --quiet   # clear game phases
@@ -136,9 +136,18 @@ class Player:
             bench.parked -= 1
         bench.moves[self.game] += 1
         assert self.ws is not None
-        await self.ws.send_bytes(msg_pack({"type": "move", "id": next(self.ids), "game": self.game,
-                                           "seq": msg["seq"], "move": move,
-                                           "move_id": f"gc{self.index}-{msg['seq']}"}))  # fmt: skip
+        await self.ws.send_bytes(
+            msg_pack(
+                {
+                    "type": "move",
+                    "id": next(self.ids),
+                    "game": self.game,
+                    "seq": msg["seq"],
+                    "move": move,
+                    "move_id": f"gc{self.index}-{msg['seq']}",
+                }
+            )
+        )
 
     async def close(self) -> None:
         """Close the socket."""
@@ -281,8 +290,15 @@ async def measure(url: str, redis_url: str, args: argparse.Namespace) -> None:
 Figures = dict[str, float]
 
 
-def summary(games: int, moves: float, start: Figures, end: Figures, closed: Figures,
-            per_move: Figures, ended_early: int) -> None:  # fmt: skip
+def summary(
+    games: int,
+    moves: float,
+    start: Figures,
+    end: Figures,
+    closed: Figures,
+    per_move: Figures,
+    ended_early: int,
+) -> None:
     """What each game's start and end (and its players' sockets closing) add per move."""
     begin_end = (sum(start.values()) + sum(end.values())) / games
     close = sum(closed.values()) / games
@@ -305,8 +321,9 @@ def main() -> None:
     parser.add_argument("--gate", type=int, default=16, help="player moves a game in the window")
     parser.add_argument("--idle", type=float, default=25.0, help="seconds of each idle window")
     parser.add_argument("--settle", type=float, default=4.0, help="seconds after the last end")
-    parser.add_argument("--quiet", action="store_true",
-                        help="a server with fewer periodic commands (docstring)")  # fmt: skip
+    parser.add_argument(
+        "--quiet", action="store_true", help="a server with fewer periodic commands (docstring)"
+    )
     parser.add_argument("--monitor", help="write every command Redis runs (MONITOR) here")
     args = parser.parse_args()
     serve = []

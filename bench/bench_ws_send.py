@@ -1,7 +1,7 @@
 """Server CPU per WebSocket frame sent through ws.py's `Connection` (aiohttp's writer).
 
     python bench/bench_ws_send.py [--sockets 100] [--frames 1,2,5] [--rate 20000]
-        [--rounds 5] [--duration 3] [--out bench/results/FILE.json]
+        [--rounds 5] [--duration 3] [--out FILE.json]
 
 An aiohttp server in this process accepts `--sockets` WebSockets from a reader
 process (aiohttp clients that read and drop every frame) and wraps each in the
@@ -10,8 +10,8 @@ frame to aiohttp's `send_bytes` at once (net/outbox.py). Each loop turn sends N
 frames of a 500-byte payload to every socket (N from `--frames`), paced to
 `--rate` frames/s in all; the figure is this process's CPU time per frame over a
 `--duration` s window (its reads, the loop and aiohttp's server included).
-Until issue 21 ws.py wrote a turn's frames to the transport itself, one write per
-socket and turn; bench/results/round4-ws-send.json compared that with
+ws.py once wrote a turn's frames to the transport itself, one write per
+socket and turn; this script compared that with
 `send_bytes` awaited in a task (20.7 / 11.4 / 5.8 against 34.2 / 27.9 / 18.2 us
 a frame at 1 / 2 / 5 frames a turn), the whole server 1.14-1.23x
 (round4-ab-ws.json, round4-ab-all.json): under 1.5x, so the hand-written writer went.
@@ -95,10 +95,12 @@ class Bench:
         await asyncio.sleep(0.05)  # the last turn's writes
         cpu, wall = time.process_time() - cpu0, loop.time() - t0
         backlog = sum(t.get_write_buffer_size() for _, t in self.sockets)
-        return {"frames_per_s": round(sent / wall),
-                "cpu_us_per_frame": round(cpu / sent * 1e6, 2),
-                "cpu_percent": round(100 * cpu / wall, 1),
-                "write_backlog_bytes": backlog}  # fmt: skip
+        return {
+            "frames_per_s": round(sent / wall),
+            "cpu_us_per_frame": round(cpu / sent * 1e6, 2),
+            "cpu_percent": round(100 * cpu / wall, 1),
+            "write_backlog_bytes": backlog,
+        }
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -110,16 +112,25 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     await runner.setup()
     port = free_port()
     await web.TCPSite(runner, "127.0.0.1", port).start()
-    proc = subprocess.Popen([sys.executable, __file__, "--reader", f"ws://127.0.0.1:{port}/ws",
-                             "--sockets", str(args.sockets)])  # fmt: skip
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            __file__,
+            "--reader",
+            f"ws://127.0.0.1:{port}/ws",
+            "--sockets",
+            str(args.sockets),
+        ]
+    )
     runs: list[dict[str, Any]] = []
     try:
         await asyncio.wait_for(bench.ready.wait(), 60)
         for rnd in range(args.rounds):
             for frames in [int(f) for f in args.frames.split(",")]:
                 res = await bench.window(frames, args.rate, args.duration)
-                res.update(frames_per_turn=frames, round=rnd,
-                           loadavg_1m=round(os.getloadavg()[0], 2))  # fmt: skip
+                res.update(
+                    frames_per_turn=frames, round=rnd, loadavg_1m=round(os.getloadavg()[0], 2)
+                )
                 runs.append(res)
                 print(res, flush=True)
     finally:
@@ -127,9 +138,17 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         await asyncio.sleep(0.5)
         await runner.cleanup()
         proc.wait(30)
-    return {"bench": "bench/bench_ws_send.py", "argv": sys.argv[1:], "sockets": args.sockets,
-            "rate": args.rate, "duration_s": args.duration, "payload_bytes": len(PAYLOAD),
-            "aiohttp": aiohttp.__version__, "medians": medians(runs), "runs": runs}  # fmt: skip
+    return {
+        "bench": "bench/bench_ws_send.py",
+        "argv": sys.argv[1:],
+        "sockets": args.sockets,
+        "rate": args.rate,
+        "duration_s": args.duration,
+        "payload_bytes": len(PAYLOAD),
+        "aiohttp": aiohttp.__version__,
+        "medians": medians(runs),
+        "runs": runs,
+    }
 
 
 def medians(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -127,22 +127,29 @@ class Watch:
             self.cpu_hist[_bucket(cpu)] += 1
         if busy >= SLOW_TURN_MS:
             top = sorted(self.turn.items(), key=lambda kv: -kv[1][1])[:12]
-            self.slowest.append({
-                "loop_time": round(loop_time, 4), "second_fraction": round(loop_time % 1, 4),
-                "busy_ms": round(busy, 2),
-                "cpu_ms": round(cpu, 2),
-                "handles": int(sum(v[0] for v in self.turn.values())),
-                "top": [[k, int(v[0]), round(v[1], 2)] for k, v in top],
-                "gc": [[g, round(ms, 2), c] for g, ms, c in self.turn_gc],
-            })  # fmt: skip
+            self.slowest.append(
+                {
+                    "loop_time": round(loop_time, 4),
+                    "second_fraction": round(loop_time % 1, 4),
+                    "busy_ms": round(busy, 2),
+                    "cpu_ms": round(cpu, 2),
+                    "handles": int(sum(v[0] for v in self.turn.values())),
+                    "top": [[k, int(v[0]), round(v[1], 2)] for k, v in top],
+                    "gc": [[g, round(ms, 2), c] for g, ms, c in self.turn_gc],
+                }
+            )
             if len(self.slowest) > 8 * KEEP_SLOWEST:
                 self._trim()
             if len(self.timeline) < TIMELINE_MAX:
-                self.timeline.append([
-                    round(time.time(), 3), round(busy, 1), round(cpu, 1),
-                    [[k, int(v[0]), round(v[1], 1)] for k, v in top[:3]],
-                    [[g, round(ms, 1)] for g, ms, _ in self.turn_gc],
-                ])  # fmt: skip
+                self.timeline.append(
+                    [
+                        round(time.time(), 3),
+                        round(busy, 1),
+                        round(cpu, 1),
+                        [[k, int(v[0]), round(v[1], 1)] for k, v in top[:3]],
+                        [[g, round(ms, 1)] for g, ms, _ in self.turn_gc],
+                    ]
+                )
         self.turn = {}
         self.turn_gc = []
         self.busy = 0.0
@@ -185,10 +192,15 @@ class Watch:
         g[5] = max(g[5], cpu)
         self.turn_gc.append((info["generation"], ms, info.get("collected", 0)))
         if GC_SIZES and ms >= SLOW_GC_MS:
-            self.slow_gc.append({
-                "generation": info["generation"], "ms": round(ms, 2), "cpu_ms": round(cpu, 2),
-                "collected": info.get("collected", 0), "sizes": self._gc_sizes,
-            })  # fmt: skip
+            self.slow_gc.append(
+                {
+                    "generation": info["generation"],
+                    "ms": round(ms, 2),
+                    "cpu_ms": round(cpu, 2),
+                    "collected": info.get("collected", 0),
+                    "sizes": self._gc_sizes,
+                }
+            )
 
     def _census_young(self) -> None:
         """Every YOUNG_CENSUS_EVERY-th young or middle collection: what it will walk, by kind.
@@ -216,26 +228,36 @@ class Watch:
         return {
             "wall_s": round(wall, 1),
             "cpu_s": round(sum(os.times()[:2]) - self.cpu0, 1),
-            "turns": {"busy_ms_histogram": dict(zip(labels, self.hist, strict=True)),
-                      "cpu_ms_histogram": dict(zip(labels, self.cpu_hist, strict=True)),
-                      "slowest": sorted(self.slowest, key=lambda t: -t["busy_ms"])[:KEEP_SLOWEST],
-                      "heaviest": sorted(self.slowest, key=lambda t: -t["cpu_ms"])[:KEEP_SLOWEST]},
+            "turns": {
+                "busy_ms_histogram": dict(zip(labels, self.hist, strict=True)),
+                "cpu_ms_histogram": dict(zip(labels, self.cpu_hist, strict=True)),
+                "slowest": sorted(self.slowest, key=lambda t: -t["busy_ms"])[:KEEP_SLOWEST],
+                "heaviest": sorted(self.slowest, key=lambda t: -t["cpu_ms"])[:KEEP_SLOWEST],
+            },
             "timeline": self.timeline,
             "tracked_objects": self.tracked,
             "slow_collections": self.slow_gc,
             "census": self.census,
             "young_census": {
                 "runs": self.young_census_runs,
-                "kinds": sorted(([k, *v] for k, v in self.young_census.items()),
-                                key=lambda r: -r[2])[:60],
+                "kinds": sorted(
+                    ([k, *v] for k, v in self.young_census.items()), key=lambda r: -r[2]
+                )[:60],
             },
             "garbage_at_exit": self.leak,
             "callbacks": [[k, int(v[0]), round(v[1], 1), round(v[2], 2)] for k, v in names[:80]],
-            "gc": {str(g): {"count": int(v[0]), "total_ms": round(v[1], 1),
-                            "max_ms": round(v[2], 2), "collected": int(v[3]),
-                            "cpu_total_ms": round(v[4], 1), "cpu_max_ms": round(v[5], 2)}
-                   for g, v in self.gc.items()},
-        }  # fmt: skip
+            "gc": {
+                str(g): {
+                    "count": int(v[0]),
+                    "total_ms": round(v[1], 1),
+                    "max_ms": round(v[2], 2),
+                    "collected": int(v[3]),
+                    "cpu_total_ms": round(v[4], 1),
+                    "cpu_max_ms": round(v[5], 2),
+                }
+                for g, v in self.gc.items()
+            },
+        }
 
 
 def install(out: str) -> Watch:

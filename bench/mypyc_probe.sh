@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 28: does compiling the server's hot modules with mypyc pay? (BENCHMARKS.md)
+# Does compiling the server's hot modules with mypyc pay? (BENCHMARKS.md)
 # usage: bench/mypyc_probe.sh DIR [REV]
 # Exports REV (default HEAD) twice, to DIR/plain and DIR/compiled, compiles the
 # modules below in DIR/compiled with mypyc (from the mypy the test extra

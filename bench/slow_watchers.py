@@ -136,10 +136,14 @@ class Watcher:
         self.sock.setblocking(False)
         await loop.sock_connect(self.sock, ("127.0.0.1", self.port))
         key = base64.b64encode(os.urandom(16)).decode()
-        await loop.sock_sendall(self.sock, (
-            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        ).encode())  # fmt: skip
+        await loop.sock_sendall(
+            self.sock,
+            (
+                f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{self.port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n"
+            ).encode(),
+        )
         head = b""
         while b"\r\n\r\n" not in head:
             chunk = await loop.sock_recv(self.sock, 1)  # byte by byte: nothing after the head
@@ -246,8 +250,13 @@ async def burst(args: argparse.Namespace, port: int, pid: int) -> dict[str, floa
         if not server_ports(pid, set(addresses)):
             break
         await asyncio.sleep(0.1)
-    return {"opened_s": opened, "peak": peak, "seconds": time.monotonic() - started,
-            "held_at_end": held, "kernel": kernel}  # fmt: skip
+    return {
+        "opened_s": opened,
+        "peak": peak,
+        "seconds": time.monotonic() - started,
+        "held_at_end": held,
+        "kernel": kernel,
+    }
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -269,16 +278,32 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 break
             await asyncio.sleep(0.1)
         bots = subprocess.Popen(
-            [sys.executable, "-m", "moose", "bots", "--url", f"ws://127.0.0.1:{port}/ws",
-             "--count", str(args.bots), "--games", "1000000", "--players", "2-4"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "moose",
+                "bots",
+                "--url",
+                f"ws://127.0.0.1:{port}/ws",
+                "--count",
+                str(args.bots),
+                "--games",
+                "1000000",
+                "--players",
+                "2-4",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         await asyncio.sleep(args.warmup)
         trace = (lambda: server.send_signal(signal.SIGUSR1)) if args.trace else (lambda: None)
         trace()
-        result: dict[str, Any] = {"env": dict(e.split("=", 1) for e in args.env),
-                                  "watchers": args.watchers, "baseline": rss(server.pid),
-                                  "bursts": []}  # fmt: skip
+        result: dict[str, Any] = {
+            "env": dict(e.split("=", 1) for e in args.env),
+            "watchers": args.watchers,
+            "baseline": rss(server.pid),
+            "bursts": [],
+        }
         for _ in range(args.bursts):
             one = await burst(args, port, server.pid)
             await asyncio.sleep(args.settle)
@@ -316,14 +341,18 @@ def main() -> None:
         print(json.dumps(result))
         return
     mib = 2**20
-    print(f"watchers {args.watchers}, env {result['env'] or 'defaults'}; "
-          f"{result['dropped_slow']} dropped as slow")  # fmt: skip
+    print(
+        f"watchers {args.watchers}, env {result['env'] or 'defaults'}; "
+        f"{result['dropped_slow']} dropped as slow"
+    )
     print(f"baseline {result['baseline'] / mib:.0f} MiB")
     for i, one in enumerate(result["bursts"], 1):
         peak, after = one["peak"] / mib, one["after"] / mib
-        print(f"burst {i}: peak {peak:.0f} MiB, after {after:.0f} MiB ({one['seconds']:.0f} s, "
-              f"{one['held_at_end']} sockets held at its end, the kernel's send queues "
-              f"up to {one['kernel'] / mib:.0f} MiB)")  # fmt: skip
+        print(
+            f"burst {i}: peak {peak:.0f} MiB, after {after:.0f} MiB ({one['seconds']:.0f} s, "
+            f"{one['held_at_end']} sockets held at its end, the kernel's send queues "
+            f"up to {one['kernel'] / mib:.0f} MiB)"
+        )
 
 
 if __name__ == "__main__":

@@ -54,10 +54,12 @@ from helpers.lanes import LaneGuard
 
 @pytest.fixture(autouse=True)
 def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private config folder per test: `moose play` keeps session tokens there, and
-    tests (and the commands they start) must never touch the user's own."""
+    """A private config folder per test: `moose play` keeps session tokens there (and
+    game records in the data folder beside it), and tests (and the commands they
+    start) must never touch the user's own."""
     folder = tmp_path / "config"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data-home"))
     return folder
 
 
@@ -144,16 +146,25 @@ async def moose_server(
     ``url = await moose_server(turn_time=0.2)`` starts one instance with those
     Settings overrides on a free loopback port and returns its WebSocket URL,
     ``ws://127.0.0.1:PORT/ws``. Call it again for more instances sharing the same
-    Redis. Timings default to short polls; everything stops at the end of the test.
+    Redis. Timings default to short polls (a stopping instance waits for its loops'
+    sleeps to end: the arena loop's default half second made every teardown that
+    long); everything stops at the end of the test.
     """
     runners: list[web.AppRunner] = []
 
     async def start(**overrides: Any) -> str:
         port = free_port()
         settings = Settings(
-            host="127.0.0.1", port=port, redis_url=redis_url, data_dir=str(tmp_path / "data"),
-            match_wait=0.2, match_interval=0.05, poll_interval=0.05, drain_grace=0.5,
-        ).replace(**overrides)  # fmt: skip
+            host="127.0.0.1",
+            port=port,
+            redis_url=redis_url,
+            data_dir=str(tmp_path / "data"),
+            match_wait=0.2,
+            match_interval=0.05,
+            poll_interval=0.05,
+            arena_interval=0.05,
+            drain_grace=0.5,
+        ).replace(**overrides)
         runner = web.AppRunner(create_app(settings), shutdown_timeout=1.0)
         await runner.setup()
         runners.append(runner)
@@ -177,9 +188,14 @@ async def serve(redis_url: str, tmp_path: Path) -> AsyncIterator[Serve]:
 
     async def start(port: int | None = None, **changes: Any) -> Instance:
         settings = Settings(
-            redis_url=redis_url, data_dir=str(tmp_path), match_wait=0.2, match_interval=0.05,
-            poll_interval=0.05, drain_grace=1.0,
-        ).replace(**changes)  # fmt: skip
+            redis_url=redis_url,
+            data_dir=str(tmp_path),
+            match_wait=0.2,
+            match_interval=0.05,
+            poll_interval=0.05,
+            arena_interval=0.05,
+            drain_grace=1.0,
+        ).replace(**changes)
         runner = web.AppRunner(create_app(settings), shutdown_timeout=1.0)
         await runner.setup()
         port = port or free_port()
@@ -212,9 +228,12 @@ def moose_serve(tmp_path: Path) -> Iterator[Callable[..., ServeProcess]]:
     started: list[ServeProcess] = []
 
     def start(
-        *args: str, port: int | None = None, wait: bool = True,
-        env: dict[str, str] | None = None, log: str = "serve.log",
-    ) -> ServeProcess:  # fmt: skip
+        *args: str,
+        port: int | None = None,
+        wait: bool = True,
+        env: dict[str, str] | None = None,
+        log: str = "serve.log",
+    ) -> ServeProcess:
         proc = ServeProcess(list(args), port or free_port(), tmp_path / log, env)
         started.append(proc)
         return proc.start(wait=wait)

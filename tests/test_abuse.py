@@ -33,11 +33,15 @@ from helpers import RawClient
 
 TURN_TIME = 30.0  # the server's default: the bound on an honest move's latency
 ENV = {
-    "MOOSE_HELLO_TIMEOUT": "5", "MOOSE_HEADER_TIMEOUT": "2", "MOOSE_CLOSE_TIMEOUT": "1",
-    "MOOSE_SEND_BUFFER": "65536", "MOOSE_MATCH_INTERVAL": "0.05",
-    "MOOSE_CODE_GUESSES": "10", "MOOSE_CODE_GUESS_INTERVAL": "6",
+    "MOOSE_HELLO_TIMEOUT": "5",
+    "MOOSE_HEADER_TIMEOUT": "2",
+    "MOOSE_CLOSE_TIMEOUT": "1",
+    "MOOSE_SEND_BUFFER": "65536",
+    "MOOSE_MATCH_INTERVAL": "0.05",
+    "MOOSE_CODE_GUESSES": "10",
+    "MOOSE_CODE_GUESS_INTERVAL": "6",
     "MOOSE_MAX_SOCKETS_PER_ADDRESS": "64",
-}  # fmt: skip
+}
 GONE_WITHIN = 15.0  # seconds for the server to let go of a socket it closed
 
 
@@ -63,9 +67,9 @@ async def raw_ws(port: int, address: str) -> tuple[Any, Any, int]:
     key = base64.b64encode(os.urandom(16)).decode()
     writer.write(
         f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        .encode()
-    )  # fmt: skip
+        f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+        "Sec-WebSocket-Version: 13\r\n\r\n".encode()
+    )
     head = await reader.readuntil(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 101"), head
     return reader, writer, sock.getsockname()[1]
@@ -107,8 +111,9 @@ async def honest_pair(url: str, stop: asyncio.Event, moves_ms: list[float]) -> l
             assert (await c.hello(f"honest{i}"))["type"] == "welcome"
         games = 0
         while games == 0 or not stop.is_set():
-            await asyncio.gather(*(c.request("queue", min_players=2, max_players=2)
-                                   for c in clients))  # fmt: skip
+            await asyncio.gather(
+                *(c.request("queue", min_players=2, max_players=2) for c in clients)
+            )
             await asyncio.gather(*(play(c, i, moves_ms) for i, c in enumerate(clients)))
             games += 1
         return [m for c in clients for m in c.received]
@@ -130,8 +135,7 @@ async def play(client: RawClient, seed: int, moves_ms: list[float]) -> None:
             await asyncio.sleep(0.05)
             started = time.monotonic()
             move = bot.choose(event["view"], event["legal"])
-            answer = await client.request("move", game=match["game"], move=move,
-                                          seq=event["seq"])  # fmt: skip
+            answer = await client.request("move", game=match["game"], move=move, seq=event["seq"])
             assert answer["type"] == "moved", answer
             moves_ms.append((time.monotonic() - started) * 1000)
 
@@ -171,8 +175,9 @@ async def silent_sockets(url: str, address: str, count: int) -> tuple[list[int],
     session = session_from(address)
     refused, opened = [], []
     try:
-        tries = await asyncio.gather(*(session.ws_connect(url) for _ in range(count)),
-                                     return_exceptions=True)  # fmt: skip
+        tries = await asyncio.gather(
+            *(session.ws_connect(url) for _ in range(count)), return_exceptions=True
+        )
         for ws in tries:
             if isinstance(ws, aiohttp.WSServerHandshakeError):
                 refused.append(ws.status)
@@ -251,8 +256,10 @@ async def stop_reading(port: int, pid: int, address: str) -> tuple[int, set[int]
     game (`sync` since 0, ~20 KB each) a few times a second, as a slow or hostile client
     would. Returns the most bytes the kernel held for us and the ports still open."""
     reader, writer, mine = await raw_ws(port, address)
-    send = [{"type": "hello", "id": 1, "protocol": 1, "name": "sloth"},
-            {"type": "create_table", "id": 2, "players": 2}]  # fmt: skip
+    send = [
+        {"type": "hello", "id": 1, "protocol": 1, "name": "sloth"},
+        {"type": "create_table", "id": 2, "players": 2},
+    ]
     writer.write(b"".join(masked(m) for m in send))
     bot, game, seat, ids = make_bot("greedy", 1), "", 0, iter(range(10, 10**6))
     while True:
@@ -268,8 +275,17 @@ async def stop_reading(port: int, pid: int, address: str) -> tuple[int, set[int]
                 break
             if msg["legal"] and msg["view"]["to_act"] == seat:
                 move = bot.choose(msg["view"], msg["legal"])
-                writer.write(masked({"type": "move", "id": next(ids), "game": game,
-                                     "seq": msg["seq"], "move": move}))  # fmt: skip
+                writer.write(
+                    masked(
+                        {
+                            "type": "move",
+                            "id": next(ids),
+                            "game": game,
+                            "seq": msg["seq"],
+                            "move": move,
+                        }
+                    )
+                )
     held, looked = 0, 0.0
     try:
         async with asyncio.timeout(30):
@@ -305,10 +321,12 @@ async def bad_values(url: str, address: str) -> list[Any]:
     client = RawClient(await session.ws_connect(url, max_msg_size=0), True)
     try:
         await client.hello("edgy")
-        frames = ['{"type":"ping","id":"\\ud800"}', '{"type":"ping","id":1' + "0" * 28 + "}",
-                  '{"type":"watch","id":3,"game":"g_\\udfff"}',
-                  '{"type":"move","id":4,"game":"g_0","move":{"target":18446744073709551615}}',
-                  ]  # fmt: skip
+        frames = [
+            '{"type":"ping","id":"\\ud800"}',
+            '{"type":"ping","id":1' + "0" * 28 + "}",
+            '{"type":"watch","id":3,"game":"g_\\udfff"}',
+            '{"type":"move","id":4,"game":"g_0","move":{"target":18446744073709551615}}',
+        ]
         answers = []
         for frame in frames:
             await client.send_frame(frame)
@@ -351,13 +369,21 @@ async def test_an_honest_game_finishes_while_hostile_clients_do_their_worst(moos
     stop, moves_ms = asyncio.Event(), []
     honest = asyncio.create_task(honest_pair(url, stop, moves_ms))
     await asyncio.sleep(0.5)  # a game under way
-    guesses, (refused, closes), loris, (flood_code, flood_errors), (held, left), edge = (
-        await asyncio.gather(
-            guess_codes(url, "127.0.0.2"), silent_sockets(url, "127.0.0.3", 80),
-            slow_headers(port, "127.0.0.4", 50), flood(url, "127.0.0.5"),
-            stop_reading(port, pid, "127.0.0.6"), bad_values(url, "127.0.0.7"),
-        )
-    )  # fmt: skip
+    (
+        guesses,
+        (refused, closes),
+        loris,
+        (flood_code, flood_errors),
+        (held, left),
+        edge,
+    ) = await asyncio.gather(
+        guess_codes(url, "127.0.0.2"),
+        silent_sockets(url, "127.0.0.3", 80),
+        slow_headers(port, "127.0.0.4", 50),
+        flood(url, "127.0.0.5"),
+        stop_reading(port, pid, "127.0.0.6"),
+        bad_values(url, "127.0.0.7"),
+    )
     stop.set()
     received = await asyncio.wait_for(honest, 120)
 
@@ -384,6 +410,8 @@ async def test_an_honest_game_finishes_while_hostile_clients_do_their_worst(moos
     log = server.log.read_text()
     assert "Traceback" not in log and " ERROR " not in log, log[-3000:]
     p50, p95 = statistics.median(moves_ms), sorted(moves_ms)[int(0.95 * len(moves_ms))]
-    print(f"\nhonest moves: {len(moves_ms)}, move -> moved p50 {p50:.1f} ms, "
-          f"p95 {p95:.1f} ms, max {max(moves_ms):.1f} ms (bound: the turn time, "
-          f"{TURN_TIME:.0f} s); the cut reader's kernel queue: {held / 2**20:.1f} MiB")  # fmt: skip
+    print(
+        f"\nhonest moves: {len(moves_ms)}, move -> moved p50 {p50:.1f} ms, "
+        f"p95 {p95:.1f} ms, max {max(moves_ms):.1f} ms (bound: the turn time, "
+        f"{TURN_TIME:.0f} s); the cut reader's kernel queue: {held / 2**20:.1f} MiB"
+    )

@@ -21,10 +21,13 @@ from helpers import RawClient, ServeProcess
 PASSWORD = "correct horse battery"
 
 
-def two_instances(moose_serve: Callable[..., ServeProcess], redis_url: str,
-                  env: dict[str, str] | None = None) -> list[ServeProcess]:  # fmt: skip
-    procs = [moose_serve("--redis", redis_url, wait=False, env=env, log=f"serve{n}.log")
-             for n in range(2)]  # fmt: skip
+def two_instances(
+    moose_serve: Callable[..., ServeProcess], redis_url: str, env: dict[str, str] | None = None
+) -> list[ServeProcess]:
+    procs = [
+        moose_serve("--redis", redis_url, wait=False, env=env, log=f"serve{n}.log")
+        for n in range(2)
+    ]
     return [p.wait_ready() for p in procs]
 
 
@@ -151,9 +154,14 @@ async def test_account_names_are_unique_by_case_and_look_alike_letters(moose_ser
 
 @pytest.mark.parametrize(
     ("bad", "rule"),
-    [("", None), ("a" * 129, None), ("moose1234", "at least 10 characters"),
-     ("Password123", "most common"), ("1234567890", "most common")],
-)  # fmt: skip
+    [
+        ("", None),
+        ("a" * 129, None),
+        ("moose1234", "at least 10 characters"),
+        ("Password123", "most common"),
+        ("1234567890", "most common"),
+    ],
+)
 async def test_a_bad_password_changes_nothing(bad, rule, moose_server, ws_client, redis_url):
     url = await moose_server()
     guest = await ws_client(url, "fay")
@@ -173,10 +181,20 @@ def test_moose_account_registers_changes_the_password_and_logs_out(
     server = moose_serve("--redis", redis_url)
 
     def account(action: str, **env: str) -> subprocess.CompletedProcess[str]:
-        cmd = [sys.executable, "-m", "moose", "account", action, "--name", "gina",
-               "--url", server.url]  # fmt: skip
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=60,
-                              env={**os.environ, **env})  # fmt: skip
+        cmd = [
+            sys.executable,
+            "-m",
+            "moose",
+            "account",
+            action,
+            "--name",
+            "gina",
+            "--url",
+            server.url,
+        ]
+        return subprocess.run(
+            cmd, capture_output=True, text=True, timeout=60, env={**os.environ, **env}
+        )
 
     made = account("register", MOOSE_PASSWORD=PASSWORD)
     assert made.returncode == 0 and "gina is an account now" in made.stdout, made.stderr
@@ -207,10 +225,19 @@ async def test_moose_account_register_claims_the_guest_moose_play_kept(
     async with Client(server.url, name="hugo") as guest:
         _saved.save(server.url, "hugo", guest.token)
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose", "account", "register", "--name", "hugo",
-        "--url", server.url, env={**os.environ, "MOOSE_PASSWORD": PASSWORD},
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "moose",
+        "account",
+        "register",
+        "--name",
+        "hugo",
+        "--url",
+        server.url,
+        env={**os.environ, "MOOSE_PASSWORD": PASSWORD},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(proc.communicate(), 60)
     assert proc.returncode == 0, err
     assert f"hugo is an account now ({guest.player})" in out.decode()

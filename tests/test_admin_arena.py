@@ -1,4 +1,4 @@
-"""`moose admin arena create/list/end` (issue 26, arena), on a real Redis."""
+"""`moose admin arena create/list/end`, on a real Redis."""
 
 from __future__ import annotations
 
@@ -13,9 +13,27 @@ from moose_server.storage.keys import ARENAS_KEY
 
 def test_an_operator_creates_lists_and_ends_an_arena(redis_url, capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "200")  # the table on one line a row
-    assert admin.main(["--redis", redis_url, "arena", "create", "--name", "Friday bots",
-                       "--minutes", "30", "--players", "2-3", "--for", "bots",
-                       "--start-in", "5m"]) == 0  # fmt: skip
+    assert (
+        admin.main(
+            [
+                "--redis",
+                redis_url,
+                "arena",
+                "create",
+                "--name",
+                "Friday bots",
+                "--minutes",
+                "30",
+                "--players",
+                "2-3",
+                "--for",
+                "bots",
+                "--start-in",
+                "5m",
+            ]
+        )
+        == 0
+    )
     said = capsys.readouterr().out
     arena = re.search(r"created arena (a_[0-9a-f]{8}) for bots", said)
     assert arena is not None, said

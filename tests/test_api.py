@@ -32,10 +32,26 @@ async def test_leaderboard_and_profiles_after_bots_play(
     server = moose_serve("--redis", redis_url, "--match-wait", "0.2", env=ENV)
     # Four bot clients play 2-seat games until 6 have finished: each plays about 3.
     done = subprocess.run(
-        [sys.executable, "-m", "moose", "bots", "--url", server.url, "--count", "4",
-         "--games", "6", "--players", "2", "--seed", "1"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "moose",
+            "bots",
+            "--url",
+            server.url,
+            "--count",
+            "4",
+            "--games",
+            "6",
+            "--players",
+            "2",
+            "--seed",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     status, board = await get(server.http, "/api/leaderboard?limit=10&kind=bots")
     assert status == 200 and board["kind"] == "bots"
@@ -124,30 +140,57 @@ def test_moose_top_and_profile_print_the_boards(
 ):
     server = moose_serve("--redis", redis_url, "--match-wait", "0.2", env=ENV)
     subprocess.run(
-        [sys.executable, "-m", "moose", "bots", "--url", server.url, "--count", "2",
-         "--games", "2", "--players", "2", "--name", "tb"],
-        capture_output=True, timeout=120, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "moose",
+            "bots",
+            "--url",
+            server.url,
+            "--count",
+            "2",
+            "--games",
+            "2",
+            "--players",
+            "2",
+            "--name",
+            "tb",
+        ],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
     out = subprocess.run(
         [sys.executable, "-m", "moose", "top", "--bots", "--url", server.url, "--json"],
-        capture_output=True, text=True, timeout=60, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     players = json.loads(out)["players"]
     assert sorted(p["name"] for p in players) == ["tb-1", "tb-2"]
     table = subprocess.run(
         [sys.executable, "-m", "moose", "top", "--bots", "--url", server.url],
-        capture_output=True, text=True, timeout=60, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     assert "tb-1 [bot]" in table and str(players[0]["rating"]) in table
     shown = subprocess.run(
         [sys.executable, "-m", "moose", "profile", players[0]["player"], "--url", server.url],
-        capture_output=True, text=True, timeout=60, check=True,
-    ).stdout  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     assert f"rating {players[0]['rating']} after 2 rated games, #1 of the bots" in shown
     missing = subprocess.run(
         [sys.executable, "-m", "moose", "profile", "nobody", "--url", server.url],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert missing.returncode == 1 and "no_such_player" in missing.stderr
 
 
@@ -163,7 +206,7 @@ async def test_a_404_quotes_no_markup_from_the_request(moose_server: Any):
     assert answer["error"] == "no_such_player" and name[:24] in answer["message"]
 
 
-# -- the page's needs (issue 24, site): paging, a seat's profile, register keeps all ----
+# -- the page's needs: paging, a seat's profile, register keeps all ----
 
 
 async def rated_game(url: str, ws_client: Any, name: str) -> tuple[Any, dict[str, Any]]:
@@ -177,8 +220,12 @@ async def rated_game(url: str, ws_client: Any, name: str) -> tuple[Any, dict[str
     await person.request("queue", min_players=2, max_players=2)
     match = await person.expect(type="match")
     async with asyncio.timeout(60):
-        while not any(m.get("type") == "event" and m.get("game") == match["game"]
-                      and m["event"]["kind"] == "over" for m in person.received):  # fmt: skip
+        while not any(
+            m.get("type") == "event"
+            and m.get("game") == match["game"]
+            and m["event"]["kind"] == "over"
+            for m in person.received
+        ):
             await asyncio.sleep(0.05)
     await asyncio.wait_for(bot, 60)
     return person, match

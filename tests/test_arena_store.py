@@ -1,4 +1,4 @@
-"""Arena tournaments in Redis (storage/arenas.py, lobby/arenas.py, play/arena_points.py):
+"""Arena tournaments in Redis (arenas/store.py, arenas/runner.py, arenas/points.py):
 points, recurring settings, and the scripts on a real Redis."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from moose_server.lobby.arenas import new_arena, parse_recurring
-from moose_server.play.arena_points import points
-from moose_server.storage.arenas import ArenaError, ArenaStore
+from moose_server.arenas.points import points
+from moose_server.arenas.runner import new_arena, parse_recurring
+from moose_server.arenas.store import ArenaError, ArenaStore
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import ArenaKeys
 from moose_server.storage.scripts import ArenaMemberCall, ArenaScoreCall, ArenaSeatCall
@@ -17,9 +17,15 @@ from moose_server.storage.scripts import ArenaMemberCall, ArenaScoreCall, ArenaS
 
 @pytest.mark.parametrize(
     ("places", "expected"),
-    [([1, 2], [2, 0]), ([1, 1], [1, 1]), ([1, 2, 3, 4], [2, 1, 1, 0]),
-     ([1, 1, 1, 4], [1, 1, 1, 0]), ([1, 2, 3], [2, 1, 0]), ([2, 1, 2], [1, 2, 1])],
-)  # fmt: skip
+    [
+        ([1, 2], [2, 0]),
+        ([1, 1], [1, 1]),
+        ([1, 2, 3, 4], [2, 1, 1, 0]),
+        ([1, 1, 1, 4], [1, 1, 1, 0]),
+        ([1, 2, 3], [2, 1, 0]),
+        ([2, 1, 2], [1, 2, 1]),
+    ],
+)
 def test_points_are_two_per_opponent_beaten_one_per_tie_over_the_opponents(places, expected):
     assert points(places) == expected
 
@@ -27,11 +33,20 @@ def test_points_are_two_per_opponent_beaten_one_per_tie_over_the_opponents(place
 def test_recurring_arenas_are_read_from_the_setting_and_bad_ones_refused():
     hourly, daily = parse_recurring("bots:hourly:30m:2-4, people:daily:2h:2-6")
     assert (hourly.who, hourly.minutes, hourly.min_players, hourly.max_players) == (
-        "bots", 30, 2, 4)  # fmt: skip
+        "bots",
+        30,
+        2,
+        4,
+    )
     assert hourly.occurrence(1764640800 + 1234) == ("bots-hourly-2025120202", 1764640800)
     assert daily.occurrence(1764640800)[0] == "people-daily-20251202"
-    for bad in ("bots:weekly:30m:2-4", "bots:hourly:90m:2-4", "robots:hourly:30m:2-4",
-                "bots:hourly:30m:4-2", "bots:hourly:30"):  # fmt: skip
+    for bad in (
+        "bots:weekly:30m:2-4",
+        "bots:hourly:90m:2-4",
+        "robots:hourly:30m:2-4",
+        "bots:hourly:30m:4-2",
+        "bots:hourly:30",
+    ):
         with pytest.raises(ValueError):
             parse_recurring(bad)
 
@@ -50,8 +65,9 @@ async def test_an_arena_is_created_once_per_id(redis_url):
     try:
         call = new_arena("Bots", "bots", 30, (2, 4), arena_id="bots-hourly-1")
         assert await arenas.create(call)
-        assert not await arenas.create(new_arena("Other", "all", 5, (2, 2),
-                                                 arena_id="bots-hourly-1"))  # fmt: skip
+        assert not await arenas.create(
+            new_arena("Other", "all", 5, (2, 2), arena_id="bots-hourly-1")
+        )
         got = await arenas.get("bots-hourly-1")
         assert (got.name, got.who, got.min_players, got.max_players) == ("Bots", "bots", 2, 4)
         assert got.end - got.start == 30 * 60_000
@@ -69,8 +85,12 @@ async def test_members_are_seated_by_fitting_sizes_and_never_in_two_games(redis_
             await arenas.create(new_arena(ident, "all", 30, (2, 4), arena_id=ident))
         # Best rated first: p1 and p2 want 3-4 seats, p4 anything, p3 two only: p1, p2
         # and p4 sit together, p3 waits.
-        for p, low, high, r in (("p1", 3, 4, 1700), ("p2", 3, 4, 1600), ("p3", 2, 2, 1500),
-                                ("p4", 2, 4, 1550)):  # fmt: skip
+        for p, low, high, r in (
+            ("p1", 3, 4, 1700),
+            ("p2", 3, 4, 1600),
+            ("p3", 2, 2, 1500),
+            ("p4", 2, 4, 1550),
+        ):
             await arenas.member(ArenaMemberCall("a_1", p, "join", member(p, low, high, r)))
         # p4 is in a second arena too, with p5: not seated there while playing in a_1.
         for p in ("p4", "p5"):
@@ -80,8 +100,14 @@ async def test_members_are_seated_by_fitting_sizes_and_never_in_two_games(redis_
         assert await arenas.seat(ArenaSeatCall("a_2", 5000, 64)) == []
         game = tables[0]["game"]
         # The game ends: points once, p4 free again and seated in a_2.
-        result = json.dumps({"players": ["p1", "p2", "p4"], "places": [1, 2, 3],
-                             "points": [2, 1, 0], "away": [False, False, True]})  # fmt: skip
+        result = json.dumps(
+            {
+                "players": ["p1", "p2", "p4"],
+                "places": [1, 2, 3],
+                "points": [2, 1, 0],
+                "away": [False, False, True],
+            }
+        )
         assert await arenas.score(ArenaScoreCall("a_1", game, result))
         assert not await arenas.score(ArenaScoreCall("a_1", game, result))
         members, playing = await arenas.standings("a_1")
@@ -125,8 +151,9 @@ async def test_an_arena_closes_after_its_last_game_and_names_its_winners(redis_u
             await arenas.member(ArenaMemberCall("a_1", p, "join", member(p, 2, 2)))
         [table] = await arenas.seat(ArenaSeatCall("a_1", 5000, 64))
         assert (await arenas.finish("a_1", now=True))["status"] == "closing"
-        result = json.dumps({"players": ["p1", "p2"], "places": [2, 1], "points": [0, 2],
-                             "away": [False, False]})  # fmt: skip
+        result = json.dumps(
+            {"players": ["p1", "p2"], "places": [2, 1], "points": [0, 2], "away": [False, False]}
+        )
         await arenas.score(ArenaScoreCall("a_1", table["game"], result))
         done = await arenas.finish("a_1")
         assert (done["status"], done["winners"], done["awarded"]) == ("over", ["p2"], False)

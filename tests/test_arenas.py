@@ -1,4 +1,4 @@
-"""Arena tournaments across `moose serve` processes (issue 26, arena).
+"""Arena tournaments across `moose serve` processes.
 
 Two instances over one Redis seat bot members of mixed table-size ranges for a
 short arena; one instance is killed (SIGKILL) mid-tournament. Then: the
@@ -20,9 +20,9 @@ import redis.asyncio as aioredis
 
 from moose.client import Client
 from moose_server.accounts import ratings
-from moose_server.play.arena_points import points
+from moose_server.arenas.points import points
+from moose_server.arenas.store import ArenaStore
 from moose_server.play.game import Game
-from moose_server.storage.arenas import ArenaStore
 from moose_server.storage.keys import ArenaKeys
 from moose_server.storage.scripts import ArenaMemberCall
 
@@ -77,15 +77,21 @@ async def test_an_arena_over_two_instances_one_killed_counts_each_game_once(moos
     procs = arena_servers(moose_serve, redis_url, 2)
     await create_arena(redis_url, "a_kill", 0.3)  # 18 s
     urls = [procs[0].url, procs[1].url]
-    clients = [Client(urls if i % 2 == 0 else urls[::-1], name=f"bot{i}", bot=True,
-                      reconnect_timeout=30.0) for i in range(len(SIZES))]  # fmt: skip
+    clients = [
+        Client(urls if i % 2 == 0 else urls[::-1], name=f"bot{i}", bot=True, reconnect_timeout=30.0)
+        for i in range(len(SIZES))
+    ]
     played: dict[str, int] = defaultdict(int)
 
     async def member(i: int) -> None:
         low, high = SIZES[i]
-        await clients[i].run_arena_bot("greedy", "a_kill", min_players=low, max_players=high,
-                                       on_result=lambda r: played.__setitem__(
-                                           r.game, played[r.game] + 1))  # fmt: skip
+        await clients[i].run_arena_bot(
+            "greedy",
+            "a_kill",
+            min_players=low,
+            max_players=high,
+            on_result=lambda r: played.__setitem__(r.game, played[r.game] + 1),
+        )
 
     for client in clients:
         await client.open()
@@ -118,8 +124,9 @@ async def test_an_arena_over_two_instances_one_killed_counts_each_game_once(moos
     async with Client(procs[1].url, name="reader") as reader:
         shown = await reader.arena("a_kill")
         assert shown["arena"]["state"] == "over"
-        assert sorted(shown["arena"]["winners"]) == sorted(p for p, v in totals.items()
-                                                          if v == best)  # fmt: skip
+        assert sorted(shown["arena"]["winners"]) == sorted(
+            p for p, v in totals.items() if v == best
+        )
         assert [s["points"] for s in shown["standings"]] == sorted(totals.values(), reverse=True)
         winner = shown["arena"]["winners"][0]
         assert "a_kill" in (await reader.profile(winner))["arenas_won"]
@@ -159,7 +166,9 @@ async def test_the_arena_messages_in_json_frames(moose_serve, redis_url, ws_clie
     while not any(s["game"] for s in standing["standings"]):
         standing = await ann.expect(type="arena")
     assert {s["name"]: s["game"] for s in standing["standings"]} == {
-        "ann": match["game"], "bob": match["game"]}  # fmt: skip
+        "ann": match["game"],
+        "bob": match["game"],
+    }
     assert (await ann.request("leave_arena", arena="a_json"))["state"] == "left"
     assert (await ann.request("unwatch_arena", arena="a_json"))["type"] == "arena_unwatched"
     shown = await bob.request("show_arena", arena="a_json")
@@ -176,9 +185,12 @@ async def test_a_bot_the_server_paused_joins_again_and_plays_on(moose_serve, red
         await client.open()
     try:
         async with asyncio.timeout(60):
-            tasks = [asyncio.create_task(c.run_arena_bot(
-                "greedy", "a_pause", on_result=lambda r: played.append(r.game)))
-                for c in clients]  # fmt: skip
+            tasks = [
+                asyncio.create_task(
+                    c.run_arena_bot("greedy", "a_pause", on_result=lambda r: played.append(r.game))
+                )
+                for c in clients
+            ]
             while len(played) < 2:
                 await asyncio.sleep(0.05)
             # As when its seat was away at a game's end: the server pauses it.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from moose_server.accounts.bans import Ban, Banned, Bans, ban_network
-from moose_server.ops.moderator import ModerationError, parse_duration
-from moose_server.storage.moderation import ModerationStore
+from moose_server.moderation.bans import Ban, Banned, Bans, ban_network
+from moose_server.moderation.moderator import ModerationError, parse_duration
+from moose_server.moderation.store import ModerationStore
 
 from helpers import open_store
 
@@ -33,9 +33,17 @@ def test_what_is_not_an_address_is_refused(bad):
 
 @pytest.mark.parametrize(
     ("text", "ms"),
-    [("90s", 90_000), ("30m", 1_800_000), ("1h", 3_600_000), ("7d", 604_800_000),
-     ("2w", 1_209_600_000), ("1.5h", 5_400_000), (None, 0), ("permanent", 0)],
-)  # fmt: skip
+    [
+        ("90s", 90_000),
+        ("30m", 1_800_000),
+        ("1h", 3_600_000),
+        ("7d", 604_800_000),
+        ("2w", 1_209_600_000),
+        ("1.5h", 5_400_000),
+        (None, 0),
+        ("permanent", 0),
+    ],
+)
 def test_durations(text, ms):
     assert parse_duration(text) == ms
 

@@ -68,9 +68,13 @@ async def test_an_error_reaches_only_its_caller(backend):
     batch = backend.batch
     await batch.call("SET", "{t}s", "text")
     calls = [
-        ("INCR", "{t}n"), ("INCR", "{t}s"), ("INCR", "{t}n"),
-        ("NOSUCHCOMMAND",), ("SET", "{t}k", None), ("GET", "{t}s"),
-    ]  # fmt: skip
+        ("INCR", "{t}n"),
+        ("INCR", "{t}s"),
+        ("INCR", "{t}n"),
+        ("NOSUCHCOMMAND",),
+        ("SET", "{t}k", None),
+        ("GET", "{t}s"),
+    ]
     got = await asyncio.gather(*(batch.call(*c) for c in calls), return_exceptions=True)
     assert got[0] == 1 and got[2] == 2 and got[5] == b"text"
     assert isinstance(got[1], ResponseError)  # an error reply
@@ -145,8 +149,9 @@ async def test_a_batch_without_a_reply_in_time_fails_its_callers_and_the_next_on
     try:
         assert await batch.call("PING") is True
         admin.client_pause(400, all=True)  # Redis answers nobody for 0.4 s
-        got = await asyncio.gather(batch.call("ECHO", "late"), batch.call("INCR", "n"),
-                                   return_exceptions=True)  # fmt: skip
+        got = await asyncio.gather(
+            batch.call("ECHO", "late"), batch.call("INCR", "n"), return_exceptions=True
+        )
         assert [type(e) for e in got] == [RedisTimeoutError] * 2, got
         assert "no reply from Redis in 0.1 s" in str(got[0])
         await asyncio.sleep(0.4)
@@ -210,8 +215,22 @@ def tls_context(tmp_path: Path) -> ssl.SSLContext:
     if shutil.which("openssl") is None:
         pytest.skip("no openssl to make a certificate")
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    command = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-               "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)]  # fmt: skip
+    command = [
+        "openssl",
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        str(key),
+        "-out",
+        str(cert),
+    ]
     subprocess.run(command, check=True, capture_output=True, timeout=60)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)

@@ -1,7 +1,7 @@
 """A challenge to a player who blocked you is refused exactly as one to a player who
-is offline (issue 25: the chat part's block list wired into the together part's
-challenges in app.py): JSON frames from PROTOCOL.md alone (aiohttp and json, no
-project client code) against two server instances over one Redis."""
+is offline (the block list wired into challenges in app.py): JSON frames from
+PROTOCOL.md alone (aiohttp and json, no project client code) against two server
+instances over one Redis."""
 
 from __future__ import annotations
 

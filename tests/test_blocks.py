@@ -1,4 +1,4 @@
-"""accounts/blocks.py: who blocked whom, bounded, on a real Redis."""
+"""social/blocks.py: who blocked whom, bounded, on a real Redis."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
-from moose_server.accounts.blocks import Blocks
 from moose_server.errors import Refusal
+from moose_server.social.blocks import Blocks
 
 
 @pytest.fixture

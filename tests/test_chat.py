@@ -1,4 +1,4 @@
-"""Table chat, blocks and follows (issue 25, chat part) over raw sockets: two server
+"""Table chat, blocks and follows over raw sockets: two server
 instances on one real Redis, JSON and msgpack frames as PROTOCOL.md writes them."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
-from moose_server.storage.moderation import ModerationStore
+from moose_server.moderation.store import ModerationStore
 
 from helpers import RawClient
 
@@ -39,8 +39,11 @@ async def lines(client: RawClient, n: int, **match: Any) -> list[dict[str, Any]]
 
 async def test_chat_reaches_every_seat_of_both_instances_in_order(serve, ws_client):
     one, two = (await serve(**MANY)).url, (await serve(**MANY)).url
-    ann, bob, cat = (await ws_client(one, "ann"), await ws_client(two, "bob"),
-                     await ws_client(one, "cat"))  # fmt: skip
+    ann, bob, cat = (
+        await ws_client(one, "ann"),
+        await ws_client(two, "bob"),
+        await ws_client(one, "cat"),
+    )
     game, _ = await table_game([ann, bob, cat])
     said = []
     for i in range(6):
@@ -51,8 +54,11 @@ async def test_chat_reaches_every_seat_of_both_instances_in_order(serve, ws_clie
     for client in (ann, bob, cat):
         got = await lines(client, 6, game=game)
         assert [m["text"] for m in got] == [f"line {i}" for i in range(6)]
-        assert [m["line"] for m in got] == said == sorted(said, key=lambda i: tuple(
-            int(p) for p in i.split("-")))  # fmt: skip
+        assert (
+            [m["line"] for m in got]
+            == said
+            == sorted(said, key=lambda i: tuple(int(p) for p in i.split("-")))
+        )
         assert {m["room"] for m in got} == {"players"}
         assert [m["seat"] for m in got] == [0, 1, 2, 0, 1, 2]
     history = await bob.request("chat_history", game=game)
@@ -126,8 +132,11 @@ async def test_chat_stops_at_its_limits_with_clear_codes_and_keeps_nothing(serve
 
 async def test_a_blocked_player_no_longer_reaches_the_blocker(serve, ws_client):
     one, two = (await serve(**MANY)).url, (await serve(**MANY)).url
-    ann, bob, cat = (await ws_client(one, "ann"), await ws_client(two, "bob"),
-                     await ws_client(two, "cat"))  # fmt: skip
+    ann, bob, cat = (
+        await ws_client(one, "ann"),
+        await ws_client(two, "bob"),
+        await ws_client(two, "cat"),
+    )
     game, _ = await table_game([ann, bob, cat])
     blocked = await bob.request("block", player="ann", game=game)
     assert blocked == {"type": "blocked", "player": ann.player, "name": "ann", "id": blocked["id"]}
@@ -149,8 +158,9 @@ async def test_a_reported_line_reaches_the_moderators_with_its_text(serve, ws_cl
     ann, bob = await ws_client(url, "ann"), await ws_client(url, "bob")
     game, _ = await table_game([ann, bob])
     rude = await ann.request("say", game=game, text="something rude")
-    report = await bob.request("report", player="ann", game=game, chat=rude["line"],
-                               reason="insults")  # fmt: skip
+    report = await bob.request(
+        "report", player="ann", game=game, chat=rude["line"], reason="insults"
+    )
     assert report["type"] == "reported" and report["player"] == ann.player, report
     missing = await bob.request("report", player="ann", game=game, chat="1-0", reason="x")
     assert missing["code"] == "no_such_message"
@@ -171,8 +181,12 @@ async def test_a_private_table_has_a_chat_before_its_start(serve, ws_client):
     said = await bob.request("say", code=table["code"], text="ready?")
     assert said["room"] == "table"
     got = await ann.expect(type="chat")
-    assert (got["code"], got["room"], got["text"], got["name"]) == (table["code"], "table",
-                                                                    "ready?", "bob")  # fmt: skip
+    assert (got["code"], got["room"], got["text"], got["name"]) == (
+        table["code"],
+        "table",
+        "ready?",
+        "bob",
+    )
     history = await ann.request("chat_history", code=table["code"])
     assert [m["text"] for m in history["lines"]] == ["ready?"]
     outsider = await ws_client(one, "zed")
@@ -181,8 +195,11 @@ async def test_a_private_table_has_a_chat_before_its_start(serve, ws_client):
 
 async def test_following_shows_who_is_online_and_playing(serve, ws_client):
     one, two = (await serve(**MANY)).url, (await serve(**MANY)).url
-    ann, bob, cat = (await ws_client(one, "ann"), await ws_client(two, "bob"),
-                     await ws_client(two, "cat"))  # fmt: skip
+    ann, bob, cat = (
+        await ws_client(one, "ann"),
+        await ws_client(two, "bob"),
+        await ws_client(two, "cat"),
+    )
     game, _ = await table_game([bob, cat])
     guest = await ann.request("follow", player=cat.player)
     assert guest["name"] == cat.player  # a guest has no profile: named by id
@@ -191,12 +208,29 @@ async def test_following_shows_who_is_online_and_playing(serve, ws_client):
     assert (await ann.request("follow", player="bob"))["player"] == bob.player  # by name
     assert (await ann.request("follow", player=ann.player))["code"] == "bad_message"
     [entry] = (await until_listed(ann, lambda p: p["online"]))["players"]
-    assert entry == {"player": bob.player, "name": "bob", "online": True, "games": [game]}
+    # A private table's game: not for ann to watch (a `watch` of it fails), only counted.
+    assert entry == {"player": bob.player, "name": "bob", "online": True, "games": [],
+                     "private": 1}  # fmt: skip
+    assert (await ann.request("watch", game=game))["code"] == "not_in_game"
     await bob.close()
     [entry] = (await until_listed(ann, lambda p: not p["online"]))["players"]
-    assert entry["games"] == [game]  # still seated, away
+    assert (entry["games"], entry["private"]) == ([], 1)  # still seated, away
     assert (await ann.request("unfollow", player=bob.player))["type"] == "unfollowed"
     assert (await ann.request("following"))["players"] == []
+
+
+async def test_following_lists_the_games_the_follower_may_watch(serve, ws_client):
+    url = (await serve(**MANY)).url
+    ann, bob, cat = [await ws_client(url, name) for name in ("ann", "bob", "cat")]
+    shared, _ = await table_game([ann, bob])  # ann sits at this private table too
+    for c in (bob, cat):
+        assert (await c.request("queue", min_players=2, max_players=2))["type"] == "queued"
+    queued = (await cat.expect(type="match"))["game"]
+    assert (await ann.request("follow", player=bob.player))["type"] == "followed"
+    [entry] = (await ann.request("following"))["players"]
+    assert (sorted(entry["games"]), entry["private"]) == (sorted([shared, queued]), 0)
+    for game in entry["games"]:  # each one listed can be watched
+        assert (await ann.request("watch", game=game))["type"] == "watching"
 
 
 async def until_listed(client: RawClient, ok: Any) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The page's chat, mute, block, report and follows (issue 25) in a real Chromium,
+"""The page's chat, mute, block, report and follows in a real Chromium,
 against a real `moose serve`. Screenshots go to the test's folder (CHAT_SHOTS=DIR
 copies them there)."""
 
@@ -119,9 +119,20 @@ def test_a_muted_seat_is_hidden_a_blocked_one_never_arrives(players, server, tmp
     host.page.once("dialog", lambda d: d.accept("spam"))
     host.find("chat-message").first.locator('[data-testid="report-button"]').click()
     host.find("notice").wait_for()
-    run = subprocess.run([sys.executable, "-m", "moose_server.commands.admin", "--data-dir",
-                          str(tmp_path / "data"), "reports"], capture_output=True, text=True,
-                         check=True, env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "moose_server.commands.admin",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "reports",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     [row] = [r for r in run.stdout.splitlines() if "spam" in r]
     assert "gus" in row and "one" in row
     click_until(host, "block-button", "You blocked gus")

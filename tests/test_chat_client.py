@@ -1,4 +1,4 @@
-"""The client library's chat (issue 25): lines through `events()`, in order, once
+"""The client library's chat: lines through `events()`, in order, once
 each, muted seats hidden, and the lines said while the socket was down."""
 
 from __future__ import annotations

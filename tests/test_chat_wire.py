@@ -1,6 +1,6 @@
 """Chat, block and follow by a client written from PROTOCOL.md alone (JSON text
 frames, aiohttp and json, no project code) against two real `moose serve`
-processes over one Redis (issue 25)."""
+processes over one Redis."""
 
 from __future__ import annotations
 
@@ -28,8 +28,10 @@ async def hello(session: aiohttp.ClientSession, url: str, name: str) -> tuple[Wi
 
 async def test_a_raw_client_chats_blocks_and_follows_over_two_instances(moose_serve, redis_url):
     env = {"MOOSE_CHAT_BURST": str(BURST), "MOOSE_CHAT_INTERVAL": "600"}
-    procs = [moose_serve("--redis", redis_url, env=env, log=f"serve{i}.log", wait=False)
-             for i in range(2)]  # fmt: skip
+    procs = [
+        moose_serve("--redis", redis_url, env=env, log=f"serve{i}.log", wait=False)
+        for i in range(2)
+    ]
     one, two = (p.wait_ready().url for p in procs)
     async with aiohttp.ClientSession() as session:
         (ann, ann_id), (bob, bob_id) = (

@@ -1,4 +1,4 @@
-"""`moose arena` and `moose bots --arena` against a `moose serve` process (issue 26, arena)."""
+"""`moose arena` and `moose bots --arena` against a `moose serve` process."""
 
 from __future__ import annotations
 
@@ -13,9 +13,14 @@ from helpers import arena_servers, create_arena
 
 async def moose(*args: str, stdin: bytes | None = None) -> tuple[int, str]:
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose", *args, stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "moose",
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     out, _ = await asyncio.wait_for(proc.communicate(stdin), 90)
     assert proc.returncode is not None
     return proc.returncode, out.decode()
@@ -43,8 +48,9 @@ async def test_a_person_joins_an_arena_that_is_over_and_sees_its_standings(moose
     [proc] = arena_servers(moose_serve, redis_url, 1)
     await create_arena(redis_url, "a_done", 0.01, who="people")
     await asyncio.sleep(1.5)
-    code, out = await moose("arena", "join", "a_done", "--name", "ann", "--plain",
-                            "--url", proc.url, stdin=b"")  # fmt: skip
+    code, out = await moose(
+        "arena", "join", "a_done", "--name", "ann", "--plain", "--url", proc.url, stdin=b""
+    )
     assert code == 0 and "a_done" in out and ("over" in out or "closing" in out), out
     code, out = await moose("bots", "--url", proc.url, "--arena", "a_done", "--games", "2")
     assert code == 2 and "no --games" in out
@@ -54,10 +60,23 @@ async def test_a_person_plays_an_arena_in_the_terminal_until_it_is_over(moose_se
     [proc] = arena_servers(moose_serve, redis_url, 1)
     await create_arena(redis_url, "a_hand", 0.12, who="people", start_in=5)  # 7 s, from 5 s on
     person = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose", "arena", "join", "a_hand", "--name", "ann", "--plain",
-        "--players", "2", "--url", proc.url, stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "moose",
+        "arena",
+        "join",
+        "a_hand",
+        "--name",
+        "ann",
+        "--plain",
+        "--players",
+        "2",
+        "--url",
+        proc.url,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     assert person.stdin is not None and person.stdout is not None
     async with Client(proc.url, name="bob") as bob:  # a person too, who plays as a bot would
         other = asyncio.create_task(bob.run_arena_bot("greedy", "a_hand"))

@@ -1,4 +1,4 @@
-"""`moose following` as a real subprocess (issue 25): follow, list online and playing."""
+"""`moose following` as a real subprocess: follow, list online and playing."""
 
 from __future__ import annotations
 
@@ -27,12 +27,14 @@ async def test_following_lists_who_is_online_and_the_game_they_play(serve, confi
             await cat.follow("bob")
             while not (await cat.following())["players"][0]["online"]:
                 await asyncio.sleep(0.05)
-        run = await drive(await spawn("following", "--url", url, "--name", "ann",
-                                      "--follow", "bob"))  # fmt: skip
+        run = await drive(
+            await spawn("following", "--url", url, "--name", "ann", "--follow", "bob")
+        )
         bot.cancel()
     assert run.code == 0, run.text + run.err
     assert "following bob" in run.text
     assert f"bob ({bob.player}): online, playing {game} (moose watch {game})" in run.text
-    again = await drive(await spawn("following", "--url", url, "--name", "ann",
-                                    "--unfollow", "bob"))  # fmt: skip
+    again = await drive(
+        await spawn("following", "--url", url, "--name", "ann", "--unfollow", "bob")
+    )
     assert "no longer following bob" in again.text and "you follow nobody yet" in again.text

@@ -15,13 +15,14 @@ import struct
 import sys
 import termios
 
+import aiohttp
 import pytest
 
 import moose
 from moose.commands.bots import spread
 from moose_server.storage.embedded import free_port
 
-from helpers import ASK, Run, Serve, drive, play_seat, spawn
+from helpers import ASK, FINAL, Run, Serve, drive, play_seat, spawn, until
 
 pytestmark = pytest.mark.slow  # `moose play` and `moose bots` as subprocesses
 
@@ -30,7 +31,7 @@ def assert_finished(run: Run) -> None:
     """The game ran to its end and the command exited cleanly."""
     assert run.code == 0, run.text + run.err
     assert "Traceback" not in run.err, run.err
-    assert re.search(r"Final: scores .*won\.  You (won!|lost\.)", run.text), run.text
+    assert re.search(FINAL, run.text), run.text
     assert "draw pile" in run.text  # the board was drawn
 
 
@@ -51,25 +52,28 @@ async def test_play_a_game_from_the_queue_against_a_bot(url: str) -> None:
     assert "choose a move from 1 to" in run.text and "type a move number" in run.text
     assert f"game {result.game}: you are seat {1 - result.seat} of 2" in run.text
     assert "waiting in the queue for a table of 2-2 players" in run.text
+    assert "you take the largest there is" not in run.text  # one size: no larger table
     assert "alice" in run.text and "(you)" in run.text
     # Each seat's rating (a newcomer's, provisional), the bot marked; the change at the end.
     bot_name = result.names[result.seat]
     seats = [f"{bot_name} [bot] 540?", "alice 540?"]
-    assert f"seats: {', '.join(seats if result.seat == 0 else seats[::-1])}" in run.text
+    seats = seats if result.seat == 0 else seats[::-1]
+    assert f"seats: 0 {seats[0]}, 1 {seats[1]}  (`/mute SEAT`" in run.text  # numbered
     assert "rating" in run.text and re.search(r"Your rating: \d+\? \([+-]\d+\)\.", run.text)
 
 
 async def test_play_creates_a_table_with_server_bots_and_starts_it(url: str) -> None:
-    proc = await spawn("play", "--url", url, "--name", "host", "--create", "3",
-                       "--bots", "greedy,random")  # fmt: skip
+    proc = await spawn(
+        "play", "--url", url, "--name", "host", "--create", "3", "--bots", "greedy,random"
+    )
     run = await drive(proc)
     assert_finished(run)
     code = re.search(r"table (\w+) created with 3 seats", run.text)
     assert code, run.text
-    assert f"moose play --code {code[1]}" in run.text
+    assert f"moose play --code {code[1]} --url {url}" in run.text  # not the default server
     assert f"table {code[1]}: 3/3 seats" in run.text
     assert "of 3" in run.text
-    assert "seats: host 540?, greedy-bot 1 [bot] -, random-bot 1 [bot] -" in run.text
+    assert "seats: 0 host 540?, 1 greedy-bot 1 [bot] -, 2 random-bot 1 [bot] -" in run.text
     assert "Your rating" not in run.text  # a private table is unrated
 
 
@@ -158,9 +162,21 @@ async def test_play_on_a_terminal_draws_a_live_screen_and_reads_keys(url: str) -
     main, other = pty.openpty()
     fcntl.ioctl(other, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose", "play", "--url", url, "--name", "alice", "--players", "2",
-        stdin=other, stdout=other, stderr=other, env={**os.environ, "TERM": "xterm"},
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "moose",
+        "play",
+        "--url",
+        url,
+        "--name",
+        "alice",
+        "--players",
+        "2",
+        stdin=other,
+        stdout=other,
+        stderr=other,
+        env={**os.environ, "TERM": "xterm"},
+    )
     os.close(other)
     bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
     screen = bytearray()
@@ -205,7 +221,7 @@ async def test_play_on_a_terminal_draws_a_live_screen_and_reads_keys(url: str) -
     assert "\x1b[?1049h" in raw  # the alternate screen
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)
     assert code == 0, text[-3000:]
-    assert re.search(r"Final: scores .*won\.  You (won!|lost\.)", text), text[-3000:]
+    assert re.search(FINAL, text), text[-3000:]
     assert "Traceback" not in text
 
 
@@ -237,6 +253,14 @@ async def test_moose_bots_play_over_two_instances(serve: Serve) -> None:
     assert "1 game finished" in run.text and "errors: 0" in run.text
 
 
+async def unavailable_sent(http: str) -> float:
+    """How many `unavailable` errors the server has sent (its /metrics)."""
+    async with aiohttp.ClientSession() as session, session.get(f"{http}/metrics") as resp:
+        text = await resp.text()
+    found = re.search(r'^moose_errors_total\{code="unavailable"\} (\S+)$', text, re.M)
+    return float(found[1]) if found else 0.0
+
+
 async def test_moose_bots_count_the_errors_of_a_redis_outage(moose_serve, redis_factory) -> None:
     redis_server = redis_factory(appendonly=True)
     proc = moose_serve("--redis", redis_server.url, "--match-wait", "0.2")
@@ -251,7 +275,9 @@ async def test_moose_bots_count_the_errors_of_a_redis_outage(moose_serve, redis_
         while proc.log.read_text().count("dealt for") < 5:
             await asyncio.sleep(0.02)
     await asyncio.to_thread(redis_server.stop)  # clean: the AOF keeps every write
-    await asyncio.sleep(3)  # long enough that some bot's retries meet it, however slow
+    # Redis comes back once the server has refused a bot's request for it: the
+    # bots have an error to count, however slow the machine.
+    await until(lambda: unavailable_sent(proc.http))
     await asyncio.to_thread(redis_server.start)
     run = await driving
     assert run.code == 0, run.text + run.err
@@ -268,12 +294,11 @@ async def test_play_says_when_an_account_took_the_kept_guests_name(url: str) -> 
         _saved.save(url, "carol", guest.token)
     async with moose.connect(url, name="carol") as other:
         await other.register("lantern moose quill 88")
-    proc = await spawn("play", "--url", url, "--name", "carol", "--create", "2",
-                       "--bots", "greedy")  # fmt: skip
+    proc = await spawn("play", "--url", url, "--name", "carol", "--create", "2", "--bots", "greedy")
     run = await drive(proc)
     assert_finished(run)
     assert "an account took the name 'carol' meanwhile: you play as 'carol-2'" in run.text
-    assert "seats: carol-2 540?" in run.text
+    assert "seats: 0 carol-2 540?" in run.text
 
 
 async def test_play_shows_table_chat_and_says_typed_lines(url: str) -> None:

@@ -23,22 +23,39 @@ def text(renderable: Any) -> str:
 
 def event(kind: str, seq: int = 7, view: Message | None = None, **fields: Any) -> Message:
     """An `event` message."""
-    return {"type": "event", "game": "g_1", "seq": seq, "event": {"kind": kind, **fields},
-            "view": view or {}}  # fmt: skip
+    return {
+        "type": "event",
+        "game": "g_1",
+        "seq": seq,
+        "event": {"kind": kind, **fields},
+        "view": view or {},
+    }
 
 
 def trap_view() -> Message:
     """Seat 1 (bob) must answer carol's moose on its kitchen, holding a trap."""
     return {
-        "players": 3, "dealer": 0, "seat": 1, "turn": 2, "to_act": 1, "phase": "answer",
-        "draw_pile": 20, "discard": ["door"],
-        "houses": [{"house": False, "rooms": []},
-                   {"house": True, "rooms": [{"type": "living", "cover": "door"},
-                                             {"type": "kitchen", "cover": None}]},
-                   {"house": True, "rooms": [{"type": "bedroom", "cover": "moose"}]}],
-        "hand_sizes": [4, 5, 4], "over": False, "hand": ["door", "trap"],
+        "players": 3,
+        "dealer": 0,
+        "seat": 1,
+        "turn": 2,
+        "to_act": 1,
+        "phase": "answer",
+        "draw_pile": 20,
+        "discard": ["door"],
+        "houses": [
+            {"house": False, "rooms": []},
+            {
+                "house": True,
+                "rooms": [{"type": "living", "cover": "door"}, {"type": "kitchen", "cover": None}],
+            },
+            {"house": True, "rooms": [{"type": "bedroom", "cover": "moose"}]},
+        ],
+        "hand_sizes": [4, 5, 4],
+        "over": False,
+        "hand": ["door", "trap"],
         "pending": {"seat": 1, "attacker": 2, "room": 1, "card": "moose:kitchen"},
-    }  # fmt: skip
+    }
 
 
 def test_every_event_kind_reads_as_a_sentence() -> None:
@@ -81,7 +98,7 @@ def test_the_trap_answer_prompt_names_the_attacker_and_room() -> None:
 def test_board_shows_every_house_with_covers_and_marks_the_seat_to_act() -> None:
     out = text(_render.board(trap_view(), NAMES))
     assert "0:living+door" in out and "1:kitchen" in out and "0:bedroom+moose" in out
-    assert "> bob (you)" in out and "alice D" in out
+    assert "> 1 bob (you)" in out and "0 alice D" in out  # the numbers `/mute SEAT` takes
     assert "draw pile 20, discard top door" in out
 
 
@@ -101,8 +118,56 @@ def test_legal_moves_are_numbered_in_order_for_a_whole_game() -> None:
 def test_screen_puts_board_moves_log_and_prompt_together() -> None:
     view = trap_view()
     legal = [{"action": "trap"}, {"action": "allow"}]
-    out = text(_render.screen(view, NAMES, legal=legal, seconds_left=5, log=["[8] x"],
-                              header="moose play", prompt="> 1"))  # fmt: skip
-    for part in ("moose play", "Your hand: door trap", "Trap it or allow it", "2) allow",
-                 "[8] x", "> 1"):  # fmt: skip
+    out = text(
+        _render.screen(
+            view,
+            NAMES,
+            legal=legal,
+            seconds_left=5,
+            log=["[8] x"],
+            header="moose play",
+            prompt="> 1",
+        )
+    )
+    for part in (
+        "moose play",
+        "Your hand: door trap",
+        "Trap it or allow it",
+        "2) allow",
+        "[8] x",
+        "> 1",
+    ):
         assert part in out
+
+
+def over_view(rooms: list[list[str | None]], scores: list[int], winners: list[int]) -> Message:
+    """A finished game's view: each seat's room covers, scores and winners."""
+    houses = [{"house": True, "rooms": [{"type": "kitchen", "cover": c} for c in covers]}
+              for covers in rooms]  # fmt: skip
+    return {"players": len(rooms), "seat": 0, "houses": houses, "over": True,
+            "scores": scores, "winners": winners, "hand_sizes": [0] * len(rooms)}  # fmt: skip
+
+
+def test_a_tie_decided_on_doors_says_so() -> None:
+    view = over_view([["door", "door"], ["door", None], ["moose"]], [4, 4, 5], [0])
+    over = event("over", view=view, scores=[4, 4, 5], winners=[0])
+    line = _render.describe_event(over, NAMES, me=0)
+    assert line.endswith("you won (a tie on 4, decided on doors: you 2, bob 1)"), line
+    final = _render.final_scores(view, NAMES).plain
+    assert "alice won (a tie on 4, decided on doors: alice 2, bob 1)." in final, final
+    shared = over_view([["door"], ["door"], []], [4, 4, 5], [0, 1])
+    assert "they share the win" in _render.final_scores(shared, NAMES).plain
+    clear = over_view([["door"], [], []], [3, 4, 5], [0])
+    assert "tie" not in _render.final_scores(clear, NAMES).plain
+
+
+def test_an_abandoned_game_ends_with_no_turn_left_waiting() -> None:
+    view = {**trap_view(), "to_act": 2, "seat": 0, "pending": None}
+    msg = event("over", view=view, abandoned=True, scores=[1, 0, 2], winners=[])
+    ended = _render.final_view(msg)
+    out = text(_render.screen(ended, NAMES, legal=None, seconds_left=None, log=[],
+                              header="moose play", prompt=""))  # fmt: skip
+    assert "Waiting for" not in out
+    assert "The game was abandoned: every player was away." in out
+    flat = " ".join(out.split())
+    assert "Final: abandoned, nobody won" in flat and "alice 1, bob 0, carol 2" in flat

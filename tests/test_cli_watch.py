@@ -64,6 +64,7 @@ async def test_watch_prints_readable_lines_and_the_final_board(url: str) -> None
     assert text.startswith(f"[{lines[0][1:].split(']')[0]}] following the game from here")
     assert f"[{played[-1]['seq']}] game over: scores" in text, text
     assert " played " in text and "draw pile" in text
+    assert text.count("[bot]") >= 2  # the greedy seat on the first board and the last
 
 
 async def test_watch_an_unknown_game_says_so(url: str) -> None:

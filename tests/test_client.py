@@ -138,8 +138,10 @@ async def test_a_fair_private_table_is_dealt_once_both_seeds_are_in(serve: Serve
 
 async def test_play_bot_with_fair_sends_a_seed(serve: Serve) -> None:
     url = (await serve(seed_time=60.0)).url
-    runs = [moose.play_bot(url, "greedy", min_players=2, max_players=2, seed=i, fair=True)
-            for i in range(2)]  # fmt: skip
+    runs = [
+        moose.play_bot(url, "greedy", min_players=2, max_players=2, seed=i, fair=True)
+        for i in range(2)
+    ]
     [[result], _] = await asyncio.gather(*runs)
     async with moose.connect(url, name="look") as look:
         record = await look.record(result.game)

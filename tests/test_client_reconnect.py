@@ -240,8 +240,10 @@ async def test_every_move_redis_lost_is_sent_again_in_order_with_its_move_id(
             elif len(acked) == 10:
                 playing.clear()
 
-    async with moose.connect(proc.url, name="alice") as alice, \
-            moose.connect(proc.url, name="bob") as bob:  # fmt: skip
+    async with (
+        moose.connect(proc.url, name="alice") as alice,
+        moose.connect(proc.url, name="bob") as bob,
+    ):
         seats = [Seat(alice.player, "alice", None), Seat(bob.player, "bob", None)]
         async with open_store(redis_server.url) as store:
             await Games(store, Settings(redis_url=redis_server.url)).create(
@@ -259,11 +261,11 @@ async def test_every_move_redis_lost_is_sent_again_in_order_with_its_move_id(
     async with open_store(redis_server.url) as store:
         events = {e.seq: e.event for e in await store.events("g_lost")}
         for player, seat, seq, move, move_id in acked:
-            again = await store.redis.hget(store.keys_of("g_lost").moves,
-                                           move_field(player, move_id))  # fmt: skip
+            again = await store.redis.hget(
+                store.keys_of("g_lost").moves, move_field(player, move_id)
+            )
             assert again is not None, (seat, seq, move)  # before: lost, for all but one
-            assert events[int(again)] == {"kind": "move", "seat": seat, "move": move,
-                                          "auto": None}  # fmt: skip
+            assert events[int(again)] == {"kind": "move", "seat": seat, "move": move, "auto": None}
 
 
 async def alice_s_turn(alice: Client, bob: Any) -> Message:
@@ -276,8 +278,9 @@ async def alice_s_turn(alice: Client, bob: Any) -> Message:
         if msg["view"]["to_act"] != msg["view"]["seat"] and not msg["view"]["over"]:
             bob_event = await bob.expect(type="event", seq=msg["seq"])
             if bob_event["legal"]:
-                await bob.request("move", game=msg["game"], seq=msg["seq"],
-                                  move=bob_event["legal"][0])  # fmt: skip
+                await bob.request(
+                    "move", game=msg["game"], seq=msg["seq"], move=bob_event["legal"][0]
+                )
     raise AssertionError("the events ended")
 
 
@@ -288,8 +291,10 @@ async def test_a_game_dealt_again_under_the_id_of_one_that_ended_is_played(
     same id (as the matchmaker does after a lost deal): the clients play the new game."""
     redis_server = redis_factory(appendonly=True, extra=["--appendfsync", "always"])
     proc = moose_serve("--redis", redis_server.url, "--poll-interval", "0.05")
-    async with moose.connect(proc.url, name="alice") as alice, \
-            moose.connect(proc.url, name="bob") as bob:  # fmt: skip
+    async with (
+        moose.connect(proc.url, name="alice") as alice,
+        moose.connect(proc.url, name="bob") as bob,
+    ):
         seats = [Seat(alice.player, "alice", None), Seat(bob.player, "bob", None)]
         copy = aof_copy(redis_server)  # before the game: Redis will come back to this
         async with open_store(redis_server.url) as store:

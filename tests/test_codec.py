@@ -5,8 +5,15 @@ from __future__ import annotations
 import msgpack
 import pytest
 
-from moose_server import codec
-from moose_server.codec import HOLES, Template, extend_map, pack, pack_array_header, pack_map
+from moose_server.storage import codec
+from moose_server.storage.codec import (
+    HOLES,
+    Template,
+    extend_map,
+    pack,
+    pack_array_header,
+    pack_map,
+)
 
 
 def packb(value: object) -> bytes:

@@ -14,7 +14,7 @@ import redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import ConnectionError, RedisClusterException
 
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import GAMES_CHANNEL, GameKeys
 from moose_server.storage.scripts import CommitCall

@@ -1,4 +1,4 @@
-"""After a restart mid-turn a seat is told its real deadline (issue 24, part "countdown").
+"""After a restart mid-turn a seat is told its real deadline.
 
 A server that was down while a seat's time ran out moves that deadline to the
 outage grace after it is back (lua/claim.lua). A client that reconnects and

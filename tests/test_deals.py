@@ -1,4 +1,4 @@
-"""Provably fair deals through real servers (lobby/deals.py): raw PROTOCOL.md frames only.
+"""Provably fair deals through real servers (deals/deals.py): raw PROTOCOL.md frames only.
 
 Every game's record verifies (moose.fair.verify); the commitment reaches every seat
 before any card; a seat's seed reaches nobody else before the end; seeds are dealt
@@ -22,9 +22,9 @@ Message = dict[str, Any]
 SLOW_SEEDS = 60.0  # a seed time no test waits for: the seeds alone deal
 
 
-async def two_queued(ws_client: Any, url: str | list[str], fair_flags: tuple[bool, bool]) -> tuple[
-    list[RawClient], list[Message]
-]:  # fmt: skip
+async def two_queued(
+    ws_client: Any, url: str | list[str], fair_flags: tuple[bool, bool]
+) -> tuple[list[RawClient], list[Message]]:
     """Two raw clients queued for a table of 2 (with `fair` as given); their matches."""
     urls = url if isinstance(url, list) else [url, url]
     clients = [await ws_client(urls[i], f"fair{i}") for i in range(2)]
@@ -54,8 +54,11 @@ async def finish(
 def before_over(client: RawClient, game: str) -> list[Message]:
     """Everything the client received before its game's `over` event."""
     frames = client.received
-    end = next(i for i, m in enumerate(frames) if m.get("type") == "event"
-               and m["game"] == game and m["event"]["kind"] == "over")  # fmt: skip
+    end = next(
+        i
+        for i, m in enumerate(frames)
+        if m.get("type") == "event" and m["game"] == game and m["event"]["kind"] == "over"
+    )
     return frames[:end]
 
 
@@ -192,8 +195,9 @@ async def test_seeds_on_two_instances_deal_once(
     urls = [await moose_server(seed_time=SLOW_SEEDS), await moose_server(seed_time=SLOW_SEEDS)]
     clients, matches = await two_queued(ws_client, urls, (True, True))
     game = matches[0]["game"]
-    answers = await asyncio.gather(*(c.request("seed", game=game, seed=f"s{i}")
-                                     for i, c in enumerate(clients)))  # fmt: skip
+    answers = await asyncio.gather(
+        *(c.request("seed", game=game, seed=f"s{i}") for i, c in enumerate(clients))
+    )
     assert [a["type"] for a in answers] == ["seeded", "seeded"]
     _, record = await finish(clients, game)
     assert fair.verify(record) == []

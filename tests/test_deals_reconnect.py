@@ -1,4 +1,4 @@
-"""A game waiting for its fair seats' seeds (lobby/deals.py) is a game like any other.
+"""A game waiting for its fair seats' seeds (deals/deals.py) is a game like any other.
 
 A seat that reconnects inside the seed time finds it (`welcome`, `sync` answers
 its `match` again), the limits on unfinished games count it, and a player the
@@ -15,11 +15,11 @@ import pytest
 import moose
 from moose import fair
 from moose.client import Client, is_final
-from moose_server.lobby.deals import Deals
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
-from moose_server.net.waiting import Waiting
+from moose_server.deals.deals import Deals
+from moose_server.deals.seeds import SeedStore
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
+from moose_server.matchmaking.waiting import Waiting
 from moose_server.play.seats import Seat
-from moose_server.storage.seeds import SeedStore
 
 from helpers import RawClient, Serve, open_games, open_store, play_out
 

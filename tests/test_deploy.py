@@ -162,9 +162,13 @@ def test_kustomization_lists_every_manifest() -> None:
 def test_manifests_hold_every_kind() -> None:
     kinds = set(manifests())
     assert kinds == {
-        "ConfigMap", "Deployment", "HorizontalPodAutoscaler", "PodDisruptionBudget", "Secret",
+        "ConfigMap",
+        "Deployment",
+        "HorizontalPodAutoscaler",
+        "PodDisruptionBudget",
+        "Secret",
         "Service",
-    }  # fmt: skip
+    }
 
 
 def test_selectors_and_names_fit_together() -> None:
@@ -274,9 +278,12 @@ async def run_healthcheck(port: int) -> int:
     argv = healthcheck_argv()
     assert argv[0] == "python"
     process = await asyncio.create_subprocess_exec(
-        sys.executable, *argv[1:], env={"MOOSE_PORT": str(port)},
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+        sys.executable,
+        *argv[1:],
+        env={"MOOSE_PORT": str(port)},
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
     async with asyncio.timeout(30):
         return await process.wait()
 
@@ -455,9 +462,14 @@ async def test_a_server_does_everything_as_the_readme_redis_user(moose_serve, re
     # And nothing more: no key or channel outside moose:, no admin command.
     with redis.Redis(port=port, username="moose", password=USER_PASSWORD) as user:
         assert user.set(profile_key("p_test"), 1)
-        for refused in (lambda: user.set("other", 1), lambda: user.publish("other", "x"),
-                        user.flushall, lambda: user.keys("*"), lambda: user.config_get("*"),
-                        user.script_flush):  # fmt: skip
+        for refused in (
+            lambda: user.set("other", 1),
+            lambda: user.publish("other", "x"),
+            user.flushall,
+            lambda: user.keys("*"),
+            lambda: user.config_get("*"),
+            user.script_flush,
+        ):
             with pytest.raises(NoPermissionError):
                 refused()
 
@@ -512,10 +524,12 @@ async def test_a_server_reaches_redis_over_tls_with_the_readme_ca(
             "url": {"MOOSE_REDIS_URL": f"{url}?ssl_ca_certs={certs.ca}"},
         }.items():
             server = await asyncio.to_thread(moose_serve, env=env, log=f"{name}.log")
-            results = await asyncio.gather(*(
-                moose.play_bot(server.url, "greedy", 1, name=f"b{i}", max_players=2, seed=i)
-                for i in range(2)
-            ))  # fmt: skip
+            results = await asyncio.gather(
+                *(
+                    moose.play_bot(server.url, "greedy", 1, name=f"b{i}", max_players=2, seed=i)
+                    for i in range(2)
+                )
+            )
             assert [len(r) for r in results] == [1, 1]
             assert await asyncio.to_thread(server.stop) == 0
         # Without the CA the certificate is not trusted: the server stops at once, saying why.

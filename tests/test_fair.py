@@ -35,9 +35,11 @@ def fair_record(server_seed: bytes, seeds: list[str], moves: bool = True) -> dic
         state = rules.apply(state, move)
     rec = records.from_game(state, played).to_dict()
     rec["deal"] = {
-        "scheme": fair.SCHEME, "commitment": fair.commitment(server_seed),
-        "server_seed": server_seed.hex(), "seeds": list(seeds),
-    }  # fmt: skip
+        "scheme": fair.SCHEME,
+        "commitment": fair.commitment(server_seed),
+        "server_seed": server_seed.hex(),
+        "seeds": list(seeds),
+    }
     return rec
 
 
@@ -75,9 +77,13 @@ def test_the_deal_by_hand_from_the_scheme_text() -> None:
         return next(u for u in it if u < 2**32 - (2**32 % n)) % n
 
     dealer = draw(3)
-    copies = [*((f"room:{t}", 5) for t in rules.ROOM_TYPES),
-              *((f"moose:{t}", 5) for t in rules.ROOM_TYPES),
-              ("house", 10), ("door", 5), ("trap", 3)]  # fmt: skip
+    copies = [
+        *((f"room:{t}", 5) for t in rules.ROOM_TYPES),
+        *((f"moose:{t}", 5) for t in rules.ROOM_TYPES),
+        ("house", 10),
+        ("door", 5),
+        ("trap", 3),
+    ]
     deck = [card for code, k in copies for card in [code] * k]
     for i in range(57, 0, -1):
         j = draw(i + 1)
@@ -91,9 +97,12 @@ def test_rules_md_writes_the_canonical_order() -> None:
     assert order in text.replace("\n", " ")
     assert '"deal"' in text and "moose-deal-v1" in text
     assert [c for i, c in enumerate(rules.CARDS) if i == 0 or rules.CARDS[i - 1] != c] == [
-        *(f"room:{t}" for t in rules.ROOM_TYPES), *(f"moose:{t}" for t in rules.ROOM_TYPES),
-        "house", "door", "trap",
-    ]  # fmt: skip
+        *(f"room:{t}" for t in rules.ROOM_TYPES),
+        *(f"moose:{t}" for t in rules.ROOM_TYPES),
+        "house",
+        "door",
+        "trap",
+    ]
 
 
 def test_draw_rejects_the_words_past_the_last_whole_n() -> None:
@@ -234,10 +243,18 @@ def test_the_pages_fair_js_deals_and_verifies_as_moose_fair(tmp_path: Path) -> N
     swapped["deck"][0], swapped["deck"][1] = swapped["deck"][1], swapped["deck"][0]
     script = tmp_path / "check.mjs"
     script.write_text(NODE_CHECK % WEB_FAIR.as_uri())
-    payload = {"server_seed": SERVER_SEED.hex(), "seeds": SEEDS,
-               "records": [rec, tampered, swapped]}  # fmt: skip
-    out = subprocess.run([node, str(script), json.dumps(payload)], capture_output=True,
-                         text=True, timeout=60, check=True)  # fmt: skip
+    payload = {
+        "server_seed": SERVER_SEED.hex(),
+        "seeds": SEEDS,
+        "records": [rec, tampered, swapped],
+    }
+    out = subprocess.run(
+        [node, str(script), json.dumps(payload)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     got = json.loads(out.stdout)
     assert (got["dealt"]["dealer"], got["dealt"]["deck"]) == fair.deal(SERVER_SEED, SEEDS, 3)
     assert got["verdicts"][0] == [] and got["verdicts"][1] and len(got["verdicts"][2]) == 2

@@ -66,8 +66,9 @@ class Heard:
 async def test_a_forced_pass_is_played_in_the_step_before_it_and_reads_back_the_same(redis_url):
     heard = Heard()
     client = connect(redis_url, 8)
-    games = Games(Store(client, 16), Settings(redis_url=redis_url, turn_time=3600),
-                  listeners=[heard])  # fmt: skip
+    games = Games(
+        Store(client, 16), Settings(redis_url=redis_url, turn_time=3600), listeners=[heard]
+    )
     players = [f"p_{k}" for k in range(4)]
     folded = 0
     try:

@@ -1,4 +1,4 @@
-"""Memory comes back (issue 22): the C heap is trimmed when much of it is free, and a burst of
+"""Memory comes back: the C heap is trimmed when much of it is free, and a burst of
 clients that stop reading costs a real `moose serve` what its bounds allow, and no more
 a second time.
 
@@ -36,10 +36,13 @@ CUT_WITHIN = 60.0  # seconds; a watcher still open then closes itself (and the t
 # One socket may hold far more than all of them together: only the instance's bound
 # can drop them (before it, each held up to 8 MiB here, beyond ~3 MiB of the kernel's).
 ENV = {
-    "MOOSE_SEND_BUFFER": str(8 * MIB), "MOOSE_SEND_BUFFER_TOTAL": str(MIB),
-    "MOOSE_RATE": "10000", "MOOSE_BURST": "10000", "MOOSE_CLOSE_TIMEOUT": "1",
+    "MOOSE_SEND_BUFFER": str(8 * MIB),
+    "MOOSE_SEND_BUFFER_TOTAL": str(MIB),
+    "MOOSE_RATE": "10000",
+    "MOOSE_BURST": "10000",
+    "MOOSE_CLOSE_TIMEOUT": "1",
     "MOOSE_MALLOC_TRIM": str(4 * MIB),
-}  # fmt: skip
+}
 # What a burst may take beyond the bound: the answers packed and not yet freed, the
 # sessions, Redis replies, on a busy machine.
 PEAK_SLACK = 24 * MIB
@@ -103,16 +106,22 @@ async def watcher(port: int, address: str, game: str, code: str) -> None:
     try:
         await loop.sock_connect(sock, ("127.0.0.1", port))
         key = base64.b64encode(os.urandom(16)).decode()
-        await loop.sock_sendall(sock, (
-            f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
-            f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n\r\n"
-        ).encode())  # fmt: skip
+        await loop.sock_sendall(
+            sock,
+            (
+                f"GET /ws HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\n"
+                f"Connection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                "Sec-WebSocket-Version: 13\r\n\r\n"
+            ).encode(),
+        )
         head = b""
         while not head.endswith(b"\r\n\r\n"):
             head += await loop.sock_recv(sock, 1)  # byte by byte: nothing past the head
         assert head.startswith(b"HTTP/1.1 101"), head
-        first = [{"type": "hello", "id": 1, "protocol": 1, "name": "sloth"},
-                 {"type": "watch", "id": 2, "game": game, "code": code}]  # fmt: skip
+        first = [
+            {"type": "hello", "id": 1, "protocol": 1, "name": "sloth"},
+            {"type": "watch", "id": 2, "game": game, "code": code},
+        ]
         await loop.sock_sendall(sock, b"".join(masked(m) for m in first))
         async with asyncio.timeout(CUT_WITHIN):
             for i in itertools.count(3):  # until the server cuts us
@@ -173,8 +182,10 @@ async def test_slow_watchers_are_dropped_and_a_second_burst_costs_no_more(moose_
     peak2 = await burst(server.port, pid, game, codes[0])
     after2 = await settled(pid, baseline + 8 * MIB)
     figures = (baseline, peak1, after1, peak2, after2)
-    print("\nRSS (MiB): baseline {:.0f}, burst 1 peak {:.0f} after {:.0f}, burst 2 peak {:.0f} "
-          "after {:.0f}".format(*(f / MIB for f in figures)))  # fmt: skip
+    print(
+        "\nRSS (MiB): baseline {:.0f}, burst 1 peak {:.0f} after {:.0f}, burst 2 peak {:.0f} "
+        "after {:.0f}".format(*(f / MIB for f in figures))
+    )
     log = server.log.read_text()
     slow = re.findall(r"disconnect \S+ \(close code 1013 from the server\)", log)
     assert len(slow) == 2 * WATCHERS, f"{len(slow)} of {2 * WATCHERS} dropped with 1013"

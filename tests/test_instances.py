@@ -22,7 +22,7 @@ import pytest
 from moose import rules
 from moose.bots import make_bot
 from moose.client import Client, ConnectionLost, GameResult, ServerError
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
 from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.play.streams import read_events
@@ -36,11 +36,25 @@ from helpers import ServeProcess, aof_copy, aof_restore, open_store, play_match
 Message = dict[str, Any]
 
 GAME_TIMEOUT = 60.0
-FLAGS = ("--turn-time", "0.5", "--answer-time", "0.5", "--match-wait", "0.2",
-         "--poll-interval", "0.05", "--drain-grace", "1")  # fmt: skip
+FLAGS = (
+    "--turn-time",
+    "0.5",
+    "--answer-time",
+    "0.5",
+    "--match-wait",
+    "0.2",
+    "--poll-interval",
+    "0.05",
+    "--drain-grace",
+    "1",
+)
 # A heartbeat of 3 s: a busy machine does not make a live instance look dead.
-ENV = {"MOOSE_MATCH_INTERVAL": "0.05", "MOOSE_LEASE": "1", "MOOSE_AUTO_DELAY": "0.3",
-       "MOOSE_INSTANCE_TTL": "3"}  # fmt: skip
+ENV = {
+    "MOOSE_MATCH_INTERVAL": "0.05",
+    "MOOSE_LEASE": "1",
+    "MOOSE_AUTO_DELAY": "0.3",
+    "MOOSE_INSTANCE_TTL": "3",
+}
 LATE = 1.5  # a late move: a second past the 0.5 s turn, so the deadline fires first
 
 
@@ -95,8 +109,9 @@ async def check_stream(store: Store, game: str) -> Message:
     assert [e.seq for e in entries] == list(range(1, len(entries) + 1))
     data = (await store.load(game)).data
     assert data is not None
-    state = rules.new_game(len(data["players"]), deck=data["state"]["deck"],
-                           dealer=data["state"]["dealer"])  # fmt: skip
+    state = rules.new_game(
+        len(data["players"]), deck=data["state"]["deck"], dealer=data["state"]["dealer"]
+    )
     assert entries[0].event["kind"] == "start" and entries[-1].event["kind"] == "over"
     fired: list[int] = []
     moves = []
@@ -124,8 +139,9 @@ async def play_games(
 ) -> tuple[list[Client], list[tuple[str, list[int]]]]:
     """`clients` bots (spread over the instances) play; `during` runs once every game
     has a few moves in. Returns the clients and each one's game and seqs."""
-    bots = [Client(urls_from(procs, i), name=f"bot{i}", reconnect_timeout=30.0)
-            for i in range(clients)]  # fmt: skip
+    bots = [
+        Client(urls_from(procs, i), name=f"bot{i}", reconnect_timeout=30.0) for i in range(clients)
+    ]
     progress: dict[str, int] = {}
     try:
         async with asyncio.timeout(GAME_TIMEOUT):
@@ -211,8 +227,10 @@ class Watched:
     """Bot clients playing from the queue, and what each of them was told."""
 
     def __init__(self, procs: list[ServeProcess], count: int) -> None:
-        self.clients = [Client(urls_from(procs, i), name=f"bot{i}", reconnect_timeout=60.0)
-                        for i in range(count)]  # fmt: skip
+        self.clients = [
+            Client(urls_from(procs, i), name=f"bot{i}", reconnect_timeout=60.0)
+            for i in range(count)
+        ]
         self.seen: dict[str, int] = {}  # game -> the highest seq any bot was sent
         self.seated: dict[str, set[str]] = {}  # game -> the bots matched to it
         self.gone: set[tuple[str, str]] = set()  # (bot, game) told `gone`
@@ -245,8 +263,9 @@ class Watched:
         bot = make_bot("greedy", seed=len(name))
         await client.open()
         try:
-            await client.run_bot(bot, None, min_players=2, max_players=2,
-                                 stop=lambda: self.stopping, on_result=done)  # fmt: skip
+            await client.run_bot(
+                bot, None, min_players=2, max_players=2, stop=lambda: self.stopping, on_result=done
+            )
         except ConnectionLost:
             assert self.stopping  # closed by `stop_idle` as it queued again
 
@@ -283,8 +302,9 @@ async def check_after_loss(store: Store, watched: Watched) -> None:
         await check_stream(store, game)  # ended, whole, replays
         events = [e.event for e in await store.events(game)]
         assert not [e for e in events if e.get("auto") == "timeout" or e["kind"] == "away"], (
-            game, events,
-        )  # fmt: skip
+            game,
+            events,
+        )
         final = rules.scores(rules.State.from_dict(loaded.data["state"]))
         for bot in bots:  # every seat was told the game's real end
             assert watched.results[(bot, game)].scores == final, game
@@ -298,8 +318,9 @@ async def test_redis_losing_its_last_writes_leaves_no_game_or_bot_stuck(moose_se
     redis_server = redis_factory(appendonly=True)
     # Ready bots move at once, so the turn time costs nothing while all is well; 8 s
     # (not 3) keeps a starved 2-core machine from timing out a bot that is merely slow.
-    procs = start_instances(moose_serve, redis_server.url, 2, "--turn-time", "8",
-                            "--answer-time", "8")  # fmt: skip
+    procs = start_instances(
+        moose_serve, redis_server.url, 2, "--turn-time", "8", "--answer-time", "8"
+    )
     watched = Watched(procs, 8)
     tasks = [asyncio.create_task(watched.play(c)) for c in watched.clients]
     stopper = asyncio.create_task(watched.stop_idle())
@@ -353,8 +374,9 @@ async def test_a_match_published_while_pub_sub_was_down_is_sent_again(
     players here get `match` once the hub has subscribed again, and can play."""
     redis_server = redis_factory(appendonly=False)
     # Turns of a minute: no timeout plays the game while the test waits for its match.
-    proc = moose_serve("--redis", redis_server.url, *FLAGS, "--turn-time", "60",
-                       "--answer-time", "60", env=ENV)  # fmt: skip
+    proc = moose_serve(
+        "--redis", redis_server.url, *FLAGS, "--turn-time", "60", "--answer-time", "60", env=ENV
+    )
     ann, bob = await ws_client(proc.url, "ann"), await ws_client(proc.url, "bob")
     seats = [Seat(ann.player, "ann", None), Seat(bob.player, "bob", None)]
     async with open_store(redis_server.url) as store:
@@ -369,6 +391,7 @@ async def test_a_match_published_while_pub_sub_was_down_is_sent_again(
             starts.append(await client.expect(type="event", game=game.id, seq=1))
             assert starts[-1]["view"]["seat"] == seat
         to_act = starts[0]["view"]["to_act"]
-        moved = await (ann, bob)[to_act].request("move", game=game.id, seq=1,
-                                                 move=starts[to_act]["legal"][0])  # fmt: skip
+        moved = await (ann, bob)[to_act].request(
+            "move", game=game.id, seq=1, move=starts[to_act]["legal"][0]
+        )
         assert moved["type"] == "moved"

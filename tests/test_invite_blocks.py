@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from moose_server.errors import Refusal
-from moose_server.lobby.invites import Invites
-from moose_server.lobby.presence import Presence
 from moose_server.settings import Settings
+from moose_server.social.presence import Presence
+from moose_server.tables.invites import Invites
 
 from helpers import open_store
 
@@ -33,8 +33,18 @@ async def test_a_blocked_challenger_gets_the_offline_refusal_word_for_word(redis
         presence = Presence(store.redis, "i_test", 60, lambda: [])
         await presence.here([("p_bob", "bob"), ("p_dave", "dave")])  # carol is offline
         none: Any = None  # the parts that deal games: no game starts here
-        invites = Invites(store.redis, store, none, none, none, none, presence,
-                          Settings(redis_url=redis_url), find=_find, blocked=_blocked)  # fmt: skip
+        invites = Invites(
+            store.redis,
+            store,
+            none,
+            none,
+            none,
+            none,
+            presence,
+            Settings(redis_url=redis_url),
+            find=_find,
+            blocked=_blocked,
+        )
         refusals = []
         for name in ("bob", "carol"):
             with pytest.raises(Refusal) as refused:

@@ -39,8 +39,9 @@ async def test_play_challenges_a_bot_account_that_accepts_and_they_play(moose_se
     robo = await _account(url, "robo", bot=True)
     try:
         playing = asyncio.create_task(robo.run_bot("greedy", 1, accept_challenges=True))
-        proc = await spawn("play", "--url", url, "--name", "hana", "--challenge", "robo",
-                           "--players", "2")  # fmt: skip
+        proc = await spawn(
+            "play", "--url", url, "--name", "hana", "--challenge", "robo", "--players", "2"
+        )
         run = await drive(proc)
         [result] = await playing
         _finished(run)

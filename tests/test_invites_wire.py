@@ -23,9 +23,14 @@ from helpers.wire import Wire
 Message = dict[str, Any]
 PASSWORD = "lantern moose quill 88"
 # Short turns: an unattended private game is abandoned (finished) in a few seconds.
-ENV = {"MOOSE_TURN_TIME": "0.3", "MOOSE_ANSWER_TIME": "0.3", "MOOSE_AUTO_DELAY": "0.2",
-       "MOOSE_POLL_INTERVAL": "0.05", "MOOSE_CHALLENGES_OPEN": "2",
-       "MOOSE_CHALLENGES_PER_HOUR": "5"}  # fmt: skip
+ENV = {
+    "MOOSE_TURN_TIME": "0.3",
+    "MOOSE_ANSWER_TIME": "0.3",
+    "MOOSE_AUTO_DELAY": "0.2",
+    "MOOSE_POLL_INTERVAL": "0.05",
+    "MOOSE_CHALLENGES_OPEN": "2",
+    "MOOSE_CHALLENGES_PER_HOUR": "5",
+}
 
 pytestmark = pytest.mark.slow
 
@@ -53,8 +58,18 @@ async def wire() -> AsyncIterator[Connect]:
 @pytest.fixture
 def two(moose_serve, redis_url) -> list[str]:
     """The URLs of two instances over one Redis."""
-    procs = [moose_serve("--redis", redis_url, "--instance-id", f"i_{n}", env=ENV, wait=False,
-                         log=f"serve{n}.log") for n in range(2)]  # fmt: skip
+    procs = [
+        moose_serve(
+            "--redis",
+            redis_url,
+            "--instance-id",
+            f"i_{n}",
+            env=ENV,
+            wait=False,
+            log=f"serve{n}.log",
+        )
+        for n in range(2)
+    ]
     return [p.wait_ready().url for p in procs]
 
 
@@ -83,8 +98,9 @@ async def test_a_rematch_accepted_on_two_instances_at_once_starts_one_game(two, 
     for sock in (bob, carol):
         heard = await sock.expect(type="rematch_offer", game=old)
         assert heard["from"] == "alice" and heard["status"] == "open"
-    answers = await asyncio.gather(bob.ask("rematch_accept", game=old),
-                                   carol.ask("rematch_accept", game=old))  # fmt: skip
+    answers = await asyncio.gather(
+        bob.ask("rematch_accept", game=old), carol.ask("rematch_accept", game=old)
+    )
     assert all(a["type"] == "rematch_offer" for a in answers), answers
     started = [a for a in answers if a["status"] == "started"]
     assert len(started) == 1, answers
@@ -177,8 +193,12 @@ async def test_challenge_limits_and_offline_players_answer_with_their_codes(two,
 
 async def test_an_accept_racing_the_expiry_starts_one_game_or_none(moose_serve, redis_url, wire):
     env = ENV | {"MOOSE_CHALLENGE_TTL": "1", "MOOSE_CHALLENGES_PER_HOUR": "100"}
-    urls = [moose_serve("--redis", redis_url, "--instance-id", f"i_{n}", env=env,
-                        log=f"serve{n}.log").url for n in range(2)]  # fmt: skip
+    urls = [
+        moose_serve(
+            "--redis", redis_url, "--instance-id", f"i_{n}", env=env, log=f"serve{n}.log"
+        ).url
+        for n in range(2)
+    ]
     alice = await wire(urls[0], "alice", account=True)
     bob = await wire(urls[1], "bob", account=True)
     outcomes = set()

@@ -50,8 +50,13 @@ def bot_js(tmp_path_factory: pytest.TempPathFactory) -> Path:
     kit = tmp_path_factory.mktemp("js-bot")
     ignore = shutil.ignore_patterns("node_modules", "*.token")
     shutil.copytree(KIT, kit, dirs_exist_ok=True, ignore=ignore)
-    npm = subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=kit,
-                         capture_output=True, text=True, timeout=300)  # fmt: skip
+    npm = subprocess.run(
+        ["npm", "ci", "--no-audit", "--no-fund"],
+        cwd=kit,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert npm.returncode == 0, f"npm ci failed:\n{npm.stdout}\n{npm.stderr}"
     return kit / "bot.js"
 
@@ -102,10 +107,19 @@ async def run_js(bot_js: Path, tmp_path: Path) -> AsyncIterator[RunJs]:
         stderr = tmp_path / f"{name}.err"
         with stderr.open("wb") as err:
             proc = await asyncio.create_subprocess_exec(
-                "node", str(bot_js), "--url", url, "--name", name,
-                "--token-file", str(tmp_path / f"{name}.token"), *args,
-                stdout=asyncio.subprocess.PIPE, stderr=err, cwd=tmp_path,
-            )  # fmt: skip
+                "node",
+                str(bot_js),
+                "--url",
+                url,
+                "--name",
+                name,
+                "--token-file",
+                str(tmp_path / f"{name}.token"),
+                *args,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=err,
+                cwd=tmp_path,
+            )
         bots.append(JsBot(proc, stderr))
         return bots[-1]
 
@@ -242,8 +256,10 @@ class DroppingProxy:
         bot = web.WebSocketResponse()
         await bot.prepare(request)
         async with self.session.ws_connect(self.target) as server:
-            pumps = [asyncio.ensure_future(self._up(bot, server)),
-                     asyncio.ensure_future(self._down(server, bot))]  # fmt: skip
+            pumps = [
+                asyncio.ensure_future(self._up(bot, server)),
+                asyncio.ensure_future(self._down(server, bot)),
+            ]
             await asyncio.wait(pumps, return_when=asyncio.FIRST_COMPLETED)
             for pump in pumps:
                 pump.cancel()
@@ -390,9 +406,29 @@ async def test_a_js_bot_with_games_leaves_the_arena_after_its_last_game(
 
 async def admin_arena(redis_url: str) -> str:
     """`moose admin arena create`: a 12-second arena for bots at 2-player tables; its id."""
-    made = await admin("--redis", redis_url, "arena", "create", "--name", "JS bots",
-                       "--minutes", "0.2", "--players", "2-2", "--for", "bots")  # fmt: skip
+    made = await admin(
+        "--redis",
+        redis_url,
+        "arena",
+        "create",
+        "--name",
+        "JS bots",
+        "--minutes",
+        "0.2",
+        "--players",
+        "2-2",
+        "--for",
+        "bots",
+    )
     assert made.code == 0, made.err
     found = re.search(r"created arena (a_[0-9a-f]+)", "".join(made.out))
     assert found is not None, made.out
     return found[1]
+
+
+def test_the_token_files_the_kit_keeps_are_ignored_by_git() -> None:
+    kit = Path(__file__).parent.parent / "examples" / "js-bot"
+    default = re.search(r"tokenFile: .*`\$\{v\.name\}(\.\w+)`", (kit / "options.js").read_text())
+    assert default, "options.js names the token file NAME.token"
+    ignored = (kit / ".gitignore").read_text().split()
+    assert f"*{default[1]}" in ignored

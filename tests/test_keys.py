@@ -18,19 +18,46 @@ KEYS_MODULE = ROOT / "server" / "moose_server" / "storage" / "keys.py"
 # deploy/README.md ("Keys read from outside"), and tests/test_loadtest.py checks
 # that copy against keys.py.
 DOCUMENTED_COPY = ROOT / "server" / "moose_loadtest" / "deployment.py"
-SCANNED = [ROOT / "server" / "moose_server", ROOT / "server" / "moose_loadtest",
-           ROOT / "tests", ROOT / "bench"]  # fmt: skip
+# Reads the key forms written in deploy/README.md, to hold them against keys.py.
+DOCS_CHECK = ROOT / "tests" / "test_documented_facts.py"
+SCANNED = [
+    ROOT / "server" / "moose_server",
+    ROOT / "server" / "moose_loadtest",
+    ROOT / "tests",
+    ROOT / "bench",
+]
 HOLE = "\x00"  # where an f-string puts a value
 
 # What a key or channel name looks like once written out: a hash tag (followed by
 # a colon, or alone), "moose:<kind>:" or "moose:{", a kind of key after a tag or a
 # value, or a channel's name.
-KINDS = "|".join([
-    "game", "events", "moves", "record", "deadlines", "unrated", "polled", "names", "guests",
-    "top", "rated", "games", "heartbeat", "limit", "secret", "hold", "sessions", "deal",
-    "chat", "blocks", "follows", "followers",
-    *keys.MM_KEY_KINDS,
-])  # fmt: skip
+KINDS = "|".join(
+    [
+        "game",
+        "events",
+        "moves",
+        "record",
+        "deadlines",
+        "unrated",
+        "polled",
+        "names",
+        "guests",
+        "top",
+        "rated",
+        "games",
+        "heartbeat",
+        "limit",
+        "secret",
+        "hold",
+        "sessions",
+        "deal",
+        "chat",
+        "blocks",
+        "follows",
+        "followers",
+        *keys.MM_KEY_KINDS,
+    ]
+)
 LOOKS_LIKE_A_KEY = [
     re.compile(r"\{[^{}\s]*\}:"),
     re.compile(r"^\{(b\d*|pl|mm|live|lt|tokens)\}$"),  # keys.py's tags
@@ -38,9 +65,13 @@ LOOKS_LIKE_A_KEY = [
     re.compile(rf"(^|[}}\x00*]):({KINDS})(:|$)"),
 ]
 NAMES = {
-    keys.GAMES_CHANNEL.decode(), keys.PLAYERS_CHANNEL.decode(), keys.LOADTEST_CHANNEL.decode(),
-    keys.MODERATION_CHANNEL.decode(), keys.CHAT_CHANNEL.decode(), "moose:secret",
-}  # fmt: skip
+    keys.GAMES_CHANNEL.decode(),
+    keys.PLAYERS_CHANNEL.decode(),
+    keys.LOADTEST_CHANNEL.decode(),
+    keys.MODERATION_CHANNEL.decode(),
+    keys.CHAT_CHANNEL.decode(),
+    "moose:secret",
+}
 
 ONE_FORM = re.compile(r"^moose:\{[^{}]+\}:[a-z_]+(:.+)?$")
 
@@ -130,7 +161,7 @@ def test_no_module_but_keys_py_formats_a_key():
     found = []
     for folder in SCANNED:
         for path in sorted(folder.rglob("*.py")):
-            if path in (KEYS_MODULE, DOCUMENTED_COPY, Path(__file__).resolve()):
+            if path in (KEYS_MODULE, DOCUMENTED_COPY, DOCS_CHECK, Path(__file__).resolve()):
                 continue
             for line, text in key_like(path.read_text()):
                 found.append(f"{path.relative_to(ROOT)}:{line}: {text!r}")
@@ -140,16 +171,30 @@ def test_no_module_but_keys_py_formats_a_key():
 def test_every_key_has_the_one_form():
     game = keys.GameKeys.of("g_1", 16)
     names = [
-        *game.held(), game.deadlines, game.unrated, keys.polled_key(3),
-        keys.profile_key("p_1"), keys.history_key("p_1"), keys.top_key("bots"),
-        keys.rated_key("g_1"), keys.NAMES_KEY, keys.GUESTS_KEY, *keys.mm_keys(),
+        *game.held(),
+        game.deadlines,
+        game.unrated,
+        keys.polled_key(3),
+        keys.profile_key("p_1"),
+        keys.history_key("p_1"),
+        keys.top_key("bots"),
+        keys.rated_key("g_1"),
+        keys.NAMES_KEY,
+        keys.GUESTS_KEY,
+        *keys.mm_keys(),
         keys.mm_done_key("n"),
-        keys.LIVE_GAMES_KEY, keys.LIVE_INFO_KEY, keys.ONLINE_KEY, keys.ONLINE_COUNTS_KEY,
-        keys.player_games_key("p_1"), keys.instance_key("i_1"),
-        keys.limit_key("code", "address", "10.0.0.0"), keys.SECRET_KEY,
-        *vars(keys.ModerationKeys()).values(), keys.ModerationKeys.heavy(493000, "rate_limited:x"),
+        keys.LIVE_GAMES_KEY,
+        keys.LIVE_INFO_KEY,
+        keys.ONLINE_KEY,
+        keys.ONLINE_COUNTS_KEY,
+        keys.player_games_key("p_1"),
+        keys.instance_key("i_1"),
+        keys.limit_key("code", "address", "10.0.0.0"),
+        keys.SECRET_KEY,
+        *vars(keys.ModerationKeys()).values(),
+        keys.ModerationKeys.heavy(493000, "rate_limited:x"),
         keys.ModerationKeys.limits(493000),
-    ]  # fmt: skip
+    ]
     assert [n for n in names if not ONE_FORM.match(n)] == []
     assert len(set(names)) == len(names)
 

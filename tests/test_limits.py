@@ -9,8 +9,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from moose_server.accounts.limits import CodeGuard, Limited
-from moose_server.lobby.matchmaking import MatchError
+from moose_server.limits.limits import CodeGuard, Limited
+from moose_server.matchmaking.matchmaker import MatchError
 from moose_server.settings import Settings
 from moose_server.storage.store import Store, connect
 
@@ -136,17 +136,20 @@ async def test_forwarded_for_is_ignored_from_an_untrusted_peer(moose_server):
 
 
 async def test_sockets_over_the_caps_are_refused_before_the_upgrade(moose_server):
-    url = await moose_server(max_sockets=4, max_sockets_per_address=2,
-                             trusted_proxies="127.0.0.1")  # fmt: skip
+    url = await moose_server(max_sockets=4, max_sockets_per_address=2, trusted_proxies="127.0.0.1")
     session = aiohttp.ClientSession()
     try:
-        open_ = [await session.ws_connect(url, headers={"X-Forwarded-For": "192.0.2.1"})
-                 for _ in range(2)]  # fmt: skip
+        open_ = [
+            await session.ws_connect(url, headers={"X-Forwarded-For": "192.0.2.1"})
+            for _ in range(2)
+        ]
         with pytest.raises(aiohttp.WSServerHandshakeError) as err:
             await session.ws_connect(url, headers={"X-Forwarded-For": "192.0.2.1"})
         assert err.value.status == 429 and err.value.headers["Retry-After"]
-        open_ += [await session.ws_connect(url, headers={"X-Forwarded-For": f"192.0.2.{i}"})
-                  for i in (2, 3)]  # fmt: skip
+        open_ += [
+            await session.ws_connect(url, headers={"X-Forwarded-For": f"192.0.2.{i}"})
+            for i in (2, 3)
+        ]
         with pytest.raises(aiohttp.WSServerHandshakeError) as err:
             await session.ws_connect(url, headers={"X-Forwarded-For": "192.0.2.9"})
         assert err.value.status == 503  # full: a balancer tries another instance

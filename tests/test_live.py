@@ -50,8 +50,9 @@ async def test_a_queue_game_is_listed_to_followers_until_it_ends(
     assert entry["players"] == 2 and entry["names"] == match["names"]
     assert entry["bots"] == match["bots"] and entry["ratings"] == match["ratings"]
     assert entry["started"] <= listing["server_time"]
-    await alice.expect(type="event", game=game, timeout=60, **{"event": {"kind": "away",
-                                                                       "seat": seat}})  # fmt: skip
+    await alice.expect(
+        type="event", game=game, timeout=60, **{"event": {"kind": "away", "seat": seat}}
+    )
     await next_list(fan, timeout=60, until=lambda listing: not listed(game)(listing))
     async with aioredis.Redis.from_url(redis_url) as r:
         assert await r.zcard(LIVE_GAMES_KEY) == 0 and await r.hlen(LIVE_INFO_KEY) == 0
@@ -65,16 +66,25 @@ async def test_private_table_games_are_never_listed(moose_server, ws_client, red
     await host.request("start_table", code=table["code"])
     match = await host.expect(type="match")
     assert match["bots"] == [False, True]
-    await asyncio.sleep(0.3)
-    assert (await host.request("games"))["games"] == []
+    # A queue game dealt after it is listed: the private one, dealt first, would be too.
+    ann, bob = await ws_client(url, "ann"), await ws_client(url, "bob")
+    for player in (ann, bob):
+        await player.request("queue", min_players=2, max_players=2)
+    public = (await ann.expect(type="match"))["game"]
+    await host.request("games", follow=True)
+    listing = await next_list(host, until=listed(public))
+    assert [g["game"] for g in listing["games"]] == [public]
     async with aioredis.Redis.from_url(redis_url) as r:
-        assert await r.zcard(LIVE_GAMES_KEY) == 0
+        assert await r.zcard(LIVE_GAMES_KEY) == 1
 
 
 async def test_online_counts_the_players_of_every_instance(moose_server, ws_client):
     urls = [await moose_server(live_interval=0.1), await moose_server(live_interval=0.1)]
-    a, _b, c = (await ws_client(urls[0], "a"), await ws_client(urls[1], "b"),
-                await ws_client(urls[1], "c"))  # fmt: skip
+    a, _b, c = (
+        await ws_client(urls[0], "a"),
+        await ws_client(urls[1], "b"),
+        await ws_client(urls[1], "c"),
+    )
     await c.request("queue", min_players=4, max_players=4)
     await a.request("games", follow=True)
     listing = await next_list(a, until=lambda m: m["online"] == 3 and m["waiting"] == 1)
@@ -84,11 +94,16 @@ async def test_online_counts_the_players_of_every_instance(moose_server, ws_clie
 
 
 async def test_a_bad_follow_is_refused_and_the_list_still_answers(moose_server, ws_client):
-    client = await ws_client(await moose_server(live_interval=0.1), "ann", binary=False)
+    url = await moose_server(live_interval=0.1)
+    client = await ws_client(url, "ann", binary=False)
     answer = await client.request("games", follow="yes")
     assert answer["type"] == "error" and answer["code"] == "bad_message"
     assert (await client.request("games", follow=False))["type"] == "game_list"
-    await asyncio.sleep(0.4)  # not following: no update comes meanwhile
+    # Not following: no update comes, though a follower hears of a change.
+    fan = await ws_client(url, "fan")
+    await fan.request("games", follow=True)
+    await (await ws_client(url, "cat")).request("queue", min_players=4, max_players=4)
+    await next_list(fan, until=lambda m: m["waiting"] == 1)
     assert [m for m in client.received if m["type"] == "game_list" and "id" not in m] == []
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from moose_server.lobby.matchmaking import MatchError, Matchmaker, MatchOptions
+from moose_server.matchmaking.matchmaker import MatchError, Matchmaker, MatchOptions
 from moose_server.ops.liveness import Liveness
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis

@@ -20,6 +20,7 @@ import pytest
 import moose_loadtest
 from moose_loadtest import deployment
 from moose_loadtest.phases import cpu_per_move
+from moose_loadtest.report import summary_rows
 from moose_loadtest.run import merge, percentiles
 
 
@@ -42,8 +43,11 @@ def f():
     from moose_server import app
 import moose, moose_serverless
 """
-    assert server_imports(source) == ["moose_server.settings", "moose_server.storage",
-                                      "moose_server"]  # fmt: skip
+    assert server_imports(source) == [
+        "moose_server.settings",
+        "moose_server.storage",
+        "moose_server",
+    ]
 
 
 def test_no_module_of_the_load_test_imports_the_server() -> None:
@@ -62,11 +66,14 @@ def test_what_the_load_test_knows_of_the_server_is_true() -> None:
     from moose_server.storage.keys import GameKeys, profile_key
 
     documented = {
-        "rate": deployment.RATE, "burst": deployment.BURST,
+        "rate": deployment.RATE,
+        "burst": deployment.BURST,
         "max_sockets_per_address": deployment.SOCKETS_PER_ADDRESS,
-        "turn_time": deployment.TURN_TIME, "max_sockets": deployment.MAX_SOCKETS,
-        "game_grace": deployment.GAME_GRACE, "buckets": deployment.BUCKETS,
-    }  # fmt: skip
+        "turn_time": deployment.TURN_TIME,
+        "max_sockets": deployment.MAX_SOCKETS,
+        "game_grace": deployment.GAME_GRACE,
+        "buckets": deployment.BUCKETS,
+    }
     defaults = Settings()
     assert documented == {name: getattr(defaults, name) for name in documented}
     for game in ("g_0123456789", "g_ffff0000aa", "g_1"):
@@ -95,9 +102,19 @@ def test_loadtest_refuses_an_unknown_bot(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_merge_finds_the_last_seat_across_workers() -> None:
     def tally(seen: dict[str, list[float]], sent: dict[str, float]) -> dict[str, object]:
-        return {"moves": len(sent), "moves_total": len(sent), "move_ms": [], "event_ms": [],
-                "match_ms": [], "connect_ms": [], "connected": 2, "games": ["g1"],
-                "errors": {}, "sent": sent, "seen": seen}  # fmt: skip
+        return {
+            "moves": len(sent),
+            "moves_total": len(sent),
+            "move_ms": [],
+            "event_ms": [],
+            "match_ms": [],
+            "connect_ms": [],
+            "connected": 2,
+            "games": ["g1"],
+            "errors": {},
+            "sent": sent,
+            "seen": seen,
+        }
 
     a = tally({"g1 2": [1.010, 1]}, {"g1 2": 1.000})
     b = tally({"g1 2": [1.030, 1], "g1 3": [2.0, 1]}, {})
@@ -107,23 +124,46 @@ def test_merge_finds_the_last_seat_across_workers() -> None:
 
 
 def testcpu_per_move_ratio_is_ours_over_the_socket_ceilings() -> None:
-    # Figures of a real run (bench/results): 99.1 % of a core at 2,109.8 moves/s
+    # Figures of a real `moose loadtest` run: 99.1 % of a core at 2,109.8 moves/s
     # against the bare relay's 57.9 % at 5,204.1 moves/s.
     report = {"moves_per_second": 2109.8, "server": {"cpu_percent": 99.1}}
     got = cpu_per_move(report, {"moves_per_second": 5204.1, "server_cpu_percent": 57.9})
     assert got["server_cpu_ms_per_move"] == pytest.approx(0.4697, abs=1e-4)
     assert got["cpu_ms_per_move"] == pytest.approx(0.1113, abs=1e-4)
     assert got["cpu_per_move_ratio"] == 4.22
-    assert cpu_per_move({"moves_per_second": 0.0}, {"moves_per_second": 1.0})[
-        "cpu_per_move_ratio"] is None  # fmt: skip
+    assert (
+        cpu_per_move({"moves_per_second": 0.0}, {"moves_per_second": 1.0})["cpu_per_move_ratio"]
+        is None
+    )
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
 def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
-    cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--games", "2",
-           "--warmup", "1", "--duration", "2", "--drain", "60", "--monitor", "0.5",
-           "--matchmaking", "8", "--connections", "20", "--hold", "1", "--json"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "moose",
+        "loadtest",
+        "--spawn",
+        "--games",
+        "2",
+        "--warmup",
+        "1",
+        "--duration",
+        "2",
+        "--drain",
+        "60",
+        "--monitor",
+        "0.5",
+        "--matchmaking",
+        "8",
+        "--connections",
+        "20",
+        "--hold",
+        "1",
+        "--json",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=220)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
@@ -156,9 +196,25 @@ def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
 @pytest.mark.slow
 def test_a_paced_run_plays_and_reports(tmp_path: object) -> None:
     """--rate: moves wait for the pacer in tasks of their own; the run still plays."""
-    cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--games", "2",
-           "--rate", "20", "--warmup", "1", "--duration", "2", "--drain", "60",
-           "--no-ceilings", "--json"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "moose",
+        "loadtest",
+        "--spawn",
+        "--games",
+        "2",
+        "--rate",
+        "20",
+        "--warmup",
+        "1",
+        "--duration",
+        "2",
+        "--drain",
+        "60",
+        "--no-ceilings",
+        "--json",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=220)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
@@ -221,8 +277,24 @@ def test_a_new_game_is_fast_forwarded_by_its_id_alone() -> None:
 @pytest.mark.timeout(300)
 def test_a_lobby_run_grows_and_reports_each_size() -> None:
     """--lobby: two sizes, each measured; the report has every figure of a size."""
-    cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--lobby", "8,16", "--rate",
-           "20", "--duration", "3", "--warmup", "1", "--procs", "2", "--json"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "moose",
+        "loadtest",
+        "--spawn",
+        "--lobby",
+        "8,16",
+        "--rate",
+        "20",
+        "--duration",
+        "3",
+        "--warmup",
+        "1",
+        "--procs",
+        "2",
+        "--json",
+    ]
     env = {**os.environ, "MOOSE_GAME_GRACE": "1"}  # the spawned server and the tool alike
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=280, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -245,13 +317,37 @@ def test_a_lobby_run_grows_and_reports_each_size() -> None:
     assert any((s["redis_memory_running"] or {}).get("mean_bytes") for s in lobby["steps"])
     compacted = lobby["redis_memory_finished_after_grace"]  # games ended in the windows
     assert compacted is None or 0 < compacted["max_bytes"] <= 4096
+    report = json.loads(done.stdout)
+    # 16 players fit any open-file limit: no warning about a million sockets.
+    assert not [w for w in report.get("warnings", []) if "open-file" in w], report["warnings"]
+    for step in lobby["steps"]:  # each measuring line ends on the figure the table shows
+        mps = f"{step['moves_per_second']:,.0f}"
+        assert f"lobby {step['players']}: measuring" in done.stderr
+        assert f"{mps} moves/s, {step['players']} in" in done.stderr, done.stderr[-3000:]
+        rows = dict(summary_rows(report))
+        assert rows[f"lobby of {step['players']} players"] == ""
+    assert [v for k, v in summary_rows(report) if k == "  moves per second"] == [
+        f"{s['moves_per_second']:,.0f}" for s in lobby["steps"]
+    ]
 
 
 @pytest.mark.slow
 def test_idle_sessions_answer_pings_and_are_held_past_the_heartbeat() -> None:
     """--connections: idle players read, so the server's pings are answered, none is cut."""
-    cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--games", "0",
-           "--connections", "20", "--hold", "3", "--json"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "moose",
+        "loadtest",
+        "--spawn",
+        "--games",
+        "0",
+        "--connections",
+        "20",
+        "--hold",
+        "3",
+        "--json",
+    ]
     env = {**os.environ, "MOOSE_HEARTBEAT": "0.4"}  # pinged several times over the hold
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=220, env=env)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -35,8 +35,11 @@ def test_json_lines_parse_and_carry_the_ids():
     assert out["message"] == "hello p_1" and out["level"] == "INFO"
     assert out["logger"] == "moose_server.test" and out["time"].endswith("Z")
     assert (out["instance"], out["event"], out["player"], out["games"]) == (
-        "i_1", "hello", "p_1", ["g_1"],
-    )  # fmt: skip
+        "i_1",
+        "hello",
+        "p_1",
+        ["g_1"],
+    )
     assert "game" not in out  # a None field is left out
 
 
@@ -102,8 +105,11 @@ def json_log() -> Iterator[Captured]:
 
 def find(lines: list[Line], event: str, **fields: Any) -> list[Line]:
     """The lines of one event with those field values."""
-    return [x for x in lines if x.get("event") == event
-            and all(x.get(k) == v for k, v in fields.items())]  # fmt: skip
+    return [
+        x
+        for x in lines
+        if x.get("event") == event and all(x.get(k) == v for k, v in fields.items())
+    ]
 
 
 async def test_a_game_logs_its_events_with_game_and_player_ids(moose_server, ws_client, json_log):
@@ -111,8 +117,9 @@ async def test_a_game_logs_its_events_with_game_and_player_ids(moose_server, ws_
     a, b = await ws_client(url, "ann"), await ws_client(url, "bob")
     game, _ = await table_game([a, b])
     # Each refused: not_your_turn or illegal_move, as the 0.1 s turns have moved on.
-    codes = [((await c.request("move", game=game, move={"action": "fly"}))["code"], c)
-             for c in (a, b)]  # fmt: skip
+    codes = [
+        ((await c.request("move", game=game, move={"action": "fly"}))["code"], c) for c in (a, b)
+    ]
     while (await a.expect(type="event", game=game, timeout=60))["event"]["kind"] != "over":
         pass  # nobody moves: timeouts, away seats, then the server plays it out
     queued = await ws_client(url, "quinn")

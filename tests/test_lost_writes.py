@@ -1,4 +1,4 @@
-"""Redis comes back without its last writes while bots play on two instances (issue 23).
+"""Redis comes back without its last writes while bots play on two instances.
 
 Redis runs with `appendonly yes` and `appendfsync everysec`; a copy of its AOF
 is taken, 0.8 s later Redis is killed (SIGKILL) and started again on the same
@@ -36,8 +36,18 @@ Message = dict[str, Any]
 
 BOTS = 12
 TURN = "3"  # seconds: a turn, and a trap's answer
-FLAGS = ("--turn-time", TURN, "--answer-time", TURN, "--match-wait", "0.2",
-         "--poll-interval", "0.05", "--drain-grace", "1")  # fmt: skip
+FLAGS = (
+    "--turn-time",
+    TURN,
+    "--answer-time",
+    TURN,
+    "--match-wait",
+    "0.2",
+    "--poll-interval",
+    "0.05",
+    "--drain-grace",
+    "1",
+)
 # Finished games keep their events and move ids past the test's end.
 ENV = {"MOOSE_MATCH_INTERVAL": "0.05", "MOOSE_INSTANCE_TTL": "3", "MOOSE_GAME_GRACE": "600"}
 LOST = 0.8  # seconds of writes Redis loses
@@ -151,8 +161,16 @@ class Bot:
                 assert exc.code in ("stale_seq", "not_your_turn", "game_over", "no_such_game"), exc
                 return
             self.moved[game] = answer["seq"]
-            ack = Ack(self.name, self.client.player or "", game, self.seats[game],
-                      answer["seq"], move, move_id, time.time())  # fmt: skip
+            ack = Ack(
+                self.name,
+                self.client.player or "",
+                game,
+                self.seats[game],
+                answer["seq"],
+                move,
+                move_id,
+                time.time(),
+            )
             self.fleet.acked.append(ack)
             return
 
@@ -178,10 +196,18 @@ class Bot:
 
 def start_instances(moose_serve: Callable[..., ServeProcess], url: str) -> list[ServeProcess]:
     procs = [
-        moose_serve("--redis", url, *FLAGS, "--instance-id", f"i_{n}", wait=False, env=ENV,
-                    log=f"serve{n}.log")
+        moose_serve(
+            "--redis",
+            url,
+            *FLAGS,
+            "--instance-id",
+            f"i_{n}",
+            wait=False,
+            env=ENV,
+            log=f"serve{n}.log",
+        )
         for n in range(2)
-    ]  # fmt: skip
+    ]
     return [p.wait_ready() for p in procs]
 
 
@@ -223,8 +249,9 @@ async def judge(store: Store, fleet: Fleet, killed: float) -> Outcome:
         if (ack.bot, ack.game) in fleet.gone:
             out.lost, out.gone = out.lost + 1, out.gone + 1
             continue
-        raw: Any = await store.redis.hget(store.keys_of(ack.game).moves,
-                                          move_field(ack.player, ack.move_id))  # fmt: skip
+        raw: Any = await store.redis.hget(
+            store.keys_of(ack.game).moves, move_field(ack.player, ack.move_id)
+        )
         again = histories[ack.game].get(int(raw)) if raw is not None else None
         mine = {"kind": "move", "seat": ack.seat, "move": ack.move, "auto": None}
         applied = again is not None and again.event == mine
@@ -252,8 +279,10 @@ async def test_moves_redis_lost_are_applied_again_and_no_ready_turn_times_out(
     procs = start_instances(moose_serve, redis_server.url)
     urls = [p.url for p in procs]
     fleet = Fleet()
-    clients = [Client(urls[i % 2:] + urls[:i % 2], name=f"bot{i}", reconnect_timeout=60.0)
-               for i in range(BOTS)]  # fmt: skip
+    clients = [
+        Client(urls[i % 2 :] + urls[: i % 2], name=f"bot{i}", reconnect_timeout=60.0)
+        for i in range(BOTS)
+    ]
     bots = [Bot(c, fleet, seed=i) for i, c in enumerate(clients)]
     try:
         async with asyncio.timeout(TIMEOUT):
@@ -272,8 +301,10 @@ async def test_moves_redis_lost_are_applied_again_and_no_ready_turn_times_out(
     async with open_store(redis_server.url) as store:
         out = await judge(store, fleet, killed)
     logs = "".join(p.log.read_text() for p in procs)
-    print(f"acked {len(fleet.acked)}, lost {out.lost}, applied again {out.again}, "
-          f"gone {out.gone}, timeouts {out.timeouts}, problems {len(out.problems)}")  # fmt: skip
+    print(
+        f"acked {len(fleet.acked)}, lost {out.lost}, applied again {out.again}, "
+        f"gone {out.gone}, timeouts {out.timeouts}, problems {len(out.problems)}"
+    )
     assert out.lost, "the fault lost no acknowledged move: it tested nothing"
     assert not out.problems, "\n".join(out.problems[:20])
     assert "went back" in logs  # the servers saw their sockets' games go back
@@ -340,8 +371,16 @@ class FromTheProtocol:
     async def send(self, seq: int, move: Message, move_id: str) -> None:
         request = next(self.ids)
         self.sent[request] = seq
-        await self.raw.send({"type": "move", "id": request, "game": self.game, "seq": seq,
-                             "move": move, "move_id": move_id})  # fmt: skip
+        await self.raw.send(
+            {
+                "type": "move",
+                "id": request,
+                "game": self.game,
+                "seq": seq,
+                "move": move,
+                "move_id": move_id,
+            }
+        )
 
 
 async def test_a_client_following_the_protocol_gets_its_lost_moves_applied(
@@ -392,9 +431,14 @@ async def test_a_client_following_the_protocol_gets_its_lost_moves_applied(
     async with open_store(redis_server.url) as store:
         events = {e.seq: e.event for e in await store.events(game)}
         for s, (seq, move, move_id) in lost:
-            found = await store.redis.hget(store.keys_of(game).moves,
-                                           move_field(s.raw.player, move_id))  # fmt: skip
+            found = await store.redis.hget(
+                store.keys_of(game).moves, move_field(s.raw.player, move_id)
+            )
             assert found is not None, (s.seat, seq, move)  # applied again, by its move id
-            assert events[int(found)] == {"kind": "move", "seat": s.seat, "move": move,
-                                          "auto": None}  # fmt: skip
+            assert events[int(found)] == {
+                "kind": "move",
+                "seat": s.seat,
+                "move": move,
+                "auto": None,
+            }
     assert not [e for e in events.values() if e.get("auto") == "timeout"]

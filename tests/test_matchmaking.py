@@ -19,7 +19,7 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 
 from moose.protocol import ERROR_CODES
-from moose_server.lobby.matchmaking import (
+from moose_server.matchmaking.matchmaker import (
     CODE_ALPHABET,
     FormedTable,
     MatchError,
@@ -472,8 +472,11 @@ async def test_a_formed_table_comes_back_until_started(make_mm):
     again = await until(mm.form_tables)  # its dealer never said it was dealt
     assert again == [table] and table.key and first.key != table.key
     await mm.started(table.key)
-    await asyncio.sleep(0.15)  # past the lease it would have come back by now
-    assert await mm.form_tables() == []
+    # A table formed after it comes back once its own lease is over: by then the
+    # started one's is over too, and it would come back in the same call.
+    await queue(mm, [(2, 2)] * 2, tag="q")
+    [later] = await mm.form_tables()
+    assert await until(mm.form_tables) == [later]
 
 
 async def test_a_stranger_gets_bad_code_for_a_table_as_for_no_table(make_mm):
@@ -504,22 +507,21 @@ async def test_young_tickets_are_seated_with_the_nearest_ratings(make_mm):
 
 
 async def test_ratings_never_hold_a_ticket_past_match_wait(make_mm):
-    mm = make_mm(match_wait=0.3, window=100, widen=0)
-    await mm.enqueue("low", "LOW", 2, 3, 500)
-    await mm.enqueue("high", "HIGH", 2, 2, 2500)
-    assert await mm.form_tables() == []  # 2,000 points apart: not while young
-    await asyncio.sleep(0.35)
-    [table] = await mm.form_tables()
+    young = make_mm(match_wait=LONG, window=100, widen=0)
+    await young.enqueue("low", "LOW", 2, 3, 500)
+    await young.enqueue("high", "HIGH", 2, 2, 2500)
+    assert await young.form_tables() == []  # 2,000 points apart: not while young
+    [table] = await until(make_mm(match_wait=0.3, window=100, widen=0).form_tables)
     assert sorted(humans(table)) == ["high", "low"]
 
 
 async def test_the_window_widens_with_waiting(make_mm):
-    mm = make_mm(match_wait=60, window=100, widen=1000)  # 1,000 points more a second
-    await mm.enqueue("a", "A", 2, 2, 1000)
-    await mm.enqueue("b", "B", 2, 2, 1400)
-    assert await mm.form_tables() == []
-    await asyncio.sleep(0.4)  # both windows past 400 points now
-    [table] = await mm.form_tables()
+    fixed = make_mm(match_wait=LONG, window=100, widen=0)
+    await fixed.enqueue("a", "A", 2, 2, 1000)
+    await fixed.enqueue("b", "B", 2, 2, 1400)
+    assert await fixed.form_tables() == []  # 400 points apart, windows of 100
+    # 1,000 points more a second: both windows pass 400 points after 0.3 s of waiting.
+    [table] = await until(make_mm(match_wait=LONG, window=100, widen=1000).form_tables)
     assert sorted(humans(table)) == ["a", "b"]
 
 
@@ -532,7 +534,7 @@ async def test_a_full_table_takes_the_nearest_ratings_and_leaves_the_rest(make_m
     assert sorted(humans(table)) == ["p0", "p2", "p3", "p5"]  # within 70 of p0
 
 
-# -- what a queue table costs in Redis (issue 28) --------------------------------------
+# -- what a queue table costs in Redis ------------------------------------------------
 
 
 async def calls(redis: Any) -> Counter[str]:

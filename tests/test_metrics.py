@@ -75,8 +75,9 @@ async def test_metrics_count_a_real_game(moose_server, ws_client):
     assert during.types == FAMILIES
     assert during("moose_games_running") == 1
     # One of them is to act: the other's move is not its turn; both moves are illegal.
-    codes = sorted([(await c.request("move", game=game, move={"action": "fly"}))["code"]
-                    for c in (a, b)])  # fmt: skip
+    codes = sorted(
+        [(await c.request("move", game=game, move={"action": "fly"}))["code"] for c in (a, b)]
+    )
     assert codes == ["illegal_move", "not_your_turn"]
     events = await asyncio.gather(play_out(a, game, seed=1), play_out(b, game, seed=2))
     record = (await a.request("record", game=game))["record"]

@@ -1,4 +1,4 @@
-"""`moose admin` against real `moose serve` processes over one test Redis (issue 22).
+"""`moose admin` against real `moose serve` processes over one test Redis.
 
 Raw protocol clients (PROTOCOL.md frames) on two instances; `moose admin` as a
 subprocess. A ban issued on one side holds on the other: waited for, never timed.
@@ -68,8 +68,18 @@ async def test_a_ban_holds_on_the_other_instance_and_closes_open_sockets(
     elsewhere: RawClient = await ws_client(second.url, None)
     assert (await elsewhere.hello(token=mallory.token))["type"] == "welcome"
 
-    run = await admin("--redis", redis_url, "--by", "mod1", "ban", "mallory", "--for", "1h",
-                      "--reason", "spamming tables")  # fmt: skip
+    run = await admin(
+        "--redis",
+        redis_url,
+        "--by",
+        "mod1",
+        "ban",
+        "mallory",
+        "--for",
+        "1h",
+        "--reason",
+        "spamming tables",
+    )
     assert run.code == 0, run.err
     assert "banned account mallory" in run.text and "heard by 2 instance(s)" in run.text
 
@@ -109,8 +119,17 @@ async def test_a_banned_address_is_refused_at_hello_and_on_the_api(
 ):
     [server] = [moose_serve("--redis", redis_url, env=ENV)]
     open_before: RawClient = await ws_client(server.url, "bob")
-    run = await admin("--redis", redis_url, "ban", "--address", "127.0.0.0/24", "--for", "10m",
-                      "--reason", "flood")  # fmt: skip
+    run = await admin(
+        "--redis",
+        redis_url,
+        "ban",
+        "--address",
+        "127.0.0.0/24",
+        "--for",
+        "10m",
+        "--reason",
+        "flood",
+    )
     assert run.code == 0, run.err
     assert "banned address 127.0.0.0/24" in run.text
     assert (await open_before.expect(type="error", code="banned"))["reason"] == "flood"
@@ -185,8 +204,9 @@ async def test_a_seat_taken_over_is_played_by_the_bot_until_its_player_returns(
         if event["kind"] == "move" and event["seat"] == seat and msg["seq"] > away["seq"]:
             return msg if event["auto"] == "bot" else None
         if msg["legal"]:
-            answer = await ivan.request("move", game=game, seq=msg["seq"],
-                                        move=rng.choice(msg["legal"]))  # fmt: skip
+            answer = await ivan.request(
+                "move", game=game, seq=msg["seq"], move=rng.choice(msg["legal"])
+            )
             assert answer["type"] == "moved" or answer["code"] == "stale_seq", answer
         return None
 
@@ -223,19 +243,22 @@ async def test_a_report_from_a_raw_client_is_listed_and_metered(moose_serve, red
     server = moose_serve("--redis", redis_url, env=ENV)
     await account(ws_client, server.url, "grace")
     # From the command line (a player's first report from this address)...
-    cli = await drive(await spawn("report", "grace", "--reason", "cheats", "--name", "judy",
-                                  "--url", server.url))  # fmt: skip
+    cli = await drive(
+        await spawn("report", "grace", "--reason", "cheats", "--name", "judy", "--url", server.url)
+    )
     assert cli.code == 0 and "reported grace" in cli.text, cli.err
     # ...and from a raw client.
     frank: RawClient = await ws_client(server.url, "frank")
     answer = await frank.request("report", player="grace", reason="rude\nname")
     assert answer["type"] == "reported" and answer["name"] == "grace"
 
-    for wrong, code in [({"player": "nobody-here", "reason": "x"}, "no_such_player"),
-                        ({"player": "frank", "game": "g_none", "reason": "x"}, "no_such_game"),
-                        ({"player": frank.player, "reason": "me"}, "bad_message"),
-                        ({"player": "grace", "reason": "   "}, "bad_message"),
-                        ({"player": "grace", "reason": "x" * 201}, "bad_message")]:  # fmt: skip
+    for wrong, code in [
+        ({"player": "nobody-here", "reason": "x"}, "no_such_player"),
+        ({"player": "frank", "game": "g_none", "reason": "x"}, "no_such_game"),
+        ({"player": frank.player, "reason": "me"}, "bad_message"),
+        ({"player": "grace", "reason": "   "}, "bad_message"),
+        ({"player": "grace", "reason": "x" * 201}, "bad_message"),
+    ]:
         assert (await frank.request("report", **wrong))["code"] == code, wrong
     for _ in range(3):  # 5 from this address in all
         assert (await frank.request("report", player="grace", reason="again"))["type"] == "reported"

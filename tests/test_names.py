@@ -14,9 +14,9 @@ from moose_server.accounts.names import (
     renamings,
     skeleton,
 )
+from moose_server.accounts.store import PlayerStore, _rekeyed
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import NAMES_KEY, profile_key
-from moose_server.storage.players import PlayerStore, _rekeyed
 
 
 @pytest.mark.parametrize(
@@ -102,7 +102,7 @@ def test_a_suffix_that_looks_like_another_name_is_told_apart_too():
     assert not any(look_alike(a, b) for i, a in enumerate(out) for b in out[i + 1 :]), out
 
 
-# Every look-alike of "alice" the issue found, and more of each kind.
+# Every look-alike of "alice" known to fool a reader, and more of each kind.
 ALICES = [
     "alice",
     "ALICE",
@@ -225,13 +225,19 @@ async def test_the_names_index_is_re_keyed_once_per_version(backend_url):
     backend = await open_redis(backend_url, 4)
     try:
         redis, players = backend.redis, PlayerStore(backend.redis, backend.batch)
-        for player, old, name in [("p_a", "alice", "alice"), ("p_b", "aiice", "aIice"),
-                                  ("p_c", "bob", "B0B")]:  # fmt: skip
+        for player, old, name in [
+            ("p_a", "alice", "alice"),
+            ("p_b", "aiice", "aIice"),
+            ("p_c", "bob", "B0B"),
+        ]:
             await redis.hset(NAMES_KEY, old, player)
             await redis.hset(profile_key(player), "name", name)
         assert await players.rekey_names(skeleton, "v1") == [("p_a", "p_b")]
-        assert await redis.hgetall(NAMES_KEY) == {b"allce": b"p_b", b"alice": b"p_a",
-                                                  b"bob": b"p_c"}  # fmt: skip
+        assert await redis.hgetall(NAMES_KEY) == {
+            b"allce": b"p_b",
+            b"alice": b"p_a",
+            b"bob": b"p_c",
+        }
         assert await players.name_owner(skeleton("ALICE")) == "p_b"
         # The same version again: nothing is read or written.
         await redis.hset(NAMES_KEY, "stale", "p_c")

@@ -136,8 +136,10 @@ def test_accounts_keyed_the_old_way_are_re_keyed_at_start(moose_serve, redis_url
     anew when `moose serve` starts: the account logs in and its look-alikes are refused."""
     with redis_sync.Redis.from_url(redis_url) as r:
         r.hset(NAMES_KEY, "alice", "p_0123456789")
-        r.hset(profile_key("p_0123456789"), mapping={"name": "alice", "gen": 1, "bot": 0,
-                                                     "pw": hash_password(PASSWORD)})  # fmt: skip
+        r.hset(
+            profile_key("p_0123456789"),
+            mapping={"name": "alice", "gen": 1, "bot": 0, "pw": hash_password(PASSWORD)},
+        )
     url = moose_serve("--redis", redis_url).url
 
     async def check() -> None:

@@ -112,18 +112,22 @@ def spawn(name: str, cmd: list[str], folder: Path, env: dict[str, str] | None = 
 
 
 def http_get(
-    url: str, timeout: float = 5.0, headers: dict[str, str] | None = None,
+    url: str,
+    timeout: float = 5.0,
+    headers: dict[str, str] | None = None,
     context: ssl.SSLContext | None = None,
-) -> tuple[int, bytes]:  # fmt: skip
+) -> tuple[int, bytes]:
     """GET `url`: the status and the body (also for 4xx and 5xx answers)."""
     status, _, body = http_answer(url, timeout, headers, context)
     return status, body
 
 
 def http_answer(
-    url: str, timeout: float = 5.0, headers: dict[str, str] | None = None,
+    url: str,
+    timeout: float = 5.0,
+    headers: dict[str, str] | None = None,
     context: ssl.SSLContext | None = None,
-) -> tuple[int, Any, bytes]:  # fmt: skip
+) -> tuple[int, Any, bytes]:
     """GET `url`: the status, the headers and the body (also for 4xx and 5xx answers)."""
     request = urllib.request.Request(url, headers=headers or {})
     try:
@@ -151,11 +155,27 @@ def wait_ok(proc: Proc, url: str) -> None:
 def moose_serve(redis_url: str, port: int, folder: Path) -> Proc:
     """`moose serve` on 127.0.0.1:`port` over the test Redis, tuned for quick tests."""
     cmd = [
-        sys.executable, "-m", "moose", "serve",
-        "--redis", redis_url, "--host", "127.0.0.1", "--port", str(port),
-        "--instance-id", f"i_{port}", "--match-wait", "0.2", "--poll-interval", "0.05",
-        "--drain-grace", "2", "--log-level", "INFO",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "moose",
+        "serve",
+        "--redis",
+        redis_url,
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--instance-id",
+        f"i_{port}",
+        "--match-wait",
+        "0.2",
+        "--poll-interval",
+        "0.05",
+        "--drain-grace",
+        "2",
+        "--log-level",
+        "INFO",
+    ]
     env = {k: v for k, v in os.environ.items() if not k.startswith("MOOSE_")}
     env["MOOSE_MATCH_INTERVAL"] = "0.05"
     env["MOOSE_TRUSTED_PROXIES"] = "127.0.0.1"  # nginx: its X-Forwarded-For names the client
@@ -196,9 +216,15 @@ def nginx_prefix(
 def nginx_cmd(nginx_bin: str, prefix: Path, *extra: str) -> list[str]:
     """The nginx command line for `prefix`, in the foreground."""
     return [
-        nginx_bin, "-p", f"{prefix}/", "-c", str(prefix / "nginx.conf"),
-        "-g", f"daemon off; pid {prefix}/nginx.pid;", *extra,
-    ]  # fmt: skip
+        nginx_bin,
+        "-p",
+        f"{prefix}/",
+        "-c",
+        str(prefix / "nginx.conf"),
+        "-g",
+        f"daemon off; pid {prefix}/nginx.pid;",
+        *extra,
+    ]
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Moderators' notices applied by an instance (net/notices.py), and what a client sees."""
+"""Moderators' notices applied by an instance (moderation/notices.py), and what a client sees."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import aiohttp
 import pytest
 
 from moose.client import Client, ConnectionLost
-from moose_server.accounts.bans import Ban, ban_network
-from moose_server.storage.moderation import ModerationStore
+from moose_server.moderation.bans import Ban, ban_network
+from moose_server.moderation.store import ModerationStore
 
 from helpers import RawClient, http_base, open_store, until
 

@@ -1,4 +1,4 @@
-"""/ws takes pages of the server's own origin and MOOSE_ALLOWED_ORIGINS only (issue 22).
+"""/ws takes pages of the server's own origin and MOOSE_ALLOWED_ORIGINS only.
 
 A browser sends `Origin` with every WebSocket handshake, and would open one to any
 site from any page: a page elsewhere could play as its visitor. Clients that send
@@ -21,8 +21,9 @@ ALLOWED = "https://play.example.com, http://localhost:3000"
 
 def test_allowed_origins_parse_and_a_bad_one_stops_the_start() -> None:
     assert parse_origins(ALLOWED) == {
-        ("https", "play.example.com", 443), ("http", "localhost", 3000),
-    }  # fmt: skip
+        ("https", "play.example.com", 443),
+        ("http", "localhost", 3000),
+    }
     assert Settings.from_env({"MOOSE_ALLOWED_ORIGINS": ALLOWED}).allowed_origins == ALLOWED
     for bad in ("play.example.com", "ftp://x", "https://", "https://a:99999", "https://u@a"):
         with pytest.raises(ValueError, match="allowed_origins"):
@@ -44,7 +45,7 @@ def test_allowed_origins_parse_and_a_bad_one_stops_the_start() -> None:
         ("null", False),  # a sandboxed frame, a file
         ("", False),
     ],
-)  # fmt: skip
+)
 def test_an_origin_is_the_servers_own_or_listed(origin: str | None, allowed: bool) -> None:
     origins = Origins(ALLOWED, ())
     own = origins.own("http", "127.0.0.1:8080", "127.0.0.1", {})
@@ -70,10 +71,14 @@ def test_behind_a_trusted_proxy_the_origin_is_the_one_the_browser_used() -> None
 def handshake(port: int, source: str, headers: dict[str, str]) -> tuple[int, bytes, bytes]:
     """A WebSocket upgrade to 127.0.0.1:`port` from `source`: the status, head and body."""
     lines = [
-        "GET /ws HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket",
-        "Connection: Upgrade", "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
-        "Sec-WebSocket-Version: 13", *(f"{k}: {v}" for k, v in headers.items()),
-    ]  # fmt: skip
+        "GET /ws HTTP/1.1",
+        f"Host: 127.0.0.1:{port}",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version: 13",
+        *(f"{k}: {v}" for k, v in headers.items()),
+    ]
     with socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0)) as s:
         s.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
         data = b""
@@ -84,10 +89,13 @@ def handshake(port: int, source: str, headers: dict[str, str]) -> tuple[int, byt
         head, _, body = data.partition(b"\r\n\r\n")
         status = int(head.split()[1])
         if status != 101:
-            length = int(next(
-                line.split(b":")[1] for line in head.split(b"\r\n")
-                if line.lower().startswith(b"content-length:")
-            ))  # fmt: skip
+            length = int(
+                next(
+                    line.split(b":")[1]
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length:")
+                )
+            )
             while len(body) < length:
                 body += s.recv(4096)
         return status, head, body
@@ -102,8 +110,12 @@ def test_ws_refuses_foreign_origins_before_the_upgrade(moose_serve, redis_url: s
     assert handshake(port, outside, {})[0] == 101  # no Origin: a bot, the CLI
     assert handshake(port, outside, {"Origin": own})[0] == 101
     assert handshake(port, outside, {"Origin": "https://play.example.com"})[0] == 101
-    for foreign in ("http://evil.example", f"http://127.0.0.1:{port + 1}", "null",
-                    f"https://127.0.0.1:{port}"):  # fmt: skip
+    for foreign in (
+        "http://evil.example",
+        f"http://127.0.0.1:{port + 1}",
+        "null",
+        f"https://127.0.0.1:{port}",
+    ):
         status, head, body = handshake(port, outside, {"Origin": foreign})
         assert status == 403, (foreign, head)
         assert b"origin is not this server's" in body

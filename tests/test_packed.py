@@ -10,10 +10,10 @@ import msgpack
 import pytest
 
 from moose import protocol, rules
-from moose_server.codec import pack
-from moose_server.net import frames
-from moose_server.net.frames import Prepared, event_message
+from moose_server.play import frames
+from moose_server.play.frames import Prepared, event_message
 from moose_server.play.game import Game, seat_info
+from moose_server.storage.codec import pack
 from moose_server.storage.store import Entry
 
 
@@ -33,8 +33,18 @@ def _games(count: int) -> list[list[rules.State]]:
 def test_game_packed_equals_pack_of_the_maps() -> None:
     for states in _games(40):
         n = states[0].n
-        game = Game("g_x", 0, 0, states[0], [f"p{i}" for i in range(n)], ["a"] * n,
-                    [None] * n, [False] * n, [0] * n, [])  # fmt: skip
+        game = Game(
+            "g_x",
+            0,
+            0,
+            states[0],
+            [f"p{i}" for i in range(n)],
+            ["a"] * n,
+            [None] * n,
+            [False] * n,
+            [0] * n,
+            [],
+        )
         for k, s in enumerate(states):
             # Past 15 moves the list takes the 0xdc header too.
             moves = [{"action": "pass", "i": i} for i in range(k * 3)]
@@ -67,8 +77,19 @@ def test_prepared_messages_equal_event_message() -> None:
 
 def test_game_but_equals_dataclasses_replace() -> None:
     s = rules.new_game(3, seed=1)
-    game = Game("g_x", 4, 9, s, ["p0", None, "p2"], ["a", "b", "c"], [None, "greedy", None],
-                [False] * 3, [0] * 3, [{"action": "pass"}], packed_moves=(1, b"\x81"))  # fmt: skip
+    game = Game(
+        "g_x",
+        4,
+        9,
+        s,
+        ["p0", None, "p2"],
+        ["a", "b", "c"],
+        [None, "greedy", None],
+        [False] * 3,
+        [0] * 3,
+        [{"action": "pass"}],
+        packed_moves=(1, b"\x81"),
+    )
     changes = {"version": 5, "misses": [1, 0, 0], "packed_moves": (0, b"")}
     new = game.but(**changes)
     assert new == dataclasses.replace(game, **changes) and new.packed_moves == (0, b"")
@@ -79,8 +100,9 @@ def test_game_but_equals_dataclasses_replace() -> None:
 
 def test_game_legal_is_computed_once_and_kept_by_but_until_the_state_changes() -> None:
     s = rules.new_game(3, seed=2)
-    game = Game("g_x", 0, 0, s, ["p0", "p1", "p2"], ["a", "b", "c"], [None] * 3,
-                [False] * 3, [0] * 3, [])  # fmt: skip
+    game = Game(
+        "g_x", 0, 0, s, ["p0", "p1", "p2"], ["a", "b", "c"], [None] * 3, [False] * 3, [0] * 3, []
+    )
     legal = game.legal
     assert legal == rules.legal_moves(s) and game.legal is legal
     assert game.but(version=1, deadline=5).legal is legal  # the same state
@@ -98,17 +120,31 @@ def _event_kinds(game: Game, state: rules.State) -> list[dict[str, Any]]:
         {"kind": "move", "seat": 1, "move": move, "auto": "timeout"},
         {"kind": "away", "seat": 1},
         {"kind": "back", "seat": 1},
-        {"kind": "over", "scores": [1] * state.n, "winners": [0],
-         "ratings": [{"rating": 500, "change": 3, "provisional": True}] * state.n},
+        {
+            "kind": "over",
+            "scores": [1] * state.n,
+            "winners": [0],
+            "ratings": [{"rating": 500, "change": 3, "provisional": True}] * state.n,
+        },
         {"kind": "state", "names": game.names, **info, "away": [False] * state.n},
-    ]  # fmt: skip
+    ]
 
 
 def test_every_event_kind_s_frame_is_msgpack_packb_of_the_message_it_mirrors() -> None:
     for states in _games(6):
         n = states[0].n
-        game = Game("g_k", 0, 0, states[0], [f"p{i}" for i in range(n)], list("abcdef"[:n]),
-                    [None] * n, [False, True, *[False] * (n - 2)], [0] * n, [])  # fmt: skip
+        game = Game(
+            "g_k",
+            0,
+            0,
+            states[0],
+            [f"p{i}" for i in range(n)],
+            list("abcdef"[:n]),
+            [None] * n,
+            [False, True, *[False] * (n - 2)],
+            [0] * n,
+            [],
+        )
         for i, s in enumerate(states[:: max(1, len(states) // 5)] + states[-1:]):
             for event in _event_kinds(game, s):
                 for auto, deadline in ((False, 1_800_000_000_000), (True, 0)):

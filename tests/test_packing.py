@@ -12,7 +12,7 @@ import pytest
 from redis.asyncio.connection import Connection
 from redis.exceptions import DataError
 
-from moose_server.codec import pack
+from moose_server.storage.codec import pack
 from moose_server.storage.keys import GameKeys, move_field
 from moose_server.storage.packing import packing
 from moose_server.storage.scripts import CommitCall
@@ -20,9 +20,15 @@ from moose_server.storage.store import connect
 
 
 def _commit_command() -> tuple[Any, ...]:
-    call = CommitCall(game="g_1", expected=3, move_field=move_field("p_1", "m-7"),
-                      data=pack({"state": "x" * 2000}), events=[(pack({"kind": "move"}), b"s")],
-                      deadline_ms=30_000, channel="moose:wake")  # fmt: skip
+    call = CommitCall(
+        game="g_1",
+        expected=3,
+        move_field=move_field("p_1", "m-7"),
+        data=pack({"state": "x" * 2000}),
+        events=[(pack({"kind": "move"}), b"s")],
+        deadline_ms=30_000,
+        channel="moose:wake",
+    )
     keys, args = call.build(GameKeys("g_1", "b1"))
     return ("EVALSHA", "f" * 40, len(keys), *keys, *args)
 

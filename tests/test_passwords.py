@@ -27,7 +27,7 @@ DATA = resources.files("moose_server.accounts") / "data"
 
 
 def old_hash(password: str) -> str:
-    """A hash as the server made them before issue 22 (N=2^14)."""
+    """A hash as the server made them before OWASP's parameters (N=2^14)."""
     salt = b"s" * 16
     digest = hashlib.scrypt(password.encode(), salt=salt, n=2**14, r=8, p=1, dklen=32)
     b64 = base64.b64encode
@@ -95,8 +95,10 @@ async def test_logins_keep_their_share_of_the_threads_while_registrations_queue(
         return "registered"
 
     try:
-        flood = [asyncio.create_task(hashing.for_registration(slow_registration, str(i)))
-                 for i in range(6)]  # fmt: skip
+        flood = [
+            asyncio.create_task(hashing.for_registration(slow_registration, str(i)))
+            for i in range(6)
+        ]
         await asyncio.sleep(0.1)  # the flood holds what it may
         # A login gets a thread though every registration is stuck.
         async with asyncio.timeout(20):

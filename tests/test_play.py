@@ -23,7 +23,7 @@ from moose.client import Client, ServerError, is_final
 from moose_server.storage.embedded import free_port
 from moose_server.storage.keys import mm_key
 
-from helpers import ASK, Run, Serve, drive, spawn
+from helpers import ASK, FINAL, Run, Serve, drive, spawn
 
 pytestmark = pytest.mark.slow  # each test runs `moose play`
 
@@ -111,7 +111,7 @@ async def test_closing_the_terminal_and_running_again_resumes_the_game(opponent)
     assert game, run.text
     assert f"game {game[1]}: you are seat" in run.text
     assert "waiting in the queue" not in run.text
-    assert re.search(r"Final: scores .*won\.  You (won!|lost\.)", run.text)
+    assert re.search(FINAL, run.text)
 
 
 async def test_quit_during_a_game_asks_first(opponent) -> None:

@@ -261,6 +261,7 @@ def test_bot_playouts_keep_every_invariant(bot: str) -> None:
             playout(players, 10_000 + seed, choose, deep=seed % DEEP_EVERY == 0)
 
 
+@pytest.mark.slow  # about 2 s: many whole games of the search bot
 def test_mixed_bot_tables_keep_every_invariant() -> None:
     names = sorted(BOTS)
     for seed in range(40):

@@ -1,12 +1,12 @@
-"""Who is online (lobby/presence.py), the one record both challenges and follows read
-(issue 25): each instance's word per player, taken back when the player leaves it,
+"""Who is online (social/presence.py), the one record both challenges and follows read:
+each instance's word per player, taken back when the player leaves it,
 worth nothing once it lapses (an instance that died), on a real Redis."""
 
 from __future__ import annotations
 
 import asyncio
 
-from moose_server.lobby.presence import Presence
+from moose_server.social.presence import Presence
 from moose_server.storage.keys import presence_key
 
 from helpers import open_store
@@ -55,8 +55,13 @@ async def test_renewals_come_a_slice_at_a_time_and_skip_players_who_left(redis_u
     gone = {"p_07", "p_33"}  # their last socket closed after the cycle's list was taken
     async with open_store(redis_url) as store:
         # ttl 1.2 s: every player renewed each 0.4 s, a slice each 0.1 s: 10 a slice.
-        presence = _Counted(store.redis, "i_slices", 1.2, lambda: players,
-                            still_here=lambda player: player not in gone)  # fmt: skip
+        presence = _Counted(
+            store.redis,
+            "i_slices",
+            1.2,
+            lambda: players,
+            still_here=lambda player: player not in gone,
+        )
         presence.sizes = []
         task = asyncio.create_task(presence.run())
         try:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
 from moose_server.storage.connection import open_redis
 
 Message = dict[str, Any]

@@ -1,4 +1,4 @@
-"""What one client may hold (issue 22): unfinished games, open tables, table starts, bot
+"""What one client may hold: unfinished games, open tables, table starts, bot
 sessions, watched games and API requests, per player and per address, shared by every
 instance; raw protocol clients over real sockets and a real Redis.
 
@@ -124,8 +124,7 @@ async def test_starting_past_the_address_limit_leaves_the_table_as_it_was(moose_
     refused = await second.request("start_table", code=table["code"])
     assert refused["code"] == "too_many_games", refused
     back = await clients.connect(url, "203.0.113.8", token=second.token)
-    assert back.received[0]["table"] == {k: v for k, v in seated.items()
-                                         if k not in ("type", "id")}  # fmt: skip
+    assert back.received[0]["table"] == {k: v for k, v in seated.items() if k not in ("type", "id")}
     assert back.received[0]["games"] == []
 
 
@@ -145,8 +144,9 @@ async def test_a_game_that_ended_or_was_lost_holds_nothing(moose_server, clients
 
 
 async def test_a_game_abandoned_gives_its_place_back(moose_server, clients, redis_url):
-    url = await moose_server(games_per_player=1, games_per_address=1, turn_time=0.2,
-                             answer_time=0.2, **TRUST)  # fmt: skip
+    url = await moose_server(
+        games_per_player=1, games_per_address=1, turn_time=0.2, answer_time=0.2, **TRUST
+    )
     host = await clients.connect(url, "203.0.113.10")
     first = await bot_game(host)
     assert (await host.request("create_table", players=2))["code"] == "too_many_games"

@@ -1,4 +1,4 @@
-"""The flood of issue 22 against two real `moose serve` processes over one Redis: sockets
+"""A flood against two real `moose serve` processes over one Redis: sockets
 from one address loop "create a 2-seat private table, add a bot, start", half on each
 instance, with raw protocol clients written from PROTOCOL.md. It must stop at the
 documented limit, on both instances together, and Redis must stop growing.
@@ -61,8 +61,12 @@ async def flood(urls: list[str], address: str, sockets: int, seconds: float) -> 
     """`sockets` sockets from `address`, spread over `urls`, flooding for `seconds`."""
     tally: Counter[str] = Counter()
     until = time.monotonic() + seconds
-    await asyncio.gather(*(flood_socket(urls[i % len(urls)], address, f"flood{i}", until, tally)
-                           for i in range(sockets)))  # fmt: skip
+    await asyncio.gather(
+        *(
+            flood_socket(urls[i % len(urls)], address, f"flood{i}", until, tally)
+            for i in range(sockets)
+        )
+    )
     return tally
 
 
@@ -88,11 +92,14 @@ async def redis_size(url: str) -> tuple[int, int]:
         await r.aclose()
 
 
-def two_instances(moose_serve: Callable[..., ServeProcess], redis_url: str,
-                  env: dict[str, str]) -> list[str]:  # fmt: skip
+def two_instances(
+    moose_serve: Callable[..., ServeProcess], redis_url: str, env: dict[str, str]
+) -> list[str]:
     """Two `moose serve` processes over one Redis: their WebSocket URLs."""
-    procs = [moose_serve("--redis", redis_url, env=env, log=f"serve{i}.log", wait=False)
-             for i in range(2)]  # fmt: skip
+    procs = [
+        moose_serve("--redis", redis_url, env=env, log=f"serve{i}.log", wait=False)
+        for i in range(2)
+    ]
     return [p.wait_ready().url for p in procs]
 
 

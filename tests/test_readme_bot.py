@@ -36,9 +36,12 @@ def test_the_readme_bot_is_complete_in_under_20_lines_with_its_own_choose() -> N
 async def run_bot(script: Path, *args: str) -> list[str]:
     """Run the README's bot to its end; its output lines (exit status 0)."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), *args,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        str(script),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     async with asyncio.timeout(60):
         out, err = await proc.communicate()
     assert proc.returncode == 0, err.decode()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from moose import rules
-from moose_server.net.recent import LOGGED_GAMES, RECENT_EVENTS, GameLog, Recent
 from moose_server.play.copies import COPIED_GAMES, Copies
+from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS, GameLog, Recent
 from moose_server.settings import Settings
 from moose_server.storage.store import Entry
 

@@ -307,8 +307,19 @@ def test_validate_returns_a_record_that_keeps_moves_as_written() -> None:
 
 def test_every_public_name_exists_and_says_what_it_does() -> None:
     assert sorted(records.__all__) == sorted(
-        ["Record", "RecordError", "ReplayResult", "dump", "dumps", "from_game",
-         "initial_state", "load", "loads", "replay", "validate"]
-    )  # fmt: skip
+        [
+            "Record",
+            "RecordError",
+            "ReplayResult",
+            "dump",
+            "dumps",
+            "from_game",
+            "initial_state",
+            "load",
+            "loads",
+            "replay",
+            "validate",
+        ]
+    )
     for name in records.__all__:
         assert getattr(records, name).__doc__, name

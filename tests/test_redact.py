@@ -1,5 +1,5 @@
 """Credentials stay out of logs: `moose.redact.redact_url`, the log formatters, and the
-whole output of a real `moose serve` whose Redis wants a password (issue 22)."""
+whole output of a real `moose serve` whose Redis wants a password."""
 
 from __future__ import annotations
 
@@ -27,19 +27,25 @@ USER_PASSWORD = "moose-Us3r-pw"
     [
         (f"redis://:{PASSWORD}@10.0.0.5:6379/0", "redis://***@10.0.0.5:6379/0"),
         (f"redis://moose:{PASSWORD}@h:6379/0", "redis://moose:***@h:6379/0"),
-        (f"rediss://moose:{PASSWORD}@h:6380/0?ssl_ca_certs=/etc/ca.pem",
-         "rediss://moose:***@h:6380/0?ssl_ca_certs=/etc/ca.pem"),
+        (
+            f"rediss://moose:{PASSWORD}@h:6380/0?ssl_ca_certs=/etc/ca.pem",
+            "rediss://moose:***@h:6380/0?ssl_ca_certs=/etc/ca.pem",
+        ),
         (f"redis://h:6379/0?password={PASSWORD}&db=1", "redis://h:6379/0?password=***&db=1"),
-        (f"redis://h/0?username=moose&ssl_keyfile_password={PASSWORD}",
-         "redis://h/0?username=moose&ssl_keyfile_password=***"),
-        (f"redis+cluster://moose:{PASSWORD}@a:7000,b:7001",
-         "redis+cluster://moose:***@a:7000,b:7001"),
+        (
+            f"redis://h/0?username=moose&ssl_keyfile_password={PASSWORD}",
+            "redis://h/0?username=moose&ssl_keyfile_password=***",
+        ),
+        (
+            f"redis+cluster://moose:{PASSWORD}@a:7000,b:7001",
+            "redis+cluster://moose:***@a:7000,b:7001",
+        ),
         (f"unix://:{PASSWORD}@/run/redis.sock?db=0", "unix://***@/run/redis.sock?db=0"),
         (f"redis://{PASSWORD}@h:6379", "redis://***@h:6379"),  # a lone userinfo may be one
         ("redis://127.0.0.1:6379/0", "redis://127.0.0.1:6379/0"),  # nothing to hide: as given
         ("ws://127.0.0.1:8080/ws?x=1", "ws://127.0.0.1:8080/ws?x=1"),
     ],
-)  # fmt: skip
+)
 def test_redact_url_masks_passwords_and_keeps_the_rest(url: str, shown: str) -> None:
     assert redact_url(url) == shown
 
@@ -107,9 +113,25 @@ async def test_moose_serve_prints_no_redis_password(moose_serve, redis_factory) 
 def test_the_load_test_report_shows_no_redis_password(redis_factory) -> None:
     port = redis_factory(appendonly=False, extra=["--requirepass", PASSWORD]).port
     url = f"redis://:{PASSWORD}@127.0.0.1:{port}/0"
-    cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--redis", url,
-           "--games", "2", "--warmup", "1", "--duration", "1", "--drain", "60",
-           "--no-ceilings", "--json"]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "moose",
+        "loadtest",
+        "--spawn",
+        "--redis",
+        url,
+        "--games",
+        "2",
+        "--warmup",
+        "1",
+        "--duration",
+        "1",
+        "--drain",
+        "60",
+        "--no-ceilings",
+        "--json",
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=220)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)

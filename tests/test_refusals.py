@@ -5,9 +5,9 @@ from __future__ import annotations
 import aiohttp
 import pytest
 
-from moose_server.ops.refusals import BUFFERED, Refusals
+from moose_server.moderation.refusals import BUFFERED, Refusals
+from moose_server.moderation.store import HOUR_MS, RECENT_WRITTEN, ModerationStore, Refused
 from moose_server.storage.keys import ModerationKeys
-from moose_server.storage.moderation import HOUR_MS, RECENT_WRITTEN, ModerationStore, Refused
 
 from helpers import http_base, open_store, until
 

@@ -209,7 +209,13 @@ def test_the_readme_replay_example_runs_top_to_bottom(tmp_path: Path) -> None:
     for command, expected in steps:
         if command == "echo $?":  # the status of the step before, not of this shell
             command = f"echo {status}"
-        done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env,
-                              capture_output=True, text=True, timeout=120)  # fmt: skip
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         status = done.returncode
         assert done.stdout == expected, (command, done.stdout, done.stderr)

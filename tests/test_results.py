@@ -11,82 +11,45 @@ is not running. Then instances race to apply it (in this process, and two real
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
-import random
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import ConnectionError as RedisConnectionError
 
 from moose import rules
 from moose_server.accounts import ratings
 from moose_server.accounts.ratings import Standing
+from moose_server.accounts.store import PlayerStore
 from moose_server.play.game import Game
 from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.play.seats import Seat
-from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import free_port
-from moose_server.storage.players import PlayerStore
 from moose_server.storage.scripts import RateCall, RatedSeat
-from moose_server.storage.store import Store, connect
 
 from helpers import ServeProcess, random_game, until
+from helpers.results import parts, play_out
 
 SEATS = [Seat("p_ann", "ann", None), Seat("p_bob", "bob", None), Seat("p_cy", "cy", None)]
-
-
-@asynccontextmanager
-async def parts(
-    url: str, *, players_url: str | None = None, **changes: Any
-) -> AsyncIterator[tuple[Games, Results]]:
-    """Games and Results of one instance over `url` (its players' store over `players_url`),
-    with these settings `changes`."""
-    backend = await open_redis(url, 16)
-    other = connect(players_url, 4) if players_url else None
-    settings = Settings(
-        redis_url=url, turn_time=3600, provisional_games=2, rate_sweep_after=0, **changes
-    )
-    store = Store(backend.redis, 16)
-    results = Results(store, PlayerStore(other or backend.redis), settings)
-    games = Games(store, settings, results)
-    try:
-        yield games, results
-    finally:
-        await games.close()
-        if other is not None:
-            await other.aclose()
-        await backend.aclose()
-
-
-async def play_out(games: Games, game: Game, seed: int) -> Game:
-    """Random legal moves for the human seats (a pass that is the only move, the server
-    plays) until the game is over. A failed rating update on the last move is let be."""
-    rng = random.Random(seed)
-    async with asyncio.timeout(60):
-        while not game.state.over:
-            seat = rules.to_act(game.state)
-            player = game.players[seat] if seat is not None else None
-            if player is not None and game.auto_kind() is None:
-                with contextlib.suppress(RedisConnectionError):
-                    await games.move(game.id, player, rng.choice(game.legal), seq=game.version)
-            else:
-                await asyncio.sleep(0.01)
-            game = await games.load(game.id)
-    return game
 
 
 async def unrated_game(url: str, seed: int = 1) -> Game:
     """A finished rated game of SEATS whose rating update failed: Redis holds it unrated."""
     dead = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     async with parts(url, players_url=dead) as (games, _):
-        profiles = [{"bot": False, "mu": ratings.MU, "sigma": ratings.SIGMA, "games": 0,
-                     "provisional": True} for _ in SEATS]  # fmt: skip
+        profiles = [
+            {
+                "bot": False,
+                "mu": ratings.MU,
+                "sigma": ratings.SIGMA,
+                "games": 0,
+                "provisional": True,
+            }
+            for _ in SEATS
+        ]
         seats = SEATS
         game = await games.create(seats, seed=seed, rated=True, profiles=profiles)
         game = await play_out(games, game, seed)  # the last move's rating update fails
@@ -127,8 +90,10 @@ async def test_two_instances_rate_a_game_its_instance_left_unrated_once(
 ):
     game = await unrated_game(redis_url, seed=2)
     env = {"MOOSE_RATE_SWEEP_AFTER": "0", "MOOSE_PROVISIONAL_GAMES": "2"}
-    procs = [moose_serve("--redis", redis_url, wait=False, env=env, log=f"serve{n}.log")
-             for n in range(2)]  # fmt: skip
+    procs = [
+        moose_serve("--redis", redis_url, wait=False, env=env, log=f"serve{n}.log")
+        for n in range(2)
+    ]
     for proc in procs:
         proc.wait_ready()
     async with parts(redis_url) as (games, _):
@@ -160,8 +125,7 @@ async def test_the_over_event_says_the_new_ratings_and_the_record_outlives_the_g
     async with parts(redis_url, game_ttl=2) as (games, results):
         store = games.store
         profiles = await results.profiles(SEATS)
-        game = await games.create(SEATS, seed=3,
-                                  rated=True, profiles=profiles)  # fmt: skip
+        game = await games.create(SEATS, seed=3, rated=True, profiles=profiles)
         game = await play_out(games, game, 3)
         over = (await store.events(game.id))[-1].event
         stored = await results.players.profiles([s.player or "" for s in SEATS])
@@ -192,7 +156,9 @@ async def test_private_tables_are_unrated_unless_the_host_asks(redis_url):
         over = (await games.store.events(rated.id))[-1].event
         assert over["ratings"][2] is None and all(r is not None for r in over["ratings"][:2])
         assert [int(p["games"]) for p in await results.players.profiles(["p_ann", "p_bob"])] == [
-            1, 1]  # fmt: skip
+            1,
+            1,
+        ]
 
 
 def test_places_follow_the_rules_winners_and_share_ties():
@@ -222,10 +188,22 @@ async def test_an_instance_killed_at_the_end_of_a_game_leaves_it_rated_once(
 ):
     """Two players on instance A; A is killed (SIGKILL) as the last move is sent. Whether
     the move was committed, and rated, or not, instance B ends and rates the game once."""
-    env = {"MOOSE_RATE_SWEEP_AFTER": "0.5", "MOOSE_PROVISIONAL_GAMES": "2",
-           "MOOSE_MATCH_INTERVAL": "0.05", "MOOSE_INSTANCE_TTL": "1"}  # fmt: skip
-    flags = ("--redis", redis_url, "--turn-time", "5", "--match-wait", "0.2",
-             "--poll-interval", "0.05")  # fmt: skip
+    env = {
+        "MOOSE_RATE_SWEEP_AFTER": "0.5",
+        "MOOSE_PROVISIONAL_GAMES": "2",
+        "MOOSE_MATCH_INTERVAL": "0.05",
+        "MOOSE_INSTANCE_TTL": "1",
+    }
+    flags = (
+        "--redis",
+        redis_url,
+        "--turn-time",
+        "5",
+        "--match-wait",
+        "0.2",
+        "--poll-interval",
+        "0.05",
+    )
     a, b = (moose_serve(*flags, wait=False, env=env, log=f"serve{n}.log") for n in "ab")
     a.wait_ready(), b.wait_ready()
     players = [await ws_client(a.url, name) for name in ("ann", "bob")]
@@ -267,8 +245,16 @@ async def _play_until_the_end_then_kill(
             continue
         move = game.legal[0]
         last = rules.apply(game.state, move).over
-        await by_id[player].send({"type": "move", "id": 1, "game": game_id, "move": move,
-                                  "seq": game.version, "move_id": f"m{game.version}"})  # fmt: skip
+        await by_id[player].send(
+            {
+                "type": "move",
+                "id": 1,
+                "game": game_id,
+                "move": move,
+                "seq": game.version,
+                "move_id": f"m{game.version}",
+            }
+        )
         if last:
             victim.kill()
             return
@@ -289,8 +275,7 @@ async def test_the_changes_follow_the_end_that_was_committed(redis_url):
             break
     async with parts(redis_url) as (games, results):
         profiles = await results.profiles(SEATS)
-        game = await games.create(SEATS, seed=6,
-                                  rated=True, profiles=profiles)  # fmt: skip
+        game = await games.create(SEATS, seed=6, rated=True, profiles=profiles)
         first, second = (results.changes(game, end) for end in ends)
         assert first != second
         assert second == results.changes(game, ends[1])
@@ -307,9 +292,20 @@ async def test_a_history_keeps_its_newest_games_and_is_trimmed_once_full(backend
         for n in range(5):
             entry = json.dumps({"game": f"g_{n}"})
             seat = RatedSeat("p_hal", "hal", False, 0.0, 1.0, entry)
-            call = RateCall(game=f"g_{n}", marker_ttl=60, history_size=3, guest_ttl_ms=60_000,
-                            provisional_games=5, base=1500, scale=10, base_ordinal=0, spread=3,
-                            mu=25, sigma=8.3, seats=[seat])  # fmt: skip
+            call = RateCall(
+                game=f"g_{n}",
+                marker_ttl=60,
+                history_size=3,
+                guest_ttl_ms=60_000,
+                provisional_games=5,
+                base=1500,
+                scale=10,
+                base_ordinal=0,
+                spread=3,
+                mu=25,
+                sigma=8.3,
+                seats=[seat],
+            )
             before = await backend.redis.info("commandstats") if single else {}
             assert await players.rate(call)
             after = await backend.redis.info("commandstats") if single else {}

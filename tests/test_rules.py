@@ -164,10 +164,13 @@ def test_several_rooms_of_the_same_type_are_allowed() -> None:
 def test_room_on_an_opponent_with_three_open_rooms_is_refused() -> None:
     state = play(
         deal(2, _ROOMS),
-        room("kitchen", 1), room("bathroom", 0),
-        room("kitchen", 1), room("bathroom", 0),
-        room("living", 1), room("bathroom", 0),
-    )  # fmt: skip
+        room("kitchen", 1),
+        room("bathroom", 0),
+        room("kitchen", 1),
+        room("bathroom", 0),
+        room("living", 1),
+        room("bathroom", 0),
+    )
     refused(state, room("bedroom", 1), "seat 1 already has 3 open rooms")
     assert all(
         m["action"] != "play" or m["card"] != "room:bedroom" for m in rules.legal_moves(state)
@@ -177,10 +180,13 @@ def test_room_on_an_opponent_with_three_open_rooms_is_refused() -> None:
 def test_open_room_limit_counts_only_open_rooms() -> None:
     state = play(
         deal(2, _ROOMS),
-        room("kitchen", 1), room("bathroom", 0),
-        room("kitchen", 1), room("bathroom", 0),
-        room("living", 1), door(2),  # seat 1 closes its living room
-    )  # fmt: skip
+        room("kitchen", 1),
+        room("bathroom", 0),
+        room("kitchen", 1),
+        room("bathroom", 0),
+        room("living", 1),
+        door(2),  # seat 1 closes its living room
+    )
     state = play(state, room("bedroom", 1))
     assert rooms_of(state, 1) == [
         ("kitchen", None),
@@ -197,11 +203,15 @@ def test_a_room_covered_by_a_moose_no_longer_counts_as_open() -> None:
     ]
     state = play(
         deal(2, hands, ["moose:kitchen", "moose:bathroom", "room:bedroom", *["house"] * 4]),
-        house(1), room("bathroom", 0),
-        room("kitchen", 1), room("bathroom", 0),
-        room("kitchen", 1), room("bathroom", 0),
-        room("living", 1), house(0),
-    )  # fmt: skip
+        house(1),
+        room("bathroom", 0),
+        room("kitchen", 1),
+        room("bathroom", 0),
+        room("kitchen", 1),
+        room("bathroom", 0),
+        room("living", 1),
+        house(0),
+    )
     refused(state, room("bedroom", 1), "seat 1 already has 3 open rooms")
     state = play(state, moose("kitchen", 1, 0), moose("bathroom", 0, 0), room("bedroom", 1))
     assert [c for _, c in rooms_of(state, 1)] == ["moose", None, None, None]
@@ -226,8 +236,11 @@ def _moose_ready() -> State:
     """Seat 1 has a house and an open kitchen (room 0); seat 0 to play, holding moose."""
     return play(
         deal(2, _MOOSE, _MOOSE_DRAW),
-        room("kitchen", 1), room("bathroom", 0), house(1), room("bathroom", 0),
-    )  # fmt: skip
+        room("kitchen", 1),
+        room("bathroom", 0),
+        house(1),
+        room("bathroom", 0),
+    )
 
 
 def test_moose_covers_a_matching_open_room_of_an_opponent_with_a_house() -> None:
@@ -302,10 +315,14 @@ def _trap_pending() -> State:
     """Seat 0 has just played moose:kitchen on room 0 of seat 2, who holds a trap."""
     return play(
         deal(3, _TRAP, _TRAP_DRAW),
-        house(2), room("living", 0), room("bedroom", 1),
-        room("kitchen", 2), room("living", 0), room("bedroom", 1),
+        house(2),
+        room("living", 0),
+        room("bedroom", 1),
+        room("kitchen", 2),
+        room("living", 0),
+        room("bedroom", 1),
         moose("kitchen", 2, 0),
-    )  # fmt: skip
+    )
 
 
 def test_moose_on_a_trap_holder_waits_for_the_victims_answer() -> None:
@@ -367,9 +384,13 @@ def test_the_answer_is_not_a_turn_of_the_victim() -> None:
     draw = ["house", "moose:living", "house", "moose:living", "house", "door", "room:living"]
     state = play(
         deal(2, hands, draw),
-        house(1), room("bedroom", 0), room("kitchen", 1), room("bedroom", 0),
-        moose("kitchen", 1, 0), TRAP,
-    )  # fmt: skip
+        house(1),
+        room("bedroom", 0),
+        room("kitchen", 1),
+        room("bedroom", 0),
+        moose("kitchen", 1, 0),
+        TRAP,
+    )
     assert rules.to_act(state) == 1
     assert rules.phase(state) == "normal"
     assert Counter(state.hands[1]) == Counter(
@@ -383,10 +404,14 @@ def test_no_answer_step_when_the_victim_holds_no_trap() -> None:
     hands = [_TRAP[0], _TRAP[1], ["room:bedroom"] * 4]
     state = play(
         deal(3, hands, _TRAP_DRAW),
-        house(2), room("living", 0), room("bedroom", 1),
-        room("kitchen", 2), room("living", 0), room("bedroom", 1),
+        house(2),
+        room("living", 0),
+        room("bedroom", 1),
+        room("kitchen", 2),
+        room("living", 0),
+        room("bedroom", 1),
         moose("kitchen", 2, 0),
-    )  # fmt: skip
+    )
     assert rules.phase(state) == "normal"
     assert rules.to_act(state) == 1
     assert rooms_of(state, 2) == [("kitchen", "moose")]
@@ -572,9 +597,12 @@ def test_score_counts_moose_rooms_and_moose_cards_left_in_hand() -> None:
     ]
     state = play(
         deal(2, hands, ["house"] * 6),
-        house(1), room("bedroom", 0), room("kitchen", 1), room("bedroom", 0),
+        house(1),
+        room("bedroom", 0),
+        room("kitchen", 1),
+        room("bedroom", 0),
         moose("kitchen", 1, 0),
-    )  # fmt: skip
+    )
     assert rules.scores(state) == [1, 2]  # seat 0: moose:living; seat 1: a moose room + a card
 
 
@@ -724,7 +752,8 @@ def test_every_public_name_of_rules_exists_and_is_listed():
     for name in names:
         assert hasattr(rules, name), name
     defined = {
-        name for name, value in vars(rules).items()
+        name
+        for name, value in vars(rules).items()
         if not name.startswith("_") and getattr(value, "__module__", None) == rules.__name__
-    }  # fmt: skip
+    }
     assert defined <= names, "functions and classes of rules missing from __all__"

@@ -19,6 +19,7 @@ from moose_server.storage.keys import (
     history_key,
     hold_key,
     limit_key,
+    listed_key,
     profile_key,
     sessions_key,
     wake_channel,
@@ -47,6 +48,7 @@ from moose_server.storage.scripts import (
     FollowCall,
     ForgetCall,
     FormCall,
+    HistoryCall,
     HoldCall,
     InviteAnswerCall,
     InviteOfferCall,
@@ -68,14 +70,25 @@ from moose_server.storage.scripts import (
     TableCall,
 )
 
-LUA = resources.files("moose_server.storage") / "lua"
+# Each feature keeps its scripts in its own package: <package>/lua/*.lua.
+LUA = [p / "lua" for p in resources.files("moose_server").iterdir() if (p / "lua").is_dir()]
 PARTS = {"mm_lib", "mm_end", "arena_lib"}  # the scripts' preludes and epilogue
 
 SEAT = RatedSeat("p_1", "ann", False, 0.5, 0.9, "{}")
-RATE = dict(game="g_1", marker_ttl=60, history_size=100, guest_ttl_ms=1000,
-            provisional_games=5, base=1500, scale=10, base_ordinal=0, spread=3, mu=25,
-            sigma=8.3)  # fmt: skip
-COMMIT = dict(game="g_1", expected=3, data=b"d", deadline_ms=1000)  # fmt: skip
+RATE = dict(
+    game="g_1",
+    marker_ttl=60,
+    history_size=100,
+    guest_ttl_ms=1000,
+    provisional_games=5,
+    base=1500,
+    scale=10,
+    base_ordinal=0,
+    spread=3,
+    mu=25,
+    sigma=8.3,
+)
+COMMIT = dict(game="g_1", expected=3, data=b"d", deadline_ms=1000)
 # One call of each script with nothing in its variable part (events, seats, games).
 SAMPLES: list[Any] = [
     CommitCall(**COMMIT, events=[]),
@@ -87,6 +100,7 @@ SAMPLES: list[Any] = [
     LiveRemoveCall(()),
     OnlineCall("i_1", 12, 30_000),
     RateCall(**RATE, seats=[]),
+    HistoryCall("g_1", [], 3600, 100, 86_400_000),
     AccountClaimCall("p_1", "ann", "Ann", "scrypt$...", False, 0),
     PasswordUpgradeCall("p_1", "scrypt$16384$...", "scrypt$131072$..."),
     EnqueueCall("p_1", "{}", 4),
@@ -146,7 +160,7 @@ def read(name: str, text: str) -> set[int]:
 
 
 def test_every_script_has_one_call_and_every_call_a_script():
-    files = {p.name.removesuffix(".lua") for p in LUA.iterdir() if p.name.endswith(".lua")}
+    files = {p.name.removesuffix(".lua") for d in LUA for p in d.iterdir() if p.suffix == ".lua"}
     assert sorted(c.SCRIPT for c in CALLS) == sorted(files - PARTS)
     assert sorted(type(s).__name__ for s in SAMPLES) == sorted(c.__name__ for c in CALLS)
 
@@ -185,8 +199,17 @@ def test_a_commit_sends_three_arguments_per_event_where_commit_lua_reads_them():
     events = [({"kind": "move"}, {"turn": 1}), ({"kind": "move"}, None), (b"packed", b"s")]
     _, argv = build(CommitCall(**COMMIT, events=events, auto=True))
     assert argv[10] == len(events) and len(argv) == 13 + 3 * len(events)
-    assert argv[13:] == [b"\x81\xa4kind\xa4move", b"\x81\xa4turn\x01", 1,
-                         b"\x81\xa4kind\xa4move", b"", 1, b"packed", b"s", 1]  # fmt: skip
+    assert argv[13:] == [
+        b"\x81\xa4kind\xa4move",
+        b"\x81\xa4turn\x01",
+        1,
+        b"\x81\xa4kind\xa4move",
+        b"",
+        1,
+        b"packed",
+        b"s",
+        1,
+    ]
     _, argv = build(CommitCall(**COMMIT, events=events, autos=(True, True, False)))
     assert argv[13 + 2 :: 3] == [1, 1, 0]  # each event's own
 
@@ -205,6 +228,13 @@ def test_a_rating_sends_a_profile_and_history_and_six_arguments_per_seat():
     assert keys[4:] == [k for s in seats for k in (profile_key(s.player), history_key(s.player))]
     assert argv[10] == len(seats) and len(argv) == 11 + 6 * len(seats)
     assert argv[17:] == ["p_2", "ann", 1, "0.5", "0.9", "{}"]
+
+
+def test_history_sends_each_player_s_keys_and_entry():
+    keys, argv = build(HistoryCall("g_1", [("p_1", '{"a": 1}'), ("p_2", "{}")], 3600, 100, 9))
+    assert keys == [listed_key("g_1"), profile_key("p_1"), history_key("p_1"),
+                    profile_key("p_2"), history_key("p_2")]  # fmt: skip
+    assert argv == [3600, 100, 9, 2, '{"a": 1}', "{}"]
 
 
 def test_live_remove_sends_the_games_as_argv():

@@ -208,13 +208,17 @@ async def test_values_that_cannot_be_encoded_are_bad_message_and_the_socket_stay
         '{"type": "ping", "id": 1, "x": 1}'.replace("1, ", "18446744073709551615, "),
         *(
             f'{{"type": "{kind}", "id": 7, "game": "g_\\ud800"{extra}}}'
-            for kind, extra in [("record", ""), ("watch", ""), ("sync", ""),
-                                ("move", ', "move": {"action": "pass"}')]
+            for kind, extra in [
+                ("record", ""),
+                ("watch", ""),
+                ("sync", ""),
+                ("move", ', "move": {"action": "pass"}'),
+            ]
         ),
         '{"type": "move", "id": 7, "game": "GAME", "move": {"action": "\\udc00"}}'.replace(
             "GAME", game_id
         ),
-    ]  # fmt: skip
+    ]
     with caplog.at_level("WARNING"):
         for frame in rows:
             await actor.send_frame(frame)

@@ -108,9 +108,13 @@ async def test_spectator_sees_public_views_only(moose_server, ws_client):
     assert watching["type"] == "watching"
     first = await fan.expect(type="event", game=game)
     newcomer = {"rating": 540, "provisional": True}
-    assert first["event"] == {"kind": "state", "names": ["pa", "pb"], "bots": [False, False],
-                              "ratings": [newcomer, newcomer],
-                              "away": [False, False]}  # fmt: skip
+    assert first["event"] == {
+        "kind": "state",
+        "names": ["pa", "pb"],
+        "bots": [False, False],
+        "ratings": [newcomer, newcomer],
+        "away": [False, False],
+    }
     assert first["seq"] == watching["seq"]
     player_events = await asyncio.gather(*(play_out(c, game, seed=5) for c in clients))
     seen = [first]
@@ -143,9 +147,9 @@ async def test_players_of_a_game_dealt_here_get_its_first_events_without_a_strea
     await redis.aclose()
     assert "cmdstat_xrange" not in stats, stats.get("cmdstat_xrange")
     assert [e["seq"] for e in first] == [1, 1] and first[0]["event"]["kind"] == "start"
-    rests = await asyncio.gather(*(
-        play_out(c, game, seed=s, first=f) for c, s, f in zip(clients, seats, first, strict=True)
-    ))  # fmt: skip
+    rests = await asyncio.gather(
+        *(play_out(c, game, seed=s, first=f) for c, s, f in zip(clients, seats, first, strict=True))
+    )
     for client, seat, events in zip(clients, seats, rests, strict=True):
         await check_game(client, game, seat, events)
 
@@ -181,7 +185,7 @@ async def test_a_queue_game_is_watched_by_anyone(moose_server, ws_client):
     assert (await eve.request("record", game=game))["code"] == "not_over"
 
 
-# -- abandoned games (issue 22) ------------------------------------------------------------
+# -- abandoned games ---------------------------------------------------------------------
 
 
 async def idle_until_over(client: Any, game: str) -> list[Message]:

@@ -7,15 +7,15 @@ import asyncio
 import aiohttp
 from aiohttp import web
 
-from moose_server.app import STORE, create_app, drain
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
+from moose_server.app import STORE, WORK, create_app, drain
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
 from moose_server.net.ws import DOORS
 from moose_server.settings import Settings
 from moose_server.storage.embedded import free_port
 from moose_server.storage.scripts import CommitCall
 from moose_server.storage.store import Store
 
-from helpers import http_base
+from helpers import http_base, until
 
 
 async def get(url: str) -> tuple[int, dict]:
@@ -49,6 +49,10 @@ async def test_lost_redis_means_unavailable_and_not_ready(
     assert (await client.request("ping"))["type"] == "pong"  # the same socket, once back
 
 
+async def _true(value: bool) -> bool:
+    return value
+
+
 class Stuck:
     """A socket that never goes away: it holds a drain for the whole grace."""
 
@@ -68,9 +72,14 @@ async def started(settings: Settings) -> tuple[web.Application, web.AppRunner]:
 async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, tmp_path):
     # The grace outlasts the test: the stuck socket holds the drain until it goes.
     settings = Settings(
-        port=free_port(), redis_url=redis_url, data_dir=str(tmp_path), drain_grace=600,
-        poll_interval=0.05, match_interval=0.05, match_wait=0,
-    )  # fmt: skip
+        port=free_port(),
+        redis_url=redis_url,
+        data_dir=str(tmp_path),
+        drain_grace=600,
+        poll_interval=0.05,
+        match_interval=0.05,
+        match_wait=0,
+    )
     app, runner = await started(settings)
     base = f"http://127.0.0.1:{settings.port}"
     try:
@@ -80,6 +89,9 @@ async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, 
         doors.open.add(stuck)  # type: ignore[arg-type]
         draining = asyncio.create_task(drain(app))
         assert await polite.closed() == 1012
+        # Every loop that takes new work (deadlines, tables, arenas) has ended:
+        # nothing can claim what appears from here on.
+        await until(lambda: _true(all(task.done() for _, task in app[WORK])))
         assert (await get(base + "/readyz")) == (503, {"ready": False})
         async with aiohttp.ClientSession() as session, session.get(base + "/ws") as resp:
             assert resp.status == 503
@@ -95,7 +107,6 @@ async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, 
         others = Matchmaker(app[STORE].redis, MatchOptions(match_wait=0, instance="i_other"))
         await others.enqueue("p1", "bob", 2, 2)
         await others.enqueue("p2", "cid", 2, 2)
-        await asyncio.sleep(0.5)  # ten polls and rounds, were they still running
         assert not draining.done()  # the stuck socket holds the drain
         assert await store.redis.zscore(key, "g_due") == due  # a claim would push it on
         assert (await others.queue_sizes())["2"] == 2  # nobody seated
@@ -106,8 +117,9 @@ async def test_draining_answers_503_and_takes_no_new_work(redis_url, ws_client, 
 
 
 async def test_a_drain_gives_up_on_a_socket_that_stays_after_the_grace(redis_url, tmp_path):
-    settings = Settings(port=free_port(), redis_url=redis_url, data_dir=str(tmp_path),
-                        drain_grace=0.3)  # fmt: skip
+    settings = Settings(
+        port=free_port(), redis_url=redis_url, data_dir=str(tmp_path), drain_grace=0.3
+    )
     app, runner = await started(settings)
     try:
         stuck = Stuck()

@@ -18,15 +18,15 @@ import pytest
 import redis.asyncio as aioredis
 
 from moose import rules
-from moose_server.codec import pack
-from moose_server.net.hub import Hub, Sub
-from moose_server.net.recent import LOGGED_GAMES, RECENT_EVENTS
+from moose_server.matchmaking.waiting import Waiting
 from moose_server.net.subscription import SILENT, Subscription
-from moose_server.net.waiting import Waiting
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
+from moose_server.play.hub import Hub, Sub
+from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, wake_channel
 from moose_server.storage.store import Entry, Store, connect
 
@@ -56,6 +56,26 @@ class Fanouts:
 
     def fanned_out(self, game: str, seq: int) -> None:
         self.handled.append((game, seq))
+
+
+class AskedLock(asyncio.Lock):
+    """A socket's lock that counts who asked for it: the test holds it, and once
+    the hub asks too, the hub's task has come as far as it can while it is held."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked = 0
+
+    async def acquire(self) -> bool:
+        """Count the request, then wait for the lock."""
+        self.asked += 1
+        return await super().acquire()
+
+
+def held_lock(peer: Peer, game: str) -> AskedLock:
+    """Give `peer`'s subscription of `game` a lock that counts its requests."""
+    lock = peer.subs[game].lock = AskedLock()
+    return lock
 
 
 class Peer:
@@ -211,13 +231,13 @@ async def test_our_commits_reach_a_socket_reading_a_gap_at_their_wake_up_without
     busy, free = Peer("p_a", 0), Peer("p_b", 1)
     for peer in (busy, free):
         hub.join(peer, gid, peer.seat, 0)
-    lock = busy.subs[gid].lock
+    lock = held_lock(busy, gid)
     await lock.acquire()  # as if it were reading the stream
     hub.committed(gid, entries)
     assert seqs(free, gid) == [1, 2] and seqs(busy, gid) == []
     assert fanouts.delivered_ == [(gid, 1, True)]  # `busy` gets it at the wake-up
     hub._on_game(gid, 2)  # the wake-up: `busy` waits for its lock in a task
-    await asyncio.sleep(0.01)
+    await until(lambda: _true(lock.asked == 2))  # the hub's task waits for the lock
     assert fanned == [] and seqs(busy, gid) == []
     lock.release()
     await asyncio.gather(*hub._tasks)
@@ -238,11 +258,12 @@ async def test_our_commits_reach_a_socket_reading_a_gap_though_no_wake_up_of_the
     for peer in (busy, free):
         hub.join(peer, gid, peer.seat, 2)
     await asyncio.gather(*hub._tasks)  # followed; nothing to send
-    lock = busy.subs[gid].lock
+    lock = held_lock(busy, gid)
     await lock.acquire()  # as if it were reading the stream
     await _play(games, gid, 1)
     assert seqs(free, gid) == [3] and seqs(busy, gid) == []
-    await asyncio.sleep(0.01)
+    await until(lambda: _true(lock.asked == 2))  # the hub made a wake-up for `busy`
+    assert seqs(busy, gid) == []
     lock.release()
     await until(lambda: _true(seqs(busy, gid) == [3]))
     await asyncio.gather(*hub._tasks)
@@ -512,7 +533,8 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
     pubsub_client = connect(redis_url, 1, blocking=True)
     store = Store(client, 16)
     copies = Copies(Settings())
-    hub = Hub(store, woken=copies)
+    fanouts = Fanouts()
+    hub = Hub(store, woken=copies, fanout=fanouts)
     games = Games(store, Settings(), copies=copies, listeners=[hub])
     running, ready = _started(hub, pubsub_client)
     try:
@@ -530,7 +552,9 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
             await games.move(dealt.id, player, rules.legal_moves(game.state)[0])
             game = await games.load(dealt.id)
         await until(lambda: _true(all(p.subs[dealt.id].seen == game.version for p in peers)))
-        await asyncio.sleep(0.1)  # the last wake-ups handled
+        # The last commit's wake-up handled (they come in order), and what it started.
+        await until(lambda: _true((dealt.id, game.version) in fanouts.handled))
+        await until(lambda: _true(not hub._tasks))
         assert await xranges(store) == 0
     finally:
         await _stopped(running, hub)
@@ -549,7 +573,7 @@ async def checked(hub: Hub) -> None:
 async def test_sockets_whose_game_went_back_get_a_state_with_the_deadline_held(game):
     # Redis lost the event at seq 3 that both sockets saw. Before, their `state` kept
     # the deadline Redis had, which may already be due: a timeout raced the seat's
-    # answer to it (issue 23).
+    # answer to it.
     store, gid, _ = game
     hub = Hub(store, outage_grace=600)
     peers = [Peer("p_a", 0), Peer("p_b", 1)]
@@ -609,6 +633,9 @@ async def checked_tasks(hub: Hub) -> None:
 # -- wake-ups go to the instances that follow a game (lua/follow.lua) ----------------
 
 
+MARKER_CHANNEL = GAMES_CHANNEL + b":~marker"  # no instance hears it; `Wakeups` does
+
+
 class Wakeups:
     """Every game wake-up published, on any channel, as a raw subscriber hears them."""
 
@@ -629,6 +656,18 @@ class Wakeups:
         self._task = asyncio.ensure_future(listen())
         self._pubsub = pubsub
         return self
+
+    async def caught_up(self) -> None:
+        """Wait until every wake-up published before this call is heard.
+
+        A marker published now reaches this subscriber after them (Redis sends one
+        connection's messages in the order they were published): once it is heard,
+        no wake-up of an earlier commit is still on its way.
+        """
+        marker = f"caught-up {len(self.heard)}"
+        await self.client.publish(MARKER_CHANNEL, marker)
+        await until(lambda: _true((MARKER_CHANNEL, marker) in self.heard))
+        self.heard.remove((MARKER_CHANNEL, marker))
 
     async def __aexit__(self, *exc: object) -> None:
         assert self._task is not None
@@ -690,7 +729,7 @@ async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
 async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_moves(redis_url):
     # Before, every commit published to one channel every instance heard: each
     # instance handled every move of the deployment, its own included (7 % of the
-    # server's CPU at full speed, issue 28). Now a wake-up goes to the instances
+    # server's CPU at full speed). Now a wake-up goes to the instances
     # that follow the game, and not to the one that committed it.
     async with instances(redis_url, "i_here") as here, Wakeups(redis_url) as heard:
         [hub], games = here.hubs, here.games
@@ -704,7 +743,7 @@ async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_mov
         await _play(games, dealt.id, 10)
         game = await games.load(dealt.id)
         await until(lambda: _true(all(p.subs[dealt.id].seen == game.version for p in peers)))
-        await asyncio.sleep(0.1)
+        await heard.caught_up()
         # The deal's wake-up went to every instance (nobody followed the game yet).
         assert heard.heard == [(GAMES_CHANNEL, f"{dealt.id} 1")]
     for peer in peers:
@@ -731,7 +770,7 @@ async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_af
         await _play(games, dealt.id, 3)
         game = await games.load(dealt.id)
         await until(lambda: _true(watcher.subs[dealt.id].seen == game.version))
-        await asyncio.sleep(0.1)
+        await heard.caught_up()
         # A's moves after B followed woke B alone; none woke A, none went to all.
         after = [c for c, w in heard.heard if int(w.split()[1]) > 4]
         assert after and set(after) == {b}
@@ -741,7 +780,7 @@ async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_af
 
 async def test_a_game_followed_before_it_is_dealt_is_followed_at_its_first_wake_up(redis_url):
     # A fair deal's seats follow the game from seq 0 while it waits for their seeds
-    # (lobby/deals.py): there is nothing to follow yet. Its deal wakes every instance
+    # (deals/deals.py): there is nothing to follow yet. Its deal wakes every instance
     # (nobody follows it), and B follows it then; A's later moves wake B.
     async with instances(redis_url, "i_a", "i_b") as both:
         (hub_a, hub_b), games = both.hubs, both.games

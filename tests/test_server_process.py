@@ -63,12 +63,23 @@ async def test_sigterm_drains_with_1012_and_exits_cleanly(moose_serve, ws_client
 
 def test_serve_help_lists_the_settings():
     out = subprocess.run(
-        [sys.executable, "-m", "moose", "serve", "--help"], capture_output=True, text=True,
+        [sys.executable, "-m", "moose", "serve", "--help"],
+        capture_output=True,
+        text=True,
         check=True,
-    )  # fmt: skip
-    for flag in ("--redis", "--data-dir", "--turn-time", "--answer-time", "--away-after",
-                 "--match-wait", "--game-ttl", "--token-ttl", "--buckets",
-                 "--instance-ttl"):  # fmt: skip
+    )
+    for flag in (
+        "--redis",
+        "--data-dir",
+        "--turn-time",
+        "--answer-time",
+        "--away-after",
+        "--match-wait",
+        "--game-ttl",
+        "--token-ttl",
+        "--buckets",
+        "--instance-ttl",
+    ):
         assert flag in out.stdout
     assert "redis+cluster://" in out.stdout  # how to name a Redis Cluster
 
@@ -104,8 +115,10 @@ def test_a_second_serve_on_the_same_data_dir_is_refused_and_the_first_keeps_redi
     redis_pid = _redis_child(first).pid
     second = subprocess.run(
         [sys.executable, "-m", "moose", "serve", "--data-dir", data, "--port", str(free_port())],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert second.returncode == 1, second.stdout + second.stderr
     assert f"is in use by another moose serve (pid {first.proc.pid})" in second.stderr
     assert "Traceback" not in second.stderr

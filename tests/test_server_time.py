@@ -119,8 +119,11 @@ async def test_unanswered_trap_is_played_at_the_answer_deadline(moose_server, ws
     assert first["legal"] == [{"action": "trap"}, {"action": "allow"}] and first["deadline"]
     answered = await client.expect(type="event", game=game.id, seq=2)
     assert answered["event"] == {
-        "kind": "move", "seat": victim, "move": {"action": "trap"}, "auto": "timeout",
-    }  # fmt: skip
+        "kind": "move",
+        "seat": victim,
+        "move": {"action": "trap"},
+        "auto": "timeout",
+    }
     assert answered["view"]["discard"][-2:] == [state.pending[2], "trap"]
 
 
@@ -129,10 +132,12 @@ async def test_only_pass_left_is_passed_at_once(moose_server, ws_client, games):
 
     def forced_next(s: rules.State, m: Message, after: rules.State) -> bool:
         return (
-            not after.over and s.pending is None and after.pending is None
+            not after.over
+            and s.pending is None
+            and after.pending is None
             and rules.to_act(after) != rules.to_act(s)
             and rules.legal_moves(after) == [{"action": "pass"}]
-        )  # fmt: skip
+        )
 
     state, move = find(forced_next)
     a, b = await seat_pair(ws_client, url)
@@ -148,5 +153,8 @@ async def test_only_pass_left_is_passed_at_once(moose_server, ws_client, games):
     assert moved["legal"] is None  # a forced pass is not offered: the server plays it
     passed = await watcher.expect(type="event", game=game.id, seq=3)
     assert passed["event"] == {
-        "kind": "move", "seat": 1 - mover, "move": {"action": "pass"}, "auto": "forced",
-    }  # fmt: skip
+        "kind": "move",
+        "seat": 1 - mover,
+        "move": {"action": "pass"},
+        "auto": "forced",
+    }

@@ -88,9 +88,17 @@ def test_table_output_names_the_bots_and_the_rate() -> None:
 def test_record_dir_holds_records_that_replay_to_their_result(tmp_path: Path) -> None:
     out_dir = tmp_path / "records"
     out = simulate_json(
-        "--players", "3", "--games", "5", "--bots", "greedy,random,random", "--seed", "9",
-        "--record-dir", str(out_dir),
-    )  # fmt: skip
+        "--players",
+        "3",
+        "--games",
+        "5",
+        "--bots",
+        "greedy,random,random",
+        "--seed",
+        "9",
+        "--record-dir",
+        str(out_dir),
+    )
     files = sorted(out_dir.glob("*.json"))
     assert len(files) == 5
     names_seen = []

@@ -212,7 +212,7 @@ async def test_a_hold_never_brings_a_deadline_nearer_and_skips_ended_games(store
 
 async def test_a_held_game_sets_no_deadline_before_its_hold_ends(store):
     # Its seats send their lost moves again one after another: before, each replayed
-    # turn had a turn's time only, and a seat slow to resend timed out (issue 23).
+    # turn had a turn's time only, and a seat slow to resend timed out.
     await store.commit(step("g_replay", 0, deadline_ms=1000))
     (held,) = await store.defer(["g_replay"], 60_000)
     replayed = await store.commit(step("g_replay", 1, deadline_ms=1000))

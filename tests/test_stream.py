@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from moose import rules
-from moose_server.codec import pack
 from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.play.streams import SNAPSHOT_EVERY, keeps_snapshot, read_event, read_events
+from moose_server.storage.codec import pack
 
 from helpers import open_games
 
@@ -93,8 +93,12 @@ async def test_a_stream_spaced_otherwise_is_read_from_its_deal(games):
     new = await read_events(games.store, game.id)
     odd = f"{game.id}y"
     for e in new:
-        fields = {"e": pack(e.event), "a": b"1" if e.state["auto"] else b"0",
-                  "d": e.deadline, "t": e.time}  # fmt: skip
+        fields = {
+            "e": pack(e.event),
+            "a": b"1" if e.state["auto"] else b"0",
+            "d": e.deadline,
+            "t": e.time,
+        }
         if e.seq == 1:
             fields["s"] = pack(e.state)
         await games.store.redis.xadd(games.store.keys_of(odd).events, fields, id=f"{e.seq}-0")

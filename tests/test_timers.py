@@ -197,7 +197,7 @@ async def test_a_gap_left_by_a_slow_instance_is_no_outage(parts):
 
 
 async def test_a_poll_stamp_older_than_our_last_claim_holds_every_deadline_a_grace(parts):
-    # Redis came back without its last writes (issue 23): the stamp of the bucket's
+    # Redis came back without its last writes: the stamp of the bucket's
     # last poll went back with them, however short the gap. Before, a deadline of a
     # game that went back fired at once, before its players were told.
     store, quick, (t1, _) = parts

@@ -57,8 +57,11 @@ def test_every_token_that_does_not_verify_gets_one_answer():
 
 def placeholders_in_the_repository() -> set[str]:
     """Every token secret the deploy files and docs set, but shell substitutions."""
-    files = [*ROOT.glob("*.md"), *ROOT.glob("docs/**/*.md"),
-             *(p for p in ROOT.glob("deploy/**/*") if p.is_file())]  # fmt: skip
+    files = [
+        *ROOT.glob("*.md"),
+        *ROOT.glob("docs/**/*.md"),
+        *(p for p in ROOT.glob("deploy/**/*") if p.is_file()),
+    ]
     found = set()
     for path in files:
         for setter in SETTERS:
@@ -85,14 +88,25 @@ def test_a_secret_of_fewer_than_32_bytes_is_refused_and_a_random_one_taken():
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("how", "why"),
-    [({"MOOSE_TOKEN_SECRET": K8S_PLACEHOLDER}, "placeholder"),
-     ({"MOOSE_TOKEN_SECRET": "only-28-bytes-Xk29fQ8wLm3Zp"}, "fewer than 32 bytes")],
-)  # fmt: skip
+    [
+        ({"MOOSE_TOKEN_SECRET": K8S_PLACEHOLDER}, "placeholder"),
+        ({"MOOSE_TOKEN_SECRET": "only-28-bytes-Xk29fQ8wLm3Zp"}, "fewer than 32 bytes"),
+    ],
+)
 def test_moose_serve_refuses_to_start_with_a_placeholder_or_short_secret(how, why, tmp_path):
-    cmd = [sys.executable, "-m", "moose", "serve", "--port", str(free_port()),
-           "--data-dir", str(tmp_path / "data")]  # fmt: skip
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **how})  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        "moose",
+        "serve",
+        "--port",
+        str(free_port()),
+        "--data-dir",
+        str(tmp_path / "data"),
+    ]
+    done = subprocess.run(
+        cmd, capture_output=True, text=True, timeout=60, env={**os.environ, **how}
+    )
     assert done.returncode == 2
     assert why in done.stderr and "openssl rand -base64 32" in done.stderr
     assert not (tmp_path / "data").exists()  # refused before anything started

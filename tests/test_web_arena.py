@@ -1,4 +1,4 @@
-"""The arena pages of the browser client (issue 26, arena), in a real Chromium.
+"""The arena pages of the browser client, in a real Chromium.
 
 Bots play an arena through the Python client while a page opens the list from
 the header's link, follows the standings as they are pushed, joins, and sees the
@@ -12,51 +12,30 @@ import asyncio
 import contextlib
 import threading
 import time
-from typing import Any
 
 import pytest
 
-from moose.client import Client
-
 from helpers import create_arena
-from helpers.browser import Player, wait_until
+from helpers.arenas import bots_play
+from helpers.browser import Player, axe_violations, wait_until
 
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 
 
-def bots_play(url: str, arena: str, count: int) -> threading.Thread:
-    """`count` bots play the arena in a thread of their own until it is over."""
-
-    async def main() -> None:
-        clients = [Client(url, name=f"webbot{i}", bot=True) for i in range(count)]
-        for client in clients:
-            await client.open()
-        try:
-            await asyncio.gather(*(c.run_arena_bot("greedy", arena, max_players=2)
-                                   for c in clients))  # fmt: skip
-        finally:
-            for client in clients:
-                await client.close()
-
-    thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
-    thread.start()
-    return thread
-
-
-def axe_violations(player: Player) -> list[Any]:
-    """The serious and critical accessibility violations axe-core finds on the page."""
-    try:
-        from axe_playwright_python.sync_playwright import Axe
-    except ImportError:
-        return []
-    found = Axe().run(player.page).response["violations"]
-    return [v["id"] for v in found if v.get("impact") in ("serious", "critical")]
-
-
 def test_the_arena_list_and_live_standings_in_the_page(browser, moose_serve, redis_url) -> None:
-    server = moose_serve("--redis", redis_url, "--turn-time", "0.5", "--answer-time", "0.5",
-                         env={"MOOSE_ARENA_INTERVAL": "0.1", "MOOSE_LIVE_INTERVAL": "0.2",
-                              "MOOSE_AUTO_DELAY": "0.3"})  # fmt: skip
+    server = moose_serve(
+        "--redis",
+        redis_url,
+        "--turn-time",
+        "0.5",
+        "--answer-time",
+        "0.5",
+        env={
+            "MOOSE_ARENA_INTERVAL": "0.1",
+            "MOOSE_LIVE_INTERVAL": "0.2",
+            "MOOSE_AUTO_DELAY": "0.3",
+        },
+    )
     made = threading.Thread(
         target=asyncio.run, args=(create_arena(redis_url, "a_web", 0.25, "all"),)
     )
@@ -76,8 +55,15 @@ def test_the_arena_list_and_live_standings_in_the_page(browser, moose_serve, red
         page.find("arena-standing").first.wait_for()
         assert page.page.url.endswith("/arena/a_web")
         # Pushed as games end: points show without a reload.
-        wait_until(lambda: page.page.locator('[data-testid="arena-standing"] td:nth-child(3)')
-                   .all_inner_texts() not in ([], ["0", "0"]), timeout=30)  # fmt: skip
+        wait_until(
+            lambda: (
+                page.page.locator(
+                    '[data-testid="arena-standing"] td:nth-child(3)'
+                ).all_inner_texts()
+                not in ([], ["0", "0"])
+            ),
+            timeout=30,
+        )
         assert axe_violations(page) == []
         joined = lambda: any(f.get("type") == "arena_member" for f in page.frames)  # noqa: E731
         deadline = time.monotonic() + 30

@@ -46,8 +46,9 @@ Message = dict[str, Any]
 @pytest.fixture
 def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
     """A real `moose serve` with its own Redis; short matchmaking waits."""
-    return moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
-                       "--turn-time", "60")  # fmt: skip
+    return moose_serve(
+        "--data-dir", str(tmp_path / "data"), "--match-wait", "1", "--turn-time", "60"
+    )
 
 
 def states_by_seq(record: Message, events: list[Message]) -> dict[int, rules.State]:
@@ -73,8 +74,9 @@ def check_frames(player: Player, seat: int | None, states: dict[int, rules.State
 def shown_scores(player: Player) -> dict[int, int]:
     """The scores on the end screen, by seat."""
     rows = player.find("scores").locator("tr[data-seat]")
-    return {int(r.get_attribute("data-seat")): int(r.get_attribute("data-score"))
-            for r in rows.all()}  # fmt: skip
+    return {
+        int(r.get_attribute("data-seat")): int(r.get_attribute("data-score")) for r in rows.all()
+    }
 
 
 def the_record(player: Player) -> Message:
@@ -213,15 +215,31 @@ def test_a_player_is_reported_from_their_seat(players, server, tmp_path) -> None
     assert "gus" in host.find("notice").inner_text()
     data = str(tmp_path / "data")
     # `moose admin`, as helpers.admin runs it (Playwright's own loop runs here).
-    run = subprocess.run([sys.executable, "-m", "moose_server.commands.admin", "--data-dir", data,
-                          "reports"], capture_output=True, text=True, check=True,
-                         env={**os.environ, "COLUMNS": "200"})  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-m", "moose_server.commands.admin", "--data-dir", data, "reports"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "COLUMNS": "200"},
+    )
     [row] = [line for line in run.stdout.splitlines() if "rude name" in line]
     assert "gus" in row and "hana" in row
     # Banned, gus's page says why.
     welcome = [f for f in guest.frames if f.get("type") == "welcome"][-1]  # after the rename
-    subprocess.run([sys.executable, "-m", "moose_server.commands.admin", "--data-dir", data, "ban",
-                    welcome["player"], "--reason", "rude name"], check=True)  # fmt: skip
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "moose_server.commands.admin",
+            "--data-dir",
+            data,
+            "ban",
+            welcome["player"],
+            "--reason",
+            "rude name",
+        ],
+        check=True,
+    )
     guest.find("error").filter(has_text="rude name").wait_for()
     assert host.problems == guest.problems == []
 
@@ -322,8 +340,11 @@ def test_the_lobby_is_drawn_quickly(players) -> None:
         page.close()
     for name, found in marks.items():
         found.sort()
-        print(f"\n{name}: {found[2]:.0f} ms after opening (median of 5 fresh pages; "
-              f"min {found[0]:.0f}, max {found[-1]:.0f}) on loopback", end="")  # fmt: skip
+        print(
+            f"\n{name}: {found[2]:.0f} ms after opening (median of 5 fresh pages; "
+            f"min {found[0]:.0f}, max {found[-1]:.0f}) on loopback",
+            end="",
+        )
     print(f"\nload average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 

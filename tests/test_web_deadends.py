@@ -1,4 +1,4 @@
-"""The page's dead ends (issue 24, part "deadends"), in a real Chromium.
+"""The page's dead ends, in a real Chromium.
 
 A server restart mid-game, the phone layout, the move log after a reload and
 when watching, stopping to watch, a watch link to no game, the end screen, and
@@ -29,8 +29,9 @@ slow = pytest.mark.slow  # Chromium and `moose serve`
 @pytest.fixture
 def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
     """A real `moose serve` with its own Redis; short matchmaking waits."""
-    return moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
-                       "--turn-time", "60")  # fmt: skip
+    return moose_serve(
+        "--data-dir", str(tmp_path / "data"), "--match-wait", "1", "--turn-time", "60"
+    )
 
 
 def accessible(player: Player, what: str) -> None:
@@ -38,8 +39,11 @@ def accessible(player: Player, what: str) -> None:
     from axe_playwright_python.sync_playwright import Axe
 
     found = Axe().run(player.page).response["violations"]
-    bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in found
-           if v["impact"] in ("serious", "critical")]  # fmt: skip
+    bad = [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
     assert bad == [], f"{what}: {bad}"
 
 
@@ -116,6 +120,8 @@ def test_a_restart_mid_game_leaves_the_player_ten_seconds_and_no_stale_banner(
         ada.find("legal-move").first.click()  # refused: not connected
         assert "Not connected" in ada.find("error").inner_text()
         time.sleep(9)
+        back_ms = time.time() * 1000  # the service is back after this (same clock)
+        heard = len(ada.frames)
         moose_serve(*flags, port=server.port)
         ada.find("connection-banner").wait_for(state="detached")
         ada.find("error").wait_for(state="detached")  # connected: no stale "not connected"
@@ -126,12 +132,19 @@ def test_a_restart_mid_game_leaves_the_player_ten_seconds_and_no_stale_banner(
             wait_until(lambda: seconds_shown(ada, shown) >= 10, timeout=5)
         except AssertionError:
             pytest.fail(f"the countdown showed {sorted(set(shown))} after the restart")
-        time.sleep(8)  # she takes 8 s to choose: before, the 5 s grace had run out
+        # The server holds her move for the outage grace from its return (15 s), not
+        # from her old deadline: the `synced` answer to her page's sync says so, with
+        # no wait for a move that must not come. (Before, a 5 s grace ran out.)
+        synced = [f for f in ada.frames[heard:] if f.get("type") == "synced"]
+        assert synced and synced[-1]["deadline"] >= back_ms + 10_000, synced
         assert ada.seq() == seen, "the server played her move meanwhile"
         seat = int(ada.page.locator("section.game").get_attribute("data-seat"))
         assert ada.act()
-        mine = [e for e in ada.events() if e["seq"] > seen and e["event"]["kind"] == "move"
-                and e["event"]["seat"] == seat]  # fmt: skip
+        mine = [
+            e
+            for e in ada.events()
+            if e["seq"] > seen and e["event"]["kind"] == "move" and e["event"]["seat"] == seat
+        ]
         assert mine and mine[0]["event"]["auto"] is None  # her own move, not a timeout
         assert ada.find("connection-banner").count() == 0
         accessible(ada, "the game after a restart")

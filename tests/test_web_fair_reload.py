@@ -1,4 +1,4 @@
-"""The page reloaded while its game's fair deal waits for seeds keeps the game (issue 27)."""
+"""The page reloaded while its game's fair deal waits for seeds keeps the game."""
 
 from __future__ import annotations
 
@@ -39,8 +39,15 @@ def matched(page: Player) -> bool:
 def test_a_page_reloaded_before_the_deal_waits_for_it_and_plays(
     browser: Any, moose_serve: Callable[..., Any], tmp_path: Path
 ) -> None:
-    server = moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
-                         "--turn-time", "60", env={"MOOSE_SEED_TIME": "8"})  # fmt: skip
+    server = moose_serve(
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--match-wait",
+        "1",
+        "--turn-time",
+        "60",
+        env={"MOOSE_SEED_TIME": "8"},
+    )
     ann, bob = Player(browser, server.http), Player(browser, server.http)
     try:
         ann.open()

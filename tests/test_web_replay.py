@@ -236,8 +236,14 @@ def test_a_game_link_replays_a_finished_game_in_a_fresh_context(pages, server) -
     assert shown == [f"{n} moose" for n in rules.scores(end)]
     # The arrow keys step too, Home and End go to the ends.
     page.locator("body").click(position={"x": 5, "y": 5})
-    keys = [("ArrowLeft", last - 1), ("ArrowLeft", last - 2), ("ArrowRight", last - 1),
-            ("Home", 0), ("ArrowRight", 1), ("End", last)]  # fmt: skip
+    keys = [
+        ("ArrowLeft", last - 1),
+        ("ArrowLeft", last - 2),
+        ("ArrowRight", last - 1),
+        ("Home", 0),
+        ("ArrowRight", 1),
+        ("End", last),
+    ]
     for key, expected in keys:
         page.keyboard.press(key)
         page.locator(f'[data-testid="replay-step"]:text-is("{expected}")').wait_for(timeout=5000)

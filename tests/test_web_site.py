@@ -38,8 +38,9 @@ ENV = {"MOOSE_PROVISIONAL_GAMES": "2", "MOOSE_MATCH_INTERVAL": "0.05"}
 @pytest.fixture
 def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
     """A real `moose serve` with its own Redis; a rating counts after 2 games."""
-    return moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "0.5",
-                       "--turn-time", "60", env=ENV)  # fmt: skip
+    return moose_serve(
+        "--data-dir", str(tmp_path / "data"), "--match-wait", "0.5", "--turn-time", "60", env=ENV
+    )
 
 
 def run_async(work: Any) -> Any:
@@ -53,18 +54,39 @@ def accessible(player: Player, what: str) -> None:
     from axe_playwright_python.sync_playwright import Axe
 
     found = Axe().run(player.page).response["violations"]
-    bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in found
-           if v["impact"] in ("serious", "critical")]  # fmt: skip
+    bad = [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
     assert bad == [], f"{what}: {bad}"
 
 
 def bots(server: Any, count: int, games: int, name: str) -> subprocess.Popen[str]:
     """`moose bots`: client bots (rated) queueing for tables of 2, in the background."""
     return subprocess.Popen(
-        [sys.executable, "-m", "moose", "bots", "--url", server.url, "--count", str(count),
-         "--games", str(games), "--players", "2", "--name", name, "--seed", "3"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "moose",
+            "bots",
+            "--url",
+            server.url,
+            "--count",
+            str(count),
+            "--games",
+            str(games),
+            "--players",
+            "2",
+            "--name",
+            name,
+            "--seed",
+            "3",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def register(page: Player, name: str) -> None:
@@ -139,7 +161,7 @@ def test_a_person_registers_plays_rated_and_finds_the_profile_elsewhere(players,
     [row] = ann.find("history-row").all()
     assert row.get_attribute("href") == f"/g/{game}"
     accessible(ann, "profile")
-    row.click()  # the router opens the game's replay in the page (issue 24, replays)
+    row.click()  # the router opens the game's replay in the page
     ann.page.locator(f'section.replay[data-game="{game}"]').wait_for()
     ann.find("replay-slider").wait_for()
     assert ann.page.url.endswith(f"/g/{game}")

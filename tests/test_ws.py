@@ -21,8 +21,9 @@ import msgpack
 import pytest
 from aiohttp import web
 
+from moose_server.app import HUB
 from moose_server.net.outbox import Backlog
-from moose_server.net.ws import CLOSE_SLOW, DOORS, Connection
+from moose_server.net.ws import CLOSE_SLOW, Connection
 from moose_server.settings import Settings
 
 from helpers import RawClient, Serve, table_game
@@ -263,7 +264,7 @@ async def test_a_moves_frames_are_written_when_ready_not_when_the_loop_turn_ends
     serve: Serve, ws_client: Callable[..., Awaitable[RawClient]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     instance = await serve()
-    hub = instance.runner.app[DOORS].hub
+    hub = instance.runner.app[HUB]
     a, b = await ws_client(instance.url, "ann"), await ws_client(instance.url, "bob")
     game, _ = await table_game([a, b])
     first = [await c.expect(type="event", game=game) for c in (a, b)]

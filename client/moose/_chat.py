@@ -1,4 +1,4 @@
-"""Table chat on the client side (issue 25): lines in order, once each, muted seats.
+"""Table chat on the client side: lines in order, once each, muted seats.
 
 `ChatLog` keeps, per room (a game's "players" or "spectators", a table's
 "table"), the id of the last line delivered, so that a reconnected session asks

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from moose import _render
 from moose._play_chat import CHAT_COMMANDS, SAY, TableChat
 from moose._play_together import PlayTogether
+from moose._turns import TurnMenus
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -36,6 +37,15 @@ LOG_LINES = 200
 QUIT = frozenset({"q", "quit", "exit"})
 QUEUE_NOTE_EVERY = 5.0  # seconds between "still in the queue" lines when piped
 REDRAW = 0.05  # seconds between redraws of the live screen, at least
+TIMED_OUT = "too late: your time ran out and the server played that turn for you"
+TOO_LATE = "too late: that number was typed for a turn that is over"
+
+
+def url_option(url: str) -> str:
+    """` --url URL` for a server other than the default one, else ""."""
+    from moose.commands._common import BUILT_IN_URL
+
+    return "" if url == BUILT_IN_URL else f" --url {url}"
 
 
 class Play(TableChat):
@@ -54,22 +64,25 @@ class Play(TableChat):
         self.seat: int | None = None
         self.names: list[str] | None = None
         self.seats: Message = {}  # the game's `bots` and `ratings`, from `match` or `start`
+        self.seats_due = False  # the seats line waits for the `state` of a seat taken back
         self.over_ratings: list[Message | None] | None = None  # a rated game's, at its end
         self.last: Message | None = None  # the latest event of our game
         self.acted_on = -1  # the seq of the event we last sent a move for
+        self.menus = TurnMenus()  # the turn a typed number answers
         self.away = False  # our seat is played by the server until we send something
         self.over = False
         self.leaving = False  # `quit` typed once during a running game
         self.queued: Message | None = None  # the `queued` answer while we wait
         self.queued_at = 0.0  # time.monotonic() of that answer
         self._redraw = False  # a refresh is scheduled
-        self.together = PlayTogether(client, self.say)  # rematch and challenges (issue 25)
+        self.together = PlayTogether(client, self.say)  # rematch and challenges
         self.lines_shown: set[str] = set()  # chat line ids printed (live and history)
 
     def stay(self) -> None:
         """Our game ended and we stay for a rematch or a challenge: ready for the next."""
         ended, self.game, self.seat, self.last, self.over = self.game, None, None, None, False
         self.acted_on, self.away, self.started, self.over_ratings = -1, False, False, None
+        self.menus = TurnMenus()
         self.together.game_over(ended)
 
     # -- output -------------------------------------------------------------------------
@@ -234,10 +247,8 @@ class Play(TableChat):
         elif args.create is not None:
             table = await self.client.create_table(args.create, fair=args.fair)
             self.code = table["code"]
-            self.say(
-                f"table {self.code} created with {args.create} seats; others join with:"
-                f"  moose play --code {self.code}"
-            )
+            self.say(f"table {self.code} created with {args.create} seats; others join with:"
+                     f"  moose play --code {self.code}{url_option(self.client.url)}")  # fmt: skip
             await self.on_table(table)
             for bot in filter(None, (b.strip() for b in args.bots.split(","))):
                 await self.on_table(await self.client.add_bot(self.code, bot))
@@ -247,7 +258,7 @@ class Play(TableChat):
         elif args.code:
             self.code = args.code.strip().upper()
             await self.on_table(await self.client.join_table(self.code, fair=args.fair))
-        elif getattr(args, "arena", None):  # `moose arena join` (issue 26, arena)
+        elif getattr(args, "arena", None):  # `moose arena join`
             low, high = args.players
             await self.client.join_arena(args.arena, low, high)
             self.say(f"waiting in arena {args.arena} for a table of {low}-{high} players")
@@ -264,7 +275,7 @@ class Play(TableChat):
         low = q.get("min_players")
         rule = "a table forms as soon as enough waiting players of close ratings fit one"
         wait = q.get("match_wait")
-        if isinstance(wait, int | float):
+        if isinstance(wait, int | float) and q.get("max_players") != low:  # else one size
             rule += f"; after {wait:g} s, you take the largest there is ({low} or more)"
         bots = q.get("queue_bots_after")
         if isinstance(bots, int | float) and bots > 0:
@@ -329,7 +340,10 @@ class Play(TableChat):
                 self.code = None  # started: nothing to leave any more
                 self.take_seats(msg)
                 self.say(f"game {self.game}: you are seat {self.seat} of {msg.get('players')}")
-                self.say(self.seats_line())
+                if self.seats:
+                    self.say(self.seats_line())
+                else:  # a seat taken back: its `state` event brings the ratings
+                    self.seats_due = True
                 await self.chat_backlog()
             elif mtype == "gone" and msg.get("game") == self.game:
                 self.say(f"the server no longer has game {self.game} (it lost it): game over")
@@ -337,6 +351,7 @@ class Play(TableChat):
             elif mtype in ("rematch_offer", "rematch_started"):
                 self.together.heard(msg)
             elif mtype == "event" and msg.get("game") == self.game and self.on_event(msg):
+                await self.save_record()
                 if not self.args.stay:
                     return 0
                 self.stay()
@@ -353,22 +368,51 @@ class Play(TableChat):
         if kind in ("start", "state"):
             self.names = event.get("names") or self.names
             self.take_seats(event)
+            if self.seats_due:
+                self.seats_due = False
+                self.say(self.seats_line())
         if kind == "over":
             self.over_ratings = event.get("ratings")
         previous, self.last = self.last, msg
         if kind in ("away", "back") and previous is not None and previous["seq"] == self.acted_on:
             self.acted_on = msg["seq"]  # nothing a move depends on changed: still answered
+        if kind in ("away", "back"):
+            self.menus.carried(msg["seq"])
+        elif kind == "move" and event.get("seat") == self.seat and event.get("auto") == "timeout":
+            self.menus.ran_out()
         self._note_away(kind, event)
         self.say(_render.describe_event(msg, self.names, self.seat))
         if is_final(msg):
             self.over = True
+            self.last = {**msg, "view": _render.final_view(msg)}  # no "Waiting for" left
             if self.live is None:
-                self.console.print(_render.board(msg["view"], self.names, self.seats))
-                self.console.print(_render.final_scores(msg["view"], self.names, self.over_ratings))
+                view = self.last["view"]
+                self.console.print(_render.board(view, self.names, self.seats))
+                final = _render.final_scores(view, self.names, self.over_ratings)
+                self.console.print(final, soft_wrap=True)  # one line, for scripts
             return True
         if self.legal():
+            if kind not in ("away", "back"):
+                self.menus.shown(msg["seq"], time.monotonic())
             self.show_turn()
         return False
+
+    async def save_record(self) -> None:
+        """Keep the record of our finished game, and say where it is."""
+        from moose import _records
+        from moose import record as records
+
+        assert self.game is not None
+        path = _records.kept_path(self.game)
+        try:
+            rec = await _records.fetch(self.client, self.game)  # our seat: no code needed
+            path.parent.mkdir(parents=True, exist_ok=True)
+            records.dump(rec, path)
+        except (records.RecordError, OSError) as exc:
+            self.say(f"the game's record was not saved: {exc}")
+            return
+        self.say(f"the game's record is saved in {path} (`moose verify` checks its deal, "
+                 f"`moose replay` its moves)")  # fmt: skip
 
     def take_seats(self, msg: Message) -> None:
         """Keep the seats' bot flags and ratings a `match`, `start` or `state` gives."""
@@ -376,14 +420,14 @@ class Play(TableChat):
             self.seats = {"bots": msg.get("bots") or [], "ratings": msg.get("ratings") or []}
 
     def seats_line(self) -> str:
-        """Who sits where, with ratings and bots marked: `alice 1520, greedy-1 [bot] 540?`."""
+        """Who sits where, with ratings and bots marked: `0 alice 1520, 1 greedy-1 [bot] 540?`."""
         bots, ratings = self.seats.get("bots") or [], self.seats.get("ratings") or []
         out = []
         for k, name in enumerate(self.names or []):
             bot = " [bot]" if k < len(bots) and bots[k] else ""
             rating = _render.rating_text(ratings[k] if k < len(ratings) else None)
-            out.append(f"{name}{bot} {rating}")
-        return "seats: " + ", ".join(out)
+            out.append(f"{k} {name}{bot} {rating}")
+        return "seats: " + ", ".join(out) + "  (`/mute SEAT`, `/block SEAT` take the number)"
 
     def _note_away(self, kind: str | None, event: Message) -> None:
         flags = event.get("away") or []
@@ -401,14 +445,15 @@ class Play(TableChat):
         """Act on typed lines: a move number, `start`, `quit`; never ends at end of input."""
         assert self.reader is not None
         while True:
-            line = await self.reader.get()
-            if line is None:
+            typed = await self.reader.get_line()
+            if typed is None:
                 if self.game is None and self.code is not None:
                     self.say(f"end of input: leaving table {self.code}")
                     return 0  # the caller leaves the table
                 self.say("end of input: the server plays for you when your time runs out")
                 await asyncio.Event().wait()  # keep following the game to its end
                 continue
+            line = typed.text
             text = line.strip().lower()
             if text in QUIT:
                 if self.game is not None and not self.over and not self.leaving:
@@ -424,9 +469,9 @@ class Play(TableChat):
             if line.strip().startswith(SAY) or text.split(" ")[0] in CHAT_COMMANDS:
                 await self.chat_command(line.strip())
                 continue
-            await self.command(text)
+            await self.command(text, typed.at)
 
-    async def command(self, text: str) -> None:
+    async def command(self, text: str, typed_at: float) -> None:
         """One typed line that is not `quit`."""
         from moose.client import ServerError
 
@@ -437,7 +482,7 @@ class Play(TableChat):
             elif text == "start" and self.game is None:
                 await self.start()
             elif text.isdigit():
-                await self.choose(int(text))
+                await self.choose(int(text), typed_at)
             elif await self.together.command(text):
                 pass
             elif text in ("", "r"):
@@ -450,13 +495,18 @@ class Play(TableChat):
         except ServerError as exc:
             self.say(f"refused: {exc.message} ({exc.code})")
 
-    async def choose(self, number: int) -> None:
-        """Play the legal move with this number."""
+    async def choose(self, number: int, typed_at: float) -> None:
+        """Play the legal move with this number, when typed for the turn on screen now."""
         from moose.client import ServerError
 
-        legal = self.legal()
+        legal, late = self.legal(), self.menus.timed_out
         if self.last is None or self.game is None or not legal:
-            self.say("it is not your move")
+            self.menus.timed_out = False
+            self.say(TIMED_OUT if late else "it is not your move")
+            return
+        if self.menus.answered_by(typed_at) != self.last["seq"]:
+            self.say(f"{TIMED_OUT if late else TOO_LATE}: here are this turn's moves")
+            self.show_turn()
             return
         if not 1 <= number <= len(legal):
             self.say(f"choose a move from 1 to {len(legal)}")

@@ -1,4 +1,4 @@
-"""Table chat in `moose play` (issue 25): lines shown in the log, typed lines said.
+"""Table chat in `moose play`: lines shown in the log, typed lines said.
 
 A line starting with `/say ` or `'` is said at our game (or our private table
 before it starts); `/mute SEAT` and `/unmute SEAT` hide a seat's lines for this

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 __all__ = ["PlayTogether"]
 
 Message = dict[str, Any]
-HELP = ("`rematch` offers or accepts another game of the same table, `no` declines it; "
+HELP = ("`rematch` offers or accepts another game of the same table (`rematch bots`: bots "
+        "take the seats of players gone), `no` declines it; "
         "`accept` or `decline [reason]` answers a challenge")  # fmt: skip
 
 
@@ -73,13 +74,28 @@ class PlayTogether:
         self.ended = game
         self.say(f"game over: {HELP}, `quit` leaves")
 
+    async def rematch(self, bots: bool) -> None:
+        """Offer (or accept) a rematch; `bots`: a seat whose player left plays as a bot."""
+        from moose.client import ServerError
+
+        assert self.ended is not None
+        try:
+            answer = await self.client.rematch(self.ended, bots=bots)
+        except ServerError as exc:
+            # The server refuses an offer that would leave fewer than two seats.
+            if exc.code != "bad_message" or bots:
+                raise
+            self.say("no rematch: the other players have left the table; `rematch bots` "
+                     "plays again with bots in their seats, `quit` leaves")  # fmt: skip
+            return
+        self.say(f"rematch: {answer['status']}, waiting for "
+                 f"{', '.join(answer.get('waiting') or ()) or 'nobody'}")  # fmt: skip
+
     async def command(self, text: str) -> bool:
         """Act on a typed line of ours; False when it is not one."""
         client, word, _, rest = self.client, *text.partition(" ")
         if word == "rematch" and self.ended is not None:
-            answer = await client.rematch(self.ended)
-            self.say(f"rematch: {answer['status']}, waiting for "
-                          f"{', '.join(answer.get('waiting') or ()) or 'nobody'}")  # fmt: skip
+            await self.rematch(bots=rest.strip() == "bots")
         elif word == "no" and self.ended is not None:
             await client.rematch_decline(self.ended)
             self.say("you declined the rematch")

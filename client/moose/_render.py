@@ -112,12 +112,12 @@ def describe_event(msg: Message, names: Sequence[str] | None = None, me: int | N
     elif kind == "back":
         who = seat_name(names, event.get("seat"), me)
         text = f"{who} {'are' if who == 'you' else 'is'} back"
-    elif kind == "over" and event.get("abandoned"):
+    elif kind in ("over", "state") and event.get("abandoned"):
         text = "game abandoned: every player was away, so the server ended it (no winner)"
     elif kind == "over":
-        text = "game over: " + _result_line(
-            event.get("scores") or [], event.get("winners") or [], names, me
-        )
+        scores, winners = event.get("scores") or [], event.get("winners") or []
+        text = "game over: " + _result_line(scores, winners, names, me)
+        text += tie_note(view, scores, winners, names, me)
     elif kind == "state":
         text = f"following the game from here (turn of {seat_name(names, view.get('turn'), me)})"
     else:
@@ -133,9 +133,46 @@ def _result_line(
     return f"scores {parts}; {won} won"
 
 
+def tie_note(
+    view: Message,
+    scores: Sequence[int],
+    winners: Sequence[int],
+    names: Sequence[str] | None,
+    me: int | None,
+) -> str:
+    """How a tie on the lowest score was decided (RULES.md: the most doors), or ""."""
+    if not scores or not winners:
+        return ""
+    tied = [k for k, score in enumerate(scores) if score == min(scores)]
+    if len(tied) < 2:
+        return ""
+    houses = view.get("houses") or []
+    doors = [
+        sum(1 for room in (houses[k].get("rooms") or []) if room.get("cover") == "door")
+        if k < len(houses) else 0
+        for k in tied
+    ]  # fmt: skip
+    counts = ", ".join(f"{seat_name(names, k, me)} {d}" for k, d in zip(tied, doors, strict=True))
+    if len(winners) == len(tied):
+        return f" (a tie on {min(scores)}, and on doors too: {counts}; they share the win)"
+    return f" (a tie on {min(scores)}, decided on doors: {counts})"
+
+
+def final_view(msg: Message) -> Message:
+    """The view of a game's last event, marked `abandoned` (with the scores as they
+    stood) when the server ended it: by the rules such a game is not over."""
+    view: Message = msg.get("view") or {}
+    event = msg.get("event") or {}
+    if event.get("abandoned"):
+        return {**view, "abandoned": True, "scores": event.get("scores") or []}
+    return view
+
+
 def status_line(view: Message, names: Sequence[str] | None, seconds_left: float | None) -> Text:
     """Whose turn it is, and how long is left."""
     me = view.get("seat")
+    if view.get("abandoned"):
+        return Text("The game was abandoned: every player was away.", style="bold")
     if view.get("over"):
         return Text("The game is over.", style="bold")
     pending = view.get("pending")
@@ -191,7 +228,8 @@ def board(
         table.add_column("score", justify="right")
     for k, house in enumerate(view.get("houses") or []):
         marker = "> " if view.get("to_act") == k else "  "
-        name = Text(marker + seat_name(names, k) + (" (you)" if k == me else ""))
+        # The seat's number: what `/mute SEAT` and `/block SEAT` take.
+        name = Text(f"{marker}{k} {seat_name(names, k)}" + (" (you)" if k == me else ""))
         if k < len(bots) and bots[k]:
             name.append(" [bot]", style="magenta")
         if k == view.get("dealer"):
@@ -247,7 +285,14 @@ def final_scores(
     """
     me = view.get("seat")
     scores, winners = view.get("scores") or [], view.get("winners") or []
-    line = Text("Final: " + _result_line(scores, winners, names, None) + ".", style="bold")
+    if view.get("abandoned"):
+        parts = ", ".join(f"{seat_name(names, k)} {s}" for k, s in enumerate(scores))
+        return Text(f"Final: abandoned, nobody won (every player was away; the server ended "
+                    f"it with the scores as they stood: {parts}).", style="bold")  # fmt: skip
+    result = _result_line(scores, winners, names, None) + tie_note(
+        view, scores, winners, names, None
+    )
+    line = Text("Final: " + result + ".", style="bold")
     if me is not None:
         line.append("  You won!" if me in winners else "  You lost.", style="bold")
     mine = ratings[me] if ratings and me is not None and me < len(ratings) else None
@@ -279,7 +324,7 @@ def screen(
                   status_line(view, names, seconds_left)]  # fmt: skip
         if legal:
             parts.append(choices(legal, view, names))
-        if view.get("over"):
+        if view.get("over") or view.get("abandoned"):
             parts.append(final_scores(view, names, over_ratings))
     if banner:
         parts.append(Text(banner, style="bold reverse"))

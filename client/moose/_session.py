@@ -85,7 +85,7 @@ class _Game:
     sent: dict[int, _Sent] = field(default_factory=dict)  # by the seq each answered
     views: dict[int, Message] = field(default_factory=dict)  # the latest events' views
     # Our deadline at `seq` as the server last told it: the event's, or a later
-    # `synced` answer's (an outage moves deadlines without an event; issue 24).
+    # `synced` answer's (an outage moves deadlines without an event).
     deadline: int | None = None
 
 
@@ -110,19 +110,19 @@ class Session(Connection):
         self._games: dict[str, _Game] = {}
         self._queue_args: Message | None = None  # set while we want to be queued
         self._follow_games = False  # set while we follow the live games list
-        # Provably fair deals (issue 27): whether our next games' seats send a seed
+        # Provably fair deals: whether our next games' seats send a seed
         # (set by queue/create_table/join_table with fair=True), and the seed each sent.
         self.fair = False
         self.seeds: dict[str, str] = {}
-        self._arenas_watched: set[str] = set()  # watched again after a reconnect (issue 26)
+        self._arenas_watched: set[str] = set()  # watched again after a reconnect
         # The unfinished games the last `welcome` listed: a session that comes back
         # to them hears of each as a `match` (with "resumed": true) once synced.
         self.welcome_games: list[str] = []
-        # Challenges (issue 25): `challenge_offer` messages, one queue per reader of
+        # Challenges: `challenge_offer` messages, one queue per reader of
         # `Client.challenges()`; those heard before any reader wait for the first one.
         self._challenge_readers: list[asyncio.Queue[Any]] = []
         self._challenges_unread: deque[Message] = deque(maxlen=100)
-        self.chat = ChatLog()  # chat lines seen per room, muted seats (issue 25)
+        self.chat = ChatLog()  # chat lines seen per room, muted seats
 
     def _welcomed(self, welcome: Message) -> None:
         """Follow the unfinished games the welcome lists."""

@@ -14,11 +14,20 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 _EOF_KEYS = {"\x04"}  # Ctrl-D: in cbreak mode the terminal no longer turns it into EOF
 _BACKSPACE = {"\x7f", "\x08"}
+
+
+class Line(NamedTuple):
+    """A typed line and when its typing began (time.monotonic()): its first key on a
+    terminal, its arrival when piped. A move number is bound to the turn on screen then."""
+
+    text: str
+    at: float
 
 
 class InputReader:
@@ -28,8 +37,9 @@ class InputReader:
         self.keys = keys
         self.on_change = on_change
         self.buffer = ""
+        self._began: float | None = None  # when the line in `buffer` began to be typed
         self._fd = sys.stdin.fileno()
-        self._queue: asyncio.Queue[str | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[Line | None] = asyncio.Queue()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._saved: Any = None
 
@@ -58,6 +68,11 @@ class InputReader:
 
     async def get(self) -> str | None:
         """The next line typed, or None at the end of input."""
+        line = await self.get_line()
+        return None if line is None else line.text
+
+    async def get_line(self) -> Line | None:
+        """The next line typed with when it began, or None at the end of input."""
         line = await self._queue.get()
         if line is None:
             self._queue.put_nowait(None)
@@ -87,17 +102,20 @@ class InputReader:
         if char in _EOF_KEYS:
             return False
         if char in "\r\n":
-            line, self.buffer = self.buffer, ""
-            self._emit(line)
+            began = self._began if self._began is not None else time.monotonic()
+            line, self.buffer, self._began = self.buffer, "", None
+            self._emit(Line(line, began))
         elif char in _BACKSPACE:
             self.buffer = self.buffer[:-1]
             self._changed()
         elif char.isprintable():
+            if self._began is None:
+                self._began = time.monotonic()
             self.buffer += char
             self._changed()
         return True
 
-    def _emit(self, line: str | None) -> None:
+    def _emit(self, line: Line | None) -> None:
         assert self._loop is not None
         with contextlib.suppress(RuntimeError):  # the loop closed while we waited
             self._loop.call_soon_threadsafe(self._queue.put_nowait, line)

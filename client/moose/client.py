@@ -251,7 +251,7 @@ class Client(Together):
         self._follow_games = follow
         return await self._request("games", follow=follow)
 
-    # -- arena tournaments (issue 26, arena) ---------------------------------------
+    # -- arena tournaments ---------------------------------------
 
     async def arenas(self) -> list[Message]:
         """The arenas, running and upcoming first (each: id, name, for, state, ...)."""
@@ -336,7 +336,7 @@ class Client(Together):
             return msg
         raise ConnectionLost("the connection closed")
 
-    # -- chat, blocks and follows (issue 25) ------------------------------------
+    # -- chat, blocks and follows ------------------------------------
 
     async def say(self, text: str, game: str | None = None, code: str | None = None) -> Message:
         """Say a line at a game we follow (or at the private table `code`); `said`."""

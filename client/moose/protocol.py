@@ -67,28 +67,28 @@ ERROR_CODES = frozenset(
         "rate_limited",
         "unavailable",
         "internal",
-        "banned",  # moderation (issue 22)
-        # Holds (issue 22): what one client may hold at once
+        "banned",  # moderation
+        # Holds: what one client may hold at once
         "too_many_games",
         "too_many_tables",
         "too_many_sessions",
         "too_many_watched",
-        "not_fair",  # provably fair deals (issue 27)
+        "not_fair",  # provably fair deals
         "already_seeded",
         "already_dealt",
-        # Together (issue 25): rematch and challenges
+        # Together: rematch and challenges
         "player_offline",
         "too_many_challenges",
         "no_such_challenge",
         "no_such_rematch",
         "expired",
         "offer_closed",
-        # Arena tournaments (issue 26, arena)
+        # Arena tournaments
         "no_such_arena",
         "arena_over",
         "not_member",
         "not_allowed",
-        # Chat, blocks and follows (issue 25, chat part)
+        # Chat, blocks and follows
         "chat_too_long",
         "too_many_blocks",
         "too_many_follows",
@@ -142,8 +142,8 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "unwatch": {"game": (_STR, True)},
     "record": {"game": (_STR, True), "code": (_STR, False)},
     "games": {"follow": (_BOOL, False)},
-    "seed": {"game": (_STR, True), "seed": (_STR, True)},  # provably fair deals (issue 27)
-    # Together (issue 25): rematch and challenges
+    "seed": {"game": (_STR, True), "seed": (_STR, True)},  # provably fair deals
+    # Together: rematch and challenges
     "rematch": {"game": (_STR, True), "bots": (_BOOL, False)},
     "rematch_accept": {"game": (_STR, True)},
     "rematch_decline": {"game": (_STR, True)},
@@ -156,7 +156,7 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "challenge_accept": {"challenge": (_STR, True)},
     "challenge_decline": {"challenge": (_STR, True), "reason": (_STR, False)},
     "challenge_cancel": {"challenge": (_STR, True)},
-    # Arena tournaments (issue 26, arena)
+    # Arena tournaments
     "arenas": {},
     "show_arena": {"arena": (_STR, True)},
     "join_arena": {
@@ -176,7 +176,7 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "code": (_STR, False),
         "room": (_STR, False),
     },
-    # Chat, blocks and follows (issue 25, chat part)
+    # Chat, blocks and follows
     "say": {"game": (_STR, False), "code": (_STR, False), "text": (_STR, True)},
     "chat_history": {
         "game": (_STR, False),
@@ -215,14 +215,14 @@ SERVER_MESSAGES = frozenset(
         "gone",
         "reported",
         "seeded",
-        "rematch_offer",  # together (issue 25)
+        "rematch_offer",  # together
         "rematch_started",
         "challenge_offer",
-        "arena_list",  # arena tournaments (issue 26, arena)
+        "arena_list",  # arena tournaments
         "arena",
         "arena_member",
         "arena_unwatched",
-        # Chat, blocks and follows (issue 25, chat part)
+        # Chat, blocks and follows
         "said",
         "chat",
         "chat_history",

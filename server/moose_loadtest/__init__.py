@@ -13,7 +13,7 @@ checks).
   lobby that grows step by step, measured at each size;
 - `probes`: server CPU and memory, Redis INFO and MONITOR, `--spawn`;
 - `ceilings`: the bare WebSocket server of the socket ceiling (the storage
-  ceiling is the server's: `moose_server.ops.ceiling`, run as a program);
+  ceiling is the server's: `moose_server.play.ceiling`, run as a program);
 - `deployment`: what the server documents that the load test relies on
   (settings' defaults, key names, where its bundled Redis listens);
 - `housekeeping`: the workers' own garbage collection and loop-lag watch.

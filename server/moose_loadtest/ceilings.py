@@ -9,7 +9,7 @@ drive it with the same concurrency. It runs in its own process:
 
 The other ceiling, of storage, runs the server's own commit script on its Redis:
 it measures the server from inside, so it lives with the server
-(`moose_server.ops.ceiling`); `phases.storage_ceiling` runs it when that
+(`moose_server.play.ceiling`); `phases.storage_ceiling` runs it when that
 package is installed.
 """
 

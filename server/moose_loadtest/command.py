@@ -1,7 +1,7 @@
 """`moose loadtest`: many bot clients against one server, with the ceilings beside it.
 
 See BENCHMARKS.md for what it measures and the figures of this project. This
-module is flags, the progress bar and the summary table; pyproject.toml adds it
+module is flags and the progress bar (the summary table is `report.py`); pyproject.toml adds it
 to `moose` through the ``moose.commands`` entry-point group. A bare install (the
 client only) lists the command, and running it says what to install.
 """
@@ -34,10 +34,10 @@ def missing_dependencies() -> str | None:
     missing = [m for m in NEEDS if importlib.util.find_spec(m) is None]
     if not missing:
         return None
-    return (
-        f"moose loadtest needs {', '.join(missing)}, which a client-only install lacks: "
-        "pip install 'moose-house[server]'"
-    )
+    from moose.cli import SERVER_EXTRA
+
+    return (f"moose loadtest needs {', '.join(missing)}, which a client-only install lacks; "
+            f"{SERVER_EXTRA}")  # fmt: skip
 
 
 def add_parser(subparsers: Any) -> None:
@@ -129,7 +129,9 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
     else:
-        _summary(console, report)
+        from moose_loadtest.report import print_summary
+
+        print_summary(console, report)
     return 0
 
 
@@ -159,68 +161,3 @@ async def _main(opts: Any, console: Console) -> dict[str, Any]:
                TextColumn("{task.fields[info]}"))  # fmt: skip
     with Progress(*columns, console=console, transient=False) as progress:
         return await run_phases(opts, _Bar(progress))
-
-
-def _ms(p: dict[str, Any] | None) -> str:
-    if not p or p.get("p50") is None:
-        return "-"
-    return f"{p['p50']:.1f} / {p['p95']:.1f} / {p['p99']:.1f}"
-
-
-def _summary(console: Console, r: dict[str, Any]) -> None:
-    from rich.table import Table
-
-    m = r["machine"]
-    table = Table(title=f"moose loadtest: {m['nproc']} cores, {m['cpu']}, Python {m['python']}")
-    table.add_column("figure")
-    table.add_column("value", justify="right")
-    rows: list[tuple[str, str]] = []
-    if "moves_per_second" in r:
-        rows += [
-            ("moves per second", f"{r['moves_per_second']:,.0f}"),
-            ("move -> moved, ms p50/p95/p99", _ms(r["move_latency_ms"])),
-            ("move -> own event, ms", _ms(r["event_latency_ms"])),
-            ("move -> every seat has it, ms", _ms(r["all_seats_latency_ms"])),
-            ("queue -> match, ms", _ms(r["matchmaking_wait_ms"])),
-            ("games finished", str(r["games"])),
-            ("errors", ", ".join(f"{k}: {v}" for k, v in r["errors"].items()) or "0"),
-        ]
-        if r.get("server"):
-            s = r["server"]
-            rows += [("server CPU %", f"{s['cpu_percent']}"),
-                     ("server RSS MiB (peak)", f"{s['rss_mb']} ({s['rss_peak_mb']})")]  # fmt: skip
-        if r.get("load_generator"):
-            rows.append(("load generator CPU %", f"{r['load_generator']['cpu_percent']}"))
-        if r.get("redis"):
-            rd, trips = r["redis"], (r["redis"].get("round_trips") or {}).get("per_commit")
-            rows += [("Redis commands per move (in scripts too)", f"{rd['commands_per_move']}"),
-                     ("Redis round trips per commit (MONITOR)",
-                      "-" if trips is None else f"{trips:.2f}"),
-                     ("Redis CPU %", f"{rd['cpu_percent']}")]  # fmt: skip
-        for name, c in (r.get("ceilings") or {}).items():
-            if c:
-                rows.append((f"{name} ceiling moves/s (ours = x{c['ratio']})",
-                             f"{c['moves_per_second']:,.0f}"))  # fmt: skip
-            if c and c.get("cpu_per_move_ratio") is not None:
-                ratio, ours = c["cpu_per_move_ratio"], c["server_cpu_ms_per_move"]
-                rows.append((f"server CPU ms/move (x{ratio} the {name} ceiling's)",
-                             f"{ours:.3f}"))  # fmt: skip
-    if "matchmaking" in r:
-        mm = r["matchmaking"]
-        rows += [(f"matchmaking: {mm['players']} queued, seated", str(mm["seated"])),
-                 ("  all seated after, s", str(mm["all_seated_s"])),
-                 ("  queue -> match, ms", _ms(mm["wait_ms"]))]  # fmt: skip
-        if mm.get("rating_spread"):
-            sp = mm["rating_spread"]
-            rows += [("  mean rating spread per table", f"{sp['mean']}"),
-                     ("  ... seated at random", f"{sp['random_mean']}")]  # fmt: skip
-    if "connections" in r:
-        c = r["connections"]
-        rows += [(f"connections: {c['wanted']} wanted, open", str(c["connected"])),
-                 ("  server RSS MiB", str(c.get("server_rss_mb", "-"))),
-                 ("  server bytes per connection", str(c.get("bytes_per_connection")))]  # fmt: skip
-    for row in rows:
-        table.add_row(*row)
-    console.print(table)
-    for warning in r.get("warnings", []):
-        console.print(f"warning: {warning}", markup=False)

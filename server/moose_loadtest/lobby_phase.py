@@ -250,6 +250,8 @@ async def _step(
     answers = await workers.answers("tally", LATE + 120, ui, seated)
     merged = merge([a[1] for a in answers], opts.table)
     step: dict[str, Any] = {"players": players, **summary(merged, opts.duration), **notes}
+    # The progress line ends on the window's figure, the one the table shows.
+    ui.update(opts.duration, f"{step['moves_per_second']:,.0f} moves/s, {seated()}")
     step["times"] = times
     step["think_s"] = round(sum(a[2]["think_s"] for a in answers) / len(answers), 2)
     if "load_generator" in step:  # its own delay, part of every latency it measures

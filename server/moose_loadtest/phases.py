@@ -3,7 +3,7 @@
 Phases, in order, each with its own warm-up and measured window:
 
 1. socket ceiling: the same players against `ceilings.echo_app`;
-2. storage ceiling: the server's own `moose_server.ops.ceiling` on its Redis
+2. storage ceiling: the server's own `moose_server.play.ceiling` on its Redis
    (a process of its own, run only where the server package is installed);
 3. games: the players against the server, through its public queue;
 4. matchmaking: N players queue at once, until every one is seated;
@@ -99,6 +99,9 @@ async def games_phase(
     job = _job(opts, "games", url, opts.games * opts.table, rate=opts.rate)
     merged = await run_workers(job, opts.procs, ui, "games", window)
     out = summary(merged, opts.duration)
+    # The progress line ends on the window's figure, the one the table shows.
+    ui.update(opts.warmup + opts.duration, f"{out['moves_per_second']:,.0f} moves/s in the "
+              f"window, {out['games']} games")  # fmt: skip
     out["server"] = notes.get("server")
     out["load_generator"] = notes.get("load_generator")
     if "redis_window" in notes:
@@ -148,6 +151,9 @@ async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
     finally:
         await in_thread(stop_process, proc)
     out = summary(merged, opts.duration)
+    # The progress line ends on the window's figure, the one the table shows.
+    ui.update(opts.warmup + opts.duration, f"{out['moves_per_second']:,.0f} moves/s in the "
+              f"window, {out['games']} games")  # fmt: skip
     return {"moves_per_second": out["moves_per_second"], "move_latency_ms": out["move_latency_ms"],
             "errors": out["errors"], "server_cpu_percent": cpu.get("server")}  # fmt: skip
 
@@ -155,7 +161,7 @@ async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
 # The storage ceiling runs the server's commit script with the server's payloads: a
 # measurement from inside, kept in the server package and run as a program, so that
 # the load test imports nothing of the server.
-STORAGE_CEILING = "moose_server.ops.ceiling"
+STORAGE_CEILING = "moose_server.play.ceiling"
 
 
 def has_storage_ceiling() -> bool:
@@ -298,7 +304,7 @@ def _ratio(ours: float, ceiling: dict[str, Any] | None) -> float | None:
 
 
 def cpu_per_move(report: dict[str, Any], socket: dict[str, Any]) -> dict[str, Any]:
-    """The socket ceiling's server CPU per move (ms) and ours over it (issue 28's ratio).
+    """The socket ceiling's server CPU per move (ms) and ours over it (the ceiling's ratio).
 
     CPU per move is a process's share of a core over the moves a second it made
     in the same window: it holds whatever the load generator reaches, which a
@@ -318,10 +324,14 @@ def cpu_per_move(report: dict[str, Any], socket: dict[str, Any]) -> dict[str, An
 async def run(opts: Options, ui: Ui) -> dict[str, Any]:
     """Every phase asked for; the report as one plain dict."""
     sockets = max(opts.games * opts.table, opts.matchmaking, opts.connections)
+    wanted = 2 * sockets + 1024
     if opts.lobby:
-        sockets = LOBBY_SOCKETS  # as many as the limits allow: lobby.capacity() says how many
+        # As many as the limits allow (lobby.capacity() says how many); only the
+        # sizes asked for by number must fit.
+        wanted = LOBBY_SOCKETS
+        sockets = max((int(w) for w in opts.lobby.split(",") if w.strip().isdigit()), default=0)
     # Raised here so that the server we spawn and our workers inherit it.
-    soft, hard = raise_nofile(2 * sockets + 1024)
+    soft, hard = raise_nofile(wanted)
     # A URL's password (a --redis or --redis-url of the run) stays out of the report.
     options = {k: redact_url(v) if isinstance(v, str) else v for k, v in vars(opts).items()}
     report: dict[str, Any] = {"machine": machine(), "options": options,

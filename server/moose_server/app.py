@@ -30,69 +30,76 @@ from aiohttp import web
 from redis.exceptions import RedisError
 
 from moose.redact import redact_url
-from moose_server.accounts.bans import Bans
-from moose_server.accounts.blocks import Blocks
-from moose_server.accounts.follows import Follows
+from moose_server.accounts.handlers import Arrival, Profiles, Sessions
 from moose_server.accounts.identity import Accounts, name_key
 from moose_server.accounts.leaderboards import Boards
-from moose_server.accounts.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
 from moose_server.accounts.names import KEY_VERSION
 from moose_server.accounts.passwords import Hashing
-from moose_server.accounts.quotas import Quotas
-from moose_server.accounts.reports import Reports
+from moose_server.accounts.store import PlayerStore
 from moose_server.accounts.tokens import Tokens
-from moose_server.lobby.arenas import Arenas
-from moose_server.lobby.dealer import Lobby
-from moose_server.lobby.deals import Deals
-from moose_server.lobby.invites import Invites
-from moose_server.lobby.live_games import LiveGames
-from moose_server.lobby.matchmaking import Matchmaker, MatchOptions
-from moose_server.lobby.presence import Presence
+from moose_server.arenas.points import ArenaScorer
+from moose_server.arenas.requests import ArenaRequests
+from moose_server.arenas.runner import Arenas
+from moose_server.arenas.store import ArenaStore
+from moose_server.deals import handlers as deal_handlers
+from moose_server.deals.deals import Deals
+from moose_server.deals.seeds import SeedStore
+from moose_server.limits.holdings import Holdings
+from moose_server.limits.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
+from moose_server.limits.quotas import Quotas
+from moose_server.matchmaking.dealer import Lobby
+from moose_server.matchmaking.handlers import QueueHandlers
+from moose_server.matchmaking.live_games import LiveGames
+from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
+from moose_server.matchmaking.waiting import Waiting
+from moose_server.moderation.bans import Bans
+from moose_server.moderation.gate import GATE, Gate, gate
+from moose_server.moderation.handlers import ReportHandlers
+from moose_server.moderation.notices import Notices
+from moose_server.moderation.refusals import Refusals
+from moose_server.moderation.reports import Reports
+from moose_server.moderation.store import ModerationStore
 from moose_server.net import api
 from moose_server.net import site as web_client
 from moose_server.net.api import API, Api
-from moose_server.net.arena_requests import ArenaRequests
-from moose_server.net.chat import Chat
-from moose_server.net.gate import GATE, Gate, gate
-from moose_server.net.handlers import Handlers
 from moose_server.net.heartbeats import Heartbeats
-from moose_server.net.hub import Hub
-from moose_server.net.notices import Notices
-from moose_server.net.social import Social
+from moose_server.net.router import Router
 from moose_server.net.subscription import Subscription
-from moose_server.net.waiting import Waiting
 from moose_server.net.ws import DOORS, Doors, websocket
 from moose_server.ops.collector import Collector
 from moose_server.ops.heap import Heap
 from moose_server.ops.liveness import Liveness
 from moose_server.ops.metrics import Exporter, Metrics
 from moose_server.ops.observe import Observer, collections_timed, watch_loop
-from moose_server.ops.refusals import Refusals
-from moose_server.play.arena_points import ArenaScorer
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
+from moose_server.play.handlers import PlayHandlers
+from moose_server.play.hub import Hub
 from moose_server.play.results import Results
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
-from moose_server.storage.arenas import ArenaStore
-from moose_server.storage.chat import ChatStore
+from moose_server.social.blocks import Blocks
+from moose_server.social.chat import Chat
+from moose_server.social.chat_store import ChatStore
+from moose_server.social.follows import Follows
+from moose_server.social.handlers import Social
+from moose_server.social.presence import Presence
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
-from moose_server.storage.holdings import Holdings
 from moose_server.storage.keys import CHAT_CHANNEL, MODERATION_CHANNEL, wake_channel
-from moose_server.storage.moderation import ModerationStore
-from moose_server.storage.players import PlayerStore
-from moose_server.storage.seeds import SeedStore
 from moose_server.storage.store import Store
+from moose_server.tables.handlers import TableHandlers
+from moose_server.tables.invites import Invites
 from moose_server.tasks import cancel_and_wait
 
-__all__ = ["SETTINGS", "STORE", "create_app", "serve"]
+__all__ = ["HUB", "SETTINGS", "STORE", "create_app", "serve"]
 
 log = logging.getLogger("moose_server")
 
 SETTINGS = web.AppKey("settings", Settings)
 REDIS_URL = web.AppKey("redis_url", str)
 STORE = web.AppKey("store", Store)  # /readyz pings its Redis
+HUB = web.AppKey("hub", Hub)  # the fan-out of game events to this instance's sockets
 EXPORTER = web.AppKey("exporter", Exporter)  # /metrics
 READY_TIMEOUT = 15.0
 SHUTDOWN_TIMEOUT = 15.0
@@ -177,10 +184,11 @@ async def _build(
     moderation, bans, refusals = await _moderation(backend, settings, store)
     # The move path: the hub tells the games' copies of wake-ups, the metrics how its
     # fan-out went, the waiting players of their messages; the games tell the hub.
-    arena_store = ArenaStore(backend.redis)  # arena tournaments (issue 26, arena)
-    results = Results(store, players, settings, ArenaScorer(arena_store))
+    arena_store = ArenaStore(backend.redis)  # arena tournaments
+    scorer = ArenaScorer(arena_store, round(settings.arena_rest * 1000))
+    results = Results(store, players, settings, scorer)
     copies = Copies(settings)
-    seeds = SeedStore(backend.redis, settings.buckets, backend.batch)  # fair deals (issue 27)
+    seeds = SeedStore(backend.redis, settings.buckets, backend.batch)  # fair deals
     waiting = Waiting(store, matchmaker, seeds)
     # Wake-ups of the games our sockets follow come on our channel, but not those
     # of our own commits: the hub is told of them as a listener of `games`.
@@ -193,12 +201,12 @@ async def _build(
     games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics,
                   own_channel=channel)  # fmt: skip
     stack.push_async_callback(games.close)
-    # Chat lines (issue 25) go to the hub's sockets.
+    # Chat lines go to the hub's sockets.
     chat = Chat(
         ChatStore(backend.redis, settings.buckets, settings.chat_kept, settings.game_ttl * 1000),
         store, Blocks(backend.redis, settings.blocks_max), games, matchmaker, settings, hub,
     )  # fmt: skip
-    # Deals wait for the seeds of seats that asked for a fair deal (issue 27).
+    # Deals wait for the seeds of seats that asked for a fair deal.
     deals = Deals(store, seeds, games, settings)
     lobby = Lobby(matchmaker, games, store, settings, results, deals)
     arenas = Arenas(arena_store, games, store, results, settings)
@@ -214,8 +222,8 @@ async def _build(
     guard = CodeGuard(store, settings)
     reports = Reports(moderation, store, players, settings)
     quotas = Quotas(Holdings(backend.redis, settings.buckets, backend.batch), store, settings)
-    # Together (issue 25): rematch and challenges; a player's challenge to someone who
-    # blocked them fails as one to someone offline (chat part's block list).
+    # Rematch and challenges; a player's challenge to someone who
+    # blocked them fails as one to someone offline (social.blocks).
     presence = Presence(backend.redis, settings.instance_id, settings.presence_ttl,
                         hub.player_names, still_here=hub.has_player)  # fmt: skip
     blocked = chat.blocks.blocked  # async (by, whom) -> bool, as Invites asks
@@ -223,17 +231,28 @@ async def _build(
                       find=reports.find, blocked=blocked, batch=backend.batch)  # fmt: skip
     stack.push_async_callback(invites.close)
     arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
-    # Chat, blocks and follows (issue 25, chat part); follows read the same presence.
+    # Chat, blocks and follows; follows read the same presence.
     follows = Follows(backend.redis, store, settings, presence)
     social = Social(chat, chat.blocks, follows, reports, games, players)
-    handlers = Handlers(
-        store, games, hub, accounts, matchmaker, lobby, metrics, guard, boards, live, waiting,
-        bans, reports, quotas, arena_requests, social, invites, presence,
-    )  # fmt: skip
+    # Each feature registers its messages and its hooks of a socket's life with the
+    # router; a socket knows the router only. Hooks run in the order registered.
+    router = Router()
+    play = PlayHandlers(store, games, hub, deals, guard, metrics, settings, quotas.seated)
+    play.register(router)
+    QueueHandlers(matchmaker, waiting, quotas, players, live, hub.has_player).register(router)
+    presence.register(router)
+    tables = TableHandlers(matchmaker, lobby, quotas, guard, invites)
+    arrivals: list[Arrival] = [play, presence, tables]  # at hello: games, presence, a table sat at
+    Sessions(accounts, store, bans, quotas, metrics.reconnects.inc, arrivals).register(router)
+    Profiles(boards, store, play.seat_player, arena_requests.won).register(router)
+    tables.register(router)
+    deal_handlers.register(router, deals)
+    ReportHandlers(reports, store, games, social.quoted).register(router)
+    social.register(router)
+    arena_requests.register(router)
     sockets = Sockets(settings)
-    doors = app[DOORS] = Doors(
-        settings, sockets, handlers, hub, games, matchmaker, live, metrics, refusals
-    )
+    doors = app[DOORS] = Doors(settings, sockets, router, metrics, refusals)
+    app[HUB] = hub
     app[API] = Api(boards, games, store, ApiLimit(store, settings))
     app[GATE] = Gate(bans, refusals, sockets.address)
     queues, running = matchmaker.queue_sizes, store.running_games
@@ -293,7 +312,7 @@ async def _run(
 async def _moderation(
     backend: Backend, settings: Settings, store: Store
 ) -> tuple[ModerationStore, Bans, Refusals]:
-    """Moderation's records (issue 22), the bans as read now, and the refusals' notes."""
+    """Moderation's records, the bans as read now, and the refusals' notes."""
     kept = settings.moderation_kept
     records = ModerationStore(backend.redis, audit_kept=kept, refusals_kept=kept,
                               reports_kept=kept, heavy_ttl=settings.heavy_hours * 3600)  # fmt: skip

@@ -8,7 +8,12 @@ __all__ = ["Refusal"]
 
 
 class Refusal(Exception):
-    """A request refused; `code` is a PROTOCOL.md error code, `message` for people."""
+    """A request refused; `code` is a PROTOCOL.md error code, `message` for people.
+
+    `close`: the WebSocket close code the socket is closed with after the error
+    (a ban's), or None: the socket stays open."""
+
+    close: int | None = None
 
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)

@@ -32,9 +32,9 @@ MIN_SECRET = 32  # bytes
 # they are, and any secret with one of the markers in it. tests/test_tokens.py
 # scans the repository for more.
 PLACEHOLDERS = (
-    "REPLACE-ME-with-32-random-bytes-base64",  # deploy/k8s/secret.yaml before issue 22
+    "REPLACE-ME-with-32-random-bytes-base64",  # deploy/k8s/secret.yaml's old placeholder
     "REPLACE-ME-moose-serve-refuses-this-placeholder-use-openssl-rand-base64-32",
-    "change-me",  # docs/SERVER.md before issue 22
+    "change-me",  # docs/SERVER.md's old example
     "...",  # deploy/Dockerfile
 )
 _MARKERS = ("replace-me", "replace_me", "change-me", "changeme", "placeholder")
@@ -102,7 +102,7 @@ class Settings:
     poll_interval: float = 0.25  # how often every instance looks for due deadlines
     lease: float = 5.0  # a claimed deadline comes back after this if its claimer died
     auto_delay: float = 2.0  # safety deadline of a seat the server plays at once
-    # After an outage, every deadline is at least this far off. 15 s (deadends, issue 24):
+    # After an outage, every deadline is at least this far off. 15 s:
     # a page or client is back a second or two after the service, and then still has
     # the 10 s a move needs; a grace from each seat's return would let a player who
     # reconnects again and again hold the table.
@@ -126,18 +126,18 @@ class Settings:
     # Seconds between full collections of every object (collector.py): each frees the
     # cycles that died since and pauses the loop ~0.1 ms per connected player. 0: never.
     gc_reclaim: float = 1800.0
-    # Exposure (issue 22): pages of other sites that may open /ws (comma-separated
+    # Exposure: pages of other sites that may open /ws (comma-separated
     # scheme://host[:port]; the server's own page always may), and the CA file that
     # signs a rediss:// Redis' certificate (as ?ssl_ca_certs= in the URL would).
     allowed_origins: str = ""
     redis_ca_certs: str = ""
-    # Moderation (issue 22): bans, refusals, reports (deploy/README.md, "Moderation").
+    # Moderation: bans, refusals, reports (deploy/README.md, "Moderation").
     ban_refresh: float = 1.0  # every instance reads the bans again this often (a lost notice)
     report_burst: int = 5  # reports a player, and an address, may make at once...
     report_interval: float = 60.0  # ...then one more every this many seconds
     moderation_kept: int = 10_000  # entries of the audit log, recent refusals and reports
     heavy_hours: int = 48  # hours the heaviest users of each limit are kept
-    # Logins (issue 22): new accounts, failed logins and password hashing (deploy/README.md,
+    # Logins: new accounts, failed logins and password hashing (deploy/README.md,
     # "Accounts, ratings and their memory"); the limits are kept in Redis, for every instance.
     registrations_per_hour: int = 10  # new accounts one client address may register an hour
     login_attempts: int = 10  # failed logins one address may make on one account at once...
@@ -148,8 +148,8 @@ class Settings:
     login_delay_max: float = 3.0  # up to this: an account's logins are slowed, never refused
     hash_threads: int = 2  # password hashes at once on this instance (128 MiB each)...
     hash_login_share: int = 1  # ...of which new accounts may never take these many
-    # Holds (issue 22): what one client may hold at once, and start, shared by every
-    # instance through Redis (accounts/quotas.py; PROTOCOL.md "Limits" says why each).
+    # Holds: what one client may hold at once, and start, shared by every
+    # instance through Redis (limits/quotas.py; PROTOCOL.md "Limits" says why each).
     games_per_player: int = 5  # unfinished games a player may be seated in
     games_per_address: int = 100  # unfinished games the players of one address may be in
     tables_per_address: int = 20  # open private tables hosted from one address
@@ -159,7 +159,7 @@ class Settings:
     watched_per_socket: int = 20  # games one socket watches as a spectator
     api_burst: int = 60  # HTTP API requests an address may make at once...
     api_rate: float = 10.0  # ...and this many more a second
-    # Memory (issue 22): what slow clients may hold queued, and giving it back after.
+    # Memory: what slow clients may hold queued, and giving it back after.
     # Bytes one socket may hold queued (its outbox and its transport's buffer, beyond
     # the kernel's) before it is dropped with 1013...
     send_buffer: int = 256 * 1024
@@ -168,25 +168,28 @@ class Settings:
     # Free bytes in glibc's heap from which the collector hands free pages back to
     # the OS (malloc_trim; it looks every 5 s); 0: never.
     malloc_trim: int = 16 << 20
-    # Provably fair deals (issue 27; PROTOCOL.md): seats that asked for a fair deal
+    # Provably fair deals (PROTOCOL.md): seats that asked for a fair deal
     # send their seeds within seed_time of `match`. test_deck: 58 comma-separated
     # card codes dealt to every game (dealer seat 0), without `deal`: tests only.
     seed_time: float = 1.0
     test_deck: str = ""
-    # searchbot (issue 26): the kind of the bots that fill queue tables; "mcts"
+    # searchbot: the kind of the bots that fill queue tables; "mcts"
     # searches, a few tenths of a second of CPU a move (in a worker thread).
     queue_bot: str = "greedy"
-    # Together (issue 25, rematch and challenges; lobby/invites.py).
+    # Rematch and challenges (tables/invites.py).
     rematch_wait: float = 30.0  # seconds the other seats have to answer a rematch offer
     challenge_ttl: float = 60.0  # seconds a challenge waits for its answer
     challenges_open: int = 3  # challenges one player may have waiting at once
     challenges_per_hour: int = 30  # challenges one player may send an hour
     presence_ttl: float = 60.0  # a player unseen by every instance this long is offline
-    # Arena tournaments (issue 26, arena; lobby/arenas.py)
+    # Arena tournaments (arenas/runner.py)
     arenas: str = ""  # recurring arenas, e.g. "bots:hourly:30m:2-4,people:daily:60m:2-4"
     arena_interval: float = 0.5  # how often every instance seats arena members
     arenas_watched: int = 5  # arenas one socket may watch at once
-    # Chat, blocks and follows (issue 25, chat part; PROTOCOL.md "Chat, blocks and follows").
+    # Seconds a person rests after an arena game before being seated again: the page's
+    # end screen stays that long, counting down (bots are seated again at once).
+    arena_rest: float = 10.0
+    # Chat, blocks and follows (PROTOCOL.md "Chat, blocks and follows").
     chat_burst: int = 5  # chat lines a player, and an address, may say at once...
     chat_interval: float = 2.0  # ...then one more every this many seconds
     chat_kept: int = 100  # lines kept per room (the oldest go)
@@ -212,6 +215,8 @@ class Settings:
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
+        if self.arena_rest < 0:
+            raise ValueError("arena_rest must not be negative")
         self._check_memory()
         networks(self.trusted_proxies)  # a typo must stop the start, not trust no one
         if self.appendfsync not in APPENDFSYNC:
@@ -225,7 +230,7 @@ class Settings:
         self._check_deals()
 
     def _check_logins(self) -> None:
-        """Logins (issue 22): the limits make sense, and the token secret is no placeholder."""
+        """Logins: the limits make sense, and the token secret is no placeholder."""
         for name in ("registrations_per_hour", "login_attempts", "login_window",
                      "login_address_attempts", "login_delay_step", "hash_threads"):  # fmt: skip
             if getattr(self, name) <= 0:
@@ -239,7 +244,7 @@ class Settings:
             check_secret(self.token_secret)
 
     def _check_deals(self) -> None:
-        """Provably fair deals (issue 27): a seed time, and a test deck that is a deck."""
+        """Provably fair deals: a seed time, and a test deck that is a deck."""
         if self.seed_time < 0:
             raise ValueError("seed_time must not be negative")
         deck = self.fixed_deck()
@@ -262,7 +267,7 @@ class Settings:
                 raise ValueError(f"redis_ca_certs: no such file {self.redis_ca_certs!r}")
 
     def _check_memory(self) -> None:
-        """Memory (issue 22): the bounds on what sockets hold queued."""
+        """Memory: the bounds on what sockets hold queued."""
         for name in ("send_buffer", "send_buffer_total"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")

@@ -24,7 +24,7 @@ from __future__ import annotations
 from helpers.aof import aof_copy, aof_restore
 from helpers.arenas import arena_servers, create_arena
 from helpers.certs import Certs, make_certs
-from helpers.cli import ASK, Run, admin, drive, spawn
+from helpers.cli import ASK, FINAL, Run, admin, drive, spawn
 from helpers.clients import check_views, play_match, play_seat
 from helpers.cluster import RedisClusterNodes
 from helpers.games import (
@@ -76,6 +76,7 @@ __all__ = [
     "ASK",
     "EMPTYING_END",
     "EMPTYING_HANDS",
+    "FINAL",
     "PASS",
     "TRAP",
     "Certs",

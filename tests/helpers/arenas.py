@@ -1,31 +1,59 @@
-"""Arena tournaments in tests (issue 26, arena): `moose serve` processes with short
+"""Arena tournaments in tests: `moose serve` processes with short
 turns and quick seating, and arenas created straight in the test's Redis."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable
 from typing import Any
 
 import redis.asyncio as aioredis
 
-from moose_server.lobby.arenas import new_arena
-from moose_server.storage.arenas import ArenaStore
+from moose.client import Client
+from moose_server.arenas.runner import new_arena
+from moose_server.arenas.store import ArenaStore
 
 from helpers.servers import ServeProcess
 
-FLAGS = ("--turn-time", "0.5", "--answer-time", "0.5", "--poll-interval", "0.05",
-         "--drain-grace", "1")  # fmt: skip
-ENV = {"MOOSE_LEASE": "1", "MOOSE_AUTO_DELAY": "0.3", "MOOSE_INSTANCE_TTL": "3",
-       "MOOSE_ARENA_INTERVAL": "0.1", "MOOSE_RATE_SWEEP_AFTER": "1",
-       "MOOSE_LIVE_INTERVAL": "0.2", "MOOSE_ARENAS": "people:hourly:20m:2-3"}  # fmt: skip
+FLAGS = (
+    "--turn-time",
+    "0.5",
+    "--answer-time",
+    "0.5",
+    "--poll-interval",
+    "0.05",
+    "--drain-grace",
+    "1",
+)
+ENV = {
+    "MOOSE_LEASE": "1",
+    "MOOSE_AUTO_DELAY": "0.3",
+    "MOOSE_INSTANCE_TTL": "3",
+    "MOOSE_ARENA_INTERVAL": "0.1",
+    "MOOSE_RATE_SWEEP_AFTER": "1",
+    "MOOSE_LIVE_INTERVAL": "0.2",
+    "MOOSE_ARENAS": "people:hourly:20m:2-3",
+}
 
 
 def arena_servers(
     moose_serve: Callable[..., ServeProcess], redis_url: str, count: int
 ) -> list[ServeProcess]:
     """`count` instances over `redis_url`, with a recurring arena in their settings."""
-    procs = [moose_serve("--redis", redis_url, *FLAGS, "--instance-id", f"i_{n}", wait=False,
-                         env=ENV, log=f"serve{n}.log") for n in range(count)]  # fmt: skip
+    procs = [
+        moose_serve(
+            "--redis",
+            redis_url,
+            *FLAGS,
+            "--instance-id",
+            f"i_{n}",
+            wait=False,
+            env=ENV,
+            log=f"serve{n}.log",
+        )
+        for n in range(count)
+    ]
     return [p.wait_ready() for p in procs]
 
 
@@ -37,8 +65,26 @@ async def create_arena(
     try:
         seconds, _ = await client.time()
         start = int((seconds + start_in) * 1000) if start_in else 0
-        call = new_arena("Test", who, minutes, (2, 4), rated=True, arena_id=ident,
-                         start_ms=start)  # fmt: skip
+        call = new_arena("Test", who, minutes, (2, 4), rated=True, arena_id=ident, start_ms=start)
         assert await ArenaStore(client).create(call)
     finally:
         await client.aclose()
+
+
+def bots_play(url: str, arena: str, count: int) -> threading.Thread:
+    """`count` bots play the arena in a thread of their own until it is over."""
+
+    async def main() -> None:
+        clients = [Client(url, name=f"webbot{i}", bot=True) for i in range(count)]
+        for client in clients:
+            await client.open()
+        try:
+            await asyncio.gather(*(c.run_arena_bot("greedy", arena, max_players=2)
+                                   for c in clients))  # fmt: skip
+        finally:
+            for client in clients:
+                await client.close()
+
+    thread = threading.Thread(target=asyncio.run, args=(main(),), daemon=True)
+    thread.start()
+    return thread

@@ -12,12 +12,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ARGS", "CHROMIUM", "DESKTOP", "DOCS", "PHONE", "Player", "play_until_over",
-           "private_game", "queue_for_two", "wait_until"]  # fmt: skip
+__all__ = [
+    "ARGS",
+    "CHROMIUM",
+    "DESKTOP",
+    "DOCS",
+    "PHONE",
+    "Player",
+    "axe_violations",
+    "play_until_over",
+    "private_game",
+    "queue_for_two",
+    "wait_until",
+]
 
 CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]  # fmt: skip
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 DOCS = Path(__file__).resolve().parent.parent.parent / "docs"
 DESKTOP, PHONE = {"width": 1100, "height": 860}, {"width": 360, "height": 740}
 Message = dict[str, Any]
@@ -27,9 +44,13 @@ class Player:
     """One browser page (its own context, so its own localStorage), with what it received."""
 
     def __init__(
-        self, browser: Any, base: str, *, viewport: dict[str, int] = DESKTOP,
+        self,
+        browser: Any,
+        base: str,
+        *,
+        viewport: dict[str, int] = DESKTOP,
         locale: str = "en-US",
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.context = browser.new_context(viewport=viewport, locale=locale)
         self.page = self.context.new_page()
         self.base = base
@@ -158,3 +179,13 @@ def queue_for_two(ann: Player, bob: Player) -> None:
         page.find("queue-button").click()
         if page is ann:
             ann.find("queue-status").wait_for()  # says how long she has waited
+
+
+def axe_violations(player: Player) -> list[Any]:
+    """The serious and critical accessibility violations axe-core finds on the page."""
+    try:
+        from axe_playwright_python.sync_playwright import Axe
+    except ImportError:
+        return []
+    found = Axe().run(player.page).response["violations"]
+    return [v["id"] for v in found if v.get("impact") in ("serious", "critical")]

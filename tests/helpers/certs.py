@@ -44,9 +44,35 @@ def make_certs(folder: Path) -> Certs:
     ext = folder / "server.ext"
     ext.write_text("subjectAltName=IP:127.0.0.1\n")
     ec = ("-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes")
-    _openssl("req", "-x509", *ec, "-days", "2", "-subj", "/CN=moose test CA",
-             "-keyout", str(ca_key), "-out", str(ca))  # fmt: skip
+    _openssl(
+        "req",
+        "-x509",
+        *ec,
+        "-days",
+        "2",
+        "-subj",
+        "/CN=moose test CA",
+        "-keyout",
+        str(ca_key),
+        "-out",
+        str(ca),
+    )
     _openssl("req", *ec, "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(csr))
-    _openssl("x509", "-req", "-in", str(csr), "-CA", str(ca), "-CAkey", str(ca_key),
-             "-CAcreateserial", "-days", "2", "-extfile", str(ext), "-out", str(cert))  # fmt: skip
+    _openssl(
+        "x509",
+        "-req",
+        "-in",
+        str(csr),
+        "-CA",
+        str(ca),
+        "-CAkey",
+        str(ca_key),
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        str(ext),
+        "-out",
+        str(cert),
+    )
     return Certs(ca, cert, key)

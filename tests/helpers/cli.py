@@ -9,6 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 ASK = "Type a move number"
+# The last line of a game played to its end; a tie on the lowest score says how doors
+# decided it (the note may wrap on a live screen).
+FINAL = r"Final: scores .*won( \(a tie[^)]*\))?\.\s+You (won!|lost\.)"
 
 
 @dataclass
@@ -29,10 +32,15 @@ async def spawn(*args: str) -> asyncio.subprocess.Process:
     """Start `python -m moose ARGS` with pipes for stdin, stdout and stderr."""
     env = {**os.environ, "COLUMNS": "120", "PYTHONUNBUFFERED": "1"}
     return await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose", *args, env=env,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        sys.executable,
+        "-m",
+        "moose",
+        *args,
+        env=env,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    )
 
 
 async def drive(
@@ -58,8 +66,13 @@ async def admin(*args: str) -> Run:
     entry points predate the command); what it printed."""
     env = {**os.environ, "COLUMNS": "200", "PYTHONUNBUFFERED": "1"}
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose_server.commands.admin", *args, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "moose_server.commands.admin",
+        *args,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await proc.communicate()
     return Run(await proc.wait(), out.decode().splitlines(keepends=True), err.decode())

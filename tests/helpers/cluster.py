@@ -34,8 +34,14 @@ class RedisClusterNodes:
     """Three cluster-enabled servers (the embedded binary) joined into one Redis Cluster."""
 
     def __init__(self, folder: Path) -> None:
-        extra = ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
-                 "--cluster-node-timeout", "2000"]  # fmt: skip
+        extra = [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            "nodes.conf",
+            "--cluster-node-timeout",
+            "2000",
+        ]
         self.nodes = [
             EmbeddedRedis(folder / f"node{i}", port=cluster_port(), appendonly=False, extra=extra)
             for i in range(3)

@@ -154,20 +154,37 @@ def card_count(state: State) -> Counter[str]:
 #             end phase plays the 8 dealt cards, emptying both hands.
 
 _SETUP = [
-    ("house", house(1)), ("house", house(0)),
-    ("room:living", room("living", 1)), ("room:kitchen", room("kitchen", 0)),
-    ("door", door(0)), ("door", door(0)),
-    ("room:living", room("living", 1)), ("room:kitchen", room("kitchen", 0)),
-    ("door", door(1)), ("door", door(1)),
-    ("room:bathroom", room("bathroom", 1)), ("room:kitchen", room("kitchen", 0)),
-    ("door", door(2)), ("room:bedroom", room("bedroom", 0)),
-    ("room:bathroom", room("bathroom", 1)), ("room:bedroom", room("bedroom", 0)),
-    ("room:bathroom", room("bathroom", 1)), ("room:bedroom", room("bedroom", 0)),
-]  # fmt: skip
-_DEAD_FOR_0 = ["moose:bedroom"] * 4 + ["moose:kitchen"] * 3 + ["house"] * 4 + [
-    "trap", "trap", "room:living", "room:bathroom"]  # fmt: skip
-_DEAD_FOR_1 = ["moose:bathroom"] * 4 + ["moose:living"] * 3 + ["house"] * 4 + [
-    "trap", "room:bathroom", "room:bedroom", "room:bedroom"]  # fmt: skip
+    ("house", house(1)),
+    ("house", house(0)),
+    ("room:living", room("living", 1)),
+    ("room:kitchen", room("kitchen", 0)),
+    ("door", door(0)),
+    ("door", door(0)),
+    ("room:living", room("living", 1)),
+    ("room:kitchen", room("kitchen", 0)),
+    ("door", door(1)),
+    ("door", door(1)),
+    ("room:bathroom", room("bathroom", 1)),
+    ("room:kitchen", room("kitchen", 0)),
+    ("door", door(2)),
+    ("room:bedroom", room("bedroom", 0)),
+    ("room:bathroom", room("bathroom", 1)),
+    ("room:bedroom", room("bedroom", 0)),
+    ("room:bathroom", room("bathroom", 1)),
+    ("room:bedroom", room("bedroom", 0)),
+]
+_DEAD_FOR_0 = (
+    ["moose:bedroom"] * 4
+    + ["moose:kitchen"] * 3
+    + ["house"] * 4
+    + ["trap", "trap", "room:living", "room:bathroom"]
+)
+_DEAD_FOR_1 = (
+    ["moose:bathroom"] * 4
+    + ["moose:living"] * 3
+    + ["house"] * 4
+    + ["trap", "room:bathroom", "room:bedroom", "room:bedroom"]
+)
 _FINALE = [
     ("moose:bathroom", moose("bathroom", 1, 2)),
     ("moose:bedroom", moose("bedroom", 0, 3)),

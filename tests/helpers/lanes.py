@@ -2,7 +2,7 @@
 
 A test is slow when it starts a process (`moose serve`, a `moose` command, a
 redis-server of its own, the Redis Cluster, nginx, a browser) or runs longer
-than a second; ``pytest -m "not slow"`` runs the rest in under a minute.
+than a second; ``pytest -n 4 -m "not slow"`` runs the rest (README.md says how long).
 A test that takes one of `PROCESS_FIXTURES` is marked here, so that the mark
 cannot be forgotten; any other test that starts a process carries the mark
 itself, and `LaneGuard` makes an unmarked one fail, in either lane, instead of
@@ -21,13 +21,15 @@ import pytest
 SLOW = "slow"
 
 # Every fixture that starts a process when the test uses it.
-PROCESS_FIXTURES = frozenset({
-    "moose_serve",  # `moose serve` subprocesses
-    "redis_factory",  # redis-servers of the test's own
-    "private_redis",
-    "redis_cluster",  # three servers joined by CLUSTER MEET
-    "redis_cluster_nodes",
-})  # fmt: skip
+PROCESS_FIXTURES = frozenset(
+    {
+        "moose_serve",  # `moose serve` subprocesses
+        "redis_factory",  # redis-servers of the test's own
+        "private_redis",
+        "redis_cluster",  # three servers joined by CLUSTER MEET
+        "redis_cluster_nodes",
+    }
+)
 
 # A parametrized fixture whose one value starts a process: `backend_url` runs a
 # test on one redis-server (fast) and then on the Redis Cluster (slow).

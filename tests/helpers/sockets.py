@@ -135,9 +135,12 @@ async def play_out(
             return events
         if event["legal"]:
             answer = await client.request(
-                "move", game=game, seq=event["seq"], move=rng.choice(event["legal"]),
+                "move",
+                game=game,
+                seq=event["seq"],
+                move=rng.choice(event["legal"]),
                 move_id=f"{client.player}-{event['seq']}",
-            )  # fmt: skip
+            )
             assert answer["type"] == "moved", answer
             assert answer["seq"] == event["seq"] + 1
 
@@ -212,8 +215,10 @@ async def check_game(client: Any, game: str, seat: int | None, events: list[Mess
     assert deal == record.get("deal")
     assert deal is None or fair.verify(record) == []
     assert over == {
-        "kind": "over", "scores": rules.scores(final), "winners": rules.winners(final),
-    }  # fmt: skip
+        "kind": "over",
+        "scores": rules.scores(final),
+        "winners": rules.winners(final),
+    }
     assert record["result"] == {"scores": rules.scores(final), "winners": rules.winners(final)}
     return record
 
@@ -234,8 +239,9 @@ async def play_in_order(
         if event["event"]["kind"] == "over":
             return
         if event["legal"]:
-            answer = await client.request("move", game=game, seq=event["seq"],
-                                          move=rng.choice(event["legal"]))  # fmt: skip
+            answer = await client.request(
+                "move", game=game, seq=event["seq"], move=rng.choice(event["legal"])
+            )
             assert answer["type"] == "moved" or answer["code"] == "stale_seq", answer
         if stop is not None and event["seq"] >= stop:
             return

@@ -38,10 +38,12 @@ async def workout(url: str, timeout: float = 60.0) -> dict[str, Any]:
     """Put the server at `url` (ws://host:port/ws) through its paces; what it answered."""
     http = url.replace("ws://", "http://").removesuffix("/ws")
     async with asyncio.timeout(timeout):
-        results = await asyncio.gather(*(
-            moose.play_bot(url, "greedy", 1, name=f"bot{i}", max_players=2, seed=i)
-            for i in range(2)
-        ))  # fmt: skip
+        results = await asyncio.gather(
+            *(
+                moose.play_bot(url, "greedy", 1, name=f"bot{i}", max_players=2, seed=i)
+                for i in range(2)
+            )
+        )
         game = results[0][0].game
         async with moose.connect(url, name="walker") as walker:
             await walker.register(PASSWORD)
@@ -61,11 +63,23 @@ async def workout(url: str, timeout: float = 60.0) -> dict[str, Any]:
             watched = await again.watch(game)
         statuses = {
             path: await asyncio.to_thread(_get, http + path)
-            for path in ("/api/leaderboard?kind=bots", f"/api/games/{game}/record",
-                         f"/api/players/{profile['player']}", "/api/players/walker")
-        }  # fmt: skip
-    return {"results": results, "profile": profile, "board": board, "record": record,
-            "started": started, "live": live, "watched": watched, "http": statuses}  # fmt: skip
+            for path in (
+                "/api/leaderboard?kind=bots",
+                f"/api/games/{game}/record",
+                f"/api/players/{profile['player']}",
+                "/api/players/walker",
+            )
+        }
+    return {
+        "results": results,
+        "profile": profile,
+        "board": board,
+        "record": record,
+        "started": started,
+        "live": live,
+        "watched": watched,
+        "http": statuses,
+    }
 
 
 def readme_acl(password: str, cluster: bool = False) -> list[str]:

@@ -11,9 +11,15 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the client pulls in aiohttp: imported when a command runs
     from moose.client import Client
 
-__all__ = ["DEFAULT_URL", "ask", "login_name", "open_kept"]
+__all__ = ["BUILT_IN_URL", "DEFAULT_URL", "ask", "login_name", "open_kept", "url_help", "who_hint"]
 
-DEFAULT_URL = os.environ.get("MOOSE_URL", "ws://127.0.0.1:8080/ws")
+BUILT_IN_URL = "ws://127.0.0.1:8080/ws"  # what `moose serve` listens on by default
+DEFAULT_URL = os.environ.get("MOOSE_URL", BUILT_IN_URL)
+
+
+def url_help(what: str = "server WebSocket URL") -> str:
+    """--url's help: its default, and the environment variable that sets it."""
+    return f"{what} (default %(default)s; MOOSE_URL sets another default)"
 
 
 def ask(prompt: str, env: str) -> str:
@@ -51,3 +57,15 @@ def login_name() -> str:
     with contextlib.suppress(Exception):
         return getpass.getuser()[:24] or "player"
     return "player"
+
+
+def who_hint(code: str, *, in_game: bool = False, game_option: bool = False) -> str:
+    """What names a player, said after a refusal to find one by a name alone ("" else).
+
+    `game_option`: the command takes --game GAME, which names a guest as at that table.
+    """
+    if code != "no_such_player" or in_game:
+        return ""
+    then = " (give --game GAME to name them as at that table)" if game_option else ""
+    return (f"; only an account's name or a player id (p_...) names a player: a guest's "
+            f"name is not unique{then}")  # fmt: skip

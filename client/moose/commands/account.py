@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from moose.commands._common import DEFAULT_URL, ask
+from moose.commands._common import DEFAULT_URL, ask, url_help
 
 
 def add_parser(subparsers: Any) -> None:
@@ -30,7 +30,7 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("action", choices=("register", "password", "logout-all"))
     p.add_argument("--name", required=True, help="the account's name")
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.set_defaults(func=run)
 
 
@@ -40,10 +40,12 @@ def run(args: argparse.Namespace) -> int:
     new = None
     if args.action == "password":
         new = ask("new password: ", "MOOSE_NEW_PASSWORD")
-    elif (
-        args.action == "register"
-        and "MOOSE_PASSWORD" not in os.environ
-        and getpass.getpass("again: ") != password
+    # A password typed is typed twice: a typo would lock the account's owner out.
+    typed, env = (new, "MOOSE_NEW_PASSWORD") if new is not None else (password, "MOOSE_PASSWORD")
+    if (
+        args.action != "logout-all"
+        and env not in os.environ
+        and getpass.getpass("again: ") != typed
     ):
         print("moose account: the passwords differ", file=sys.stderr)
         return 2

@@ -1,8 +1,9 @@
-"""`moose arena`: arena tournaments (issue 26, arena).
+"""`moose arena`: arena tournaments.
 
-`moose arena` lists them; `moose arena join ID` joins one and plays every game
-it is seated in, in the terminal or with `--bot KIND`, until the arena is over
-(Ctrl-C leaves it); `moose arena watch ID` prints its standings on every change.
+`moose arena` (or `moose arena list`) lists them; `moose arena join ID` joins one
+and plays every game it is seated in, in the terminal or with `--bot KIND`, until
+the arena is over (Ctrl-C leaves it); `moose arena watch ID` prints its standings
+on every change.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any
 
-from moose.commands._common import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL, url_help
 from moose.commands.play import add_players_option
 
 if TYPE_CHECKING:
@@ -31,12 +32,17 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "arena",
         help="arena tournaments: list, join and play, watch the standings",
-        description="Without a step, list the arenas. An arena seats its waiting members "
-        "together for its whole window; each finished game scores points by place.",
+        usage="moose arena [-h] [--url URL] [list | join ID | watch ID] ...",
+        description="List the arenas (`list`, or no step), join one and play its games, "
+        "or watch its standings. An arena seats its waiting members together for its "
+        "whole window; each finished game scores points by place.",
     )
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.set_defaults(func=run, step=None)
-    steps = p.add_subparsers(dest="step", metavar="STEP")
+    steps = p.add_subparsers(dest="step", metavar="STEP", prog="moose arena")
+    listing = steps.add_parser("list", help="list the arenas (as `moose arena` alone does)",
+                               description="List the arenas: id, state, window, table "
+                               "sizes, who may join, name.")  # fmt: skip
     join = steps.add_parser("join", help="join an arena and play its games until it ends",
                             description="Join the arena and play every game it seats you "
                             "in, until it is over; Ctrl-C leaves it.")  # fmt: skip
@@ -50,13 +56,13 @@ def add_parser(subparsers: Any) -> None:
                              description="Print the standings on every change, until the "
                              "arena is over.")  # fmt: skip
     watch.add_argument("arena", metavar="ID", help="the arena's id")
-    for sub in (join, watch):
-        sub.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL")
+    for sub in (listing, join, watch):
+        sub.add_argument("--url", default=DEFAULT_URL, help=url_help())
 
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of `moose arena`."""
-    step = {None: _list, "join": _join, "watch": _watch}[args.step]
+    step = {None: _list, "list": _list, "join": _join, "watch": _watch}[args.step]
     return asyncio.run(step(args))  # Ctrl-C: `cli.main` exits with 130
 
 

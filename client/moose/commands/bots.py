@@ -10,8 +10,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from moose.commands._common import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL, url_help
 from moose.commands.play import add_players_option
+from moose.search import MCTS_COST
 
 if TYPE_CHECKING:  # the client pulls in aiohttp: imported when the command runs
     from rich.console import Console
@@ -32,7 +33,8 @@ def add_parser(subparsers: Any) -> None:
         "--games, until every bot has played one game.",
     )
     p.add_argument("--count", type=int, default=2, help="bot clients to run (default 2)")
-    p.add_argument("--bot", default="greedy", choices=sorted(BOTS), help="bot kind")
+    p.add_argument("--bot", default="greedy", choices=sorted(BOTS),
+                   help=f"bot kind (default %(default)s; mcts: {MCTS_COST})")  # fmt: skip
     p.add_argument(
         "--games",
         type=int,
@@ -42,8 +44,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "--url",
         default=DEFAULT_URL,
-        help="server WebSocket URL (default %(default)s); several instances' URLs, comma "
-        "separated: the bots start spread over them and reconnect to the next one in turn",
+        help=url_help()[:-1] + "); several instances' URLs, comma separated: the bots "
+        "start spread over them and reconnect to the next one in turn",
     )
     add_players_option(p, "table size wanted from the queue, e.g. 2-4 (default 2-4)")
     p.add_argument("--seed", type=int, default=None, help="seed of the first bot (+1 per bot)")

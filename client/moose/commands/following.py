@@ -12,7 +12,7 @@ import asyncio
 import sys
 from typing import Any
 
-from moose.commands._common import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL, url_help
 
 
 def add_parser(subparsers: Any) -> None:
@@ -30,7 +30,7 @@ def add_parser(subparsers: Any) -> None:
                    help="stop following a player first")  # fmt: skip
     p.add_argument("--login", action="store_true", help="as your account (password asked, "
                    "or MOOSE_PASSWORD)")  # fmt: skip
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.set_defaults(func=run)
 
 
@@ -47,12 +47,15 @@ def describe(entry: dict[str, Any]) -> str:
     state = "online" if entry.get("online") else "offline"
     games = entry.get("games") or []
     playing = f", playing {', '.join(games)} (moose watch {games[0]})" if games else ""
+    hidden = entry.get("private") or 0  # private tables' games: not ours to watch
+    if hidden:
+        playing += f", at {hidden} private table{'s' if hidden > 1 else ''}"
     return f"{entry.get('name')} ({entry.get('player')}): {state}{playing}"
 
 
 async def _main(args: argparse.Namespace, password: str | None) -> int:
     from moose.client import Client, ConnectError, ServerError
-    from moose.commands._common import open_kept
+    from moose.commands._common import open_kept, who_hint
 
     client: Client | None = None
     try:
@@ -71,7 +74,8 @@ async def _main(args: argparse.Namespace, password: str | None) -> int:
         print(f"cannot reach {args.url}: is `moose serve` running?", file=sys.stderr)
         return 1
     except ServerError as exc:
-        print(f"moose following: {exc.message} ({exc.code})", file=sys.stderr)
+        hint = who_hint(exc.code)
+        print(f"moose following: {exc.message} ({exc.code}){hint}", file=sys.stderr)
         return 1
     finally:
         if client is not None:

@@ -7,11 +7,14 @@ import asyncio
 import sys
 from typing import Any
 
-from moose.commands._common import DEFAULT_URL, ask, login_name, open_kept
+from moose.commands._common import DEFAULT_URL, ask, login_name, open_kept, url_help
 
 
 def add_parser(subparsers: Any) -> None:
     """Register `moose play`."""
+    from moose.bots import BOTS
+    from moose.search import MCTS_COST
+
     p = subparsers.add_parser(
         "play",
         help="play a game in the terminal",
@@ -19,7 +22,7 @@ def add_parser(subparsers: Any) -> None:
         "Type the number of a move and Enter; `quit` leaves. Run it again with the same "
         "--name and --url to take your seat back in an unfinished game.",
     )
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.add_argument("--name", default=None, help="your name at the table (default: your login)")
     p.add_argument(
         "--login",
@@ -45,8 +48,8 @@ def add_parser(subparsers: Any) -> None:
         "--bots",
         default="",
         metavar="BOT,BOT",
-        help="with --create: seat these server bots (random, greedy, cautious); the game "
-        "starts once every seat is taken",
+        help=f"with --create: seat these server bots ({', '.join(sorted(BOTS))}; mcts: "
+        f"{MCTS_COST}); the game starts once every seat is taken",
     )
     p.add_argument(
         "--start-when-full",

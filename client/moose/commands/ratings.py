@@ -10,7 +10,7 @@ import sys
 import urllib.parse
 from typing import Any
 
-from moose.commands._common import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL, url_help
 
 Message = dict[str, Any]
 
@@ -30,8 +30,8 @@ def add_parser(subparsers: Any) -> None:
     profile = subparsers.add_parser(
         "profile",
         help="show a player's rating and last games",
-        description="A player's rating, rank and last rated games: an account by name, or "
-        "any rated player by id (p_...).",
+        description="A player's rating, rank and last games: an account by name, or "
+        "any player by id (p_...).",
     )
     profile.add_argument("player", metavar="NAME", help="an account's name, or a player id")
     profile.add_argument("--games", type=int, default=10, help="games shown (default 10)")
@@ -40,7 +40,7 @@ def add_parser(subparsers: Any) -> None:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.add_argument("--json", action="store_true", help="print the server's JSON answer")
 
 
@@ -122,6 +122,8 @@ def run_profile(args: argparse.Namespace) -> int:
     kind = "bot" if p["bot"] else "account" if p["account"] else "guest"
     rank = f"#{p['rank']} of the {'bots' if p['bot'] else 'humans'}" if p["rank"] else "unranked"
     rating = f"{p['rating']}{'?' if p['provisional'] else ''}"
+    if p["rating"] is None:  # a player whose games changed no rating
+        rating = "none yet"
     console.print(f"{p['name']} ({kind}, {p['player']}): rating {rating} after {p['games']} "
                   f"rated games, {rank}", markup=False)  # fmt: skip
     table = Table(title="last games")
@@ -131,8 +133,11 @@ def run_profile(args: argparse.Namespace) -> int:
         when = datetime.datetime.fromtimestamp(g["time"] / 1000, datetime.UTC)
         seats = ", ".join(f"{n}{' [bot]' if b else ''} {s}" for n, b, s in
                           zip(g["names"], g["bots"], g["scores"], strict=True))  # fmt: skip
-        change = f"{g['change']:+d}"
+        # An unrated game (a private table's, say) changed no rating.
+        rated = g["rating"] is not None
+        change = f"{g['change']:+d}" if rated else "unrated"
         table.add_row(when.strftime("%Y-%m-%d %H:%M"), g["game"], Text(seats),
-                      f"{g['place']}/{len(g['names'])}", str(g["rating"]), change)  # fmt: skip
+                      f"{g['place']}/{len(g['names'])}", str(g["rating"]) if rated else "-",
+                      change)  # fmt: skip
     console.print(table)
     return 0

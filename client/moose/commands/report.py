@@ -11,7 +11,7 @@ import asyncio
 import sys
 from typing import Any
 
-from moose.commands._common import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL, url_help
 
 
 def add_parser(subparsers: Any) -> None:
@@ -29,7 +29,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--name", required=True, help="your name (as in `moose play --name`)")
     p.add_argument("--login", action="store_true", help="report as your account (password "
                    "asked, or MOOSE_PASSWORD)")  # fmt: skip
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.set_defaults(func=run)
 
 
@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _main(args: argparse.Namespace, password: str | None) -> int:
     from moose.client import Client, ConnectError, ServerError
-    from moose.commands._common import open_kept
+    from moose.commands._common import open_kept, who_hint
 
     client: Client | None = None
     try:
@@ -55,7 +55,8 @@ async def _main(args: argparse.Namespace, password: str | None) -> int:
         print(f"cannot reach {args.url}: is `moose serve` running?", file=sys.stderr)
         return 1
     except ServerError as exc:
-        print(f"moose report: {exc.message} ({exc.code})", file=sys.stderr)
+        hint = who_hint(exc.code, in_game=args.game is not None, game_option=True)
+        print(f"moose report: {exc.message} ({exc.code}){hint}", file=sys.stderr)
         return 1
     finally:
         if client is not None:

@@ -22,6 +22,7 @@ from typing import Any
 
 from moose import record, rules
 from moose.bots import BOTS, make_bot, play_game
+from moose.search import MCTS_COST
 
 PROG = "moose simulate"
 # Work handed to a worker process at once: small enough for a smooth progress
@@ -121,7 +122,7 @@ def add_parser(subparsers: Any) -> None:
         type=_bot_list,
         default=["greedy", "random", "random", "random"],
         help=f"comma-separated bot per seat, or one for all seats ({', '.join(sorted(BOTS))},"
-        " or mcts:N for the search bot with N playouts a move);"
+        f" or mcts:N for the search bot with N playouts a move; mcts, 200: {MCTS_COST});"
         " default greedy,random,random,random",
     )
     p.add_argument(

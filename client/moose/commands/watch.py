@@ -1,5 +1,5 @@
 """`moose watch GAME_ID`: follow a game as a spectator, one line per event, with the
-spectators' chat (issue 25) as `[chat] name: text` lines.
+spectators' chat as `[chat] name: text` lines.
 
 `moose watch` with no game id lists the live public games instead.
 """
@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from moose.commands._common import DEFAULT_URL
+from moose.commands._common import DEFAULT_URL, url_help
 
 
 def add_parser(subparsers: Any) -> None:
@@ -24,7 +24,7 @@ def add_parser(subparsers: Any) -> None:
         "Without a game id, list the live public games.",
     )
     p.add_argument("game", metavar="GAME_ID", nargs="?", help="the game's id, such as g_9f8e7d6c5b")
-    p.add_argument("--url", default=DEFAULT_URL, help="server WebSocket URL (default %(default)s)")
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.add_argument("--json", action="store_true", help="one JSON line per event message")
     p.add_argument("--name", default="spectator", help="the name to say hello with")
     p.add_argument("--code", help="the join code of a private table's game (else only queue "
@@ -65,6 +65,7 @@ async def _main(args: argparse.Namespace) -> int:
             console.print(_render.live_games(listing))
         return 0
     names: list[str] | None = None
+    seats: dict[str, Any] = {}  # the seats' bot marks and ratings
     try:
         await client.watch(args.game, args.code)
         for line in await client.chat_history(args.game):  # said before we came
@@ -76,16 +77,18 @@ async def _main(args: argparse.Namespace) -> int:
                 continue
             event = msg.get("event") or {}
             names = event.get("names") or names
+            if event.get("bots") is not None:  # `start` and `state` mark the bots
+                seats = {"bots": event.get("bots"), "ratings": event.get("ratings") or []}
             if args.json:
                 sys.stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
                 sys.stdout.flush()
             else:
                 console.print(_render.describe_event(msg, names), markup=False)
                 if event.get("kind") == "state":
-                    console.print(_render.board(msg.get("view") or {}, names))
+                    console.print(_render.board(msg.get("view") or {}, names, seats))
             if is_final(msg):
                 if not args.json:
-                    console.print(_render.board(msg["view"], names))
+                    console.print(_render.board(_render.final_view(msg), names, seats))
                 return 0
     except ServerError as exc:
         err.print(f"cannot watch {args.game}: {exc.message} ({exc.code})", markup=False)

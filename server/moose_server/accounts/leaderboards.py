@@ -15,9 +15,9 @@ from typing import Any
 
 from moose_server.accounts import ratings
 from moose_server.accounts.identity import name_key
+from moose_server.accounts.store import KINDS, PlayerStore
 from moose_server.errors import Refusal
 from moose_server.settings import Settings
-from moose_server.storage.players import KINDS, PlayerStore
 
 __all__ = ["BoardError", "Boards"]
 
@@ -57,6 +57,14 @@ def _summary(player: str, p: dict[str, str]) -> dict[str, Any]:
             "games": int(p.get("games", 0)), "bot": p.get("bot") == "1"}  # fmt: skip
 
 
+def _unrated(player: str, last: dict[str, Any]) -> dict[str, Any]:
+    """The summary of a player with no rating yet, whose games changed none: the name
+    and bot flag of their last game, and no rating (`null`)."""
+    seat = last["seat"]
+    return {"player": player, "name": last["names"][seat], "rating": None, "games": 0,
+            "bot": bool(last["bots"][seat])}  # fmt: skip
+
+
 class Boards:
     """Reads leaderboards and profiles (read-only)."""
 
@@ -89,15 +97,18 @@ class Boards:
     async def profile(self, player: str, now_ms: int) -> dict[str, Any]:
         """A player's summary, rank and history; or no_such_player."""
         [p] = await self.players.profiles([player])
-        if not p:
-            raise BoardError("no_such_player", f"no player {player[:24]!r} has a rating")
-        out = _summary(player, p)
+        rows = await self.players.history(player, self.settings.history_size)
+        if not p and not rows:
+            raise BoardError("no_such_player", f"no player {player[:24]!r} has played a game")
+        out = _summary(player, p) if p else _unrated(player, json.loads(rows[0]))
         out["provisional"] = out["games"] < self.settings.provisional_games
         out["provisional_games"] = self.settings.provisional_games
         out["account"] = "gen" in p
-        out["rank"] = await self.players.rank("bots" if out["bot"] else "humans", player)
+        out["rank"] = (
+            await self.players.rank("bots" if out["bot"] else "humans", player) if p else None
+        )
         history = []
-        for raw in await self.players.history(player, self.settings.history_size):
+        for raw in rows:
             entry = json.loads(raw)
             # Kept for queue games only (a private table's is read with its code, while
             # the game itself is kept: `record` with `code` in the protocol).

@@ -3,7 +3,7 @@
 pyproject.toml registers each module's `add_parser` in the ``moose.commands``
 entry-point group, so the client's command line (moose.cli) never names the
 server (`moose loadtest` comes the same way, from `moose_loadtest.command`). A
-bare `pip install moose-house` carries these modules but not the server's
+client-only install carries these modules but not the server's
 dependencies: `require_server_extra` says which extra to install.
 """
 
@@ -22,7 +22,7 @@ def require_server_extra(command: str) -> str | None:
     missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
     if not missing:
         return None
-    return (
-        f"moose {command} needs the server's dependencies ({', '.join(missing)} missing): "
-        "pip install 'moose-house[server]'"
-    )
+    from moose.cli import SERVER_EXTRA
+
+    return (f"moose {command} needs the server's dependencies ({', '.join(missing)} "
+            f"missing); {SERVER_EXTRA}")  # fmt: skip

@@ -1,10 +1,10 @@
-"""`moose admin`: moderate a running service (issue 22), talking to its Redis.
+"""`moose admin`: moderate a running service, talking to its Redis.
 
 It takes the Redis the servers use (`--redis` / MOOSE_REDIS_URL, as `moose
 serve`); without one it reaches the bundled Redis of a `moose serve` running on
 this machine through its unix socket in `--data-dir` (MOOSE_DATA_DIR). Every
 action is written to Redis, to the audit log, and announced to every instance
-(ops/moderator.py). Run as ``python -m moose_server.commands.admin`` where the
+(moderation/moderator.py). Run as ``python -m moose_server.commands.admin`` where the
 `moose` entry points are not installed.
 """
 
@@ -87,7 +87,7 @@ def _add_actions(actions: Any) -> None:
 
 
 def _add_arena(actions: Any) -> None:
-    """`moose admin arena create/list/end` (issue 26, arena)."""
+    """`moose admin arena create/list/end`."""
     arena = actions.add_parser("arena", help="arena tournaments: create, list, end",
                                description="Create, list and end arena tournaments.")  # fmt: skip
     steps = arena.add_subparsers(dest="arena_action", metavar="STEP", required=True)

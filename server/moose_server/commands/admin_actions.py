@@ -12,14 +12,14 @@ from typing import Any
 
 from rich.console import Console
 
+from moose_server.accounts.store import PlayerStore
 from moose_server.commands.admin_arena import arena
 from moose_server.commands.admin_output import table, when
-from moose_server.ops.moderator import ModerationError, Moderator, Target, parse_duration
+from moose_server.moderation.moderator import ModerationError, Moderator, Target, parse_duration
+from moose_server.moderation.store import ModerationStore
 from moose_server.play.games import Games
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
-from moose_server.storage.moderation import ModerationStore
-from moose_server.storage.players import PlayerStore
 from moose_server.storage.store import Store
 
 __all__ = ["ACTIONS", "AdminError", "moderator"]
@@ -118,7 +118,7 @@ async def reports(args: argparse.Namespace, mod: Moderator, console: Console) ->
              f"{r.get('reporter_name', '')} ({r.get('reporter', '')})", r.get("game", ""),
              r.get("reason", ""), r.get("text", ""))
             for r in await mod.records.reports(args.count)]  # fmt: skip
-    # "chat line": the reported line's text, when a report names one (issue 25, chat)
+    # "chat line": the reported line's text, when a report names one
     columns = ("when (UTC)", "reported", "by", "game", "reason", "chat line")
     console.print(table("Reports", columns, rows))
     return 0

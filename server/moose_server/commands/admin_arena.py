@@ -1,4 +1,4 @@
-"""`moose admin arena create/list/end`: arena tournaments (issue 26, arena)."""
+"""`moose admin arena create/list/end`: arena tournaments."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import argparse
 
 from rich.console import Console
 
+from moose_server.arenas.runner import new_arena, parse_sizes
+from moose_server.arenas.store import ArenaError, ArenaStore
 from moose_server.commands.admin_output import table, when
-from moose_server.lobby.arenas import new_arena, parse_sizes
-from moose_server.ops.moderator import ModerationError, Moderator, parse_duration
-from moose_server.storage.arenas import ArenaError, ArenaStore
+from moose_server.moderation.moderator import ModerationError, Moderator, parse_duration
 
 __all__ = ["arena"]
 

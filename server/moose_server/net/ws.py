@@ -1,18 +1,18 @@
 """One WebSocket: read loop -> dispatch; every frame out through aiohttp's writer.
 
-The reader decodes and checks each frame, applies the rate limit and runs one
-small handler per message type (`handlers.py`). `send` never waits: the frame
-goes to aiohttp's writer at once (`outbox.py`), so a move's `moved` and the
-events the hub sends are on the wire when they are sent, not when the loop turn
-ends. The kernel and aiohttp buffer what the client has not read; what aiohttp
-does not take meanwhile waits in the socket's outbox, and once more than
-`send_buffer` bytes wait there and in the transport's buffer the client reads
-too slowly and is dropped (close 1013) instead of stalling the hub; so is the
-socket that holds the most once all of them hold more than `send_buffer_total`
-(`outbox.Backlog`). A dropped socket's waiting frames go at once. Client
-mistakes become `error` messages with a stable code and the socket stays open;
-Redis trouble becomes `unavailable`; anything else is logged and answered
-`internal`.
+The reader decodes and checks each frame, applies the rate limit and runs the
+handler the message type's feature registered with the router (`router.py`).
+`send` never waits: the frame goes to aiohttp's writer at once (`outbox.py`), so
+a move's `moved` and the events the hub sends are on the wire when they are
+sent, not when the loop turn ends. The kernel and aiohttp buffer what the client
+has not read; what aiohttp does not take meanwhile waits in the socket's outbox,
+and once more than `send_buffer` bytes wait there and in the transport's buffer
+the client reads too slowly and is dropped (close 1013) instead of stalling the
+hub; so is the socket that holds the most once all of them hold more than
+`send_buffer_total` (`outbox.Backlog`). A dropped socket's waiting frames go at
+once. Client mistakes become `error` messages with a stable code and the socket
+stays open; Redis trouble becomes `unavailable`; anything else is logged and
+answered `internal`.
 
 The frames went straight to the transport before, one write per socket and loop
 turn: the whole server used 1.14-1.23x less CPU per move that way
@@ -29,26 +29,20 @@ import math
 from typing import Any, Protocol
 
 from aiohttp import WSMsgType, web
-from redis.exceptions import RedisError
 
 from moose import protocol
 from moose.protocol import ProtocolError
-from moose_server.accounts.bans import Banned
-from moose_server.accounts.limits import Limited, Sockets
 from moose_server.addresses import networks
-from moose_server.codec import pack
 from moose_server.errors import Refusal
-from moose_server.lobby.live_games import LiveGames
-from moose_server.lobby.matchmaking import MatchError, Matchmaker
-from moose_server.net.handlers import Handlers
-from moose_server.net.hub import Hub, Sub
-from moose_server.net.notices import CLOSE_BANNED
+from moose_server.limits.limits import Limited, Sockets
 from moose_server.net.outbox import Backlog, Outbox, Send
+from moose_server.net.router import Router
+from moose_server.net.session import Sub
 from moose_server.ops.metrics import Metrics
-from moose_server.ops.refusals import Refusals
 from moose_server.origins import Origins
-from moose_server.play.games import Games
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
+from moose_server.storage.failures import UNAVAILABLE
 
 __all__ = ["DOORS", "Connection", "Doors", "Socket", "websocket"]
 
@@ -65,7 +59,7 @@ _UNENCODABLE = protocol.error("internal", "the answer could not be encoded (logg
 
 class Socket(Protocol):
     """What the instance needs of an open socket: a way to ask it to close, its heartbeat,
-    who it is and a way to refuse it (moderators' notices, net/notices.py)."""
+    who it is and a way to refuse it (moderators' notices, moderation/notices.py)."""
 
     player: str | None
     address: str
@@ -83,29 +77,24 @@ class Socket(Protocol):
         """Ping the socket if it has been silent `heartbeat` s; cut it if a ping went unanswered."""
 
 
+class Refusals(Protocol):
+    """Where a refusal of a limit is noted, for operators (moderation/refusals.py)."""
+
+    def refused(self, limit: str, address: str, player: str | None, name: str) -> None:
+        """`address` (`player`, `name`) was refused by `limit`."""
+
+
 class Doors:
     """The way in at /ws: what every socket uses (built once in app.py), the sockets
     open now, and whether the instance is draining (it lets no new one in)."""
 
     def __init__(
-        self,
-        settings: Settings,
-        limits: Sockets,
-        handlers: Handlers,
-        hub: Hub,
-        games: Games,
-        matchmaker: Matchmaker,
-        live: LiveGames,
-        metrics: Metrics,
+        self, settings: Settings, limits: Sockets, router: Router, metrics: Metrics,
         refusals: Refusals,
-    ) -> None:
+    ) -> None:  # fmt: skip
         self.settings = settings
         self.limits = limits  # the caps on open sockets, in all and per address
-        self.handlers = handlers
-        self.hub = hub
-        self.games = games  # an away seat comes back when its player sends anything
-        self.matchmaker = matchmaker  # a player's last socket closing leaves the queue
-        self.live = live
+        self.router = router  # the features' message handlers and a socket's hooks
         self.metrics = metrics
         self.refusals = refusals  # every refusal of a limit, for `moose admin refusals`
         self.open: set[Socket] = set()
@@ -196,15 +185,10 @@ class Connection:
         )  # fmt: skip
         s.open.discard(self)
         s.backlog.release(self)
-        s.hub.drop(self)
-        s.live.unfollow(self)
+        s.router.dropped(self)  # it follows no game, list or arena from here on
         await self._outbox.aclose()
         self._cut_later()
-        if self.player is not None and not s.hub.player_peers(self.player):
-            with contextlib.suppress(RedisError, OSError, MatchError):
-                await s.matchmaker.leave_if_queued(self.player)
-        with contextlib.suppress(RedisError, OSError):
-            await s.handlers.closed(self)  # a bot session counted for the address ends
+        await s.router.closed(self)  # the queue, presence, a bot session: given back
 
     # -- reading ------------------------------------------------------------------
 
@@ -231,10 +215,10 @@ class Connection:
             if isinstance(exc, Limited):
                 self.doors.refusals.refused(f"{exc.code}:{mtype}", self.address, self.player,
                                             self.name)  # fmt: skip
-            elif isinstance(exc, Banned):
-                self.close(CLOSE_BANNED, exc.message)
+            elif isinstance(exc, Refusal) and exc.close is not None:
+                self.close(exc.close, exc.message)
             return
-        except (RedisError, OSError) as exc:
+        except UNAVAILABLE as exc:
             log.warning("storage unavailable: %s", exc,
                         extra={"event": "redis_error", "player": self.player})  # fmt: skip
             self.send_error("unavailable", "the server cannot reach its storage; try again", msg_id)
@@ -255,16 +239,9 @@ class Connection:
             raise ProtocolError("hello_required", "say hello first")
         if self.player is not None and mtype == "hello":
             raise ProtocolError("already_hello", "this socket has said hello already")
-        if self.away:
-            await self._come_back()
-        return await self.doors.handlers.handle(mtype, self, msg)
-
-    async def _come_back(self) -> None:
-        """The player sent something: every seat of theirs that was away is back."""
-        assert self.player is not None
-        for game in list(self.away):
-            self.away.discard(game)
-            await self.doors.games.back(game, self.player)
+        if self.away:  # a seat of ours is away: it comes back (play/handlers.py)
+            await self.doors.router.back(self)
+        return await self.doors.router.handle(mtype, self, msg)
 
     def _allow(self) -> bool:
         """Token bucket: `rate` messages a second with bursts of `burst`."""
@@ -429,12 +406,7 @@ class Connection:
                 self.close(CLOSE_REVOKED, "logged out everywhere")
             return
         self.send(message)
-        if message.get("type") == "match":
-            game, hub = message["game"], self.doors.hub
-            hub.join(self, game, message.get("seat"), 0)
-            await hub.deliver(self, game)
-            with contextlib.suppress(RedisError, OSError):
-                await self.doors.handlers.matched(self, game)  # it counts for our address
+        await self.doors.router.told(self, message)  # a `match`: we follow its game
 
 
 async def websocket(request: web.Request) -> web.WebSocketResponse:

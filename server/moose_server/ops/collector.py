@@ -6,7 +6,7 @@ state, each socket's pending read): a move allocates about as many as it frees,
 so that count hardly moves while the young generation fills with them. When a
 collection came, it walked up to ~170,000 objects at 10,000 players and held the
 event loop for up to 420 ms; a full one walks every object alive, ~87 per
-connected player at about 1 us each (BENCHMARKS.md, issue 14).
+connected player at about 1 us each (BENCHMARKS.md).
 
 While `Collector.run` runs, the automatic collector is off and:
 
@@ -16,7 +16,7 @@ While `Collector.run` runs, the automatic collector is off and:
   kept survivors one more interval in the middle generation and collected that
   too: those collections walked each survivor a second time and freed almost
   nothing (701 objects in a 10,000-player run, against 4,710 by the young ones;
-  BENCHMARKS.md, issue 14);
+  BENCHMARKS.md);
 - the interval adapts: a collection walks what was allocated over it and lived,
   so it is halved when a collection took over `BUDGET` of CPU and grows while
   they take under a third of that. A busy lobby gets short pauses often, a
@@ -26,7 +26,7 @@ While `Collector.run` runs, the automatic collector is off and:
   transport is one). That one pause grows with the players connected; the
   metrics and the log give its length and what it freed;
 - every `TRIM_EVERY` s it asks glibc how much of its heap is free and hands it
-  back to the OS when enough is (`heap.Heap`, issue 22): what a burst of
+  back to the OS when enough is (`heap.Heap`): what a burst of
   slow clients took comes back instead of staying in the RSS.
 """
 

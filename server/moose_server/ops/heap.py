@@ -3,7 +3,7 @@
 Python frees a bytes or str object of more than 512 bytes with `free()`, and
 glibc's malloc keeps what was freed for later: it returns memory to the OS only
 from the top of its heap, and one object still alive above a freed region pins
-all of it. A burst of clients that stop reading (issue 22) fills the heap with
+all of it. A burst of clients that stop reading fills the heap with
 the frames queued for them; once they are dropped those are freed, but the RSS
 stayed where the burst left it (55 MiB, 361 at the peak, 361 after:
 deploy/README.md, "Slow clients and memory"). `malloc_trim(0)` gives back every whole free page

@@ -20,8 +20,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
+from typing import Protocol
 
-from moose_server.lobby.matchmaking import Matchmaker
 from moose_server.settings import Settings
 from moose_server.storage.store import Store
 from moose_server.tasks import one_round
@@ -35,11 +35,21 @@ DEAD_MARK_TTL = 3600.0  # how long a dead instance can still learn it was taken 
 DEAD = b"dead"
 
 
+class Tickets(Protocol):
+    """The queue's tickets by the instance they came through (matchmaking's)."""
+
+    async def ticket_instances(self) -> dict[str, int]:
+        """The instances that took the tickets waiting now, with how many each."""
+
+    async def forget_instance(self, instance: str) -> int:
+        """Drop the tickets of a dead instance; how many went."""
+
+
 class Liveness:
     """This instance's heartbeat and the reaping of dead instances' tickets."""
 
     def __init__(
-        self, store: Store, matchmaker: Matchmaker, settings: Settings,
+        self, store: Store, matchmaker: Tickets, settings: Settings,
         on_presumed_dead: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:  # fmt: skip

@@ -18,10 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from moose import rules
-from moose_server.accounts.names import distinct
-from moose_server.accounts.ratings import Standing
-from moose_server.codec import extend_map, pack, pack_array_header, pack_map
+from moose_server.accounts import Standing, distinct
 from moose_server.errors import Refusal
+from moose_server.storage.codec import extend_map, pack, pack_array_header, pack_map
 
 __all__ = [
     "Event",
@@ -29,12 +28,14 @@ __all__ = [
     "GameError",
     "Move",
     "abandoned_event",
+    "arena_info",
     "bot_move",
     "finished_record",
     "match_message",
     "over_event",
     "seat_info",
     "seat_info_of",
+    "summary",
     "table_match",
     "thinks",
     "timeout_move",
@@ -78,7 +79,7 @@ class Game:
     # A provably fair deal's {"scheme", "commitment", "server_seed" (hex), "seeds"}
     # (moose.fair); secret until the end. None: dealt from a fixed deck (tests).
     deal: dict[str, Any] | None = None
-    arena: str | None = None  # the arena tournament it is a game of (issue 26, arena)
+    arena: str | None = None  # the arena tournament it is a game of
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
@@ -252,7 +253,8 @@ def thinks(name: str | None) -> bool:
 
 def match_message(game: Game, seat: int) -> dict[str, Any]:
     """The `match` that tells a seated player of their game."""
-    return table_match(game.id, seat, game.names, seat_info(game), game.public_deal())
+    info = {**seat_info(game), **arena_info(game)}
+    return table_match(game.id, seat, game.names, info, game.public_deal())
 
 
 def table_match(
@@ -267,6 +269,12 @@ def seat_info(game: Game) -> dict[str, Any]:
     """`bots` (each seat a bot, the server's or a player's) and `ratings` of a game's seats,
     for `match`, `start` and `state`; a rating is {"rating", "provisional"} or None."""
     return seat_info_of(game.bots, game.profiles)
+
+
+def arena_info(game: Game) -> dict[str, Any]:
+    """`arena`: the arena tournament an arena game belongs to, for `match`, `start` and
+    `state` (nothing for any other game): the page shows its name and standings."""
+    return {"arena": game.arena} if game.arena else {}
 
 
 def seat_info_of(
@@ -295,3 +303,9 @@ def over_event(state: rules.State) -> Event:
 def abandoned_event(state: rules.State) -> Event:
     """The event that ends an abandoned game: the scores as they stand, and no winner."""
     return {"kind": "over", "abandoned": True, "scores": rules.scores(state), "winners": []}
+
+
+def summary(game: Game) -> dict[str, Any]:
+    """What the list says of one game: its seats' names, bot flags and ratings as in
+    `match` (its id and start time are added by the index)."""
+    return {"players": len(game.names), "names": game.names, **seat_info(game)}

@@ -42,13 +42,14 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from moose import fair, rules
-from moose_server.accounts.names import distinct
+from moose_server.accounts import distinct
 from moose_server.play.copies import Copies
 from moose_server.play.game import (
     Event,
     Game,
     GameError,
     abandoned_event,
+    arena_info,
     bot_move,
     finished_record,
     match_message,
@@ -158,7 +159,7 @@ class Games:
         Unless a `seed`, `deck` or `state` fixes the deal (tests), it is a provably
         fair one (moose.fair) from `server_seed` (drawn when None) and the seats'
         `seeds` (each "" when None). `told`: the players had their `match` already
-        (lobby/deals.py sent it before the seeds came).
+        (deals/deals.py sent it before the seeds came).
         With `game_id`, dealing again is harmless: a game of that id with the same
         players is taken as this one (dealt before by someone whose answer was lost).
         """
@@ -179,7 +180,7 @@ class Games:
             arena=arena,
         )  # fmt: skip
         start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names,
-                 **seat_info(game), **game.public_deal()}  # fmt: skip
+                 **seat_info(game), **arena_info(game), **game.public_deal()}  # fmt: skip
         await self.store.add_player_game(game.humans(), game.id)
         _, created = await self._commit(game, game, [start], "")
         if created is None:
@@ -342,7 +343,7 @@ class Games:
         step = await self._server_step(game, timed_out=True)
         if step is not None:
             # Checked against this deadline too: one held since (the seats were told
-            # that Redis lost their last writes, net/hub.py) waits for its new time.
+            # that Redis lost their last writes, play/hub.py) waits for its new time.
             got, result = await self._commit(game, step[0], step[1], "", due=game.deadline)
             if result is not None:
                 if self.timeouts is not None:
@@ -449,8 +450,8 @@ class Games:
         if new.finished:
             # Both leave in one batch (one round trip; storage/batch.py).
             forget = self.store.remove_player_game(new.humans(), new.id)
-            settles = new.rated or new.arena is not None  # ratings, arena points
-            if new.state.over and settles and self.rater is not None:
+            # Ratings, arena points, and every finished game in its players' histories.
+            if new.state.over and self.rater is not None:
                 await asyncio.gather(forget, self.rater.apply(new, got.now))
             else:
                 await forget

@@ -14,7 +14,12 @@ rates them (the same changes: they come from the game's stored start ratings
 and result). Instances racing on one game apply it once. Games rated here are
 taken off the unrated sets in batches, off the move path.
 
-An arena game's points (issue 26, arena) go the same way: its end puts it among
+Every other finished game goes the same way too: its end puts it among the
+unrated games, and `apply` puts it in the histories of its players (those of
+a rated game whom it did not rate too: lua/history.lua, once per game), so a
+profile lists every finished game, rated or not.
+
+An arena game's points go the same way: its end puts it among
 the unrated games whether rated or not, `apply` applies its points through the
 arena scorer (lua/arena_score.lua, once per game) besides any rating, and the
 sweep does both again for a game its instance left.
@@ -27,21 +32,29 @@ import contextlib
 import json
 import logging
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Protocol
 
 from moose import rules
-from moose_server.accounts import ratings
-from moose_server.accounts.ratings import Standing
-from moose_server.play.arena_points import ArenaScorer
+from moose_server.accounts import PlayerStore, Standing, ratings
 from moose_server.play.game import Game
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
-from moose_server.storage.players import PlayerStore
-from moose_server.storage.scripts import RateCall, RatedSeat
+from moose_server.storage.scripts import HistoryCall, RateCall, RatedSeat
 from moose_server.storage.store import Store
 from moose_server.tasks import one_round
 
-__all__ = ["Results"]
+__all__ = ["ArenaPoints", "Results"]
+
+
+class ArenaPoints(Protocol):
+    """Applies a finished arena game's points (arenas/points.py)."""
+
+    async def apply(
+        self, arena: str, game: str, players: list[str | None], state: rules.State,
+        away: list[bool],
+    ) -> bool:  # fmt: skip
+        """Apply the points of a finished game of `arena`; False when done before."""
+
 
 log = logging.getLogger(__name__)
 
@@ -64,15 +77,32 @@ def _profiled(game: Game) -> list[str | None]:
     return [p if prof else None for p, prof in zip(game.players, profiles, strict=True)]
 
 
+def _bot_flags(game: Game) -> list[bool]:
+    """Each seat a bot or not: the server's, or a program that said so."""
+    profiles = game.profiles or [None] * len(game.bots)
+    return [b is not None or bool(p and p.get("bot"))
+            for b, p in zip(game.bots, profiles, strict=True)]  # fmt: skip
+
+
+def _entry(
+    game: Game, ended: int, seat: int, rating: int | None, change: int | None
+) -> dict[str, Any]:
+    """A finished game as `seat`'s history lists it (rating and change None: unrated)."""
+    return {"game": game.id, "time": ended, "seat": seat, "names": game.names,
+            "players": _profiled(game), "bots": _bot_flags(game),
+            "scores": rules.scores(game.state), "place": ratings.places(game.state)[seat],
+            "rating": rating, "change": change, "private": game.code is not None}  # fmt: skip
+
+
 class Results:
     """Rates finished games (see the module docstring); one per instance."""
 
     def __init__(
         self, store: Store, players: PlayerStore, settings: Settings,
-        arenas: ArenaScorer | None = None,
+        arenas: ArenaPoints | None = None,
     ) -> None:  # fmt: skip
         self.store = store
-        self.arenas = arenas  # an arena game's points (issue 26, arena)
+        self.arenas = arenas  # an arena game's points
         self.players = players
         self.settings = settings
         self.running = True
@@ -138,8 +168,8 @@ class Results:
     async def apply(self, game: Game, ended: int) -> None:
         """Apply a finished game's rating changes and arena points, once whoever calls
         (`ended`: its end, ms)."""
-        if game.rated:
-            await self._rate(game, ended)
+        rated = await self._rate(game, ended) if game.rated else set()
+        await self._list(game, ended, rated)
         if game.arena is not None and self.arenas is not None:
             away = list(game.away)
             if await self.arenas.apply(game.arena, game.id, game.players, game.state, away):
@@ -147,29 +177,40 @@ class Results:
                          extra={"event": "arena_scored", "game": game.id})  # fmt: skip
         self._done.append(game.id)
 
-    async def _rate(self, game: Game, ended: int) -> None:
-        """Apply a finished rated game's changes, once whoever calls."""
+    async def _rate(self, game: Game, ended: int) -> set[int]:
+        """Apply a finished rated game's changes, once whoever calls; the seats rated."""
         changes = self.changes(game, game.state)
-        scores, places = rules.scores(game.state), ratings.places(game.state)
-        bots = [
-            b is not None or bool(p and p.get("bot"))
-            for b, p in zip(game.bots, game.profiles or [None] * len(game.bots), strict=True)
-        ]
-        seats = []
+        bots = _bot_flags(game)
+        seats, rated = [], set()
         for k, change in enumerate(changes):
             player = game.players[k]
             if change is None or player is None or change[0] == change[1]:
                 continue  # a server bot, or too few rated seats to learn anything
             before, after = change
-            entry = {"game": game.id, "time": ended, "seat": k, "names": game.names,
-                     "players": _profiled(game), "bots": bots, "scores": scores, "place": places[k],
-                     "rating": after.rating, "change": after.rating - before.rating,
-                     "private": game.code is not None}  # fmt: skip
+            entry = _entry(game, ended, k, after.rating, after.rating - before.rating)
             seats.append(RatedSeat(player, game.names[k], bots[k], after.mu - before.mu,
                                    after.sigma / before.sigma, json.dumps(entry)))  # fmt: skip
+            rated.add(k)
         if seats and await self.players.rate(self._rate_call(game.id, seats)):
             log.info("rated %s: %d seats", game.id, len(seats),
                      extra={"event": "rated", "game": game.id})  # fmt: skip
+        return rated
+
+    async def _list(self, game: Game, ended: int, rated: set[int]) -> None:
+        """Put a finished game in the histories of its players it did not rate, once."""
+        entries = [
+            (player, json.dumps(_entry(game, ended, k, None, None)))
+            for k, player in enumerate(game.players)
+            if player is not None and game.bots[k] is None and k not in rated
+        ]  # fmt: skip
+        if not entries:
+            return
+        s = self.settings
+        call = HistoryCall(game.id, entries, 2 * s.game_ttl, s.history_size,
+                           int(s.guest_ttl * 1000))  # fmt: skip
+        if await self.players.list_game(call):
+            log.info("listed %s: %d seats", game.id, len(entries),
+                     extra={"event": "listed", "game": game.id})  # fmt: skip
 
     def _rate_call(self, game: str, seats: list[RatedSeat]) -> RateCall:
         """The rating update of a game's seats, on this service's scales and settings."""

@@ -20,7 +20,7 @@ class Seat:
     name: str
     bot: str | None  # the server's bot playing it (its kind)
     is_bot: bool = False  # a player who said hello as a bot
-    fair: bool = False  # asked for a provably fair deal: may send a seed (issue 27)
+    fair: bool = False  # asked for a provably fair deal: may send a seed
 
     def as_dict(self) -> dict[str, Any]:
         """The seat as PROTOCOL.md writes it in a `table` message."""

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from moose import rules
-from moose_server.codec import pack, pack_compressed
 from moose_server.play.game import Event, Game, over_event
 from moose_server.play.streams import keeps_snapshot
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack, pack_compressed
 from moose_server.storage.scripts import CommitCall
 
 __all__ = ["Passes", "Rater", "Steps"]
@@ -134,7 +134,8 @@ class Steps:
             deadline_ms=self.deadline_delta(new, events, auto),
             ttl=self.settings.game_ttl if over else 0,
             record=record,
-            record_ttl=self.settings.record_ttl if rated else 0,
+            # Every finished game settles (results.py: histories at least): among the unrated.
+            record_ttl=self.settings.record_ttl if new.state.over else 0,
             auto=auto,
             autos=autos,
             grace_ms=int(self.settings.game_grace * 1000),

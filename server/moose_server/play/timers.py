@@ -15,13 +15,13 @@ moved deadlines by mistake (gaps of 1-4.4 s in a lobby of 10,000 players).
 Redis coming back without its last writes is an outage too, however short the
 gap: the bucket's poll stamp is then older than the one this instance's last
 claim wrote (claim.lua), and games may have gone back to turns whose players
-are not told yet (issue 23; the hub then defers each one it tells about).
+are not told yet (the hub then defers each one it tells about).
 
 The timeouts a poll claims are played side by side (at most `AT_ONCE` at a
 time), in a task, and the next poll does not wait for them: played one after
 another and waited for, a poll's timeouts on a busy instance could hold the
 next poll past the outage threshold (gaps of up to 22 s were logged at 20,000
-players; BENCHMARKS.md, issue 14).
+players; BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ AT_ONCE = 32  # timeouts of one poll played at the same time, at most
 
 
 class Undealt(Protocol):
-    """What the deadline loop needs of deals that wait for seeds (lobby/deals.py)."""
+    """What the deadline loop needs of deals that wait for seeds (deals/deals.py)."""
 
     async def due(self, game_id: str) -> bool:
         """The deal's seed time is over: deal it (once, whoever calls)."""

@@ -27,7 +27,7 @@ sends each command to the node of its key's slot. Either way:
   connection is closed. The single-node client connection.py gives the batcher
   has no socket timeout of its own, so redis-py does not arm one asyncio timeout
   per reply (at full speed `read_response`'s own time was 4.7 % of the server's
-  samples; the A/B measured 0.98x the CPU a move: BENCHMARKS.md, issue 28).
+  samples; the A/B measured 0.98x the CPU a move: BENCHMARKS.md).
 
 Every command may thus run twice: the server sends only commands that are safe
 to send twice (store.py's docstring).

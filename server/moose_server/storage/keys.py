@@ -26,7 +26,7 @@ share one tag:
                                  its game hash for the grace (lua/commit.lua)
         moose:{b7}:record:<id>   a rated game's record (msgpack, zlib), record_ttl
         moose:{b7}:deal:<id>     hash: a provably fair deal waiting for its seeds
-                                 (issue 27; lobby/deals.py): data (msgpack: seats,
+                                 (deals/deals.py): data (msgpack: seats,
                                  server seed...), wait (seeds still awaited),
                                  f<seat> (a fair seat), s<seat> (its seed), n<seat>
                                  (its nonce), closed; gone once the game is dealt
@@ -58,7 +58,7 @@ share one tag:
 ``{mm}`` -- matchmaking: every lua/mm_*.lua script gets all of `mm_keys` (see
     their docstrings there), in that order.
 
-``{ar}`` -- arena tournaments (issue 26, arena; storage/arenas.py): every
+``{ar}`` -- arena tournaments (arenas/store.py): every
     lua/arena_*.lua script gets one arena's `ArenaKeys`, in their order::
 
         moose:{ar}:arenas        sorted set: arena id -> its end (ms); a closed
@@ -102,7 +102,7 @@ subject, so that such keys spread over the cluster's slots::
                                       (lua/sessions.lua): hash, <process> -> count and
                                       <process>@ -> when its lease ends (ms)
 
-``{mod}`` -- moderation (issue 22; storage/moderation.py), small and bounded::
+``{mod}`` -- moderation (moderation/store.py), small and bounded::
 
     moose:{mod}:bans                  hash: "account:<player>" or "address:<network>"
                                       -> ban (JSON: reason, until ms or 0, by, at)
@@ -112,7 +112,7 @@ subject, so that such keys spread over the cluster's slots::
     moose:{mod}:limits:<hour>         set: the limits refused that hour (TTL)
     moose:{mod}:reports               stream (capped): players' reports of players
 
-Chat, blocks and follows (issue 25, chat part; storage/social.py)::
+Chat, blocks and follows (social/)::
 
     moose:{b7}:chat:<game>:<room>     list (capped): a game's chat, room "players" or
                                       "spectators" (lua/chat.lua); the game's bucket tag,
@@ -122,7 +122,7 @@ Chat, blocks and follows (issue 25, chat part; storage/social.py)::
                                       id -> name
     moose:{<player>}:follows          hash (bounded): players followed, id -> name
     moose:{<player>}:followers        hash (bounded): players following, id -> name
-    (who is online, for follows too: presence_key below, lobby/presence.py)
+    (who is online, for follows too: presence_key below, social/presence.py)
 
 Key names are built here, in Python, and passed to scripts in KEYS; no script
 builds one. Pub/sub channels belong to no slot (a PUBLISH reaches every node):
@@ -171,6 +171,7 @@ __all__ = [
     "hold_key",
     "instance_key",
     "limit_key",
+    "listed_key",
     "mm_done_key",
     "mm_key",
     "mm_keys",
@@ -193,8 +194,8 @@ PREFIX = "moose"
 GAMES_CHANNEL = b"moose:games"
 PLAYERS_CHANNEL = b"moose:players"
 LOADTEST_CHANNEL = b"moose:loadtest"  # moose_loadtest's Redis ceiling: a channel nobody hears
-MODERATION_CHANNEL = b"moose:moderation"  # moderators' notices (issue 22)
-CHAT_CHANNEL = b"moose:chat"  # chat lines: b"<game or code>\n<room>\n<id>\n<line>" (issue 25)
+MODERATION_CHANNEL = b"moose:moderation"  # moderators' notices
+CHAT_CHANNEL = b"moose:chat"  # chat lines: b"<game or code>\n<room>\n<id>\n<line>"
 
 
 def _key(tag: str, kind: str, ident: str | None = None) -> str:
@@ -267,7 +268,7 @@ class GameKeys:
         """The kept record of a rated game."""
         return _key(self.tag, "record", self.id)
 
-    # Provably fair deals (issue 27): a deal waiting for the seats' seeds.
+    # Provably fair deals: a deal waiting for the seats' seeds.
 
     @property
     def deal(self) -> str:
@@ -310,7 +311,7 @@ def move_field(player: str, move_id: str) -> str:
 # -- players: one tag, {pl} ----------------------------------------------------------
 
 NAMES_KEY = _key("pl", "names")
-NAMES_KEYED_KEY = _key("pl", "names_keyed")  # names (issue 22): the names' key version
+NAMES_KEYED_KEY = _key("pl", "names_keyed")  # names: the names' key version
 GUESTS_KEY = _key("pl", "guests")
 
 
@@ -332,6 +333,11 @@ def top_key(kind: str) -> str:
 def rated_key(game: str) -> str:
     """The marker of a rated game."""
     return _key("pl", "rated", game)
+
+
+def listed_key(game: str) -> str:
+    """The marker of a game put in the histories of the players it did not rate."""
+    return _key("pl", "listed", game)
 
 
 # -- matchmaking: one tag, {mm} ------------------------------------------------------
@@ -362,7 +368,7 @@ def mm_keys() -> list[str]:
     return [mm_key(kind) for kind in MM_KEY_KINDS]
 
 
-# Issue 28 (fewer commands a game): a call's remembered reply is a key of its own
+# Fewer commands a game: a call's remembered reply is a key of its own
 # that expires, one SET where a hash, a sorted set and their purge took three.
 def mm_done_key(nonce: str) -> str:
     """The reply of the matchmaking call with this nonce, so a re-sent call is answered once."""
@@ -396,7 +402,7 @@ def instance_key(instance: str) -> str:
 
 
 def limit_key(kind: str, per: str, subject: str) -> str:
-    """The rate limit `kind` ("code", "login"; "start", "bot", "api": holds, issue 22) of
+    """The rate limit `kind` ("code", "login"; "start", "bot", "api": holds) of
     one client `per` "address" or "player"."""
     return _key(f"{kind}:{per}:{subject}", "limit")
 
@@ -404,7 +410,7 @@ def limit_key(kind: str, per: str, subject: str) -> str:
 SECRET_KEY = _key("tokens", "secret")
 
 
-# Moderation (issue 22): one tag, {mod}; a few small bounded keys, read by `moose admin`.
+# Moderation: one tag, {mod}; a few small bounded keys, read by `moose admin`.
 
 
 @dataclass(frozen=True)
@@ -427,7 +433,7 @@ class ModerationKeys:
         return _key("mod", "limits", str(hour))
 
 
-# Holds (issue 22): what one client holds, one key per client (accounts/quotas.py).
+# Holds: what one client holds, one key per client (limits/quotas.py).
 
 
 def hold_key(kind: str, subject: str) -> str:
@@ -440,8 +446,8 @@ def sessions_key(subject: str) -> str:
     return _key(f"bots:address:{subject}", "sessions")
 
 
-# Together (issue 25, rematch and challenges): one tag, {inv}, so that lua/invite_*.lua
-# touch an offer and its sender's open offers in one slot (lobby/invites.py)::
+# Rematch and challenges: one tag, {inv}, so that lua/invite_*.lua
+# touch an offer and its sender's open offers in one slot (tables/invites.py)::
 #
 #     moose:{inv}:offer:<id>     JSON: a rematch ("r_<old game>") or challenge ("c_<hex>")
 #                                offer, its seats, answers and status; expires after
@@ -449,11 +455,11 @@ def sessions_key(subject: str) -> str:
 #     moose:{inv}:open:<player>  sorted set: the player's open challenges -> expiry ms
 #
 # Presence has its subject's tag: moose:{<player>}:online, a hash: instance -> when
-# that instance's word lapses (ms), and `name` (lobby/presence.py; follows read it too).
+# that instance's word lapses (ms), and `name` (social/presence.py; follows read it too).
 
 
 def offer_key(offer: str) -> str:
-    """A rematch or challenge offer (lobby/invites.py)."""
+    """A rematch or challenge offer (tables/invites.py)."""
     return _key("inv", "offer", offer)
 
 
@@ -467,7 +473,7 @@ def presence_key(player: str) -> str:
     return _key(player, "online")
 
 
-# Arena tournaments (issue 26, arena): one tag, {ar}.
+# Arena tournaments: one tag, {ar}.
 
 ARENAS_KEY = _key("ar", "arenas")
 
@@ -505,7 +511,7 @@ def arena_won_key(player: str) -> str:
     return _key("ar", "won", player)
 
 
-# Chat, blocks and follows (issue 25, chat part): storage/social.py.
+# Chat, blocks and follows: social/.
 
 
 def chat_key(game: str, room: str, buckets: int) -> str:

@@ -11,12 +11,14 @@ from keys.py; a script never builds one. tests/test_scripts.py checks each
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
+from importlib.resources.abc import Traversable
 from typing import Any, ClassVar
 
-from moose_server.codec import pack
+from moose_server.storage.codec import pack
 from moose_server.storage.keys import (
     GAMES_CHANNEL,
     GUESTS_KEY,
@@ -29,6 +31,7 @@ from moose_server.storage.keys import (
     GameKeys,
     deadlines_key,
     history_key,
+    listed_key,
     mm_done_key,
     mm_keys,
     offer_key,
@@ -64,6 +67,7 @@ __all__ = [
     "FollowCall",
     "ForgetCall",
     "FormCall",
+    "HistoryCall",
     "HoldCall",
     "InviteAnswerCall",
     "InviteOfferCall",
@@ -83,6 +87,7 @@ __all__ = [
     "StartTableCall",
     "StartedCall",
     "TableCall",
+    "lua_folder",
     "register",
     "source",
 ]
@@ -90,11 +95,23 @@ __all__ = [
 Argv = list[Any]
 
 
+def lua_folder(script: str) -> Traversable:
+    """The `lua/` folder holding <script>.lua: the one of the package whose script it is."""
+    root = resources.files("moose_server")
+    for package in sorted(root.iterdir(), key=lambda p: p.name):
+        folder = package / "lua"
+        if (folder / f"{script}.lua").is_file():
+            return folder
+    raise FileNotFoundError(f"no package of moose_server has lua/{script}.lua")
+
+
+@functools.cache
 def source(script: str) -> str:
-    """The text of lua/<script>.lua; a matchmaking script comes with its prelude and epilogue."""
-    lua = resources.files("moose_server.storage") / "lua"
+    """The text of <script>.lua; a matchmaking script comes with its prelude and epilogue,
+    an arena's with the prelude naming its keys."""
+    lua = lua_folder(script)
     body = (lua / f"{script}.lua").read_text()
-    if script.startswith("arena_"):  # issue 26, arena: the keys named in a prelude
+    if script.startswith("arena_"):
         return "\n".join(((lua / "arena_lib.lua").read_text(), body))
     if not script.startswith("mm_"):
         return body
@@ -196,7 +213,7 @@ class ClaimCall:
 @dataclass(frozen=True)
 class DeferCall:
     """Defer a game's deadlines `grace_ms` from now at least (lua/defer.lua): its
-    players are being told that Redis lost its last writes (issue 23)."""
+    players are being told that Redis lost its last writes."""
 
     SCRIPT: ClassVar[str] = "defer"
 
@@ -267,7 +284,7 @@ class OnlineCall:
         return [ONLINE_KEY, ONLINE_COUNTS_KEY], [self.instance, self.players, self.ttl_ms]
 
 
-# -- holds (issue 22): what one client holds ---------------------------------------------
+# -- holds: what one client holds ---------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -355,6 +372,29 @@ class RateCall:
 
 
 @dataclass(frozen=True)
+class HistoryCall:
+    """Put a finished game in the histories of the players it did not rate, once
+    (lua/history.lua)."""
+
+    SCRIPT: ClassVar[str] = "history"
+
+    game: str
+    entries: Sequence[tuple[str, str]]  # (player, history entry JSON)
+    marker_ttl: int  # s: how long the "listed" marker stays
+    history_size: int
+    guest_ttl_ms: int
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as history.lua reads them."""
+        keys = [listed_key(self.game)]
+        argv: Argv = [self.marker_ttl, self.history_size, self.guest_ttl_ms, len(self.entries)]
+        for player, entry in self.entries:
+            keys += [profile_key(player), history_key(player)]
+            argv.append(entry)
+        return keys, argv
+
+
+@dataclass(frozen=True)
 class AccountClaimCall:
     """Make a player an account under a name (lua/account_claim.lua)."""
 
@@ -375,7 +415,7 @@ class AccountClaimCall:
 
 @dataclass(frozen=True)
 class PasswordUpgradeCall:
-    """Logins (issue 22): a verified password's hash of older parameters replaced by one
+    """Logins: a verified password's hash of older parameters replaced by one
     of today's (lua/pw_upgrade.lua), unless the password changed meanwhile."""
 
     SCRIPT: ClassVar[str] = "pw_upgrade"
@@ -489,7 +529,7 @@ class CreateTableCall(MatchCall):
     ttl_us: int
     rated: bool
     host_is_bot: bool
-    fair: bool = False  # the host asked for a provably fair deal (issue 27)
+    fair: bool = False  # the host asked for a provably fair deal
 
 
 @dataclass(frozen=True)
@@ -503,7 +543,7 @@ class JoinTableCall(MatchCall):
     name: str
     ttl_us: int
     is_bot: bool
-    fair: bool = False  # the player asked for a provably fair deal (issue 27)
+    fair: bool = False  # the player asked for a provably fair deal
 
 
 @dataclass(frozen=True)
@@ -558,7 +598,7 @@ class TableCall(MatchCall):
     code: str
 
 
-# -- arena tournaments (issue 26, arena): every script gets one arena's ArenaKeys ----
+# -- arena tournaments: every script gets one arena's ArenaKeys ----
 
 
 @dataclass(frozen=True)
@@ -648,7 +688,7 @@ def _packed(value: dict[str, Any] | bytes) -> bytes:
     return value if isinstance(value, bytes) else pack(value)
 
 
-# -- provably fair deals (issue 27) ------------------------------------------------------
+# -- provably fair deals ------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -705,7 +745,7 @@ class DealCloseCall:
         return [self.keys.deal, self.keys.deadlines], [self.keys.deal_member]
 
 
-# Together (issue 25): rematch and challenge offers (lobby/invites.py).
+# Rematch and challenge offers (tables/invites.py).
 
 
 @dataclass(frozen=True)
@@ -746,7 +786,7 @@ class InviteAnswerCall:
         return keys, [self.action, self.player, self.reason, self.next_game]
 
 
-# -- chat, blocks and follows (issue 25, chat part) ------------------------------------
+# -- chat, blocks and follows ------------------------------------
 
 
 @dataclass(frozen=True)
@@ -790,7 +830,7 @@ class ChatCall:
 # Every call type, one per script (tests/test_scripts.py checks that none is missing).
 CALLS: tuple[type[Any], ...] = (
     CommitCall, ClaimCall, DeferCall, FollowCall, LimitCall, LiveAddCall, LiveRemoveCall,
-    OnlineCall, RateCall,
+    OnlineCall, RateCall, HistoryCall,
     AccountClaimCall, EnqueueCall, LeaveCall, RangeCall, BotsCall, FormCall, ForgetCall,
     CreateTableCall, JoinTableCall, AddBotCall, LeaveTableCall, StartTableCall, StartedCall,
     TableCall,

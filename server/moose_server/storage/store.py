@@ -36,9 +36,9 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
-from moose_server.codec import pack, unpack, unpack_stored
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
+from moose_server.storage.codec import pack, unpack, unpack_stored
 from moose_server.storage.keys import (
     LIVE_GAMES_KEY,
     LIVE_INFO_KEY,
@@ -311,7 +311,7 @@ class Store:
         return [(gid.decode(), int(r[0])) for r in replies if not int(r[1]) for gid in r[2:]]
 
     async def _tell_moved(self, games: list[str], grace_ms: int) -> None:
-        """Write deadlines an outage moved into the games' hashes (issue 24, countdown).
+        """Write deadlines an outage moved into the games' hashes.
 
         claim.lua moved them in the deadline sets only, and `synced` and `state` tell
         the hash's. A failure is logged, not raised: the claim itself went through.

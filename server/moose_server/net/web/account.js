@@ -5,6 +5,7 @@
 // Logging in and out is a new session on a fresh socket (`Net.switchTo`): the one in
 // use stays until the new hello is welcomed, so a refused password changes nothing.
 
+import { loadBlocks, renderBlocked, unblock } from "./chat.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
 import { navLink, profilePath } from "./pages.js";
@@ -192,6 +193,12 @@ export function accountPanel() {
   );
 }
 
+// The players this player blocks, each with its way back (a guest may block too).
+function blockedPanel() {
+  loadBlocks(app.net, app.render); // asked once a session
+  return renderBlocked((p) => unblock(app.net, p, app.notice).catch((err) => app.notice(app.errorText(err))));
+}
+
 // /account: your account's settings, or a guest's way to one.
 export function accountPage() {
   const w = me();
@@ -202,6 +209,7 @@ export function accountPage() {
       h("h2", {}, t("acct_settings")),
       h("p", {}, t("acct_guest_note")),
       h("p", {}, navLink(profilePath({ player: w.player, name: w.name }), { testid: "profile-link" }, t("acct_my_profile"))),
+      blockedPanel(),
     );
   }
   return h(
@@ -233,6 +241,7 @@ export function accountPage() {
         h("button", { testid: "logout-all-button", disabled: auth.busy, onclick: logoutAll }, t("acct_logout_all")),
       ),
     ),
+    blockedPanel(),
   );
 }
 

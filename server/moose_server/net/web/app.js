@@ -52,11 +52,14 @@ const FAIR = { fair: true };
 // Rematch and challenges: their own state and panel.
 const together = createTogether({
   ask, render, session, watch: (id) => act.watch(id), me: () => net.welcome && net.welcome.player,
+  request: (type, fields) => net.request(type, fields), game: () => state.game,
 });
 // Arena tournaments: their screens are "arenas" and "arena".
 const arenas = arenaPages({
   ask, send, go, render, session, watchGame: (game) => act.watch(game), now: () => net.now(),
   name: () => state.name, setName: (value) => act.setName(value),
+  request: (type, fields) => net.request(type, fields), me: () => net.welcome && net.welcome.player,
+  openMatch: (msg) => { takeMatch(msg); render(); },
 });
 
 // -- what the server says ---------------------------------------------------------
@@ -74,11 +77,10 @@ function onMessage(msg) {
       break;
     case "match":
       if (state.game && state.game.id === msg.game) return;
-      state.queued = null;
-      state.table = null;
-      openGame(msg.game, msg.seat, msg);
       // Our seed for the provably fair deal (we ask for one: FAIR).
       if (msg.deal) send("seed", { game: msg.game, seed: randomSeed() });
+      // The next arena game waits while the last one's end screen counts down (arena.js).
+      if (!arenas.hold(msg, state.screen === "game" ? state.game : null)) takeMatch(msg);
       break;
     case "table":
       state.table = msg.host ? msg : null;
@@ -102,10 +104,17 @@ function onMessage(msg) {
   render();
 }
 
+function takeMatch(msg) {
+  state.queued = null;
+  state.table = null;
+  openGame(msg.game, msg.seat, msg);
+}
+
 function onEvent(msg) {
   const game = state.game;
   if (!game || msg.game !== game.id) return;
   const taken = game.take(msg);
+  if (msg.event && msg.event.arena) game.arena = arenas.seen(msg.event.arena);
   loadHistory(net, { game: game.id }).then((got) => got && render()); // following it now: its chat's backlog
   if (taken === "gap") sync(game);
   if (taken !== "ok") return;
@@ -327,7 +336,7 @@ const gameActions = {
 // The player's name is theirs: a new name (before playing) is a new session.
 // `then`: what to do once logged in, when the name is an account's.
 async function session(then = null) {
-  const input = document.getElementById("name");
+  const input = /** @type {HTMLInputElement | null} */ (document.getElementById("name"));
   const name = (input ? input.value : state.name).trim();
   if (!name || name.length > 24) {
     state.error = t("name_needed");
@@ -432,6 +441,7 @@ function openGame(id, seat, match = null, show = true) {
     game.names = match.names || [];
     game.bots = match.bots || [];
     game.ratings = match.ratings || [];
+    game.arena = arenas.seen(match.arena);
   }
   state.game = game;
   state.selected = null;
@@ -508,7 +518,7 @@ function errorText(err) {
 // -- drawing -----------------------------------------------------------------------
 
 function render() {
-  const focused = document.activeElement;
+  const focused = /** @type {HTMLElement | null} */ (document.activeElement);
   const key = focused && (focused.id || focused.dataset.key || focused.dataset.testid);
   const content = screenContent();
   const game = state.screen === "game" ? state.game : null;
@@ -525,6 +535,7 @@ function render() {
     accountPanel(),
     state.error ? h("p", { class: "banner error", role: "alert", testid: "error" }, state.error) : null,
     state.notice ? h("p", { class: "banner", role: "status", testid: "notice" }, state.notice) : null,
+    arenas.banner(),
     together.panel(state.screen, state.screen === "game" ? state.game : null),
     content,
     together.form(state.screen),
@@ -547,7 +558,7 @@ function screenContent() {
   }
   const me = net.welcome && net.welcome.player;
   if (state.screen === "game" && state.game) {
-    return [renderGame({
+    return [arenas.gamePanel(state.game), renderGame({
       game: state.game, selected: state.selected, now: () => net.now(), offline: state.status !== "open",
       download: state.download, seatButton: together.seatButton, ...gameActions,
       verifyDeal: state.game.recordData && state.game.recordData.deal ? checkDeal : null,
@@ -647,6 +658,7 @@ function tick() {
   const q = state.queued;
   const queued = root.querySelector('[data-testid="queue-status"]');
   if (queued && q) queued.textContent = queuedText({ queued: q, now: () => net.now() });
+  arenas.tick(root);
   // Nobody came within the wait: the queue screen offers what else there is.
   if (q && !q.offered && state.screen === "lobby" && net.now() - q.since >= q.offerAfter) {
     q.offered = true;

@@ -1,26 +1,50 @@
-// Arena tournaments' pages (issue 26, arena): the list at /arenas, one arena at /arena/ID
-// with its standings (pushed by `watch_arena`), its live games (watch links) and results.
+// Arena tournaments' pages: the list at /arenas, one arena at /arena/ID
+// with its standings (pushed by `watch_arena`), its live games (watch links) and results;
+// and the arena around an arena game: its name, the player's points and place in the
+// game, the end screen's points and countdown to the next pairing (PROTOCOL.md: a
+// person rests `next`), a pause, and the arena's end with the player's final place.
 
 import { h } from "./dom.js";
-import { duration, t } from "./i18n.js";
+import { count, duration, t } from "./i18n.js";
 
-// deps: {ask, send, go, render, session, watchGame, now, name, setName}
+// deps: {ask, send, request, go, render, session, watchGame, now, name, setName, openMatch}
 export function arenaPages(deps) {
   const s = { list: null, shown: null, watching: null, member: null };
+  // The arena of the player's arena games: its id, the last `arena` message, a `match`
+  // held while the end screen counts down, and whether its end was put away.
+  const mine = { id: null, msg: null, held: null, closed: false };
 
   function unwatch() {
-    if (s.watching) deps.send("unwatch_arena", { arena: s.watching });
+    if (s.watching && s.watching !== mine.id) deps.send("unwatch_arena", { arena: s.watching });
     s.watching = null;
     s.shown = null;
     s.member = null;
   }
 
-  async function change(type) {
-    const arena = s.watching;
+  async function change(type, arena = s.watching) {
     if (type === "join_arena" && !(await deps.session())) return;
     const ans = await deps.ask(type, { arena });
     if (ans && arena === s.watching) s.member = ans.state;
+    if (ans && arena === mine.id && mine.msg) mine.msg = withState(mine.msg, deps.me(), ans.state);
     deps.render();
+  }
+
+  // The arena of an arena game of ours: followed (watched) from now on.
+  function follow(id) {
+    if (!id || mine.id === id) return;
+    if (mine.id && mine.id !== s.watching) deps.send("unwatch_arena", { arena: mine.id });
+    Object.assign(mine, { id, msg: null, held: null, closed: false });
+    deps.request("watch_arena", { arena: id }).then((ans) => {
+      if (mine.id === id) mine.msg = ans;
+      deps.render();
+    }, () => {});
+  }
+
+  // Until when the end screen counts down: our standing's `next`, while in the future.
+  function nextAt() {
+    const me = myLine(mine.msg, deps.me());
+    if (!me || mine.msg.arena.state !== "running") return null;
+    return me.state === "wait" && me.next && me.next > deps.now() ? me.next : null;
   }
 
   const act = {
@@ -31,6 +55,17 @@ export function arenaPages(deps) {
     watch: (game) => deps.watchGame(game),
     name: () => deps.name(),
     setName: (value) => deps.setName(value),
+    leavePage: () => unwatch(),
+  };
+  const gameAct = {
+    open: (id) => pages.open(id),
+    pause: () => change("pause_arena", mine.id),
+    resume: () => change("join_arena", mine.id),
+    next: () => pages.release(),
+    close: () => {
+      mine.closed = true;
+      deps.render();
+    },
   };
 
   const pages = {
@@ -49,22 +84,80 @@ export function arenaPages(deps) {
       if (ans && s.watching === id) s.shown = ans;
       deps.render();
     },
-    // A pushed `arena` message; true when it is the one shown.
+    // A pushed `arena` message; true when the page shows it (the arena's page, or ours).
     onMessage(msg) {
-      if (msg.type !== "arena" || !s.watching || msg.arena.id !== s.watching) return false;
-      s.shown = msg;
+      if (msg.type !== "arena") return false;
+      let shown = false;
+      if (mine.id && msg.arena.id === mine.id) {
+        mine.msg = msg;
+        shown = true;
+      }
+      if (s.watching && msg.arena.id === s.watching) {
+        s.shown = msg;
+        shown = true;
+      }
+      return shown;
+    },
+    // A game of ours began or came back (`match`, or a `start` or `state` event): an
+    // arena game's arena is followed. Returns the arena id, or null.
+    seen(arenaId) {
+      if (arenaId) follow(arenaId);
+      return arenaId || null;
+    },
+    // A `match` of our arena while the end screen still counts down: held until the
+    // countdown ends or the player moves on (the seat is the player's meanwhile).
+    hold(msg, game) {
+      if (!msg.arena || msg.arena !== mine.id || !game || !game.over || game.seat === null) return false;
+      if (!nextAt()) return false;
+      mine.held = msg;
       return true;
+    },
+    // The held `match`, shown now.
+    release() {
+      const held = mine.held;
+      mine.held = null;
+      if (held) deps.openMatch(held);
     },
     resume() {
       if (s.watching) deps.send("watch_arena", { arena: s.watching });
+      if (mine.id && mine.id !== s.watching) deps.send("watch_arena", { arena: mine.id });
     },
     leavePage: unwatch,
     render(screen, me) {
       if (screen === "arenas") return renderList(s.list, act, deps.now);
       return renderArena(s.shown, s.member, me, act, deps.now);
     },
+    // Above an arena game: its arena, our points and place; at its end, what it earned
+    // and the countdown to the next pairing.
+    gamePanel(game) {
+      if (!game || !game.arena || game.arena !== mine.id || game.seat === null) return null;
+      return arenaBar(mine.msg, game, deps.me(), { next: nextAt(), held: mine.held, now: deps.now }, gameAct);
+    },
+    // On every screen once our arena is over: where the player finished.
+    banner() {
+      const msg = mine.msg;
+      if (!msg || msg.arena.state !== "over" || mine.closed) return null;
+      return overBanner(msg, deps.me(), gameAct);
+    },
+    // Every half second (app.js's tick): the countdown's text, and the held game once due.
+    tick(root) {
+      const el = root.querySelector('[data-testid="arena-next"]');
+      const at = nextAt();
+      if (el && at) el.textContent = t("arena_next_in", { time: duration(at - deps.now()) });
+      if (mine.held && !at) pages.release();
+      else if (el && !at && el.dataset.counting) deps.render();
+    },
   };
   return pages;
+}
+
+function myLine(msg, me) {
+  return msg ? msg.standings.find((l) => l.player === me) || null : null;
+}
+
+// The standings with our own state changed at once (before the next push says so).
+function withState(msg, me, state) {
+  return { ...msg, standings: msg.standings.map((l) => (l.player === me ? { ...l, state } : l)) };
 }
 
 function when(arena, now) {
@@ -138,15 +231,21 @@ function renderArena(shown, member, me, act, now) {
       : h(
           "table",
           { class: "standings" },
-          h("thead", {}, h("tr", {}, ["arena_rank", "arena_player", "arena_pts", "arena_games", "arena_now"].map((k) => h("th", { scope: "col" }, t(k))))),
-          h("tbody", {}, shown.standings.map((s) => standing(s, me, act))),
+          h("thead", {}, h("tr", {}, columns(a).map((k) => h("th", { scope: "col" }, t(k))))),
+          h("tbody", {}, shown.standings.map((s) => standing(s, me, act, a.state !== "over"))),
         ),
     h("h3", {}, t("arena_games_title")),
     h("ul", { class: "live" }, shown.games.map((g) => gameLine(g, act))),
   );
 }
 
-function standing(s, me, act) {
+// The final standings have no "Now" column: nobody plays any more.
+function columns(arena) {
+  const all = ["arena_rank", "arena_player", "arena_pts", "arena_games", "arena_now"];
+  return arena.state === "over" ? all.slice(0, -1) : all;
+}
+
+function standing(s, me, act, now) {
   return h(
     "tr",
     { testid: "arena-standing", class: s.player === me ? "you" : null },
@@ -154,7 +253,7 @@ function standing(s, me, act) {
     h("td", {}, s.name, s.bot ? h("span", { class: "badge bot" }, t("bot")) : null, s.player === me ? h("span", { class: "badge you" }, t("you")) : null),
     h("td", {}, String(s.points)),
     h("td", {}, String(s.games)),
-    h("td", {}, s.game ? h("a", { href: `/w/${s.game}`, onclick: (e) => { e.preventDefault(); act.watch(s.game); } }, t("watch_link")) : t(`arena_member_${s.state}`)),
+    now ? h("td", {}, s.game ? h("a", { href: `/w/${s.game}`, onclick: (e) => { e.preventDefault(); act.watch(s.game); } }, t("watch_link")) : t(`arena_member_${s.state}`)) : null,
   );
 }
 
@@ -164,6 +263,86 @@ function gameLine(g, act) {
     "li",
     { "data-game": g.game },
     h("span", { class: "who" }, names),
-    g.end ? h("span", { class: "ago" }, t("arena_finished")) : h("a", { href: `/w/${g.game}`, testid: "arena-watch", onclick: (e) => { e.preventDefault(); act.watch(g.game); } }, t("watch_link")),
+    g.end
+      // A finished game's replay: the router (pages.js) opens links marked data-nav.
+      ? h("a", { href: `/g/${encodeURIComponent(g.game)}`, "data-nav": "", testid: "arena-replay", onclick: act.leavePage }, t("arena_replay"))
+      : h("a", { href: `/w/${g.game}`, testid: "arena-watch", onclick: (e) => { e.preventDefault(); act.watch(g.game); } }, t("watch_link")),
+  );
+}
+
+// -- the arena around an arena game -------------------------------------------------
+
+function arenaLink(arena, act) {
+  return h("a", { href: `/arena/${encodeURIComponent(arena.id)}`, onclick: (e) => { e.preventDefault(); act.open(arena.id); } }, arena.name);
+}
+
+// The best three and the player: "1. alice 6 · 2. bob 5 · … 7. ann 2".
+function compact(msg, me) {
+  const lines = msg.standings;
+  const shown = lines.filter((l, k) => k < 3 || l.player === me);
+  return h(
+    "ol",
+    { class: "arena-compact", testid: "arena-standing", "aria-label": t("arena_standings") },
+    shown.map((l) => h("li", { class: l.player === me ? "you" : null, value: l.rank }, `${l.name} `, h("strong", {}, String(l.points)))),
+  );
+}
+
+function arenaBar(msg, game, me, clock, act) {
+  if (!msg) return h("section", { class: "panel arena-bar", testid: "arena-bar" }, h("p", {}, t("status_connecting")));
+  const line = myLine(msg, me);
+  return h(
+    "section",
+    { class: "panel arena-bar", testid: "arena-bar", "aria-label": t("arena_name") },
+    h(
+      "p",
+      { class: "row" },
+      h("strong", {}, arenaLink(msg.arena, act)),
+      line ? h("span", { testid: "arena-points" }, count("arena_points_n", line.points)) : null,
+      line ? h("span", { testid: "arena-place" }, t("arena_place", { place: line.rank, n: msg.standings.length })) : null,
+    ),
+    compact(msg, me),
+    game.over ? afterGame(msg, game, line, clock, act) : null,
+  );
+}
+
+// The end screen's part: what this game earned, and what comes next.
+function afterGame(msg, game, line, clock, act) {
+  const played = msg.games.find((g) => g.game === game.id);
+  const earned = played && played.points ? played.points[game.seat] : null;
+  return h(
+    "div",
+    { class: "arena-after" },
+    h("p", { testid: "arena-earned" }, earned === null ? t("arena_counting") : t("arena_earned", { n: earned })),
+    nextPart(msg, line, clock, act),
+  );
+}
+
+function nextPart(msg, line, clock, act) {
+  if (msg.arena.state === "closing" || msg.arena.state === "over") {
+    return h("p", { testid: "arena-next" }, t(msg.arena.state === "over" ? "arena_over_short" : "arena_no_more"));
+  }
+  if (!line || line.state === "left") return h("p", { testid: "arena-next" }, t("arena_left_note"));
+  if (line.state === "paused") {
+    return h("p", { class: "row" }, h("span", { testid: "arena-next" }, t("arena_paused_note")),
+      h("button", { class: "primary", testid: "arena-game-resume", onclick: act.resume }, t("arena_resume")));
+  }
+  const text = clock.next ? t("arena_next_in", { time: duration(clock.next - clock.now()) }) : t("arena_next_wait");
+  return h(
+    "p",
+    { class: "row" },
+    h("span", { testid: "arena-next", role: "timer", "data-counting": clock.next ? "1" : null }, text),
+    clock.held ? h("button", { class: "primary", testid: "arena-next-now", onclick: act.next }, t("arena_next_now")) : null,
+    h("button", { testid: "arena-game-pause", onclick: act.pause }, t("arena_pause")),
+  );
+}
+
+function overBanner(msg, me, act) {
+  const line = myLine(msg, me);
+  const params = { name: msg.arena.name, place: line ? line.rank : 0, n: msg.standings.length, points: line ? count("arena_points_n", line.points) : "" };
+  return h(
+    "section",
+    { class: "banner arena-over", role: "status", testid: "arena-over" },
+    h("p", {}, line ? t("arena_over_place", params) : t("arena_over_plain", params), " ", arenaLink({ ...msg.arena, name: t("arena_final_link") }, act)),
+    h("button", { testid: "arena-over-close", onclick: act.close }, t("arena_close")),
   );
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // The game screen: every seat's house, the piles, your hand and moves, the log, the end.
 
 import { h, icon } from "./dom.js";
@@ -228,7 +229,7 @@ function handHint(ctx, playable) {
 // Why a card of ours cannot be played on our move (replays: engine.js), or null.
 function why(game, mine, card) {
   if (!mine || game.view.pending || game.legal.some((m) => m.action === "play" && m.card === card)) return null;
-  const found = whyNot(game.view.houses, game.seat, card);
+  const found = /** @type {[string, any] | null} */ (whyNot(game.view.houses, game.seat, card));
   return found ? t(found[0], { ...found[1], room: found[1].type ? roomName(found[1].type) : "" }) : t("why_other");
 }
 

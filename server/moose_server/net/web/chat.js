@@ -1,4 +1,4 @@
-// Table chat, mute, block, report and follows (issue 25): the page's side.
+// Table chat, mute, block, report and follows: the page's side.
 //
 // Every line is shown as text (dom.js's h() sets text nodes, never HTML). A room's
 // lines are kept in `line` order, once each; after a reconnect the page asks
@@ -17,7 +17,15 @@ export const chat = {
   muted: new Set(), // "game:seat"
   draft: "",
   following: null, // the last `following` answer
+  blocks: null, // the players we block: [{player, name}] (the `blocks` answer), once asked
+  blocksOf: null, // whose blocks those are (a new session asks again)
 };
+
+// A person at a game or a table among `list` ([{player, name}]): by id when the place
+// gives one (a table's seats, a chat line), else by the name shown at the game.
+function among(list, p) {
+  return Boolean(list && list.some((x) => (p.player ? x.player === p.player : x.name === p.name)));
+}
 
 function order(id) {
   const [ms, n] = String(id).split("-");
@@ -115,9 +123,14 @@ function person(ctx, id, p) {
       ? h("button", { class: "small", testid: "mute-button", "aria-pressed": muted ? "true" : "false",
           onclick: () => ctx.act.mute(id, p.seat) }, muted ? t("chat_unmute") : t("chat_mute"))
       : null,
-    h("button", { class: "small", testid: "block-button", onclick: () => ctx.act.block(ctx.place, p) }, t("chat_block")),
-    h("button", { class: "small", testid: "follow-button", onclick: () => ctx.act.follow(ctx.place, p) }, t("follow")),
+    stateButton("block-button", among(chat.blocks, p), ["chat_block", "people_unblock"], () => ctx.act.block(ctx.place, p)),
+    stateButton("follow-button", among(chat.following && chat.following.players, p), ["follow", "unfollow"], () => ctx.act.follow(ctx.place, p)),
   );
+}
+
+// A button that says its state: pressed (blocked, followed) it offers the way back.
+function stateButton(testid, on, [off, undo], onclick) {
+  return h("button", { class: "small", testid, "aria-pressed": on ? "true" : "false", onclick }, t(on ? undo : off));
 }
 
 function line(ctx, l) {
@@ -152,6 +165,8 @@ export function renderFollowing(ctx) {
               h("span", { class: p.online ? "badge you" : "badge" }, p.online ? t("online") : t("offline")),
               p.games.length ? h("span", { class: "ago" }, t("playing_now")) : null,
               p.games.map((g) => h("a", { href: `/w/${g}`, testid: "watch-followed", onclick: (e) => { e.preventDefault(); ctx.act.watch(g); } }, t("watch_link"))),
+              // Their private tables' games: only their players may watch them.
+              p.private ? h("span", { class: "ago", testid: "private-table" }, t("people_private_table")) : null,
               h("button", { class: "small", testid: "unfollow-button", onclick: () => ctx.act.unfollow(p) }, t("unfollow")),
             ),
           )
@@ -179,16 +194,27 @@ export function chatActions({ net, ask, render, notice }) {
       else chat.muted.add(key);
       render();
     },
+    // Block, or unblock one blocked already (the button says which).
     async block(place, p) {
+      if (among(chat.blocks, p)) {
+        const ans = await ask("unblock", who(place, p));
+        if (ans) unlisted(ans, t("unblocked_note", { name: ans.name }), notice);
+        return;
+      }
       const ans = await ask("block", who(place, p));
       if (ans) {
         for (const [key, lines] of chat.rooms) chat.rooms.set(key, lines.filter((l) => l.player !== ans.player));
+        chat.blocks = [...(chat.blocks || []), { player: ans.player, name: ans.name }];
         notice(t("blocked_note", { name: ans.name }));
       }
     },
+    // Follow, or unfollow one followed already.
     async follow(place, p) {
-      const ans = await ask("follow", who(place, p));
-      if (ans) notice(t("followed_note", { name: ans.name }));
+      const followed = among(chat.following && chat.following.players, p);
+      const ans = await ask(followed ? "unfollow" : "follow", who(place, p));
+      if (!ans) return;
+      await refreshFollowing(net, render);
+      notice(t(followed ? "unfollowed_note" : "followed_note", { name: ans.name }));
     },
     async unfollow(p) {
       if (await ask("unfollow", { player: p.player })) await refreshFollowing(net, render);
@@ -208,9 +234,58 @@ function who(place, p) {
   return p.player ? { player: p.player } : { player: p.name, game: place.game };
 }
 
+// An `unblocked` answer: off the list, and the player told.
+function unlisted(ans, text, notice) {
+  chat.blocks = (chat.blocks || []).filter((b) => b.player !== ans.player);
+  notice(text);
+}
+
+// The players we block (`blocks`), for the buttons and the account page; asked once a
+// session, then kept up to date by our own blocks and unblocks.
+export async function loadBlocks(net, render) {
+  const player = net.welcome && net.welcome.player;
+  if (!player || chat.blocksOf === player) return;
+  chat.blocksOf = player;
+  try {
+    chat.blocks = (await net.request("blocks")).players;
+  } catch {
+    chat.blocksOf = null; // asked again next time
+    return;
+  }
+  render();
+}
+
+// Unblock a player from the account page's list (a refusal is thrown to the caller).
+export async function unblock(net, p, notice) {
+  const ans = await net.request("unblock", { player: p.player });
+  unlisted(ans, t("unblocked_note", { name: ans.name }), notice);
+}
+
+// The account page's list of the players we block, each with its Unblock button.
+export function renderBlocked(unblockOne) {
+  const list = chat.blocks;
+  return h(
+    "div",
+    { class: "panel blocked" },
+    h("h3", {}, t("people_blocked_title")),
+    h("p", { class: "hint" }, t("people_blocked_text")),
+    h(
+      "ul",
+      { class: "live", testid: "blocked-list" },
+      !list
+        ? h("li", { class: "none" }, t("status_connecting"))
+        : list.length
+          ? list.map((b) => h("li", { "data-player": b.player }, h("span", { class: "pname" }, b.name),
+              h("button", { class: "small", testid: "unblock-button", "aria-label": t("people_unblock_who", { name: b.name }), onclick: () => unblockOne(b) }, t("people_unblock"))))
+          : h("li", { class: "none" }, t("people_blocked_none")),
+    ),
+  );
+}
+
 // Asked again every few seconds in the lobby: the page is drawn again only when the
 // list changed (a redraw under a click would lose it).
 export async function refreshFollowing(net, render) {
+  loadBlocks(net, render);
   let answer;
   try {
     answer = await net.request("following");

@@ -1,22 +1,38 @@
+// @ts-check
 // Building the page: elements from data, with every string set as text, never as HTML.
 
 const SVG = "http://www.w3.org/2000/svg";
 
-// h("button", {class: "x", onclick: f, testid: "queue-button"}, "text", child, ...)
+/**
+ * h("button", {class: "x", onclick: f, testid: "queue-button"}, "text", child, ...)
+ * Handlers are set as the element's `on…` properties, so `morph` can hand them over.
+ * @param {string} tag
+ * @param {Record<string, any>} [attrs]
+ * @param {...any} children
+ * @returns {HTMLElement}
+ */
 export function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (value === null || value === undefined || value === false) continue;
-    if (key.startsWith("on")) el.addEventListener(key.slice(2), value);
+    if (key.startsWith("on")) setHandler(el, key, value);
     else if (key === "testid") el.dataset.testid = value;
     else if (key === "class") el.className = value;
-    else if (key === "value") el.value = value;
+    else if (key === "value") /** @type {HTMLInputElement} */ (el).value = value;
     else el.setAttribute(key, value === true ? "" : String(value));
   }
   add(el, children);
   return el;
 }
 
+/** @param {Element} el @param {string} key @param {Function | null} fn */
+function setHandler(el, key, fn) {
+  /** @type {any} */ (el)[key] = fn;
+  const keys = /** @type {any} */ (el).__on || (/** @type {any} */ (el).__on = new Set());
+  keys.add(key);
+}
+
+/** @param {Node} el @param {any[]} children */
 function add(el, children) {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
@@ -26,6 +42,7 @@ function add(el, children) {
   }
 }
 
+/** @param {Element} el @param {...any} children */
 export function replace(el, ...children) {
   el.replaceChildren();
   add(el, children);
@@ -43,6 +60,7 @@ const PATHS = {
   house: "M3 11l9-7 9 7M5 10v10h14V10M10 20v-6h4v6",
 };
 
+/** @param {string} name */
 export function icon(name) {
   const svg = document.createElementNS(SVG, "svg");
   svg.setAttribute("viewBox", "0 0 24 24");
@@ -52,4 +70,92 @@ export function icon(name) {
   path.setAttribute("d", PATHS[name] || PATHS.house);
   svg.appendChild(path);
   return svg;
+}
+
+/**
+ * An SVG element from a tree of cards.js: [tag, attrs, ...children].
+ * @param {import("./cards.js").Node_} tree
+ * @returns {SVGElement}
+ */
+export function svg(tree) {
+  const [tag, attrs, ...children] = tree;
+  const el = /** @type {SVGElement} */ (document.createElementNS(SVG, tag));
+  for (const [key, value] of Object.entries(attrs)) el.setAttribute(key, String(value));
+  for (const child of children) el.appendChild(svg(child));
+  return el;
+}
+
+/**
+ * Make `old` look like `fresh` by changing only what differs, so the elements that
+ * stay stay (their running animations, focus, typed text and scroll with them).
+ * Children pair by `data-key` when they have one, else by tag in order.
+ * @param {Element} old
+ * @param {Element} fresh
+ */
+export function morph(old, fresh) {
+  syncAttributes(old, fresh);
+  syncHandlers(old, fresh);
+  const kept = new Map();
+  for (const child of Array.from(old.childNodes)) {
+    const key = keyOf(child);
+    if (key) kept.set(key, child);
+  }
+  let at = old.firstChild;
+  for (const next of Array.from(fresh.childNodes)) {
+    const key = keyOf(next);
+    /** @type {ChildNode | null} */
+    let match = key ? kept.get(key) || null : null;
+    if (!key) {
+      // The next unkeyed old node of the same kind, if it is right here.
+      if (at && !keyOf(at) && same(at, next)) match = at;
+    }
+    if (match && same(match, next)) {
+      if (match !== at) old.insertBefore(match, at);
+      else at = at.nextSibling;
+      if (key) kept.delete(key);
+      if (match.nodeType === Node.TEXT_NODE) {
+        if (match.nodeValue !== next.nodeValue) match.nodeValue = next.nodeValue;
+      } else if (match instanceof Element && next instanceof Element) morph(match, next);
+    } else {
+      old.insertBefore(next, at);
+    }
+  }
+  while (at) {
+    const gone = at;
+    at = at.nextSibling;
+    gone.remove();
+  }
+}
+
+/** @param {Node} node */
+function keyOf(node) {
+  return node instanceof Element ? node.getAttribute("data-key") : null;
+}
+
+/** @param {Node} a @param {Node} b */
+function same(a, b) {
+  if (a.nodeType !== b.nodeType) return false;
+  return !(a instanceof Element) || (b instanceof Element && a.tagName === b.tagName && a.namespaceURI === b.namespaceURI);
+}
+
+/** @param {Element} old @param {Element} fresh */
+function syncAttributes(old, fresh) {
+  for (const attr of Array.from(old.attributes)) {
+    if (!fresh.hasAttribute(attr.name)) old.removeAttribute(attr.name);
+  }
+  for (const attr of Array.from(fresh.attributes)) {
+    if (old.getAttribute(attr.name) !== attr.value) old.setAttribute(attr.name, attr.value);
+  }
+  const input = /** @type {any} */ (old);
+  if ("value" in input && input.value !== /** @type {any} */ (fresh).value && document.activeElement !== old) {
+    input.value = /** @type {any} */ (fresh).value;
+  }
+}
+
+/** @param {Element} old @param {Element} fresh */
+function syncHandlers(old, fresh) {
+  const had = /** @type {any} */ (old).__on;
+  const has = /** @type {any} */ (fresh).__on;
+  if (had) for (const key of had) if (!has || !has.has(key)) setHandler(old, key, null);
+  if (has) for (const key of has) setHandler(old, key, /** @type {any} */ (fresh)[key]);
 }

@@ -1,3 +1,4 @@
+// @ts-check
 // One game as the page knows it: events taken in seq order, and what they say in words.
 //
 // The rules stay on the server: the page shows the view and offers the `legal`
@@ -24,6 +25,8 @@ export class Game {
     this.missing = null; // why the game cannot be shown (watch refused)
     this.past = null; // the view of the last event taken by `backfill`
     this.record = null;
+    /** @type {string | null} the arena tournament of an arena game (arena.js) */
+    this.arena = null;
   }
 
   get over() {

@@ -176,7 +176,6 @@ const en = {
   err_no_such_rematch: "That rematch offer is no longer there.",
   err_expired: "The offer expired.",
   err_offer_closed: "The offer is already answered or closed.",
-  err_no_such_player: "No such player: no account has that name, or they have no rating yet.",
   // Arena tournaments (arena.js)
   arenas_link: "Arenas",
   arenas_title: "Arena tournaments",
@@ -478,7 +477,6 @@ const es = {
   err_no_such_rematch: "Esa oferta de revancha ya no existe.",
   err_expired: "La oferta caducó.",
   err_offer_closed: "La oferta ya fue respondida o cerrada.",
-  err_no_such_player: "No existe ese jugador: ninguna cuenta tiene ese nombre, o aún no tiene puntuación.",
   // Torneos arena (arena.js)
   arenas_link: "Arenas",
   arenas_title: "Torneos arena",
@@ -892,6 +890,78 @@ const esDeadends = {
   bot_greedy: "codicioso", bot_cautious: "prudente", bot_random: "al azar", bot_search: "buscador",
 };
 
+// The arena around an arena game, and its end (arena.js).
+const enArena2 = {
+  "arena_points_n.one": "{n} point",
+  "arena_points_n.other": "{n} points",
+  arena_place: "place {place} of {n}",
+  arena_counting: "This game's points are being counted…",
+  arena_earned: "This game earned you {n} of 2 points.",
+  arena_next_in: "Next game in {time}",
+  arena_next_wait: "Waiting for your next table…",
+  arena_next_now: "Play it now",
+  arena_paused_note: "Paused: you are not paired again until you resume.",
+  arena_left_note: "You left this arena.",
+  arena_no_more: "The arena's time is over: no new game. Its final standings come once the last games end.",
+  arena_over_short: "This arena is over.",
+  arena_over_place: "The arena “{name}” is over: you finished #{place} of {n}, with {points}.",
+  arena_over_plain: "The arena “{name}” is over.",
+  arena_final_link: "Final standings",
+  arena_close: "Close",
+  arena_replay: "replay",
+};
+
+const esArena2 = {
+  "arena_points_n.one": "{n} punto",
+  "arena_points_n.other": "{n} puntos",
+  arena_place: "puesto {place} de {n}",
+  arena_counting: "Contando los puntos de esta partida…",
+  arena_earned: "Esta partida te da {n} de 2 puntos.",
+  arena_next_in: "Siguiente partida en {time}",
+  arena_next_wait: "Esperando tu próxima mesa…",
+  arena_next_now: "Jugarla ya",
+  arena_paused_note: "En pausa: no te emparejamos hasta que vuelvas.",
+  arena_left_note: "Has salido de esta arena.",
+  arena_no_more: "El tiempo de la arena ha terminado: no hay partidas nuevas. La clasificación final llega cuando acaben las últimas.",
+  arena_over_short: "Esta arena ha terminado.",
+  arena_over_place: "La arena «{name}» ha terminado: quedaste n.º {place} de {n}, con {points}.",
+  arena_over_plain: "La arena «{name}» ha terminado.",
+  arena_final_link: "Clasificación final",
+  arena_close: "Cerrar",
+  arena_replay: "repetición",
+};
+
+// Histories with every game, blocks and follows (pages.js, account.js, chat.js).
+const enPeople = {
+  people_no_rating: "none yet",
+  people_unrated: "unrated",
+  people_no_games: "No game yet.",
+  people_no_player: "No player called {name} has played a game here.",
+  people_unblock: "Unblock",
+  people_unblock_who: "Unblock {name}",
+  unblocked_note: "You unblocked {name}: their messages and challenges reach you again.",
+  unfollowed_note: "You no longer follow {name}.",
+  people_blocked_title: "Blocked players",
+  people_blocked_text: "Their chat lines and challenges do not reach you; they are not told.",
+  people_blocked_none: "You block nobody.",
+  people_private_table: "at a private table",
+};
+
+const esPeople = {
+  people_no_rating: "aún ninguna",
+  people_unrated: "sin clasificar",
+  people_no_games: "Aún ninguna partida.",
+  people_no_player: "Ningún jugador llamado {name} ha jugado aquí.",
+  people_unblock: "Desbloquear",
+  people_unblock_who: "Desbloquear a {name}",
+  unblocked_note: "Desbloqueaste a {name}: sus mensajes y desafíos vuelven a llegarte.",
+  unfollowed_note: "Ya no sigues a {name}.",
+  people_blocked_title: "Jugadores bloqueados",
+  people_blocked_text: "Sus mensajes y desafíos no te llegan; no se les avisa.",
+  people_blocked_none: "No bloqueas a nadie.",
+  people_private_table: "en una mesa privada",
+};
+
 // -- never losing a game, playing the computer, the queue's offers, the end's tie-break --
 
 const enFlows = {
@@ -973,8 +1043,8 @@ const esFlows = {
 };
 
 export const TABLES = {
-  en: { ...en, ...enSite, ...enFair, ...enDeadends, ...enFlows },
-  es: { ...es, ...esSite, ...esFair, ...esDeadends, ...esFlows },
+  en: { ...en, ...enSite, ...enFair, ...enDeadends, ...enArena2, ...enPeople, ...enFlows },
+  es: { ...es, ...esSite, ...esFair, ...esDeadends, ...esArena2, ...esPeople, ...esFlows },
 };
 
 let lang = pick();

@@ -67,7 +67,7 @@ export async function loadPage(route, done) {
     if (!answer.ok) throw Object.assign(new Error(body.message), { code: body.error });
     route.data = body;
   } catch (err) {
-    route.error = err.code === "no_such_player" ? t("site_no_player", { name: route.key }) : t("site_load_failed");
+    route.error = err.code === "no_such_player" ? t("people_no_player", { name: route.key }) : t("site_load_failed");
   }
   done(route);
 }
@@ -197,6 +197,7 @@ function profilePage(route, ctx) {
   const mine = ctx.me === p.player;
   const history = p.history || [];
   const won = history.filter((g) => g.place === 1).length;
+  const rated = history.filter((g) => g.rating !== null); // the chart's: unrated games change none
   return h(
     "section",
     { class: "site profile", "data-player": p.player },
@@ -212,7 +213,9 @@ function profilePage(route, ctx) {
       "dl",
       { class: "facts" },
       h("dt", {}, t("site_rating")),
-      h("dd", {}, h("strong", { testid: "profile-rating" }, String(p.rating)), p.provisional ? ` ${t("site_provisional")}` : ""),
+      p.rating === null
+        ? h("dd", {}, h("strong", { testid: "profile-rating" }, t("people_no_rating")))
+        : h("dd", {}, h("strong", { testid: "profile-rating" }, String(p.rating)), p.provisional ? ` ${t("site_provisional")}` : ""),
       h("dt", {}, t("site_rank")),
       h("dd", { testid: "profile-rank" }, p.rank ? t(p.bot ? "site_rank_bots" : "site_rank_humans", { rank: p.rank }) : t("site_unranked")),
       h("dt", {}, t("site_games")),
@@ -220,9 +223,9 @@ function profilePage(route, ctx) {
     ),
     p.provisional ? h("p", { class: "hint" }, t("site_provisional_note", { n: ctx.provisionalGames })) : null,
     !p.account && !p.bot ? h("p", { class: "hint" }, t("site_guest_note")) : null,
-    history.length ? chart(history) : null,
+    rated.length ? chart(rated) : null,
     h("h3", {}, t("site_last_games")),
-    history.length ? h("ol", { class: "history" }, history.map((g) => historyRow(g))) : h("p", {}, t("site_no_games")),
+    history.length ? h("ol", { class: "history" }, history.map((g) => historyRow(g))) : h("p", {}, t("people_no_games")),
   );
 }
 
@@ -243,7 +246,7 @@ function historyRow(g) {
       { testid: "history-row", "data-game": g.game },
       t(g.place === 1 ? "site_place_won" : "site_place_n", { place: g.place, n: g.names.length }),
       " · ",
-      t("site_rating_after", { rating: g.rating, change }),
+      g.rating === null ? t("people_unrated") : t("site_rating_after", { rating: g.rating, change }),
       " · ",
       h("time", { datetime: new Date(g.time).toISOString() }, when),
     ),

@@ -7,7 +7,8 @@ const SIZES = [2, 3, 4, 5, 6];
 const BOTS = ["greedy", "cautious", "random", "mcts"];
 const OPPONENTS = [1, 2, 3, 4, 5];
 
-function select(id, chosen, values, label, shown = String) {
+/** @param {(v: any) => string} [shown] */
+function select(id, chosen, values, label, shown = (v) => String(v)) {
   return h("select", { id, "aria-label": label }, values.map((v) => h("option", { value: v, selected: v === chosen }, shown(v))));
 }
 
@@ -208,7 +209,7 @@ export function renderTable(ctx) {
           "div",
           { class: "row" },
           select("bot", "greedy", BOTS, t("add_bot"), botKind),
-          h("button", { testid: "add-bot-button", disabled: filled >= table.players, onclick: () => act.addBot(document.getElementById("bot").value) }, t("add_bot")),
+          h("button", { testid: "add-bot-button", disabled: filled >= table.players, onclick: () => act.addBot(/** @type {HTMLSelectElement} */ (document.getElementById("bot")).value) }, t("add_bot")),
           h("button", { class: "primary", testid: "start-button", disabled: filled < 2, onclick: act.start }, t("start")),
         )
       : null,

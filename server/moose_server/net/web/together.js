@@ -2,7 +2,8 @@
 //
 // createTogether(ctx) keeps its own state; app.js hands it every server message
 // (`heard`), draws its panel on each render, and lets a seat's name challenge.
-// ctx: {ask(type, fields), render(), watch(gameId), me(), session()}
+// ctx: {ask(type, fields), request(type, fields), render(), watch(gameId), me(), session(),
+//       game(): the game shown}
 
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
@@ -96,7 +97,8 @@ export function createTogether(ctx) {
   }
 
   function gamePanel(screen, game) {
-    if (screen !== "game" || !game || !game.over) return null;
+    // An arena game has no rematch: the arena pairs its players again (arena.js).
+    if (screen !== "game" || !game || !game.over || game.arena) return null;
     if (game.seat === null) {
       return s.moved && s.moved.game === game.id
         ? h("div", { class: "panel" }, h("button", { testid: "rematch-follow", onclick: () => ctx.watch(s.moved.next) }, t("tg_follow")))
@@ -133,9 +135,25 @@ export function createTogether(ctx) {
     );
   }
 
-  // A button on a seat's name: challenge that player (an account) to a new game.
+  // A button on a seat's name: challenge that player to a new game. Not on a server
+  // bot's seat (no player to challenge: it has no rating); a guest, who has no name of
+  // their own, is challenged by the player id the seat's profile gives.
   function seatButton(name) {
-    return h("button", { class: "report", testid: "challenge-button", title: t("tg_challenge_seat", { name }), onclick: () => challenge(name) }, t("tg_challenge"));
+    const game = ctx.game ? ctx.game() : null;
+    const seat = game ? game.names.indexOf(name) : -1;
+    if (seat >= 0 && game.bots[seat] && !game.ratings[seat]) return null;
+    const onclick = () => (seat >= 0 ? challengeSeat(game.id, seat, name) : challenge(name));
+    return h("button", { class: "report", testid: "challenge-button", title: t("tg_challenge_seat", { name }), onclick }, t("tg_challenge"));
+  }
+
+  async function challengeSeat(game, seat, name) {
+    let found = null;
+    try {
+      found = await ctx.request("profile", { game, seat });
+    } catch {
+      found = null; // no profile (yet): the name it plays with, as for an account
+    }
+    await challenge(found && !found.account ? found.player : name);
   }
 
   return { heard, panel, form, seatButton };

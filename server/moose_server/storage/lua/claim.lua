@@ -7,7 +7,7 @@
 -- before now + grace is moved to now + grace, and nothing is claimed, so that
 -- players whose time ran out meanwhile get the grace after the service is back.
 -- A stamp older than one the caller's own last claim wrote (ARGV 5) means Redis
--- came back without its last writes (issue 23): the same, whatever the gap, so
+-- came back without its last writes: the same, whatever the gap, so
 -- that no deadline of a game that went back fires before its players are told.
 --
 -- KEYS: 1 deadlines sorted set, 2 the bucket's poll key

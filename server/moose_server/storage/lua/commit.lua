@@ -10,7 +10,7 @@
 --       unset), 7 ttl seconds (0 = the game goes on),
 --       8 grace ms: a finished game's stream and move ids are kept this long,
 --       9 the record of a rated game that ends here, to keep ('' = none),
---       10 its ttl seconds (0: no rated game ends here), 11 event count,
+--       10 its ttl seconds (0: no game ends here by the rules), 11 event count,
 --       12 a timeout's deadline: the game's must still be it (0: no check),
 --       13 the committing instance's own wake-up channel ('' = none),
 --       then per event: event blob, state snapshot blob ('' = none kept),
@@ -18,9 +18,10 @@
 -- The wake-up goes to the channel of every instance that follows the game (its
 -- field 'w', written by follow.lua) but the committing one, whose hub has the
 -- events already; to ARGV[6] while no instance follows it.
--- A rated game's end also puts it among the bucket's unrated games, in this same
--- step: whoever rates it takes it out, and should that instance die first,
--- another one finds it there (results.py).
+-- A game's end by the rules also puts it among the bucket's unrated games, in
+-- this same step: whoever rates it (or lists it in its players' histories) takes
+-- it out, and should that instance die first, another one finds it there
+-- (results.py).
 -- Returns {status, seq, now_ms, deadline_ms}; status is ok, dup or stale.
 local game, events, deadlines, ledger = KEYS[1], KEYS[2], KEYS[3], KEYS[6]
 -- A move id's field ('m:...', keys.move_field) holds the seq of its step's first
@@ -102,7 +103,7 @@ if ttl > 0 then
   redis.call('EXPIRE', game, ttl)
   redis.call('PEXPIRE', events, grace)
 end
-if tonumber(ARGV[10]) > 0 then -- a rated game ends here
+if tonumber(ARGV[10]) > 0 then -- a game ends here by the rules
   if ARGV[9] ~= '' then redis.call('SET', KEYS[5], ARGV[9], 'EX', ARGV[10]) end
   redis.call('ZADD', KEYS[4], now, gid)
 end

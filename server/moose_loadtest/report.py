@@ -1,0 +1,106 @@
+"""The summary table `moose loadtest` prints (without --json): one row per figure.
+
+`summary_rows` turns the report (the dict --json prints) into rows, one group per
+phase that ran: games, the lobby's steps, matchmaking, idle connections.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["print_summary", "summary_rows"]
+
+Row = tuple[str, str]
+
+
+def print_summary(console: Console, report: dict[str, Any]) -> None:
+    """The summary table, then the warnings."""
+    from rich.table import Table
+
+    m = report["machine"]
+    table = Table(title=f"moose loadtest: {m['nproc']} cores, {m['cpu']}, Python {m['python']}")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    for row in summary_rows(report):
+        table.add_row(*row)
+    console.print(table)
+    for warning in report.get("warnings", []):
+        console.print(f"warning: {warning}", markup=False)
+
+
+def summary_rows(r: dict[str, Any]) -> list[Row]:
+    """Every figure of the report that a person reads, as (figure, value)."""
+    rows: list[Row] = []
+    if "moves_per_second" in r:
+        rows += _window_rows(r) + _ceiling_rows(r)
+    for step in (r.get("lobby") or {}).get("steps") or ():
+        rows.append((f"lobby of {step['players']:,} players", ""))
+        rows += [(f"  {name}", value) for name, value in _window_rows(step)]
+        if step.get("server_bytes_per_player") is not None:
+            rows.append(("  server bytes per player", f"{step['server_bytes_per_player']:,}"))
+    if "matchmaking" in r:
+        mm = r["matchmaking"]
+        rows += [(f"matchmaking: {mm['players']} queued, seated", str(mm["seated"])),
+                 ("  all seated after, s", str(mm["all_seated_s"])),
+                 ("  queue -> match, ms", _ms(mm["wait_ms"]))]  # fmt: skip
+        if mm.get("rating_spread"):
+            sp = mm["rating_spread"]
+            rows += [("  mean rating spread per table", f"{sp['mean']}"),
+                     ("  ... seated at random", f"{sp['random_mean']}")]  # fmt: skip
+    if "connections" in r:
+        c = r["connections"]
+        rows += [(f"connections: {c['wanted']} wanted, open", str(c["connected"])),
+                 ("  server RSS MiB", str(c.get("server_rss_mb", "-"))),
+                 ("  server bytes per connection", str(c.get("bytes_per_connection")))]  # fmt: skip
+    return rows
+
+
+def _ms(p: dict[str, Any] | None) -> str:
+    if not p or p.get("p50") is None:
+        return "-"
+    return f"{p['p50']:.1f} / {p['p95']:.1f} / {p['p99']:.1f}"
+
+
+def _window_rows(r: dict[str, Any]) -> list[Row]:
+    """The figures of one measured window: the games phase's, or a lobby step's."""
+    rows = [
+        ("moves per second", f"{r['moves_per_second']:,.0f}"),
+        ("move -> moved, ms p50/p95/p99", _ms(r["move_latency_ms"])),
+        ("move -> own event, ms", _ms(r["event_latency_ms"])),
+        ("move -> every seat has it, ms", _ms(r["all_seats_latency_ms"])),
+        ("queue -> match, ms", _ms(r["matchmaking_wait_ms"])),
+        ("games finished", str(r["games"])),
+        ("errors", ", ".join(f"{k}: {v}" for k, v in r["errors"].items()) or "0"),
+    ]
+    if r.get("server"):
+        s = r["server"]
+        peak = f" ({s['rss_peak_mb']})" if "rss_peak_mb" in s else ""
+        label = "server RSS MiB" + (" (peak)" if peak else "")
+        rows += [("server CPU %", f"{s['cpu_percent']}"), (label, f"{s['rss_mb']}{peak}")]
+    if r.get("load_generator"):
+        rows.append(("load generator CPU %", f"{r['load_generator']['cpu_percent']}"))
+    rd = r.get("redis")
+    if rd and "commands_per_move" in rd:
+        trips = (rd.get("round_trips") or {}).get("per_commit")
+        rows += [("Redis commands per move (in scripts too)", f"{rd['commands_per_move']}"),
+                 ("Redis round trips per commit (MONITOR)",
+                  "-" if trips is None else f"{trips:.2f}")]  # fmt: skip
+    if rd:
+        rows.append(("Redis CPU %", f"{rd['cpu_percent']}"))
+    return rows
+
+
+def _ceiling_rows(r: dict[str, Any]) -> list[Row]:
+    """The games phase's ceilings: moves/s, and server CPU per move against them."""
+    rows: list[Row] = []
+    for name, c in (r.get("ceilings") or {}).items():
+        if c:
+            rows.append((f"{name} ceiling moves/s (ours = x{c['ratio']})",
+                         f"{c['moves_per_second']:,.0f}"))  # fmt: skip
+        if c and c.get("cpu_per_move_ratio") is not None:
+            ratio, ours = c["cpu_per_move_ratio"], c["server_cpu_ms_per_move"]
+            rows.append((f"server CPU ms/move (x{ratio} the {name} ceiling's)", f"{ours:.3f}"))
+    return rows

@@ -1,0 +1,216 @@
+"""The messages of who plays: hello, ping, register, passwords, logout; leaderboards, profiles.
+
+`hello` is where a socket becomes a player: the features that follow a player
+(their games, presence, a private table they sit at) are told as `Arrival`s, in
+the order app.py gives them, and each adds its fields to `welcome`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
+
+from moose.protocol import PROTOCOL_VERSION, ProtocolError
+from moose_server.accounts import names
+from moose_server.accounts.identity import Accounts, Identity
+from moose_server.accounts.leaderboards import DEFAULT_LIMIT, Boards
+from moose_server.net.router import Router
+from moose_server.net.session import Message, Session, player_of
+from moose_server.storage.store import Store
+
+__all__ = ["Admission", "Arrival", "BotSessions", "Profiles", "Sessions"]
+
+log = logging.getLogger(__name__)
+
+
+class Admission(Protocol):
+    """Who may come in (moderation's bans)."""
+
+    def check(self, address: str, player: str | None = None) -> None:
+        """Refuse (`banned`) an address, or a player, that is banned."""
+
+
+class BotSessions(Protocol):
+    """The bot sessions an address holds (limits' quotas)."""
+
+    async def enter_bot(self, address: str, new: bool) -> None:
+        """One more bot session of `address`, or `too_many_bots`."""
+
+    async def leave_bot(self, address: str) -> None:
+        """A bot session of `address` ended."""
+
+
+class Arrival(Protocol):
+    """A feature told of each socket that said hello."""
+
+    async def arrived(self, conn: Session, resumed: bool) -> Message:
+        """The socket is its player's now (`resumed`: by a token); fields for `welcome`."""
+
+
+def _identity(conn: Session) -> Identity:
+    return Identity(player_of(conn), conn.name, conn.bot, conn.generation)
+
+
+def _become(conn: Session, who: Identity) -> None:
+    conn.player, conn.name, conn.bot, conn.generation = (
+        who.player,
+        who.name,
+        who.bot,
+        who.generation,
+    )
+
+
+class Sessions:
+    """hello, ping, register, change_password, logout_all; a bot session's count."""
+
+    def __init__(
+        self, accounts: Accounts, store: Store, admission: Admission, bots: BotSessions,
+        reconnected: Callable[[], None], arrivals: Sequence[Arrival],
+    ) -> None:  # fmt: skip
+        self.accounts = accounts
+        self.store = store
+        self.admission = admission  # banned accounts and addresses: refused at hello
+        self.bots = bots
+        self.reconnected = reconnected  # counts the sessions resumed by a token
+        self.arrivals = arrivals
+        self.bot_sockets: dict[int, str] = {}  # id(session) -> its address: a bot session
+
+    def register(self, router: Router) -> None:
+        """Handle the session messages; a closed bot socket's session ends."""
+        router.add({"hello": self.hello, "ping": self.ping, "register": self.register_account,
+                    "change_password": self.change_password,
+                    "logout_all": self.logout_all})  # fmt: skip
+        router.on_closed(self.closed)
+
+    async def hello(self, conn: Session, msg: Message) -> Message:
+        """Start a session: a new player with a name, or an old one with a token."""
+        if msg["protocol"] != PROTOCOL_VERSION:
+            raise ProtocolError(
+                "protocol_version", f"this server speaks protocol {PROTOCOL_VERSION}"
+            )
+        self.admission.check(conn.address)  # before any work (a password hash) is done for it
+        now = await self.store.now_ms()
+        if msg.get("token"):
+            who = await self.accounts.resume(msg["token"], now / 1000)
+            self.reconnected()
+        elif msg.get("name") is None:
+            raise ProtocolError("bad_message", "'hello' needs a 'name' or a 'token'")
+        elif msg.get("password") is not None:
+            who = await self.accounts.login(msg["name"], msg["password"], conn.address)
+        else:
+            who = await self._guest(conn, names.clean(msg["name"]), bool(msg.get("bot")))
+        self.admission.check(conn.address, who.player)
+        if who.bot and id(conn) not in self.bot_sockets:
+            await self._bot_session(conn, new=False)
+        _become(conn, who)
+        fields: Message = {}
+        for arrival in self.arrivals:
+            fields.update(await arrival.arrived(conn, bool(msg.get("token"))))
+        games = fields.get("games", [])
+        how = "resumed" if msg.get("token") else "login" if msg.get("password") else "new"
+        log.info("hello %s (%s, %s session, %d games)", who.player, who.name, how, len(games),
+                 extra={"event": "hello", "player": who.player,
+                        "games": games or None})  # fmt: skip
+        welcome = {
+            "type": "welcome", "protocol": PROTOCOL_VERSION, "player": who.player,
+            "name": who.name, "token": self.accounts.token(who, now / 1000), "server_time": now,
+            "games": games, "account": who.account, "bot": who.bot,
+            "table": fields.get("table"),
+        }  # fmt: skip
+        if who.renamed_from is not None:  # an account took this guest's name meanwhile
+            welcome["renamed_from"] = who.renamed_from
+        return welcome
+
+    async def _guest(self, conn: Session, name: str, bot: bool) -> Identity:
+        """A new guest; a new bot's session is counted (and metered) before its profile
+        is written."""
+        if bot:
+            await self._bot_session(conn, new=True)
+        try:
+            return await self.accounts.guest(name, bot)
+        except BaseException:
+            if bot:
+                await self.closed(conn)
+            raise
+
+    async def _bot_session(self, conn: Session, new: bool) -> None:
+        await self.bots.enter_bot(conn.address, new)
+        self.bot_sockets[id(conn)] = conn.address
+
+    async def closed(self, conn: Session) -> None:
+        """The socket closed: a bot session it held ends."""
+        address = self.bot_sockets.pop(id(conn), None)
+        if address is not None:
+            await self.bots.leave_bot(address)
+
+    async def ping(self, conn: Session, msg: Message) -> Message:
+        """Answer with Redis' clock."""
+        return {"type": "pong", "server_time": await self.store.now_ms()}
+
+    async def register_account(self, conn: Session, msg: Message) -> Message:
+        """Claim the session's name as an account with a password (same player id)."""
+        now = await self.store.now_ms()
+        who = await self.accounts.register(_identity(conn), msg["password"], now, conn.address)
+        _become(conn, who)
+        log.info("register %s (%s)", who.player, who.name,
+                 extra={"event": "register", "player": who.player})  # fmt: skip
+        return {"type": "registered", "player": who.player, "name": who.name,
+                "token": self.accounts.token(who, now / 1000)}  # fmt: skip
+
+    async def change_password(self, conn: Session, msg: Message) -> Message:
+        """A new password; the account's other sessions are logged out."""
+        who = await self.accounts.change_password(
+            _identity(conn), msg["password"], msg["new_password"], conn.address
+        )
+        return {"type": "password_changed", "token": await self._revoke_others(conn, who)}
+
+    async def logout_all(self, conn: Session, msg: Message) -> Message:
+        """Refuse every earlier token of the account, and close its other sockets."""
+        who = await self.accounts.logout_all(_identity(conn))
+        return {"type": "logged_out", "token": await self._revoke_others(conn, who)}
+
+    async def _revoke_others(self, conn: Session, who: Identity) -> str:
+        """This socket takes the new generation; every older one, on any instance, closes."""
+        _become(conn, who)
+        assert who.generation is not None
+        await self.store.publish_player(who.player, {"type": "revoked",
+                                                     "generation": who.generation})  # fmt: skip
+        log.info("logout everywhere %s", who.player,
+                 extra={"event": "revoke", "player": who.player})  # fmt: skip
+        return self.accounts.token(who, await self.store.now_ms() / 1000)
+
+
+SeatPlayer = Callable[[Session, str, object], Awaitable[str]]
+
+
+class Profiles:
+    """leaderboard and profile."""
+
+    def __init__(
+        self, boards: Boards, store: Store, seat_player: SeatPlayer,
+        won: Callable[[str], Awaitable[list[str]]],
+    ) -> None:  # fmt: skip
+        self.boards = boards
+        self.store = store
+        self.seat_player = seat_player  # the player at a seat of a game one may watch (play)
+        self.won = won  # the arenas a player won (arenas)
+
+    def register(self, router: Router) -> None:
+        """Handle leaderboard and profile."""
+        router.add({"leaderboard": self.leaderboard, "profile": self.profile})
+
+    async def leaderboard(self, conn: Session, msg: Message) -> Message:
+        """The best players of the humans' or the bots' leaderboard."""
+        kind, limit = msg.get("kind", "humans"), msg.get("limit", DEFAULT_LIMIT)
+        return {"type": "leaderboard", **await self.boards.page(kind, limit, msg.get("offset", 0))}
+
+    async def profile(self, conn: Session, msg: Message) -> Message:
+        """A player's rating, rank and history (by id, account name, or seat of a game
+        this player may watch; default: our own)."""
+        player, name = msg.get("player"), msg.get("name")
+        if msg.get("game") is not None:
+            player = await self.seat_player(conn, msg["game"], msg.get("seat"))
+        found = await self.boards.find(player, name) if player or name else player_of(conn)
+        out = await self.boards.profile(found, await self.store.now_ms())
+        return {"type": "profile", **out, "arenas_won": await self.won(found)}

@@ -1,0 +1,204 @@
+"""The Redis calls of players: accounts, ratings, leaderboards and history.
+
+Their keys (keys.py) share the hash tag ``{pl}``, so that `lua/rate.lua` applies
+a finished game to every seat, both leaderboards and their histories in one
+atomic step, in a Redis Cluster too (one slot holds them: deploy/README.md has
+the memory arithmetic). Failed logins are metered with the limits of store.py
+(`Store.limit`, lua/limit.lua).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from moose_server.storage import scripts
+from moose_server.storage.batch import Batcher
+from moose_server.storage.keys import (
+    NAMES_KEY,
+    NAMES_KEYED_KEY,
+    history_key,
+    profile_key,
+    top_key,
+)
+from moose_server.storage.scripts import (
+    AccountClaimCall,
+    HistoryCall,
+    PasswordUpgradeCall,
+    RateCall,
+    RatedSeat,
+)
+
+__all__ = ["PROFILE_FIELDS", "PlayerStore", "RatedSeat"]
+
+PROFILE_FIELDS = ("name", "mu", "sigma", "games", "rating", "bot", "pw", "gen")
+KINDS = ("humans", "bots")
+
+
+def _text(value: Any) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class PlayerStore:
+    """The scripts and calls of accounts, ratings, leaderboards and history."""
+
+    def __init__(self, redis: Any, batch: Batcher | None = None) -> None:
+        self.redis = redis
+        # Profiles and the rating update: the latter in the batch of the game's last commit.
+        self.batch = batch or Batcher(redis)
+        self._rate = scripts.register(redis, RateCall)
+        self._history = scripts.register(redis, HistoryCall)
+        self._claim = scripts.register(redis, AccountClaimCall)
+        self._upgrade = scripts.register(redis, PasswordUpgradeCall)
+
+    # -- profiles -------------------------------------------------------------
+
+    async def profiles(self, players: list[str]) -> list[dict[str, str]]:
+        """Each player's profile fields (strings; missing ones left out), in one round trip."""
+        if not players:
+            return []
+        cmds = [("HMGET", profile_key(p), *PROFILE_FIELDS) for p in players]
+        replies = await self.batch.call_many(cmds)
+        return [
+            {f: v for f, raw in zip(PROFILE_FIELDS, row, strict=True) if (v := _text(raw))}
+            for row in replies
+        ]
+
+    async def mark_bot(self, player: str, ttl_ms: int) -> None:
+        """A guest says they are a bot: remembered with their profile (a guest's expires)."""
+        key = profile_key(player)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(key, "bot", "1")
+            pipe.pexpire(key, ttl_ms)
+            await pipe.execute()
+
+    async def name_owner(self, name_key: str) -> str | None:
+        """The player whose account holds a look-alike of the name, if any."""
+        return _text(await self.redis.hget(NAMES_KEY, name_key))
+
+    async def rekey_names(self, key: Callable[[str], str], version: str) -> list[tuple[str, str]]:
+        """Key the names index by `key` (once per `version`): each account under the key of
+        its profile's name. The (account, holder) pairs that now clash are returned; such
+        an account keeps its old entry (found by id and token, not by its name)."""
+        if _text(await self.redis.get(NAMES_KEYED_KEY)) == version:
+            return []
+        held: dict[str, str] = {}
+        async for field, player in self.redis.hscan_iter(NAMES_KEY, count=1000):
+            held[str(_text(field))] = str(_text(player))
+        owners = sorted(set(held.values()))
+        named = {p: prof["name"] for p, prof in zip(owners, await self.profiles(owners),
+                                                      strict=True) if "name" in prof}  # fmt: skip
+        keep, clashes = _rekeyed(held, {p: key(name) for p, name in named.items()})
+        async with self.redis.pipeline(transaction=False) as pipe:
+            if stale := [f for f in held if keep.get(f) != held[f]]:
+                pipe.hdel(NAMES_KEY, *stale)
+            if keep:
+                pipe.hset(NAMES_KEY, mapping=keep)
+            pipe.set(NAMES_KEYED_KEY, version)
+            await pipe.execute()
+        return clashes
+
+    async def claim(self, call: AccountClaimCall) -> int | str:
+        """Make the player an account (lua/account_claim.lua): its generation, or an error code."""
+        keys, args = call.build()
+        got = await self._claim(keys=keys, args=args)
+        return int(got) if isinstance(got, int) else str(_text(got))
+
+    async def set_password(self, player: str, pw: str) -> int:
+        """A new password hash; every earlier token is refused from now on. The generation."""
+        key = profile_key(player)
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hset(key, "pw", pw)
+            pipe.hincrby(key, "gen", 1)
+            _, gen = await pipe.execute()
+        return int(gen)
+
+    async def upgrade_password(self, player: str, old: str, new: str) -> bool:
+        """Replace a verified hash of older parameters (the tokens stay valid); False if the
+        password changed meanwhile."""
+        keys, args = PasswordUpgradeCall(player, old, new).build()
+        return int(await self._upgrade(keys=keys, args=args)) == 1
+
+    async def next_generation(self, player: str) -> int:
+        """Refuse every token issued so far (log out everywhere); the new generation."""
+        return int(await self.redis.hincrby(profile_key(player), "gen", 1))
+
+    async def generation(self, player: str) -> int | None:
+        """The account's token generation; None for a guest."""
+        got = await self.redis.hget(profile_key(player), "gen")
+        return int(got) if got is not None else None
+
+    # -- ratings --------------------------------------------------------------
+
+    async def rate(self, call: RateCall) -> bool:
+        """Apply a finished game's changes once (lua/rate.lua); False if it was rated before."""
+        keys, argv = call.build()
+        got = await self.batch.run_script(self._rate, keys, argv)
+        return _text(got) == "ok"
+
+    async def list_game(self, call: HistoryCall) -> bool:
+        """Put a finished game in the histories of the players it did not rate, once
+        (lua/history.lua); False if it was listed before."""
+        keys, argv = call.build()
+        got = await self.batch.run_script(self._history, keys, argv)
+        return _text(got) == "ok"
+
+    async def top(self, kind: str, limit: int, offset: int = 0) -> list[tuple[str, int]]:
+        """`limit` players of a leaderboard from place `offset` + 1: (player, rating),
+        best first."""
+        key = top_key(kind)
+        rows = await self.redis.zrevrange(key, offset, offset + limit - 1, withscores=True)
+        return [(str(_text(p)), int(score)) for p, score in rows]
+
+    async def board_size(self, kind: str) -> int:
+        """How many players a leaderboard holds."""
+        return int(await self.redis.zcard(top_key(kind)))
+
+    async def rank(self, kind: str, player: str) -> int | None:
+        """The player's place on a leaderboard (1 = best), or None when not on it."""
+        got = await self.redis.zrevrank(top_key(kind), player)
+        return None if got is None else int(got) + 1
+
+    async def history(self, player: str, limit: int) -> list[str]:
+        """The player's last rated games, newest first (JSON strings)."""
+        rows = await self.redis.lrange(history_key(player), 0, limit - 1)
+        return [str(_text(r)) for r in rows]
+
+    async def set_standing(
+        self, player: str, name: str, mu: float, sigma: float, games: int, bot: bool, ttl_ms: int
+    ) -> None:
+        """Give a guest a rating outright (load tests and benchmarks; expires after `ttl_ms`)."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            self.queue_standing(pipe, player, name, mu, sigma, games, bot, ttl_ms)
+            await pipe.execute()
+
+    @classmethod
+    def queue_standing(
+        cls, pipe: Any, player: str, name: str, mu: float, sigma: float, games: int, bot: bool,
+        ttl_ms: int,
+    ) -> None:  # fmt: skip
+        """`set_standing`'s commands, added to a pipeline of the caller's."""
+        key = profile_key(player)
+        pipe.hset(key, mapping={"name": name, "mu": repr(mu), "sigma": repr(sigma),
+                                "games": games, "bot": int(bot)})  # fmt: skip
+        pipe.pexpire(key, ttl_ms)
+
+
+def _rekeyed(
+    held: dict[str, str], new: dict[str, str]
+) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """The names index keyed anew: `held` field -> player, `new` player -> new field.
+
+    Of the accounts a new field joins, the one already under it keeps it, else the
+    first by old field; the others keep their old fields."""
+    keep: dict[str, str] = {}
+    for field, player in sorted(held.items(), key=lambda fp: (new.get(fp[1]) != fp[0], fp[0])):
+        want = new.get(player, field)
+        if keep.get(want, player) == player:
+            keep[want] = player
+    clashes = [(p, keep[f]) for p, f in new.items() if keep.get(f) != p]
+    lost = {p for p, _ in clashes} | (set(held.values()) - set(new))
+    for field, player in held.items():
+        if player in lost and field not in keep:
+            keep[field] = player
+    return keep, clashes

@@ -1,0 +1,1 @@
+"""Arena tournaments: their records and scripts, the loop that runs them, their messages."""

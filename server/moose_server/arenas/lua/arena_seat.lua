@@ -1,0 +1,77 @@
+-- Seat an arena's waiting members together, best first (points, then rating),
+-- and hand out again the tables whose dealer did not deal them within the lease.
+-- KEYS: keys.ArenaKeys in order (arena_lib.lua names them). ARGV: 1 arena id, 2 lease ms, 3 members looked at.
+-- A member is seated only while in no arena game (`busy`), so nobody plays two
+-- at once, nor while resting after one (`next`); the game id comes from the
+-- table key (lobby/dealer.game_id_of), so whoever deals a table deals the same game.
+-- Returns JSON [[table key, {key, game, seats: [{player, name, bot}]}], ...].
+local now = now_ms()
+local lease = tonumber(ARGV[2])
+local out = {}
+for _, key in ipairs(redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', now)) do
+  local info = redis.call('HGET', K_PENDING, key)
+  if info then
+    redis.call('ZADD', K_LEASES, now + lease, key)
+    out[#out + 1] = {key, cjson.decode(info)}
+  else
+    redis.call('ZREM', K_LEASES, key)
+  end
+end
+local a = redis.call('HMGET', K_ARENA, 'status', 'start', 'end')
+if a[1] ~= 'open' or now < tonumber(a[2]) or now >= tonumber(a[3]) then
+  return cjson.encode(out)
+end
+local cands = {}
+for _, p in ipairs(redis.call('ZREVRANGE', K_WAITING, 0, tonumber(ARGV[3]) - 1)) do
+  if redis.call('HEXISTS', K_BUSY, p) == 0 then
+    local raw = redis.call('HGET', K_MEMBERS, p)
+    local m = raw and cjson.decode(raw)
+    if m and m.state == 'wait' then
+      -- A person resting after a game (arena_score.lua's `next`) stays in line.
+      if not m.next or m.next <= now then cands[#cands + 1] = {p = p, m = m} end
+    else
+      redis.call('ZREM', K_WAITING, p)
+    end
+  end
+end
+local used = {}
+for i = 1, #cands do
+  if not used[i] then
+    -- The first waiting member and whoever follows whose table sizes still fit.
+    local lo, hi = cands[i].m.min, cands[i].m.max
+    local group = {i}
+    for j = i + 1, #cands do
+      if #group >= hi then break end
+      if not used[j] then
+        local nlo, nhi = math.max(lo, cands[j].m.min), math.min(hi, cands[j].m.max)
+        if nlo <= nhi and #group + 1 <= nhi then
+          group[#group + 1] = j
+          lo, hi = nlo, nhi
+        end
+      end
+    end
+    if #group >= math.max(lo, 2) then
+      local key = 'a:' .. ARENA .. ':' .. redis.call('HINCRBY', K_ARENA, 'seq', 1)
+      local gid = 'g_' .. string.sub(redis.sha1hex(key), 1, 10)
+      local seats, players, names = {}, {}, {}
+      for _, j in ipairs(group) do
+        used[j] = true
+        local c = cands[j]
+        seats[#seats + 1] = {player = c.p, name = c.m.name, bot = c.m.bot}
+        players[#players + 1] = c.p
+        names[#names + 1] = c.m.name
+        redis.call('ZREM', K_WAITING, c.p)
+        redis.call('HSET', K_BUSY, c.p, gid)
+      end
+      local info = {key = key, game = gid, seats = seats}
+      redis.call('HSET', K_PENDING, key, cjson.encode(info))
+      redis.call('ZADD', K_LEASES, now + lease, key)
+      redis.call('HSET', K_GAMES, gid, cjson.encode({key = key, players = players,
+        names = names, start = now}))
+      redis.call('HINCRBY', K_ARENA, 'running', 1)
+      redis.call('HINCRBY', K_ARENA, 'ver', 1)
+      out[#out + 1] = {key, info}
+    end
+  end
+end
+return cjson.encode(out)

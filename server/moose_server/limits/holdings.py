@@ -1,0 +1,102 @@
+"""The Redis calls of what one client holds (limits/quotas.py): games, tables, bot sessions.
+
+A hold is a sorted set per client address (keys.hold_key) whose ids are taken
+atomically against a limit by lua/hold.lua; bot sessions are counts per server
+process with a lease (lua/sessions.lua). Nothing here decides whether an id
+still holds: `ended_games` and `open_tables` read the games' and tables' own
+state for the caller to prune with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from moose_server.storage import scripts
+from moose_server.storage.batch import Batcher
+from moose_server.storage.keys import GameKeys, mm_key, player_games_key
+from moose_server.storage.scripts import HoldCall, SessionsCall
+
+__all__ = ["Holdings"]
+
+
+def _text(raw: Any) -> str:
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+class Holdings:
+    """Holds, bot sessions, and the reads that tell which held ids have ended."""
+
+    def __init__(self, redis: Any, buckets: int, batch: Batcher | None = None) -> None:
+        self.redis = redis
+        self.buckets = buckets
+        self.batch = batch or Batcher(redis)
+        self._hold = scripts.register(redis, HoldCall)
+        self._sessions = scripts.register(redis, SessionsCall)
+
+    async def hold(self, call: HoldCall) -> int:
+        """Run lua/hold.lua: how many are held after, or -1 (a `take` past the limit)."""
+        keys, argv = call.build()
+        return int(await self.batch.run_script(self._hold, keys, argv))
+
+    async def sessions(self, call: SessionsCall) -> int:
+        """Run lua/sessions.lua: the address' bot sessions after, or -1 (`enter` refused)."""
+        keys, argv = call.build()
+        return int(await self.batch.run_script(self._sessions, keys, argv))
+
+    async def put(self, key: str, ids: list[str], ttl_ms: int) -> None:
+        """Add ids whatever the count (a game dealt is held already): in the loop turn's
+        batch, scored 0 (only a reservation's time is ever read)."""
+        if ids:
+            await self.batch.call_many([("ZADD", key, *(x for i in ids for x in (0, i))),
+                                        ("PEXPIRE", key, ttl_ms)])  # fmt: skip
+
+    async def count(self, key: str) -> int:
+        """How many ids a hold has."""
+        return int(await self.batch.call("ZCARD", key))
+
+    async def held(self, key: str) -> list[tuple[str, int]]:
+        """Every id a hold has, with when it was taken (Redis ms)."""
+        rows: Any = await self.redis.zrange(key, 0, -1, withscores=True)
+        return [(_text(member), int(score)) for member, score in rows]
+
+    async def drop(self, key: str, ids: list[str]) -> None:
+        """Forget ids that no longer hold."""
+        if ids:
+            await self.redis.zrem(key, *ids)
+
+    async def player_games(self, player: str) -> list[str]:
+        """The player's game set (store.add_player_game): unfinished, and a few not pruned."""
+        members: Any = await self.batch.call("SMEMBERS", player_games_key(player))
+        return [_text(m) for m in members]
+
+    async def ended_games(self, games: list[str], missing: bool) -> set[str]:
+        """Those of the games that are over: their deadline is cleared (every unfinished
+        game has one; lua/commit.lua clears it at the end), or with `missing` their hash
+        is gone (expired, or not written yet: the caller says which it can tell apart).
+        A game whose fair deal waits for seeds has no hash yet: not over."""
+        if not games:
+            return set()
+        keys = [GameKeys.of(g, self.buckets) for g in games]
+        reads = [("HGET", k.game, "dl") for k in keys] + [("EXISTS", k.deal) for k in keys]
+        got = await self.batch.call_many(reads)
+        found, dealing = got[: len(keys)], got[len(keys) :]
+        return {
+            g for g, dl, waits in zip(games, found, dealing, strict=True)
+            if (dl is None and missing and not int(waits)) or (dl is not None and int(dl) == 0)
+        }  # fmt: skip
+
+    async def open_tables(self, codes: list[str], now_ms: int) -> set[str]:
+        """Those of the join codes whose private table is open (not started, not expired)."""
+        if not codes:
+            return set()
+        async with self.redis.pipeline(transaction=False) as pipe:
+            pipe.hmget(mm_key("tables"), codes)
+            for code in codes:
+                pipe.zscore(mm_key("table_expiry"), code)
+            tables, *expiry = await pipe.execute()
+        now_us = now_ms * 1000
+        return {
+            code
+            for code, table, ends in zip(codes, tables, expiry, strict=True)
+            if table is not None and ends is not None and float(ends) > now_us
+        }

@@ -1,0 +1,224 @@
+"""What one client may hold at once, shared by every instance through Redis.
+
+Per player and per client address (addresses.limit_subject: an IPv6 /64):
+
+- unfinished games: a player's are its game set (store.add_player_game, written
+  as a game is dealt, or as its fair deal starts waiting for seeds, and emptied
+  as it ends); an address' are a hold
+  (limits/holdings.py): the games its sockets were dealt (`seated`), or took a
+  place for by starting a private table (`starting`, atomic against the limit,
+  so several instances never let one address past it). Nothing is a bare
+  counter: when a player or address is at its limit, the ids it holds are
+  checked against the games' own state (a game whose deadline was cleared has
+  ended; one whose hash is gone has expired) and those are dropped, so a game
+  that ended on an instance that died never counts for long;
+- open private tables an address hosts (a player sits at one table at most);
+- private tables' games started from an address per hour, and new bot
+  players (a `hello` as a bot without a token writes a profile) per hour: rate
+  limits (lua/limit.lua);
+- bot sessions from an address at once: counted per server process under a
+  lease it renews (`run`), so a process that dies takes its count with it.
+
+Each refusal is a `limits.Limited` with a PROTOCOL.md code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections import Counter
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+
+from redis.exceptions import RedisError
+
+from moose_server.addresses import limit_subject
+from moose_server.limits.holdings import Holdings
+from moose_server.limits.limits import Limited
+from moose_server.settings import Settings
+from moose_server.storage.keys import hold_key, limit_key, sessions_key
+from moose_server.storage.scripts import HoldCall, LimitCall, SessionsCall
+from moose_server.storage.store import Store
+
+__all__ = ["Held", "Quotas"]
+
+HOUR_MS = 3_600_000
+RESERVED_MS = 60_000  # a place taken for a start that never finished is free after this
+HOLD_TTL_MS = 2 * 86_400_000  # an address that takes nothing for this long is forgotten
+
+Dead = Callable[[list[str]], Awaitable[set[str]]]
+
+
+@dataclass
+class Held:
+    """A place taken in a hold for something not made yet: name it (`id`) once it is."""
+
+    id: str = ""
+
+
+class Quotas:
+    """The per-player and per-address holds of one instance's clients (built in app.py)."""
+
+    def __init__(self, holdings: Holdings, store: Store, settings: Settings) -> None:
+        self.holdings = holdings
+        self.store = store
+        self.settings = settings
+        self.process = f"{settings.instance_id}/{secrets.token_hex(4)}"
+        self.bots: Counter[str] = Counter()  # bot sessions of this process, per address
+        self.lease_ms = max(1000, round(settings.instance_ttl * 1000))
+
+    # -- unfinished games -------------------------------------------------------------
+
+    async def may_play(self, address: str, player: str) -> None:
+        """Refuse `too_many_games` when the player or the address holds its limit of games."""
+        await self._player_games(player)
+        key = hold_key("games", limit_subject(address))
+        if not await self._room(key, self.settings.games_per_address, self._ended_games):
+            raise _too_many_games("your address has")
+
+    async def seated(self, address: str, games: list[str]) -> None:
+        """The address' player has a seat in these games (dealt, or resumed at hello)."""
+        await self.holdings.put(hold_key("games", limit_subject(address)), games, HOLD_TTL_MS)
+
+    @contextlib.asynccontextmanager
+    async def starting(self, address: str, player: str) -> AsyncIterator[Held]:
+        """Take a place for the game a private table starts; name it with the game's id.
+
+        Atomic per address across instances; also one token of the address' hourly
+        starts. A start that fails inside gives both back.
+        """
+        await self._player_games(player)
+        subject = limit_subject(address)
+        s = self.settings
+        rate = LimitCall(limit_key("start", "address", subject), HOUR_MS // s.table_starts_per_hour,
+                         s.table_starts_per_hour)  # fmt: skip
+        wait = await self.store.limit(rate)
+        if wait:
+            raise Limited("too many private tables started from your address; wait", wait)
+        try:
+            key = hold_key("games", subject)
+            async with self._taking(key, s.games_per_address, self._ended_games) as held:
+                if held is None:
+                    raise _too_many_games("your address has")
+                yield held
+        except BaseException:
+            with contextlib.suppress(RedisError, OSError):
+                await self.store.limit(LimitCall(rate.key, rate.interval_ms, give=True))
+            raise
+
+    async def _player_games(self, player: str) -> None:
+        limit = self.settings.games_per_player
+        games = await self.holdings.player_games(player)  # a few ids: no SCARD needed
+        if len(games) < limit:
+            return
+        over = await self.holdings.ended_games(games, missing=False)
+        for game in over:
+            await self.store.remove_player_game([player], game)
+        if len(games) - len(over) >= limit:
+            raise _too_many_games("you have")
+
+    async def _ended_games(self, games: list[str]) -> set[str]:
+        return await self.holdings.ended_games(games, missing=True)
+
+    # -- open private tables ------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def hosting(self, address: str) -> AsyncIterator[Held]:
+        """Take a place for a private table the address opens; name it with its code."""
+        key = hold_key("tables", limit_subject(address))
+        async with self._taking(key, self.settings.tables_per_address, self._closed) as held:
+            if held is None:
+                raise Limited(f"your address hosts {self.settings.tables_per_address} open "
+                              "private tables; start or leave one first", None,
+                              "too_many_tables")  # fmt: skip
+            yield held
+
+    async def _closed(self, codes: list[str]) -> set[str]:
+        open_now = await self.holdings.open_tables(codes, await self.store.now_ms())
+        return set(codes) - open_now
+
+    # -- bot sessions -----------------------------------------------------------------------
+
+    async def enter_bot(self, address: str, new: bool) -> None:
+        """One more bot session from the address (`new`: a new bot player, also metered
+        per hour); `too_many_sessions` or `rate_limited` past the limits."""
+        subject, s = limit_subject(address), self.settings
+        enter = SessionsCall(sessions_key(subject), "enter", self.process,
+                             s.bot_sessions_per_address, self.lease_ms)  # fmt: skip
+        if await self.holdings.sessions(enter) < 0:
+            raise Limited(f"your address has {s.bot_sessions_per_address} bot sessions open; "
+                          "close one first", None, "too_many_sessions")  # fmt: skip
+        self.bots[subject] += 1
+        if new:
+            rate = LimitCall(limit_key("bot", "address", subject),
+                             HOUR_MS // s.bot_hellos_per_hour, s.bot_hellos_per_hour)  # fmt: skip
+            wait = await self.store.limit(rate)
+            if wait:
+                await self.leave_bot(address)
+                raise Limited("too many new bot players from your address; reconnect "
+                              "with a bot's token, or wait", wait)  # fmt: skip
+
+    async def leave_bot(self, address: str) -> None:
+        """A bot session from the address ended."""
+        subject = limit_subject(address)
+        self.bots[subject] -= 1
+        if self.bots[subject] <= 0:
+            del self.bots[subject]
+        await self.holdings.sessions(SessionsCall(sessions_key(subject), "leave", self.process))
+
+    async def run(self) -> None:
+        """Renew the lease of this process' bot sessions until cancelled."""
+        while True:
+            await asyncio.sleep(self.lease_ms / 3000)
+            for subject in list(self.bots):
+                call = SessionsCall(sessions_key(subject), "renew", self.process,
+                                    lease_ms=self.lease_ms)  # fmt: skip
+                with contextlib.suppress(RedisError, OSError):
+                    await self.holdings.sessions(call)
+
+    # -- holds --------------------------------------------------------------------------------
+
+    async def _room(self, key: str, limit: int, dead: Dead) -> bool:
+        """Whether the hold has fewer than `limit` ids, once those that ended are pruned."""
+        if await self.holdings.count(key) < limit:
+            return True
+        held = await self.holdings.held(key)
+        return len(held) - len(await self._prune(key, held, dead)) < limit
+
+    @contextlib.asynccontextmanager
+    async def _taking(self, key: str, limit: int, dead: Dead) -> AsyncIterator[Held | None]:
+        """A reserved place in the hold (None: it is full), named by the body or given back."""
+        reserved = f"~{secrets.token_hex(6)}"
+        take = HoldCall(key, "take", reserved, limit, HOLD_TTL_MS)
+        taken = await self.holdings.hold(take) >= 0
+        if not taken:
+            await self._prune(key, await self.holdings.held(key), dead)
+            taken = await self.holdings.hold(take) >= 0
+        if not taken:
+            yield None
+            return
+        held = Held()
+        try:
+            yield held
+        except BaseException:
+            with contextlib.suppress(RedisError, OSError):
+                await self.holdings.hold(HoldCall(key, "drop", reserved))
+            raise
+        op = "swap" if held.id else "drop"
+        await self.holdings.hold(HoldCall(key, op, held.id or reserved, ttl_ms=HOLD_TTL_MS,
+                                          old=reserved))  # fmt: skip
+
+    async def _prune(self, key: str, held: list[tuple[str, int]], dead: Dead) -> set[str]:
+        """Drop the ids of a hold that ended; return them."""
+        now = await self.store.now_ms()
+        stale = {i for i, taken in held if i.startswith("~") and taken < now - RESERVED_MS}
+        named = [i for i, _ in held if not i.startswith("~")]
+        gone = stale | await dead(named)
+        await self.holdings.drop(key, sorted(gone))
+        return gone
+
+
+def _too_many_games(who: str) -> Limited:
+    return Limited(f"{who} too many unfinished games; finish one first", None,
+                   "too_many_games")  # fmt: skip

@@ -1,1 +1,0 @@
-"""Where players meet: the matchmaking queue, private tables, dealing, live games."""

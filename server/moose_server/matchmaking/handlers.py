@@ -1,0 +1,114 @@
+"""The messages of the public queue and the live games' list: queue, leave_queue,
+queue_range and queue_bots (a waiting player's other sizes, or bots now), games.
+
+A player's last socket closing leaves the queue (the hook `closed`), and a
+closed socket follows the live games' list no more (`dropped`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable
+
+from moose_server.accounts import PlayerStore, ratings
+from moose_server.limits.quotas import Quotas
+from moose_server.matchmaking.live_games import LiveGames
+from moose_server.matchmaking.matchmaker import MatchError, Matchmaker, Ticket
+from moose_server.matchmaking.waiting import Waiting
+from moose_server.net.router import Router
+from moose_server.net.session import Message, Session, player_of
+
+__all__ = ["QueueHandlers"]
+
+log = logging.getLogger(__name__)
+
+
+class QueueHandlers:
+    """Queue and leave it; the live games' list, once or followed."""
+
+    def __init__(
+        self, matchmaker: Matchmaker, waiting: Waiting, quotas: Quotas, players: PlayerStore,
+        live: LiveGames, here: Callable[[str], bool],
+    ) -> None:  # fmt: skip
+        self.matchmaker = matchmaker
+        self.waiting = waiting  # who queued here: queued again should Redis lose them
+        self.quotas = quotas
+        self.players = players  # a queued player's rating
+        self.live = live
+        self.here = here  # whether a player has a socket on this instance still
+
+    def register(self, router: Router) -> None:
+        """Handle the queue's messages; a closed socket leaves the queue and the list."""
+        router.add({"queue": self.queue, "leave_queue": self.leave_queue,
+                    "queue_range": self.queue_range, "queue_bots": self.queue_bots,
+                    "games": self.games_list})  # fmt: skip
+        router.on_dropped(self.live.unfollow)
+        router.on_closed(self.closed)
+
+    async def queue(self, conn: Session, msg: Message) -> Message:
+        """Join the public queue."""
+        low, high = msg.get("min_players", 2), msg.get("max_players", 6)
+        player = player_of(conn)
+        await self.quotas.may_play(conn.address, player)
+        [profile] = await self.players.profiles([player])
+        skill = ratings.skill(float(profile.get("mu", ratings.MU)))
+        fair = bool(msg.get("fair"))
+        since = await self.matchmaker.enqueue(player, conn.name, low, high, skill, fair)
+        self.waiting.add(player, conn.name, low, high, skill, fair)
+        log.info("queue %s for %s-%s seats", conn.player, low, high,
+                 extra={"event": "queue", "player": conn.player})  # fmt: skip
+        return self._queued(Ticket(since, low, high))
+
+    def _queued(self, ticket: Ticket) -> Message:
+        """The `queued` answer of PROTOCOL.md for a ticket."""
+        mm = self.matchmaker.options
+        return {
+            "type": "queued", "min_players": ticket.min_players,
+            "max_players": ticket.max_players, "server_time": ticket.since,
+            "match_wait": mm.match_wait, "queue_bots_after": mm.queue_bots_after,
+            "queue_offer_after": mm.offer_after, "bots": ticket.bots,
+        }  # fmt: skip
+
+    async def queue_range(self, conn: Session, msg: Message) -> Message:
+        """Change the sizes of table the player waits for, keeping their place."""
+        player = player_of(conn)
+        ticket = await self.matchmaker.change_range(
+            player, msg.get("min_players", 2), msg.get("max_players", 6)
+        )
+        self.waiting.change(player, ticket.min_players, ticket.max_players)
+        log.info("queue_range %s for %s-%s seats", player, ticket.min_players,
+                 ticket.max_players, extra={"event": "queue_range", "player": player})  # fmt: skip
+        return self._queued(ticket)
+
+    async def queue_bots(self, conn: Session, msg: Message) -> Message:
+        """A player who waited long enough asks for a table now, bots in the empty seats."""
+        player = player_of(conn)
+        ticket = await self.matchmaker.ask_bots(player, msg.get("players"))
+        log.info("queue_bots %s for %s seats", player, ticket.bots,
+                 extra={"event": "queue_bots", "player": player})  # fmt: skip
+        return self._queued(ticket)
+
+    async def leave_queue(self, conn: Session, msg: Message) -> Message:
+        """Leave the public queue."""
+        self.waiting.discard(player_of(conn))
+        if not await self.matchmaker.leave(player_of(conn)):
+            raise MatchError("not_queued", "you are not in the queue")
+        log.info(
+            "leave_queue %s", conn.player, extra={"event": "leave_queue", "player": conn.player}
+        )
+        return {"type": "left"}
+
+    async def games_list(self, conn: Session, msg: Message) -> Message:
+        """The live public games; with `follow`, again whenever the list changes."""
+        if msg.get("follow"):
+            self.live.follow(conn)
+        elif msg.get("follow") is False:
+            self.live.unfollow(conn)
+        return dict(await self.live.snapshot())
+
+    async def closed(self, conn: Session) -> None:
+        """The player's last socket here closed: they leave the queue."""
+        if conn.player is not None and not self.here(conn.player):
+            with contextlib.suppress(MatchError):
+                await self.matchmaker.leave_if_queued(conn.player)

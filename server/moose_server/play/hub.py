@@ -1,0 +1,615 @@
+"""The hub of one instance: what its pub/sub subscription hears, fanned out to local sockets.
+
+The hub holds each game's last events, made ready for every seat (recent.py:
+a bounded `GameLog` per game, of `frames.Prepared` entries). Events this instance
+commits go into it and to the local sockets at once (`committed`); a socket
+that could not take them then (it was reading a gap) gets them when their
+wake-up arrives, from the log. A game dealt here keeps its first events there
+until its players' sockets join (`deliver`), so that neither needs a stream read.
+
+Wake-ups come to this instance's channel (keys.wake_channel) for the games
+its sockets follow: the first local socket of a game has the hub follow it in
+Redis (lua/follow.lua lists the channel in the game hash), and the game's
+version then counts as a wake-up, for what was committed before the channel
+was listed. No wake-up comes of our own commits: where a socket could not take
+one at once, the hub makes its wake-up itself. Before, every commit
+woke every instance, its own included.
+
+Another instance's wake-up ("<game id> <seq>") makes the hub read the game's
+stream once from the lowest seq its local sockets have seen, unless the log
+holds those events, then give each socket the events it has not had, in order,
+each with its own view. Pub/sub may lose a wake-up while it reconnects: the hub
+then forgets every log and re-reads every game it serves, and a socket that sees
+a gap reads the stream itself, so the stream is the record.
+
+Player messages (`match`, `table`) travel on one channel as [player, message,
+id]; a resent PUBLISH (store.py) brings a second copy, which the id drops.
+
+The hub is built with whom it tells what it hears: every wake-up (`woken`:
+the games' copies, which it ages), how its fan-out went (`fanout`: the
+metrics) and every player message and reconnected subscription (`players`:
+the players waiting for a match, waiting.py). It hears its channels
+(`channels()`) through the instance's one subscription (net/subscription.py),
+which is built after it and tells it of each new subscription (`subscribed`).
+
+Redis may come back without its last writes (a host crash with `appendfsync
+everysec`, a failover to an asynchronous replica): a socket may then have seen
+events that the stream no longer holds, or holds other events at those seqs.
+Each socket's `Sub` keeps the Redis time of the last event it was sent; the
+hub checks it wherever it reads the stream, checks every socket when pub/sub
+reconnects, and treats a commit of ours at a seq a socket has seen as proof.
+Such a socket gets the game as it is now (a `state` event, which a client
+takes whatever its seq), or `gone` when the game no longer exists.
+
+A socket told that its game went back may have a move to make again (one Redis
+lost, which a client sends again with its move id): before its `state` is read,
+the game's deadline is held `outage_grace` from now at least (Store.defer), so
+that no timeout plays its turn before it could answer. After a lost
+subscription every socket's game is followed again (Redis may have lost its
+list of followers) and checked in one batch (`_recheck`), and
+those that went back are told first, side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import time
+from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
+from typing import Any, Protocol
+
+from redis.exceptions import RedisError
+
+from moose_server.net.session import Peer, Sub
+from moose_server.play.frames import Prepared, state_message
+from moose_server.play.game import Game
+from moose_server.play.recent import LOGGED_GAMES, GameLog, Recent
+from moose_server.play.streams import read_events
+from moose_server.storage.codec import unpack
+from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
+from moose_server.storage.store import Entry, Store
+from moose_server.tasks import cancel_and_wait, cancelling
+
+__all__ = [
+    "FanoutListener",
+    "Hub",
+    "Peer",
+    "PlayerListener",
+    "Sub",
+    "WakeupListener",
+]
+
+log = logging.getLogger(__name__)
+
+CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back: 10 s
+SAID_IDS = 16384  # player message ids remembered, at most (a resend comes within ~10 s)
+
+
+class WakeupListener(Protocol):
+    """Told of every wake-up (games.Copies: a copy older than it is stale)."""
+
+    def woke(self, game: str, seq: int) -> None:
+        """An instance (this one or another) committed `game` up to `seq`."""
+
+    async def settled(self, game: str) -> None:
+        """Once no commit of `game` by this instance is under way (its reply delivers)."""
+
+
+class FanoutListener(Protocol):
+    """Told how the fan-out goes (metrics.Metrics times it)."""
+
+    def delivered(self, game: str, seq: int, started: float, waiting: bool) -> None:
+        """Our commit of `game`, from `seq` on, went to the local sockets that follow it
+        (`started`: perf_counter() as it came); `waiting`: some get it at its wake-up."""
+
+    def fanned_out(self, game: str, seq: int) -> None:
+        """The wake-up of `game` at `seq` is handled: its events are on their way."""
+
+
+class PlayerListener(Protocol):
+    """Told of every player message and of a subscription that came back (waiting.py)."""
+
+    def heard(self, player: str, message: dict[str, Any]) -> None:
+        """A message for `player` arrived, before it goes to their local sockets."""
+
+    async def resubscribed(self, players: Mapping[str, Collection[Peer]]) -> None:
+        """Pub/sub is back after a lost connection (Redis may have restarted);
+        `players`: this instance's sockets by player. May run again should Redis fail."""
+
+
+class Hub:
+    """Fans game events and player messages out to this instance's sockets."""
+
+    def __init__(
+        self,
+        store: Store,
+        recent_games: int = LOGGED_GAMES,
+        *,
+        woken: WakeupListener | None = None,
+        fanout: FanoutListener | None = None,
+        players: PlayerListener | None = None,
+        outage_grace: float = 5.0,
+        channel: bytes | None = None,
+    ) -> None:
+        self.store = store
+        # This instance's wake-up channel (keys.wake_channel): the games a local
+        # socket follows are followed in Redis, and their wake-ups come there. None:
+        # no game is, and only GAMES_CHANNEL's come (tests hand wake-ups over).
+        self.channel = channel
+        self._followed: set[str] = set()  # games a local socket follows, followed in Redis
+        self._following: set[str] = set()  # games whose follow is under way
+        # A game that went back keeps its deadline this far from its seats' `state`.
+        self.defer_ms = int(outage_grace * 1000)
+        self.woken = woken
+        self.fanout = fanout
+        self.player_listener = players
+        self.games: dict[str, set[Peer]] = {}
+        self.players: dict[str, set[Peer]] = {}
+        self.recent = Recent(recent_games)  # games whose last events are held
+        self._said: dict[Any, None] = {}  # the latest player message ids, oldest first
+        self._tasks: set[asyncio.Task[None]] = set()  # deliveries that read Redis
+
+    # -- local registrations ----------------------------------------------------
+
+    def add_player(self, peer: Peer) -> None:
+        """Deliver the player's channel messages to this socket."""
+        assert peer.player is not None
+        self.players.setdefault(peer.player, set()).add(peer)
+
+    def join(self, peer: Peer, game: str, seat: int | None, seen: int) -> Sub:
+        """Follow a game from seq `seen` on (kept if the socket follows it already)."""
+        sub = old = peer.subs.get(game)
+        if sub is None or sub.seat != seat:
+            sub = peer.subs[game] = Sub(seat, seen)
+        self.games.setdefault(game, set()).add(peer)
+        if self.channel is None:
+            return sub
+        if game not in self._followed:
+            self._follow_later(game)
+        elif sub is not old:
+            # `seen` comes from a read made before: a commit of ours since went to
+            # the sockets there were then, and no wake-up of it comes.
+            held = self.recent.get(game)
+            if held is not None and held.latest > seen:
+                asyncio.get_running_loop().call_soon(self._on_game, game, held.latest)
+        return sub
+
+    def _follow_later(self, game: str) -> None:
+        """Follow the game in Redis, in a task (unless one is under way)."""
+        if game not in self._following:
+            self._following.add(game)
+            self._spawn(self._follow_until_done(game))
+
+    async def _follow_until_done(self, game: str) -> None:
+        try:
+            await self._until_done(functools.partial(self._follow, game))
+        finally:
+            self._following.discard(game)  # failed for good: its next wake-up tries again
+
+    async def _follow(self, game: str) -> None:
+        """Follow the game in Redis: its wake-ups come to our channel from now on.
+
+        Its commits until then woke only the instances that followed it: the
+        game's version as we followed it is taken as a wake-up, so that the
+        local sockets get what they lack (from the log, or one stream read).
+        A game not dealt yet (a fair deal waiting for its seeds) is followed at
+        its first wake-up, which every instance hears: nobody follows it yet.
+        """
+        assert self.channel is not None
+        [version] = await self.store.follow([game], self.channel)
+        if version >= 0 and game in self.games:
+            self._followed.add(game)
+            self._woke(game, version)
+
+    def leave(self, peer: Peer, game: str) -> None:
+        """Stop following a game."""
+        peer.subs.pop(game, None)
+        peers = self.games.get(game)
+        if peers is not None:
+            peers.discard(peer)
+            if not peers:
+                del self.games[game]
+                self._followed.discard(game)  # in Redis it stays so: a wake-up or two more
+                self.recent.drop(game)  # no local socket left to give its events to
+
+    def drop(self, peer: Peer) -> None:
+        """Forget a closed socket."""
+        for game in list(peer.subs):
+            self.leave(peer, game)
+        if peer.player is not None:
+            peers = self.players.get(peer.player)
+            if peers is not None:
+                peers.discard(peer)
+                if not peers:
+                    del self.players[peer.player]
+
+    def player_names(self) -> list[tuple[str, str]]:
+        """(player, name) of every player with a socket here (social/presence.py)."""
+        return [(p, getattr(next(iter(peers)), "name", "")) for p, peers in self.players.items()
+                if peers]  # fmt: skip
+
+    def has_player(self, player: str) -> bool:
+        """Whether the player has a socket here."""
+        return bool(self.players.get(player))
+
+    def player_peers(self, player: str) -> set[Peer]:
+        """This instance's sockets of a player."""
+        return self.players.get(player, set())
+
+    # -- delivery ---------------------------------------------------------------
+
+    async def deliver(self, peer: Peer, game: str) -> None:
+        """Send the socket every event it has not seen, in order: from the log, else the stream.
+
+        Either way it checks that the event the socket saw last is still the
+        one the stream holds at that seq (see the module docstring).
+        """
+        sub = peer.subs.get(game)
+        if sub is None:
+            return
+        async with sub.lock:
+            found = self.recent.get(game)
+            ready = found.since(sub.seen) if found is not None else None
+            if found is not None and ready is not None:
+                at = found.at(sub.seen)
+                if at is not None and _rewritten(sub, [at.entry], whole=False):
+                    await self._resync(peer, game, sub)
+                    return
+            if ready is None:
+                entries = await read_events(self.store, game, max(0, sub.seen - 1))
+                if _rewritten(sub, entries, whole=True):
+                    await self._resync(peer, game, sub)
+                    return
+                ready = self.recent.log(game).add(game, entries)
+            self._send(peer, game, sub, ready)
+
+    async def send_state(self, peer: Peer, game: str) -> None:
+        """Send the socket the game as it is now: a `state` event, or `gone`."""
+        sub = peer.subs.get(game)
+        if sub is not None:
+            async with sub.lock:
+                await self._state(peer, game, sub)
+
+    async def _state(self, peer: Peer, game_id: str, sub: Sub) -> None:
+        """The `state` event (the lock is held); what the socket saw before is past."""
+        sub.stating = True
+        try:
+            await self._read_state(peer, game_id, sub)
+        finally:
+            sub.stating = False
+
+    async def _read_state(self, peer: Peer, game_id: str, sub: Sub) -> None:
+        loaded = await self.store.load(game_id)
+        if loaded.data is None:
+            self.leave(peer, game_id)
+            peer.send({"type": "gone", "game": game_id})
+            return
+        game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
+        now = await self.store.now_ms()
+        # From the state's own event on: a wake-up that came meanwhile was taken as
+        # seen (our seq was higher then). Every read is done before anything is sent.
+        entries = await read_events(self.store, game_id, max(0, game.version - 1))
+        peer.send(state_message(game, sub.seat, now))
+        at = entries[0] if entries and entries[0].seq == game.version else None
+        sub.seen, sub.time = game.version, at.time if at is not None else 0
+        if sub.seat is not None and game.away[sub.seat]:
+            peer.note_away(game_id)
+        if game_id in peer.subs:
+            self._send(peer, game_id, sub, self.recent.log(game_id).add(game_id, entries))
+
+    async def _resync(self, peer: Peer, game: str, sub: Sub) -> None:
+        log.warning(
+            "game %s went back: %s saw seq %d, which Redis no longer holds as it was sent; "
+            "resyncing", game, peer.player, sub.seen,
+            extra={"event": "rewound", "game": game, "player": peer.player, "seq": sub.seen},
+        )  # fmt: skip
+        await self.store.defer([game], self.defer_ms)
+        await self._state(peer, game, sub)
+
+    async def _resync_locked(self, peer: Peer, game: str) -> None:
+        sub = peer.subs.get(game)
+        if sub is not None:
+            async with sub.lock:
+                await self._resync(peer, game, sub)
+
+    @staticmethod
+    async def _until_done(work: Callable[[], Coroutine[Any, Any, None]]) -> None:
+        """Run `work` again while Redis fails (it may be coming back from a restart).
+
+        `work` must be safe to run twice: a check reads, a queue ticket is taken once.
+        """
+        for attempt in range(1, CHECK_ATTEMPTS + 1):
+            try:
+                await work()
+                return
+            except (RedisError, OSError) as exc:
+                if attempt == CHECK_ATTEMPTS:
+                    raise
+                log.info("cannot check a socket's game yet (%s); trying again", exc)
+                await asyncio.sleep(CHECK_DELAY)
+
+    async def resend(self, peer: Peer, game: str, since: int) -> int:
+        """`sync`: send the events after `since` again; return the last seq sent."""
+        sub = peer.subs[game]
+        async with sub.lock:
+            entries = await read_events(self.store, game, since)
+            if since < sub.seen:
+                sub.seen, sub.time = since, 0
+            self._send(peer, game, sub, self.recent.log(game).add(game, entries))
+            return sub.seen
+
+    def _send(self, peer: Peer, game: str, sub: Sub, ready: list[Prepared]) -> None:
+        """The events that follow the socket's last seq, each as its seat sees it."""
+        for event in ready:
+            if event.seq != sub.seen + 1:
+                continue
+            if peer.binary:
+                peer.send_frame(event.frame(sub.seat))
+            else:
+                peer.send(event.message(sub.seat))
+            sub.seen, sub.time = event.seq, event.entry.time
+            kind = event.entry.event
+            if kind["kind"] == "away" and kind["seat"] == sub.seat:
+                peer.note_away(game)
+
+    def _offer(self, peer: Peer, game: str, ready: list[Prepared]) -> bool:
+        """Send the events the socket lacks, if that needs no wait; False: `deliver` it.
+
+        It needs a wait when the socket is reading a gap (its lock is held) or
+        lacks events before the first of `ready`.
+        """
+        sub = peer.subs.get(game)
+        if sub is None or ready[-1].seq <= sub.seen:
+            return True
+        if sub.lock.locked() or ready[0].seq > sub.seen + 1:
+            return False
+        self._send(peer, game, sub, ready)
+        return True
+
+    def _served(self, game: str, seq: int | None) -> None:
+        """The local sockets have every event up to the wake-up's `seq`: trim, tell."""
+        held = self.recent.get(game)
+        if held is not None:
+            self._trim(game, held)
+        self._fanned_out(game, seq)
+
+    def _trim(self, game: str, held: GameLog) -> None:
+        """Drop the events every local socket of the game has (none yet: keep them)."""
+        seen = [p.subs[game].seen for p in self.games.get(game, ()) if game in p.subs]
+        if seen:
+            held.forget(min(seen))
+
+    def committed(self, game: str, entries: list[Entry]) -> None:
+        """Events this instance has just committed: send them to the local sockets now.
+
+        A socket that is reading a gap (its lock is held) or is behind gets them
+        when their wake-up arrives, from the log. A socket that saw another
+        event at a seq just written is resynced: Redis lost what it saw.
+        """
+        if not entries:
+            return
+        started = time.perf_counter()
+        held = self.recent.log(game)
+        ready = held.add(game, entries)
+        late = False
+        for peer in list(self.games.get(game, ())):
+            sub = peer.subs.get(game)
+            if sub is not None and sub.stating:
+                late = True  # its wake-up delivers them after the `state` (see _on_game)
+            elif sub is not None and sub.seen >= entries[0].seq and not _kept(sub, entries):
+                self._spawn(self._until_done(functools.partial(self._resync_locked, peer, game)))
+                late = True
+            elif not self._offer(peer, game, ready):
+                late = True
+        if late and self.channel is not None:
+            # No wake-up of our own commit comes (commit.lua): one is made here.
+            asyncio.get_running_loop().call_soon(self._woke, game, entries[-1].seq)
+        if not late and game in self.games:
+            self._trim(game, held)
+        if self.fanout is not None and game in self.games:
+            self.fanout.delivered(game, entries[0].seq, started, self._awaited(game, entries))
+
+    def _awaited(self, game: str, entries: list[Entry]) -> bool:
+        """Whether a local socket still waits for these events (it was reading a gap)."""
+        last = entries[-1].seq
+        for peer in self.games.get(game, ()):
+            sub = peer.subs.get(game)
+            if sub is not None and sub.seen < last:
+                return True
+        return False
+
+    def _woke(self, game: str, seq: int) -> None:
+        """A wake-up: the game is at `seq` (its copy ages) and the sockets are served."""
+        if self.woken is not None:
+            self.woken.woke(game, seq)
+        self._on_game(game, seq)
+
+    def _on_game(self, game: str, seq: int | None) -> None:
+        """A wake-up: serve the local sockets at once from the log; read Redis in a task."""
+        peers = []
+        for peer in list(self.games.get(game, ())):
+            sub = peer.subs.get(game)
+            if sub is not None and sub.stating:
+                # Its `state` may come from a read made before this commit, and its
+                # `seen` is not that state's yet: once sent, it reads what follows.
+                self._spawn(self.deliver(peer, game))
+            else:
+                peers.append(peer)
+        seen = [p.subs[game].seen for p in peers if game in p.subs]
+        # A log for every game a local socket follows, if only to know its latest
+        # seq: a delivery under way must not stop short of it.
+        held = self.recent.log(game) if seen else self.recent.get(game)
+        if held is not None and seq is not None:
+            held.latest = max(held.latest, seq)
+        if not seen:
+            if held is not None and held.since(0) is None:
+                self.recent.drop(game)  # a game dealt here moved on elsewhere: no use
+            self._fanned_out(game, seq)
+            return
+        if seq is not None and min(seen) >= seq:
+            self._served(game, seq)  # our own commit's: `committed` sent it
+            return
+        ready = held.range(min(seen), seq) if held is not None and seq is not None else None
+        if ready is None:
+            self._spawn(self._deliver_all(game, seq, peers))
+            return
+        late = [p for p in peers if not self._offer(p, game, ready)]
+        if late:
+            self._spawn(self._deliver_all(game, seq, late))
+        else:
+            self._served(game, seq)
+
+    async def _deliver_all(self, game: str, seq: int | None, peers: list[Peer]) -> None:
+        """The slow part of a wake-up: one stream read for all, then each socket in turn."""
+        try:
+            # Our own commit's wake-up may come before its reply: once the commit
+            # is settled, its `committed` has sent the events, and nothing is read.
+            # (Reading here anyway cost a stream read per move, and 1.5x the CPU
+            # per move: BENCHMARKS.md.)
+            await asyncio.sleep(0)
+            if self.woken is not None:
+                await self.woken.settled(game)
+            seen = [p.subs[game].seen for p in peers if game in p.subs]
+            if not seen:
+                return
+            lowest = min(seen)
+            if seq is not None and lowest >= seq:
+                self._served(game, seq)
+                return
+            found = self.recent.get(game)
+            if found is None or found.since(lowest) is None:
+                # From the event before: each socket's last event is checked.
+                entries = await read_events(self.store, game, max(0, lowest - 1))
+                self.recent.log(game).add(game, entries)
+            for peer in peers:
+                await self.deliver(peer, game)
+        except (RedisError, OSError) as exc:
+            # The next wake-up of the game reads from where each socket is, and a
+            # client that sees a gap can `sync`: nothing is lost but time.
+            log.warning("cannot read the events of %s: %s", game, exc)
+            return
+        self._served(game, seq)
+
+    def _fanned_out(self, game: str, seq: int | None) -> None:
+        if self.fanout is not None and seq is not None:
+            self.fanout.fanned_out(game, seq)
+
+    def heard_wakeup(self, data: bytes) -> None:
+        """A wake-up, "<game id> <seq>" (on GAMES_CHANNEL or this instance's channel)."""
+        game, seq = data.decode().split(" ")
+        if self.channel is not None and game in self.games and game not in self._followed:
+            self._follow_later(game)
+        self._woke(game, int(seq))
+
+    def heard_player(self, data: bytes) -> None:
+        """A player message: to the player's local sockets, unless a copy came before."""
+        player, message, *rest = unpack(data)
+        if rest:  # an id (older instances send none)
+            if rest[0] in self._said:
+                return
+            self._said[rest[0]] = None
+            if len(self._said) > SAID_IDS:
+                del self._said[next(iter(self._said))]
+        if self.player_listener is not None:
+            self.player_listener.heard(player, message)
+        if player.startswith("watchers:"):  # a game's spectators (tables/invites.py)
+            game = player.removeprefix("watchers:")
+            for peer in list(self.games.get(game, ())):
+                sub = peer.subs.get(game)
+                if sub is not None and sub.seat is None:
+                    peer.send(message)
+            return
+        for peer in list(self.players.get(player, ())):
+            self._spawn(peer.on_player_message(message))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run hub work that waits (Redis reads) beside the subscription, not in its way."""
+        task = asyncio.get_running_loop().create_task(self._logged(work))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @staticmethod
+    async def _logged(work: Coroutine[Any, Any, None]) -> None:
+        try:
+            await work
+        except (RedisError, OSError) as exc:
+            log.warning("cannot deliver: %s", exc)
+        except Exception:
+            if cancelling():
+                raise asyncio.CancelledError from None
+            log.exception("cannot deliver")
+
+    # -- the subscription -------------------------------------------------------
+
+    def channels(self) -> dict[bytes, Callable[[bytes], None]]:
+        """What the hub hears on the subscription (net/subscription.py), by channel."""
+        heard: dict[bytes, Callable[[bytes], None]] = {
+            GAMES_CHANNEL: self.heard_wakeup,
+            PLAYERS_CHANNEL: self.heard_player,
+        }
+        if self.channel is not None:
+            heard[self.channel] = self.heard_wakeup
+        return heard
+
+    def subscribed(self, again: bool) -> None:
+        """A subscription was made; `again`: after a lost one, which may have lost
+        wake-ups (and Redis the history): every local game is read again."""
+        self.recent.clear()
+        if again:
+            self._check_all()
+
+    async def close(self) -> None:
+        """Cancel and await the deliveries under way (the instance stops)."""
+        await cancel_and_wait(list(self._tasks))
+
+    def _check_all(self) -> None:
+        """After a lost subscription: each socket reads what it missed, and is checked."""
+        self._spawn(self._until_done(self._recheck))
+        if self.player_listener is not None:
+            self._spawn(
+                self._until_done(functools.partial(self.player_listener.resubscribed, self.players))
+            )
+
+    async def _recheck(self) -> None:
+        """Check every socket's game in one batch (the event each saw last, as Redis
+        holds it now); resync those that went back, all at once, and only then
+        deliver the others what they missed."""
+        subs = [(peer, game, peer.subs[game]) for game, peers in list(self.games.items())
+                for peer in list(peers) if game in peer.subs]  # fmt: skip
+        if not subs:
+            return
+        if self.channel is not None:
+            # Redis may have lost the games' lists of followers with its last writes.
+            games = list(self.games)
+            versions = await self.store.follow(games, self.channel)
+            self._followed.update(g for g, v in zip(games, versions, strict=True) if v >= 0)
+        times = await self.store.event_times([(game, sub.seen) for _, game, sub in subs])
+        back: list[tuple[Peer, str]] = []
+        others: list[tuple[Peer, str]] = []
+        for (peer, game, sub), at in zip(subs, times, strict=True):
+            went = sub.seen >= 1 and (at is None or (bool(sub.time) and at != sub.time))
+            (back if went else others).append((peer, game))
+        await asyncio.gather(*(self._until_done(functools.partial(self._resync_locked, *pair))
+                               for pair in back))  # fmt: skip
+        for peer, game in others:
+            self._spawn(self._until_done(functools.partial(self.deliver, peer, game)))
+
+
+def _rewritten(sub: Sub, entries: Iterable[Entry], *, whole: bool) -> bool:
+    """Whether the stream no longer holds the event the socket saw last, as it was sent.
+
+    `whole`: `entries` were read, under the socket's lock, from at most its
+    last seq to the stream's end, so a missing event means a shorter stream.
+    """
+    if sub.seen < 1:
+        return False
+    at = next((e for e in entries if e.seq == sub.seen), None)
+    if at is None:
+        return whole
+    return bool(sub.time) and at.time != sub.time
+
+
+def _kept(sub: Sub, entries: Iterable[Entry]) -> bool:
+    """Whether `entries` hold the event the socket saw last, as it was sent."""
+    return any(e.seq == sub.seen and e.time == sub.time for e in entries)

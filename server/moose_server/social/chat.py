@@ -1,0 +1,223 @@
+"""Table chat: who may say what where, and its delivery.
+
+Rooms: a game has one for its seats ("players") and one for its spectators
+("spectators"); a seat never gets a spectators' line while the game runs (as on
+Lichess), and may read that room once the game is over. A private table has one
+("table") for whoever sits at it before it starts. A socket speaks in the room
+of the place it has at a game (`watch`/`sync`/a `match` gave it one).
+
+A line is at most `MAX_TEXT` characters once control and format characters are
+taken out; every line costs a token of two buckets shared by every instance, the
+speaker's and their address's (`chat_burst`, then one per `chat_interval` s).
+Lines are kept and published in one step (social/chat_store.py); each instance's
+subscription (net/subscription.py) hears them on `CHAT_CHANNEL` and hands them
+here (`heard`), and one task gives them, in the order heard, to the hub's local
+sockets of the room, leaving out those whose player blocked the speaker
+(social/blocks.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import unicodedata
+from collections.abc import Iterable
+from typing import Any
+
+from redis.exceptions import RedisError
+
+from moose_server.addresses import limit_subject
+from moose_server.errors import Refusal
+from moose_server.limits.limits import Limited
+from moose_server.matchmaking import Matchmaker, normalize_code
+from moose_server.net.session import Peer, Sub
+from moose_server.play import Games, Hub
+from moose_server.settings import Settings
+from moose_server.social.blocks import Blocks
+from moose_server.social.chat_store import ChatStore
+from moose_server.storage.codec import unpack
+from moose_server.storage.keys import limit_key
+from moose_server.storage.scripts import LimitCall
+from moose_server.storage.store import Store
+
+__all__ = ["MAX_TEXT", "Chat", "clean_text"]
+
+log = logging.getLogger(__name__)
+
+MAX_TEXT = 200
+QUEUED = 10_000  # lines heard and not yet delivered, at most (more: the oldest go)
+KEEP = {"\u200c", "\u200d"}  # joiners: format characters that emoji and scripts need
+LINE_ID = re.compile(r"^\d{1,15}-\d{1,15}$")
+Message = dict[str, Any]
+
+
+def clean_text(text: str) -> str:
+    """A chat line as kept: control and format characters out, spaces collapsed;
+    `bad_message` when nothing is left, `chat_too_long` past MAX_TEXT characters."""
+    kept = "".join(
+        " " if unicodedata.category(ch) in ("Cc", "Cf", "Cs") and ch not in KEEP else ch
+        for ch in text
+    )
+    kept = " ".join(kept.split())
+    if not kept:
+        raise Refusal("bad_message", "a chat line needs some text")
+    if len(kept) > MAX_TEXT:
+        raise Refusal("chat_too_long", f"a chat line holds at most {MAX_TEXT} characters, "
+                      f"not {len(kept)}")  # fmt: skip
+    return kept
+
+
+def _reaches(sub: Sub | None, room: str, line: Message) -> bool:
+    """Whether a socket with this place at the game gets a line of `room`."""
+    if sub is None:
+        return False
+    if room == "players":
+        return sub.seat is not None
+    return sub.seat is None or bool(line.get("open"))
+
+
+def chat_message(target: str, room: str, line_id: str, line: Message) -> Message:
+    """The `chat` message of PROTOCOL.md for one line."""
+    where = "code" if room == "table" else "game"
+    out = {"type": "chat", where: target, "room": room, "line": line_id,
+           "player": line["player"], "name": line["name"], "text": line["text"]}  # fmt: skip
+    if line.get("seat") is not None:
+        out["seat"] = line["seat"]
+    return out
+
+
+class Chat:
+    """Says, reads back and delivers table chat."""
+
+    def __init__(
+        self, chat: ChatStore, store: Store, blocks: Blocks, games: Games,
+        matchmaker: Matchmaker, settings: Settings, hub: Hub,
+    ) -> None:  # fmt: skip
+        self.chat = chat
+        self.store = store  # the rate limits
+        self.blocks = blocks
+        self.games = games
+        self.matchmaker = matchmaker
+        self.hub = hub  # its sockets get the lines
+        self.burst = settings.chat_burst
+        self.interval_ms = max(1, round(settings.chat_interval * 1000))
+        self.queue: asyncio.Queue[bytes] = asyncio.Queue()
+
+    async def say(self, peer: Peer, name: str, address: str, msg: Message) -> Message:
+        """Say `msg["text"]` in the room of the game or table `msg` names."""
+        assert peer.player is not None
+        text = clean_text(msg["text"])
+        target, room, line = await self._place(peer, msg)
+        await self._pay(peer.player, address)
+        line.update(player=peer.player, name=name, text=text)
+        line_id = await self.chat.say(target, room, line)
+        return {"type": "said", "room": room, "line": line_id, "text": text,
+                ("code" if room == "table" else "game"): target}  # fmt: skip
+
+    async def _place(self, peer: Peer, msg: Message) -> tuple[str, str, Message]:
+        """(target, room, the line's fields of the place) where this socket speaks."""
+        assert peer.player is not None
+        if msg.get("code") is not None:
+            code, seated = await self._table(peer.player, msg["code"])
+            return code, "table", {"to": seated}
+        if msg.get("game") is None:
+            raise Refusal("bad_message", "'say' needs a 'game' or a 'code'")
+        sub = peer.subs.get(msg["game"])
+        if sub is None:
+            raise Refusal("not_in_game", f"watch or sync game {msg['game']} first")
+        if sub.seat is not None:
+            return msg["game"], "players", {"seat": sub.seat}
+        game = await self.games.load(msg["game"])
+        return msg["game"], "spectators", {"open": game.finished}
+
+    async def _table(self, player: str, code: str) -> tuple[str, list[str]]:
+        """The table's code and its seated players, when `player` sits at it."""
+        info = await self.matchmaker.table(normalize_code(code))
+        seated = [s.player for s in info.seats if s is not None and s.player is not None]
+        if player not in seated:
+            raise Refusal("not_in_game", "only who sits at a table speaks or reads there")
+        return info.code, seated
+
+    async def _pay(self, player: str, address: str) -> None:
+        """Take a line's token from the speaker's bucket and their address's."""
+        keys = [limit_key("chat", "player", player),
+                limit_key("chat", "address", limit_subject(address))]  # fmt: skip
+        calls = [LimitCall(k, self.interval_ms, self.burst) for k in keys]
+        waits = await asyncio.gather(*(self.store.limit(c) for c in calls))
+        if any(waits):
+            given = [LimitCall(c.key, c.interval_ms, give=True)
+                     for c, w in zip(calls, waits, strict=True) if w == 0]  # fmt: skip
+            await asyncio.gather(*(self.store.limit(g) for g in given))
+            raise Limited("you are chatting too fast; wait and try again", max(waits))
+
+    async def history(self, peer: Peer, msg: Message) -> Message:
+        """The lines kept of a room this socket may read, after `since`, without those
+        of players its player blocked."""
+        assert peer.player is not None
+        since = msg.get("since")
+        if since is not None and not LINE_ID.match(since):
+            raise Refusal("bad_message", "'since' is the id of a chat line, like '1700000000000-0'")
+        target, room = await self._readable(peer, msg)
+        lines = await self.chat.history(target, room, since)
+        blocked = set(await self.blocks.of(peer.player))
+        shown = [chat_message(target, room, ln.pop("id"), ln) for ln in lines
+                 if ln["player"] not in blocked]  # fmt: skip
+        for line in shown:
+            del line["type"]
+        where = "code" if room == "table" else "game"
+        return {"type": "chat_history", where: target, "room": room, "lines": shown}
+
+    async def _readable(self, peer: Peer, msg: Message) -> tuple[str, str]:
+        """(target, room) of a room this socket may read."""
+        assert peer.player is not None
+        if msg.get("code") is not None:
+            return (await self._table(peer.player, msg["code"]))[0], "table"
+        game_id = msg.get("game")
+        sub = peer.subs.get(game_id) if game_id is not None else None
+        if game_id is None or sub is None:
+            raise Refusal("not_in_game", "watch or sync the game first (or name a table's code)")
+        own = "players" if sub.seat is not None else "spectators"
+        room = msg.get("room") or own
+        if room not in ("players", "spectators"):
+            raise Refusal("bad_message", "a game's rooms are 'players' and 'spectators'")
+        if room != own and (room == "players" or not (await self.games.load(game_id)).finished):
+            raise Refusal("not_in_game", f"the {room}' chat is not yours to read now")
+        return game_id, room
+
+    # -- delivery -------------------------------------------------------------------
+
+    def heard(self, data: bytes) -> None:
+        """A line on the chat channel, from the subscription (net/subscription.py); never
+        waits."""
+        if self.queue.qsize() >= QUEUED:
+            self.queue.get_nowait()  # a stalled Redis: the oldest line is dropped
+        self.queue.put_nowait(data)
+
+    async def run(self) -> None:
+        """Deliver the lines heard, one after the other, in the order heard."""
+        while True:
+            data = await self.queue.get()
+            try:
+                await self._deliver(data)
+            except (RedisError, OSError, ValueError, KeyError, TypeError) as exc:
+                log.warning("a chat line was not delivered: %r", exc)
+
+    async def _deliver(self, data: bytes) -> None:
+        head, room_b, id_b, packed = data.split(b"\n", 3)
+        target, room, line_id, line = head.decode(), room_b.decode(), id_b.decode(), unpack(packed)
+        peers = list(self._peers(target, room, line))
+        if not peers:
+            return
+        players = sorted({p.player for p in peers if p.player is not None})
+        blockers = await self.blocks.blockers(players, line["player"])
+        message = chat_message(target, room, line_id, line)
+        for peer in peers:
+            if peer.player not in blockers:
+                peer.send(message)
+
+    def _peers(self, target: str, room: str, line: Message) -> Iterable[Peer]:
+        if room == "table":
+            return [p for player in line.get("to", ()) for p in self.hub.players.get(player, ())]
+        peers = self.hub.games.get(target, ())
+        return [p for p in peers if _reaches(p.subs.get(target), room, line)]

@@ -1,0 +1,90 @@
+"""Follows and presence: whom a player follows, and which of
+them are online or playing.
+
+A player follows at most `follows_max` players (`too_many_follows` past that); a
+player's followers are kept up to `followers_max` (past that a new follower still
+follows, uncounted). Both are hashes (player id -> name) in Redis grown by
+lua/bounded_add.lua, so that two instances cannot pass a bound, expiring `KEPT_MS`
+after their last change.
+
+Online: what social/presence.py says (the record challenges read too: each
+instance's word on its connected players, lapsing when the instance dies).
+Playing: the player has unfinished games.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol
+
+from moose_server.errors import Refusal
+from moose_server.settings import Settings
+from moose_server.storage import scripts
+from moose_server.storage.keys import followers_key, follows_key
+from moose_server.storage.scripts import BoundedAddCall
+from moose_server.storage.store import Store
+
+__all__ = ["KEPT_MS", "Follows", "Online"]
+
+KEPT_MS = 180 * 86_400_000  # follows last half a year after the player's last change
+
+
+class Online(Protocol):
+    """Who is connected anywhere (social/presence.py's `Presence`)."""
+
+    async def online_many(self, players: list[str]) -> list[bool]:
+        """Whether each player has a socket on some live instance."""
+
+
+def _text(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+class Follows:
+    """Who follows whom, and whether they are online or playing."""
+
+    def __init__(self, redis: Any, store: Store, settings: Settings, presence: Online) -> None:
+        self.redis = redis
+        self.store = store
+        self.presence = presence
+        self.most = settings.follows_max
+        self.most_followers = settings.followers_max
+        self._add = scripts.register(redis, BoundedAddCall)
+
+    async def _bounded_add(self, key: str, member: str, name: str, most: int) -> int:
+        keys, args = BoundedAddCall(key, member, name, most, KEPT_MS).build()
+        return int(await self._add(keys=keys, args=args))
+
+    async def follow(self, player: str, name: str, whom: str, whom_name: str) -> bool:
+        """`player` (called `name`) follows `whom`; False if followed already;
+        `too_many_follows` when full."""
+        if whom == player:
+            raise Refusal("bad_message", "you cannot follow yourself")
+        added = await self._bounded_add(follows_key(player), whom, whom_name, self.most)
+        if added < 0:
+            raise Refusal("too_many_follows", f"you follow {self.most} players already; "
+                          "unfollow one first")  # fmt: skip
+        await self._bounded_add(followers_key(whom), player, name, self.most_followers)
+        return added == 1
+
+    async def unfollow(self, player: str, whom: str) -> bool:
+        """Stop following `whom`; False if not followed."""
+        await self.redis.hdel(followers_key(whom), player)
+        return bool(await self.redis.hdel(follows_key(player), whom))
+
+    async def of(self, player: str) -> dict[str, str]:
+        """Every player `player` follows: id -> name, sorted by id."""
+        found = await self.redis.hgetall(follows_key(player))
+        return {_text(k): _text(v) for k, v in sorted(found.items())}
+
+    async def followers(self, player: str) -> int:
+        """How many follow `player` (counted up to followers_max)."""
+        return int(await self.redis.hlen(followers_key(player)))
+
+    async def online(self, players: list[str]) -> list[bool]:
+        """Whether each player has a socket open on some instance now."""
+        return await self.presence.online_many(players)
+
+    async def playing(self, players: list[str]) -> list[list[str]]:
+        """Each player's unfinished games."""
+        return list(await asyncio.gather(*(self.store.player_games(p) for p in players)))

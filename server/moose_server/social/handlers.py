@@ -1,0 +1,170 @@
+"""The message handlers of chat, blocks and follows.
+
+`Social.register` adds them to the router: each handler takes the
+socket's session and the checked message and returns the answer, or raises an
+error with a PROTOCOL.md code. A player is named by id ("p_...", as chat lines
+and `table` seats give it), by account name, or, with `game`, by the name shown
+at that game's table. A guest has no profile: named by id, they keep the name
+they were last blocked or followed under, else their id.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from moose_server.accounts import PlayerStore
+from moose_server.errors import Refusal
+from moose_server.moderation import Reports
+from moose_server.net.router import Router
+from moose_server.net.session import Peer
+from moose_server.play import GameError, Games
+from moose_server.social.blocks import Blocks
+from moose_server.social.chat import Chat
+from moose_server.social.follows import Follows
+
+__all__ = ["Social"]
+
+Message = dict[str, Any]
+GUEST_ID = re.compile(r"^p_[0-9a-f]{10}$")  # accounts/identity.py's player ids
+Handler = Callable[[Any, Message], Awaitable[Message]]
+
+
+def _player(conn: Peer) -> str:
+    assert conn.player is not None
+    return conn.player
+
+
+class Social:
+    """Say, read chat back, block, follow."""
+
+    def __init__(
+        self, chat: Chat, blocks: Blocks, follows: Follows, reports: Reports, games: Games,
+        players: PlayerStore,
+    ) -> None:  # fmt: skip
+        self.chat = chat
+        self.blocks = blocks
+        self.follows = follows
+        self.reports = reports  # finds a player by id or account name
+        self.games = games
+        self.players = players
+        self.table: dict[str, Handler] = {
+            "say": self.say, "chat_history": self.chat_history, "block": self.block,
+            "unblock": self.unblock, "blocks": self.blocks_list, "follow": self.follow,
+            "unfollow": self.unfollow, "following": self.following,
+        }  # fmt: skip
+
+    def register(self, router: Router) -> None:
+        """Handle chat, blocks and follows."""
+        router.add(self.table)
+
+    async def say(self, conn: Any, msg: Message) -> Message:
+        """Say a line at a game or a private table."""
+        return await self.chat.say(conn, conn.name, conn.address, msg)
+
+    async def chat_history(self, conn: Any, msg: Message) -> Message:
+        """The lines kept of a room, after `since`."""
+        return await self.chat.history(conn, msg)
+
+    async def whom(self, conn: Any, target: str, game_id: str | None) -> tuple[str, str]:
+        """(player id, name) of the player `target` names (see the module docstring)."""
+        if game_id is None and GUEST_ID.match(target):
+            found = (await self.players.profiles([target]))[0]
+            if "name" not in found:
+                return target, await self._known(conn, target)
+        if game_id is not None:
+            game = await self.games.load(game_id)
+            seat = game.seat_named(target)
+            if seat is None and target in game.players:
+                seat = game.players.index(target)
+            player = game.players[seat] if seat is not None else None
+            if seat is None or player is None:
+                raise Refusal("no_such_player", f"no player of game {game_id} is "
+                              f"called {target[:24]!r}")  # fmt: skip
+            return player, game.names[seat]
+        return await self.reports.find(target)
+
+    async def _known(self, conn: Any, player: str) -> str:
+        """A guest's name: at a game this socket follows, else as we last blocked or
+        followed them, else their id."""
+        for game_id in list(conn.subs):
+            try:
+                game = await self.games.load(game_id)
+            except Refusal:
+                continue
+            if player in game.players:
+                return str(game.names[game.players.index(player)])
+        for names in (await self.follows.of(_player(conn)), await self.blocks.of(_player(conn))):
+            if player in names:
+                return names[player]
+        return player
+
+    async def block(self, conn: Any, msg: Message) -> Message:
+        """Block a player: their chat no longer reaches us, nor their challenges."""
+        player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        await self.blocks.block(_player(conn), player, name)
+        return {"type": "blocked", "player": player, "name": name}
+
+    async def unblock(self, conn: Any, msg: Message) -> Message:
+        """Unblock a player."""
+        player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        await self.blocks.unblock(_player(conn), player)
+        return {"type": "unblocked", "player": player, "name": name}
+
+    async def blocks_list(self, conn: Any, msg: Message) -> Message:
+        """The players we blocked."""
+        blocked = await self.blocks.of(_player(conn))
+        return {"type": "blocks", "players": await self._named(blocked)}
+
+    async def follow(self, conn: Any, msg: Message) -> Message:
+        """Follow a player."""
+        player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        await self.follows.follow(_player(conn), conn.name, player, name)
+        return {"type": "followed", "player": player, "name": name}
+
+    async def unfollow(self, conn: Any, msg: Message) -> Message:
+        """Stop following a player."""
+        player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        await self.follows.unfollow(_player(conn), player)
+        return {"type": "unfollowed", "player": player, "name": name}
+
+    async def following(self, conn: Any, msg: Message) -> Message:
+        """The players we follow, each online or not, with the unfinished games of theirs
+        we may watch (and how many others they sit in: private tables' games)."""
+        followed = await self.follows.of(_player(conn))
+        ids, named = list(followed), await self._named(followed)
+        online = await self.follows.online(ids)
+        games = await self.follows.playing(ids)
+        for entry, on, playing in zip(named, online, games, strict=True):
+            shown = [g for g in sorted(playing) if await self._watchable(conn, g)]
+            entry.update(online=on, games=shown, private=len(playing) - len(shown))
+        followers = await self.follows.followers(_player(conn))
+        return {"type": "following", "players": named, "followers": followers}
+
+    async def _watchable(self, conn: Any, game_id: str) -> bool:
+        """Whether `watch` would show this game to us: a queue game, or a private table's
+        at which we sit (its code is not ours to know)."""
+        try:
+            game = await self.games.load(game_id)
+        except GameError:  # gone meanwhile
+            return False
+        return game.code is None or game.seat_of(_player(conn)) is not None
+
+    async def _named(self, names: dict[str, str]) -> list[Message]:
+        """Players with their names: an account's as it is now, a guest's as kept."""
+        profiles = await self.players.profiles(list(names))
+        return [{"player": p, "name": prof.get("name", name)}
+                for (p, name), prof in zip(names.items(), profiles, strict=True)]  # fmt: skip
+
+    async def quoted(self, conn: Any, msg: Message) -> Message | None:
+        """The chat line a `report` names (`chat`: its id, in the room of `game` or
+        `code` this socket reads), to keep with the report; None when it names none."""
+        if msg.get("chat") is None:
+            return None
+        found = await self.chat.history(conn, {**msg, "since": None})
+        lines: list[Message] = found["lines"]
+        for line in lines:
+            if line["line"] == msg["chat"]:
+                return line
+        raise Refusal("no_such_message", f"no chat line {msg['chat'][:24]!r} is kept there")

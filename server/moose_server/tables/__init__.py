@@ -1,0 +1,1 @@
+"""Private tables, and invitations to them: rematches and challenges."""

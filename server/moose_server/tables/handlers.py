@@ -1,0 +1,159 @@
+"""The messages of private tables (create, join, add a bot, leave, start) and of
+rematches and challenges.
+
+Each checks the message, calls the matchmaker or `Invites` and returns the
+answer without `id`. Every request naming a join code pays the guess limit
+(limits.CodeGuard) if refused. At `hello` with a token, a player seated at a
+table that has not started is told which (`welcome`'s `table`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from moose_server.limits.limits import CodeGuard
+from moose_server.limits.quotas import Quotas
+from moose_server.matchmaking import Lobby, Matchmaker, TableInfo, game_id_of
+from moose_server.net.router import Router
+from moose_server.net.session import Session, player_of
+from moose_server.tables.invites import Invites
+
+__all__ = ["TableHandlers", "invite_handlers"]
+
+Message = dict[str, Any]
+DEFAULT_PLAYERS = 2
+DEFAULT_TABLE = 4
+
+
+class Who(Protocol):
+    """What these handlers need of a session."""
+
+    player: str | None
+    name: str
+
+
+Handler = Callable[[Any, Message], Awaitable[Message]]
+
+
+def _me(conn: Who) -> str:
+    assert conn.player is not None
+    return conn.player
+
+
+def invite_handlers(invites: Invites) -> dict[str, Handler]:
+    """Message type -> handler, for the rematch and challenge messages of PROTOCOL.md."""
+
+    async def rematch(conn: Who, msg: Message) -> Message:
+        return await invites.offer_rematch(_me(conn), msg["game"], bool(msg.get("bots")))
+
+    async def rematch_accept(conn: Who, msg: Message) -> Message:
+        return await invites.answer_rematch(_me(conn), msg["game"], "accept")
+
+    async def rematch_decline(conn: Who, msg: Message) -> Message:
+        return await invites.answer_rematch(_me(conn), msg["game"], "decline")
+
+    async def challenge(conn: Who, msg: Message) -> Message:
+        players, rated = msg.get("players", DEFAULT_PLAYERS), bool(msg.get("rated"))
+        return await invites.challenge(
+            _me(conn), conn.name, msg["name"], players, rated, bool(msg.get("open"))
+        )
+
+    async def challenge_accept(conn: Who, msg: Message) -> Message:
+        return await invites.answer_challenge(_me(conn), msg["challenge"], "accept")
+
+    async def challenge_decline(conn: Who, msg: Message) -> Message:
+        reason = msg.get("reason", "generic")
+        return await invites.answer_challenge(_me(conn), msg["challenge"], "decline", reason)
+
+    async def challenge_cancel(conn: Who, msg: Message) -> Message:
+        return await invites.answer_challenge(_me(conn), msg["challenge"], "cancel")
+
+    return {
+        "rematch": rematch, "rematch_accept": rematch_accept,
+        "rematch_decline": rematch_decline, "challenge": challenge,
+        "challenge_accept": challenge_accept, "challenge_decline": challenge_decline,
+        "challenge_cancel": challenge_cancel,
+    }  # fmt: skip
+
+
+class TableHandlers:
+    """A private table from its creation to its start; rematches and challenges."""
+
+    def __init__(
+        self, matchmaker: Matchmaker, lobby: Lobby, quotas: Quotas, guard: CodeGuard,
+        invites: Invites,
+    ) -> None:  # fmt: skip
+        self.matchmaker = matchmaker
+        self.lobby = lobby  # starts a table's game and tells its seats of changes
+        self.quotas = quotas
+        self.guard = guard
+        self.invites = invites
+
+    def register(self, router: Router) -> None:
+        """Handle the private tables' messages, and the rematches' and challenges'."""
+        router.add({"create_table": self.create_table, "join_table": self.join_table,
+                    "add_bot": self.add_bot, "leave_table": self.leave_table,
+                    "start_table": self.start_table})  # fmt: skip
+        router.add(invite_handlers(self.invites))
+
+    async def arrived(self, conn: Session, resumed: bool) -> Message:
+        """A returning player may sit at a private table that has not started: say which."""
+        table = await self.matchmaker.seated_table(player_of(conn)) if resumed else None
+        return {"table": _table_fields(table)}
+
+    async def create_table(self, conn: Session, msg: Message) -> Message:
+        """Open a private table with us as host."""
+        players, rated = msg.get("players", DEFAULT_TABLE), bool(msg.get("rated"))
+        fair, player = bool(msg.get("fair")), player_of(conn)
+        await self.quotas.may_play(conn.address, player)
+        async with self.quotas.hosting(conn.address) as held:
+            info = await self.matchmaker.create_table(player, conn.name, players, rated,
+                                                      conn.bot, fair)  # fmt: skip
+            held.id = info.code
+        return info.as_message()
+
+    async def join_table(self, conn: Session, msg: Message) -> Message:
+        """Sit at a private table; everyone there hears of it."""
+        await self.quotas.may_play(conn.address, player_of(conn))
+        async with self.guard.attempt(conn.address, player_of(conn)):
+            info = await self.matchmaker.join_table(
+                msg["code"], player_of(conn), conn.name, conn.bot, bool(msg.get("fair"))
+            )
+        await self.lobby.tell_table(info, skip=conn.player)
+        return info.as_message()
+
+    async def add_bot(self, conn: Session, msg: Message) -> Message:
+        """The host seats a bot."""
+        player, bot = player_of(conn), msg.get("bot", "greedy")
+        async with self.guard.attempt(conn.address, player):
+            info = await self.matchmaker.add_bot(msg["code"], player, bot)
+        await self.lobby.tell_table(info, skip=conn.player)
+        return info.as_message()
+
+    async def leave_table(self, conn: Session, msg: Message) -> Message:
+        """Leave a private table before it starts."""
+        async with self.guard.attempt(conn.address, player_of(conn)):
+            info = await self.matchmaker.leave_table(msg["code"], player_of(conn))
+        await self.lobby.tell_table(info, skip=conn.player)
+        if info is None:
+            return {"type": "table", "code": msg["code"], "host": None, "players": 0, "seats": []}
+        return info.as_message()
+
+    async def start_table(self, conn: Session, msg: Message) -> Message:
+        """The host starts the game; every seated player gets `match`."""
+        async with self.quotas.starting(conn.address, player_of(conn)) as held:
+            async with self.guard.attempt(conn.address, player_of(conn)):
+                table = await self.matchmaker.start_table(msg["code"], player_of(conn))
+            game = await self.lobby.start(table)  # None: a fair deal waits for its seeds
+            held.id = game.id if game is not None else game_id_of(table.key)
+        return self.lobby.started_message(msg["code"], player_of(conn), table)
+
+
+def _table_fields(table: TableInfo | None) -> Message | None:
+    """A `table` message's fields but its type, for `welcome`."""
+    if table is None:
+        return None
+    fields = table.as_message()
+    del fields["type"]
+    return fields

@@ -1,0 +1,330 @@
+"""Rematches and challenges: offers kept in Redis, each answer one atomic step.
+
+An offer is one JSON value (keys.offer_key) made by lua/invite_offer.lua and
+answered by lua/invite_answer.lua, whatever instance its seats are connected
+to. The answer that completes the accepts deals the game (its id is fixed in
+that same step), so two last accepts on two instances deal one game, and an
+accept racing the expiry either deals it or finds the offer expired.
+
+- A rematch (`r_<old game>`) is offered by a seat of a finished game; every
+  human seat still connected must accept, within `rematch_wait`. The server's
+  bots stay; a seat whose player is gone is dropped, or played by a bot when
+  the offerer asks. The new game keeps the old one's seats, rating and code.
+- A challenge (`c_<hex>`) asks one player, by account name or player id, to a
+  table of `players` seats: the rest are bots, or open seats of a private table
+  that the challenger hosts. It waits `challenge_ttl`. A challenger has at most
+  `challenges_open` waiting and sends `challenges_per_hour`.
+
+Refusals: `player_offline` (offline, or blocking the challenger: one code and one
+message for both), `no_such_player`, `too_many_challenges`, `rate_limited`,
+`no_such_rematch`, `no_such_challenge`, `expired`, `offer_closed`, `not_over`,
+`not_in_game`, `bad_message`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from moose_server.deals import Deals
+from moose_server.errors import Refusal
+from moose_server.limits.limits import Limited
+from moose_server.matchmaking import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
+from moose_server.play import Game, GameError, Games, Results, Seat, seat_info
+from moose_server.settings import Settings
+from moose_server.social import Presence
+from moose_server.storage import scripts
+from moose_server.storage.batch import Batcher
+from moose_server.storage.keys import limit_key, offer_key
+from moose_server.storage.scripts import InviteAnswerCall, InviteOfferCall, LimitCall
+from moose_server.storage.store import Store
+from moose_server.tasks import cancel_and_wait
+
+__all__ = ["REASONS", "Blocked", "Invites", "watchers"]
+
+log = logging.getLogger(__name__)
+
+REASONS = ("later", "not_rated", "table_size", "generic")  # why a challenge is declined
+GRACE_MS = 60_000  # an offer is kept this long after it closes: late answers learn why
+BOT = "greedy"  # the bot that fills a seat
+
+# blocked(by, whom): whether `by` blocks `whom` (social/blocks.py).
+Blocked = Callable[[str, str], Awaitable[bool]]
+Finder = Callable[[str], Awaitable[tuple[str, str]]]
+
+
+def watchers(game: str) -> str:
+    """The address on the player channel of a game's spectators (the hub knows it)."""
+    return f"watchers:{game}"
+
+
+def _seat(data: dict[str, Any]) -> Seat:
+    return Seat(data.get("player"), data["name"], data.get("bot"), bool(data.get("is_bot")))
+
+
+def _humans(o: dict[str, Any]) -> list[str]:
+    return [s["player"] for s in o["seats"] if s.get("player")]
+
+
+def rematch_message(o: dict[str, Any]) -> dict[str, Any]:
+    """The `rematch_offer` message of PROTOCOL.md for an offer."""
+    names = {s["player"]: s["name"] for s in o["seats"] if s.get("player")}
+    msg = {"type": "rematch_offer", "game": o["game"], "from": names.get(o["from"], ""),
+           "status": o["status"], "expires": o["expires"], "rated": o["rated"],
+           "seats": [s["name"] for s in o["seats"]],
+           "bots": [bool(s.get("bot") or s.get("is_bot")) for s in o["seats"]],
+           "waiting": [names[p] for p in o["need"] if p not in o["accepted"]]}  # fmt: skip
+    if o["status"] == "started":
+        msg["next"] = o["next"]
+    if o["status"] == "declined":
+        msg["by"] = names.get(o.get("by", ""), "")
+    return msg
+
+
+def challenge_message(o: dict[str, Any]) -> dict[str, Any]:
+    """The `challenge_offer` message of PROTOCOL.md for an offer."""
+    msg = {"type": "challenge_offer", "challenge": o["id"], "from": o["from_name"],
+           "from_player": o["from"], "to": o["to_name"], "to_player": o["to"],
+           "players": o["players"], "rated": o["rated"], "open": o["open"],
+           "status": o["status"], "expires": o["expires"]}  # fmt: skip
+    for extra in ("game", "code", "reason"):
+        if o.get(extra):
+            msg[extra] = o[extra]
+    return msg
+
+
+class Invites:
+    """Rematch and challenge offers of the whole service, and the games they deal."""
+
+    def __init__(
+        self, redis: Any, store: Store, games: Games, deals: Deals, results: Results,
+        matchmaker: Matchmaker, presence: Presence, settings: Settings, find: Finder,
+        blocked: Blocked | None = None, batch: Batcher | None = None,
+    ) -> None:  # fmt: skip
+        self.store = store
+        self.games = games
+        self.deals = deals  # deals the games (and lists a public one among the live games)
+        self.results = results
+        self.matchmaker = matchmaker
+        self.presence = presence
+        self.settings = settings
+        self.find = find  # (player id, name) of a name or id, or no_such_player
+        self.blocked = blocked  # None until the block list exists: nobody is blocked
+        self.batch = batch or Batcher(redis)
+        self._offer = scripts.register(redis, InviteOfferCall)
+        self._answer = scripts.register(redis, InviteAnswerCall)
+        self._timers: set[asyncio.Task[None]] = set()
+
+    async def close(self) -> None:
+        """Stop the expiry timers of this instance (the offers expire on their own)."""
+        await cancel_and_wait(list(self._timers))
+
+    # -- the two scripts ------------------------------------------------------------
+
+    async def _make(self, o: dict[str, Any], wait: float, most: int) -> dict[str, Any]:
+        call = InviteOfferCall(o["id"], o["from"], json.dumps(o), round(wait * 1000), most,
+                               GRACE_MS)  # fmt: skip
+        keys, argv = call.build()
+        return dict(json.loads(await self.batch.run_script(self._offer, keys, argv)))
+
+    async def _run(self, offer: str, sender: str, action: str, player: str,
+                   reason: str = "") -> dict[str, Any]:  # fmt: skip
+        call = InviteAnswerCall(offer, sender, action, player, reason,
+                                f"g_{secrets.token_hex(5)}")  # fmt: skip
+        keys, argv = call.build()
+        return dict(json.loads(await self.batch.run_script(self._answer, keys, argv)))
+
+    async def _tell(self, o: dict[str, Any], skip: str | None) -> None:
+        """Every human seat of the offer but `skip` hears of it, on any instance."""
+        make = rematch_message if o["kind"] == "rematch" else challenge_message
+        told = [(p, make(o)) for p in _humans(o) if p != skip]
+        if told:
+            await self.store.publish_players(told)
+
+    def _expire_later(self, o: dict[str, Any], now: int) -> None:
+        async def expire() -> None:
+            await asyncio.sleep(max(0, o["expires"] - now) / 1000 + 0.05)
+            try:
+                result = await self._run(o["id"], o["from"], "expire", "")
+                if "ended" in result:
+                    await self._tell(result["ended"], None)
+            except Exception:  # the offer expires in Redis anyway: late answers see it
+                log.exception("expiring offer %s failed", o["id"])
+
+        task = asyncio.get_running_loop().create_task(expire())
+        self._timers.add(task)
+        task.add_done_callback(self._timers.discard)
+
+    # -- rematch -------------------------------------------------------------------
+
+    async def offer_rematch(self, player: str, game_id: str, fill: bool) -> dict[str, Any]:
+        """Offer the seats of a finished game another; the offerer accepts it at once."""
+        game = await self.games.load(game_id)
+        seat = game.seat_of(player)
+        if seat is None:
+            raise GameError("not_in_game", f"you have no seat in game {game_id}")
+        if not game.finished:
+            raise GameError("not_over", "the game is still being played")
+        if game.arena is not None:  # the arena pairs its members again itself
+            raise Refusal("not_allowed", "an arena game has no rematch: the arena seats you again")
+        seats = await self._rematch_seats(game, player, fill)
+        if len(seats) < MIN_PLAYERS:
+            raise Refusal("bad_message", "too few seats are still here for a rematch")
+        humans = [s.player for s in seats if s.player is not None]
+        o = {"id": f"r_{game_id}", "kind": "rematch", "from": player, "game": game_id,
+             "seats": [s.as_dict() | {"is_bot": s.is_bot} for s in seats],
+             "need": dict.fromkeys(humans, True), "accepted": {}, "rated": game.rated,
+             "code": game.code}  # fmt: skip
+        made = await self._make(o, self.settings.rematch_wait, 0)
+        if "offer" in made:
+            self._expire_later(made["offer"], await self.store.now_ms())
+            log.info("rematch of %s offered by %s", game_id, player,
+                     extra={"event": "rematch", "game": game_id, "player": player})  # fmt: skip
+        return await self.answer_rematch(player, game_id, "accept")
+
+    async def _rematch_seats(self, game: Game, player: str, fill: bool) -> list[Seat]:
+        """The old seats: bots stay, players here stay, a player gone is dropped or a bot."""
+        flags = seat_info(game)["bots"]
+        seats = []
+        for i, p in enumerate(game.players):
+            if p is None:
+                seats.append(Seat(None, game.names[i], game.bots[i]))
+            elif p == player or await self.presence.online(p) is not None:
+                seats.append(Seat(p, game.names[i], None, flags[i]))
+            elif fill:
+                seats.append(Seat(None, f"{BOT}-bot {i + 1}", BOT))
+        return seats
+
+    async def answer_rematch(self, player: str, game_id: str, action: str) -> dict[str, Any]:
+        """Accept or decline the rematch of a game; the last accept deals the new game."""
+        result = await self._run(f"r_{game_id}", "", action, player)
+        if "err" in result:
+            raise Refusal("no_such_rematch", f"no rematch of game {game_id} is offered to you")
+        o = next(iter(result.values()))
+        if "started" in result:
+            await self._deal(o)
+        if "closed" in result:
+            if o["status"] != "started" or player not in o["need"]:
+                raise Refusal("offer_closed", f"the rematch of game {game_id} was {o['status']}")
+            return rematch_message(o)
+        if "ended" in result and o["status"] == "expired":
+            await self._tell(o, None)
+            raise Refusal("expired", f"the rematch of game {game_id} expired")
+        await self._tell(o, player)
+        return rematch_message(o)
+
+    # -- challenge -----------------------------------------------------------------
+
+    async def challenge(
+        self, player: str, name: str, target: str, players: int, rated: bool, open_seats: bool
+    ) -> dict[str, Any]:
+        """Challenge a player by name (or id) to a table of `players`; they hear of it."""
+        if isinstance(players, bool) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
+            raise Refusal("bad_message", f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}")
+        whom, whom_name = await self._find(target)
+        if whom == player:
+            raise Refusal("bad_message", "you cannot challenge yourself")
+        blocked = self.blocked is not None and await self.blocked(whom, player)
+        if blocked or await self.presence.online(whom) is None:
+            raise Refusal("player_offline", f"{whom_name} is not online")  # the same for both
+        await self._pay(player)
+        o = {"id": f"c_{secrets.token_hex(6)}", "kind": "challenge", "from": player,
+             "from_name": name, "to": whom, "to_name": whom_name, "players": players,
+             "rated": rated, "open": open_seats and players > 2,
+             "seats": [{"player": player, "name": name}, {"player": whom, "name": whom_name}],
+             "need": {whom: True}, "accepted": {}}  # fmt: skip
+        made = await self._make(o, self.settings.challenge_ttl, self.settings.challenges_open)
+        if "err" in made:
+            await self._pay(player, give=True)
+            most = self.settings.challenges_open
+            raise Limited(f"you have {most} challenges waiting already; wait for an answer",
+                          None, "too_many_challenges")  # fmt: skip
+        o = made["offer"]
+        self._expire_later(o, await self.store.now_ms())
+        await self._tell(o, player)
+        log.info("challenge %s: %s challenges %s", o["id"], player, whom,
+                 extra={"event": "challenge", "player": player})  # fmt: skip
+        return challenge_message(o)
+
+    async def _find(self, target: str) -> tuple[str, str]:
+        """(player id, name) of an account's name or a player's id; a guest, who has no
+        profile, is found by id while connected (under the name they play with)."""
+        # A guest's profile has no name: the one they play with now is theirs.
+        live = await self.presence.online(target) if target.startswith("p_") else None
+        try:
+            whom, name = await self.find(target)
+        except Refusal:
+            if live is None:
+                raise
+            return target, live
+        return whom, live or name
+
+    async def _pay(self, player: str, give: bool = False) -> None:
+        """One challenge of the challenger's hour; `Limited` when none is left."""
+        most = self.settings.challenges_per_hour
+        call = LimitCall(limit_key("challenge", "player", player), 3_600_000 // most, most, give)
+        wait = await self.store.limit(call)
+        if wait:
+            raise Limited(f"you sent {most} challenges this hour; try again later", wait)
+
+    async def answer_challenge(
+        self, player: str, challenge: str, action: str, reason: str = ""
+    ) -> dict[str, Any]:
+        """Accept, decline (with a reason) or cancel a challenge; an accept deals it."""
+        if action == "decline" and reason not in REASONS:
+            raise Refusal("bad_message", f"reason must be one of {', '.join(REASONS)}")
+        sender = await self._sender(challenge, player)
+        result = await self._run(challenge, sender, action, player, reason)
+        if "err" in result or "early" in result:
+            raise Refusal("no_such_challenge", f"no challenge {challenge[:16]!r} is yours")
+        o = next(iter(result.values()))
+        if "closed" in result:
+            code = "expired" if o["status"] == "expired" else "offer_closed"
+            raise Refusal(code, f"that challenge was {o['status']}")
+        if "started" in result:
+            o = await self._deal(o)
+        await self._tell(o, player)
+        if o["status"] == "expired":
+            raise Refusal("expired", "that challenge expired")
+        return challenge_message(o)
+
+    async def _sender(self, challenge: str, player: str) -> str:
+        """The challenger (whose open challenges the answer updates), when `player` is one
+        of the two; else no_such_challenge."""
+        raw = await self.store.redis.get(offer_key(challenge)) if challenge[:2] == "c_" else None
+        o = json.loads(raw) if raw is not None else {}
+        if player not in (o.get("from"), o.get("to")):
+            raise Refusal("no_such_challenge", f"no challenge {challenge[:16]!r} is yours")
+        return str(o["from"])
+
+    # -- dealing -------------------------------------------------------------------
+
+    async def _deal(self, o: dict[str, Any]) -> dict[str, Any]:
+        """Deal the game of an accepted offer (once: only the accept that completed it)."""
+        if o["kind"] == "challenge" and o["open"]:
+            return await self._open_table(o)
+        seats = [_seat(s) for s in o["seats"]]
+        if o["kind"] == "challenge":
+            seats += [Seat(None, f"{BOT}-bot {n}", BOT) for n in range(1, o["players"] - 1)]
+        profiles = await self.results.profiles(seats)
+        game = await self.deals.start(seats, game_id=o["next"], code=o.get("code"),
+                                      rated=bool(o["rated"]), profiles=profiles)  # fmt: skip
+        assert game is not None  # no seat here asks for a fair deal: dealt at once
+        if o["kind"] == "rematch":
+            started = {"type": "rematch_started", "game": o["game"], "next": game.id}
+            await self.store.publish_player(watchers(o["game"]), started)
+        log.info("%s %s dealt game %s", o["kind"], o["id"], game.id,
+                 extra={"event": "match", "game": game.id})  # fmt: skip
+        return o | {"game": game.id}
+
+    async def _open_table(self, o: dict[str, Any]) -> dict[str, Any]:
+        """A challenge with open seats: a private table hosted by the challenger."""
+        mm, (host, guest) = self.matchmaker, o["seats"]
+        info = await mm.create_table(host["player"], host["name"], o["players"], bool(o["rated"]))
+        info = await mm.join_table(info.code, guest["player"], guest["name"])
+        await self.store.publish_players([(p, info.as_message()) for p in _humans(o)])
+        return o | {"code": info.code}
