@@ -46,6 +46,7 @@ async def test_rematch_after_the_others_left_says_so(url: str) -> None:
     proc = await spawn("play", "--url", url, "--name", "alice", "--create", "2",
                        "--start-when-full", "--stay")  # fmt: skip
     guests: list[asyncio.Task[None]] = []
+    over = asyncio.Event()  # alice's game is over and she stays
 
     async def guest(code: str) -> None:
         async with moose.connect(url, name="bob") as bob:
@@ -58,6 +59,7 @@ async def test_rematch_after_the_others_left_says_so(url: str) -> None:
         if found:
             guests.append(asyncio.create_task(guest(found[1])))
         if line.startswith("game over: `rematch`"):
+            over.set()
             return None
         if "no rematch" in line or "refused" in line:
             return "quit"
@@ -65,6 +67,7 @@ async def test_rematch_after_the_others_left_says_so(url: str) -> None:
 
     async def rematch_once_bob_left() -> None:
         await asyncio.gather(*guests)
+        await over.wait()
         assert proc.stdin is not None
         proc.stdin.write(b"rematch\n")
         await proc.stdin.drain()

@@ -5,7 +5,9 @@ modules of `moose_server` (settings, errors, addresses, origins, tasks); then
 the shared layers, each knowing only those below it: storage/, limits/, ops/,
 net/; then the features; then app.py and commands/, which compose them. A
 feature uses another feature only through what that one exports (its
-`__init__`'s `__all__`), and the features' own imports make no circle.
+`__init__`'s `__all__`), and the features' own imports make no circle. Only
+storage/ talks to redis-py: the others catch its errors as storage/failures.py
+names them.
 """
 
 from __future__ import annotations
@@ -137,6 +139,13 @@ def test_the_client_imports_nothing_of_the_server_and_the_rules_nothing_at_all()
     assert {name: modules for name, modules in found.items() if modules} == {}
     rules = [m for m, _ in imports(client / "rules.py") if m.split(".")[0] == "moose"]
     assert rules == []
+
+
+def test_nothing_but_storage_imports_redis_py() -> None:
+    found = [f"{path.relative_to(PACKAGE)} imports {module}" for path in sources()
+             if part_of(path) != "storage" for module, _ in imports(path)
+             if module.split(".")[0] == "redis"]  # fmt: skip
+    assert found == []
 
 
 def test_every_part_of_the_server_has_a_layer() -> None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from moose import _render
 from moose._play_chat import CHAT_COMMANDS, SAY, TableChat
+from moose._play_lobby import PlayLobby
 from moose._play_together import PlayTogether
 from moose._turns import TurnMenus
 
@@ -35,20 +36,12 @@ __all__ = ["Play"]
 Message = dict[str, Any]
 LOG_LINES = 200
 QUIT = frozenset({"q", "quit", "exit"})
-QUEUE_NOTE_EVERY = 5.0  # seconds between "still in the queue" lines when piped
 REDRAW = 0.05  # seconds between redraws of the live screen, at least
 TIMED_OUT = "too late: your time ran out and the server played that turn for you"
 TOO_LATE = "too late: that number was typed for a turn that is over"
 
 
-def url_option(url: str) -> str:
-    """` --url URL` for a server other than the default one, else ""."""
-    from moose.commands._common import BUILT_IN_URL
-
-    return "" if url == BUILT_IN_URL else f" --url {url}"
-
-
-class Play(TableChat):
+class Play(TableChat, PlayLobby):
     """One player's game: the lobby, then the events of the game and their moves."""
 
     def __init__(self, client: Client, console: Console, args: argparse.Namespace) -> None:
@@ -239,93 +232,6 @@ class Play(TableChat):
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
 
-    async def lobby(self) -> None:
-        """Queue, create a table (and seat bots) or join one."""
-        args = self.args
-        if args.challenge:
-            await self.together.challenge(args.challenge, args.players[1], args.rated)
-        elif args.create is not None:
-            table = await self.client.create_table(args.create, fair=args.fair)
-            self.code = table["code"]
-            self.say(f"table {self.code} created with {args.create} seats; others join with:"
-                     f"  moose play --code {self.code}{url_option(self.client.url)}")  # fmt: skip
-            await self.on_table(table)
-            for bot in filter(None, (b.strip() for b in args.bots.split(","))):
-                await self.on_table(await self.client.add_bot(self.code, bot))
-            if not self.started:
-                full = "it starts when every seat is taken, or " if self.auto_start() else ""
-                self.say(f"{full}type `start` to start with the seats taken so far")
-        elif args.code:
-            self.code = args.code.strip().upper()
-            await self.on_table(await self.client.join_table(self.code, fair=args.fair))
-        elif getattr(args, "arena", None):  # `moose arena join`
-            low, high = args.players
-            await self.client.join_arena(args.arena, low, high)
-            self.say(f"waiting in arena {args.arena} for a table of {low}-{high} players")
-        else:
-            low, high = args.players
-            self.queued = await self.client.queue(low, high, fair=args.fair)
-            self.queued_at = time.monotonic()
-            self.say(f"waiting in the queue for a table of {low}-{high} players: "
-                     f"{self._queue_rule()}")  # fmt: skip
-
-    def _queue_rule(self) -> str:
-        """What the queue waits for, as the server's `queued` answer says."""
-        q = self.queued or {}
-        low = q.get("min_players")
-        rule = "a table forms as soon as enough waiting players of close ratings fit one"
-        wait = q.get("match_wait")
-        if isinstance(wait, int | float) and q.get("max_players") != low:  # else one size
-            rule += f"; after {wait:g} s, you take the largest there is ({low} or more)"
-        bots = q.get("queue_bots_after")
-        if isinstance(bots, int | float) and bots > 0:
-            rule += f"; after {bots:g} s alone, bots fill a table of {low}"
-        return rule
-
-    async def note_queue(self) -> int:
-        """When piped, say now and then that we are still in the queue; never ends."""
-        while True:
-            await asyncio.sleep(QUEUE_NOTE_EVERY if self.live is None else 1.0)
-            if self.queued is None or self.game is not None:
-                continue
-            if self.live is not None:
-                self.refresh()  # the banner counts the seconds
-            else:
-                self.say(f"still in the queue: {int(time.monotonic() - self.queued_at)} s")
-
-    def auto_start(self) -> bool:
-        """Whether the host starts the table by itself once every seat is taken."""
-        return bool(self.args.start_when_full or self.args.bots)
-
-    async def on_table(self, table: Message) -> None:
-        """A table changed: show it, and start it when it is full and we may."""
-        seats = table.get("seats") or []
-        taken = [s for s in seats if s]
-        who = ", ".join(s.get("name") or s.get("bot") or "?" for s in taken)
-        self.say(f"table {table.get('code')}: {len(taken)}/{len(seats)} seats: {who}")
-        full = bool(seats) and len(taken) == len(seats)
-        is_host = table.get("host") == self.client.player
-        if is_host and full and self.auto_start() and not self.started:
-            await self.start()
-
-    async def start(self) -> None:
-        """Start our private table (host only)."""
-        if self.code is None or self.started:
-            return
-        self.started = True
-        await self.client.start_table(self.code)
-
-    async def leave_table(self) -> None:
-        """Free our seat at a private table whose game has not started (no ghost seat)."""
-        from moose.client import MooseError
-
-        code, self.code = self.code, None
-        if code is None or self.game is not None:
-            return
-        with contextlib.suppress(MooseError, TimeoutError):
-            async with asyncio.timeout(5):
-                await self.client.leave_table(code)
-
     # -- the game ------------------------------------------------------------------------
 
     async def follow(self) -> int:
@@ -351,10 +257,12 @@ class Play(TableChat):
             elif mtype in ("rematch_offer", "rematch_started"):
                 self.together.heard(msg)
             elif mtype == "event" and msg.get("game") == self.game and self.on_event(msg):
-                await self.save_record()
+                ended = str(msg["game"])
+                if self.args.stay:
+                    self.stay()  # first: a `rematch` typed at once is for this game
+                await self.save_record(ended)
                 if not self.args.stay:
                     return 0
-                self.stay()
             elif mtype == "chat":
                 self.show_chat(msg)
         return 1
@@ -397,15 +305,14 @@ class Play(TableChat):
             self.show_turn()
         return False
 
-    async def save_record(self) -> None:
-        """Keep the record of our finished game, and say where it is."""
+    async def save_record(self, game: str) -> None:
+        """Keep the record of our finished `game`, and say where it is."""
         from moose import _records
         from moose import record as records
 
-        assert self.game is not None
-        path = _records.kept_path(self.game)
+        path = _records.kept_path(game)
         try:
-            rec = await _records.fetch(self.client, self.game)  # our seat: no code needed
+            rec = await _records.fetch(self.client, game)  # our seat: no code needed
             path.parent.mkdir(parents=True, exist_ok=True)
             records.dump(rec, path)
         except (records.RecordError, OSError) as exc:

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from aiohttp import web
-from redis.exceptions import RedisError
 
 from moose.redact import redact_url
 from moose_server.accounts.handlers import Arrival, Profiles, Sessions
@@ -86,6 +85,7 @@ from moose_server.social.handlers import Social
 from moose_server.social.presence import Presence
 from moose_server.storage.connection import Backend, open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import CHAT_CHANNEL, MODERATION_CHANNEL, wake_channel
 from moose_server.storage.store import Store
 from moose_server.tables.handlers import TableHandlers
@@ -358,7 +358,7 @@ async def readyz(request: web.Request) -> web.Response:
         return web.json_response({"ready": False}, status=503)
     try:
         await store.redis.ping()
-    except (RedisError, OSError) as exc:
+    except (StorageError, OSError) as exc:
         log.warning("not ready: Redis does not answer: %s", exc, extra={"event": "not_ready"})
         return web.json_response({"ready": False}, status=503)
     return web.json_response({"ready": True})

@@ -9,15 +9,10 @@ cancels again whatever is still running.
 from __future__ import annotations
 
 import asyncio
-import logging
-from collections.abc import Awaitable, Callable, Iterable
-from typing import Any, TypeVar
+from collections.abc import Iterable
+from typing import Any
 
-from redis.exceptions import RedisError
-
-__all__ = ["cancel_and_wait", "cancelling", "one_round"]
-
-T = TypeVar("T")
+__all__ = ["cancel_and_wait", "cancelling"]
 
 
 def cancelling() -> bool:
@@ -33,18 +28,3 @@ async def cancel_and_wait(tasks: Iterable[asyncio.Task[Any]]) -> None:
         for task in pending:
             task.cancel()
         _, pending = await asyncio.wait(pending, timeout=0.5)
-
-
-async def one_round(step: Callable[[], Awaitable[T]], what: str, log: logging.Logger) -> T | None:
-    """One round of a background loop: its result, or None when it failed. Redis out
-    of reach is a warning and the loop goes on (unless its task is being cancelled);
-    any other error is logged with its traceback, and the loop goes on too."""
-    try:
-        return await step()
-    except (RedisError, OSError) as exc:
-        if cancelling():
-            raise asyncio.CancelledError from exc
-        log.warning("%s cannot reach Redis: %s", what, exc)
-    except Exception:
-        log.exception("%s failed", what)
-    return None

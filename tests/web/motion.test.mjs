@@ -1,7 +1,7 @@
 // The animation planner: which moves animate, and that a burst does not.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { MAX_EXPLAINED, TRAVEL_MS, highlight, plan, spotKey } from "../../server/moose_server/net/web/motion.js";
+import { MAX_EXPLAINED, TRAVEL_MS, burst, highlight, plan, spotKey } from "../../server/moose_server/net/web/motion.js";
 
 const view = (rooms = [[], []], pending = null) => ({ houses: rooms.map((r) => ({ house: true, rooms: r })), pending });
 const move = (seat, m, before = view()) => ({ event: { kind: "move", seat, move: m }, before, after: view() });
@@ -50,4 +50,14 @@ test("the last move is highlighted where its card went", () => {
   assert.equal(h.seat, 0);
   assert.equal(spotKey(h.to), "room-1-0");
   assert.equal(highlight({ event: { kind: "state" }, before: null, after: null }), null);
+});
+
+test("a burst is too many events or a fresh state; a seat going away is not", () => {
+  const one = move(0, { action: "discard", card: "door" });
+  assert.equal(burst([one]), false);
+  assert.equal(burst(Array.from({ length: MAX_EXPLAINED + 1 }, () => one)), true);
+  assert.equal(burst([one, { event: { kind: "state" }, before: null, after: view() }]), true);
+  const away = { event: { kind: "away", seat: 1 }, before: view(), after: view() };
+  assert.equal(burst([away, one]), false);
+  assert.equal(plan([away, one]).length, 1); // the move still travels
 });

@@ -21,9 +21,9 @@ from moose_server.errors import Refusal
 from moose_server.limits.quotas import Quotas
 from moose_server.net.router import Router
 from moose_server.settings import Settings
+from moose_server.storage.failures import one_round
 from moose_server.storage.scripts import ArenaMemberCall
 from moose_server.storage.store import Store
-from moose_server.tasks import one_round
 
 __all__ = ["ArenaRequests"]
 

@@ -28,9 +28,9 @@ from typing import Any
 from moose_server.arenas.store import WHO, Arena, ArenaError, ArenaStore
 from moose_server.play import Games, Results, Seat, summary
 from moose_server.settings import Settings
+from moose_server.storage.failures import one_round
 from moose_server.storage.scripts import ArenaCreateCall, ArenaSeatCall
 from moose_server.storage.store import Store
-from moose_server.tasks import one_round
 
 __all__ = ["Arenas", "Recurring", "new_arena", "parse_minutes", "parse_recurring"]
 

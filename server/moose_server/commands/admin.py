@@ -148,9 +148,8 @@ def redis_url(given: str | None, data_dir: str | None) -> str:
 
 
 async def _session(args: argparse.Namespace, action: Action) -> int:
-    from redis.exceptions import RedisError
-
     from moose_server.commands.admin_actions import AdminError, moderator
+    from moose_server.storage.failures import StorageError
 
     console = Console(highlight=False, soft_wrap=False)
     by = args.by or f"{getpass.getuser()}@{socket.gethostname()}"
@@ -160,7 +159,7 @@ async def _session(args: argparse.Namespace, action: Action) -> int:
     except AdminError as exc:
         print(f"moose admin: {exc}", file=sys.stderr)
         return 1
-    except (RedisError, OSError) as exc:
+    except (StorageError, OSError) as exc:
         print(f"moose admin: cannot reach Redis: {exc}", file=sys.stderr)
         return 1
 

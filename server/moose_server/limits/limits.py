@@ -27,11 +27,11 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 
 from aiohttp import web
-from redis.exceptions import RedisError
 
 from moose_server.addresses import client_address, limit_subject, networks
 from moose_server.errors import Refusal
 from moose_server.settings import Settings
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import limit_key
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
@@ -129,7 +129,7 @@ class Meter:
         await self._give(keys)
 
     async def _give(self, keys: list[str]) -> None:
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(StorageError, OSError):
             gives = (LimitCall(k, self.interval_ms, give=True) for k in keys)
             await asyncio.gather(*(self.store.limit(g) for g in gives))
 
@@ -228,12 +228,12 @@ class Lockout:
 
     async def _failed(self, account: str) -> None:
         key = limit_key("login", "account", account)
-        with contextlib.suppress(RedisError, OSError):
+        with contextlib.suppress(StorageError, OSError):
             await self.store.limit(LimitCall(key, self.forget_ms, self.kept))
 
 
 async def _give_back(store: Store, calls: list[LimitCall]) -> None:
-    with contextlib.suppress(RedisError, OSError):
+    with contextlib.suppress(StorageError, OSError):
         gives = (LimitCall(c.key, c.interval_ms, give=True) for c in calls)
         await asyncio.gather(*(store.limit(g) for g in gives))
 

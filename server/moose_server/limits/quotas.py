@@ -31,12 +31,11 @@ from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from redis.exceptions import RedisError
-
 from moose_server.addresses import limit_subject
 from moose_server.limits.holdings import Holdings
 from moose_server.limits.limits import Limited
 from moose_server.settings import Settings
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import hold_key, limit_key, sessions_key
 from moose_server.storage.scripts import HoldCall, LimitCall, SessionsCall
 from moose_server.storage.store import Store
@@ -103,7 +102,7 @@ class Quotas:
                     raise _too_many_games("your address has")
                 yield held
         except BaseException:
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(StorageError, OSError):
                 await self.store.limit(LimitCall(rate.key, rate.interval_ms, give=True))
             raise
 
@@ -174,7 +173,7 @@ class Quotas:
             for subject in list(self.bots):
                 call = SessionsCall(sessions_key(subject), "renew", self.process,
                                     lease_ms=self.lease_ms)  # fmt: skip
-                with contextlib.suppress(RedisError, OSError):
+                with contextlib.suppress(StorageError, OSError):
                     await self.holdings.sessions(call)
 
     # -- holds --------------------------------------------------------------------------------
@@ -202,7 +201,7 @@ class Quotas:
         try:
             yield held
         except BaseException:
-            with contextlib.suppress(RedisError, OSError):
+            with contextlib.suppress(StorageError, OSError):
                 await self.holdings.hold(HoldCall(key, "drop", reserved))
             raise
         op = "swap" if held.id else "drop"

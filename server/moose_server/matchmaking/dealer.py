@@ -15,14 +15,13 @@ import hashlib
 import logging
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from moose_server.deals import Deals, SeedStore
 from moose_server.matchmaking.matchmaker import FormedTable, Matchmaker, TableInfo
 from moose_server.play import Game, Games, Results
 from moose_server.settings import Settings
+from moose_server.storage.failures import StorageError, one_round
 from moose_server.storage.store import Store
-from moose_server.tasks import cancelling, one_round
+from moose_server.tasks import cancelling
 
 __all__ = ["Lobby"]
 
@@ -124,7 +123,7 @@ class Lobby:
         for result in results:
             if isinstance(result, asyncio.CancelledError):
                 raise result
-            if isinstance(result, RedisError | OSError):
+            if isinstance(result, StorageError | OSError):
                 if cancelling():
                     raise asyncio.CancelledError from result
                 log.warning("matchmaking cannot reach Redis: %s", result)

@@ -19,8 +19,8 @@ from typing import Any, Protocol
 
 from moose_server.matchmaking.matchmaker import Matchmaker
 from moose_server.settings import Settings
+from moose_server.storage.failures import one_round
 from moose_server.storage.store import Store
-from moose_server.tasks import one_round
 
 __all__ = ["LiveGames"]
 

@@ -26,11 +26,10 @@ import logging
 from collections.abc import Coroutine, Iterable
 from typing import Any, Protocol
 
-from redis.exceptions import RedisError
-
 from moose_server.moderation.bans import CLOSE_BANNED, Ban, Bans
 from moose_server.play import GameError, Games
 from moose_server.storage.codec import unpack
+from moose_server.storage.failures import StorageError
 from moose_server.tasks import cancel_and_wait
 
 __all__ = ["CLOSE_BANNED", "CLOSE_ENDED", "Member", "Notices"]
@@ -140,7 +139,7 @@ class Notices:
                         if closed:
                             log.info("moderation: ban %s found in Redis: %d sockets closed here",
                                      ban.field, closed, extra={"event": "ban"})  # fmt: skip
-                except (RedisError, OSError) as exc:
+                except (StorageError, OSError) as exc:
                     log.warning("moderation: cannot read the bans: %s", exc)
         finally:
             await cancel_and_wait(list(self._tasks))
@@ -154,7 +153,7 @@ class Notices:
     async def _logged(work: Coroutine[Any, Any, None]) -> None:
         try:
             await work
-        except (RedisError, OSError) as exc:
+        except (StorageError, OSError) as exc:
             log.warning("moderation: cannot apply a notice: %s", exc)
 
 

@@ -16,10 +16,9 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from redis.exceptions import RedisError
-
 from moose_server.addresses import limit_subject
 from moose_server.moderation.store import ModerationStore, Refused
+from moose_server.storage.failures import StorageError
 
 __all__ = ["BUFFERED", "Refusals"]
 
@@ -53,7 +52,7 @@ class Refusals:
         batch, self._buffer = self._buffer, []
         try:
             await self.store.record_refusals(batch)
-        except (RedisError, OSError) as exc:
+        except (StorageError, OSError) as exc:
             log.warning("cannot record %d refusals: %s", len(batch), exc)
 
     async def run(self) -> None:

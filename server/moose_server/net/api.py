@@ -25,10 +25,10 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from aiohttp import web
-from redis.exceptions import RedisError
 
 from moose_server.errors import Refusal
 from moose_server.limits.limits import ApiLimit, Limited
+from moose_server.storage.failures import StorageError
 from moose_server.storage.store import Store
 
 __all__ = ["API", "Api", "add_routes"]
@@ -105,7 +105,7 @@ def _json(handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
         except Refusal as exc:
             body = {"error": exc.code, "message": exc.message}
             return web.json_response(body, status=_STATUS.get(exc.code, 400), dumps=_dumps)
-        except (RedisError, OSError):
+        except (StorageError, OSError):
             body = {"error": "unavailable", "message": "the server cannot reach its storage"}
             return web.json_response(body, status=503, dumps=_dumps)
 

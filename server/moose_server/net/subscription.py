@@ -23,10 +23,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
-
 from moose_server.storage.connection import PubSubSource
+from moose_server.storage.failures import ConnectionLost, StorageError
 from moose_server.tasks import cancelling
 
 __all__ = ["SILENT", "Subscription"]
@@ -65,7 +63,7 @@ class Subscription:
                         self.subscribed(self.ready.is_set())
                     self.ready.set()
                     await self._listen(pubsub)
-            except (RedisError, OSError) as exc:
+            except (StorageError, OSError) as exc:
                 if cancelling():
                     raise asyncio.CancelledError from exc
                 log.warning("pub/sub connection lost (%s); resubscribing", exc)
@@ -81,7 +79,7 @@ class Subscription:
                 pinged = False
                 self.hand_on(message)
             elif pinged:
-                raise RedisConnectionError(f"no answer to a PING in {self.silent:.1f} s")
+                raise ConnectionLost(f"no answer to a PING in {self.silent:.1f} s")
             else:
                 await pubsub.ping()
                 pinged = True

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from typing import Protocol
 
 from moose_server.settings import Settings
+from moose_server.storage.failures import one_round
 from moose_server.storage.store import Store
-from moose_server.tasks import one_round
 
 __all__ = ["Liveness"]
 

@@ -21,9 +21,9 @@ from collections.abc import Awaitable, Callable, Sequence, Sized
 from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.aiohttp import make_aiohttp_handler
-from redis.exceptions import RedisError
 
 from moose.protocol import ERROR_CODES
+from moose_server.storage.failures import StorageError
 from moose_server.storage.store import Entry
 
 __all__ = ["Exporter", "Metrics"]
@@ -200,7 +200,7 @@ class Exporter:
         try:
             async with asyncio.timeout(SCRAPE_TIMEOUT):
                 sizes, running = await self.queue_sizes(), await self.running_games()
-        except (RedisError, OSError, TimeoutError) as exc:
+        except (StorageError, OSError, TimeoutError) as exc:
             m.redis_up.set(0)
             log.warning("metrics: cannot read Redis: %s", exc, extra={"event": "redis_error"})
             return

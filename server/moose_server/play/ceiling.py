@@ -31,13 +31,12 @@ import time
 from collections import Counter
 from typing import Any
 
-import redis.asyncio as aioredis
-from redis.exceptions import RedisError
-
 from moose import bots, rules
 from moose_server.play.streams import keeps_snapshot
 from moose_server.storage import scripts
 from moose_server.storage.codec import pack
+from moose_server.storage.connection import open_bare
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import LOADTEST_CHANNEL, GameKeys, move_field
 from moose_server.storage.scripts import CommitCall, FollowCall
 
@@ -73,11 +72,7 @@ async def storage_ceiling(
     # loops that issue their next command at once starve the pool's other waiters
     # (redis-py's BlockingConnectionPool is not FIFO), which left 136 of 200 loops
     # idle and measured 64 concurrent games instead of 200.
-    pool = aioredis.BlockingConnectionPool.from_url(
-        url, max_connections=max(POOL, games), timeout=10
-    )
-    redis = aioredis.Redis(connection_pool=pool)
-    listener = aioredis.Redis.from_url(url)
+    redis, listener = open_bare(url, max(POOL, games))
     commit = scripts.register(redis, CommitCall)
     follow = scripts.register(redis, FollowCall)
     data, event, snapshot = _payload(players)
@@ -119,7 +114,7 @@ async def storage_ceiling(
                     if version == 0:  # as the server's hub follows a game it serves
                         keys, args = FollowCall(LOADTEST_CHANNEL, LOADTEST_CHANNEL).build(names)
                         await follow(keys=keys, args=args)
-                except RedisError as exc:  # the pool's wait timed out: count it, go on
+                except StorageError as exc:  # the pool's wait timed out: count it, go on
                     errors[type(exc).__name__] += 1
                     continue
                 if t0 >= window[0]:

@@ -59,14 +59,13 @@ import time
 from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
 from typing import Any, Protocol
 
-from redis.exceptions import RedisError
-
 from moose_server.net.session import Peer, Sub
 from moose_server.play.frames import Prepared, state_message
 from moose_server.play.game import Game
 from moose_server.play.recent import LOGGED_GAMES, GameLog, Recent
 from moose_server.play.streams import read_events
 from moose_server.storage.codec import unpack
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
 from moose_server.storage.store import Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
@@ -323,7 +322,7 @@ class Hub:
             try:
                 await work()
                 return
-            except (RedisError, OSError) as exc:
+            except (StorageError, OSError) as exc:
                 if attempt == CHECK_ATTEMPTS:
                     raise
                 log.info("cannot check a socket's game yet (%s); trying again", exc)
@@ -484,7 +483,7 @@ class Hub:
                 self.recent.log(game).add(game, entries)
             for peer in peers:
                 await self.deliver(peer, game)
-        except (RedisError, OSError) as exc:
+        except (StorageError, OSError) as exc:
             # The next wake-up of the game reads from where each socket is, and a
             # client that sees a gap can `sync`: nothing is lost but time.
             log.warning("cannot read the events of %s: %s", game, exc)
@@ -533,7 +532,7 @@ class Hub:
     async def _logged(work: Coroutine[Any, Any, None]) -> None:
         try:
             await work
-        except (RedisError, OSError) as exc:
+        except (StorageError, OSError) as exc:
             log.warning("cannot deliver: %s", exc)
         except Exception:
             if cancelling():

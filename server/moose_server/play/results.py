@@ -39,9 +39,9 @@ from moose_server.accounts import PlayerStore, Standing, ratings
 from moose_server.play.game import Game
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
+from moose_server.storage.failures import one_round
 from moose_server.storage.scripts import HistoryCall, RateCall, RatedSeat
 from moose_server.storage.store import Store
-from moose_server.tasks import one_round
 
 __all__ = ["ArenaPoints", "Results"]
 

@@ -30,11 +30,10 @@ import asyncio
 import logging
 from typing import Protocol
 
-from redis.exceptions import RedisError
-
 from moose_server.play.game import GameError
 from moose_server.play.games import Games
 from moose_server.settings import Settings
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import undealt_game
 from moose_server.storage.store import Store
 from moose_server.tasks import cancel_and_wait, cancelling
@@ -108,7 +107,7 @@ class Timers:
                 await self.games.timeout(game, now)
             elif self.undealt is not None:
                 await self.undealt.due(waiting)
-        except (GameError, RedisError, OSError) as exc:
+        except (GameError, StorageError, OSError) as exc:
             if cancelling():
                 raise asyncio.CancelledError from exc
             # The claim's lease brings it back at a later poll.
@@ -132,7 +131,7 @@ class Timers:
             while self.running:
                 try:
                     due = await self._claim()
-                except (RedisError, OSError) as exc:
+                except (StorageError, OSError) as exc:
                     if cancelling():
                         raise asyncio.CancelledError from exc
                     log.warning("deadline poll cannot reach Redis: %s", exc)

@@ -25,8 +25,6 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Limited
@@ -37,6 +35,7 @@ from moose_server.settings import Settings
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat_store import ChatStore
 from moose_server.storage.codec import unpack
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import limit_key
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
@@ -200,7 +199,7 @@ class Chat:
             data = await self.queue.get()
             try:
                 await self._deliver(data)
-            except (RedisError, OSError, ValueError, KeyError, TypeError) as exc:
+            except (StorageError, OSError, ValueError, KeyError, TypeError) as exc:
                 log.warning("a chat line was not delivered: %r", exc)
 
     async def _deliver(self, data: bytes) -> None:

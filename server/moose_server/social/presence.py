@@ -21,10 +21,9 @@ import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from redis.exceptions import RedisError
-
 from moose_server.net.router import Router
 from moose_server.net.session import Message, Session, player_of
+from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import presence_key
 
 __all__ = ["Presence"]
@@ -121,5 +120,5 @@ class Presence:
             batch, todo = todo[-each:], todo[:-each]
             try:
                 await self.here([(p, name) for p, name in batch if self.still_here(p)])
-            except (RedisError, OSError) as exc:
+            except (StorageError, OSError) as exc:
                 log.warning("cannot renew who is connected: %s", exc)

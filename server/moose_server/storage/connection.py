@@ -38,7 +38,7 @@ from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
 from moose_server.storage.batch import Batcher
 from moose_server.storage.store import connect
 
-__all__ = ["Backend", "NodePubSub", "PubSubSource", "open_redis", "with_ca_certs"]
+__all__ = ["Backend", "NodePubSub", "PubSubSource", "open_bare", "open_redis", "with_ca_certs"]
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,15 @@ async def open_redis(url: str, max_connections: int) -> Backend:
     # each batch's round trip itself, so its connections have no socket timeout.
     batched = connect(url, BATCH_CONNECTIONS, timeout=None)
     return Backend(commands, pubsub, cluster=False, batch=Batcher(batched, BATCH_TIMEOUT))
+
+
+def open_bare(url: str, max_connections: int) -> tuple[aioredis.Redis, aioredis.Redis]:
+    """One node's bare clients, for measuring Redis alone (play/ceiling.py), not serving:
+    one whose pool waits up to 10 s for a free connection, and one for pub/sub."""
+    pool = aioredis.BlockingConnectionPool.from_url(
+        url, max_connections=max_connections, timeout=10
+    )
+    return aioredis.Redis(connection_pool=pool), aioredis.Redis.from_url(url)
 
 
 def with_ca_certs(url: str, ca_certs: str) -> str:

@@ -1,6 +1,7 @@
 // The page's controller: which screen shows, what each click sends, what each message changes.
 
-import { clock, renderGame } from "./board.js";
+import { renderGame, tickGame } from "./board.js";
+import { mark } from "./cues.js";
 import { chatActions, loadHistory, refreshFollowing, reloadAll, renderChat, renderFollowing, takeLine } from "./chat.js";
 import { h, replace } from "./dom.js";
 import { randomSeed, verifyDeal } from "./fair.js";
@@ -282,7 +283,7 @@ const gameActions = {
     state.selected = state.selected === card ? null : card;
     render();
     // The keyboard goes on from the card to where it can be played: one Tab-less step.
-    if (state.selected) root.querySelector('[data-testid="target"]')?.focus();
+    if (state.selected) /** @type {HTMLElement | null} */ (root.querySelector('[data-testid="target"]'))?.focus();
   },
   async play(move) {
     const game = state.game;
@@ -523,7 +524,7 @@ function render() {
   const content = screenContent();
   const game = state.screen === "game" ? state.game : null;
   const mine = game && game.view && !game.over && game.legal && game.view.to_act === game.seat;
-  document.title = mine ? `▶ ${t("turn_you")} · ${t("title")}` : t("title");
+  mark(Boolean(mine), t("title"), t("turn_you"));
   if (game && game.over) game.seenOver = true; // its end seen: the bar has nothing more to say
   replace(
     root,
@@ -559,7 +560,7 @@ function screenContent() {
   const me = net.welcome && net.welcome.player;
   if (state.screen === "game" && state.game) {
     return [arenas.gamePanel(state.game), renderGame({
-      game: state.game, selected: state.selected, now: () => net.now(), offline: state.status !== "open",
+      game: state.game, selected: state.selected, now: () => net.now(), online: state.status === "open", redraw: render,
       download: state.download, seatButton: together.seatButton, ...gameActions,
       verifyDeal: state.game.recordData && state.game.recordData.deal ? checkDeal : null,
     }), gameChat(state.game, me)];
@@ -650,11 +651,9 @@ function toggleLanguage() {
 // Clocks tick without redrawing the page (focus and selection stay put).
 function tick() {
   renderStatus();
-  const offline = state.status !== "open";
-  const countdown = root.querySelector('[data-testid="countdown"]');
-  if (countdown && state.game) countdown.textContent = clock({ game: state.game, now: () => net.now(), offline });
+  if (state.game && state.screen === "game") tickGame(root, { game: state.game, now: () => net.now(), online: state.status === "open" });
   const bar = root.querySelector('[data-testid="back-to-game"]');
-  if (bar && state.game) bar.textContent = barText(state.game, net.now(), !offline);
+  if (bar && state.game) bar.textContent = barText(state.game, net.now(), state.status === "open");
   const q = state.queued;
   const queued = root.querySelector('[data-testid="queue-status"]');
   if (queued && q) queued.textContent = queuedText({ queued: q, now: () => net.now() });

@@ -1,246 +1,305 @@
 // @ts-check
-// The game screen: every seat's house, the piles, your hand and moves, the log, the end.
+// The game screen: the turn and your clock (kept in view), the card table (felt.js,
+// drawn from table.js's model), your moves, the log and the end. The table element
+// stays from one draw to the next and only what changed is redrawn (dom.js `morph`),
+// so animations (animate.js) and focus survive the server's events.
 
-import { h, icon } from "./dom.js";
+import { before as animateBefore, drop as dropAnimations } from "./animate.js";
+import { armed, mark, muted, notify, setMuted, sound } from "./cues.js";
+import { h, icon, morph } from "./dom.js";
 import { whyNot } from "./engine.js";
+import { handCards, piles, seatPanel } from "./felt.js";
 import { cardName, count, duration, roomName, t } from "./i18n.js";
 import { ratingChange, seatName } from "./pages.js";
 import { tieBreakText } from "./ending.js";
+import { cues, tableModel } from "./table.js";
 
-// ctx: {game, selected, now, select(card), play(move), back(), leave(), replay(), download}
+export { roomTile } from "./felt.js";
+
+/** Within this many ms of the last draw, the next waits for the next frame. */
+const FRAME_MS = 16;
+
+/**
+ * The game drawn: its element, what was chosen, what was said, when it was drawn and
+ * the frame a coalesced redraw waits for.
+ * @type {{id: string, el: HTMLElement, selected: string | null, at: number, due: number,
+ *   cue: {mine: boolean, pending: any, low: boolean} | null} | null}
+ */
+let drawn = null;
+
+/**
+ * The game screen; the same element from one call to the next for the same game.
+ * ctx: {game, selected, now, online, select(card), play(move), back(), leave(), replay(), download}
+ * @param {any} ctx
+ * @returns {HTMLElement}
+ */
 export function renderGame(ctx) {
   const { game } = ctx;
-  const view = game.view;
   if (game.missing) return missing(ctx);
-  if (!view) return h("section", { class: "panel" }, t("status_connecting"));
-  const mine = game.seat !== null && view.to_act === game.seat && game.legal;
+  if (!game.view) return h("section", { class: "panel" }, t("status_connecting"));
+  const start = performance.now();
+  // Events that come within a frame of the last draw (a reconnect's burst) are drawn
+  // together at the next frame: one draw, not one per event. A hidden tab has no
+  // frames: it draws at once (its title and notification must not wait).
+  if (drawn && drawn.id === game.id && start - drawn.at < FRAME_MS && !document.hidden && ctx.redraw) {
+    const later = drawn;
+    if (!later.due) later.due = requestAnimationFrame(() => { later.due = 0; later.at = 0; ctx.redraw(); });
+    return later.el;
+  }
+  const model = tableModel(game, ctx.selected, ctx.now());
+  const fresh = drawGame(ctx, model);
+  const taken = game.recent.splice(0);
+  if (!drawn || drawn.id !== game.id) {
+    dropAnimations();
+    if (drawn && drawn.due) cancelAnimationFrame(drawn.due);
+    drawn = { id: game.id, el: fresh, selected: null, at: 0, due: 0, cue: null };
+  } else {
+    animateBefore(drawn.el, taken);
+    morph(drawn.el, fresh);
+  }
+  if (ctx.selected && ctx.selected !== drawn.selected) showTargets(drawn.el);
+  drawn.selected = ctx.selected;
+  drawn.at = performance.now();
+  tell(ctx, model);
+  // What one draw costs (bench/bench_page.py reads these).
+  performance.measure("table-draw", { start });
+  if (performance.getEntriesByName("table-draw").length > 200) performance.clearMeasures("table-draw");
+  return drawn.el;
+}
+
+// A card was chosen: its first target comes into view between the turn bar (sticky at
+// the top) and the hand (sticky at the bottom of a phone's screen), unless it is there.
+/** @param {HTMLElement} el */
+function showTargets(el) {
+  requestAnimationFrame(() => {
+    const first = el.querySelector('[data-testid="target"]');
+    if (!first) return;
+    const bar = el.querySelector(".status");
+    const hand = el.querySelector(".hand");
+    const top = bar ? bar.getBoundingClientRect().bottom : 0;
+    const handTop = hand ? hand.getBoundingClientRect().top : window.innerHeight;
+    const bottom = Math.min(window.innerHeight, handTop > top ? handTop : window.innerHeight);
+    const box = first.getBoundingClientRect();
+    if (box.top >= top && box.bottom <= bottom) return;
+    first.scrollIntoView({ block: "center", behavior: "instant" });
+  });
+}
+
+// The sound, notification, title and icon badge when it becomes your move.
+/** @param {any} ctx @param {import("./table.js").TableModel} model */
+function tell(ctx, model) {
+  if (!drawn) return;
+  const said = cues(drawn.cue, model);
+  drawn.cue = { mine: model.mine, pending: model.pending, low: model.low };
+  for (const cue of said) sound(cue);
+  if (said.includes("trap")) notify(t("title"), t("answer_you", trapWords(ctx)));
+  else if (said.includes("turn")) notify(t("title"), t("turn_you"));
+  mark(model.mine, t("title"), t("turn_you"));
+}
+
+/** @param {any} ctx */
+function trapWords(ctx) {
+  const { game } = ctx;
+  const p = game.view.pending;
+  return { name: game.shown(p.attacker), place: game.place(game.seat, p.room) };
+}
+
+/** @param {any} ctx @param {import("./table.js").TableModel} model */
+function drawGame(ctx, model) {
+  const { game } = ctx;
+  const view = game.view;
+  const mine = model.mine;
+  const seats = model.seats.map((s) => seatPanel(ctx, s, plate(ctx, s)));
+  const [me, ...others] = game.seat === null ? [null, ...seats] : seats;
   return h(
     "section",
-    { class: mine && !view.over ? "game mine" : "game", "aria-label": t("title"), "data-game": game.id, "data-seq": game.seq, "data-seat": game.seat },
-    view.over ? null : status(ctx),
+    { class: mine ? "game mine" : "game", "aria-label": t("title"), "data-game": game.id, "data-seq": game.seq, "data-seat": game.seat, onclick: armed },
+    view.over ? null : status(ctx, model),
     game.seat === null && !view.over ? watching(ctx) : null,
     game.seat !== null && game.away[game.seat] && !view.over
-      ? h("button", { class: "banner away", testid: "away-banner", onclick: ctx.back }, t("away_banner"))
+      ? h("button", { class: "banner away", testid: "away-banner", "data-key": "away", onclick: ctx.back }, t("away_banner"))
       : null,
     mine && view.pending ? answer(ctx) : null,
     view.over ? gameOver(ctx) : null,
-    h("div", { class: "seats" }, order(game).map((seat) => seatPanel(ctx, seat))),
-    piles(view),
-    game.seat !== null && !view.over ? hand(ctx, mine) : null,
+    h(
+      "div",
+      { class: "felt", "data-key": "felt" },
+      h("div", { class: "seats others", "data-key": "others" }, others),
+      piles(model, lastSaid(game)),
+      me ? h("div", { class: "seats mine", "data-key": "mine" }, me) : null,
+    ),
+    game.seat !== null && !view.over ? hand(ctx, model) : null,
     logPanel(game),
   );
 }
 
-function order(game) {
-  const n = game.view.players;
-  const first = game.seat === null ? 0 : game.seat;
-  return [...Array(n).keys()].map((k) => (first + k) % n);
+// The last move in words, under the piles.
+/** @param {any} game */
+function lastSaid(game) {
+  const last = game.lastMove && game.log.find((/** @type {any} */ line) => line.seq === game.lastMove.seq);
+  if (last) return last.text;
+  const line = game.log.length ? game.log[game.log.length - 1] : null;
+  return line && game.lastMove ? line.text : "";
 }
 
-function status(ctx) {
+/** @param {any} ctx @param {import("./table.js").SeatModel} s */
+function plate(ctx, s) {
+  const { game } = ctx;
+  const view = game.view;
+  const scores = view.over ? view.scores : null;
+  return [
+    seatName(ctx, s.seat),
+    s.me ? h("span", { class: "badge you" }, t("you")) : null,
+    s.bot ? h("span", { class: "badge bot" }, t("bot")) : null,
+    s.away ? h("span", { class: "badge away" }, t("away")) : null,
+    s.dealer ? h("span", { class: "badge" }, t("dealer")) : null,
+    h("span", { class: "rating", testid: "rating", title: t("rating") }, game.rating(s.seat)),
+    // Any other person at the table may be reported to the moderators.
+    !s.me && !s.bot && game.names[s.seat]
+      ? h("button", { class: "report", testid: "report-button", title: t("report_title"), onclick: () => ctx.report(s.seat) }, t("report_button"))
+      : null,
+    // After the game, another seat may be challenged to a new one (together.js).
+    view.over && !s.me && game.names[s.seat] && ctx.seatButton ? ctx.seatButton(game.names[s.seat]) : null,
+    h("span", { class: "count" }, scores ? count("moose_n", scores[s.seat]) : count("card_n", s.handSize)),
+  ];
+}
+
+/** @param {any} ctx @param {import("./table.js").TableModel} model */
+function status(ctx, model) {
   const { game } = ctx;
   const view = game.view;
   let text;
-  if (view.over) text = t("game_over");
-  else if (view.pending && view.to_act === game.seat && game.legal) {
-    text = t("answer_you", { name: game.shown(view.pending.attacker), place: game.place(game.seat, view.pending.room) });
-  } else if (view.pending) text = t("answer_other", { name: game.name(view.to_act) });
-  else if (view.to_act === game.seat && game.legal) text = t("turn_you");
+  if (view.pending && model.mine) text = t("answer_you", trapWords(ctx));
+  else if (view.pending) text = t("answer_other", { name: game.name(view.to_act) });
+  else if (model.mine) text = t("turn_you");
   else if (view.to_act !== null && (game.bots[view.to_act] || game.away[view.to_act] || view.to_act === game.seat)) {
     text = t("server_plays", { name: game.name(view.to_act) });
   } else text = t("turn_other", { name: game.name(view.to_act) });
-  const urgent = view.to_act === game.seat && game.legal && !view.over;
+  const off = muted();
   return h(
     "div",
-    { class: urgent ? "status urgent" : "status", role: "status", "aria-live": "polite" },
-    h("strong", { testid: "turn" }, text),
-    view.over ? null : h("span", { class: "countdown", testid: "countdown" }, clock(ctx)),
+    { class: model.mine ? "status urgent" : "status", "data-key": "status" },
+    h("strong", { testid: "turn", role: "status", "aria-live": "polite" }, text),
+    h("span", { class: "countdown", testid: "countdown" }, clock(ctx)),
+    game.seat === null ? null : bigClock(ctx, model),
+    h("button", {
+      class: "sound", testid: "sound-toggle", "aria-pressed": off ? "false" : "true", title: t("sound_title"),
+      onclick: () => { setMuted(!muted()); armed(); ctx.redraw && ctx.redraw(); },
+    }, icon(off ? "mute" : "sound"), h("span", { class: "sr" }, t("sound_title"))),
   );
 }
 
+/** @param {any} ctx @param {import("./table.js").TableModel} model */
+function bigClock(ctx, model) {
+  const [text, state] = clockText(ctx, model.mine);
+  return h("span", { class: `clock ${state}`, testid: "clock", "data-state": state }, text);
+}
+
+/**
+ * Your clock's words and state: "12 s" (yours), "Hurry — 8 s" (low), "Not connected".
+ * @param {any} ctx
+ * @param {boolean} mine
+ * @returns {[string, string]}
+ */
+export function clockText(ctx, mine) {
+  if (ctx.online === false) return [t("clock_offline"), "offline"];
+  const left = mine ? ctx.game.left(ctx.now()) : null;
+  if (left === null) return [t("clock_waiting"), "idle"];
+  if (left <= 10000) return [t("clock_low", { time: duration(left) }), "low"];
+  return [duration(left), "yours"];
+}
+
+/**
+ * The clocks tick without a redraw (focus and selection stay): app.js calls this.
+ * @param {Element} root
+ * @param {any} ctx {game, now, online}
+ */
+export function tickGame(root, ctx) {
+  const countdown = root.querySelector('[data-testid="countdown"]');
+  if (countdown) countdown.textContent = clock(ctx);
+  const big = root.querySelector('[data-testid="clock"]');
+  if (!big || !ctx.game.view) return;
+  const model = tableModel(ctx.game, null, ctx.now());
+  const [text, state] = clockText(ctx, model.mine);
+  if (big.textContent !== text) big.textContent = text;
+  big.className = `clock ${state}`;
+  big.setAttribute("data-state", state);
+  if (drawn && drawn.id === ctx.game.id) tell(ctx, model);
+}
+
 // Our own deadline counts down; another seat's turn counts up from when it began.
+/** @param {any} ctx */
 export function clock(ctx) {
   const { game } = ctx;
-  if (ctx.offline) return t("clock_offline"); // no time runs out for us while the server cannot hear us
+  if (ctx.online === false && game.left(ctx.now()) !== null) return t("clock_offline");
   const left = game.left(ctx.now());
   if (left !== null) return t("left", { time: duration(left) });
   if (game.turnSince) return t("waited", { time: duration(ctx.now() - game.turnSince) });
   return "";
 }
 
+/** @param {any} ctx */
 function answer(ctx) {
   const { game } = ctx;
-  const byAction = (a) => game.legal.find((m) => m.action === a);
+  const byAction = (/** @type {string} */ a) => game.legal.find((/** @type {any} */ m) => m.action === a);
   const trap = byAction("trap");
   const allow = byAction("allow");
   return h(
     "div",
-    { class: "prompt", role: "alert" },
-    h("p", {}, icon("moose"), " ", cardName(game.view.pending.card)),
-    trap ? h("button", { class: "primary", testid: "trap-button", onclick: () => ctx.play(trap) }, icon("trap"), t("trap_button")) : null,
+    { class: "prompt", role: "alert", "data-key": "prompt" },
+    h("p", {}, cardName(game.view.pending.card)),
+    trap ? h("button", { class: "primary", testid: "trap-button", onclick: () => ctx.play(trap) }, t("trap_button")) : null,
     allow ? h("button", { testid: "allow-button", onclick: () => ctx.play(allow) }, t("allow_button")) : null,
     h("p", { class: "hint" }, t("trap_hint")),
   );
 }
 
-function seatPanel(ctx, seat) {
+/** @param {any} ctx @param {import("./table.js").TableModel} model */
+function hand(ctx, model) {
   const { game } = ctx;
-  const view = game.view;
-  const house = view.houses[seat];
-  const targets = targetsOn(ctx, seat);
-  const badges = [
-    seat === game.seat ? h("span", { class: "badge you" }, t("you")) : null,
-    game.bots[seat] ? h("span", { class: "badge bot" }, t("bot")) : null,
-    game.away[seat] ? h("span", { class: "badge away" }, t("away")) : null,
-    seat === view.dealer ? h("span", { class: "badge" }, t("dealer")) : null,
-  ];
-  const scores = view.over ? view.scores : null;
-  return h(
-    "article",
-    { class: `seat${view.to_act === seat && !view.over ? " acting" : ""}`, testid: "seat", "data-seat": seat },
-    h(
-      "header",
-      {},
-      view.to_act === seat && !view.over ? h("span", { class: "turn-mark", "aria-hidden": "true" }, "▶") : null,
-      seatName(ctx, seat),
-      badges,
-      h("span", { class: "rating", testid: "rating", title: t("rating") }, game.rating(seat)),
-      // Any other person at the table may be reported to the moderators.
-      seat !== game.seat && !game.bots[seat] && game.names[seat]
-        ? h("button", { class: "report", testid: "report-button", title: t("report_title"), onclick: () => ctx.report(seat) }, t("report_button"))
-        : null,
-      // After the game, another seat may be challenged to a new one (together.js).
-      view.over && seat !== game.seat && game.names[seat] && ctx.seatButton ? ctx.seatButton(game.names[seat]) : null,
-      h("span", { class: "count" }, scores ? count("moose_n", scores[seat]) : count("card_n", view.hand_sizes[seat])),
-    ),
-    h("p", { class: house.house ? "house has" : "house" }, icon("house"), house.house ? t("house_yes") : t("house_no")),
-    h(
-      "ul",
-      { class: "rooms" },
-      house.rooms.length ? house.rooms.map((room, i) => roomTile(ctx, seat, i, room, targets.rooms.get(i))) : h("li", { class: "none" }, t("no_rooms")),
-    ),
-    targets.seat ? h("button", { class: "target", testid: "target", onclick: () => ctx.play(targets.seat) }, t("play_here"), " ← ", cardName(targets.seat.card)) : null,
-  );
-}
-
-// The legal moves of the selected card that land on this seat: on the seat, or on its rooms.
-function targetsOn(ctx, seat) {
-  const out = { seat: null, rooms: new Map() };
-  const { game } = ctx;
-  if (!ctx.selected || !game.legal) return out;
-  for (const move of game.legal) {
-    if (move.card !== ctx.selected || move.action !== "play") continue;
-    if (move.card === "door" && seat === game.seat) out.rooms.set(move.room, move);
-    else if (move.card.startsWith("moose:") && move.target === seat) out.rooms.set(move.room, move);
-    else if (move.target === seat && move.room === undefined) out.seat = move;
-  }
-  return out;
-}
-
-// A room as a tile; `target`: a legal move onto it (the tile is then a button).
-export function roomTile(ctx, seat, index, room, target) {
-  const cover = room.cover;
-  const body = [
-    icon(room.type),
-    h("span", { class: "rname" }, `${roomName(room.type)} ${index + 1}`),
-    h("span", { class: `cover ${cover || "open"}` }, cover ? icon(cover) : null, cover ? t(`cover_${cover}`) : t("open")),
-  ];
-  const cls = `room r-${room.type} c-${cover || "open"}`;
-  if (target) {
-    return h("li", { class: cls }, h("button", { class: "target", testid: "target", onclick: () => ctx.play(target), "aria-label": ctx.game.choice(target) }, body));
-  }
-  return h("li", { class: cls }, body);
-}
-
-function piles(view) {
-  const top = view.discard.length ? cardName(view.discard[view.discard.length - 1]) : t("empty");
-  return h(
-    "div",
-    { class: "piles" },
-    h("p", {}, h("strong", {}, t("draw_pile")), ` ${view.draw_pile}`),
-    h("p", {}, h("strong", {}, t("discard_pile")), ` ${view.discard.length}: `, top),
-  );
-}
-
-function hand(ctx, mine) {
-  const { game } = ctx;
-  const cards = game.view.hand || [];
-  const playable = new Set((mine ? game.legal : []).filter((m) => m.card && m.action === "play").map((m) => m.card));
-  const choices = mine && !game.view.pending ? game.legal : [];
+  const playable = new Set(model.hand.filter((c) => c.playable).map((c) => c.card));
   return h(
     "section",
-    { class: "hand", "aria-label": t("your_hand") },
-    h("h2", {}, t("your_hand")),
-    mine && !game.view.pending ? h("p", { class: "hint", testid: "hand-hint" }, handHint(ctx, playable)) : null,
-    cards.length ? null : h("p", {}, t("hand_empty")),
-    h(
-      "div",
-      { class: "cards" },
-      cards.map((card, i) => {
-        const reason = why(game, mine, card);
-        return h(
-          "button",
-          {
-            class: `card ${cardClass(card)}${playable.has(card) ? " playable" : ""}`,
-            testid: "hand-card",
-            "data-card": card,
-            "data-key": `card-${i}`,
-            "aria-pressed": ctx.selected === card ? "true" : "false",
-            disabled: !playable.has(card),
-            onclick: () => ctx.select(card),
-            "aria-describedby": reason ? `why-${i}` : null,
-            title: reason,
-          },
-          icon(cardIcon(card)),
-          h("span", {}, cardName(card)),
-          reason ? h("small", { class: "why", id: `why-${i}`, testid: "card-reason" }, reason) : null,
-        );
-      }),
-    ),
-    choices.length ? h("h3", {}, t("moves_title")) : null,
-    choices.length
-      ? h(
-          "div",
-          { class: "moves" },
-          choices.map((move, i) =>
-            h(
-              "button",
-              {
-                class: move.card && move.card === ctx.selected ? "move chosen" : "move",
-                testid: "legal-move",
-                "data-key": `move-${i}`,
-                "data-move": JSON.stringify(move),
-                onclick: () => ctx.play(move),
-              },
-              game.choice(move),
-            ),
-          ),
-        )
-      : null,
+    { class: "hand", "aria-label": t("your_hand"), "data-key": "hand" },
+    h("h2", {}, t("your_hand"), " ", h("span", { class: "count" }, count("card_n", model.hand.length))),
+    model.mine && !game.view.pending ? h("p", { class: "hint", testid: "hand-hint" }, handHint(ctx, playable)) : null,
+    model.hand.length ? handCards(ctx, model, (card) => why(game, model.mine, card)) : h("p", {}, t("hand_empty")),
+    moves(ctx, model),
+  );
+}
+
+// Every legal move as a button: the keyboard's and the screen reader's way to play.
+/** @param {any} ctx @param {import("./table.js").TableModel} model */
+function moves(ctx, model) {
+  const { game } = ctx;
+  const choices = model.mine && !game.view.pending ? game.legal : [];
+  if (!choices.length) return null;
+  return h(
+    "div",
+    { class: "moves-panel", "data-key": "moves" },
+    h("h3", {}, t("moves_title")),
+    h("div", { class: "moves" }, choices.map((/** @type {any} */ move, /** @type {number} */ i) =>
+      h("button", {
+        class: move.card && move.card === ctx.selected ? "move chosen" : "move",
+        testid: "legal-move", "data-key": `move-${i}`, "data-move": JSON.stringify(move),
+        onclick: () => ctx.play(move),
+      }, game.choice(move)))),
   );
 }
 
 // The hint over the hand: what to do now; on a turn where nothing can be played, discard.
+/** @param {any} ctx @param {Set<string>} playable */
 function handHint(ctx, playable) {
   if (ctx.selected) return t("pick_target", { card: cardName(ctx.selected) });
   return playable.size ? t("pick_card") : t("pick_discard");
 }
 
 // Why a card of ours cannot be played on our move (replays: engine.js), or null.
+/** @param {any} game @param {boolean} mine @param {string} card */
 function why(game, mine, card) {
-  if (!mine || game.view.pending || game.legal.some((m) => m.action === "play" && m.card === card)) return null;
+  if (!mine || game.view.pending || game.legal.some((/** @type {any} */ m) => m.action === "play" && m.card === card)) return null;
   const found = /** @type {[string, any] | null} */ (whyNot(game.view.houses, game.seat, card));
   return found ? t(found[0], { ...found[1], room: found[1].type ? roomName(found[1].type) : "" }) : t("why_other");
-}
-
-function cardClass(card) {
-  const [kind, room] = card.split(":");
-  return room ? `k-${kind} r-${room}` : `k-${kind}`;
-}
-
-function cardIcon(card) {
-  const [kind, room] = card.split(":");
-  return kind === "room" ? room : kind;
 }
 
 function gameOver(ctx) {

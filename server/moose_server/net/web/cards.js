@@ -172,7 +172,7 @@ export function art(code) {
   /** @type {Node_[]} */
   let body;
   if (kind === "room" && ROOMS.includes(type)) body = roomFace(type);
-  else if (kind === "moose" && ROOMS.includes(type)) body = [...roomFace(type), mooseHead(30, 40, 1.15)];
+  else if (kind === "moose" && ROOMS.includes(type)) body = [...roomFace(type), mooseHead(30, 33, 1.1)];
   else if (code === "house") body = houseFace();
   else if (code === "door") body = doorFace();
   else if (code === "trap") body = trapFace();
@@ -186,7 +186,7 @@ export function art(code) {
  * @returns {Node_}
  */
 export function coverArt(cover) {
-  const body = cover === "moose" ? [mooseHead(30, 42, 1.3)] : doorFace().slice(1);
+  const body = cover === "moose" ? [mooseHead(30, 42, 1.3)] : doorFace();
   return ["svg", { viewBox: "0 0 60 84", class: `art over-${cover}`, "aria-hidden": "true", focusable: "false" }, ...body];
 }
 

@@ -58,6 +58,8 @@ const PATHS = {
   door: "M6 21V3h12v18M3 21h18M14 12h1",
   trap: "M3 18h18M5 18l2-9h10l2 9M9 9l1 5M12 9v5M15 9l-1 5",
   house: "M3 11l9-7 9 7M5 10v10h14V10M10 20v-6h4v6",
+  sound: "M4 9h4l5-4v14l-5-4H4zM16 9a4 4 0 0 1 0 6M18.5 6.5a7.5 7.5 0 0 1 0 11",
+  mute: "M4 9h4l5-4v14l-5-4H4zM16 9l5 6M21 9l-5 6",
 };
 
 /** @param {string} name */
@@ -113,6 +115,8 @@ export function morph(old, fresh) {
       if (match !== at) old.insertBefore(match, at);
       else at = at.nextSibling;
       if (key) kept.delete(key);
+      // A drawing that never changes for its key (`data-fixed`): nothing to compare.
+      if (key && match instanceof Element && match.hasAttribute("data-fixed")) continue;
       if (match.nodeType === Node.TEXT_NODE) {
         if (match.nodeValue !== next.nodeValue) match.nodeValue = next.nodeValue;
       } else if (match instanceof Element && next instanceof Element) morph(match, next);

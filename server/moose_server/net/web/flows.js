@@ -8,7 +8,7 @@ import { duration, t } from "./i18n.js";
 
 /**
  * @typedef {{ id: string, seat: number | null, view: any, legal: any[] | null, over: boolean,
- *   name(seat: number): string, left(now: number): number | null }} SeatedGame
+ *   seenOver?: boolean, name(seat: number): string, left(now: number): number | null }} SeatedGame
  */
 
 /** @param {string} id */

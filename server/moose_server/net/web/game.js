@@ -25,6 +25,10 @@ export class Game {
     this.missing = null; // why the game cannot be shown (watch refused)
     this.past = null; // the view of the last event taken by `backfill`
     this.record = null;
+    /** @type {import("./motion.js").Taken[]} events taken since the table was drawn (board.js) */
+    this.recent = [];
+    /** @type {import("./motion.js").Taken | null} the last move, highlighted until the next */
+    this.lastMove = null;
     /** @type {string | null} the arena tournament of an arena game (arena.js) */
     this.arena = null;
   }
@@ -65,6 +69,10 @@ export class Game {
       this.turnSince = msg.server_time;
     }
     if (event.kind === "state") this.past = null;
+    const taken = { event, before, after: this.view, seq: msg.seq };
+    this.recent.push(taken);
+    if (this.recent.length > 64) this.recent.shift(); // a burst: only its size matters
+    if (event.kind === "move") this.lastMove = taken;
     const last = this.log[this.log.length - 1];
     if (event.kind === "state" && last && last.seq === msg.seq) return "ok"; // nothing new to say
     this.log.push(this.line(msg, before, event.kind === "state"));

@@ -962,6 +962,25 @@ const esPeople = {
   people_private_table: "en una mesa privada",
 };
 
+// The card table (board.js, felt.js, cues.js): its own block, merged into TABLES.
+const enTable = {
+  cover_pending: "moose waiting",
+  last_move: "Last move",
+  sound_title: "Sound on your move",
+  clock_offline: "Not connected",
+  clock_waiting: "Waiting",
+  clock_low: "Hurry! {time}",
+};
+
+const esTable = {
+  cover_pending: "alce en espera",
+  last_move: "Última jugada",
+  sound_title: "Sonido cuando te toca",
+  clock_offline: "Sin conexión",
+  clock_waiting: "Esperando",
+  clock_low: "¡Rápido! {time}",
+};
+
 // -- never losing a game, playing the computer, the queue's offers, the end's tie-break --
 
 const enFlows = {
@@ -992,7 +1011,6 @@ const enFlows = {
   queue_widen: "Accept any table size (2 to 6)",
   queue_bots_asked: "Seating you at a table of {n} with bots…",
   err_too_early: "Bots are offered after a while in the queue: wait a little longer.",
-  clock_offline: "Not connected",
   not_found_title: "This page does not exist",
   not_found_text: "Nothing is at {path}: the link may be old or mistyped.",
   not_found_back: "Go to the lobby",
@@ -1031,7 +1049,6 @@ const esFlows = {
   queue_widen: "Aceptar cualquier tamaño de mesa (de 2 a 6)",
   queue_bots_asked: "Te sentamos en una mesa de {n} con bots…",
   err_too_early: "Los bots se ofrecen tras un rato en la cola: espera un poco más.",
-  clock_offline: "Sin conexión",
   not_found_title: "Esta página no existe",
   not_found_text: "No hay nada en {path}: puede que el enlace sea antiguo o tenga una errata.",
   not_found_back: "Ir al inicio",
@@ -1043,8 +1060,8 @@ const esFlows = {
 };
 
 export const TABLES = {
-  en: { ...en, ...enSite, ...enFair, ...enDeadends, ...enArena2, ...enPeople, ...enFlows },
-  es: { ...es, ...esSite, ...esFair, ...esDeadends, ...esArena2, ...esPeople, ...esFlows },
+  en: { ...en, ...enSite, ...enFair, ...enDeadends, ...enArena2, ...enPeople, ...enTable, ...enFlows },
+  es: { ...es, ...esSite, ...esFair, ...esDeadends, ...esArena2, ...esPeople, ...esTable, ...esFlows },
 };
 
 let lang = pick();

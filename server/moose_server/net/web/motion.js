@@ -8,7 +8,7 @@
 
 /**
  * @typedef {{kind: string, seat?: number, move?: any, auto?: string}} GameEvent
- * @typedef {{event: GameEvent, before: any, after: any}} Taken
+ * @typedef {{event: GameEvent, before: any, after: any, seq?: number}} Taken
  *   one event with the views before and after it
  * @typedef {{zone: "hand", seat: number} | {zone: "room", seat: number, room: number}
  *   | {zone: "house", seat: number} | {zone: "discard"}} Spot
@@ -16,10 +16,20 @@
  *   | {kind: "slam", seat: number, room: number, delay: number}} Animation
  */
 
-/** At most this many events are explained one after the other; more is a burst. */
-export const MAX_EXPLAINED = 2;
+/** At most this many moves (a round at the largest table: the server's bots answer at
+ * once) are explained one after the other; more is a burst (a reconnect, a replay). */
+export const MAX_EXPLAINED = 6;
 /** How long one card takes to travel, in ms (board.js uses it too). */
 export const TRAVEL_MS = 420;
+
+/**
+ * Whether these events are a burst to catch up with rather than moves to show: more
+ * than MAX_EXPLAINED of them, or a `state` (a reconnect, the page opened mid-game).
+ * @param {Taken[]} taken
+ */
+export function burst(taken) {
+  return taken.length > MAX_EXPLAINED || taken.some((t) => !t.event || t.event.kind === "state");
+}
 
 /**
  * The animations for the events taken since the table was last drawn.
@@ -30,9 +40,9 @@ export const TRAVEL_MS = 420;
  */
 export function plan(taken, how = {}) {
   if (how.reduced || how.hidden) return [];
-  const moves = taken.filter((t) => t.event && t.event.kind === "move" && t.before);
-  // Anything but a move (a `state` after a reconnect, the start) means a fresh table.
-  if (moves.length !== taken.length || moves.length > MAX_EXPLAINED) return [];
+  if (burst(taken)) return [];
+  // Only moves travel (a seat going away or coming back, the start, the end do not).
+  const moves = taken.filter((t) => t.event.kind === "move" && t.before);
   /** @type {Animation[]} */
   const out = [];
   let delay = 0;

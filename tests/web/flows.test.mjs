@@ -1,5 +1,5 @@
 // Unit tests of the page's pure parts for a game's way back, the tie-break and the
-// move log's language (node --test; tests/test_web_flows_units.py runs them).
+// move log's language (node --test tests/web/; tests/test_web_modules.py runs them).
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
