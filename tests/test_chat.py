@@ -236,7 +236,7 @@ async def test_following_lists_the_games_the_follower_may_watch(serve, ws_client
 async def until_listed(client: RawClient, ok: Any) -> dict[str, Any]:
     """`following` asked again until every player in it passes `ok` (an instance notices
     a closed socket a moment after the client closes it)."""
-    async with asyncio.timeout(10):
+    async with asyncio.timeout(30):
         while True:
             answer = await client.request("following")
             if answer["players"] and all(ok(p) for p in answer["players"]):

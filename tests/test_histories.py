@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from typing import Any
+
+import pytest
 
 from moose_server.accounts.leaderboards import Boards
 from moose_server.play.results import Results
@@ -75,6 +78,7 @@ async def test_a_rated_game_is_listed_once_with_its_rating(redis_url) -> None:
             assert entry["game"] == game.id and entry["rating"] is not None
 
 
+@pytest.mark.slow  # `moose profile` runs as a process
 async def test_two_guests_see_their_private_game_in_their_profiles(
     moose_server, redis_url, ws_client
 ) -> None:
@@ -92,6 +96,14 @@ async def test_two_guests_see_their_private_game_in_their_profiles(
     # A guest's history goes with the guest.
     async with parts(redis_url) as (_, results):
         assert await results.players.redis.pttl(history_key(ann.player)) > 0
+    # `moose profile` prints such a player and game too.
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "moose", "profile", ann.player, "--url", url,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+    )  # fmt: skip
+    out = (await proc.communicate())[0].decode()
+    assert proc.returncode == 0, out
+    assert "rating none yet" in out and game in out and "unrated" in out
     before = await ann.request("profile")
     missing = await ann.request("profile", player="p_nobody")
     assert (missing["type"], missing["code"]) == ("error", "no_such_player")

@@ -208,7 +208,10 @@ export function accountPage() {
       { class: "site account-page" },
       h("h2", {}, t("acct_settings")),
       h("p", {}, t("acct_guest_note")),
-      h("p", {}, navLink(profilePath({ player: w.player, name: w.name }), { testid: "profile-link" }, t("acct_my_profile"))),
+      // The guest's profile is found by their player id, known once the socket says hello.
+      w.player
+        ? h("p", {}, navLink(profilePath({ player: w.player, name: w.name }), { testid: "profile-link" }, t("acct_my_profile")))
+        : h("p", { role: "status" }, t("status_connecting")),
       blockedPanel(),
     );
   }
