@@ -108,6 +108,9 @@ def test_the_logo_mid_game_shows_a_bar_that_leads_back_with_the_clock(players) -
     ada.find("leaderboard-link").click()
     ada.page.wait_for_url("**/leaderboard")
     assert ada.find("back-to-game").count() == 1
+    ada.find("arena-link").click()
+    ada.page.wait_for_url("**/arenas")
+    assert ada.find("back-to-game").count() == 1
     ada.find("rules-link").click()
     ada.find("rules").wait_for()
     ada.find("back-to-game").click()
@@ -116,9 +119,8 @@ def test_the_logo_mid_game_shows_a_bar_that_leads_back_with_the_clock(players) -
     assert 0 < seconds_left(ada.find("countdown").inner_text()) <= left  # the same clock
     assert ada.find("back-to-game").count() == 0  # not over the game itself
     # The lobby again, then a reload: the bar is back, leading to the same game.
-    ada.page.go_back()
-    ada.page.go_back()
-    ada.page.go_back()
+    for _ in range(4):  # the rules, the arenas, the leaderboard, the lobby
+        ada.page.go_back()
     ada.page.wait_for_url(lambda url: url.rstrip("/") == ada.base.rstrip("/"))
     ada.find("back-to-game").wait_for()
     ada.page.reload()
