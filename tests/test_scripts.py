@@ -31,6 +31,7 @@ from moose_server.deals.calls import DealCloseCall, DealOpenCall, DealSeedCall
 from moose_server.limits.calls import HoldCall, SessionsCall
 from moose_server.matchmaking.calls import (
     AddBotCall,
+    BotsCall,
     CreateTableCall,
     EnqueueCall,
     ForgetCall,
@@ -39,6 +40,7 @@ from moose_server.matchmaking.calls import (
     LeaveCall,
     LeaveTableCall,
     MatchCall,
+    RangeCall,
     StartedCall,
     StartTableCall,
     TableCall,
@@ -111,6 +113,8 @@ SAMPLES: list[Any] = [
     PasswordUpgradeCall("p_1", "scrypt$16384$...", "scrypt$131072$..."),
     EnqueueCall("p_1", "{}", 4),
     LeaveCall("p_1"),
+    RangeCall("p_1", 2, 6),
+    BotsCall("p_1", 3, 20_000_000),
     FormCall(0, 0, 128, 30_000_000, 100.0, 100.0, 8),
     ForgetCall("i_1"),
     CreateTableCall("ABCDEFGH", "p_1", "ann", 4, 1000, True, False),

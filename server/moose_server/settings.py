@@ -76,6 +76,9 @@ class Settings:
     away_after: int = 2  # timeouts in a row before a seat is away
     match_wait: float = 10.0  # then the matchmaker seats a player at a smaller table
     queue_bots_after: float = 0.0  # fill a waiting queue table with bots (0 = never)
+    # From then on the page offers a player alone in the queue a table with bots
+    # (`queue_bots`) or a wider range of sizes (`queue_range`); bots are refused before.
+    queue_offer_after: float = 20.0
     game_ttl: int = 86400  # finished games (and their records) expire after this
     # A finished game keeps its events and move ids this long (late `sync`s and resent
     # moves get their answers); then its hash alone remains, compressed (~1.2 KB).
@@ -171,7 +174,7 @@ class Settings:
     seed_time: float = 1.0
     test_deck: str = ""
     # searchbot: the kind of the bots that fill queue tables; "mcts"
-    # searches, a few tenths of a second of CPU a move (in a worker thread).
+    # searches, about 0.1-0.15 s of CPU a move, never over 0.5 s (in a worker thread).
     queue_bot: str = "greedy"
     # Rematch and challenges (tables/invites.py).
     rematch_wait: float = 30.0  # seconds the other seats have to answer a rematch offer

@@ -15,6 +15,7 @@ from moose_server.storage.scripts import Argv
 
 __all__ = [
     "AddBotCall",
+    "BotsCall",
     "CreateTableCall",
     "EnqueueCall",
     "ForgetCall",
@@ -23,6 +24,7 @@ __all__ = [
     "LeaveCall",
     "LeaveTableCall",
     "MatchCall",
+    "RangeCall",
     "StartTableCall",
     "StartedCall",
     "TableCall",
@@ -65,6 +67,28 @@ class LeaveCall(MatchCall):
     SCRIPT: ClassVar[str] = "mm_leave"
 
     player: str
+
+
+@dataclass(frozen=True)
+class RangeCall(MatchCall):
+    """Change the sizes a waiting ticket accepts, keeping its place."""
+
+    SCRIPT: ClassVar[str] = "mm_range"
+
+    player: str
+    min_players: int
+    max_players: int
+
+
+@dataclass(frozen=True)
+class BotsCall(MatchCall):
+    """A waiting player asks for a table of `players` with bots in the empty seats."""
+
+    SCRIPT: ClassVar[str] = "mm_bots"
+
+    player: str
+    players: int
+    offer_after_us: int  # the ticket must have waited this long
 
 
 @dataclass(frozen=True)
@@ -176,6 +200,8 @@ class TableCall(MatchCall):
 CALLS: tuple[type[Any], ...] = (
     EnqueueCall,
     LeaveCall,
+    RangeCall,
+    BotsCall,
     FormCall,
     ForgetCall,
     CreateTableCall,
