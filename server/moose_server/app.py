@@ -228,7 +228,8 @@ async def _build(
                         hub.player_names, still_here=hub.has_player)  # fmt: skip
     blocked = chat.blocks.blocked  # async (by, whom) -> bool, as Invites asks
     invites = Invites(backend.redis, store, games, deals, results, matchmaker, presence, settings,
-                      find=reports.find, blocked=blocked, batch=backend.batch)  # fmt: skip
+                      find=reports.find, blocked=blocked, batch=backend.batch,
+                      room=quotas.player_room)  # fmt: skip
     stack.push_async_callback(invites.close)
     arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
     # Chat, blocks and follows; follows read the same presence.
