@@ -73,7 +73,8 @@ async def test_a_raw_client_chats_blocks_and_follows_over_two_instances(moose_se
         async with asyncio.timeout(15):
             while not (listed := (await ann.ask("following"))["players"])[0]["online"]:
                 await asyncio.sleep(0.1)
-        assert listed == [{"player": bob_id, "name": "bob", "online": True, "games": [game]}]
+        expected = {"player": bob_id, "name": "bob", "online": True, "games": [game], "private": 0}
+        assert listed == [expected]
         # The address' chat lines run out at the limit, on both instances together.
         assert (await ann.ask("say", game=game, text="six"))["type"] == "said"  # line 6
         limited = await bob.ask("say", game=game, text="seven")

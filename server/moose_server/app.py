@@ -223,7 +223,7 @@ async def _build(
     reports = Reports(moderation, store, players, settings)
     quotas = Quotas(Holdings(backend.redis, settings.buckets, backend.batch), store, settings)
     # Rematch and challenges; a player's challenge to someone who
-    # blocked them fails as one to someone offline (social.blocks).
+    # blocked them is never told to them (social.blocks).
     presence = Presence(backend.redis, settings.instance_id, settings.presence_ttl,
                         hub.player_names, still_here=hub.has_player)  # fmt: skip
     blocked = chat.blocks.blocked  # async (by, whom) -> bool, as Invites asks

@@ -9,7 +9,7 @@ from moose.protocol import ProtocolError
 from moose_server.moderation.reports import Reports, clean_reason
 from moose_server.net.router import Router
 from moose_server.net.session import Message, Session, player_of
-from moose_server.play import Game, GameError, Games
+from moose_server.play import NOT_SHOWN, Game, GameError, Games
 from moose_server.storage.store import Store
 
 __all__ = ["ReportHandlers"]
@@ -42,6 +42,8 @@ class ReportHandlers:
             player, name = line["player"], line["name"]
         elif game_id is not None:
             game = await self.games.load(game_id)
+            if not game.shown_to(conn.player, game_id in conn.subs):
+                raise GameError("not_in_game", NOT_SHOWN)
             player, name = _seated(game, target)
         else:
             player, name = await self.reports.find(target)

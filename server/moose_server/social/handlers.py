@@ -19,7 +19,7 @@ from moose_server.errors import Refusal
 from moose_server.moderation import Reports
 from moose_server.net.router import Router
 from moose_server.net.session import Peer
-from moose_server.play import GameError, Games
+from moose_server.play import NOT_SHOWN, GameError, Games
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.follows import Follows
@@ -75,6 +75,8 @@ class Social:
                 return target, await self._known(conn, target)
         if game_id is not None:
             game = await self.games.load(game_id)
+            if not game.shown_to(conn.player, game_id in conn.subs):
+                raise GameError("not_in_game", NOT_SHOWN)
             seat = game.seat_named(target)
             if seat is None and target in game.players:
                 seat = game.players.index(target)

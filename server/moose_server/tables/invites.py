@@ -21,8 +21,11 @@ anything changes. Being seated by an offer withdraws the player's queue ticket.
 An open challenge whose challenger sits at another private table is refused
 (`already_seated`, naming the challenger, never their table's code).
 
-Refusals: `player_offline` (offline, or blocking the challenger: one code and one
-message for both), `no_such_player`, `too_many_challenges`, `rate_limited`,
+A challenge to a player who blocks the challenger is made and answered as any
+other, but never told to them (it expires unanswered), so a block cannot be told
+from being ignored; their `following` shows them online as it would anyway.
+
+Refusals: `player_offline` (not connected), `no_such_player`, `too_many_challenges`, `rate_limited`,
 `no_such_rematch`, `no_such_challenge`, `expired`, `offer_closed`, `not_over`,
 `not_in_game`, `bad_message`, `too_many_games`, `already_seated`.
 """
@@ -150,7 +153,8 @@ class Invites:
     async def _tell(self, o: dict[str, Any], skip: str | None) -> None:
         """Every human seat of the offer but `skip` hears of it, on any instance."""
         make = rematch_message if o["kind"] == "rematch" else challenge_message
-        told = [(p, make(o)) for p in _humans(o) if p != skip]
+        # `quiet`: the seats that block the offerer, who never hear of it.
+        told = [(p, make(o)) for p in _humans(o) if p != skip and p not in o.get("quiet", ())]
         if told:
             await self.store.publish_players(told)
 
@@ -184,10 +188,11 @@ class Invites:
         if len(seats) < MIN_PLAYERS:
             raise Refusal("bad_message", "too few seats are still here for a rematch")
         humans = [s.player for s in seats if s.player is not None]
+        quiet = await self._blocking(player, [p for p in humans if p != player])
         o = {"id": f"r_{game_id}", "kind": "rematch", "from": player, "game": game_id,
              "seats": [s.as_dict() | {"is_bot": s.is_bot} for s in seats],
              "need": dict.fromkeys(humans, True), "accepted": {}, "rated": game.rated,
-             "code": game.code}  # fmt: skip
+             "code": game.code, "quiet": quiet}  # fmt: skip
         await self._may_start(o, player)  # a seat at its cap could never accept
         made = await self._make(o, self.settings.rematch_wait, 0)
         if "offer" in made:
@@ -211,8 +216,8 @@ class Invites:
 
     async def answer_rematch(self, player: str, game_id: str, action: str) -> dict[str, Any]:
         """Accept or decline the rematch of a game; the last accept deals the new game."""
-        if action == "accept":
-            await self._may_start(await self._load(f"r_{game_id}"), player)
+        before = await self._load(f"r_{game_id}") if action == "accept" else {}
+        await self._may_start(before, player)
         result = await self._run(f"r_{game_id}", "", action, player)
         if "err" in result:
             raise Refusal("no_such_rematch", f"no rematch of game {game_id} is offered to you")
@@ -226,7 +231,8 @@ class Invites:
         if "ended" in result and o["status"] == "expired":
             await self._tell(o, None)
             raise Refusal("expired", f"the rematch of game {game_id} expired")
-        await self._tell(o, player)
+        if player not in (before.get("accepted") or {}):  # a repeated accept tells nobody again
+            await self._tell(o, player)
         return rematch_message(o)
 
     # -- challenge -----------------------------------------------------------------
@@ -240,15 +246,17 @@ class Invites:
         whom, whom_name = await self._find(target)
         if whom == player:
             raise Refusal("bad_message", "you cannot challenge yourself")
-        blocked = self.blocked is not None and await self.blocked(whom, player)
-        if blocked or await self.presence.online(whom) is None:
-            raise Refusal("player_offline", f"{whom_name} is not online")  # the same for both
+        if await self.presence.online(whom) is None:
+            raise Refusal("player_offline", f"{whom_name} is not online")
+        # A blocked challenger's challenge is made as any other but never told to the
+        # blocker (`quiet`): it waits, unanswered, and expires, as one ignored would.
+        quiet = await self._blocking(player, [whom])
         await self._pay(player)
         o = {"id": f"c_{secrets.token_hex(6)}", "kind": "challenge", "from": player,
              "from_name": name, "to": whom, "to_name": whom_name, "players": players,
              "rated": rated, "open": open_seats and players > 2,
              "seats": [{"player": player, "name": name}, {"player": whom, "name": whom_name}],
-             "need": {whom: True}, "accepted": {}}  # fmt: skip
+             "need": {whom: True}, "accepted": {}, "quiet": quiet}  # fmt: skip
         made = await self._make(o, self.settings.challenge_ttl, self.settings.challenges_open)
         if "err" in made:
             await self._pay(player, give=True)
@@ -308,6 +316,12 @@ class Invites:
         if o["status"] == "expired":
             raise Refusal("expired", "that challenge expired")
         return challenge_message(o)
+
+    async def _blocking(self, player: str, others: list[str]) -> list[str]:
+        """Those of `others` who block `player`: an offer of theirs is never told them."""
+        if self.blocked is None:
+            return []
+        return [p for p in others if await self.blocked(p, player)]
 
     async def _load(self, offer: str) -> dict[str, Any]:
         """The offer as stored, or {} when there is none."""
