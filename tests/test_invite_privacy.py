@@ -94,3 +94,24 @@ async def test_a_stranger_cannot_name_the_players_of_a_private_game(moose_server
     assert (await erin.request("watch", game=game, code=code))["type"] == "watching"
     named = await erin.request(kind, player="alice", game=game, **extra)
     assert named["type"] != "error" and named["player"] == alice.player, named
+
+
+@pytest.mark.parametrize("kind", ["say", "chat_history"])
+async def test_chat_by_join_code_pays_the_guess_limit(moose_server, ws_client, kind):
+    url = await moose_server(code_guesses=3, code_guess_interval=3600)
+    alice, bob, erin = [await ws_client(url, n) for n in ("alice", "bob", "erin")]
+    table = await alice.request("create_table", players=3)
+    assert (await bob.request("join_table", code=table["code"]))["type"] == "table"
+    fields = {"text": "hi"} if kind == "say" else {}
+    real = await erin.request(kind, code=table["code"], **fields)
+    wrong = await erin.request(kind, code="ZZZZZZZZ", **fields)
+    # The same answer for a real table's code as for one no table has.
+    assert real["code"] == wrong["code"] == "bad_code", (real, wrong)
+    assert real["message"].replace(table["code"], "X") == wrong["message"].replace("ZZZZZZZZ", "X")
+    # A seated player's line costs no guess; erin's never reached the table.
+    assert (await bob.request("say", code=table["code"], text="ok"))["type"] == "said"
+    await alice.expect(type="chat", code=table["code"])
+    assert [m["name"] for m in alice.received if m["type"] == "chat"] == ["bob"]
+    assert (await erin.request(kind, code="YYYYYYYY", **fields))["code"] == "bad_code"
+    limited = await erin.request(kind, code=table["code"], **fields)
+    assert limited["code"] == "rate_limited" and limited["retry_after"] > 0, limited

@@ -134,8 +134,8 @@ class Chat:
         """The table's code and its seated players, when `player` sits at it."""
         info = await self.matchmaker.table(normalize_code(code))
         seated = [s.player for s in info.seats if s is not None and s.player is not None]
-        if player not in seated:
-            raise Refusal("not_in_game", "only who sits at a table speaks or reads there")
+        if player not in seated:  # as for a code no table has: a code is not told by this
+            raise Refusal("bad_code", f"no private table has the code {info.code}")
         return info.code, seated
 
     async def _pay(self, player: str, address: str) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from moose_server.accounts import PlayerStore
 from moose_server.errors import Refusal
+from moose_server.limits.limits import CodeGuard
 from moose_server.moderation import Reports
 from moose_server.net.router import Router
 from moose_server.net.session import Peer
@@ -41,7 +42,7 @@ class Social:
 
     def __init__(
         self, chat: Chat, blocks: Blocks, follows: Follows, reports: Reports, games: Games,
-        players: PlayerStore,
+        players: PlayerStore, guard: CodeGuard,
     ) -> None:  # fmt: skip
         self.chat = chat
         self.blocks = blocks
@@ -49,6 +50,7 @@ class Social:
         self.reports = reports  # finds a player by id or account name
         self.games = games
         self.players = players
+        self.guard = guard  # a request naming a join code pays a guess if refused
         self.table: dict[str, Handler] = {
             "say": self.say, "chat_history": self.chat_history, "block": self.block,
             "unblock": self.unblock, "blocks": self.blocks_list, "follow": self.follow,
@@ -61,11 +63,17 @@ class Social:
 
     async def say(self, conn: Any, msg: Message) -> Message:
         """Say a line at a game or a private table."""
-        return await self.chat.say(conn, conn.name, conn.address, msg)
+        if msg.get("code") is None:
+            return await self.chat.say(conn, conn.name, conn.address, msg)
+        async with self.guard.attempt(conn.address, _player(conn)):
+            return await self.chat.say(conn, conn.name, conn.address, msg)
 
     async def chat_history(self, conn: Any, msg: Message) -> Message:
         """The lines kept of a room, after `since`."""
-        return await self.chat.history(conn, msg)
+        if msg.get("code") is None:
+            return await self.chat.history(conn, msg)
+        async with self.guard.attempt(conn.address, _player(conn)):
+            return await self.chat.history(conn, msg)
 
     async def whom(self, conn: Any, target: str, game_id: str | None) -> tuple[str, str]:
         """(player id, name) of the player `target` names (see the module docstring)."""
@@ -164,7 +172,7 @@ class Social:
         `code` this socket reads), to keep with the report; None when it names none."""
         if msg.get("chat") is None:
             return None
-        found = await self.chat.history(conn, {**msg, "since": None})
+        found = await self.chat_history(conn, {**msg, "since": None})
         lines: list[Message] = found["lines"]
         for line in lines:
             if line["line"] == msg["chat"]:
