@@ -175,13 +175,18 @@ def main() -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         try:
             times = lobby_times(browser, base, args.loads)
-            print(f"lobby drawn: median {statistics.median(times):.0f} ms after navigation start "
-                  f"(min {min(times):.0f}, max {max(times):.0f}, {len(times)} loads)")  # fmt: skip
+            median = statistics.median(times)
+            print(
+                f"lobby drawn: median {median:.0f} ms after navigation start "
+                f"(min {min(times):.0f}, max {max(times):.0f}, {len(times)} loads)"
+            )
             b = burst(browser, base)
-            print(f"burst of {b['events']} events: {b['draws']} draws, {b['draw_total_ms']:.1f} ms "
-                  f"drawing in all (max {b['draw_max_ms']:.1f} ms), the last drawn "
-                  f"{b['spread_ms']:.0f} ms after the release; animations played "
-                  f"{b['animations_played']}, left running {b['animations_running']}")  # fmt: skip
+            print(
+                f"burst of {b['events']} events: {b['draws']} draws, {b['draw_total_ms']:.1f} ms "
+                f"drawing in all (max {b['draw_max_ms']:.1f} ms), the last drawn "
+                f"{b['spread_ms']:.0f} ms after the release; animations played "
+                f"{b['animations_played']}, left running {b['animations_running']}"
+            )
         finally:
             browser.close()
             proc.terminate()

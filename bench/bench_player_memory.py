@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from moose import rules
+from moose_server.accounts.calls import AccountClaimCall
 from moose_server.accounts.identity import hash_password, name_key
 from moose_server.accounts.store import PlayerStore
 from moose_server.play.game import Game
@@ -31,7 +32,6 @@ from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.embedded import EmbeddedRedis, free_port
 from moose_server.storage.keys import NAMES_KEY, history_key, profile_key, rated_key, top_key
-from moose_server.storage.scripts import AccountClaimCall
 from moose_server.storage.store import Store, connect
 
 PLAYERS, GAMES, ACCOUNTS, SEATS = 40, 200, 1000, 4

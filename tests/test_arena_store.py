@@ -7,12 +7,12 @@ import json
 
 import pytest
 
+from moose_server.arenas.calls import ArenaMemberCall, ArenaScoreCall, ArenaSeatCall
 from moose_server.arenas.points import points
 from moose_server.arenas.runner import new_arena, parse_recurring
 from moose_server.arenas.store import ArenaError, ArenaStore
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import ArenaKeys
-from moose_server.storage.scripts import ArenaMemberCall, ArenaScoreCall, ArenaSeatCall
 
 
 @pytest.mark.parametrize(

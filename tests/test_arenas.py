@@ -20,11 +20,11 @@ import redis.asyncio as aioredis
 
 from moose.client import Client
 from moose_server.accounts import ratings
+from moose_server.arenas.calls import ArenaMemberCall
 from moose_server.arenas.points import points
 from moose_server.arenas.store import ArenaStore
 from moose_server.play.game import Game
 from moose_server.storage.keys import ArenaKeys
-from moose_server.storage.scripts import ArenaMemberCall
 
 from helpers import arena_servers, create_arena, open_store
 

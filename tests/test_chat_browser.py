@@ -155,8 +155,7 @@ def test_a_follower_sees_who_plays_and_where(players, tmp_path):
     # A second page of gus's session goes back to the lobby: hana is online, playing.
     lobby = guest.context.new_page()
     lobby.goto(guest.base + "/")
-    lobby.wait_for_selector("section.game")  # it takes gus's seat back first
-    lobby.locator("header.top h1 a").click()
+    lobby.locator('[data-testid="back-to-game"]').wait_for()  # the lobby; the game behind the bar
     following = lobby.locator('[data-testid="following-list"]')
     following.locator('li[data-online="1"]:has-text("hana")').wait_for(timeout=15000)
     assert following.locator('[data-testid="watch-followed"]').get_attribute("href") == f"/w/{game}"

@@ -73,6 +73,7 @@ async def test_a_raw_client_chats_blocks_and_follows_over_two_instances(moose_se
         async with asyncio.timeout(15):
             while not (listed := (await ann.ask("following"))["players"])[0]["online"]:
                 await asyncio.sleep(0.1)
+        # ann sits at bob's table, so she may watch it: listed, none hidden as private.
         expected = {"player": bob_id, "name": "bob", "online": True, "games": [game], "private": 0}
         assert listed == [expected]
         # The address' chat lines run out at the limit, on both instances together.

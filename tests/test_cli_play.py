@@ -89,7 +89,7 @@ async def test_play_joins_a_table_by_code_and_the_host_starts_it(url: str) -> No
         run = await drive(proc)
         await playing
     assert_finished(run)
-    assert f"table {table['code']}: 2/2 seats: host, guest" in run.text
+    assert f"table {table['code']}: 2/2 seats: 0 host, 1 guest" in run.text
 
 
 async def test_host_types_start_before_the_table_is_full(url: str) -> None:
@@ -327,3 +327,47 @@ async def test_play_shows_table_chat_and_says_typed_lines(url: str) -> None:
     assert_finished(run)
     assert "[chat] host (seat 0): [bold]hello[/bold] <b>guest</b>" in run.text  # text, no markup
     assert [(m["name"], m["text"]) for m in said][-1] == ("guest", "hi host")
+
+
+async def test_play_mutes_a_seat_of_its_private_table_before_the_start(url: str) -> None:
+    proc = await spawn("play", "--url", url, "--name", "host", "--create", "3")
+    guest: list[asyncio.Task[None]] = []
+
+    async def bob(code: str) -> None:
+        async with moose.connect(url, name="bob") as client:
+            await client.join_table(code)
+            await client.say("first", code=code)
+            await muted.wait()
+            await client.say("hidden", code=code)
+            said_hidden.set()
+            await left.wait()
+
+    muted, said_hidden, left = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    def answer(line: str, run: Run) -> str | None:
+        found = re.search(r"table (\w+) created", line)
+        if found:
+            guest.append(asyncio.create_task(bob(found[1])))
+        if "[chat] bob: first" in line:
+            return "/mute 1"  # the seat number the table line shows
+        if "bob muted" in line:
+            muted.set()
+        if "[chat] host: after" in line:
+            left.set()
+            return "quit"
+        return None
+
+    async def say_after_bob() -> None:
+        await said_hidden.wait()
+        assert proc.stdin is not None
+        proc.stdin.write(b"/say after\n")
+        await proc.stdin.drain()
+
+    driving = asyncio.create_task(drive(proc, answer))
+    while not guest:
+        await asyncio.sleep(0.05)
+    await say_after_bob()
+    run = await driving
+    await guest[0]
+    assert "seats: 0 host, 1 bob" in run.text
+    assert "[chat] host: after" in run.text and "hidden" not in run.text, run.text

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 import pytest
 
 import moose
 from moose._turns import LATE_GRACE, TurnMenus
 
-from helpers import ASK, Run, Serve, drive, spawn
+from helpers import ASK, FINAL, Run, Serve, drive, play_seat, spawn
 
 
 def test_a_number_typed_before_the_menu_answers_no_turn() -> None:
@@ -43,25 +44,35 @@ def test_the_first_number_after_a_timeout_is_late_for_a_moment_only() -> None:
 
 @pytest.mark.slow
 async def test_a_number_typed_after_the_turn_timed_out_is_too_late(serve: Serve) -> None:
-    url = (await serve(turn_time=1.0)).url
+    url = (await serve(turn_time=3.0)).url
     proc = await spawn("play", "--url", url, "--name", "alice", "--players", "2")
-    bot = asyncio.create_task(moose.play_bot(url, "greedy", min_players=2, max_players=2))
-    state = {"typed_late": False, "told": False}
+    typed = asyncio.Event()  # alice's late number is in the pipe
+
+    async def after_the_late_number(msg: dict[str, Any]) -> None:
+        # bob's next move (and so alice's next menu) comes once the late number
+        # was typed: it was typed for the turn that ran out, before the next.
+        event = msg["event"]
+        if event["kind"] == "move" and event.get("auto") == "timeout" and not typed.is_set():
+            await typed.wait()
+
+    async def bob() -> None:
+        async with moose.connect(url, name="bob") as client:
+            await client.queue(2, 2)
+            await play_seat(client, on_event=after_the_late_number)
 
     def answer(line: str, run: Run) -> str | None:
-        if not state["typed_late"]:
+        if not typed.is_set():
             if re.search(r"\] you .*\(timeout\)", line):  # the first menu was let run out
-                state["typed_late"] = True
+                typed.set()
                 return "1"
             return None
-        if "too late" in line:
-            state["told"] = True
-        return "1" if ASK in line and state["told"] else None
+        return "1" if ASK in line and "too late" in run.text else None
 
+    playing = asyncio.create_task(bob())
     run = await drive(proc, answer)
-    await bot
+    await playing
     assert run.code == 0, run.text + run.err
-    assert re.search(r"Final: scores .*won\.", run.text), run.text
+    assert re.search(FINAL, run.text), run.text
     after = run.text.split("(timeout)", 1)[1]
     told = after.index("too late: your time ran out and the server played that turn")
     # Nothing of ours was played between the timeout and "too late": the number

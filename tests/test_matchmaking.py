@@ -19,6 +19,7 @@ import pytest
 from redis.asyncio.cluster import RedisCluster
 
 from moose.protocol import ERROR_CODES
+from moose_server.matchmaking.calls import FormCall
 from moose_server.matchmaking.matchmaker import (
     CODE_ALPHABET,
     FormedTable,
@@ -30,7 +31,6 @@ from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import mm_done_key, mm_key
-from moose_server.storage.scripts import FormCall
 
 from helpers import until
 

@@ -423,12 +423,40 @@ def test_metrics_are_proxied_and_other_paths_are_not(cluster: Cluster) -> None:
 
 
 def test_the_browser_client_is_served_through_nginx(cluster: Cluster) -> None:
-    for path in ("/", "/t/KX7P2M", "/w/g_9f8e7d6c5b"):
+    pages = (
+        "/",
+        "/t/KX7P2M",
+        "/w/g_9f8e7d6c5b",
+        "/play/g_9f8e7d6c5b",
+        "/p/ann",
+        "/g/g_1",
+        "/arena/a_1",
+        "/arenas",
+        "/leaderboard",
+        "/leaderboard/bots",
+        "/rules",
+        "/account",
+    )
+    for path in pages:
         status, body = http_get(f"{cluster.http}{path}")
         assert status == 200 and b"<title>Moose House</title>" in body, (path, status)
     script = re.search(rb'src="(/static/[0-9a-f]+/app\.js)"', body)
     assert script is not None
     assert http_get(f"{cluster.http}{script.group(1).decode()}")[0] == 200
+
+
+def test_a_browser_asking_for_a_path_nobody_has_gets_the_page_that_says_so(
+    cluster: Cluster,
+) -> None:
+    html = {"Accept": "text/html,application/xhtml+xml"}
+    status, body = http_get(f"{cluster.http}/no/such/page", headers=html)
+    assert status == 404 and b"<title>Moose House</title>" in body
+    status, body = http_get(f"{cluster.http}/metrics-not", headers=html)
+    assert status == 404 and b"<title>Moose House</title>" in body
+    # A program gets a plain 404, and no other route of an instance is reached.
+    status, body = http_get(f"{cluster.http}/no/such/page")
+    assert status == 404 and b"Moose House" not in body
+    assert http_get(f"{cluster.http}/healthz/x", headers=html)[0] == 404
 
 
 def test_tls_serves_the_same_routes_with_hsts(cluster: Cluster) -> None:

@@ -19,10 +19,10 @@ RESULT = re.compile(r"(g_\w+) (won|lost) \[[\d, ]+\]")
 
 
 def readme_bot() -> str:
-    """The first Python block of README's "Writing a bot"."""
-    section = README.read_text().split("\n## Writing a bot\n", 1)[1].split("\n## ", 1)[0]
+    """The first Python block of README's "Write a bot"."""
+    section = README.read_text().split("\n## Write a bot\n", 1)[1].split("\n## ", 1)[0]
     found = re.search(r"```python\n(.*?)```", section, re.DOTALL)
-    assert found is not None, "README's Writing a bot shows no Python block"
+    assert found is not None, "README's Write a bot shows no Python block"
     return found[1]
 
 

@@ -20,6 +20,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from moose import rules
 from moose_server.accounts import ratings
+from moose_server.accounts.calls import RateCall, RatedSeat
 from moose_server.accounts.ratings import Standing
 from moose_server.accounts.store import PlayerStore
 from moose_server.play.game import Game
@@ -28,7 +29,6 @@ from moose_server.play.results import Results
 from moose_server.play.seats import Seat
 from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import free_port
-from moose_server.storage.scripts import RateCall, RatedSeat
 
 from helpers import ServeProcess, random_game, until
 from helpers.results import parts, play_out

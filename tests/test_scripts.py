@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import re
 from importlib import resources
 from typing import Any
@@ -10,6 +11,41 @@ from typing import Any
 import pytest
 from redis.crc import key_slot
 
+from moose_server import accounts, arenas, deals, limits, matchmaking, social, tables
+from moose_server.accounts.calls import (
+    AccountClaimCall,
+    HistoryCall,
+    PasswordUpgradeCall,
+    RateCall,
+    RatedSeat,
+)
+from moose_server.arenas.calls import (
+    ArenaCreateCall,
+    ArenaFinishCall,
+    ArenaMemberCall,
+    ArenaScoreCall,
+    ArenaSeatCall,
+    ArenaStartedCall,
+)
+from moose_server.deals.calls import DealCloseCall, DealOpenCall, DealSeedCall
+from moose_server.limits.calls import HoldCall, SessionsCall
+from moose_server.matchmaking.calls import (
+    AddBotCall,
+    BotsCall,
+    CreateTableCall,
+    EnqueueCall,
+    ForgetCall,
+    FormCall,
+    JoinTableCall,
+    LeaveCall,
+    LeaveTableCall,
+    MatchCall,
+    RangeCall,
+    StartedCall,
+    StartTableCall,
+    TableCall,
+)
+from moose_server.social.calls import BoundedAddCall, ChatCall
 from moose_server.storage import scripts
 from moose_server.storage.keys import (
     CHAT_CHANNEL,
@@ -25,50 +61,24 @@ from moose_server.storage.keys import (
     wake_channel,
 )
 from moose_server.storage.scripts import (
-    CALLS,
-    AccountClaimCall,
-    AddBotCall,
-    ArenaCreateCall,
-    ArenaFinishCall,
-    ArenaMemberCall,
-    ArenaScoreCall,
-    ArenaSeatCall,
-    ArenaStartedCall,
-    BoundedAddCall,
-    ChatCall,
     ClaimCall,
     CommitCall,
-    CreateTableCall,
-    DealCloseCall,
-    DealOpenCall,
-    DealSeedCall,
     DeferCall,
-    EnqueueCall,
     FollowCall,
-    ForgetCall,
-    FormCall,
-    HistoryCall,
-    HoldCall,
-    InviteAnswerCall,
-    InviteOfferCall,
-    JoinTableCall,
-    LeaveCall,
-    LeaveTableCall,
     LimitCall,
     LiveAddCall,
     LiveRemoveCall,
-    MatchCall,
     OnlineCall,
-    PasswordUpgradeCall,
-    RateCall,
-    RatedSeat,
-    SessionsCall,
-    StartedCall,
-    StartTableCall,
-    TableCall,
 )
+from moose_server.tables.calls import InviteAnswerCall, InviteOfferCall
 
-# Each feature keeps its scripts in its own package: <package>/lua/*.lua.
+# Each feature keeps its scripts in its own package (<package>/lua/*.lua) and their
+# calls beside them (<package>/calls.py); storage/ keeps its own.
+FEATURES = (accounts, arenas, deals, limits, matchmaking, social, tables)
+CALLS = (
+    *scripts.CALLS,
+    *(c for f in FEATURES for c in importlib.import_module(f"{f.__name__}.calls").CALLS),
+)
 LUA = [p / "lua" for p in resources.files("moose_server").iterdir() if (p / "lua").is_dir()]
 PARTS = {"mm_lib", "mm_end", "arena_lib"}  # the scripts' preludes and epilogue
 
@@ -103,6 +113,8 @@ SAMPLES: list[Any] = [
     PasswordUpgradeCall("p_1", "scrypt$16384$...", "scrypt$131072$..."),
     EnqueueCall("p_1", "{}", 4),
     LeaveCall("p_1"),
+    RangeCall("p_1", 2, 6),
+    BotsCall("p_1", 3, 20_000_000),
     FormCall(0, 0, 128, 30_000_000, 100.0, 100.0, 8),
     ForgetCall("i_1"),
     CreateTableCall("ABCDEFGH", "p_1", "ann", 4, 1000, True, False),

@@ -142,8 +142,9 @@ async def test_the_page_and_its_files_are_sent_gzipped_to_who_accepts_it(moose_s
 def test_a_wheel_carries_the_web_files():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     patterns = config["tool"]["setuptools"]["package-data"]["moose_server"]
-    for path in WEB.iterdir():
-        assert any(Path("net/web", path.name).match(p) for p in patterns), path.name
+    package = WEB.parent.parent  # moose_server: the patterns are relative to it
+    for path in (p for p in WEB.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        assert any(path.relative_to(package).match(p) for p in patterns), path.name
 
 
 async def _boom(request: web.Request) -> web.Response:

@@ -362,6 +362,7 @@ def shoot(player: Player, folder: Path, name: str, *, phone_screen: bool = False
     phone's one screen, as it shows a hand kept in view, instead of the whole page)."""
     for size, suffix in ((DESKTOP, ""), (PHONE, "-phone")):
         player.page.set_viewport_size(size)
+        player.page.evaluate("window.scrollTo(0, 0)")  # the turn bar sticks where it is
         whole = not (phone_screen and size is PHONE)
         player.page.screenshot(path=str(folder / f"{name}{suffix}.png"), full_page=whole)
     player.page.set_viewport_size(DESKTOP)

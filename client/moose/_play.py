@@ -52,6 +52,7 @@ class Play(TableChat, PlayLobby):
         self.live: Live | None = None
         self.log: deque[str] = deque(maxlen=LOG_LINES)
         self.code: str | None = None  # our private table, until its game starts
+        self.table_seats: list[Message | None] = []
         self.started = False
         self.game: str | None = None
         self.seat: int | None = None

@@ -28,6 +28,7 @@ class TableChat:
     code: str | None
     names: list[str] | None
     lines_shown: set[str]
+    table_seats: list[Message | None]  # a private table's seats, before its game
 
     def say(self, line: str) -> None:
         """Add a line to the log (Play's)."""
@@ -52,6 +53,21 @@ class TableChat:
             for line in await self.client.chat_history(self.game):
                 self.show_chat({"type": "chat", **line})
 
+    async def seat_at_table(self, word: str, seat: int) -> None:
+        """`/mute`, `/unmute` or `/block` a seat of our private table before its game:
+        a table's chat lines name the player, not the seat."""
+        assert self.code is not None
+        taken = self.table_seats[seat] if 0 <= seat < len(self.table_seats) else None
+        player = taken.get("player") if taken else None
+        if taken is None or player is None:
+            self.say(f"seat {seat} of table {self.code} has no player")
+        elif word == "/block":
+            answer = await self.client.block(str(player))
+            self.say(f"blocked {answer['name']}: you no longer see their chat")
+        else:
+            self.client.mute(self.code, player, muted=word == "/mute")
+            self.say(f"{taken.get('name')} {'muted' if word == '/mute' else 'unmuted'}")
+
     async def chat_command(self, line: str) -> None:
         """`/say TEXT` or `'TEXT`; `/mute SEAT`, `/unmute SEAT`, `/block SEAT`."""
         from moose.client import ServerError
@@ -65,8 +81,10 @@ class TableChat:
                     return
                 place = {"game": self.game} if self.game else {"code": self.code}
                 await self.client.say(text, **place)
-            elif not rest.strip().isdigit() or self.game is None:
-                self.say(f"{word} takes a seat number, in a game")
+            elif not rest.strip().isdigit() or (self.game or self.code) is None:
+                self.say(f"{word} takes a seat number, at a table or in a game")
+            elif self.game is None:
+                await self.seat_at_table(word, int(rest))
             elif word in ("/mute", "/unmute"):
                 self.client.mute(self.game, int(rest), muted=word == "/mute")
                 self.say(f"seat {int(rest)} {'muted' if word == '/mute' else 'unmuted'}")

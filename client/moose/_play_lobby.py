@@ -43,6 +43,7 @@ class PlayLobby:
     queued: Message | None
     queued_at: float
     together: PlayTogether
+    table_seats: list[Message | None]  # our private table's seats, as last heard
 
     def say(self, line: str) -> None:
         """Add a line to the log (Play's)."""
@@ -113,8 +114,11 @@ class PlayLobby:
     async def on_table(self, table: Message) -> None:
         """A table changed: show it, and start it when it is full and we may."""
         seats = table.get("seats") or []
+        self.table_seats = seats
         taken = [s for s in seats if s]
-        who = ", ".join(s.get("name") or s.get("bot") or "?" for s in taken)
+        # Numbered as `/mute SEAT` and `/block SEAT` take them before the game starts.
+        who = ", ".join(f"{k} {s.get('name') or s.get('bot') or '?'}"
+                        for k, s in enumerate(seats) if s)  # fmt: skip
         self.say(f"table {table.get('code')}: {len(taken)}/{len(seats)} seats: {who}")
         full = bool(seats) and len(taken) == len(seats)
         is_host = table.get("host") == self.client.player

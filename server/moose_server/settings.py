@@ -76,6 +76,9 @@ class Settings:
     away_after: int = 2  # timeouts in a row before a seat is away
     match_wait: float = 10.0  # then the matchmaker seats a player at a smaller table
     queue_bots_after: float = 0.0  # fill a waiting queue table with bots (0 = never)
+    # From then on the page offers a player alone in the queue a table with bots
+    # (`queue_bots`) or a wider range of sizes (`queue_range`); bots are refused before.
+    queue_offer_after: float = 20.0
     game_ttl: int = 86400  # finished games (and their records) expire after this
     # A finished game keeps its events and move ids this long (late `sync`s and resent
     # moves get their answers); then its hash alone remains, compressed (~1.2 KB).

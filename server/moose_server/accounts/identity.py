@@ -24,6 +24,7 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
+from moose_server.accounts.calls import AccountClaimCall
 from moose_server.accounts.names import renamings, skeleton
 from moose_server.accounts.passwords import (
     DUMMY_HASH,
@@ -38,7 +39,6 @@ from moose_server.accounts.tokens import TokenError, TokenInfo, Tokens
 from moose_server.errors import Refusal
 from moose_server.limits.limits import Lockout, Registrations
 from moose_server.settings import Settings
-from moose_server.storage.scripts import AccountClaimCall
 
 __all__ = ["AccountError", "Accounts", "Identity", "hash_password", "name_key", "verify_password"]
 

@@ -12,6 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from moose_server.accounts.calls import (
+    AccountClaimCall,
+    HistoryCall,
+    PasswordUpgradeCall,
+    RateCall,
+    RatedSeat,
+)
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
 from moose_server.storage.keys import (
@@ -20,13 +27,6 @@ from moose_server.storage.keys import (
     history_key,
     profile_key,
     top_key,
-)
-from moose_server.storage.scripts import (
-    AccountClaimCall,
-    HistoryCall,
-    PasswordUpgradeCall,
-    RateCall,
-    RatedSeat,
 )
 
 __all__ = ["PROFILE_FIELDS", "PlayerStore", "RatedSeat"]

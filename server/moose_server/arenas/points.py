@@ -16,7 +16,7 @@ from typing import Protocol
 
 from moose import rules
 from moose_server.accounts import ratings
-from moose_server.storage.scripts import ArenaScoreCall
+from moose_server.arenas.calls import ArenaScoreCall
 
 __all__ = ["ArenaScorer", "Scores", "points"]
 

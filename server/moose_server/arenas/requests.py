@@ -16,13 +16,13 @@ import logging
 from typing import Any, Protocol
 
 from moose_server.accounts import PlayerStore, ratings
+from moose_server.arenas.calls import ArenaMemberCall
 from moose_server.arenas.store import Arena, ArenaError, ArenaStore
 from moose_server.errors import Refusal
 from moose_server.limits.quotas import Quotas
 from moose_server.net.router import Router
 from moose_server.settings import Settings
 from moose_server.storage.failures import one_round
-from moose_server.storage.scripts import ArenaMemberCall
 from moose_server.storage.store import Store
 
 __all__ = ["ArenaRequests"]

@@ -25,11 +25,11 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from moose_server.arenas.calls import ArenaCreateCall, ArenaSeatCall
 from moose_server.arenas.store import WHO, Arena, ArenaError, ArenaStore
 from moose_server.play import Games, Results, Seat, summary
 from moose_server.settings import Settings
 from moose_server.storage.failures import one_round
-from moose_server.storage.scripts import ArenaCreateCall, ArenaSeatCall
 from moose_server.storage.store import Store
 
 __all__ = ["Arenas", "Recurring", "new_arena", "parse_minutes", "parse_recurring"]

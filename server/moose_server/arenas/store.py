@@ -23,10 +23,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from moose_server.errors import Refusal
-from moose_server.storage import scripts
-from moose_server.storage.keys import ARENAS_KEY, ArenaKeys, arena_won_key
-from moose_server.storage.scripts import (
+from moose_server.arenas.calls import (
     ArenaCall,
     ArenaCreateCall,
     ArenaFinishCall,
@@ -35,6 +32,9 @@ from moose_server.storage.scripts import (
     ArenaSeatCall,
     ArenaStartedCall,
 )
+from moose_server.errors import Refusal
+from moose_server.storage import scripts
+from moose_server.storage.keys import ARENAS_KEY, ArenaKeys, arena_won_key
 
 __all__ = ["Arena", "ArenaError", "ArenaStore", "Member"]
 

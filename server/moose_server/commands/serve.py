@@ -31,6 +31,8 @@ FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--away-after", "away_after", int, "timeouts in a row before a seat is away (default 2)"),
     ("--match-wait", "match_wait", float, "seconds before a smaller queue table (default 10)"),
     ("--queue-bots-after", "queue_bots_after", float, "bots fill queue tables after S s (0: off)"),
+    ("--queue-offer-after", "queue_offer_after", float, "seconds in the queue before a player "
+     "may ask for bots in the empty seats (default 20)"),
     ("--queue-bot", "queue_bot", str, "kind of the bots that fill queue tables: greedy (default), "
      f"cautious, random, or mcts (searches: {MCTS_COST})"),
     ("--game-ttl", "game_ttl", int, "seconds a finished game is kept (default 86400)"),

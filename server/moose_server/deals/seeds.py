@@ -14,11 +14,11 @@ from __future__ import annotations
 import secrets
 from typing import Any
 
+from moose_server.deals.calls import DealCloseCall, DealOpenCall, DealSeedCall
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
 from moose_server.storage.codec import unpack
 from moose_server.storage.keys import GameKeys
-from moose_server.storage.scripts import DealCloseCall, DealOpenCall, DealSeedCall
 
 __all__ = ["SeedStore", "Waiting"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from moose_server.limits.calls import HoldCall, SessionsCall
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
 from moose_server.storage.keys import GameKeys, mm_key, player_games_key
-from moose_server.storage.scripts import HoldCall, SessionsCall
 
 __all__ = ["Holdings"]
 

@@ -32,12 +32,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 from moose_server.addresses import limit_subject
+from moose_server.limits.calls import HoldCall, SessionsCall
 from moose_server.limits.holdings import Holdings
 from moose_server.limits.limits import Limited
 from moose_server.settings import Settings
 from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import hold_key, limit_key, sessions_key
-from moose_server.storage.scripts import HoldCall, LimitCall, SessionsCall
+from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
 
 __all__ = ["Held", "Quotas"]

@@ -1,4 +1,5 @@
-"""The messages of the public queue and the live games' list: queue, leave_queue, games.
+"""The messages of the public queue and the live games' list: queue, leave_queue,
+queue_range and queue_bots (a waiting player's other sizes, or bots now), games.
 
 A player's last socket closing leaves the queue (the hook `closed`), and a
 closed socket follows the live games' list no more (`dropped`).
@@ -13,7 +14,7 @@ from collections.abc import Callable
 from moose_server.accounts import PlayerStore, ratings
 from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking.live_games import LiveGames
-from moose_server.matchmaking.matchmaker import MatchError, Matchmaker
+from moose_server.matchmaking.matchmaker import MatchError, Matchmaker, Ticket
 from moose_server.matchmaking.waiting import Waiting
 from moose_server.net.router import Router
 from moose_server.net.session import Message, Session, player_of
@@ -40,6 +41,7 @@ class QueueHandlers:
     def register(self, router: Router) -> None:
         """Handle the queue's messages; a closed socket leaves the queue and the list."""
         router.add({"queue": self.queue, "leave_queue": self.leave_queue,
+                    "queue_range": self.queue_range, "queue_bots": self.queue_bots,
                     "games": self.games_list})  # fmt: skip
         router.on_dropped(self.live.unfollow)
         router.on_closed(self.closed)
@@ -56,11 +58,36 @@ class QueueHandlers:
         self.waiting.add(player, conn.name, low, high, skill, fair)
         log.info("queue %s for %s-%s seats", conn.player, low, high,
                  extra={"event": "queue", "player": conn.player})  # fmt: skip
+        return self._queued(Ticket(since, low, high))
+
+    def _queued(self, ticket: Ticket) -> Message:
+        """The `queued` answer of PROTOCOL.md for a ticket."""
         mm = self.matchmaker.options
         return {
-            "type": "queued", "min_players": low, "max_players": high, "server_time": since,
+            "type": "queued", "min_players": ticket.min_players,
+            "max_players": ticket.max_players, "server_time": ticket.since,
             "match_wait": mm.match_wait, "queue_bots_after": mm.queue_bots_after,
+            "queue_offer_after": mm.offer_after, "bots": ticket.bots,
         }  # fmt: skip
+
+    async def queue_range(self, conn: Session, msg: Message) -> Message:
+        """Change the sizes of table the player waits for, keeping their place."""
+        player = player_of(conn)
+        ticket = await self.matchmaker.change_range(
+            player, msg.get("min_players", 2), msg.get("max_players", 6)
+        )
+        self.waiting.change(player, ticket.min_players, ticket.max_players)
+        log.info("queue_range %s for %s-%s seats", player, ticket.min_players,
+                 ticket.max_players, extra={"event": "queue_range", "player": player})  # fmt: skip
+        return self._queued(ticket)
+
+    async def queue_bots(self, conn: Session, msg: Message) -> Message:
+        """A player who waited long enough asks for a table now, bots in the empty seats."""
+        player = player_of(conn)
+        ticket = await self.matchmaker.ask_bots(player, msg.get("players"))
+        log.info("queue_bots %s for %s seats", player, ticket.bots,
+                 extra={"event": "queue_bots", "player": player})  # fmt: skip
+        return self._queued(ticket)
 
     async def leave_queue(self, conn: Session, msg: Message) -> Message:
         """Leave the public queue."""

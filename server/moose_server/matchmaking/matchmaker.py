@@ -21,13 +21,9 @@ from typing import Any
 
 from moose_server.accounts import distinct
 from moose_server.errors import Refusal
-from moose_server.play import CODE_ALPHABET, CODE_LENGTH, Seat, clean_code
-from moose_server.settings import Settings
-from moose_server.storage import scripts
-from moose_server.storage.batch import Batcher
-from moose_server.storage.keys import mm_key
-from moose_server.storage.scripts import (
+from moose_server.matchmaking.calls import (
     AddBotCall,
+    BotsCall,
     CreateTableCall,
     EnqueueCall,
     ForgetCall,
@@ -36,10 +32,16 @@ from moose_server.storage.scripts import (
     LeaveCall,
     LeaveTableCall,
     MatchCall,
+    RangeCall,
     StartedCall,
     StartTableCall,
     TableCall,
 )
+from moose_server.play import CODE_ALPHABET, CODE_LENGTH, Seat, clean_code
+from moose_server.settings import Settings
+from moose_server.storage import scripts
+from moose_server.storage.batch import Batcher
+from moose_server.storage.keys import mm_key
 
 __all__ = [
     "BOT_NAMES",
@@ -49,6 +51,7 @@ __all__ = [
     "MatchOptions",
     "Matchmaker",
     "TableInfo",
+    "Ticket",
     "normalize_code",
 ]
 
@@ -68,6 +71,8 @@ except ImportError:  # the bots module is optional for the server
 _CALLS: tuple[type[MatchCall], ...] = (
     EnqueueCall,
     LeaveCall,
+    RangeCall,
+    BotsCall,
     FormCall,
     ForgetCall,
     CreateTableCall,
@@ -145,6 +150,7 @@ def _error(err: dict[str, Any], code: str | None) -> MatchError:
         "bad_code": f"no private table has the code {code}",
         "table_full": f"every seat at table {code} is taken",
         "not_host": f"only the host of table {code} may do that",
+        "not_queued": "you are not in the queue",
     }
     return MatchError(kind, messages.get(kind, kind))
 
@@ -155,6 +161,31 @@ def _check_count(value: object, what: str) -> int:
     if not MIN_PLAYERS <= value <= MAX_PLAYERS:
         raise MatchError("bad_message", f"{what} must be {MIN_PLAYERS} to {MAX_PLAYERS}")
     return value
+
+
+def _check_range(min_players: object, max_players: object) -> tuple[int, int]:
+    low = _check_count(min_players, "min_players")
+    high = _check_count(max_players, "max_players")
+    if low > high:
+        raise MatchError("bad_message", "min_players must not exceed max_players")
+    return low, high
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """A player's place in the queue: since when (ms), the sizes it accepts, and the
+    size of the table with bots its player asked for (None: not asked)."""
+
+    since: int
+    min_players: int
+    max_players: int
+    bots: int | None = None
+
+
+def _ticket(data: dict[str, Any]) -> Ticket:
+    bots = data.get("bots")
+    return Ticket(int(data["since"]), int(data["min"]), int(data["max"]),
+                  None if bots is None else int(bots))  # fmt: skip
 
 
 def normalize_code(code: str) -> str:
@@ -171,6 +202,7 @@ class MatchOptions:
 
     match_wait: float  # then a player is seated at a smaller table
     queue_bots_after: float = 0  # fill a waiting queue table with bots (0 = never)
+    offer_after: float = 20.0  # a waiting player may ask for bots (`ask_bots`) after this
     bot: str = "greedy"  # the kind of those bots
     table_ttl: float = 3600  # a private table not started is dropped after this
     instance: str = ""  # this instance's id: its tickets are dropped should it die
@@ -192,6 +224,7 @@ class MatchOptions:
         return cls(
             match_wait=settings.match_wait,
             queue_bots_after=settings.queue_bots_after,
+            offer_after=settings.queue_offer_after,
             bot=settings.queue_bot,
             instance=settings.instance_id,
             lease=settings.lease,
@@ -231,10 +264,7 @@ class Matchmaker:
         `skill` (ratings.skill) is what the queue compares to seat players of a level;
         `fair`: the player asks for a provably fair deal.
         """
-        low = _check_count(min_players, "min_players")
-        high = _check_count(max_players, "max_players")
-        if low > high:
-            raise MatchError("bad_message", "min_players must not exceed max_players")
+        low, high = _check_range(min_players, max_players)
         ticket = json.dumps({"name": name, "min": low, "max": high, "inst": self.options.instance,
                              "r": skill, **({"fair": True} if fair else {})})  # fmt: skip
         data = await self._run(EnqueueCall(player, ticket, high))
@@ -243,6 +273,27 @@ class Matchmaker:
     async def leave(self, player: str) -> bool:
         """Take the player out of the queue; False when they were not queued."""
         return bool((await self._run(LeaveCall(player)))["left"])
+
+    async def change_range(self, player: str, min_players: int, max_players: int) -> Ticket:
+        """The sizes a waiting player accepts, changed; their place in the queue is kept."""
+        low, high = _check_range(min_players, max_players)
+        return _ticket(await self._run(RangeCall(player, low, high)))
+
+    async def ask_bots(self, player: str, players: int | None = None) -> Ticket:
+        """A player waiting `offer_after` asks for a table of `players` (default: their
+        minimum) now, the seats nobody waiting takes filled with bots by `form_tables`."""
+        size = 0 if players is None else _check_count(players, "players")
+        try:
+            data = await self._run(BotsCall(player, size, _us(self.options.offer_after)))
+        except MatchError as exc:
+            if exc.code == "bad_size":
+                why = "players must be within your range of sizes"
+                raise MatchError("bad_message", why) from exc
+            if exc.code == "too_early":
+                why = f"bots are offered after {self.options.offer_after:g} s in the queue"
+                raise MatchError("too_early", why) from exc
+            raise
+        return _ticket(data)
 
     async def leave_if_queued(self, player: str) -> bool:
         """`leave`, but one HEXISTS only when the player has no ticket (a socket closing).

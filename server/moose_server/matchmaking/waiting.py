@@ -47,6 +47,12 @@ class Waiting:
         """The player has just queued through this instance (`fair`: asked for a fair deal)."""
         self.queued[player] = (name, low, high, skill, fair)
 
+    def change(self, player: str, low: int, high: int) -> None:
+        """The player queued here now waits for a table of low..high seats."""
+        if player in self.queued:
+            name, _, _, skill, fair = self.queued[player]
+            self.queued[player] = (name, low, high, skill, fair)
+
     def discard(self, player: str) -> None:
         """The player left the queue."""
         self.queued.pop(player, None)

@@ -2,15 +2,19 @@
 
 `/`, `/t/{code}` (a private table's invitation), `/w/{game}` (watch a game),
 `/p/{player}` (a profile), `/leaderboard`, `/leaderboard/bots`, `/account`,
-`/g/{game}` (a finished game's replay) and `/rules` (how to play) all answer the
-same page; the page reads the path itself and speaks only the
-public protocol over `/ws`. The files are read once at start-up. Their URLs
-carry a digest of all of them (`/static/<digest>/app.js`), so a browser may keep
-them for a year and a new release is fetched at once; the page itself is
-revalidated on every load (ETag). A file asked for under another digest (an
-instance of another release behind the same load balancer) is still served,
-but not to be kept. Each file is gzip-compressed once at start-up and sent so
-to a browser that accepts it (every browser does): the page weighs a third.
+`/g/{game}` (a finished game's replay), `/rules` (how to play) and `/play/{game}` (a
+game of ours) all answer the same page; the page reads the path itself and speaks
+only the public protocol over `/ws`. A browser asking for a page at a path we do
+not have (it accepts text/html) gets the page too, with status 404: it says that
+nothing is there, in the page's language, with the way back to the lobby.
+
+The files are read once at start-up. Their URLs carry a digest of all of them
+(`/static/<digest>/app.js`), so a browser may keep them for a year and a new
+release is fetched at once; the page itself is revalidated on every load (ETag).
+A file asked for under another digest (an instance of another release behind the
+same load balancer) is still served, but not to be kept. Each file is
+gzip-compressed once at start-up and sent so to a browser that accepts it (every
+browser does): the page weighs a third.
 
 Every answer carries a Content-Security-Policy that allows only our own
 scripts, styles and images and a WebSocket to our own origin, and forbids
@@ -23,10 +27,12 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib import resources
 
 from aiohttp import web
+from aiohttp.web_urldispatcher import MatchInfoError
 
 __all__ = ["ANSWER_HEADERS", "SECURITY_HEADERS", "WebFiles", "add_routes"]
 
@@ -98,6 +104,7 @@ class WebFiles:
 
 
 WEB_FILES = web.AppKey("web_files", WebFiles)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
 def _suffix(name: str) -> str:
@@ -121,23 +128,23 @@ def _takes_gzip(request: web.Request) -> bool:
     return False
 
 
-def _answer(request: web.Request, item: _File, cache: str) -> web.Response:
+def _answer(request: web.Request, item: _File, cache: str, status: int = 200) -> web.Response:
     # The compressed form is another representation: its own ETag, and caches told so.
     packed = _takes_gzip(request)
     etag = item.etag[:-1] + '-gz"' if packed else item.etag
     headers = {**SECURITY_HEADERS, "Cache-Control": cache, "ETag": etag, "Vary": "Accept-Encoding"}
-    if etag in request.headers.get("If-None-Match", ""):
+    if status == 200 and etag in request.headers.get("If-None-Match", ""):
         return web.Response(status=304, headers=headers)
     headers["Content-Type"] = item.content_type
     if not packed:
-        return web.Response(body=item.body, headers=headers)
+        return web.Response(body=item.body, status=status, headers=headers)
     headers["Content-Encoding"] = "gzip"
-    return web.Response(body=item.gzipped, headers=headers)
+    return web.Response(body=item.gzipped, status=status, headers=headers)
 
 
 async def page(request: web.Request) -> web.Response:
     """GET /, /t/{code}, /w/{game}, /p/{player}, /leaderboard, /account, /g/{game},
-    /rules: the page (it reads the path itself)."""
+    /rules, /play/{game}: the page (it reads the path itself)."""
     return _answer(request, request.app[WEB_FILES].page, REVALIDATE)
 
 
@@ -151,6 +158,25 @@ async def static(request: web.Request) -> web.Response:
     return _answer(request, item, KEEP if current else REVALIDATE)
 
 
+# Paths whose "not found" is for programs, not people: answered as they are.
+_NOT_PAGES = ("/api/", "/static/", "/ws", "/metrics", "/healthz", "/readyz")
+
+
+@web.middleware
+async def _missing_page(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """A browser's GET of a path no route has: the page (which says so), status 404."""
+    try:
+        return await handler(request)
+    except web.HTTPNotFound:
+        unrouted = isinstance(request.match_info, MatchInfoError)
+        wants_page = "text/html" in request.headers.get("Accept", "")
+        if not (unrouted and wants_page and request.method in ("GET", "HEAD")):
+            raise
+        if request.path.startswith(_NOT_PAGES):
+            raise
+        return _answer(request, request.app[WEB_FILES].page, REVALIDATE, status=404)
+
+
 async def _secure(request: web.Request, response: web.StreamResponse) -> None:
     """Every answer's security headers (the page's own stay as it set them)."""
     for name, value in ANSWER_HEADERS.items():
@@ -160,6 +186,7 @@ async def _secure(request: web.Request, response: web.StreamResponse) -> None:
 def add_routes(app: web.Application) -> None:
     """Serve the browser client from this app; every answer gets security headers."""
     app.on_response_prepare.append(_secure)
+    app.middlewares.append(_missing_page)
     app[WEB_FILES] = WebFiles()
     app.router.add_get("/", page)
     app.router.add_get(r"/t/{code:[A-Za-z0-9-]{1,16}}", page)
@@ -173,4 +200,5 @@ def add_routes(app: web.Application) -> None:
     app.router.add_get(r"/arena/{arena:[A-Za-z0-9_-]{1,64}}", page)
     app.router.add_get(r"/g/{game:[A-Za-z0-9_]{1,64}}", page)  # replays
     app.router.add_get("/rules", page)
+    app.router.add_get(r"/play/{game:[A-Za-z0-9_]{1,64}}", page)  # a game of ours
     app.router.add_get(r"/static/{version:[0-9a-f_]{1,64}}/{name:[a-z0-9_-]+\.[a-z]+}", static)

@@ -35,12 +35,11 @@ from collections import OrderedDict
 from typing import Any, Protocol
 
 from moose import rules
-from moose_server.accounts import PlayerStore, Standing, ratings
+from moose_server.accounts import HistoryCall, PlayerStore, RateCall, RatedSeat, Standing, ratings
 from moose_server.play.game import Game
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.failures import one_round
-from moose_server.storage.scripts import HistoryCall, RateCall, RatedSeat
 from moose_server.storage.store import Store
 
 __all__ = ["ArenaPoints", "Results"]

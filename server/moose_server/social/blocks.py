@@ -13,9 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from moose_server.errors import Refusal
+from moose_server.social.calls import BoundedAddCall
 from moose_server.storage import scripts
 from moose_server.storage.keys import blocks_key
-from moose_server.storage.scripts import BoundedAddCall
 
 __all__ = ["KEPT_MS", "MOST", "Blocks"]
 

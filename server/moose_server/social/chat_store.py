@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from moose_server.social.calls import ChatCall
 from moose_server.storage import scripts
 from moose_server.storage.codec import pack, unpack
 from moose_server.storage.keys import CHAT_CHANNEL, GameKeys, chat_key, table_chat_key
-from moose_server.storage.scripts import ChatCall
 
 __all__ = ["ChatStore"]
 

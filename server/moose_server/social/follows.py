@@ -19,9 +19,9 @@ from typing import Any, Protocol
 
 from moose_server.errors import Refusal
 from moose_server.settings import Settings
+from moose_server.social.calls import BoundedAddCall
 from moose_server.storage import scripts
 from moose_server.storage.keys import followers_key, follows_key
-from moose_server.storage.scripts import BoundedAddCall
 from moose_server.storage.store import Store
 
 __all__ = ["KEPT_MS", "Follows", "Online"]

@@ -49,8 +49,9 @@ from moose_server.social import Presence
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
 from moose_server.storage.keys import limit_key, offer_key
-from moose_server.storage.scripts import InviteAnswerCall, InviteOfferCall, LimitCall
+from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
+from moose_server.tables.calls import InviteAnswerCall, InviteOfferCall
 from moose_server.tasks import cancel_and_wait
 
 __all__ = ["REASONS", "Blocked", "Invites", "watchers"]

@@ -17,7 +17,8 @@
 --  * waited match_wait: the largest k in its range that k waiting tickets accept,
 --    with the k-1 of them nearest in rating, however far;
 --  * waited bots_after and still alone: a table of its minimum, the seats nobody
---    waiting can take filled with bots.
+--    waiting can take filled with bots; so too, at once, a ticket whose player asked
+--    for bots (mm_bots.lua), at the size they asked for.
 -- So a rating never makes anyone wait longer than match_wait. Per size k, acc[k]
 -- lists the tickets accepting k and top[k] those whose maximum is k, sorted by
 -- rating; cnt/ctop count the unseated ones. A call costs a sort of each list and,
@@ -191,8 +192,8 @@ local function main()
         members[#members + 1] = i
         form(members, 0)
         made = made + 1
-      elseif bots_after > 0 and age[i] >= bots_after then
-        local k = lo[i]
+      elseif tk[i].bots or (bots_after > 0 and age[i] >= bots_after) then
+        local k = tonumber(tk[i].bots) or lo[i]
         members = nearest(sacc[k], i, math.min(k - 1, cnt[k] - 1), false)
         members[#members + 1] = i
         form(members, k - #members)

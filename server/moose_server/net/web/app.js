@@ -15,15 +15,17 @@ import { queuedText, renderLobby, renderTable } from "./screens.js";
 import { accountBar, accountPage, accountPanel, guestNote, initAccount, offerLogin, placeholder } from "./account.js";
 import { Router, isPageScreen, navLink, profilePath, renderPage, routeOf, screenOf } from "./pages.js";
 import { createTogether } from "./together.js";
+import { confirmInPage } from "./confirm.js";
+import { backBar, barShown, barText, gamePath, knownPath, notFound } from "./flows.js";
 
 const NAME = "moose.name";
 const root = document.getElementById("app");
 const state = {
-  screen: "lobby", // lobby | table | game | site (a page of pages.js / account.js) | replay | rules
+  screen: "lobby", // lobby | table | game | site (a page of pages.js / account.js) | replay | rules | missing
   page: null, // the router's page shown: routeOf(location), with its data once loaded
   name: localStorage.getItem(NAME) || "", // as typed
   listing: null,
-  queued: null, // {min, max, since}
+  queued: null, // {min, max, since, offerAfter, bots, offered}: the `queued` answer, and what the page offered
   range: [2, 4],
   table: null,
   game: null,
@@ -32,6 +34,7 @@ const state = {
   error: "",
   notice: "", // an account took this guest's name meanwhile (a fresh one given), a report sent
   busy: false,
+  starting: false, // "Play the computer" is setting its table up
   moving: false,
   invited: null,
   status: "connecting",
@@ -47,12 +50,12 @@ initAccount({
 });
 // Every seat the page takes adds a seed of its own to the deal (PROTOCOL.md, "Provably fair deals").
 const FAIR = { fair: true };
-// Rematch and challenges (issue 25): their own state and panel.
+// Rematch and challenges: their own state and panel.
 const together = createTogether({
   ask, render, session, watch: (id) => act.watch(id), me: () => net.welcome && net.welcome.player,
   request: (type, fields) => net.request(type, fields), game: () => state.game,
 });
-// Arena tournaments (issue 26, arena): their screens are "arenas" and "arena".
+// Arena tournaments: their screens are "arenas" and "arena".
 const arenas = arenaPages({
   ask, send, go, render, session, watchGame: (game) => act.watch(game), now: () => net.now(),
   name: () => state.name, setName: (value) => act.setName(value),
@@ -135,7 +138,7 @@ async function onResume(welcome) {
   const game = state.game;
   if (game && game.seat !== null && !game.over) sync(game);
   else if (game && !game.over) send("watch", { game: game.id });
-  if (!game && welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
+  if (!game && welcome.games && welcome.games.length) resumeGame(welcome.games[0], !isPageScreen(state.screen));
   if (welcome.table) state.table = welcome.table;
   if (state.queued) send("queue", { min_players: state.queued.min, max_players: state.queued.max, ...FAIR });
   arenas.resume();
@@ -172,24 +175,52 @@ const act = {
   async queue(low, high) {
     const [min, max] = [Math.min(low, high), Math.max(low, high)];
     state.range = [min, max];
-    if (!(await session(() => act.queue(low, high)))) return;
+    if (!(await session(() => act.queue(low, high))) || !(await secondGame())) return;
     const ans = await ask("queue", { min_players: min, max_players: max, ...FAIR });
-    if (ans) state.queued = { min, max, since: ans.server_time };
+    if (ans) state.queued = queuedOf(ans);
     render();
   },
   async cancelQueue() {
     state.queued = null;
     await ask("leave_queue");
   },
+  // The queue's offers once nobody came (PROTOCOL.md `queue_range`, `queue_bots`).
+  async widen() {
+    const ans = await ask("queue_range", { min_players: 2, max_players: 6 });
+    if (ans && state.queued) state.queued = { ...queuedOf(ans), offered: true };
+    render();
+  },
+  async queueBots() {
+    const ans = await ask("queue_bots", { players: state.queued ? state.queued.min : 2 });
+    if (ans && state.queued) state.queued = { ...queuedOf(ans), offered: true };
+    render();
+  },
   async create(players) {
-    if (!(await session(() => act.create(players)))) return;
+    if (!(await session(() => act.create(players))) || !(await secondGame())) return;
     const table = await ask("create_table", { players, ...FAIR });
     if (table) showTable(table);
   },
   async join(code) {
-    if (!(await session(() => act.join(code)))) return;
+    if (!(await session(() => act.join(code))) || !(await secondGame())) return;
     const table = await ask("join_table", { code: code.trim().toUpperCase(), ...FAIR });
     if (table) showTable(table);
+  },
+  // "Play the computer": a private table, its other seats bots, started at once.
+  async playComputer(opponents, bot) {
+    if (!(await session(() => act.playComputer(opponents, bot))) || !(await secondGame())) return;
+    state.starting = true;
+    render();
+    try {
+      const table = await ask("create_table", { players: opponents + 1, ...FAIR });
+      let ready = Boolean(table);
+      for (let n = 0; ready && n < opponents; n += 1) ready = Boolean(await ask("add_bot", { code: table.code, bot }));
+      if (ready) ready = Boolean(await ask("start_table", { code: table.code }));
+      else if (table) send("leave_table", { code: table.code }); // what was set up goes
+      if (!ready) state.table = null;
+    } finally {
+      state.starting = false;
+      render();
+    }
   },
   openProfile(game, seat) {
     return gameActions.openProfile(game, seat);
@@ -201,6 +232,29 @@ const act = {
   },
   async start() {
     await ask("start_table", { code: state.table.code });
+  },
+  // Back to the lobby from anywhere (the logo): a game we sit in goes on behind the bar.
+  home() {
+    const game = state.game;
+    if (state.screen === "table") return;
+    if (game && (game.seat === null || game.over)) {
+      gameActions.leave();
+      return;
+    }
+    arenas.leavePage();
+    state.page = null;
+    state.replay = null;
+    go("lobby", "/");
+    follow();
+  },
+  // Back to the game we sit in (the bar, an address /play/GAME).
+  toGame() {
+    const game = state.game;
+    if (!game) return;
+    arenas.leavePage();
+    state.page = null;
+    state.replay = null;
+    go("game", gamePath(game.id));
   },
   async leaveTable() {
     const code = state.table.code;
@@ -228,6 +282,8 @@ const gameActions = {
   select(card) {
     state.selected = state.selected === card ? null : card;
     render();
+    // The keyboard goes on from the card to where it can be played: one Tab-less step.
+    if (state.selected) /** @type {HTMLElement | null} */ (root.querySelector('[data-testid="target"]'))?.focus();
   },
   async play(move) {
     const game = state.game;
@@ -341,6 +397,21 @@ function send(type, fields = {}) {
   net.request(type, fields).catch(() => {});
 }
 
+// A `queued` answer as the queue screen keeps it.
+function queuedOf(ans) {
+  return {
+    min: ans.min_players, max: ans.max_players, since: ans.server_time,
+    offerAfter: (ans.queue_offer_after ?? 20) * 1000, bots: ans.bots ?? null, offered: false,
+  };
+}
+
+// Before a second game while one of ours runs: ask (its clock would run on unseen).
+async function secondGame() {
+  const game = state.game;
+  if (!game || game.seat === null || !game.view || game.over) return true;
+  return confirmInPage({ title: t("confirm_title"), text: t("confirm_text"), yes: t("confirm_yes"), no: t("confirm_no") });
+}
+
 function follow() {
   refreshFollowing(net, render);
   net.request("games", { follow: true }).then((list) => {
@@ -378,16 +449,25 @@ function openGame(id, seat, match = null, show = true) {
   state.download = null;
   if (!show) return game;
   state.screen = "game";
-  if (seat !== null) history.replaceState(null, "", "/");
+  if (seat !== null) showAddress(gamePath(id));
   return game;
 }
 
-// A game of ours that went on while the page was away: its state, then its events.
-function resumeGame(id) {
-  const game = openGame(id, null);
+// A game's own address: a new entry from the lobby (Back goes to it), else in place of
+// the table's or the last game's address, which lead nowhere now.
+function showAddress(path) {
+  if (location.pathname === path) return;
+  if (location.pathname === "/") history.pushState(null, "", path);
+  else history.replaceState(null, "", path);
+}
+
+// A game of ours that went on while the page was away: its state, then its events;
+// shown when `show`, else followed behind the bar.
+function resumeGame(id, show = true) {
+  const game = openGame(id, null, null, show);
   sync(game);
   rebuild(game);
-  history.replaceState(null, "", "/");
+  if (show) history.replaceState(null, "", gamePath(id));
 }
 
 function showTable(table) {
@@ -445,9 +525,14 @@ function render() {
   const game = state.screen === "game" ? state.game : null;
   const mine = game && game.view && !game.over && game.legal && game.view.to_act === game.seat;
   mark(Boolean(mine), t("title"), t("turn_you"));
+  if (game && game.over) game.seenOver = true; // its end seen: the bar has nothing more to say
   replace(
     root,
     header(),
+    h("div", { class: "conn", role: "status", id: "conn" }, connectionBanner()),
+    state.screen !== "game" && barShown(state.game)
+      ? backBar(state.game, { now: net.now(), connected: state.status === "open", open: act.toGame })
+      : null,
     accountPanel(),
     state.error ? h("p", { class: "banner error", role: "alert", testid: "error" }, state.error) : null,
     state.notice ? h("p", { class: "banner", role: "status", testid: "notice" }, state.notice) : null,
@@ -467,6 +552,7 @@ function render() {
 }
 
 function screenContent() {
+  if (state.screen === "missing") return notFound(location.pathname, act.home);
   if (state.screen === "site" && state.page) {
     if (state.page.screen === "account") return accountPage();
     return renderPage(state.page, { me: net.welcome && net.welcome.player, provisionalGames: state.page.data ? state.page.data.provisional_games : 5 });
@@ -492,11 +578,11 @@ function screenContent() {
     account: net.welcome && net.welcome.account ? net.welcome.name : null,
     note: guestNote(state.name),
     name: state.name, listing: state.listing, queued: state.queued, range: state.range,
-    invited: state.invited, busy: state.busy, now: () => net.now(), act,
+    invited: state.invited, busy: state.busy, starting: state.starting, now: () => net.now(), act,
   }), net.welcome ? renderFollowing({ act: { watch: act.watch, unfollow: chatAct.unfollow } }) : null];
 }
 
-// -- chat, blocks and follows (issue 25, chat part: chat.js) ----------------------------
+// -- chat, blocks and follows (chat.js) -------------------------------------------------
 
 const chatAct = chatActions({ net, ask, render, notice: (text) => { state.notice = text; render(); } });
 
@@ -521,9 +607,8 @@ function header() {
   return h(
     "header",
     { class: "top" },
-    h("h1", {}, h("a", { href: "/", onclick: (e) => { e.preventDefault(); if (state.screen !== "table") gameActions.leave(); } }, t("title"))),
+    h("h1", {}, h("a", { href: "/", onclick: (e) => { e.preventDefault(); act.home(); } }, t("title"))),
     h("p", { class: "tagline" }, t("tagline")),
-    h("div", { class: "conn", role: "status", id: "conn" }, connectionBanner()),
     h(
       "nav",
       { class: "site-nav", "aria-label": t("site_nav") },
@@ -567,14 +652,22 @@ function toggleLanguage() {
 function tick() {
   renderStatus();
   if (state.game && state.screen === "game") tickGame(root, { game: state.game, now: () => net.now(), online: state.status === "open" });
+  const bar = root.querySelector('[data-testid="back-to-game"]');
+  if (bar && state.game) bar.textContent = barText(state.game, net.now(), state.status === "open");
+  const q = state.queued;
   const queued = root.querySelector('[data-testid="queue-status"]');
-  if (queued && state.queued) queued.textContent = queuedText({ queued: state.queued, now: () => net.now() });
+  if (queued && q) queued.textContent = queuedText({ queued: q, now: () => net.now() });
   arenas.tick(root);
+  // Nobody came within the wait: the queue screen offers what else there is.
+  if (q && !q.offered && state.screen === "lobby" && net.now() - q.since >= q.offerAfter) {
+    q.offered = true;
+    render();
+  }
 }
 
 // -- start -------------------------------------------------------------------------
 
-// Back and forward through the arena pages (issue 26, arena); false: not one of them.
+// Back and forward through the arena pages; false: not one of them.
 function arenaRoute() {
   const [, kind, arg] = location.pathname.split("/");
   if (kind === "arenas") arenas.openList();
@@ -591,14 +684,12 @@ async function boot() {
   setLanguage(language());
   const [, kind, arg] = location.pathname.split("/");
   if (kind === "t" && arg) state.invited = arg.toUpperCase();
+  if (!routeOf(location) && !knownPath(location.pathname)) state.screen = "missing";
   render();
   setInterval(tick, 500);
   // Who of the players we follow is online: asked again now and then in the lobby.
   setInterval(() => { if (state.screen === "lobby" && net.welcome) refreshFollowing(net, render); }, 5000);
-  window.addEventListener("popstate", () => {
-    if (location.pathname === "/" && state.screen === "game" && state.game && state.game.seat === null) gameActions.leave();
-    else if (!arenaRoute()) router.show();
-  });
+  window.addEventListener("popstate", showPath);
   router.listen(root);
   document.addEventListener("keydown", replays.key);
   const opening = net.open(state.name.trim() || "guest");
@@ -617,21 +708,46 @@ async function boot() {
   noteRenamed(welcome);
   // The name kept from last time is an account's now: offer to log in with it.
   if (net.taken) offerLogin(net.taken);
+  await arrive(welcome, kind, arg ? decodeURIComponent(arg) : "");
+  render();
+}
+
+// The first screen once connected, as the address says; a game of ours that the
+// address does not show is followed behind the bar (flows.js).
+async function arrive(welcome, kind, arg) {
+  const games = welcome.games || [];
   const route = routeOf(location);
-  if (route) {
-    // A page of the router was asked for: it stays, and our game is followed behind it.
-    if (welcome.games && welcome.games.length) {
-      const game = openGame(welcome.games[0], null, null, false);
-      sync(game);
-      rebuild(game);
-    }
-    state.screen = screenOf(route);
-  } else if (welcome.games && welcome.games.length) resumeGame(welcome.games[0]);
+  if (kind === "play" && games.includes(arg)) return resumeGame(arg);
+  if ((kind === "play" || kind === "w") && arg) return act.watch(arg);
+  if (games.length) resumeGame(games[0], false);
+  if (route) state.screen = screenOf(route);
+  else if (state.screen === "missing") return;
   else if (welcome.table) showTable(welcome.table);
-  else if (kind === "w" && arg) await act.watch(arg);
   else if (kind === "arenas") await arenas.openList();
-  else if (kind === "arena" && arg) await arenas.open(decodeURIComponent(arg));
+  else if (kind === "arena" && arg) await arenas.open(arg);
   else if (state.invited && state.name) await act.join(state.invited);
+}
+
+// Back and forward: the screen the address names.
+function showPath() {
+  const [, kind, arg] = location.pathname.split("/");
+  const game = state.game;
+  if (routeOf(location) || arenaRoute()) {
+    if (routeOf(location)) router.show();
+    return;
+  }
+  state.page = null;
+  state.replay = null;
+  if (kind === "play" && game && game.id === decodeURIComponent(arg || "")) state.screen = "game";
+  else if (location.pathname === "/" && game && state.screen === "game" && (game.seat === null || game.over)) {
+    gameActions.leave();
+    return;
+  } else if (location.pathname === "/") state.screen = "lobby";
+  else if (!knownPath(location.pathname)) state.screen = "missing";
+  else {
+    router.show();
+    return;
+  }
   render();
 }
 

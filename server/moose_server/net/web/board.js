@@ -11,6 +11,7 @@ import { whyNot } from "./engine.js";
 import { handCards, piles, seatPanel } from "./felt.js";
 import { cardName, count, duration, roomName, t } from "./i18n.js";
 import { ratingChange, seatName } from "./pages.js";
+import { tieBreakText } from "./ending.js";
 import { cues, tableModel } from "./table.js";
 
 export { roomTile } from "./felt.js";
@@ -100,7 +101,7 @@ function tell(ctx, model) {
 function trapWords(ctx) {
   const { game } = ctx;
   const p = game.view.pending;
-  return { name: game.names[p.attacker] || "", place: game.place(game.seat, p.room) };
+  return { name: game.shown(p.attacker), place: game.place(game.seat, p.room) };
 }
 
 /** @param {any} ctx @param {import("./table.js").TableModel} model */
@@ -317,6 +318,7 @@ function gameOver(ctx) {
     { class: "panel over", testid: "game-over" },
     h("h2", {}, t("game_over"), result ? ` — ${result}` : ""),
     h("p", {}, t("winners", { names: winners.map((s) => game.name(s)).join(", ") }), " ", t("fewest"), " ", t("score_is")),
+    tieBreak(game),
     ratingChange(game),
     h("table", { testid: "scores" }, h("thead", {}, h("tr", {}, h("th", {}, t("player_col")), h("th", {}, t("score_col")), h("th", {}, t("left_col")))), h("tbody", {}, rows)),
     h(
@@ -329,6 +331,12 @@ function gameOver(ctx) {
     ),
     game.verdict ? h("p", { class: "verdict", role: "status", testid: "deal-verdict" }, game.verdict) : null,
   );
+}
+
+// How a tie for the fewest moose was broken (ending.js), when there was one.
+function tieBreak(game) {
+  const text = tieBreakText(game);
+  return text ? h("p", { class: "tie-break", testid: "tie-break" }, text) : null;
 }
 
 function logPanel(game) {

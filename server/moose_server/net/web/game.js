@@ -75,7 +75,7 @@ export class Game {
     if (event.kind === "move") this.lastMove = taken;
     const last = this.log[this.log.length - 1];
     if (event.kind === "state" && last && last.seq === msg.seq) return "ok"; // nothing new to say
-    this.log.push({ seq: msg.seq, text: this.describe(msg, before), state: event.kind === "state" });
+    this.log.push(this.line(msg, before, event.kind === "state"));
     if (this.log.length > LOG_KEPT) this.log.shift();
     return "ok";
   }
@@ -88,23 +88,34 @@ export class Game {
     this.past = msg.view;
     const at = this.log.findIndex((line) => line.seq === msg.seq);
     if (at >= 0 && !this.log[at].state) return;
-    const line = { seq: msg.seq, text: this.describe(msg, before) };
+    const line = this.line(msg, before);
     if (at >= 0) this.log[at] = line;
     else this.log.push(line);
     this.log.sort((a, b) => a.seq - b.seq);
     if (this.log.length > LOG_KEPT) this.log.splice(0, this.log.length - LOG_KEPT);
   }
 
+  // A line of the log: the event kept, its words made when drawn (in the language of
+  // the moment, bot names too: a switch of language redraws the whole log).
+  line(msg, before, state = false) {
+    const game = this;
+    return { seq: msg.seq, state, get text() { return game.describe(msg, before); } };
+  }
+
+  // A seat's name as shown, a server bot's in the page's language ("" for none).
+  shown(seat) {
+    return (this.bots[seat] ? botName(this.names[seat]) : this.names[seat]) || "";
+  }
+
   name(seat) {
-    const given = this.bots[seat] ? botName(this.names[seat]) : this.names[seat];
-    const name = given || t("seat_n", { n: seat + 1 });
+    const name = this.shown(seat) || t("seat_n", { n: seat + 1 });
     return seat === this.seat ? `${name} (${t("you")})` : name;
   }
 
   // A room as a phrase: "your kitchen 2", "bob's kitchen 2", or (`own`) "their kitchen 2".
   place(owner, index, view = this.view, own = false) {
     const room = view && view.houses[owner] ? view.houses[owner].rooms[index] : null;
-    const params = { room: room ? roomName(room.type) : "?", n: index + 1, name: this.names[owner] || "" };
+    const params = { room: room ? roomName(room.type) : "?", n: index + 1, name: this.shown(owner) };
     const key = owner === this.seat ? "place_mine" : own ? "place_theirs" : "place_other";
     return t(key, params);
   }
@@ -161,7 +172,7 @@ export class Game {
     if (move.action === "allow") return t("allow_button");
     if (move.card === "door") return t("mv_door", { card, place: this.place(this.seat, move.room) });
     if (move.card.startsWith("moose:")) return t("mv_moose", { card, place: this.place(move.target, move.room) });
-    return t("mv_house", { card, target: this.names[move.target] || "" });
+    return t("mv_house", { card, target: this.shown(move.target) });
   }
 
   // A seat's rating as shown: "1612", or "540?" while provisional; "" for none.

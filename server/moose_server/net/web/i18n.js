@@ -21,7 +21,6 @@ const en = {
   to: "to",
   queue_button: "Find a table",
   queued: "Looking for a table of {min} to {max} players… waiting {time}",
-  queued_hint: "If fewer players wait, a smaller table forms after a few seconds.",
   cancel: "Cancel",
   private_title: "Private table",
   private_text: "Play with friends: create a table, then share its code or link.",
@@ -144,7 +143,7 @@ const en = {
   report_title: "Report this player to the moderators",
   report_prompt: "Report {name} to the moderators: what happened?",
   report_sent: "Thank you: {name} was reported to the moderators.",
-  // Together (issue 25): rematch and challenges (together.js).
+  // Rematch and challenges (together.js).
   tg_rematch: "Rematch",
   tg_rematch_offered: "{name} offers a rematch: the same table again.",
   tg_rematch_waiting: "Rematch offered: waiting for {names}…",
@@ -177,7 +176,7 @@ const en = {
   err_no_such_rematch: "That rematch offer is no longer there.",
   err_expired: "The offer expired.",
   err_offer_closed: "The offer is already answered or closed.",
-  // Arena tournaments (issue 26, arena; arena.js)
+  // Arena tournaments (arena.js)
   arenas_link: "Arenas",
   arenas_title: "Arena tournaments",
   arenas_text: "Join an arena and you are seated again and again while it lasts; each game scores points by your place.",
@@ -215,7 +214,7 @@ const en = {
   err_arena_over: "This arena is over.",
   err_not_allowed: "This arena is not open to you.",
   err_not_member: "You are not a member of this arena.",
-  // -- replays, the rules, why a card cannot be played (issue 24, replays) --
+  // -- replays, the rules, why a card cannot be played --
   rules_link: "How to play",
   site_nav: "The site's pages",
   back: "Back",
@@ -282,7 +281,7 @@ const en = {
   how_end: "The game ends when every hand is empty, or when the draw pile is empty and nobody can play.",
   how_score: "Then everyone counts their moose: those in their rooms, plus the moose cards left in their hand. The fewest moose wins.",
   err_no_such_player: "No account has that name.",
-  // Chat, blocks and follows (issue 25, chat part; chat.js)
+  // Chat, blocks and follows (chat.js)
   chat_players: "Table chat",
   chat_spectators: "Spectators' chat (the players do not see it)",
   chat_table: "Table chat",
@@ -325,7 +324,6 @@ const es = {
   to: "a",
   queue_button: "Buscar mesa",
   queued: "Buscando una mesa de {min} a {max} jugadores… esperando {time}",
-  queued_hint: "Si esperan menos jugadores, a los pocos segundos se forma una mesa más pequeña.",
   cancel: "Cancelar",
   private_title: "Mesa privada",
   private_text: "Juega con tus amigos: crea una mesa y comparte su código o enlace.",
@@ -446,7 +444,7 @@ const es = {
   report_title: "Denunciar a este jugador ante los moderadores",
   report_prompt: "Denunciar a {name} ante los moderadores: ¿qué pasó?",
   report_sent: "Gracias: {name} fue denunciado ante los moderadores.",
-  // Together (issue 25): revancha y desafíos (together.js).
+  // Revancha y desafíos (together.js).
   tg_rematch: "Revancha",
   tg_rematch_offered: "{name} propone la revancha: la misma mesa otra vez.",
   tg_rematch_waiting: "Revancha propuesta: esperando a {names}…",
@@ -479,7 +477,7 @@ const es = {
   err_no_such_rematch: "Esa oferta de revancha ya no existe.",
   err_expired: "La oferta caducó.",
   err_offer_closed: "La oferta ya fue respondida o cerrada.",
-  // Torneos arena (issue 26, arena; arena.js)
+  // Torneos arena (arena.js)
   arenas_link: "Arenas",
   arenas_title: "Torneos arena",
   arenas_text: "Únete a una arena y te sentamos una y otra vez mientras dure; cada partida da puntos según tu puesto.",
@@ -517,7 +515,7 @@ const es = {
   err_arena_over: "Esta arena ha terminado.",
   err_not_allowed: "Esta arena no está abierta para ti.",
   err_not_member: "No eres miembro de esta arena.",
-  // -- replays, the rules, why a card cannot be played (issue 24, replays) --
+  // -- replays, the rules, why a card cannot be played --
   rules_link: "Cómo se juega",
   site_nav: "Las páginas del sitio",
   back: "Volver",
@@ -584,7 +582,7 @@ const es = {
   how_end: "La partida termina cuando todas las manos están vacías, o cuando el mazo está vacío y nadie puede jugar.",
   how_score: "Entonces cada uno cuenta sus alces: los de sus habitaciones más las cartas de alce que le queden en la mano. Gana quien tenga menos alces.",
   err_no_such_player: "Ninguna cuenta tiene ese nombre.",
-  // Chat, bloqueos y seguidos (issue 25, parte chat; chat.js)
+  // Chat, bloqueos y seguidos (chat.js)
   chat_players: "Chat de la mesa",
   chat_spectators: "Chat de los espectadores (los jugadores no lo ven)",
   chat_table: "Chat de la mesa",
@@ -611,7 +609,7 @@ const es = {
   err_no_such_message: "Ese mensaje ya no se guarda: no se puede denunciar.",
 };
 
-// -- site (issue 24): accounts, profiles, leaderboards -------------------------------
+// -- site: accounts, profiles, leaderboards -------------------------------------------
 const enSite = {
   acct_guest_as: "Guest: {name}",
   acct_login: "Log in",
@@ -784,7 +782,7 @@ const esSite = {
   site_unnamed: "(aún sin partidas puntuadas)",
 };
 
-// Provably fair deals (issue 27): the end screen's check of the deal.
+// Provably fair deals: the end screen's check of the deal.
 const enFair = {
   verify_deal: "Verify this deal",
   deal_fair: "Fair: the server seed matches the commitment sent before the deal, and the dealer and every card follow from the seeds.",
@@ -798,7 +796,7 @@ const esFair = {
   deal_unchecked: "No se puede comprobar este reparto: {why}",
 };
 
-// -- deadends (issue 24): every server error by its code, plurals, bots, the end -----
+// -- every server error by its code, plurals, bots, the end -------------------------
 
 const enDeadends = {
   err_bad_frame: "The server could not read what the page sent: reload the page.",
@@ -878,8 +876,8 @@ const esDeadends = {
   err_already_dealt: "Las cartas ya están repartidas: la semilla llegó tarde.",
   stop_watching: "Dejar de mirar",
   missing_title: "Esta partida no se puede mostrar",
-  left_col: "De dónde sale la puntuación",
-  score_is: "La puntuación cuenta los alces de tu casa y las cartas de alce que te quedan en la mano.",
+  left_col: "De dónde salen los alces",
+  score_is: "Cada uno cuenta los alces de su casa y las cartas de alce que le quedan en la mano.",
   score_parts: "{house} en la casa, {hand} en la mano ({left} en total)",
   "moose_n.one": "{n} alce", "moose_n.other": "{n} alces",
   "moose_card_n.one": "{n} carta de alce", "moose_card_n.other": "{n} cartas de alce",
@@ -983,9 +981,87 @@ const esTable = {
   clock_low: "¡Rápido! {time}",
 };
 
+// -- never losing a game, playing the computer, the queue's offers, the end's tie-break --
+
+const enFlows = {
+  back_bar_you: "Back to your game — your move, {time}",
+  back_bar_other: "Back to your game — {name}'s move",
+  back_bar_over: "Your game is over — see the result",
+  confirm_title: "Start another game?",
+  confirm_text: "Your game is still being played. If you start another one, its clock runs on without you: when your time runs out the server moves for you.",
+  confirm_yes: "Start another game",
+  confirm_no: "Cancel",
+  computer_title: "Play the computer",
+  computer_text: "A private table against the server's bots, starting at once. It is not rated.",
+  computer_opponents: "Opponents",
+  computer_kind: "Bots",
+  computer_button: "Play the computer",
+  computer_starting: "Starting…",
+  bot_kind_label: "{kind} ({strength})",
+  strength_beginner: "beginner",
+  strength_intermediate: "intermediate",
+  strength_strong: "strong",
+  bot_mcts: "search",
+  queued_soon: "If nobody else comes within {time}, you can accept any table size or play with bots.",
+  queued_nobody: "Nobody else is waiting right now.",
+  "queued_others_n.one": "{n} other player is waiting, for a table size that does not fit yours yet.",
+  "queued_others_n.other": "{n} other players are waiting, for table sizes that do not fit yours yet.",
+  queue_offer_text: "No table has formed for you yet. You can:",
+  queue_offer_bots: "Play now: a table of {n} with bots",
+  queue_widen: "Accept any table size (2 to 6)",
+  queue_bots_asked: "Seating you at a table of {n} with bots…",
+  err_too_early: "Bots are offered after a while in the queue: wait a little longer.",
+  not_found_title: "This page does not exist",
+  not_found_text: "Nothing is at {path}: the link may be old or mistyped.",
+  not_found_back: "Go to the lobby",
+  "door_n.one": "{n} door",
+  "door_n.other": "{n} doors",
+  tie_doors: "{names} tied with {moose}; a tie goes to the most doors, so the win goes to {winners} ({doors}).",
+  tie_you_lost: "You had as many moose as {winners} ({moose}) but fewer doors ({doors}): a tie goes to the most doors.",
+  tie_shared: "{names} tied with {moose} and {doors} each: they win together.",
+};
+
+const esFlows = {
+  back_bar_you: "Volver a tu partida — te toca, {time}",
+  back_bar_other: "Volver a tu partida — le toca a {name}",
+  back_bar_over: "Tu partida ha terminado — ver el resultado",
+  confirm_title: "¿Empezar otra partida?",
+  confirm_text: "Tu partida sigue en juego. Si empiezas otra, su reloj sigue corriendo sin ti: cuando se te acabe el tiempo, el servidor juega por ti.",
+  confirm_yes: "Empezar otra partida",
+  confirm_no: "Cancelar",
+  computer_title: "Jugar contra la máquina",
+  computer_text: "Una mesa privada contra los bots del servidor, que empieza al momento. No cuenta para la puntuación.",
+  computer_opponents: "Rivales",
+  computer_kind: "Bots",
+  computer_button: "Jugar contra la máquina",
+  computer_starting: "Empezando…",
+  bot_kind_label: "{kind} ({strength})",
+  strength_beginner: "principiante",
+  strength_intermediate: "intermedio",
+  strength_strong: "fuerte",
+  bot_mcts: "buscador",
+  queued_soon: "Si no llega nadie más en {time}, podrás aceptar cualquier tamaño de mesa o jugar con bots.",
+  queued_nobody: "Ahora no espera nadie más.",
+  "queued_others_n.one": "Espera {n} jugador más, para un tamaño de mesa que aún no encaja con el tuyo.",
+  "queued_others_n.other": "Esperan {n} jugadores más, para tamaños de mesa que aún no encajan con el tuyo.",
+  queue_offer_text: "Aún no se ha formado ninguna mesa para ti. Puedes:",
+  queue_offer_bots: "Jugar ya: una mesa de {n} con bots",
+  queue_widen: "Aceptar cualquier tamaño de mesa (de 2 a 6)",
+  queue_bots_asked: "Te sentamos en una mesa de {n} con bots…",
+  err_too_early: "Los bots se ofrecen tras un rato en la cola: espera un poco más.",
+  not_found_title: "Esta página no existe",
+  not_found_text: "No hay nada en {path}: puede que el enlace sea antiguo o tenga una errata.",
+  not_found_back: "Ir al inicio",
+  "door_n.one": "{n} puerta",
+  "door_n.other": "{n} puertas",
+  tie_doors: "{names} empataron con {moose}; el empate lo gana quien tenga más puertas, así que la victoria es para {winners} ({doors}).",
+  tie_you_lost: "Tenías tantos alces como {winners} ({moose}) pero menos puertas ({doors}): el empate lo gana quien tenga más puertas.",
+  tie_shared: "{names} empataron con {moose} y {doors} cada uno: ganan juntos.",
+};
+
 export const TABLES = {
-  en: { ...en, ...enSite, ...enFair, ...enDeadends, ...enArena2, ...enPeople, ...enTable },
-  es: { ...es, ...esSite, ...esFair, ...esDeadends, ...esArena2, ...esPeople, ...esTable },
+  en: { ...en, ...enSite, ...enFair, ...enDeadends, ...enArena2, ...enPeople, ...enTable, ...enFlows },
+  es: { ...es, ...esSite, ...esFair, ...esDeadends, ...esArena2, ...esPeople, ...esTable, ...esFlows },
 };
 
 let lang = pick();
@@ -1043,7 +1119,11 @@ export function botName(name) {
   return t("bot_named", { kind, n: m[2] });
 }
 
-// A bot type ("greedy") as the select offers it.
+// How strong each of the server's bots plays (moose.bots): what a newcomer picks by.
+const STRENGTH = { random: "beginner", greedy: "intermediate", cautious: "intermediate", mcts: "strong" };
+
+// A bot type ("greedy") as a select offers it, with its strength: "greedy (intermediate)".
 export function botKind(kind) {
-  return TABLES[lang][`bot_${kind}`] ?? kind;
+  const name = TABLES[lang][`bot_${kind}`] ?? kind;
+  return STRENGTH[kind] ? t("bot_kind_label", { kind: name, strength: t(`strength_${STRENGTH[kind]}`) }) : name;
 }

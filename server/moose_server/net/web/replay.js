@@ -6,6 +6,7 @@
 import { roomTile } from "./board.js";
 import { h, icon } from "./dom.js";
 import { replay as replayRecord, scores, toAct, winners } from "./engine.js";
+import { gamePath } from "./flows.js";
 import { Game } from "./game.js";
 import { cardName, count, t } from "./i18n.js";
 
@@ -185,7 +186,7 @@ export function makeReplays(app) {
     back() {
       state.replay = null;
       const game = state.game;
-      if (game) app.go("game", game.seat === null && !game.over ? `/w/${game.id}` : "/");
+      if (game) app.go("game", game.seat === null && !game.over ? `/w/${game.id}` : gamePath(game.id));
       else if (state.table) app.go("table", `/t/${state.table.code}`);
       else {
         app.go("lobby", "/");

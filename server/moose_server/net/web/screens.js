@@ -5,13 +5,14 @@ import { botKind, botName, count, duration, t } from "./i18n.js";
 
 const SIZES = [2, 3, 4, 5, 6];
 const BOTS = ["greedy", "cautious", "random", "mcts"];
+const OPPONENTS = [1, 2, 3, 4, 5];
 
 /** @param {(v: any) => string} [shown] */
 function select(id, chosen, values, label, shown = (v) => String(v)) {
   return h("select", { id, "aria-label": label }, values.map((v) => h("option", { value: v, selected: v === chosen }, shown(v))));
 }
 
-// ctx: {account, note, name, listing, queued, invited, busy, now, act: {...}}
+// ctx: {account, note, name, listing, queued, invited, busy, starting, now, act: {...}}
 export function renderLobby(ctx) {
   const { act } = ctx;
   return h(
@@ -37,7 +38,8 @@ export function renderLobby(ctx) {
     h(
       "div",
       { class: "choices" },
-      ctx.queued ? queuedPanel(ctx) : playPanel(ctx),
+      // Waiting in the queue comes first: what is happening, and the offers, in view.
+      ctx.queued ? [queuedPanel(ctx), computerPanel(ctx)] : [computerPanel(ctx), playPanel(ctx)],
       privatePanel(ctx),
       watchPanel(ctx),
     ),
@@ -64,14 +66,56 @@ function playPanel(ctx) {
   );
 }
 
+// "Play the computer": a private table of bots, started in one click.
+function computerPanel(ctx) {
+  return h(
+    "form",
+    { class: "panel computer", onsubmit: (e) => { e.preventDefault(); ctx.act.playComputer(+e.target.opponents.value, e.target.kind.value); } },
+    h("h2", {}, t("computer_title")),
+    h("p", {}, t("computer_text")),
+    h(
+      "p",
+      { class: "row" },
+      h("span", { class: "field" }, h("label", { for: "opponents" }, t("computer_opponents")), select("opponents", 2, OPPONENTS, t("computer_opponents"))),
+      h("span", { class: "field" }, h("label", { for: "kind" }, t("computer_kind")), select("kind", "greedy", BOTS, t("computer_kind"), botKind)),
+    ),
+    h("button", { class: "primary", type: "submit", testid: "play-computer", disabled: ctx.busy || ctx.starting || Boolean(ctx.queued) },
+      ctx.starting ? t("computer_starting") : t("computer_button")),
+  );
+}
+
 function queuedPanel(ctx) {
+  const q = ctx.queued;
   return h(
     "div",
     { class: "panel waiting" },
     h("h2", {}, t("play_title")),
     h("p", { class: "status", role: "status", testid: "queue-status" }, queuedText(ctx)),
-    h("p", { class: "hint" }, t("queued_hint")),
+    h("p", { class: "hint", testid: "queue-others" }, othersText(ctx)),
+    q.bots ? h("p", { class: "hint", role: "status" }, t("queue_bots_asked", { n: q.bots })) : q.offered ? offers(ctx) : h("p", { class: "hint" }, t("queued_soon", { time: duration(q.offerAfter) })),
     h("button", { testid: "cancel-button", onclick: ctx.act.cancelQueue }, t("cancel")),
+  );
+}
+
+// Who else waits, by the lobby's live counts (the player is one of them).
+function othersText(ctx) {
+  const others = ctx.listing ? Math.max(0, ctx.listing.waiting - 1) : 0;
+  return others ? count("queued_others_n", others) : t("queued_nobody");
+}
+
+// Nobody came within the wait: a wider range of sizes, or the empty seats to bots.
+function offers(ctx) {
+  const q = ctx.queued;
+  return h(
+    "div",
+    { class: "offers" },
+    h("p", {}, t("queue_offer_text")),
+    h(
+      "p",
+      { class: "queue-offers" },
+      h("button", { class: "primary", testid: "queue-offer-bots", onclick: ctx.act.queueBots }, t("queue_offer_bots", { n: q.min })),
+      q.min > 2 || q.max < 6 ? h("button", { testid: "queue-widen", onclick: ctx.act.widen }, t("queue_widen")) : null,
+    ),
   );
 }
 

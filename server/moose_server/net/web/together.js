@@ -1,4 +1,4 @@
-// Rematch and challenges (issue 25): the offers a player sees, and what they send.
+// Rematch and challenges: the offers a player sees, and what they send.
 //
 // createTogether(ctx) keeps its own state; app.js hands it every server message
 // (`heard`), draws its panel on each render, and lets a seat's name challenge.
