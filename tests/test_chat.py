@@ -203,7 +203,7 @@ async def test_following_shows_who_is_online_and_playing(serve, ws_client):
     )
     game, _ = await table_game([bob, cat])
     guest = await ann.request("follow", player=cat.player)
-    assert guest["name"] == cat.player  # a guest has no profile: named by id
+    assert guest["name"] == "cat"  # a connected guest: the name they play with now
     assert (await ann.request("unfollow", player=cat.player))["type"] == "unfollowed"
     assert (await bob.request("register", password="a long password"))["type"] == "registered"
     assert (await ann.request("follow", player="bob"))["player"] == bob.player  # by name

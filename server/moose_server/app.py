@@ -234,7 +234,17 @@ async def _build(
     arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
     # Chat, blocks and follows; follows read the same presence.
     follows = Follows(backend.redis, store, settings, presence)
-    social = Social(chat, chat.blocks, follows, reports, games, players, guard)
+    social = Social(
+        chat,
+        chat.blocks,
+        follows,
+        reports,
+        games,
+        players,
+        guard,
+        store,
+        settings.social_adds_per_hour,
+    )
     # Each feature registers its messages and its hooks of a socket's life with the
     # router; a socket knows the router only. Hooks run in the order registered.
     router = Router()

@@ -15,8 +15,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from moose_server.accounts import PlayerStore
+from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
-from moose_server.limits.limits import CodeGuard
+from moose_server.limits.limits import CodeGuard, Limited
 from moose_server.moderation import Reports
 from moose_server.net.router import Router
 from moose_server.net.session import Peer
@@ -24,6 +25,9 @@ from moose_server.play import NOT_SHOWN, GameError, Games
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.follows import Follows
+from moose_server.storage.keys import limit_key
+from moose_server.storage.scripts import LimitCall
+from moose_server.storage.store import Store
 
 __all__ = ["Social"]
 
@@ -42,7 +46,7 @@ class Social:
 
     def __init__(
         self, chat: Chat, blocks: Blocks, follows: Follows, reports: Reports, games: Games,
-        players: PlayerStore, guard: CodeGuard,
+        players: PlayerStore, guard: CodeGuard, store: Store, adds_per_hour: int,
     ) -> None:  # fmt: skip
         self.chat = chat
         self.blocks = blocks
@@ -51,6 +55,8 @@ class Social:
         self.games = games
         self.players = players
         self.guard = guard  # a request naming a join code pays a guess if refused
+        self.store = store  # the hourly budget of follows and blocks per address
+        self.adds = (adds_per_hour, max(1, 3_600_000 // adds_per_hour))
         self.table: dict[str, Handler] = {
             "say": self.say, "chat_history": self.chat_history, "block": self.block,
             "unblock": self.unblock, "blocks": self.blocks_list, "follow": self.follow,
@@ -80,7 +86,7 @@ class Social:
         if game_id is None and GUEST_ID.match(target):
             found = (await self.players.profiles([target]))[0]
             if "name" not in found:
-                return target, await self._known(conn, target)
+                return target, await self._guest(conn, target, bool(found))
         if game_id is not None:
             game = await self.games.load(game_id)
             if not game.shown_to(conn.player, game_id in conn.subs):
@@ -95,9 +101,23 @@ class Social:
             return player, game.names[seat]
         return await self.reports.find(target)
 
-    async def _known(self, conn: Any, player: str) -> str:
+    async def _guest(self, conn: Any, player: str, kept: bool) -> str:
+        """The name of a guest named by id (`_known`), when the id is a player's: known
+        to us, connected, seated in a game, or with a profile `kept`; else
+        `no_such_player`, so that no one stores ids that never were."""
+        name = await self._known(conn, player)
+        if name is not None:
+            return name
+        live = await self.follows.presence.online(player)  # the name they play with now
+        if live is not None:
+            return live
+        if kept or (await self.follows.playing([player]))[0]:
+            return player
+        raise Refusal("no_such_player", f"no player is called {player[:24]!r}")
+
+    async def _known(self, conn: Any, player: str) -> str | None:
         """A guest's name: at a game this socket follows, else as we last blocked or
-        followed them, else their id."""
+        followed them, else None."""
         for game_id in list(conn.subs):
             try:
                 game = await self.games.load(game_id)
@@ -108,13 +128,22 @@ class Social:
         for names in (await self.follows.of(_player(conn)), await self.blocks.of(_player(conn))):
             if player in names:
                 return names[player]
-        return player
+        return None
 
     async def block(self, conn: Any, msg: Message) -> Message:
         """Block a player: their chat no longer reaches us, nor their challenges."""
         player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        await self._pay(conn)
         await self.blocks.block(_player(conn), player, name)
         return {"type": "blocked", "player": player, "name": name}
+
+    async def _pay(self, conn: Any) -> None:
+        """One follow or block of the address' hour; `rate_limited` when none is left."""
+        most, interval = self.adds
+        key = limit_key("social", "address", limit_subject(conn.address))
+        wait = await self.store.limit(LimitCall(key, interval, most))
+        if wait:
+            raise Limited(f"your address added {most} follows and blocks this hour; wait", wait)
 
     async def unblock(self, conn: Any, msg: Message) -> Message:
         """Unblock a player."""
@@ -130,6 +159,7 @@ class Social:
     async def follow(self, conn: Any, msg: Message) -> Message:
         """Follow a player."""
         player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        await self._pay(conn)
         await self.follows.follow(_player(conn), conn.name, player, name)
         return {"type": "followed", "player": player, "name": name}
 
