@@ -80,6 +80,7 @@ from moose_server.settings import Settings
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.chat_store import ChatStore
+from moose_server.social.consent import Consent
 from moose_server.social.follows import Follows
 from moose_server.social.handlers import Social
 from moose_server.social.presence import Presence
@@ -227,9 +228,10 @@ async def _build(
     presence = Presence(backend.redis, settings.instance_id, settings.presence_ttl,
                         hub.player_names, still_here=hub.has_player)  # fmt: skip
     blocked = chat.blocks.blocked  # async (by, whom) -> bool, as Invites asks
+    consent = Consent(backend.redis, settings.guest_ttl)  # who may challenge whom
     invites = Invites(backend.redis, store, games, deals, results, matchmaker, presence, settings,
                       find=reports.find, blocked=blocked, batch=backend.batch,
-                      room=quotas.player_room)  # fmt: skip
+                      room=quotas.player_room, consent=consent)  # fmt: skip
     stack.push_async_callback(invites.close)
     arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
     # Chat, blocks and follows; follows read the same presence.
@@ -244,6 +246,7 @@ async def _build(
         guard,
         store,
         settings.social_adds_per_hour,
+        consent,
     )
     # Each feature registers its messages and its hooks of a socket's life with the
     # router; a socket knows the router only. Hooks run in the order registered.

@@ -24,6 +24,7 @@ from moose_server.net.session import Peer
 from moose_server.play import NOT_SHOWN, GameError, Games
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
+from moose_server.social.consent import Consent
 from moose_server.social.follows import Follows
 from moose_server.storage.keys import limit_key
 from moose_server.storage.scripts import LimitCall
@@ -47,6 +48,7 @@ class Social:
     def __init__(
         self, chat: Chat, blocks: Blocks, follows: Follows, reports: Reports, games: Games,
         players: PlayerStore, guard: CodeGuard, store: Store, adds_per_hour: int,
+        consent: Consent,
     ) -> None:  # fmt: skip
         self.chat = chat
         self.blocks = blocks
@@ -57,10 +59,12 @@ class Social:
         self.guard = guard  # a request naming a join code pays a guess if refused
         self.store = store  # the hourly budget of follows and blocks per address
         self.adds = (adds_per_hour, max(1, 3_600_000 // adds_per_hour))
+        self.consent = consent
         self.table: dict[str, Handler] = {
             "say": self.say, "chat_history": self.chat_history, "block": self.block,
             "unblock": self.unblock, "blocks": self.blocks_list, "follow": self.follow,
             "unfollow": self.unfollow, "following": self.following,
+            "challenge_setting": self.challenge_setting,
         }  # fmt: skip
 
     def register(self, router: Router) -> None:
@@ -136,6 +140,15 @@ class Social:
         await self._pay(conn)
         await self.blocks.block(_player(conn), player, name)
         return {"type": "blocked", "player": player, "name": name}
+
+    async def challenge_setting(self, conn: Any, msg: Message) -> Message:
+        """Who may challenge us: changed when `challenges` is given, and said."""
+        wanted = msg.get("challenges")
+        if wanted is None:
+            setting = await self.consent.setting(_player(conn))
+        else:
+            setting = await self.consent.change(_player(conn), wanted)
+        return {"type": "challenge_setting", "challenges": setting}
 
     async def _pay(self, conn: Any) -> None:
         """One follow or block of the address' hour; `rate_limited` when none is left."""

@@ -25,7 +25,9 @@ A challenge to a player who blocks the challenger is made and answered as any
 other, but never told to them (it expires unanswered), so a block cannot be told
 from being ignored; their `following` shows them online as it would anyway.
 
-Refusals: `player_offline` (not connected), `no_such_player`, `too_many_challenges`, `rate_limited`,
+Refusals: `player_offline` (not connected), `not_allowed` (the challenged player's
+setting of who may challenge them, social/consent.py), `no_such_player`,
+`too_many_challenges`, `rate_limited`,
 `no_such_rematch`, `no_such_challenge`, `expired`, `offer_closed`, `not_over`,
 `not_in_game`, `bad_message`, `too_many_games`, `already_seated`.
 """
@@ -45,7 +47,7 @@ from moose_server.limits.limits import Limited
 from moose_server.matchmaking import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
 from moose_server.play import Game, GameError, Games, Results, Seat, seat_info
 from moose_server.settings import Settings
-from moose_server.social import Presence
+from moose_server.social import Consent, Presence
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
 from moose_server.storage.keys import limit_key, offer_key
@@ -116,6 +118,7 @@ class Invites:
         self, redis: Any, store: Store, games: Games, deals: Deals, results: Results,
         matchmaker: Matchmaker, presence: Presence, settings: Settings, find: Finder,
         blocked: Blocked | None = None, batch: Batcher | None = None, room: Room | None = None,
+        consent: Consent | None = None,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
@@ -127,6 +130,7 @@ class Invites:
         self.find = find  # (player id, name) of a name or id, or no_such_player
         self.blocked = blocked  # None until the block list exists: nobody is blocked
         self.batch = batch or Batcher(redis)
+        self.consent = consent  # who each player lets challenge them (None: everyone)
         self.room = room  # None: no cap on unfinished games (tests of the offers alone)
         self._offer = scripts.register(redis, InviteOfferCall)
         self._answer = scripts.register(redis, InviteAnswerCall)
@@ -249,6 +253,8 @@ class Invites:
             raise Refusal("bad_message", "you cannot challenge yourself")
         if await self.presence.online(whom) is None:
             raise Refusal("player_offline", f"{whom_name} is not online")
+        if self.consent is not None:  # before the block: a block never shows as a refusal
+            await self.consent.check(whom, whom_name, player)
         # A blocked challenger's challenge is made as any other but never told to the
         # blocker (`quiet`): it waits, unanswered, and expires, as one ignored would.
         quiet = await self._blocking(player, [whom])
