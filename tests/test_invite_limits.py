@@ -94,3 +94,18 @@ async def test_a_player_seated_by_a_challenge_leaves_the_queue(moose_server, ws_
     await queued.expect(type="match")
     left = await queued.request("leave_queue")
     assert left["type"] == "error" and left["code"] == "not_queued", left
+
+
+async def test_a_rematch_answered_after_it_expired_is_expired(moose_server, ws_client):
+    url = await moose_server(turn_time=0.3, answer_time=0.3, auto_delay=0.2, rematch_wait=0.5)
+    alice, bob = await ws_client(url, "alice"), await ws_client(url, "bob")
+    table = await alice.request("create_table", players=2)
+    assert (await bob.request("join_table", code=table["code"]))["type"] == "table"
+    assert (await alice.request("start_table", code=table["code"]))["type"] == "table"
+    old = (await alice.expect(type="match"))["game"]
+    while (await alice.expect(timeout=60, type="event", game=old))["event"]["kind"] != "over":
+        pass
+    assert (await alice.request("rematch", game=old))["status"] == "open"
+    await bob.expect(type="rematch_offer", status="expired", timeout=30)
+    late = await bob.request("rematch_accept", game=old)
+    assert late["type"] == "error" and late["code"] == "expired", late

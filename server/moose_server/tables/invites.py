@@ -230,6 +230,8 @@ class Invites:
         if "started" in result:
             await self._deal(o)
         if "closed" in result:
+            if o["status"] == "expired":  # as a challenge answered late says
+                raise Refusal("expired", f"the rematch of game {game_id} expired")
             if o["status"] != "started" or player not in o["need"]:
                 raise Refusal("offer_closed", f"the rematch of game {game_id} was {o['status']}")
             return rematch_message(o)
