@@ -78,12 +78,12 @@ class Social:
         async with self.guard.attempt(conn.address, _player(conn)):
             return await self.chat.say(conn, conn.name, conn.address, msg)
 
-    async def chat_history(self, conn: Any, msg: Message) -> Message:
+    async def chat_history(self, conn: Any, msg: Message, blocked_too: bool = False) -> Message:
         """The lines kept of a room, after `since`."""
         if msg.get("code") is None:
-            return await self.chat.history(conn, msg)
+            return await self.chat.history(conn, msg, blocked_too)
         async with self.guard.attempt(conn.address, _player(conn)):
-            return await self.chat.history(conn, msg)
+            return await self.chat.history(conn, msg, blocked_too)
 
     async def whom(self, conn: Any, target: str, game_id: str | None) -> tuple[str, str]:
         """(player id, name) of the player `target` names (see the module docstring)."""
@@ -215,7 +215,8 @@ class Social:
         `code` this socket reads), to keep with the report; None when it names none."""
         if msg.get("chat") is None:
             return None
-        found = await self.chat_history(conn, {**msg, "since": None})
+        # A blocked speaker's lines too: blocking someone is no reason not to report them.
+        found = await self.chat_history(conn, {**msg, "since": None}, blocked_too=True)
         lines: list[Message] = found["lines"]
         for line in lines:
             if line["line"] == msg["chat"]:
