@@ -1,5 +1,5 @@
-"""A chat line can be reported after its speaker is blocked: raw frames from
-PROTOCOL.md alone (tests/helpers/sockets.py), against a real server and Redis."""
+"""A chat line can be reported after its speaker is blocked, and start_table says
+whether its game is rated: raw frames from PROTOCOL.md alone (tests/helpers/sockets.py), against a real server and Redis."""
 
 from __future__ import annotations
 
@@ -18,3 +18,13 @@ async def test_a_blocked_speakers_line_can_still_be_reported(moose_server, ws_cl
     reported = await ann.request("report", player="anyone", code=table["code"],
                                  chat=said["line"], reason="insults")  # fmt: skip
     assert reported["type"] == "reported" and reported["player"] == bob.player, reported
+
+
+async def test_start_tables_answer_says_whether_the_game_is_rated(moose_server, ws_client):
+    url = await moose_server()
+    ann, bob = await ws_client(url, "ann"), await ws_client(url, "bob")
+    table = await ann.request("create_table", players=3, rated=True)
+    assert (await bob.request("join_table", code=table["code"]))["type"] == "table"
+    started = await ann.request("start_table", code=table["code"])
+    assert started["type"] == "table" and started["rated"] is True, started
+    assert started["players"] == 2 and len(started["seats"]) == 2, started
