@@ -1,5 +1,6 @@
 """A chat line can be reported after its speaker is blocked, and start_table says
-whether its game is rated: raw frames from PROTOCOL.md alone (tests/helpers/sockets.py), against a real server and Redis."""
+whether its game is rated: raw frames from PROTOCOL.md alone
+(tests/helpers/sockets.py), against a real server and Redis."""
 
 from __future__ import annotations
 
