@@ -42,8 +42,16 @@ ENGLISH_LOG = re.compile(r"\b(played|discarded|passed|dealt|trapped|closed|greed
 @pytest.fixture
 def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
     """A real `moose serve`: a short match wait, and the queue's offers after a second."""
-    return moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
-                       "--turn-time", "60", "--queue-offer-after", OFFER_AFTER)  # fmt: skip
+    return moose_serve(
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--match-wait",
+        "1",
+        "--turn-time",
+        "60",
+        "--queue-offer-after",
+        OFFER_AFTER,
+    )
 
 
 def accessible(player: Player, what: str) -> None:
@@ -51,8 +59,11 @@ def accessible(player: Player, what: str) -> None:
     from axe_playwright_python.sync_playwright import Axe
 
     found = Axe().run(player.page).response["violations"]
-    bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in found
-           if v["impact"] in ("serious", "critical")]  # fmt: skip
+    bad = [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
     assert bad == [], f"{what}: {bad}"
 
 
@@ -108,6 +119,9 @@ def test_the_logo_mid_game_shows_a_bar_that_leads_back_with_the_clock(players) -
     ada.find("leaderboard-link").click()
     ada.page.wait_for_url("**/leaderboard")
     assert ada.find("back-to-game").count() == 1
+    ada.find("arena-link").click()
+    ada.page.wait_for_url("**/arenas")
+    assert ada.find("back-to-game").count() == 1
     ada.find("rules-link").click()
     ada.find("rules").wait_for()
     ada.find("back-to-game").click()
@@ -116,9 +130,8 @@ def test_the_logo_mid_game_shows_a_bar_that_leads_back_with_the_clock(players) -
     assert 0 < seconds_left(ada.find("countdown").inner_text()) <= left  # the same clock
     assert ada.find("back-to-game").count() == 0  # not over the game itself
     # The lobby again, then a reload: the bar is back, leading to the same game.
-    ada.page.go_back()
-    ada.page.go_back()
-    ada.page.go_back()
+    for _ in range(4):  # the rules, the arenas, the leaderboard, the lobby
+        ada.page.go_back()
     ada.page.wait_for_url(lambda url: url.rstrip("/") == ada.base.rstrip("/"))
     ada.find("back-to-game").wait_for()
     ada.page.reload()
@@ -174,8 +187,14 @@ def test_play_the_computer_starts_at_once_and_is_played_to_the_end(players) -> N
     assert "greedy (intermediate)" in kinds and "cautious (intermediate)" in kinds
     both_languages(cai, "the lobby with Play the computer")
     play_computer(cai, "cai", opponents=2, kind="greedy")
-    assert not [f for f in cai.frames if f.get("type") == "table" and "id" not in f
-                and f.get("code") and cai.find("table-code").count()]  # fmt: skip
+    assert not [
+        f
+        for f in cai.frames
+        if f.get("type") == "table"
+        and "id" not in f
+        and f.get("code")
+        and cai.find("table-code").count()
+    ]
     match = next(f for f in cai.frames if f.get("type") == "match")
     assert match["players"] == 3 and match["bots"].count(True) == 2
     play_until_over([cai])
@@ -329,8 +348,15 @@ def first_move(player: Player) -> bool:
 
 
 def test_a_tie_lost_on_doors_is_explained_on_the_end_screen(browser, moose_serve, tmp_path):
-    server = moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
-                         "--turn-time", "60", env={"MOOSE_TEST_DECK": TIED_DECK})  # fmt: skip
+    server = moose_serve(
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--match-wait",
+        "1",
+        "--turn-time",
+        "60",
+        env={"MOOSE_TEST_DECK": TIED_DECK},
+    )
     ann, bob = Player(browser, server.http), Player(browser, server.http)
     try:
         queue_for_two(ann, bob)

@@ -37,10 +37,9 @@ __all__ = ["ITERATIONS", "MCTS_COST", "TIME_LIMIT", "SearchBot", "determinize", 
 
 ITERATIONS = 200  # playouts per move
 TIME_LIMIT = 0.5  # seconds: a cap for a loaded machine, not the budget
-# What the search bot costs, as every help text says it: measured by timing
-# SearchBot.choose with time.process_time over whole 2- and 4-seat games (a move
-# with one legal choice costs nothing; one that searches about 0.09 s).
-MCTS_COST = "about 0.1 s of CPU a move, never over 0.5 s"
+# What the search bot costs, as every help text says it: BENCHMARKS.md's "The
+# search bot" measured 98 ms (2 seats) and 141 ms (4 seats) of CPU a move.
+MCTS_COST = "about 0.1-0.15 s of CPU a move, never over 0.5 s"
 MARGIN = 0.02  # reward per point of score margin, beside 1 for a win
 
 _COVERS = {None: rules.OPEN, "moose": rules.MOOSE, "door": rules.DOOR}

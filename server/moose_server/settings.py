@@ -174,7 +174,7 @@ class Settings:
     seed_time: float = 1.0
     test_deck: str = ""
     # searchbot: the kind of the bots that fill queue tables; "mcts"
-    # searches, a few tenths of a second of CPU a move (in a worker thread).
+    # searches, about 0.1-0.15 s of CPU a move, never over 0.5 s (in a worker thread).
     queue_bot: str = "greedy"
     # Rematch and challenges (tables/invites.py).
     rematch_wait: float = 30.0  # seconds the other seats have to answer a rematch offer

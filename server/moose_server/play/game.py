@@ -255,7 +255,7 @@ def bot_move(game: Game, name: str, view: dict[str, Any], legal: list[Move]) -> 
 
 
 def thinks(name: str | None) -> bool:
-    """Whether the bot kind `name` searches (a few tenths of a second of CPU a move)."""
+    """Whether the bot kind `name` searches (about 0.1-0.15 s of CPU a move)."""
     bots = _bots_module()
     return name is not None and name in getattr(bots, "SEARCHING", ())
 

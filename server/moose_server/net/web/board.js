@@ -349,7 +349,7 @@ function logPanel(game) {
   );
 }
 
-// -- deadends (issue 24) -----------------------------------------------------------
+// -- deadends -----------------------------------------------------------
 
 // A spectator's bar: what they are doing, and the way out.
 function watching(ctx) {
