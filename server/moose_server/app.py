@@ -261,7 +261,7 @@ async def _build(
     Profiles(boards, store, play.seat_player, arena_requests.won).register(router)
     tables.register(router)
     deal_handlers.register(router, deals)
-    ReportHandlers(reports, store, games, social.quoted).register(router)
+    ReportHandlers(reports, store, games, social.quoted, social.whom).register(router)
     social.register(router)
     arena_requests.register(router)
     sockets = Sockets(settings)
