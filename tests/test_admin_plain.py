@@ -16,8 +16,11 @@ from helpers import RawClient, admin, until
 
 PASSWORD = "tr0ub4dor&3 moose house"
 # Each would be markup to rich: a crash, a link to another site, hidden text.
-REASONS = ["closes [/] nothing", "see [link=https://evil.example]here[/link]",
-           "[white on white]hidden[/]"]  # fmt: skip
+REASONS = [
+    "closes [/] nothing",
+    "see [link=https://evil.example]here[/link]",
+    "[white on white]hidden[/]",
+]
 NAME = "m[/]x"  # a player's name is anyone's text too
 
 
@@ -58,8 +61,9 @@ async def test_admin_listings_print_names_and_reasons_as_they_are(
 
 def test_a_name_in_a_text_log_line_cannot_plant_fields_or_lines():
     name = "x [event=ban player=p_admin]\n2026-01-01 INFO fake: y"
-    record = logging.LogRecord("moose_server.test", logging.INFO, __file__, 1, "hello %s",
-                               (name,), None)  # fmt: skip
+    record = logging.LogRecord(
+        "moose_server.test", logging.INFO, __file__, 1, "hello %s", (name,), None
+    )
     extra: dict[str, Any] = {"event": "hello", "player": "p_1 event=ban", "game": "g_1"}
     record.__dict__.update(extra)
     line = TextFormatter().format(record)

@@ -16,8 +16,9 @@ async def test_a_blocked_speakers_line_can_still_be_reported(moose_server, ws_cl
     assert (await ann.request("block", player=bob.player))["type"] == "blocked"
     history = await ann.request("chat_history", code=table["code"])
     assert history["lines"] == []  # blocked: not shown to ann any more
-    reported = await ann.request("report", player="anyone", code=table["code"],
-                                 chat=said["line"], reason="insults")  # fmt: skip
+    reported = await ann.request(
+        "report", player="anyone", code=table["code"], chat=said["line"], reason="insults"
+    )
     assert reported["type"] == "reported" and reported["player"] == bob.player, reported
 
 

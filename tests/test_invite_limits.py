@@ -52,8 +52,9 @@ async def test_the_game_cap_holds_for_challenges_sent_accepted_and_rematches(
 ):
     # One unfinished game each; short turns: an unrated game nobody plays is abandoned,
     # a rated one is played out by the server's bots (it stays unfinished a while).
-    url = await moose_server(games_per_player=1, challenges_per_hour=100, turn_time=0.3,
-                             answer_time=0.3, auto_delay=0.2)  # fmt: skip
+    url = await moose_server(
+        games_per_player=1, challenges_per_hour=100, turn_time=0.3, answer_time=0.3, auto_delay=0.2
+    )
     alice, bob, carol = [await ws_client(url, n) for n in ("alice", "bob", "carol")]
     first = await challenge(alice, bob)
     assert (await bob.request("challenge_accept", challenge=first["challenge"]))["game"]
