@@ -114,17 +114,24 @@ class TextFormatter(logging.Formatter):
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
 
-    def format(self, record: logging.LogRecord) -> str:
-        """The line, and its traceback if any, with URLs redacted."""
-        return scrub(super().format(record))
-
+    # URLs are redacted before the message is escaped: redacting after would take the
+    # escaped "\=" of a query for part of its key.
     def formatMessage(self, record: logging.LogRecord) -> str:
-        """The line before any traceback."""
-        line = self._style._fmt % (vars(record) | {"message": plain_message(record.message)})
+        """The line before any traceback, its URLs redacted."""
+        message = plain_message(scrub(record.message))
+        line = self._style._fmt % (vars(record) | {"message": message})
         fields = {k: v for k in FIELDS if (v := getattr(record, k, None)) is not None}
         if fields:
-            line += " [" + " ".join(f"{k}={_field(v)}" for k, v in fields.items()) + "]"
+            line += " [" + " ".join(f"{k}={_field(scrub(str(v)))}" for k, v in fields.items()) + "]"
         return line
+
+    def formatException(self, ei: Any) -> str:
+        """A traceback, its URLs redacted."""
+        return scrub(super().formatException(ei))
+
+    def formatStack(self, stack_info: str) -> str:
+        """A stack, its URLs redacted."""
+        return scrub(super().formatStack(stack_info))
 
 
 def configure(
