@@ -184,6 +184,19 @@ def test_the_clock_warns_at_low_time_and_says_when_not_connected(
         ada.close()
 
 
+def test_your_time_is_shown_once_in_the_turn_bar(players) -> None:
+    from playwright.sync_api import expect
+
+    ada = players()
+    start(ada, "ada", bots=1)
+    ada.find("legal-move").first.wait_for(timeout=30000)
+    expect(ada.find("clock")).to_be_in_viewport()
+    # The words stay for a screen reader; the eye sees the big clock alone.
+    assert "left" in ada.find("countdown").inner_text()
+    box = ada.find("countdown").bounding_box()
+    assert box is not None and box["width"] <= 1 and box["height"] <= 1, "the time is shown twice"
+
+
 def test_the_sound_switch_is_remembered(players) -> None:
     ada = players()
     start(ada, "ada", bots=1)
