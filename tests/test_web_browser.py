@@ -31,6 +31,7 @@ from helpers.browser import (
     DOCS,
     PHONE,
     Player,
+    axe_violations,
     play_until_over,
     private_game,
     queue_for_two,
@@ -327,6 +328,20 @@ def test_a_phone_in_spanish_plays_with_the_keyboard_alone(players) -> None:
     sam.page.keyboard.press("Enter")
     assert "Your hand" in sam.page.inner_text("main")
     assert sam.problems == []
+
+
+def test_the_lobby_opens_with_a_moose_and_what_the_game_is(players) -> None:
+    for size in (None, PHONE):
+        ann = players(viewport=size) if size else players()
+        ann.open()
+        welcome = ann.find("welcome")
+        assert welcome.locator("svg .moose").count() >= 1
+        assert "card game for 2 to 6" in welcome.inner_text()
+        assert welcome.bounding_box()["height"] <= 160
+        assert axe_violations(ann) == []
+        ann.find("lang-button").click()
+        welcome.filter(has_text="juego de cartas").wait_for()
+        assert axe_violations(ann) == []
 
 
 def test_the_lobby_is_drawn_quickly(players) -> None:

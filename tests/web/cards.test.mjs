@@ -1,7 +1,7 @@
 // The card art: a drawing for every card kind, distinct, well formed and small.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CODES, ROOMS, art, coverArt } from "../../server/moose_server/net/web/cards.js";
+import { CODES, ROOMS, art, coverArt, welcomeArt } from "../../server/moose_server/net/web/cards.js";
 
 const text = (node) => JSON.stringify(node);
 
@@ -60,4 +60,11 @@ test("the drawings are coloured in under their outlines", () => {
 test("the whole art is light", () => {
   const bytes = [...CODES, "back"].reduce((n, code) => n + text(art(code)).length, 0);
   assert.ok(bytes < 40000, `${bytes} bytes`);
+});
+
+test("the lobby's welcome has its moose and stays light", () => {
+  const tree = welcomeArt();
+  assert.equal(tree[1]["aria-hidden"], "true");
+  assert.ok(text(tree).includes('"class":"moose"'));
+  assert.ok(text(tree).length < 6000, `${text(tree).length} bytes`);
 });

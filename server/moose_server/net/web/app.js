@@ -608,7 +608,6 @@ function header() {
     "header",
     { class: "top" },
     h("h1", {}, h("a", { href: "/", onclick: (e) => { e.preventDefault(); act.home(); } }, t("title"))),
-    h("p", { class: "tagline" }, t("tagline")),
     h(
       "nav",
       { class: "site-nav", "aria-label": t("site_nav") },

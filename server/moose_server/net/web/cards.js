@@ -193,6 +193,27 @@ export function coverArt(cover) {
 }
 
 /**
+ * The lobby's welcome: a house with a moose looking out of its window (antlers too
+ * broad for the frame), and a card back and a moose card at its side.
+ * @returns {Node_}
+ */
+export function welcomeArt() {
+  const card = (/** @type {string} */ at, /** @type {Node_[]} */ body) => /** @type {Node_} */ (["g", { transform: at }, ...body]);
+  return ["svg", { viewBox: "0 0 180 100", class: "welcome-art", "aria-hidden": "true", focusable: "false" },
+    ["path", { d: "M4 92h172", ...line, "stroke-width": 2 }],
+    card("translate(6 38) rotate(-10) scale(0.6)", backFace()),
+    card("translate(140 34) rotate(9) scale(0.6)", [...roomFace("bedroom"), mooseHead(30, 33, 1.1)]),
+    ["rect", { x: 112, y: 22, width: 9, height: 16, ...line, fill: "#8a5a32" }],
+    ["path", { d: "M38 52l52-36 52 36", ...line, fill: "#b5533c" }],
+    ["path", { d: "M48 46v46h84V46", ...line, fill: "#f4d9a8" }],
+    ["path", { d: "M58 92V70h16v22", ...line, fill: "#8a5a32" }],
+    ["rect", { x: 58, y: 52, width: 16, height: 12, ...line, fill: "#dbeefa" }],
+    ["rect", { x: 92, y: 56, width: 30, height: 24, ...line, fill: "#dbeefa" }],
+    mooseHead(107, 70, 0.75),
+  ];
+}
+
+/**
  * The card's class names: its kind and room type, for the CSS colours.
  * @param {string} code
  */
