@@ -209,8 +209,7 @@ async def test_following_shows_who_is_online_and_playing(serve, ws_client):
     assert (await ann.request("follow", player=ann.player))["code"] == "bad_message"
     [entry] = (await until_listed(ann, lambda p: p["online"]))["players"]
     # A private table's game: not for ann to watch (a `watch` of it fails), only counted.
-    assert entry == {"player": bob.player, "name": "bob", "online": True, "games": [],
-                     "private": 1}  # fmt: skip
+    assert entry == {"player": bob.player, "name": "bob", "online": True, "games": [], "private": 1}
     assert (await ann.request("watch", game=game))["code"] == "not_in_game"
     await bob.close()
     [entry] = (await until_listed(ann, lambda p: not p["online"]))["players"]

@@ -62,8 +62,9 @@ def test_bot_choices_and_the_search_bots_cost_are_said_one_way() -> None:
     assert all(bot in play.split("--bots BOT,BOT")[-1] for bot in BOTS)
     for name in ("moose play", "moose bots", "moose serve", "moose simulate"):
         assert MCTS_COST in help_text(found[name]), name
-        assert not re.search(r"~?0\.\d+ s of CPU a move", help_text(found[name]).replace(
-            MCTS_COST, "")), name  # fmt: skip
+        assert not re.search(
+            r"~?0\.\d+ s of CPU a move", help_text(found[name]).replace(MCTS_COST, "")
+        ), name
 
 
 def test_serve_names_the_bundled_valkey_and_arena_shows_its_steps() -> None:

@@ -24,8 +24,13 @@ async def moose_to_a_closed_pipe(
     once, with `read_first` False); the process and the line read."""
     read, write = os.pipe()
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose", *args, stdout=write, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "moose",
+        *args,
+        stdout=write,
+        stderr=asyncio.subprocess.PIPE,
+    )
     os.close(write)
     with os.fdopen(read, "rb") as reader:  # closed here: the reader has gone
         first = await asyncio.to_thread(reader.readline) if read_first else b""
@@ -40,8 +45,9 @@ async def finish(proc: asyncio.subprocess.Process) -> tuple[int, str]:
 
 
 async def test_a_command_whose_reader_left_ends_without_a_traceback() -> None:
-    proc, _ = await moose_to_a_closed_pipe("simulate", "--games", "20", "--players", "2",
-                                           "--bots", "random", read_first=False)  # fmt: skip
+    proc, _ = await moose_to_a_closed_pipe(
+        "simulate", "--games", "20", "--players", "2", "--bots", "random", read_first=False
+    )
     code, err = await finish(proc)
     assert code != 0 and err == ""  # rich's console ends so itself, with status 1
 
@@ -51,15 +57,23 @@ async def test_arena_list_lists_and_arena_watch_into_head_ends_cleanly(
 ) -> None:
     await create_arena(redis_url, "a_pipe", 5, start_in=600)
     lister = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose", "arena", "list", "--url", url,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "moose",
+        "arena",
+        "list",
+        "--url",
+        url,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await lister.communicate()
     assert lister.returncode == 0, err.decode()
     assert "a_pipe" in out.decode() and "upcoming" in out.decode()
 
-    proc, first = await moose_to_a_closed_pipe("arena", "watch", "a_pipe", "--url", url,
-                                               read_first=True)  # fmt: skip
+    proc, first = await moose_to_a_closed_pipe(
+        "arena", "watch", "a_pipe", "--url", url, read_first=True
+    )
     assert "a_pipe" in first  # the standings were printed; then the reader left
     async with Client(url, name="ann", bot=True) as ann:
         await ann.join_arena("a_pipe", 2, 2)  # the standings change: printed to nobody

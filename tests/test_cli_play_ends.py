@@ -17,8 +17,7 @@ from helpers import ASK, Run, Serve, drive, play_seat, spawn
 @pytest.mark.slow
 async def test_an_abandoned_game_is_explained_at_its_end(serve: Serve) -> None:
     url = (await serve(turn_time=0.3, away_after=1)).url
-    proc = await spawn("play", "--url", url, "--name", "alice", "--create", "2",
-                       "--bots", "greedy")  # fmt: skip
+    proc = await spawn("play", "--url", url, "--name", "alice", "--create", "2", "--bots", "greedy")
     run = await drive(proc, lambda line, run: None)  # alice never moves: away, then abandoned
     assert run.code == 0, run.text + run.err
     assert "game abandoned: every player was away" in run.text
@@ -43,8 +42,9 @@ async def test_a_seat_taken_back_shows_the_ratings(url: str) -> None:
 
 @pytest.mark.slow
 async def test_rematch_after_the_others_left_says_so(url: str) -> None:
-    proc = await spawn("play", "--url", url, "--name", "alice", "--create", "2",
-                       "--start-when-full", "--stay")  # fmt: skip
+    proc = await spawn(
+        "play", "--url", url, "--name", "alice", "--create", "2", "--start-when-full", "--stay"
+    )
     guests: list[asyncio.Task[None]] = []
     over = asyncio.Event()  # alice's game is over and she stays
 
@@ -82,8 +82,9 @@ async def test_rematch_after_the_others_left_says_so(url: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("command", [["report", "bob", "--reason", "rude"],
-                                     ["following", "--follow", "bob"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "command", [["report", "bob", "--reason", "rude"], ["following", "--follow", "bob"]]
+)
 async def test_a_guest_named_alone_is_not_found_and_the_command_says_what_works(
     url: str, command: list[str]
 ) -> None:

@@ -15,8 +15,10 @@ from helpers import drive, spawn
 
 def test_an_api_refusal_saved_as_a_record_is_named_as_such() -> None:
     body = '{"error": "no_such_game", "message": "no game g_0123456789"}'
-    with pytest.raises(records.RecordError, match="not a game record but the server's refusal: "
-                       "no game g_0123456789 \\(no_such_game\\)"):  # fmt: skip
+    with pytest.raises(
+        records.RecordError,
+        match="not a game record but the server's refusal: no game g_0123456789 \\(no_such_game\\)",
+    ):
         records.loads(body)
 
 
@@ -24,8 +26,9 @@ def test_an_api_refusal_saved_as_a_record_is_named_as_such() -> None:
 async def test_play_keeps_the_record_and_record_and_verify_fetch_it(
     url: str, tmp_path: Path
 ) -> None:
-    run = await drive(await spawn("play", "--url", url, "--name", "host", "--create", "2",
-                                  "--bots", "greedy"))  # fmt: skip
+    run = await drive(
+        await spawn("play", "--url", url, "--name", "host", "--create", "2", "--bots", "greedy")
+    )
     assert run.code == 0, run.text + run.err
     game = re.search(r"game (g_\w+): you are seat", run.text)
     saved = re.search(r"the game's record is saved in (\S+) \(`moose verify`", run.text)
@@ -43,8 +46,11 @@ async def test_play_keeps_the_record_and_record_and_verify_fetch_it(
     assert stranger.code == 1
     assert f"game {game[1]} is a private table's: give its join code with --code" in stranger.err
     out = tmp_path / "rec.json"
-    fetched = await drive(await spawn("record", game[1], "--url", url, "--name", "eve",
-                                      "--code", code[1], "-o", str(out)))  # fmt: skip
+    fetched = await drive(
+        await spawn(
+            "record", game[1], "--url", url, "--name", "eve", "--code", code[1], "-o", str(out)
+        )
+    )
     assert fetched.code == 0, fetched.err
     assert f"saved the record of game {game[1]} to {out}" in fetched.text
     assert records.load(out) == records.load(kept)

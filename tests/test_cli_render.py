@@ -142,10 +142,19 @@ def test_screen_puts_board_moves_log_and_prompt_together() -> None:
 
 def over_view(rooms: list[list[str | None]], scores: list[int], winners: list[int]) -> Message:
     """A finished game's view: each seat's room covers, scores and winners."""
-    houses = [{"house": True, "rooms": [{"type": "kitchen", "cover": c} for c in covers]}
-              for covers in rooms]  # fmt: skip
-    return {"players": len(rooms), "seat": 0, "houses": houses, "over": True,
-            "scores": scores, "winners": winners, "hand_sizes": [0] * len(rooms)}  # fmt: skip
+    houses = [
+        {"house": True, "rooms": [{"type": "kitchen", "cover": c} for c in covers]}
+        for covers in rooms
+    ]
+    return {
+        "players": len(rooms),
+        "seat": 0,
+        "houses": houses,
+        "over": True,
+        "scores": scores,
+        "winners": winners,
+        "hand_sizes": [0] * len(rooms),
+    }
 
 
 def test_a_tie_decided_on_doors_says_so() -> None:
@@ -165,8 +174,11 @@ def test_an_abandoned_game_ends_with_no_turn_left_waiting() -> None:
     view = {**trap_view(), "to_act": 2, "seat": 0, "pending": None}
     msg = event("over", view=view, abandoned=True, scores=[1, 0, 2], winners=[])
     ended = _render.final_view(msg)
-    out = text(_render.screen(ended, NAMES, legal=None, seconds_left=None, log=[],
-                              header="moose play", prompt=""))  # fmt: skip
+    out = text(
+        _render.screen(
+            ended, NAMES, legal=None, seconds_left=None, log=[], header="moose play", prompt=""
+        )
+    )
     assert "Waiting for" not in out
     assert "The game was abandoned: every player was away." in out
     flat = " ".join(out.split())

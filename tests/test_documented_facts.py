@@ -21,6 +21,7 @@ from moose_server.settings import Settings
 from moose_server.storage import keys
 
 ROOT = Path(__file__).resolve().parent.parent
+BENCHMARKS = ROOT / "BENCHMARKS.md"
 DEPLOY = ROOT / "deploy" / "README.md"
 PROTOCOL = ROOT / "PROTOCOL.md"
 SERVER = ROOT / "server" / "moose_server"
@@ -220,3 +221,29 @@ def test_every_failure_a_script_returns_is_a_protocol_code_or_handled_by_name() 
     assert "table_full" in failures  # the scripts were read
     unhandled = {f for f in failures - protocol.ERROR_CODES if f'"{f}"' not in python}
     assert unhandled == set()
+
+
+def test_benchmarks_holds_today_s_figures_and_quotes_no_raw_result_file() -> None:
+    text = BENCHMARKS.read_text()
+    assert len(text.splitlines()) <= 300, "today's figures only: the history is in git"
+    assert re.findall(r"bench/results/[\w.-]+", text) == []  # not in the repository
+    headings = re.findall(r"^## (.+)$", text, re.M)
+    assert len(headings) == len(set(headings)), "one section per measurement"
+
+
+def test_no_document_test_or_benchmark_names_an_issue_number() -> None:
+    # Say what a thing is: an issue's number means nothing to a reader of the code.
+    files = [
+        *ROOT.glob("*.md"),
+        *(ROOT / "docs").rglob("*.md"),
+        ROOT / "pyproject.toml",
+        *(p for p in (ROOT / "deploy").rglob("*") if p.is_file()),
+        *(p for p in (ROOT / "tests").rglob("*.py")),
+        *(p for p in (ROOT / "bench").iterdir() if p.is_file()),  # bench/results: not ours
+    ]
+    named = {
+        str(path.relative_to(ROOT)): found
+        for path in files
+        if (found := re.findall(r"\bissues? ?#?\d+", path.read_text(errors="replace"), re.I))
+    }
+    assert named == {}

@@ -43,7 +43,11 @@ async def test_an_unrated_game_is_in_each_player_s_history_once(redis_url) -> No
         for seat, s in enumerate(PEOPLE):
             [entry] = await entries(results, s.player or "")
             assert (entry["game"], entry["seat"], entry["rating"], entry["change"]) == (
-                game.id, seat, None, None)  # fmt: skip
+                game.id,
+                seat,
+                None,
+                None,
+            )
             assert entry["names"] == game.names and entry["players"] == ["p_ann", "p_bob", None]
         # Nobody was rated: no profile, and yet a profile to show with the game.
         assert await results.players.profiles(["p_ann"]) == [{}]
@@ -60,8 +64,9 @@ async def test_an_unrated_game_is_in_each_player_s_history_once(redis_url) -> No
 async def test_a_rated_game_lists_the_seat_it_could_not_rate(redis_url) -> None:
     async with parts(redis_url) as (games, results):
         seats = [PEOPLE[0], BOT]  # one rated seat: the game changes no rating
-        game = await games.create(seats, seed=8, code="ABCDEG", rated=True,
-                                  profiles=await results.profiles(seats))  # fmt: skip
+        game = await games.create(
+            seats, seed=8, code="ABCDEG", rated=True, profiles=await results.profiles(seats)
+        )
         game = await play_out(games, game, 8)
         [entry] = await entries(results, "p_ann")
         assert (entry["game"], entry["rating"]) == (game.id, None)
@@ -70,8 +75,9 @@ async def test_a_rated_game_lists_the_seat_it_could_not_rate(redis_url) -> None:
 
 async def test_a_rated_game_is_listed_once_with_its_rating(redis_url) -> None:
     async with parts(redis_url) as (games, results):
-        game = await games.create(PEOPLE, seed=9, rated=True,
-                                  profiles=await results.profiles(PEOPLE))  # fmt: skip
+        game = await games.create(
+            PEOPLE, seed=9, rated=True, profiles=await results.profiles(PEOPLE)
+        )
         game = await play_out(games, game, 9)
         for s in PEOPLE:
             [entry] = await entries(results, s.player or "")
@@ -98,9 +104,16 @@ async def test_two_guests_see_their_private_game_in_their_profiles(
         assert await results.players.redis.pttl(history_key(ann.player)) > 0
     # `moose profile` prints such a player and game too.
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "moose", "profile", ann.player, "--url", url,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-    )  # fmt: skip
+        sys.executable,
+        "-m",
+        "moose",
+        "profile",
+        ann.player,
+        "--url",
+        url,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+    )
     out = (await proc.communicate())[0].decode()
     assert proc.returncode == 0, out
     assert "rating none yet" in out and game in out and "unrated" in out

@@ -78,8 +78,11 @@ def test_a_layer_imports_none_above_it() -> None:
             parts = server_parts(module)
             # `from moose_server import app` names the part in the imported names
             targets = parts[:1] or (names if module == "moose_server" else [])
-            wrong += [f"{path.relative_to(PACKAGE)} imports moose_server.{t}"
-                      for t in targets if t != own and rank(t) > rank(own)]  # fmt: skip
+            wrong += [
+                f"{path.relative_to(PACKAGE)} imports moose_server.{t}"
+                for t in targets
+                if t != own and rank(t) > rank(own)
+            ]
     assert wrong == []
 
 
@@ -100,8 +103,11 @@ def test_a_feature_uses_another_only_through_its_exports() -> None:
             if len(parts) > 1:
                 wrong.append(f"{path.relative_to(PACKAGE)} imports {module} (not the package)")
                 continue
-            wrong += [f"{path.relative_to(PACKAGE)} imports {parts[0]}.{name}, not in its __all__"
-                      for name in names if name not in _exports(parts[0])]  # fmt: skip
+            wrong += [
+                f"{path.relative_to(PACKAGE)} imports {parts[0]}.{name}, not in its __all__"
+                for name in names
+                if name not in _exports(parts[0])
+            ]
     assert wrong == []
 
 
@@ -134,17 +140,23 @@ def test_every_feature_exports_what_it_names(feature: str) -> None:
 
 def test_the_client_imports_nothing_of_the_server_and_the_rules_nothing_at_all() -> None:
     client = Path(moose.__file__).parent
-    found = {path.name: [m for m, _ in imports(path) if m.split(".")[0] == "moose_server"]
-             for path in sorted(client.rglob("*.py"))}  # fmt: skip
+    found = {
+        path.name: [m for m, _ in imports(path) if m.split(".")[0] == "moose_server"]
+        for path in sorted(client.rglob("*.py"))
+    }
     assert {name: modules for name, modules in found.items() if modules} == {}
     rules = [m for m, _ in imports(client / "rules.py") if m.split(".")[0] == "moose"]
     assert rules == []
 
 
 def test_nothing_but_storage_imports_redis_py() -> None:
-    found = [f"{path.relative_to(PACKAGE)} imports {module}" for path in sources()
-             if part_of(path) != "storage" for module, _ in imports(path)
-             if module.split(".")[0] == "redis"]  # fmt: skip
+    found = [
+        f"{path.relative_to(PACKAGE)} imports {module}"
+        for path in sources()
+        if part_of(path) != "storage"
+        for module, _ in imports(path)
+        if module.split(".")[0] == "redis"
+    ]
     assert found == []
 
 
@@ -155,7 +167,9 @@ def test_every_part_of_the_server_has_a_layer() -> None:
 
 def test_the_scan_sees_every_form_of_import(tmp_path: Path) -> None:
     source = tmp_path / "x.py"
-    source.write_text("import moose_server.net.ws\nfrom moose_server import app\n"
-                      "def f():\n    from moose_server.play.hub import Hub\n")  # fmt: skip
+    source.write_text(
+        "import moose_server.net.ws\nfrom moose_server import app\n"
+        "def f():\n    from moose_server.play.hub import Hub\n"
+    )
     found = [(server_parts(m), n) for m, n in imports(source)]
     assert found == [(["net", "ws"], []), ([], ["app"]), (["play", "hub"], ["Hub"])]

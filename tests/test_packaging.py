@@ -188,8 +188,10 @@ def tracked(root: Path) -> list[str]:
 def build_from(src: Path, dist: Path) -> tuple[Path, Path]:
     """The sdist and wheel of the tree `src`, built through setuptools' PEP 517 hooks (what
     `python -m build --no-isolation` calls), in `dist`."""
-    hooks = (f"from setuptools import build_meta as b; b.build_sdist({str(dist)!r}); "
-             f"b.build_wheel({str(dist)!r})")  # fmt: skip
+    hooks = (
+        f"from setuptools import build_meta as b; b.build_sdist({str(dist)!r}); "
+        f"b.build_wheel({str(dist)!r})"
+    )
     built = _run([sys.executable, "-c", hooks], cwd=src)
     assert built.returncode == 0, built.stderr
     [sdist] = dist.glob("moose_house-*.tar.gz")
@@ -213,12 +215,27 @@ def test_the_sdist_and_wheel_hold_everything_and_the_server_extra_serves(tmp_pat
     sdist, wheel = build_from(src, tmp_path / "dist")
     assert wheel.name == f"moose_house-{__version__}-py3-none-any.whl"
     # Every file of the packages is in the wheel (the Lua scripts, the page...).
-    wanted = {name.split("/", 1)[1] for name in files
-              if name.startswith(("client/moose/", "server/moose_"))}  # fmt: skip
+    wanted = {
+        name.split("/", 1)[1]
+        for name in files
+        if name.startswith(("client/moose/", "server/moose_"))
+    }
     assert wanted - package_files(wheel) == set()
     # The sdist builds the very same wheel.
-    again = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-                  "-q", "-w", str(tmp_path / "from-sdist"), str(sdist)])  # fmt: skip
+    again = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path / "from-sdist"),
+            str(sdist),
+        ]
+    )
     assert again.returncode == 0, again.stderr
     [rebuilt] = (tmp_path / "from-sdist").glob("*.whl")
     assert package_files(rebuilt) == package_files(wheel)
@@ -231,16 +248,38 @@ def test_the_sdist_and_wheel_hold_everything_and_the_server_extra_serves(tmp_pat
     link_closure(requirements_of(rebuilt, "server"), site)
     purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
     (Path(purelib.stdout.strip()) / "server-deps.pth").write_text(f"{site}\n")
-    installed = _run([sys.executable, "-m", "pip", "--python", python, "install", "-q",
-                      "--no-deps", "--no-index", str(rebuilt)])  # fmt: skip
+    installed = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            python,
+            "install",
+            "-q",
+            "--no-deps",
+            "--no-index",
+            str(rebuilt),
+        ]
+    )
     assert installed.returncode == 0, installed.stderr
     assert _run([moose, "--version"]).stdout == f"moose {__version__}\n"
     server = ServeProcess([], free_port(), tmp_path / "serve.log")
     with server.log.open("ab") as log:
         server.proc = subprocess.Popen(
-            [moose, "serve", "--port", str(server.port), "--queue-bots-after", "0.2",
-             "--data-dir", str(tmp_path / "data")], stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
+            [
+                moose,
+                "serve",
+                "--port",
+                str(server.port),
+                "--queue-bots-after",
+                "0.2",
+                "--data-dir",
+                str(tmp_path / "data"),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
         server.wait_ready(60)
         (tmp_path / "bot.py").write_text(textwrap.dedent(BOT))

@@ -9,7 +9,7 @@ import asyncio
 from moose_server.social.presence import Presence
 from moose_server.storage.keys import presence_key
 
-from helpers import open_store
+from helpers import open_store, stopped
 
 
 async def test_a_player_is_online_while_some_live_instance_has_their_socket(redis_url):
@@ -71,8 +71,7 @@ async def test_renewals_come_a_slice_at_a_time_and_skip_players_who_left(redis_u
                 while len([s for s in presence.sizes if s]) < 4:
                     await asyncio.sleep(0.05)
         finally:
-            task.cancel()
-            await asyncio.gather(task, return_exceptions=True)
+            await stopped(task)
         # Which renewals are still live depends on how busy the machine was; what
         # was written does not: every player here, and none of those who left.
         live = await presence.online_many([p for p, _ in players])

@@ -240,8 +240,13 @@ def test_a_rating_sends_a_profile_and_history_and_six_arguments_per_seat():
 
 def test_history_sends_each_player_s_keys_and_entry():
     keys, argv = build(HistoryCall("g_1", [("p_1", '{"a": 1}'), ("p_2", "{}")], 3600, 100, 9))
-    assert keys == [listed_key("g_1"), profile_key("p_1"), history_key("p_1"),
-                    profile_key("p_2"), history_key("p_2")]  # fmt: skip
+    assert keys == [
+        listed_key("g_1"),
+        profile_key("p_1"),
+        history_key("p_1"),
+        profile_key("p_2"),
+        history_key("p_2"),
+    ]
     assert argv == [3600, 100, 9, 2, '{"a": 1}', "{}"]
 
 

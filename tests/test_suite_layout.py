@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import io
+import itertools
 import multiprocessing
 import subprocess
 import sys
+import tokenize
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -79,3 +83,39 @@ def test_a_wider_fixture_set_up_for_a_fast_test_may_not_start_a_process(
 @pytest.mark.slow
 def test_a_test_marked_slow_may_start_a_process() -> None:
     subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+def skipped_statements(source: str) -> Iterator[list[tokenize.TokenInfo]]:
+    """The tokens of each logical line that ends in a `# fmt: skip` comment."""
+    line: list[tokenize.TokenInfo] = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        line.append(token)
+        if token.type in (tokenize.NEWLINE, tokenize.ENDMARKER):
+            if any(t.type == tokenize.COMMENT and t.string == "# fmt: skip" for t in line):
+                yield [t for t in line if t.type not in IGNORED]
+            line = []
+
+
+IGNORED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT}
+
+
+def aligned(tokens: list[tokenize.TokenInfo]) -> bool:
+    """Whether two or more lines pad a token with spaces to a column: a table."""
+    padded = {
+        a.end[0]
+        for a, b in itertools.pairwise(tokens)
+        if a.end[0] == b.start[0] and b.start[1] - a.end[1] >= 2
+    }
+    return len(padded) >= 2
+
+
+def test_the_formatter_formats_every_statement_but_aligned_tables() -> None:
+    # `# fmt: skip` keeps a table's columns; anywhere else ruff format lays it out.
+    found = {}
+    for path in [*TESTS.rglob("*.py"), *(TESTS.parent / "bench").glob("*.py")]:
+        source = path.read_text()
+        if "# fmt: skip" in source:
+            kept = [s[0].start[0] for s in skipped_statements(source) if not aligned(s)]
+            if kept:
+                found[path.name] = kept
+    assert found == {}, "remove `# fmt: skip` there (lines) and run ruff format"

@@ -70,9 +70,20 @@ def check_axe(page: Player) -> None:
 def test_an_arena_game_shows_the_arena_and_its_end_screen_stays(
     browser, moose_serve, redis_url
 ) -> None:
-    server = moose_serve("--redis", redis_url, "--turn-time", "3", "--answer-time", "3",
-                         env={"MOOSE_ARENA_INTERVAL": "0.1", "MOOSE_LIVE_INTERVAL": "0.2",
-                              "MOOSE_AUTO_DELAY": "0.2", "MOOSE_ARENA_REST": "60"})  # fmt: skip
+    server = moose_serve(
+        "--redis",
+        redis_url,
+        "--turn-time",
+        "3",
+        "--answer-time",
+        "3",
+        env={
+            "MOOSE_ARENA_INTERVAL": "0.1",
+            "MOOSE_LIVE_INTERVAL": "0.2",
+            "MOOSE_AUTO_DELAY": "0.2",
+            "MOOSE_ARENA_REST": "60",
+        },
+    )
     run(create_arena(redis_url, "a_game", 10, "all"))
     bots = bots_play(server.url, "a_game", 1)
     page = Player(browser, server.http).open("/")

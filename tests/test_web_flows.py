@@ -42,8 +42,16 @@ ENGLISH_LOG = re.compile(r"\b(played|discarded|passed|dealt|trapped|closed|greed
 @pytest.fixture
 def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
     """A real `moose serve`: a short match wait, and the queue's offers after a second."""
-    return moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
-                       "--turn-time", "60", "--queue-offer-after", OFFER_AFTER)  # fmt: skip
+    return moose_serve(
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--match-wait",
+        "1",
+        "--turn-time",
+        "60",
+        "--queue-offer-after",
+        OFFER_AFTER,
+    )
 
 
 def accessible(player: Player, what: str) -> None:
@@ -51,8 +59,11 @@ def accessible(player: Player, what: str) -> None:
     from axe_playwright_python.sync_playwright import Axe
 
     found = Axe().run(player.page).response["violations"]
-    bad = [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in found
-           if v["impact"] in ("serious", "critical")]  # fmt: skip
+    bad = [
+        (v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3])
+        for v in found
+        if v["impact"] in ("serious", "critical")
+    ]
     assert bad == [], f"{what}: {bad}"
 
 
@@ -176,8 +187,14 @@ def test_play_the_computer_starts_at_once_and_is_played_to_the_end(players) -> N
     assert "greedy (intermediate)" in kinds and "cautious (intermediate)" in kinds
     both_languages(cai, "the lobby with Play the computer")
     play_computer(cai, "cai", opponents=2, kind="greedy")
-    assert not [f for f in cai.frames if f.get("type") == "table" and "id" not in f
-                and f.get("code") and cai.find("table-code").count()]  # fmt: skip
+    assert not [
+        f
+        for f in cai.frames
+        if f.get("type") == "table"
+        and "id" not in f
+        and f.get("code")
+        and cai.find("table-code").count()
+    ]
     match = next(f for f in cai.frames if f.get("type") == "match")
     assert match["players"] == 3 and match["bots"].count(True) == 2
     play_until_over([cai])
@@ -331,8 +348,15 @@ def first_move(player: Player) -> bool:
 
 
 def test_a_tie_lost_on_doors_is_explained_on_the_end_screen(browser, moose_serve, tmp_path):
-    server = moose_serve("--data-dir", str(tmp_path / "data"), "--match-wait", "1",
-                         "--turn-time", "60", env={"MOOSE_TEST_DECK": TIED_DECK})  # fmt: skip
+    server = moose_serve(
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--match-wait",
+        "1",
+        "--turn-time",
+        "60",
+        env={"MOOSE_TEST_DECK": TIED_DECK},
+    )
     ann, bob = Player(browser, server.http), Player(browser, server.http)
     try:
         queue_for_two(ann, bob)

@@ -40,8 +40,11 @@ def tables() -> dict[str, dict[str, str]]:
         pytest.skip("node is not installed")
     out = subprocess.run(
         [node, "--input-type=module", "-e", LOAD, I18N.as_uri()],
-        capture_output=True, text=True, check=True, timeout=30,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    )
     found: dict[str, dict[str, str]] = json.loads(out.stdout)
     return found
 

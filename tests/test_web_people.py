@@ -21,8 +21,13 @@ pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 @pytest.fixture
 def server(moose_serve: Callable[..., Any], tmp_path: Path) -> Any:
     """A real `moose serve` with its own Redis."""
-    return moose_serve("--data-dir", str(tmp_path / "data"), "--turn-time", "60",
-                       env={"MOOSE_RATE_SWEEP_AFTER": "0"})  # fmt: skip
+    return moose_serve(
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--turn-time",
+        "60",
+        env={"MOOSE_RATE_SWEEP_AFTER": "0"},
+    )
 
 
 def accessible(page: Player) -> None:

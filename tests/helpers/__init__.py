@@ -68,7 +68,7 @@ from helpers.sockets import (
     replay_states,
     table_game,
 )
-from helpers.timing import Clock, until
+from helpers.timing import Clock, stopped, until
 from helpers.workout import readme_acl, workout
 
 __all__ = [
@@ -124,6 +124,7 @@ __all__ = [
     "room",
     "spawn",
     "stacked_deck",
+    "stopped",
     "table_game",
     "until",
     "workout",

@@ -79,8 +79,9 @@ def bots_play(url: str, arena: str, count: int) -> threading.Thread:
         for client in clients:
             await client.open()
         try:
-            await asyncio.gather(*(c.run_arena_bot("greedy", arena, max_players=2)
-                                   for c in clients))  # fmt: skip
+            await asyncio.gather(
+                *(c.run_arena_bot("greedy", arena, max_players=2) for c in clients)
+            )
         finally:
             for client in clients:
                 await client.close()

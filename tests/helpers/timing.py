@@ -30,6 +30,20 @@ async def until(
     return value
 
 
+async def stopped(task: asyncio.Task[object]) -> None:
+    """Cancel `task` and wait for its end, cancelling again if it swallowed one.
+
+    redis-py now and then swallows a cancellation that lands inside a pipeline's
+    execute (see `helpers.cleanup`): a loop cancelled there runs on, and a plain
+    ``await gather(task)`` would wait for it until the test's timeout.
+    """
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=0.5)
+    if not task.cancelled() and task.exception() is not None:
+        raise task.exception()  # type: ignore[misc]
+
+
 class Clock:
     """A clock that moves only when told: ``clock()`` reads it, ``clock.advance(s)`` steps it."""
 

@@ -18,6 +18,7 @@ start (``bots-hourly-2026120214``), so every instance may create it: one does.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import secrets
@@ -131,17 +132,20 @@ class Arenas:
         self.settings = settings
         self.recurring = parse_recurring(settings.arenas)
         self.running = True
+        self._stopped = asyncio.Event()  # set by stop: a drain does not wait out the pause
         self._rounds = 0
 
     def stop(self) -> None:
         """Seat no more members (draining): `run` ends after the round under way."""
         self.running = False
+        self._stopped.set()
 
     async def run(self) -> None:
         """Rounds until stopped or cancelled."""
         while self.running:
             await one_round(self.round, "arenas", log)
-            await asyncio.sleep(self.settings.arena_interval)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopped.wait(), self.settings.arena_interval)
 
     async def round(self) -> int:
         """Create due recurring arenas, seat members, close arenas; returns games dealt."""

@@ -16,7 +16,7 @@ answered `internal`.
 
 The frames went straight to the transport before, one write per socket and loop
 turn: the whole server used 1.14-1.23x less CPU per move that way
-(bench/results/round4-ab-ws.json, round4-ab-all.json), under the 1.5x that would
+(BENCHMARKS.md, "Full speed": *Tried and not kept*), under the 1.5x that would
 keep a hand-written writer beside aiohttp's.
 """
 

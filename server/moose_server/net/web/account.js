@@ -1,3 +1,4 @@
+// @ts-check
 // Accounts in the page (PROTOCOL.md "Accounts"): register the guest's name (the same
 // player: rating and history stay), log in, log out here or everywhere, change the
 // password. A name an account holds, typed in the lobby, opens the login form at once.

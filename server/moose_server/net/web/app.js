@@ -1,3 +1,4 @@
+// @ts-check
 // The page's controller: which screen shows, what each click sends, what each message changes.
 
 import { renderGame, tickGame } from "./board.js";

@@ -1,3 +1,4 @@
+// @ts-check
 // Arena tournaments' pages: the list at /arenas, one arena at /arena/ID
 // with its standings (pushed by `watch_arena`), its live games (watch links) and results;
 // and the arena around an arena game: its name, the player's points and place in the

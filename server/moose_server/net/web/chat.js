@@ -1,3 +1,4 @@
+// @ts-check
 // Table chat, mute, block, report and follows: the page's side.
 //
 // Every line is shown as text (dom.js's h() sets text nodes, never HTML). A room's

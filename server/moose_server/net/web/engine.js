@@ -1,3 +1,4 @@
+// @ts-check
 // The few rules the page plays itself (RULES.md, the contract; moose/rules.py is the
 // server's engine): replaying a finished game's record, and why a card of your hand
 // cannot be played now.

@@ -1,3 +1,4 @@
+// @ts-check
 // Provably fair deals in the browser (PROTOCOL.md, "Provably fair deals"): the seed the
 // page sends, and the check of a finished game's deal from its record alone (Web Crypto).
 //

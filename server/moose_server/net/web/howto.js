@@ -1,3 +1,4 @@
+// @ts-check
 // How to play (/rules): the goal, the cards, a turn, the trap, the end, in the
 // player's language. RULES.md is the contract; this is it told to a new player.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Every text of the page, one table per language; card names as in each edition.
 //
 // `t(key, params)` fills {name} placeholders with text (never HTML). The

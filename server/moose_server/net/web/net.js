@@ -1,3 +1,4 @@
+// @ts-check
 // The socket: PROTOCOL.md over JSON text frames, with the session kept across reloads.
 //
 // `Net` says hello (with the token from localStorage when there is one),

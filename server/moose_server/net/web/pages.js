@@ -1,3 +1,4 @@
+// @ts-check
 // The site around the table: a player's profile (/p/NAME or /p/PLAYER_ID) and the
 // leaderboards (/leaderboard, /leaderboard/bots, ?page=N), read from the public HTTP
 // API (PROTOCOL.md "Ratings, leaderboards and history"). A finished game's row opens

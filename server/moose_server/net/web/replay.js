@@ -1,3 +1,4 @@
+// @ts-check
 // A finished game, move by move (/g/GAME): every house, every hand, as it was.
 //
 // The record is public once the game is over (RULES.md 6), so every hand is shown;

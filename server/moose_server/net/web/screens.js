@@ -1,3 +1,4 @@
+// @ts-check
 // The start screen (name, queue, private tables, live games) and a private table's screen.
 
 import { welcomeArt } from "./cards.js";

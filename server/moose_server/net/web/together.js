@@ -1,3 +1,4 @@
+// @ts-check
 // Rematch and challenges: the offers a player sees, and what they send.
 //
 // createTogether(ctx) keeps its own state; app.js hands it every server message
