@@ -372,6 +372,11 @@ def play_moves(seated: list[Player], count: int, limit: float = 120) -> None:
             time.sleep(0.05)
 
 
+# No finite animation running (a target's pulse or the low clock's blink never end).
+SETTLED = """() => !document.getAnimations().some((a) => a.effect
+  && a.effect.getTiming().iterations !== Infinity && a.playState === "running")"""
+
+
 def shoot(player: Player, folder: Path, name: str, *, phone_screen: bool = False) -> None:
     """Screenshots of the page at desktop and at phone width (`phone_screen`: the
     phone's one screen, as it shows a hand kept in view, instead of the whole page)."""
@@ -379,6 +384,8 @@ def shoot(player: Player, folder: Path, name: str, *, phone_screen: bool = False
         player.page.set_viewport_size(size)
         player.page.evaluate("window.scrollTo(0, 0)")  # the turn bar sticks where it is
         whole = not (phone_screen and size is PHONE)
+        # At rest: a card still in flight leaves its pile looking empty in the picture.
+        wait_until(lambda: player.page.evaluate(SETTLED))
         player.page.screenshot(path=str(folder / f"{name}{suffix}.png"), full_page=whole)
     player.page.set_viewport_size(DESKTOP)
 
