@@ -260,6 +260,11 @@ def test_on_a_phone_the_header_is_one_short_row_over_its_links(players) -> None:
     assert label is not None and hand is not None
     assert label["y"] + label["height"] <= hand["y"], "the hand hides the last move"
     expect(ann.find("clock")).to_be_in_viewport()
+    # A room is no wider than its card and a little: four fit a row beside the house card.
+    rooms = ann.page.locator(".house-row .room")
+    widths = rooms.evaluate_all("els => els.map((e) => e.offsetWidth)")
+    card = ann.page.locator(".house-row .room svg").first.bounding_box()
+    assert widths and card and max(widths) <= card["width"] + 9, (widths, card)
     accessible(ann, "the table on a phone, its short header")
 
 
