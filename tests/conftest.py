@@ -34,6 +34,8 @@ carry the mark itself, or it fails.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -53,14 +55,19 @@ from helpers.lanes import LaneGuard
 
 
 @pytest.fixture(autouse=True)
-def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def config_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A private config folder per test: `moose play` keeps session tokens there (and
     game records in the data folder beside it), and tests (and the commands they
     start) must never touch the user's own."""
     folder = tmp_path / "config"
     monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data-home"))
-    return folder
+    # A short data folder: `moose serve` puts its Redis' unix socket there, and a
+    # socket's path is limited to about 100 bytes (tmp_path, under an xdist worker's
+    # folder and named for the test, can be longer).
+    data = Path(tempfile.mkdtemp(prefix="mh-"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    yield folder
+    shutil.rmtree(data, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -40,6 +40,10 @@ class InputReader:
         self._began: float | None = None  # when the line in `buffer` began to be typed
         self._fd = sys.stdin.fileno()
         self._queue: asyncio.Queue[Line | None] = asyncio.Queue()
+        # One line handed over and not yet taken, at most: a line is stamped when the
+        # reader gets to it, so a flood of piped lines (`yes 1 | moose play`) is not
+        # all stamped before the menu it is meant for (and cannot fill memory).
+        self._room = threading.Semaphore(1)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._saved: Any = None
 
@@ -76,6 +80,8 @@ class InputReader:
         line = await self._queue.get()
         if line is None:
             self._queue.put_nowait(None)
+        else:
+            self._room.release()
         return line
 
     def _pump(self) -> None:
@@ -117,6 +123,8 @@ class InputReader:
 
     def _emit(self, line: Line | None) -> None:
         assert self._loop is not None
+        if line is not None:
+            self._room.acquire()  # in the reading thread: until the last line was taken
         with contextlib.suppress(RuntimeError):  # the loop closed while we waited
             self._loop.call_soon_threadsafe(self._queue.put_nowait, line)
         self._changed()

@@ -156,6 +156,7 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "challenge_accept": {"challenge": (_STR, True)},
     "challenge_decline": {"challenge": (_STR, True), "reason": (_STR, False)},
     "challenge_cancel": {"challenge": (_STR, True)},
+    "challenge_setting": {"challenges": (_STR, False)},
     # Arena tournaments
     "arenas": {},
     "show_arena": {"arena": (_STR, True)},
@@ -218,6 +219,7 @@ SERVER_MESSAGES = frozenset(
         "rematch_offer",  # together
         "rematch_started",
         "challenge_offer",
+        "challenge_setting",
         "arena_list",  # arena tournaments
         "arena",
         "arena_member",

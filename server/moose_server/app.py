@@ -80,6 +80,7 @@ from moose_server.settings import Settings
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.chat_store import ChatStore
+from moose_server.social.consent import Consent
 from moose_server.social.follows import Follows
 from moose_server.social.handlers import Social
 from moose_server.social.presence import Presence
@@ -223,17 +224,30 @@ async def _build(
     reports = Reports(moderation, store, players, settings)
     quotas = Quotas(Holdings(backend.redis, settings.buckets, backend.batch), store, settings)
     # Rematch and challenges; a player's challenge to someone who
-    # blocked them fails as one to someone offline (social.blocks).
+    # blocked them is never told to them (social.blocks).
     presence = Presence(backend.redis, settings.instance_id, settings.presence_ttl,
                         hub.player_names, still_here=hub.has_player)  # fmt: skip
     blocked = chat.blocks.blocked  # async (by, whom) -> bool, as Invites asks
+    consent = Consent(backend.redis, settings.guest_ttl)  # who may challenge whom
     invites = Invites(backend.redis, store, games, deals, results, matchmaker, presence, settings,
-                      find=reports.find, blocked=blocked, batch=backend.batch)  # fmt: skip
+                      find=reports.find, blocked=blocked, batch=backend.batch,
+                      room=quotas.player_room, consent=consent)  # fmt: skip
     stack.push_async_callback(invites.close)
     arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
     # Chat, blocks and follows; follows read the same presence.
     follows = Follows(backend.redis, store, settings, presence)
-    social = Social(chat, chat.blocks, follows, reports, games, players)
+    social = Social(
+        chat,
+        chat.blocks,
+        follows,
+        reports,
+        games,
+        players,
+        guard,
+        store,
+        settings.social_adds_per_hour,
+        consent,
+    )
     # Each feature registers its messages and its hooks of a socket's life with the
     # router; a socket knows the router only. Hooks run in the order registered.
     router = Router()
@@ -247,7 +261,7 @@ async def _build(
     Profiles(boards, store, play.seat_player, arena_requests.won).register(router)
     tables.register(router)
     deal_handlers.register(router, deals)
-    ReportHandlers(reports, store, games, social.quoted).register(router)
+    ReportHandlers(reports, store, games, social.quoted, social.whom).register(router)
     social.register(router)
     arena_requests.register(router)
     sockets = Sockets(settings)

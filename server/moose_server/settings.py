@@ -195,6 +195,9 @@ class Settings:
     chat_kept: int = 100  # lines kept per room (the oldest go)
     blocks_max: int = 200  # players one player may block
     follows_max: int = 500  # players one player may follow
+    # Follows and blocks one client address may add an hour (at once, then one every
+    # hour / that many): with ids that exist only, Redis memory per address is bounded.
+    social_adds_per_hour: int = 120
     followers_max: int = 100_000  # followers one player may have
 
     def __post_init__(self) -> None:
@@ -211,6 +214,7 @@ class Settings:
                     "live_interval", "ban_refresh", "report_burst", "report_interval",
                     "moderation_kept", "heavy_hours", "arena_interval", "arenas_watched",
                     "chat_burst", "chat_interval", "chat_kept", "blocks_max", "follows_max",
+                    "social_adds_per_hour",
                     "followers_max", *HOLDS)  # fmt: skip
         for name in positive:
             if getattr(self, name) <= 0:

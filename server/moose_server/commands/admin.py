@@ -151,7 +151,9 @@ async def _session(args: argparse.Namespace, action: Action) -> int:
     from moose_server.commands.admin_actions import AdminError, moderator
     from moose_server.storage.failures import StorageError
 
-    console = Console(highlight=False, soft_wrap=False)
+    # No markup: names and reasons are anyone's text, printed as they are ("[/]" or
+    # "[link=...]" in a reason must neither crash the listing nor style it).
+    console = Console(highlight=False, soft_wrap=False, markup=False)
     by = args.by or f"{getpass.getuser()}@{socket.gethostname()}"
     try:
         async with moderator(redis_url(args.redis_url, args.data_dir), by) as mod:

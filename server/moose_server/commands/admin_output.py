@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
 
 __all__ = ["table", "when"]
 
@@ -17,10 +18,10 @@ def when(ms: int | str) -> str:
 
 
 def table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> Table:
-    """A rich table with these columns and rows."""
+    """A rich table with these columns and rows, each cell shown as plain text."""
     out = Table(title=title, title_justify="left", show_lines=False)
     for column in columns:
         out.add_column(column, overflow="fold")
     for row in rows:
-        out.add_row(*(str(x) for x in row))
+        out.add_row(*(Text(str(x)) for x in row))  # plain text: never read as markup
     return out

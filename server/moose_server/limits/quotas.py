@@ -72,7 +72,7 @@ class Quotas:
 
     async def may_play(self, address: str, player: str) -> None:
         """Refuse `too_many_games` when the player or the address holds its limit of games."""
-        await self._player_games(player)
+        await self.player_room(player)
         key = hold_key("games", limit_subject(address))
         if not await self._room(key, self.settings.games_per_address, self._ended_games):
             raise _too_many_games("your address has")
@@ -88,7 +88,7 @@ class Quotas:
         Atomic per address across instances; also one token of the address' hourly
         starts. A start that fails inside gives both back.
         """
-        await self._player_games(player)
+        await self.player_room(player)
         subject = limit_subject(address)
         s = self.settings
         rate = LimitCall(limit_key("start", "address", subject), HOUR_MS // s.table_starts_per_hour,
@@ -107,7 +107,8 @@ class Quotas:
                 await self.store.limit(LimitCall(rate.key, rate.interval_ms, give=True))
             raise
 
-    async def _player_games(self, player: str) -> None:
+    async def player_room(self, player: str) -> None:
+        """Refuse `too_many_games` when the player holds its limit of unfinished games."""
         limit = self.settings.games_per_player
         games = await self.holdings.player_games(player)  # a few ids: no SCARD needed
         if len(games) < limit:

@@ -83,7 +83,7 @@ class Lobby:
         """The `table` answer to `start_table`: the seats the game starts with."""
         seats = [s.as_dict() for s in table.seats]
         return {"type": "table", "code": code, "host": host, "players": len(seats),
-                "seats": seats}  # fmt: skip
+                "seats": seats, "rated": table.rated}  # fmt: skip
 
     def stop(self) -> None:
         """Form no more tables (draining): `run` ends after the round under way."""

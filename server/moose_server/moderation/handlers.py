@@ -9,7 +9,7 @@ from moose.protocol import ProtocolError
 from moose_server.moderation.reports import Reports, clean_reason
 from moose_server.net.router import Router
 from moose_server.net.session import Message, Session, player_of
-from moose_server.play import Game, GameError, Games
+from moose_server.play import NOT_SHOWN, Game, GameError, Games
 from moose_server.storage.store import Store
 
 __all__ = ["ReportHandlers"]
@@ -17,16 +17,22 @@ __all__ = ["ReportHandlers"]
 log = logging.getLogger(__name__)
 
 Quoted = Callable[[Session, Message], Awaitable[Message | None]]
+# find(socket, target, None): (player id, name) of an account's name or a player's id,
+# a connected guest's included (social's `whom`); or no_such_player.
+Find = Callable[[Session, str, None], Awaitable[tuple[str, str]]]
 
 
 class ReportHandlers:
     """Take a report: its reporter metered, the player it names found, the report kept."""
 
-    def __init__(self, reports: Reports, store: Store, games: Games, quoted: Quoted) -> None:
+    def __init__(
+        self, reports: Reports, store: Store, games: Games, quoted: Quoted, find: Find
+    ) -> None:
         self.reports = reports
         self.store = store
         self.games = games
         self.quoted = quoted  # the chat line a report names, if any (social)
+        self.find = find
 
     def register(self, router: Router) -> None:
         """Handle `report`."""
@@ -42,9 +48,11 @@ class ReportHandlers:
             player, name = line["player"], line["name"]
         elif game_id is not None:
             game = await self.games.load(game_id)
+            if not game.shown_to(conn.player, game_id in conn.subs):
+                raise GameError("not_in_game", NOT_SHOWN)
             player, name = _seated(game, target)
         else:
-            player, name = await self.reports.find(target)
+            player, name = await self.find(conn, target, None)
         if player == conn.player:
             raise ProtocolError("bad_message", "you cannot report yourself")
         await self.reports.take(player_of(conn), conn.address)

@@ -26,7 +26,7 @@ from typing import Any, TextIO
 
 from moose.redact import redact_url
 
-__all__ = ["FORMATS", "JsonFormatter", "TextFormatter", "configure", "scrub"]
+__all__ = ["FORMATS", "JsonFormatter", "TextFormatter", "configure", "plain_message", "scrub"]
 
 FORMATS = ("text", "json")
 FIELDS = ("event", "game", "player", "seat", "seq", "code")  # shown first, in this order
@@ -78,11 +78,37 @@ class JsonFormatter(logging.Formatter):
         return scrub(json.dumps(out, default=str, ensure_ascii=False))
 
 
+# A field value written bare; any other is written as a JSON string ("a b", "x=y").
+_BARE = re.compile(r"[A-Za-z0-9_.:@/+-]+")
+# What a message may not hold as it is: a backslash, "=" (a field's mark) and any
+# line break or control character (a planted line).
+_UNSAFE = re.compile(r"[\\=\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _field(value: Any) -> str:
+    text = str(value)
+    return text if _BARE.fullmatch(text) else json.dumps(text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    ch = match.group()
+    return "\\" + ch if ch in "\\=" else ch.encode("unicode_escape").decode("ascii")
+
+
+def plain_message(text: str) -> str:
+    """A message as the text format writes it: no "=" nor line break left unescaped, so
+    that no name in it can pass for a key=value field or start a line of its own."""
+    return _UNSAFE.sub(_escape, text)
+
+
 class TextFormatter(logging.Formatter):
     """The usual `time level logger: message`, then the ids (FIELDS) as key=value.
 
     Only those: the message says the rest, and libraries' own extras (aiohttp's
-    access log has a dozen) would drown it.
+    access log has a dozen) would drown it. A value other than a plain token is
+    written as a JSON string, and the message is escaped (`plain_message`): the
+    only unescaped `key=value` pairs on a line are its fields, whatever a player's
+    name holds.
     """
 
     def __init__(self) -> None:
@@ -94,10 +120,10 @@ class TextFormatter(logging.Formatter):
 
     def formatMessage(self, record: logging.LogRecord) -> str:
         """The line before any traceback."""
-        line = super().formatMessage(record)
+        line = self._style._fmt % (vars(record) | {"message": plain_message(record.message)})
         fields = {k: v for k in FIELDS if (v := getattr(record, k, None)) is not None}
         if fields:
-            line += " [" + " ".join(f"{k}={v}" for k, v in fields.items()) + "]"
+            line += " [" + " ".join(f"{k}={_field(v)}" for k, v in fields.items()) + "]"
         return line
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from moose_server.play.codes import CODE_ALPHABET, CODE_LENGTH, clean_code
 from moose_server.play.game import (
+    NOT_SHOWN,
     Game,
     GameError,
     match_message,
@@ -23,6 +24,7 @@ from moose_server.play.seats import Seat
 __all__ = [
     "CODE_ALPHABET",
     "CODE_LENGTH",
+    "NOT_SHOWN",
     "Game",
     "GameError",
     "Games",

@@ -23,6 +23,7 @@ from moose_server.errors import Refusal
 from moose_server.storage.codec import extend_map, pack, pack_array_header, pack_map
 
 __all__ = [
+    "NOT_SHOWN",
     "Event",
     "Game",
     "GameError",
@@ -44,6 +45,8 @@ __all__ = [
 Move = dict[str, Any]
 Event = dict[str, Any]
 FALLBACK_BOT = "greedy"
+# The refusal (not_in_game) of naming a player by a private game one does not see.
+NOT_SHOWN = "a private table's game is watched with its code; its players are not yours to name"
 
 
 class GameError(Refusal):
@@ -160,6 +163,12 @@ class Game:
     def seat_of(self, player: str) -> int | None:
         """The player's seat, or None."""
         return self.players.index(player) if player in self.players else None
+
+    def shown_to(self, player: str | None, following: bool) -> bool:
+        """Whether its seats' players are `player`'s to know: a queue game is anyone's to
+        watch; a private table's only its seats' or a socket `following` it (watched
+        with the code, or synced)."""
+        return self.code is None or following or (player is not None and player in self.players)
 
     def seat_named(self, target: str) -> int | None:
         """The seat of a player called `target` (its player id, its name, or its name as

@@ -1,5 +1,6 @@
 """Players a player blocked: their chat is not delivered to the blocker,
-and their challenges to the blocker fail as a challenge to someone offline does.
+and their challenges and rematch offers to the blocker are never told to them (a
+challenge waits unanswered and expires, as one ignored would).
 
 One hash per blocker in Redis (keys.blocks_key: blocked player id -> their name
 when blocked), of at most `most` players, added to by a script

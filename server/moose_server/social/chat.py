@@ -134,8 +134,8 @@ class Chat:
         """The table's code and its seated players, when `player` sits at it."""
         info = await self.matchmaker.table(normalize_code(code))
         seated = [s.player for s in info.seats if s is not None and s.player is not None]
-        if player not in seated:
-            raise Refusal("not_in_game", "only who sits at a table speaks or reads there")
+        if player not in seated:  # as for a code no table has: a code is not told by this
+            raise Refusal("bad_code", f"no private table has the code {info.code}")
         return info.code, seated
 
     async def _pay(self, player: str, address: str) -> None:
@@ -150,16 +150,16 @@ class Chat:
             await asyncio.gather(*(self.store.limit(g) for g in given))
             raise Limited("you are chatting too fast; wait and try again", max(waits))
 
-    async def history(self, peer: Peer, msg: Message) -> Message:
+    async def history(self, peer: Peer, msg: Message, blocked_too: bool = False) -> Message:
         """The lines kept of a room this socket may read, after `since`, without those
-        of players its player blocked."""
+        of players its player blocked (with them: `blocked_too`, to report one)."""
         assert peer.player is not None
         since = msg.get("since")
         if since is not None and not LINE_ID.match(since):
             raise Refusal("bad_message", "'since' is the id of a chat line, like '1700000000000-0'")
         target, room = await self._readable(peer, msg)
         lines = await self.chat.history(target, room, since)
-        blocked = set(await self.blocks.of(peer.player))
+        blocked = set() if blocked_too else set(await self.blocks.of(peer.player))
         shown = [chat_message(target, room, ln.pop("id"), ln) for ln in lines
                  if ln["player"] not in blocked]  # fmt: skip
         for line in shown:

@@ -35,6 +35,9 @@ class Online(Protocol):
     async def online_many(self, players: list[str]) -> list[bool]:
         """Whether each player has a socket on some live instance."""
 
+    async def online(self, player: str) -> str | None:
+        """The name the player plays with when connected anywhere, else None."""
+
 
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)

@@ -15,14 +15,20 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from moose_server.accounts import PlayerStore
+from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
+from moose_server.limits.limits import CodeGuard, Limited
 from moose_server.moderation import Reports
 from moose_server.net.router import Router
 from moose_server.net.session import Peer
-from moose_server.play import GameError, Games
+from moose_server.play import NOT_SHOWN, GameError, Games
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
+from moose_server.social.consent import Consent
 from moose_server.social.follows import Follows
+from moose_server.storage.keys import limit_key
+from moose_server.storage.scripts import LimitCall
+from moose_server.storage.store import Store
 
 __all__ = ["Social"]
 
@@ -41,7 +47,8 @@ class Social:
 
     def __init__(
         self, chat: Chat, blocks: Blocks, follows: Follows, reports: Reports, games: Games,
-        players: PlayerStore,
+        players: PlayerStore, guard: CodeGuard, store: Store, adds_per_hour: int,
+        consent: Consent,
     ) -> None:  # fmt: skip
         self.chat = chat
         self.blocks = blocks
@@ -49,10 +56,15 @@ class Social:
         self.reports = reports  # finds a player by id or account name
         self.games = games
         self.players = players
+        self.guard = guard  # a request naming a join code pays a guess if refused
+        self.store = store  # the hourly budget of follows and blocks per address
+        self.adds = (adds_per_hour, max(1, 3_600_000 // adds_per_hour))
+        self.consent = consent
         self.table: dict[str, Handler] = {
             "say": self.say, "chat_history": self.chat_history, "block": self.block,
             "unblock": self.unblock, "blocks": self.blocks_list, "follow": self.follow,
             "unfollow": self.unfollow, "following": self.following,
+            "challenge_setting": self.challenge_setting,
         }  # fmt: skip
 
     def register(self, router: Router) -> None:
@@ -61,20 +73,28 @@ class Social:
 
     async def say(self, conn: Any, msg: Message) -> Message:
         """Say a line at a game or a private table."""
-        return await self.chat.say(conn, conn.name, conn.address, msg)
+        if msg.get("code") is None:
+            return await self.chat.say(conn, conn.name, conn.address, msg)
+        async with self.guard.attempt(conn.address, _player(conn)):
+            return await self.chat.say(conn, conn.name, conn.address, msg)
 
-    async def chat_history(self, conn: Any, msg: Message) -> Message:
+    async def chat_history(self, conn: Any, msg: Message, blocked_too: bool = False) -> Message:
         """The lines kept of a room, after `since`."""
-        return await self.chat.history(conn, msg)
+        if msg.get("code") is None:
+            return await self.chat.history(conn, msg, blocked_too)
+        async with self.guard.attempt(conn.address, _player(conn)):
+            return await self.chat.history(conn, msg, blocked_too)
 
     async def whom(self, conn: Any, target: str, game_id: str | None) -> tuple[str, str]:
         """(player id, name) of the player `target` names (see the module docstring)."""
         if game_id is None and GUEST_ID.match(target):
             found = (await self.players.profiles([target]))[0]
             if "name" not in found:
-                return target, await self._known(conn, target)
+                return target, await self._guest(conn, target, bool(found))
         if game_id is not None:
             game = await self.games.load(game_id)
+            if not game.shown_to(conn.player, game_id in conn.subs):
+                raise GameError("not_in_game", NOT_SHOWN)
             seat = game.seat_named(target)
             if seat is None and target in game.players:
                 seat = game.players.index(target)
@@ -85,9 +105,23 @@ class Social:
             return player, game.names[seat]
         return await self.reports.find(target)
 
-    async def _known(self, conn: Any, player: str) -> str:
+    async def _guest(self, conn: Any, player: str, kept: bool) -> str:
+        """The name of a guest named by id (`_known`), when the id is a player's: known
+        to us, connected, seated in a game, or with a profile `kept`; else
+        `no_such_player`, so that no one stores ids that never were."""
+        name = await self._known(conn, player)
+        if name is not None:
+            return name
+        live = await self.follows.presence.online(player)  # the name they play with now
+        if live is not None:
+            return live
+        if kept or (await self.follows.playing([player]))[0]:
+            return player
+        raise Refusal("no_such_player", f"no player is called {player[:24]!r}")
+
+    async def _known(self, conn: Any, player: str) -> str | None:
         """A guest's name: at a game this socket follows, else as we last blocked or
-        followed them, else their id."""
+        followed them, else None."""
         for game_id in list(conn.subs):
             try:
                 game = await self.games.load(game_id)
@@ -98,13 +132,31 @@ class Social:
         for names in (await self.follows.of(_player(conn)), await self.blocks.of(_player(conn))):
             if player in names:
                 return names[player]
-        return player
+        return None
 
     async def block(self, conn: Any, msg: Message) -> Message:
         """Block a player: their chat no longer reaches us, nor their challenges."""
         player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        await self._pay(conn)
         await self.blocks.block(_player(conn), player, name)
         return {"type": "blocked", "player": player, "name": name}
+
+    async def challenge_setting(self, conn: Any, msg: Message) -> Message:
+        """Who may challenge us: changed when `challenges` is given, and said."""
+        wanted = msg.get("challenges")
+        if wanted is None:
+            setting = await self.consent.setting(_player(conn))
+        else:
+            setting = await self.consent.change(_player(conn), wanted)
+        return {"type": "challenge_setting", "challenges": setting}
+
+    async def _pay(self, conn: Any) -> None:
+        """One follow or block of the address' hour; `rate_limited` when none is left."""
+        most, interval = self.adds
+        key = limit_key("social", "address", limit_subject(conn.address))
+        wait = await self.store.limit(LimitCall(key, interval, most))
+        if wait:
+            raise Limited(f"your address added {most} follows and blocks this hour; wait", wait)
 
     async def unblock(self, conn: Any, msg: Message) -> Message:
         """Unblock a player."""
@@ -120,6 +172,7 @@ class Social:
     async def follow(self, conn: Any, msg: Message) -> Message:
         """Follow a player."""
         player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        await self._pay(conn)
         await self.follows.follow(_player(conn), conn.name, player, name)
         return {"type": "followed", "player": player, "name": name}
 
@@ -162,7 +215,8 @@ class Social:
         `code` this socket reads), to keep with the report; None when it names none."""
         if msg.get("chat") is None:
             return None
-        found = await self.chat.history(conn, {**msg, "since": None})
+        # A blocked speaker's lines too: blocking someone is no reason not to report them.
+        found = await self.chat_history(conn, {**msg, "since": None}, blocked_too=True)
         lines: list[Message] = found["lines"]
         for line in lines:
             if line["line"] == msg["chat"]:

@@ -167,7 +167,10 @@ class EmbeddedRedis:
         """Where the unix socket lives (short, since sun_path is ~100 bytes)."""
         path = self.data_dir / "redis.sock"
         if len(str(path)) > 100:
-            raise EmbeddedRedisError(f"data folder path too long for a unix socket: {path}")
+            raise EmbeddedRedisError(
+                f"data folder path too long for a unix socket: {path}"
+                " (give --data-dir a shorter one)"
+            )
         return path
 
     def start(self) -> str:

@@ -15,10 +15,21 @@ accept racing the expiry either deals it or finds the offer expired.
   that the challenger hosts. It waits `challenge_ttl`. A challenger has at most
   `challenges_open` waiting and sends `challenges_per_hour`.
 
-Refusals: `player_offline` (offline, or blocking the challenger: one code and one
-message for both), `no_such_player`, `too_many_challenges`, `rate_limited`,
+A game an offer deals counts against each human seat's cap of unfinished games:
+an accept that would seat someone over it is refused (`too_many_games`) before
+anything changes. Being seated by an offer withdraws the player's queue ticket.
+An open challenge whose challenger sits at another private table is refused
+(`already_seated`, naming the challenger, never their table's code).
+
+A challenge to a player who blocks the challenger is made and answered as any
+other, but never told to them (it expires unanswered), so a block cannot be told
+from being ignored; their `following` shows them online as it would anyway.
+
+Refusals: `player_offline` (not connected), `not_allowed` (the challenged player's
+setting of who may challenge them, social/consent.py), `no_such_player`,
+`too_many_challenges`, `rate_limited`,
 `no_such_rematch`, `no_such_challenge`, `expired`, `offer_closed`, `not_over`,
-`not_in_game`, `bad_message`.
+`not_in_game`, `bad_message`, `too_many_games`, `already_seated`.
 """
 
 from __future__ import annotations
@@ -36,7 +47,7 @@ from moose_server.limits.limits import Limited
 from moose_server.matchmaking import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
 from moose_server.play import Game, GameError, Games, Results, Seat, seat_info
 from moose_server.settings import Settings
-from moose_server.social import Presence
+from moose_server.social import Consent, Presence
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
 from moose_server.storage.keys import limit_key, offer_key
@@ -56,6 +67,8 @@ BOT = "greedy"  # the bot that fills a seat
 # blocked(by, whom): whether `by` blocks `whom` (social/blocks.py).
 Blocked = Callable[[str, str], Awaitable[bool]]
 Finder = Callable[[str], Awaitable[tuple[str, str]]]
+# room(player): raise `too_many_games` when the player may not start another game.
+Room = Callable[[str], Awaitable[None]]
 
 
 def watchers(game: str) -> str:
@@ -104,7 +117,8 @@ class Invites:
     def __init__(
         self, redis: Any, store: Store, games: Games, deals: Deals, results: Results,
         matchmaker: Matchmaker, presence: Presence, settings: Settings, find: Finder,
-        blocked: Blocked | None = None, batch: Batcher | None = None,
+        blocked: Blocked | None = None, batch: Batcher | None = None, room: Room | None = None,
+        consent: Consent | None = None,
     ) -> None:  # fmt: skip
         self.store = store
         self.games = games
@@ -116,6 +130,8 @@ class Invites:
         self.find = find  # (player id, name) of a name or id, or no_such_player
         self.blocked = blocked  # None until the block list exists: nobody is blocked
         self.batch = batch or Batcher(redis)
+        self.consent = consent  # who each player lets challenge them (None: everyone)
+        self.room = room  # None: no cap on unfinished games (tests of the offers alone)
         self._offer = scripts.register(redis, InviteOfferCall)
         self._answer = scripts.register(redis, InviteAnswerCall)
         self._timers: set[asyncio.Task[None]] = set()
@@ -142,7 +158,8 @@ class Invites:
     async def _tell(self, o: dict[str, Any], skip: str | None) -> None:
         """Every human seat of the offer but `skip` hears of it, on any instance."""
         make = rematch_message if o["kind"] == "rematch" else challenge_message
-        told = [(p, make(o)) for p in _humans(o) if p != skip]
+        # `quiet`: the seats that block the offerer, who never hear of it.
+        told = [(p, make(o)) for p in _humans(o) if p != skip and p not in o.get("quiet", ())]
         if told:
             await self.store.publish_players(told)
 
@@ -176,10 +193,12 @@ class Invites:
         if len(seats) < MIN_PLAYERS:
             raise Refusal("bad_message", "too few seats are still here for a rematch")
         humans = [s.player for s in seats if s.player is not None]
+        quiet = await self._blocking(player, [p for p in humans if p != player])
         o = {"id": f"r_{game_id}", "kind": "rematch", "from": player, "game": game_id,
              "seats": [s.as_dict() | {"is_bot": s.is_bot} for s in seats],
              "need": dict.fromkeys(humans, True), "accepted": {}, "rated": game.rated,
-             "code": game.code}  # fmt: skip
+             "code": game.code, "quiet": quiet}  # fmt: skip
+        await self._may_start(o, player)  # a seat at its cap could never accept
         made = await self._make(o, self.settings.rematch_wait, 0)
         if "offer" in made:
             self._expire_later(made["offer"], await self.store.now_ms())
@@ -202,6 +221,8 @@ class Invites:
 
     async def answer_rematch(self, player: str, game_id: str, action: str) -> dict[str, Any]:
         """Accept or decline the rematch of a game; the last accept deals the new game."""
+        before = await self._load(f"r_{game_id}") if action == "accept" else {}
+        await self._may_start(before, player)
         result = await self._run(f"r_{game_id}", "", action, player)
         if "err" in result:
             raise Refusal("no_such_rematch", f"no rematch of game {game_id} is offered to you")
@@ -209,13 +230,16 @@ class Invites:
         if "started" in result:
             await self._deal(o)
         if "closed" in result:
+            if o["status"] == "expired":  # as a challenge answered late says
+                raise Refusal("expired", f"the rematch of game {game_id} expired")
             if o["status"] != "started" or player not in o["need"]:
                 raise Refusal("offer_closed", f"the rematch of game {game_id} was {o['status']}")
             return rematch_message(o)
         if "ended" in result and o["status"] == "expired":
             await self._tell(o, None)
             raise Refusal("expired", f"the rematch of game {game_id} expired")
-        await self._tell(o, player)
+        if player not in (before.get("accepted") or {}):  # a repeated accept tells nobody again
+            await self._tell(o, player)
         return rematch_message(o)
 
     # -- challenge -----------------------------------------------------------------
@@ -229,15 +253,19 @@ class Invites:
         whom, whom_name = await self._find(target)
         if whom == player:
             raise Refusal("bad_message", "you cannot challenge yourself")
-        blocked = self.blocked is not None and await self.blocked(whom, player)
-        if blocked or await self.presence.online(whom) is None:
-            raise Refusal("player_offline", f"{whom_name} is not online")  # the same for both
+        if await self.presence.online(whom) is None:
+            raise Refusal("player_offline", f"{whom_name} is not online")
+        if self.consent is not None:  # before the block: a block never shows as a refusal
+            await self.consent.check(whom, whom_name, player)
+        # A blocked challenger's challenge is made as any other but never told to the
+        # blocker (`quiet`): it waits, unanswered, and expires, as one ignored would.
+        quiet = await self._blocking(player, [whom])
         await self._pay(player)
         o = {"id": f"c_{secrets.token_hex(6)}", "kind": "challenge", "from": player,
              "from_name": name, "to": whom, "to_name": whom_name, "players": players,
              "rated": rated, "open": open_seats and players > 2,
              "seats": [{"player": player, "name": name}, {"player": whom, "name": whom_name}],
-             "need": {whom: True}, "accepted": {}}  # fmt: skip
+             "need": {whom: True}, "accepted": {}, "quiet": quiet}  # fmt: skip
         made = await self._make(o, self.settings.challenge_ttl, self.settings.challenges_open)
         if "err" in made:
             await self._pay(player, give=True)
@@ -278,7 +306,12 @@ class Invites:
         """Accept, decline (with a reason) or cancel a challenge; an accept deals it."""
         if action == "decline" and reason not in REASONS:
             raise Refusal("bad_message", f"reason must be one of {', '.join(REASONS)}")
-        sender = await self._sender(challenge, player)
+        o = await self._load(challenge) if challenge[:2] == "c_" else {}
+        if player not in (o.get("from"), o.get("to")):
+            raise Refusal("no_such_challenge", f"no challenge {challenge[:16]!r} is yours")
+        sender = str(o["from"])
+        if action == "accept" and o.get("status") == "open":
+            await self._may_start(o, player)
         result = await self._run(challenge, sender, action, player, reason)
         if "err" in result or "early" in result:
             raise Refusal("no_such_challenge", f"no challenge {challenge[:16]!r} is yours")
@@ -293,14 +326,37 @@ class Invites:
             raise Refusal("expired", "that challenge expired")
         return challenge_message(o)
 
-    async def _sender(self, challenge: str, player: str) -> str:
-        """The challenger (whose open challenges the answer updates), when `player` is one
-        of the two; else no_such_challenge."""
-        raw = await self.store.redis.get(offer_key(challenge)) if challenge[:2] == "c_" else None
-        o = json.loads(raw) if raw is not None else {}
-        if player not in (o.get("from"), o.get("to")):
-            raise Refusal("no_such_challenge", f"no challenge {challenge[:16]!r} is yours")
-        return str(o["from"])
+    async def _blocking(self, player: str, others: list[str]) -> list[str]:
+        """Those of `others` who block `player`: an offer of theirs is never told them."""
+        if self.blocked is None:
+            return []
+        return [p for p in others if await self.blocked(p, player)]
+
+    async def _load(self, offer: str) -> dict[str, Any]:
+        """The offer as stored, or {} when there is none."""
+        raw = await self.store.redis.get(offer_key(offer))
+        return dict(json.loads(raw)) if raw is not None else {}
+
+    async def _may_start(self, o: dict[str, Any], player: str) -> None:
+        """Refuse an accept that would seat someone over their cap of unfinished games, or
+        start an open challenge whose challenger sits at another table; changes nothing."""
+        if not o or o.get("status") not in (None, "open"):
+            return  # the answer script says why (closed, expired, no such offer)
+        names = {s["player"]: s["name"] for s in o["seats"] if s.get("player")}
+        for who in sorted(names, key=lambda p: p != player):  # the accepter's own cap first
+            if self.room is not None:
+                try:
+                    await self.room(who)
+                except Refusal as exc:
+                    if who == player:
+                        raise
+                    raise Limited(f"{names[who]} is playing as many unfinished games as "
+                                  "allowed", None, exc.code) from None  # fmt: skip
+        if o["kind"] == "challenge" and o["open"]:
+            if await self.matchmaker.seated_table(o["from"]) is not None:
+                raise _elsewhere(o["from_name"])
+            if await self.matchmaker.seated_table(o["to"]) is not None:
+                raise Refusal("already_seated", "you are already at a private table")
 
     # -- dealing -------------------------------------------------------------------
 
@@ -308,6 +364,8 @@ class Invites:
         """Deal the game of an accepted offer (once: only the accept that completed it)."""
         if o["kind"] == "challenge" and o["open"]:
             return await self._open_table(o)
+        for player in _humans(o):  # seated here: not in the queue any more
+            await self.matchmaker.leave_if_queued(player)
         seats = [_seat(s) for s in o["seats"]]
         if o["kind"] == "challenge":
             seats += [Seat(None, f"{BOT}-bot {n}", BOT) for n in range(1, o["players"] - 1)]
@@ -325,7 +383,23 @@ class Invites:
     async def _open_table(self, o: dict[str, Any]) -> dict[str, Any]:
         """A challenge with open seats: a private table hosted by the challenger."""
         mm, (host, guest) = self.matchmaker, o["seats"]
-        info = await mm.create_table(host["player"], host["name"], o["players"], bool(o["rated"]))
-        info = await mm.join_table(info.code, guest["player"], guest["name"])
+        for player in _humans(o):
+            await mm.leave_if_queued(player)
+        try:  # the host took a table since the accept's check: never say its code
+            info = await mm.create_table(host["player"], host["name"], o["players"],
+                                         bool(o["rated"]))  # fmt: skip
+        except Refusal:
+            raise _elsewhere(host["name"]) from None
+        try:
+            info = await mm.join_table(info.code, guest["player"], guest["name"])
+        except Refusal:
+            await mm.leave_table(info.code, host["player"])  # the table just made goes
+            raise
         await self.store.publish_players([(p, info.as_message()) for p in _humans(o)])
         return o | {"code": info.code}
+
+
+def _elsewhere(name: str) -> Refusal:
+    """The refusal of an open challenge whose challenger sits at another table."""
+    return Refusal("already_seated", f"{name} is at another private table; the challenge "
+                      "cannot start there")  # fmt: skip

@@ -215,7 +215,7 @@ const en = {
   arena_finished: "finished",
   err_no_such_arena: "No arena has that id.",
   err_arena_over: "This arena is over.",
-  err_not_allowed: "This arena is not open to you.",
+  err_not_allowed: "Not allowed: that player or arena does not take this from you.",
   err_not_member: "You are not a member of this arena.",
   // -- replays, the rules, why a card cannot be played --
   rules_link: "How to play",
@@ -518,7 +518,7 @@ const es = {
   arena_finished: "terminada",
   err_no_such_arena: "Ninguna arena tiene ese id.",
   err_arena_over: "Esta arena ha terminado.",
-  err_not_allowed: "Esta arena no está abierta para ti.",
+  err_not_allowed: "No permitido: ese jugador o esa arena no lo acepta de ti.",
   err_not_member: "No eres miembro de esta arena.",
   // -- replays, the rules, why a card cannot be played --
   rules_link: "Cómo se juega",
