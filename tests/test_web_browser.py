@@ -31,6 +31,7 @@ from helpers.browser import (
     DOCS,
     PHONE,
     Player,
+    axe_violations,
     play_until_over,
     private_game,
     queue_for_two,
@@ -329,6 +330,20 @@ def test_a_phone_in_spanish_plays_with_the_keyboard_alone(players) -> None:
     assert sam.problems == []
 
 
+def test_the_lobby_opens_with_a_moose_and_what_the_game_is(players) -> None:
+    for size in (None, PHONE):
+        ann = players(viewport=size) if size else players()
+        ann.open()
+        welcome = ann.find("welcome")
+        assert welcome.locator("svg .moose").count() >= 1
+        assert "card game for 2 to 6" in welcome.inner_text()
+        assert welcome.bounding_box()["height"] <= 160
+        assert axe_violations(ann) == []
+        ann.find("lang-button").click()
+        welcome.filter(has_text="juego de cartas").wait_for()
+        assert axe_violations(ann) == []
+
+
 def test_the_lobby_is_drawn_quickly(players) -> None:
     """Prints how long after opening the lobby is drawn (no timed assertion)."""
     marks = {"first-contentful-paint": [], "lobby-drawn": []}
@@ -357,6 +372,11 @@ def play_moves(seated: list[Player], count: int, limit: float = 120) -> None:
             time.sleep(0.05)
 
 
+# No finite animation running (a target's pulse or the low clock's blink never end).
+SETTLED = """() => !document.getAnimations().some((a) => a.effect
+  && a.effect.getTiming().iterations !== Infinity && a.playState === "running")"""
+
+
 def shoot(player: Player, folder: Path, name: str, *, phone_screen: bool = False) -> None:
     """Screenshots of the page at desktop and at phone width (`phone_screen`: the
     phone's one screen, as it shows a hand kept in view, instead of the whole page)."""
@@ -364,6 +384,8 @@ def shoot(player: Player, folder: Path, name: str, *, phone_screen: bool = False
         player.page.set_viewport_size(size)
         player.page.evaluate("window.scrollTo(0, 0)")  # the turn bar sticks where it is
         whole = not (phone_screen and size is PHONE)
+        # At rest: a card still in flight leaves its pile looking empty in the picture.
+        wait_until(lambda: player.page.evaluate(SETTLED))
         player.page.screenshot(path=str(folder / f"{name}{suffix}.png"), full_page=whole)
     player.page.set_viewport_size(DESKTOP)
 

@@ -184,6 +184,19 @@ def test_the_clock_warns_at_low_time_and_says_when_not_connected(
         ada.close()
 
 
+def test_your_time_is_shown_once_in_the_turn_bar(players) -> None:
+    from playwright.sync_api import expect
+
+    ada = players()
+    start(ada, "ada", bots=1)
+    ada.find("legal-move").first.wait_for(timeout=30000)
+    expect(ada.find("clock")).to_be_in_viewport()
+    # The words stay for a screen reader; the eye sees the big clock alone.
+    assert "left" in ada.find("countdown").inner_text()
+    box = ada.find("countdown").bounding_box()
+    assert box is not None and box["width"] <= 1 and box["height"] <= 1, "the time is shown twice"
+
+
 def test_the_sound_switch_is_remembered(players) -> None:
     ada = players()
     start(ada, "ada", bots=1)
@@ -223,6 +236,38 @@ def test_on_a_phone_the_clock_and_the_chosen_cards_targets_are_in_view(players) 
     assert box["y"] >= bar["y"] + bar["height"] - 1, "the turn bar hides the target"
     expect(sam.find("clock")).to_be_in_viewport()
     accessible(sam, "the table on a phone, a card chosen")
+
+
+def test_on_a_phone_the_header_is_one_short_row_over_its_links(players) -> None:
+    from playwright.sync_api import expect
+
+    ann = players(viewport=PHONE)
+    start(ann, "ann", bots=1)
+    ann.find("legal-move").first.wait_for(timeout=30000)
+    ann.act()
+    ann.find("last-move").wait_for(timeout=30000)
+    ann.page.evaluate("window.scrollTo(0, 0)")
+    header = ann.page.locator("header.top").bounding_box()
+    assert header is not None and header["height"] <= 72, f"the header takes {header} px"
+    # The language button shows its short code and is still named in full.
+    lang = ann.find("lang-button")
+    expect(lang.locator(".short")).to_have_text("ES")
+    assert lang.bounding_box()["width"] <= 60, "the language button is not short"
+    expect(ann.page.get_by_role("button", name="Español")).to_have_count(1)
+    # With two at the table, the last move's words show above the sticky hand.
+    label = ann.find("last-move").locator("span").bounding_box()
+    hand = ann.page.locator("section.hand").bounding_box()
+    assert label is not None and hand is not None
+    assert label["y"] + label["height"] <= hand["y"], "the hand hides the last move"
+    expect(ann.find("clock")).to_be_in_viewport()
+    # A room is no wider than its card and a little: four fit a row beside the house card.
+    # (Early in a game no house may have a room yet: then there is nothing to measure.)
+    wider = ann.page.locator(".house-row .room").evaluate_all(
+        """els => els.map((e) => e.offsetWidth
+          - e.querySelector('[data-testid="card"]').getBoundingClientRect().width)"""
+    )
+    assert all(extra <= 9 for extra in wider), wider
+    accessible(ann, "the table on a phone, its short header")
 
 
 def test_the_table_has_no_serious_accessibility_violation(players) -> None:

@@ -1,7 +1,7 @@
 // The card art: a drawing for every card kind, distinct, well formed and small.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { CODES, ROOMS, art, coverArt } from "../../server/moose_server/net/web/cards.js";
+import { CODES, ROOMS, art, coverArt, welcomeArt } from "../../server/moose_server/net/web/cards.js";
 
 const text = (node) => JSON.stringify(node);
 
@@ -43,7 +43,28 @@ test("a moose card is its room with the moose on it", () => {
   assert.ok(!text(coverArt("door")).includes('"class":"moose"'));
 });
 
+function fills(node, out = []) {
+  const [, attrs, ...children] = node;
+  if (attrs.fill) out.push(attrs.fill);
+  for (const child of children) fills(child, out);
+  return out;
+}
+
+test("the drawings are coloured in under their outlines", () => {
+  assert.ok(fills(art("moose:kitchen")).includes("#7a4b24")); // the moose's fur
+  assert.ok(fills(art("door")).includes("#8a5a32")); // the door's wood
+  assert.ok(fills(art("house")).includes("#b5533c")); // the roof
+  assert.ok(fills(art("trap")).includes("#9aa0a6")); // the cage
+});
+
 test("the whole art is light", () => {
   const bytes = [...CODES, "back"].reduce((n, code) => n + text(art(code)).length, 0);
   assert.ok(bytes < 40000, `${bytes} bytes`);
+});
+
+test("the lobby's welcome has its moose and stays light", () => {
+  const tree = welcomeArt();
+  assert.equal(tree[1]["aria-hidden"], "true");
+  assert.ok(text(tree).includes('"class":"moose"'));
+  assert.ok(text(tree).length < 6000, `${text(tree).length} bytes`);
 });

@@ -609,7 +609,6 @@ function header() {
     "header",
     { class: "top" },
     h("h1", {}, h("a", { href: "/", onclick: (e) => { e.preventDefault(); act.home(); } }, t("title"))),
-    h("p", { class: "tagline" }, t("tagline")),
     h(
       "nav",
       { class: "site-nav", "aria-label": t("site_nav") },
@@ -619,7 +618,13 @@ function header() {
       h("a", { href: "/arenas", testid: "arena-link", onclick: (e) => { e.preventDefault(); arenas.openList(); } }, t("arenas_link")),
     ),
     accountBar(),
-    h("button", { class: "lang", testid: "lang-button", onclick: toggleLanguage }, t("switch_lang")),
+    // The other language, named in that language; on a phone only its short code shows.
+    h(
+      "button",
+      { class: "lang", testid: "lang-button", lang: language() === "es" ? "en" : "es", onclick: toggleLanguage },
+      h("span", { class: "long" }, t("switch_lang")),
+      h("span", { class: "short", "aria-hidden": "true" }, t("switch_lang_short")),
+    ),
   );
 }
 

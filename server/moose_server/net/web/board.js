@@ -180,13 +180,24 @@ function status(ctx, model) {
     "div",
     { class: model.mine ? "status urgent" : "status", "data-key": "status" },
     h("strong", { testid: "turn", role: "status", "aria-live": "polite" }, text),
-    h("span", { class: "countdown", testid: "countdown" }, clock(ctx)),
+    h("span", { class: countdownClass(ctx, model), testid: "countdown" }, clock(ctx)),
     game.seat === null ? null : bigClock(ctx, model),
     h("button", {
       class: "sound", testid: "sound-toggle", "aria-pressed": off ? "false" : "true", title: t("sound_title"),
       onclick: () => { setMuted(!muted()); armed(); ctx.redraw && ctx.redraw(); },
     }, icon(off ? "mute" : "sound"), h("span", { class: "sr" }, t("sound_title"))),
   );
+}
+
+/**
+ * The small countdown shows only what the big clock does not (another seat's thinking
+ * time, or a spectator's view); beside your own time it would say it twice, so it is
+ * kept for screen readers alone ("1:00 left" reads better than "1:00").
+ * @param {any} ctx @param {import("./table.js").TableModel} model
+ */
+function countdownClass(ctx, model) {
+  if (ctx.game.seat === null) return "countdown";
+  return clockText(ctx, model.mine)[1] === "idle" ? "countdown" : "countdown sr";
 }
 
 /** @param {any} ctx @param {import("./table.js").TableModel} model */
@@ -220,6 +231,7 @@ export function tickGame(root, ctx) {
   const big = root.querySelector('[data-testid="clock"]');
   if (!big || !ctx.game.view) return;
   const model = tableModel(ctx.game, null, ctx.now());
+  if (countdown) countdown.className = countdownClass(ctx, model);
   const [text, state] = clockText(ctx, model.mine);
   if (big.textContent !== text) big.textContent = text;
   big.className = `clock ${state}`;

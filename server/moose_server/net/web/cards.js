@@ -36,36 +36,38 @@ const PIPS = {
   bathroom: (x, y) => ["path", { d: `M${x} ${y - 3.8}l3.8 3.8-3.8 3.8-3.8-3.8z` }],
 };
 
+// Outlines: a shape that has a colour puts its `fill` after `...line`, or the
+// outline's "none" wins and the drawing is left uncoloured.
 const line = { fill: "none", stroke: INK, "stroke-width": 1.6, "stroke-linecap": "round", "stroke-linejoin": "round" };
 
 /** @type {Record<string, (c: string) => Node_[]>} */
 const FURNITURE = {
   kitchen: (c) => [
-    ["rect", { x: 14, y: 40, width: 32, height: 26, rx: 2, fill: "#fff", ...line }],
-    ["rect", { x: 19, y: 50, width: 22, height: 12, rx: 1.5, fill: c, ...line }],
+    ["rect", { x: 14, y: 40, width: 32, height: 26, rx: 2, ...line, fill: "#fff" }],
+    ["rect", { x: 19, y: 50, width: 22, height: 12, rx: 1.5, ...line, fill: c }],
     ["circle", { cx: 21, cy: 45, r: 1.6, fill: INK }], ["circle", { cx: 39, cy: 45, r: 1.6, fill: INK }],
-    ["path", { d: "M20 40v-7h20v7M17 33h26", fill: c, ...line }],
+    ["path", { d: "M20 40v-7h20v7M17 33h26", ...line, fill: c }],
     ["path", { d: "M25 28c-2-3 2-4 0-7M31 28c-2-3 2-4 0-7M37 28c-2-3 2-4 0-7", ...line, "stroke-width": 1.2 }],
   ],
   living: (c) => [
-    ["path", { d: "M12 62V48a4 4 0 0 1 4-4h28a4 4 0 0 1 4 4v14z", fill: c, ...line }],
-    ["path", { d: "M8 66V52a3 3 0 0 1 6 0v6h32v-6a3 3 0 0 1 6 0v14z", fill: c, ...line }],
+    ["path", { d: "M12 62V48a4 4 0 0 1 4-4h28a4 4 0 0 1 4 4v14z", ...line, fill: c }],
+    ["path", { d: "M8 66V52a3 3 0 0 1 6 0v6h32v-6a3 3 0 0 1 6 0v14z", ...line, fill: c }],
     ["path", { d: "M14 58h32M10 66v3M50 66v3", ...line }],
     ["path", { d: "M44 40V24M40 24h8l-2-6h-4z", ...line, fill: "#fff" }],
   ],
   bedroom: (c) => [
     ["path", { d: "M8 68V38M52 68V50M8 58h44", ...line }],
-    ["rect", { x: 11, y: 44, width: 14, height: 8, rx: 3, fill: "#fff", ...line }],
-    ["path", { d: "M22 50h26a4 4 0 0 1 4 4v4H22z", fill: c, ...line }],
-    ["path", { d: "M40 26a6 6 0 1 0 4 10a7 7 0 0 1-4-10z", fill: "#fff3b0", ...line, "stroke-width": 1.2 }],
+    ["rect", { x: 11, y: 44, width: 14, height: 8, rx: 3, ...line, fill: "#fff" }],
+    ["path", { d: "M22 50h26a4 4 0 0 1 4 4v4H22z", ...line, fill: c }],
+    ["path", { d: "M40 26a6 6 0 1 0 4 10a7 7 0 0 1-4-10z", ...line, fill: "#fff3b0", "stroke-width": 1.2 }],
   ],
   bathroom: (c) => [
-    ["path", { d: "M8 50h44v4a10 10 0 0 1-10 10H18A10 10 0 0 1 8 54z", fill: c, ...line }],
+    ["path", { d: "M8 50h44v4a10 10 0 0 1-10 10H18A10 10 0 0 1 8 54z", ...line, fill: c }],
     ["path", { d: "M16 64l-2 5M44 64l2 5M12 50V30a5 5 0 0 1 10 0v2", ...line }],
     ["path", { d: "M18 33h8", ...line }],
-    ["circle", { cx: 32, cy: 46, r: 3, fill: "#fff", ...line, "stroke-width": 1 }],
-    ["circle", { cx: 38, cy: 44, r: 2.2, fill: "#fff", ...line, "stroke-width": 1 }],
-    ["circle", { cx: 43, cy: 46.5, r: 2.6, fill: "#fff", ...line, "stroke-width": 1 }],
+    ["circle", { cx: 32, cy: 46, r: 3, ...line, fill: "#fff", "stroke-width": 1 }],
+    ["circle", { cx: 38, cy: 44, r: 2.2, ...line, fill: "#fff", "stroke-width": 1 }],
+    ["circle", { cx: 43, cy: 46.5, r: 2.6, ...line, fill: "#fff", "stroke-width": 1 }],
   ],
 };
 
@@ -74,11 +76,11 @@ const FURNITURE = {
 export function mooseHead(x = 30, y = 44, scale = 1) {
   const fur = "#7a4b24";
   return ["g", { transform: `translate(${x} ${y}) scale(${scale})`, class: "moose" },
-    ["path", { d: "M-7-10c-6 0-9-6-16-7 2 3 1 5 3 7-3 0-5-1-7-3 1 5 6 9 12 10 3 0 6-2 8-4zM7-10c6 0 9-6 16-7-2 3-1 5-3 7 3 0 5-1 7-3-1 5-6 9-12 10-3 0-6-2-8-4z", fill: "#e8cf9e", ...line }],
-    ["path", { d: "M-10-6l-5-3 1 5zM10-6l5-3-1 5z", fill: fur, ...line }],
-    ["path", { d: "M-8-8c0-5 16-5 16 0l1 12c1 5-1 10-5 12h-8c-4-2-6-7-5-12z", fill: fur, ...line }],
-    ["path", { d: "M-6 10c0 6 12 6 12 0", fill: "#5a3418", ...line }],
-    ["path", { d: "M-2 17c-1 4 1 6 2 6s3-2 2-6", fill: fur, ...line }],
+    ["path", { d: "M-7-10c-6 0-9-6-16-7 2 3 1 5 3 7-3 0-5-1-7-3 1 5 6 9 12 10 3 0 6-2 8-4zM7-10c6 0 9-6 16-7-2 3-1 5-3 7 3 0 5-1 7-3-1 5-6 9-12 10-3 0-6-2-8-4z", ...line, fill: "#e8cf9e" }],
+    ["path", { d: "M-10-6l-5-3 1 5zM10-6l5-3-1 5z", ...line, fill: fur }],
+    ["path", { d: "M-8-8c0-5 16-5 16 0l1 12c1 5-1 10-5 12h-8c-4-2-6-7-5-12z", ...line, fill: fur }],
+    ["path", { d: "M-6 10c0 6 12 6 12 0", ...line, fill: "#5a3418" }],
+    ["path", { d: "M-2 17c-1 4 1 6 2 6s3-2 2-6", ...line, fill: fur }],
     ["circle", { cx: -3.6, cy: -1, r: 1.3, fill: INK }], ["circle", { cx: 3.6, cy: -1, r: 1.3, fill: INK }],
     ["circle", { cx: -2.2, cy: 10.5, r: 0.9, fill: INK }], ["circle", { cx: 2.2, cy: 10.5, r: 0.9, fill: INK }],
   ];
@@ -113,9 +115,9 @@ function roomFace(type) {
 function doorFace() {
   return [
     ...frame("#efe6d8", "#4d4d4d"),
-    ["path", { d: "M16 76V14h28v62", fill: "#8a5a32", ...line }],
-    ["path", { d: "M20 18h20v22H20zM20 46h20v26H20z", fill: "#a06c3e", ...line, "stroke-width": 1.2 }],
-    ["circle", { cx: 38, cy: 44, r: 2.2, fill: "#f2c14e", ...line, "stroke-width": 1 }],
+    ["path", { d: "M16 76V14h28v62", ...line, fill: "#8a5a32" }],
+    ["path", { d: "M20 18h20v22H20zM20 46h20v26H20z", ...line, fill: "#a06c3e", "stroke-width": 1.2 }],
+    ["circle", { cx: 38, cy: 44, r: 2.2, ...line, fill: "#f2c14e", "stroke-width": 1 }],
     ["path", { d: "M8 76h44", ...line, "stroke-width": 2.4 }],
     ["path", { d: "M6 6h8v8H6zM46 70h8v8h-8z", fill: "#4d4d4d" }],
   ];
@@ -126,9 +128,9 @@ function trapFace() {
   return [
     ...frame("#f1ece4", "#222"),
     ["path", { d: "M8 64h44", ...line, "stroke-width": 2.4 }],
-    ["path", { d: "M12 64l6-26h24l6 26z", fill: "#9aa0a6", ...line }],
+    ["path", { d: "M12 64l6-26h24l6 26z", ...line, fill: "#9aa0a6" }],
     ["path", { d: "M20 38v26M26 38v26M34 38v26M40 38v26", ...line, "stroke-width": 1.2 }],
-    ["path", { d: "M18 38l12-12 12 12", fill: "none", ...line }],
+    ["path", { d: "M18 38l12-12 12 12", ...line, fill: "none" }],
     ["path", { d: "M14 24l4 4M46 24l-4 4M30 14v6", ...line, stroke: "#d55e00", "stroke-width": 2 }],
     ["path", { d: "M6 10l4-6 4 6zM46 80l4-6 4 6z", fill: "#222" }],
   ];
@@ -139,11 +141,11 @@ function houseFace() {
   return [
     ...frame("#fff8ec", "#5b3a1e"),
     mooseHead(30, 26, 0.9),
-    ["path", { d: "M8 46l22-16 22 16", fill: "#b5533c", ...line }],
-    ["path", { d: "M13 44v30h34V44", fill: "#f4d9a8", ...line }],
-    ["path", { d: "M26 74V60h8v14", fill: "#8a5a32", ...line }],
-    ["rect", { x: 17, y: 50, width: 7, height: 7, fill: "#dbeefa", ...line, "stroke-width": 1.2 }],
-    ["rect", { x: 36, y: 50, width: 7, height: 7, fill: "#dbeefa", ...line, "stroke-width": 1.2 }],
+    ["path", { d: "M8 46l22-16 22 16", ...line, fill: "#b5533c" }],
+    ["path", { d: "M13 44v30h34V44", ...line, fill: "#f4d9a8" }],
+    ["path", { d: "M26 74V60h8v14", ...line, fill: "#8a5a32" }],
+    ["rect", { x: 17, y: 50, width: 7, height: 7, ...line, fill: "#dbeefa", "stroke-width": 1.2 }],
+    ["rect", { x: 36, y: 50, width: 7, height: 7, ...line, fill: "#dbeefa", "stroke-width": 1.2 }],
     ["path", { d: "M5 5h7l-3.5 6z", fill: "#5b3a1e" }],
   ];
 }
@@ -188,6 +190,27 @@ export function art(code) {
 export function coverArt(cover) {
   const body = cover === "moose" ? [mooseHead(30, 42, 1.3)] : doorFace();
   return ["svg", { viewBox: "0 0 60 84", class: `art over-${cover}`, "aria-hidden": "true", focusable: "false" }, ...body];
+}
+
+/**
+ * The lobby's welcome: a house with a moose looking out of its window (antlers too
+ * broad for the frame), and a card back and a moose card at its side.
+ * @returns {Node_}
+ */
+export function welcomeArt() {
+  const card = (/** @type {string} */ at, /** @type {Node_[]} */ body) => /** @type {Node_} */ (["g", { transform: at }, ...body]);
+  return ["svg", { viewBox: "0 0 180 100", class: "welcome-art", "aria-hidden": "true", focusable: "false" },
+    ["path", { d: "M4 92h172", ...line, "stroke-width": 2 }],
+    card("translate(6 38) rotate(-10) scale(0.6)", backFace()),
+    card("translate(140 34) rotate(9) scale(0.6)", [...roomFace("bedroom"), mooseHead(30, 33, 1.1)]),
+    ["rect", { x: 112, y: 22, width: 9, height: 16, ...line, fill: "#8a5a32" }],
+    ["path", { d: "M38 52l52-36 52 36", ...line, fill: "#b5533c" }],
+    ["path", { d: "M48 46v46h84V46", ...line, fill: "#f4d9a8" }],
+    ["path", { d: "M58 92V70h16v22", ...line, fill: "#8a5a32" }],
+    ["rect", { x: 58, y: 52, width: 16, height: 12, ...line, fill: "#dbeefa" }],
+    ["rect", { x: 92, y: 56, width: 30, height: 24, ...line, fill: "#dbeefa" }],
+    mooseHead(107, 70, 0.75),
+  ];
 }
 
 /**

@@ -1,7 +1,8 @@
 // @ts-check
 // The start screen (name, queue, private tables, live games) and a private table's screen.
 
-import { h } from "./dom.js";
+import { welcomeArt } from "./cards.js";
+import { h, svg } from "./dom.js";
 import { botKind, botName, count, duration, t } from "./i18n.js";
 
 const SIZES = [2, 3, 4, 5, 6];
@@ -19,6 +20,12 @@ export function renderLobby(ctx) {
   return h(
     "section",
     { class: "lobby" },
+    h(
+      "div",
+      { class: "welcome", testid: "welcome" },
+      svg(welcomeArt()),
+      h("p", {}, h("strong", {}, t("tagline")), h("br"), t("welcome_line")),
+    ),
     h(
       "div",
       { class: "panel who" },
