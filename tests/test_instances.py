@@ -316,10 +316,12 @@ async def test_redis_losing_its_last_writes_leaves_no_game_or_bot_stuck(moose_se
     is left by every seat (`gone`), every bot stops when asked, and no ready bot
     has a turn played for it by timeout."""
     redis_server = redis_factory(appendonly=True)
-    # Ready bots move at once, so the turn time costs nothing while all is well; 8 s
-    # (not 3) keeps a starved 2-core machine from timing out a bot that is merely slow.
+    # Ready bots move at once, so the turn time costs nothing while all is well; 15 s
+    # (not 3) keeps a starved 2-core machine (four test workers on it) from timing out
+    # a bot that is merely slow to come back; a bot never told of the game would
+    # still time out.
     procs = start_instances(
-        moose_serve, redis_server.url, 2, "--turn-time", "8", "--answer-time", "8"
+        moose_serve, redis_server.url, 2, "--turn-time", "15", "--answer-time", "15"
     )
     watched = Watched(procs, 8)
     tasks = [asyncio.create_task(watched.play(c)) for c in watched.clients]
