@@ -293,11 +293,24 @@ def accessible(player: Player, what: str) -> None:
     assert bad == [], f"{what}: {bad}"
 
 
-MIDWAY = """() => {
-  const moving = document.getAnimations().filter((a) => a.effect
-    && a.effect.getTiming().iterations !== Infinity && a.playState === "running");
-  for (const a of moving) { a.pause(); a.currentTime = Math.max(Number(a.currentTime), 200); }
-  return moving.length;
+# Every card motion the page starts from now on is held 200 ms in, for the picture:
+# caught as it starts, not looked for later (on a busy machine a flight can land
+# before a later look). LET_GO puts animate() back and lets them all run.
+HOLD = """() => {
+  const animate = Element.prototype.animate;
+  window.heldAnimate = animate;
+  window.held = 0;
+  Element.prototype.animate = function (...args) {
+    const a = animate.apply(this, args);
+    if (a.effect && a.effect.getTiming().iterations !== Infinity) {
+      a.pause(); a.currentTime = 200; window.held += 1;
+    }
+    return a;
+  };
+}"""
+LET_GO = """() => {
+  Element.prototype.animate = window.heldAnimate;
+  document.getAnimations().forEach((a) => a.play());
 }"""
 
 
@@ -316,10 +329,11 @@ def test_screenshots_of_the_table_in_spanish_and_with_a_card_moving(players, tmp
     ada.find("turn").filter(has_text="Your move").wait_for()
     ada.page.set_viewport_size({"width": 1100, "height": 1500})  # the table without scrolling
     ada.page.evaluate("() => window.scrollTo(0, 0)")
+    ada.page.evaluate(HOLD)
     ada.find("legal-move").first.click()
-    wait_until(lambda: ada.page.evaluate(MIDWAY) > 0)
+    wait_until(lambda: ada.page.evaluate("() => window.held") > 0)
     ada.page.screenshot(path=str(tmp_path / "game-moving.png"))
-    ada.page.evaluate("() => document.getAnimations().forEach((a) => a.play())")
+    ada.page.evaluate(LET_GO)
     settled(ada)
     assert (tmp_path / "game-es.png").exists() and (tmp_path / "game-moving.png").exists()
     if os.environ.get("MOOSE_SCREENSHOTS"):
