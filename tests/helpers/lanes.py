@@ -111,8 +111,14 @@ class LaneGuard:
 
     @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by the marks
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
-        """Mark `slow` every test that starts a process through a fixture."""
+        """Mark `slow` every test that starts a process through a fixture; a slow test
+        gets one more try (pytest-rerunfailures), reported as a rerun: four workers on
+        2 cores can starve a browser or a `moose serve` past a wait that is ample on
+        a quiet machine. A fast test gets none."""
         mark_slow(items)
+        for item in items:
+            if item.get_closest_marker(SLOW) and item.get_closest_marker("flaky") is None:
+                item.add_marker(pytest.mark.flaky(reruns=1))
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(self, item: pytest.Item) -> Generator[None, object, object]:
