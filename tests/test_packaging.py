@@ -76,6 +76,22 @@ def _run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=300, **kwargs)  # type: ignore[call-overload,no-any-return]
 
 
+def install_offline(wheel: Path, extra: str | None, tmp_path: Path) -> tuple[str, set[str]]:
+    """A fresh venv (tmp_path/venv) with `wheel` installed, its dependencies (and
+    `extra`'s) linked from this environment, no index asked: (its python, their names)."""
+    venv.create(tmp_path / "venv")
+    python = str(tmp_path / "venv" / "bin" / "python")
+    site = tmp_path / "deps"
+    site.mkdir()
+    names = link_closure(requirements_of(wheel, extra or ""), site)
+    purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
+    (Path(purelib.stdout.strip()) / "deps.pth").write_text(f"{site}\n")
+    pip = [sys.executable, "-m", "pip", "--python", python, "install", "-q", "--no-deps"]
+    installed = _run([*pip, "--no-index", str(wheel)])
+    assert installed.returncode == 0, installed.stderr
+    return python, names
+
+
 def requirements_of(wheel: Path, extra: str = "") -> list[Requirement]:
     """The Requires-Dist of a wheel that apply with `extra` (or none), on this Python."""
     with zipfile.ZipFile(wheel) as zf:
@@ -131,29 +147,8 @@ def test_the_bare_wheel_runs_a_bot_and_leaves_the_server_out(tmp_path: Path, moo
     )
     assert built.returncode == 0, built.stderr
     [wheel] = (tmp_path / "dist").glob("moose_house-*.whl")
-    venv.create(tmp_path / "venv")
-    python = str(tmp_path / "venv" / "bin" / "python")
-    site = tmp_path / "deps"
-    site.mkdir()
-    names = link_closure(requirements_of(wheel), site)
+    python, names = install_offline(wheel, None, tmp_path)
     assert not names & {canonicalize_name(m) for m in SERVER_MODULES}, names
-    purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
-    (Path(purelib.stdout.strip()) / "bare-deps.pth").write_text(f"{site}\n")
-    installed = _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            python,
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-index",
-            str(wheel),
-        ]
-    )
-    assert installed.returncode == 0, installed.stderr
 
     # No server dependency came with it, and the client imports none.
     probe = _run([python, "-c", IMPORTS])
@@ -241,28 +236,8 @@ def test_the_sdist_and_wheel_hold_everything_and_the_server_extra_serves(tmp_pat
     assert package_files(rebuilt) == package_files(wheel)
 
     # Installed with the server extra's distributions, it serves a game to a bot.
-    venv.create(tmp_path / "venv")
-    python, moose = (str(tmp_path / "venv" / "bin" / name) for name in ("python", "moose"))
-    site = tmp_path / "deps"
-    site.mkdir()
-    link_closure(requirements_of(rebuilt, "server"), site)
-    purelib = _run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
-    (Path(purelib.stdout.strip()) / "server-deps.pth").write_text(f"{site}\n")
-    installed = _run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "--python",
-            python,
-            "install",
-            "-q",
-            "--no-deps",
-            "--no-index",
-            str(rebuilt),
-        ]
-    )
-    assert installed.returncode == 0, installed.stderr
+    python, _ = install_offline(rebuilt, "server", tmp_path)
+    moose = str(tmp_path / "venv" / "bin" / "moose")
     assert _run([moose, "--version"]).stdout == f"moose {__version__}\n"
     server = ServeProcess([], free_port(), tmp_path / "serve.log")
     with server.log.open("ab") as log:
