@@ -21,6 +21,7 @@ from moose_server.accounts.calls import (
 )
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
+from moose_server.storage.codec import as_text_or_none
 from moose_server.storage.keys import (
     NAMES_KEY,
     NAMES_KEYED_KEY,
@@ -33,10 +34,6 @@ __all__ = ["PROFILE_FIELDS", "PlayerStore", "RatedSeat"]
 
 PROFILE_FIELDS = ("name", "mu", "sigma", "games", "rating", "bot", "pw", "gen")
 KINDS = ("humans", "bots")
-
-
-def _text(value: Any) -> str | None:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 class PlayerStore:
@@ -60,7 +57,11 @@ class PlayerStore:
         cmds = [("HMGET", profile_key(p), *PROFILE_FIELDS) for p in players]
         replies = await self.batch.call_many(cmds)
         return [
-            {f: v for f, raw in zip(PROFILE_FIELDS, row, strict=True) if (v := _text(raw))}
+            {
+                f: v
+                for f, raw in zip(PROFILE_FIELDS, row, strict=True)
+                if (v := as_text_or_none(raw))
+            }
             for row in replies
         ]
 
@@ -74,17 +75,17 @@ class PlayerStore:
 
     async def name_owner(self, name_key: str) -> str | None:
         """The player whose account holds a look-alike of the name, if any."""
-        return _text(await self.redis.hget(NAMES_KEY, name_key))
+        return as_text_or_none(await self.redis.hget(NAMES_KEY, name_key))
 
     async def rekey_names(self, key: Callable[[str], str], version: str) -> list[tuple[str, str]]:
         """Key the names index by `key` (once per `version`): each account under the key of
         its profile's name. The (account, holder) pairs that now clash are returned; such
         an account keeps its old entry (found by id and token, not by its name)."""
-        if _text(await self.redis.get(NAMES_KEYED_KEY)) == version:
+        if as_text_or_none(await self.redis.get(NAMES_KEYED_KEY)) == version:
             return []
         held: dict[str, str] = {}
         async for field, player in self.redis.hscan_iter(NAMES_KEY, count=1000):
-            held[str(_text(field))] = str(_text(player))
+            held[str(as_text_or_none(field))] = str(as_text_or_none(player))
         owners = sorted(set(held.values()))
         named = {p: prof["name"] for p, prof in zip(owners, await self.profiles(owners),
                                                       strict=True) if "name" in prof}  # fmt: skip
@@ -102,7 +103,7 @@ class PlayerStore:
         """Make the player an account (lua/account_claim.lua): its generation, or an error code."""
         keys, args = call.build()
         got = await self._claim(keys=keys, args=args)
-        return int(got) if isinstance(got, int) else str(_text(got))
+        return int(got) if isinstance(got, int) else str(as_text_or_none(got))
 
     async def set_password(self, player: str, pw: str) -> int:
         """A new password hash; every earlier token is refused from now on. The generation."""
@@ -134,21 +135,21 @@ class PlayerStore:
         """Apply a finished game's changes once (lua/rate.lua); False if it was rated before."""
         keys, argv = call.build()
         got = await self.batch.run_script(self._rate, keys, argv)
-        return _text(got) == "ok"
+        return as_text_or_none(got) == "ok"
 
     async def list_game(self, call: HistoryCall) -> bool:
         """Put a finished game in the histories of the players it did not rate, once
         (lua/history.lua); False if it was listed before."""
         keys, argv = call.build()
         got = await self.batch.run_script(self._history, keys, argv)
-        return _text(got) == "ok"
+        return as_text_or_none(got) == "ok"
 
     async def top(self, kind: str, limit: int, offset: int = 0) -> list[tuple[str, int]]:
         """`limit` players of a leaderboard from place `offset` + 1: (player, rating),
         best first."""
         key = top_key(kind)
         rows = await self.redis.zrevrange(key, offset, offset + limit - 1, withscores=True)
-        return [(str(_text(p)), int(score)) for p, score in rows]
+        return [(str(as_text_or_none(p)), int(score)) for p, score in rows]
 
     async def board_size(self, kind: str) -> int:
         """How many players a leaderboard holds."""
@@ -162,7 +163,7 @@ class PlayerStore:
     async def history(self, player: str, limit: int) -> list[str]:
         """The player's last rated games, newest first (JSON strings)."""
         rows = await self.redis.lrange(history_key(player), 0, limit - 1)
-        return [str(_text(r)) for r in rows]
+        return [str(as_text_or_none(r)) for r in rows]
 
     async def set_standing(
         self, player: str, name: str, mu: float, sigma: float, games: int, bot: bool, ttl_ms: int

@@ -34,6 +34,7 @@ from moose_server.arenas.calls import (
 )
 from moose_server.errors import Refusal
 from moose_server.storage import scripts
+from moose_server.storage.codec import as_text
 from moose_server.storage.keys import ARENAS_KEY, ArenaKeys, arena_won_key
 
 __all__ = ["Arena", "ArenaError", "ArenaStore", "Member"]
@@ -47,10 +48,6 @@ WHO = ("bots", "people", "all")
 
 class ArenaError(Refusal):
     """A request about an arena refused; `code` is a PROTOCOL.md error code."""
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 def _list(raw: Any) -> list[Any]:
@@ -143,16 +140,16 @@ class ArenaStore:
         data = await self.redis.hgetall(ArenaKeys.of(arena).arena)
         if not data:
             raise ArenaError("no_such_arena", f"no arena {arena[:64]!r}")
-        return Arena.of({_text(k): _text(v) for k, v in data.items()})
+        return Arena.of({as_text(k): as_text(v) for k, v in data.items()})
 
     async def listed(self, most: int = 50) -> list[Arena]:
         """The arenas ending last (the running and upcoming first), `most` at most."""
-        ids = [_text(i) for i in await self.redis.zrevrange(ARENAS_KEY, 0, most - 1)]
+        ids = [as_text(i) for i in await self.redis.zrevrange(ARENAS_KEY, 0, most - 1)]
         async with self.redis.pipeline(transaction=False) as pipe:
             for arena in ids:
                 pipe.hgetall(ArenaKeys.of(arena).arena)
             rows = await pipe.execute()
-        return [Arena.of({_text(k): _text(v) for k, v in r.items()}) for r in rows if r]
+        return [Arena.of({as_text(k): as_text(v) for k, v in r.items()}) for r in rows if r]
 
     async def member(self, call: ArenaMemberCall) -> dict[str, Any]:
         """A member joins, pauses or leaves: {state, playing}."""
@@ -186,7 +183,7 @@ class ArenaStore:
 
     async def won(self, player: str, most: int = 20) -> list[str]:
         """The arenas a player won, the last first."""
-        return [_text(a) for a in await self.redis.zrevrange(arena_won_key(player), 0, most - 1)]
+        return [as_text(a) for a in await self.redis.zrevrange(arena_won_key(player), 0, most - 1)]
 
     async def standings(self, arena: str) -> tuple[list[Member], dict[str, str]]:
         """The members, best first, and who of them plays which game now."""
@@ -196,10 +193,10 @@ class ArenaStore:
             pipe.hgetall(keys.members)
             pipe.hgetall(keys.games)
             ranked, members, games = await pipe.execute()
-        found = {_text(k): json.loads(v) for k, v in members.items()}
+        found = {as_text(k): json.loads(v) for k, v in members.items()}
         out = []
         for raw, points in ranked:
-            player = _text(raw)
+            player = as_text(raw)
             m = found.get(player, {})
             out.append(Member(player, m.get("name", "?"), bool(m.get("bot")), int(points),
                               int(m.get("games", 0)), m.get("state", "left"),
@@ -209,13 +206,13 @@ class ArenaStore:
             info = json.loads(raw)
             if "end" not in info:
                 for player in info["players"]:
-                    playing[player] = _text(game)
+                    playing[player] = as_text(game)
         return out, playing
 
     async def games(self, arena: str) -> dict[str, dict[str, Any]]:
         """The arena's games: {key, players, names, start; once scored places, points, end}."""
         raw = await self.redis.hgetall(ArenaKeys.of(arena).games)
-        return {_text(k): json.loads(v) for k, v in raw.items()}
+        return {as_text(k): json.loads(v) for k, v in raw.items()}
 
     async def version(self, arenas: list[str]) -> list[int]:
         """Each arena's version (bumped on every change of it)."""

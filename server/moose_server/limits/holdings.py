@@ -14,13 +14,10 @@ from typing import Any
 from moose_server.limits.calls import HoldCall, SessionsCall
 from moose_server.storage import scripts
 from moose_server.storage.batch import Batcher
+from moose_server.storage.codec import as_text
 from moose_server.storage.keys import GameKeys, mm_key, player_games_key
 
 __all__ = ["Holdings"]
-
-
-def _text(raw: Any) -> str:
-    return raw.decode() if isinstance(raw, bytes) else str(raw)
 
 
 class Holdings:
@@ -57,7 +54,7 @@ class Holdings:
     async def held(self, key: str) -> list[tuple[str, int]]:
         """Every id a hold has, with when it was taken (Redis ms)."""
         rows: Any = await self.redis.zrange(key, 0, -1, withscores=True)
-        return [(_text(member), int(score)) for member, score in rows]
+        return [(as_text(member), int(score)) for member, score in rows]
 
     async def drop(self, key: str, ids: list[str]) -> None:
         """Forget ids that no longer hold."""
@@ -67,7 +64,7 @@ class Holdings:
     async def player_games(self, player: str) -> list[str]:
         """The player's game set (store.add_player_game): unfinished, and a few not pruned."""
         members: Any = await self.batch.call("SMEMBERS", player_games_key(player))
-        return [_text(m) for m in members]
+        return [as_text(m) for m in members]
 
     async def ended_games(self, games: list[str], missing: bool) -> set[str]:
         """Those of the games that are over: their deadline is cleared (every unfinished

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from moose_server.storage.codec import pack
+from moose_server.storage.codec import as_text, pack
 from moose_server.storage.keys import MODERATION_CHANNEL, ModerationKeys
 
 __all__ = ["HOUR_MS", "RECENT_WRITTEN", "ModerationStore", "Refused", "hour_of"]
@@ -46,13 +46,11 @@ class Refused:
     at: int = 0  # ms since the epoch
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
 def _rows(entries: Iterable[tuple[Any, Mapping[Any, Any]]]) -> list[Row]:
     """Stream entries as dicts of text, with the entry's id as `id` (newest first)."""
-    return [{"id": _text(i), **{_text(k): _text(v) for k, v in e.items()}} for i, e in entries]
+    return [
+        {"id": as_text(i), **{as_text(k): as_text(v) for k, v in e.items()}} for i, e in entries
+    ]
 
 
 class ModerationStore:
@@ -73,7 +71,7 @@ class ModerationStore:
     async def bans(self) -> dict[str, dict[str, Any]]:
         """Every ban kept, by its field ("account:<player>", "address:<network>")."""
         raw = await self.redis.hgetall(KEYS.bans)
-        return {_text(k): json.loads(v) for k, v in raw.items()}
+        return {as_text(k): json.loads(v) for k, v in raw.items()}
 
     async def set_ban(self, field: str, record: Mapping[str, Any]) -> None:
         """Keep a ban (replacing one on the same subject)."""
@@ -87,7 +85,7 @@ class ModerationStore:
 
     async def audit(self, entry: Mapping[str, Any]) -> str:
         """Append a moderator's action to the audit log; its entry id."""
-        return _text(await self._add(KEYS.audit, entry, self.audit_kept))
+        return as_text(await self._add(KEYS.audit, entry, self.audit_kept))
 
     async def audit_log(self, count: int) -> list[Row]:
         """The latest `count` actions, newest first."""
@@ -95,7 +93,7 @@ class ModerationStore:
 
     async def add_report(self, entry: Mapping[str, Any]) -> str:
         """Keep a player's report of a player; its entry id."""
-        return _text(await self._add(KEYS.reports, entry, self.reports_kept))
+        return as_text(await self._add(KEYS.reports, entry, self.reports_kept))
 
     async def reports(self, count: int) -> list[Row]:
         """The latest `count` reports, newest first."""
@@ -141,12 +139,12 @@ class ModerationStore:
         """Per limit, the `top` clients refused most in the last `hours` hours (this one too)."""
         totals: dict[str, Counter[str]] = {}
         for hour in range(hour_of(now_ms) - hours + 1, hour_of(now_ms) + 1):
-            for limit in sorted(_text(x) for x in await self.redis.smembers(KEYS.limits(hour))):
+            for limit in sorted(as_text(x) for x in await self.redis.smembers(KEYS.limits(hour))):
                 rows = await self.redis.zrevrange(KEYS.heavy(hour, limit), 0, top * 4,
                                                   withscores=True)  # fmt: skip
                 found = totals.setdefault(limit, Counter())
                 for client, score in rows:
-                    found[_text(client)] += int(score)
+                    found[as_text(client)] += int(score)
         return {limit: c.most_common(top) for limit, c in sorted(totals.items())}
 
     # -- notices -----------------------------------------------------------------------

@@ -15,16 +15,13 @@ from typing import Any
 from moose_server.errors import Refusal
 from moose_server.social.calls import BoundedAddCall
 from moose_server.storage import scripts
+from moose_server.storage.codec import as_text
 from moose_server.storage.keys import blocks_key
 
 __all__ = ["KEPT_MS", "MOST", "Blocks"]
 
 MOST = 200
 KEPT_MS = 180 * 86_400_000  # a block lasts half a year after the blocker's last change
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 class Blocks:
@@ -69,4 +66,4 @@ class Blocks:
     async def of(self, by_player: str) -> dict[str, str]:
         """Every player `by_player` blocked: id -> name, sorted by id."""
         found = await self.redis.hgetall(blocks_key(by_player))
-        return {_text(k): _text(v) for k, v in sorted(found.items())}
+        return {as_text(k): as_text(v) for k, v in sorted(found.items())}

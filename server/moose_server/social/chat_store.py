@@ -15,16 +15,12 @@ from typing import Any
 
 from moose_server.social.calls import ChatCall
 from moose_server.storage import scripts
-from moose_server.storage.codec import pack, unpack
+from moose_server.storage.codec import as_text, pack, unpack
 from moose_server.storage.keys import CHAT_CHANNEL, GameKeys, chat_key, table_chat_key
 
 __all__ = ["ChatStore"]
 
 Line = dict[str, Any]
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 class ChatStore:
@@ -50,11 +46,11 @@ class ChatStore:
         key, life = self._keys(target, room)
         call = ChatCall(key, life, CHAT_CHANNEL, target, room, pack(line), self.kept, self.ttl_ms)
         keys, args = call.build()
-        return _text(await self._say(keys=keys, args=args))
+        return as_text(await self._say(keys=keys, args=args))
 
     async def history(self, target: str, room: str, since: str | None = None) -> list[Line]:
         """The room's lines after the id `since` (all kept, without it), oldest first."""
         key, _ = self._keys(target, room)
         low = f"({since}" if since else "-"
         rows = await self.redis.xrange(key, low, "+", count=self.kept)
-        return [{"id": _text(i), **unpack(fields[b"l"])} for i, fields in rows]
+        return [{"id": as_text(i), **unpack(fields[b"l"])} for i, fields in rows]

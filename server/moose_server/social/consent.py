@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from moose_server.errors import Refusal
+from moose_server.storage.codec import as_text_or_none
 from moose_server.storage.keys import follows_key, profile_key
 
 __all__ = ["SETTINGS", "Consent"]
@@ -22,10 +23,6 @@ REFUSED = {"registered": "{} accepts challenges from players with an account onl
            "nobody": "{} accepts no challenges"}  # fmt: skip
 
 
-def _text(value: Any) -> str | None:
-    return value.decode() if isinstance(value, bytes) else value
-
-
 class Consent:
     """Each player's setting of who may challenge them, and its check."""
 
@@ -35,7 +32,7 @@ class Consent:
 
     async def setting(self, player: str) -> str:
         """Who may challenge `player` (one of SETTINGS)."""
-        found = _text(await self.redis.hget(profile_key(player), FIELD))
+        found = as_text_or_none(await self.redis.hget(profile_key(player), FIELD))
         return found if found in SETTINGS else "everyone"
 
     async def change(self, player: str, setting: str) -> str:

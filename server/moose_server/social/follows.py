@@ -21,6 +21,7 @@ from moose_server.errors import Refusal
 from moose_server.settings import Settings
 from moose_server.social.calls import BoundedAddCall
 from moose_server.storage import scripts
+from moose_server.storage.codec import as_text
 from moose_server.storage.keys import followers_key, follows_key
 from moose_server.storage.store import Store
 
@@ -37,10 +38,6 @@ class Online(Protocol):
 
     async def online(self, player: str) -> str | None:
         """The name the player plays with when connected anywhere, else None."""
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 class Follows:
@@ -78,7 +75,7 @@ class Follows:
     async def of(self, player: str) -> dict[str, str]:
         """Every player `player` follows: id -> name, sorted by id."""
         found = await self.redis.hgetall(follows_key(player))
-        return {_text(k): _text(v) for k, v in sorted(found.items())}
+        return {as_text(k): as_text(v) for k, v in sorted(found.items())}
 
     async def followers(self, player: str) -> int:
         """How many follow `player` (counted up to followers_max)."""

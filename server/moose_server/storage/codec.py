@@ -31,8 +31,8 @@ import msgpack
 import msgspec
 
 __all__ = [
-    "HOLES", "Template", "extend_map", "pack", "pack_array_header", "pack_compressed", "pack_map",
-    "unpack", "unpack_stored",
+    "HOLES", "Template", "as_text", "as_text_or_none", "extend_map", "pack", "pack_array_header",
+    "pack_compressed", "pack_map", "unpack", "unpack_stored",
 ]  # fmt: skip
 
 # One encoder and one decoder for the process (msgspec's own advice); msgpack's
@@ -44,6 +44,16 @@ _PACKER = msgpack.Packer(use_bin_type=True)
 # Stand-ins for the open values of a Template: ext types, which no message holds,
 # and whose bytes no packed string can contain (0xc7 0x0a is not UTF-8).
 HOLES = tuple(msgspec.msgpack.Ext(i, b"moose:hole") for i in range(4))
+
+
+def as_text(raw: Any) -> str:
+    """A Redis reply as text: bytes decoded (the clients do not decode), else str()."""
+    return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def as_text_or_none(raw: Any) -> str | None:
+    """A Redis reply as text, None (a missing field or key) kept."""
+    return raw.decode() if isinstance(raw, bytes) else raw
 
 
 def pack(value: Any) -> bytes:
