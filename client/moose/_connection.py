@@ -313,8 +313,9 @@ class Connection:
         renamed = welcome.get("renamed_from")
         self.renamed_from = renamed if isinstance(renamed, str) else None
         if self.renamed_from is not None:
-            log.warning("an account holds the name %r now: you play as %r",
-                        self.renamed_from, self.name)  # fmt: skip
+            log.warning(
+                "an account holds the name %r now: you play as %r", self.renamed_from, self.name
+            )
         self.password = None  # the token says who we are from now on
         if "server_time" in welcome:
             self.clock_offset = welcome["server_time"] - time.time() * 1000

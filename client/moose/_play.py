@@ -205,8 +205,10 @@ class Play(TableChat, PlayLobby):
 
         self.say(f"connected to {self.client.url} as {self.client.name}")
         if self.client.renamed_from is not None:
-            self.say(f"an account took the name {self.client.renamed_from!r} meanwhile: "
-                     f"you play as {self.client.name!r}")  # fmt: skip
+            self.say(
+                f"an account took the name {self.client.renamed_from!r} meanwhile: "
+                f"you play as {self.client.name!r}"
+            )
         try:
             if self.client.welcome_games:
                 self.say(f"taking your seat back in game {self.client.welcome_games[0]}")
@@ -319,8 +321,10 @@ class Play(TableChat, PlayLobby):
         except (records.RecordError, OSError) as exc:
             self.say(f"the game's record was not saved: {exc}")
             return
-        self.say(f"the game's record is saved in {path} (`moose verify` checks its deal, "
-                 f"`moose replay` its moves)")  # fmt: skip
+        self.say(
+            f"the game's record is saved in {path} (`moose verify` checks its deal, "
+            f"`moose replay` its moves)"
+        )
 
     def take_seats(self, msg: Message) -> None:
         """Keep the seats' bot flags and ratings a `match`, `start` or `state` gives."""
@@ -366,10 +370,12 @@ class Play(TableChat, PlayLobby):
             if text in QUIT:
                 if self.game is not None and not self.over and not self.leaving:
                     self.leaving = True
-                    self.say("the game is still on: if you leave, the server plays your "
-                             "turns when your time runs out, and `moose play` with the "
-                             "same name takes you back to it; type quit again to leave, "
-                             "anything else to stay")  # fmt: skip
+                    self.say(
+                        "the game is still on: if you leave, the server plays your "
+                        "turns when your time runs out, and `moose play` with the "
+                        "same name takes you back to it; type quit again to leave, "
+                        "anything else to stay"
+                    )
                     continue
                 self.say("you left")
                 return 0

@@ -61,8 +61,10 @@ class PlayLobby:
         elif args.create is not None:
             table = await self.client.create_table(args.create, fair=args.fair)
             self.code = table["code"]
-            self.say(f"table {self.code} created with {args.create} seats; others join with:"
-                     f"  moose play --code {self.code}{url_option(self.client.url)}")  # fmt: skip
+            self.say(
+                f"table {self.code} created with {args.create} seats; others join with:"
+                f"  moose play --code {self.code}{url_option(self.client.url)}"
+            )
             await self.on_table(table)
             for bot in filter(None, (b.strip() for b in args.bots.split(","))):
                 await self.on_table(await self.client.add_bot(self.code, bot))
@@ -80,8 +82,9 @@ class PlayLobby:
             low, high = args.players
             self.queued = await self.client.queue(low, high, fair=args.fair)
             self.queued_at = time.monotonic()
-            self.say(f"waiting in the queue for a table of {low}-{high} players: "
-                     f"{self._queue_rule()}")  # fmt: skip
+            self.say(
+                f"waiting in the queue for a table of {low}-{high} players: {self._queue_rule()}"
+            )
 
     def _queue_rule(self) -> str:
         """What the queue waits for, as the server's `queued` answer says."""
@@ -117,8 +120,9 @@ class PlayLobby:
         self.table_seats = seats
         taken = [s for s in seats if s]
         # Numbered as `/mute SEAT` and `/block SEAT` take them before the game starts.
-        who = ", ".join(f"{k} {s.get('name') or s.get('bot') or '?'}"
-                        for k, s in enumerate(seats) if s)  # fmt: skip
+        who = ", ".join(
+            f"{k} {s.get('name') or s.get('bot') or '?'}" for k, s in enumerate(seats) if s
+        )
         self.say(f"table {table.get('code')}: {len(taken)}/{len(seats)} seats: {who}")
         full = bool(seats) and len(taken) == len(seats)
         is_host = table.get("host") == self.client.player

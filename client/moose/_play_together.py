@@ -18,9 +18,11 @@ if TYPE_CHECKING:
 __all__ = ["PlayTogether"]
 
 Message = dict[str, Any]
-HELP = ("`rematch` offers or accepts another game of the same table (`rematch bots`: bots "
-        "take the seats of players gone), `no` declines it; "
-        "`accept` or `decline [reason]` answers a challenge")  # fmt: skip
+HELP = (
+    "`rematch` offers or accepts another game of the same table (`rematch bots`: bots "
+    "take the seats of players gone), `no` declines it; "
+    "`accept` or `decline [reason]` answers a challenge"
+)
 
 
 class PlayTogether:
@@ -37,8 +39,10 @@ class PlayTogether:
         """Send the challenge of --challenge NAME, to a table of `players` seats."""
         sent = await self.client.challenge(name, players, rated=rated)
         kind = "rated" if sent["rated"] else "unrated"
-        self.say(f"challenge sent to {sent['to']} ({players} seats, {kind}); "
-                      f"waiting up to a minute for the answer")  # fmt: skip
+        self.say(
+            f"challenge sent to {sent['to']} ({players} seats, {kind}); "
+            f"waiting up to a minute for the answer"
+        )
 
     async def incoming(self) -> int:
         """Show challenges sent to us and the answers to ours, as they come; never ends."""
@@ -47,9 +51,11 @@ class PlayTogether:
             if msg.get("to_player") == client.player and msg["status"] == "open":
                 self.offer = msg
                 rated = "rated" if msg["rated"] else "unrated"
-                self.say(f"{msg['from']} challenges you to a table of {msg['players']} "
-                              f"({rated}): type `accept` or `decline [reason]` "
-                              f"(reasons: {', '.join(REASONS)})")  # fmt: skip
+                self.say(
+                    f"{msg['from']} challenges you to a table of {msg['players']} "
+                    f"({rated}): type `accept` or `decline [reason]` "
+                    f"(reasons: {', '.join(REASONS)})"
+                )
             else:
                 self.say(_answer_line(msg, client.player))
         return 1
@@ -62,8 +68,10 @@ class PlayTogether:
         status, by = msg["status"], msg.get("from")
         if status == "open":
             waiting = ", ".join(msg.get("waiting") or ()) or "nobody"
-            self.say(f"{by} offers a rematch: type `rematch` to accept, `no` to decline "
-                          f"(waiting for {waiting})")  # fmt: skip
+            self.say(
+                f"{by} offers a rematch: type `rematch` to accept, `no` to decline "
+                f"(waiting for {waiting})"
+            )
         elif status == "declined":
             self.say(f"{msg.get('by')} declined the rematch")
         elif status == "expired":
@@ -85,11 +93,15 @@ class PlayTogether:
             # The server refuses an offer that would leave fewer than two seats.
             if exc.code != "bad_message" or bots:
                 raise
-            self.say("no rematch: the other players have left the table; `rematch bots` "
-                     "plays again with bots in their seats, `quit` leaves")  # fmt: skip
+            self.say(
+                "no rematch: the other players have left the table; `rematch bots` "
+                "plays again with bots in their seats, `quit` leaves"
+            )
             return
-        self.say(f"rematch: {answer['status']}, waiting for "
-                 f"{', '.join(answer.get('waiting') or ()) or 'nobody'}")  # fmt: skip
+        self.say(
+            f"rematch: {answer['status']}, waiting for "
+            f"{', '.join(answer.get('waiting') or ()) or 'nobody'}"
+        )
 
     async def command(self, text: str) -> bool:
         """Act on a typed line of ours; False when it is not one."""

@@ -149,9 +149,10 @@ def tie_note(
     houses = view.get("houses") or []
     doors = [
         sum(1 for room in (houses[k].get("rooms") or []) if room.get("cover") == "door")
-        if k < len(houses) else 0
+        if k < len(houses)
+        else 0
         for k in tied
-    ]  # fmt: skip
+    ]
     counts = ", ".join(f"{seat_name(names, k, me)} {d}" for k, d in zip(tied, doors, strict=True))
     if len(winners) == len(tied):
         return f" (a tie on {min(scores)}, and on doors too: {counts}; they share the win)"
@@ -287,8 +288,11 @@ def final_scores(
     scores, winners = view.get("scores") or [], view.get("winners") or []
     if view.get("abandoned"):
         parts = ", ".join(f"{seat_name(names, k)} {s}" for k, s in enumerate(scores))
-        return Text(f"Final: abandoned, nobody won (every player was away; the server ended "
-                    f"it with the scores as they stood: {parts}).", style="bold")  # fmt: skip
+        return Text(
+            f"Final: abandoned, nobody won (every player was away; the server ended "
+            f"it with the scores as they stood: {parts}).",
+            style="bold",
+        )
     result = _result_line(scores, winners, names, None) + tie_note(
         view, scores, winners, names, None
     )
@@ -320,8 +324,11 @@ def screen(
     """
     parts: list[RenderableType] = [Text(header, style="dim")]
     if view is not None:
-        parts += [board(view, names, seats), hand_line(view),
-                  status_line(view, names, seconds_left)]  # fmt: skip
+        parts += [
+            board(view, names, seats),
+            hand_line(view),
+            status_line(view, names, seconds_left),
+        ]
         if legal:
             parts.append(choices(legal, view, names))
         if view.get("over") or view.get("abandoned"):

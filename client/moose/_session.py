@@ -104,9 +104,14 @@ class Session(Connection):
         bot: bool = False,
     ) -> None:
         super().__init__(
-            url, name=name, token=token, binary=binary, reconnect_timeout=reconnect_timeout,
-            password=password, bot=bot,
-        )  # fmt: skip
+            url,
+            name=name,
+            token=token,
+            binary=binary,
+            reconnect_timeout=reconnect_timeout,
+            password=password,
+            bot=bot,
+        )
         self._games: dict[str, _Game] = {}
         self._queue_args: Message | None = None  # set while we want to be queued
         self._follow_games = False  # set while we follow the live games list
@@ -249,8 +254,12 @@ class Session(Connection):
         """A `state` event: the game as it is now, whatever the client saw before."""
         seq = msg["seq"]
         if seq < known.seq:
-            log.warning("game %s went back from seq %d to %d: the server lost its last "
-                        "writes", game_id, known.seq, seq)  # fmt: skip
+            log.warning(
+                "game %s went back from seq %d to %d: the server lost its last writes",
+                game_id,
+                known.seq,
+                seq,
+            )
         known.seq = known.top = seq
         known.time, known.rewound = 0, False
         self._deliver(game_id, known, msg)
@@ -298,16 +307,25 @@ class Session(Connection):
             if answer.get("type") == "error" and known.seq == seq:
                 self._inbox.put_nowait(msg)  # let the player answer it after all
 
-        log.info("game %s: sending our move at seq %d again (move id %s): the server lost "
-                 "it", game_id, seq, sent.move_id)  # fmt: skip
-        self._internal("move", answered, game=game_id, move=sent.move, seq=seq,
-                       move_id=sent.move_id)  # fmt: skip
+        log.info(
+            "game %s: sending our move at seq %d again (move id %s): the server lost it",
+            game_id,
+            seq,
+            sent.move_id,
+        )
+        self._internal(
+            "move", answered, game=game_id, move=sent.move, seq=seq, move_id=sent.move_id
+        )
         return {**msg, "legal": None, "deadline": None}
 
     def _rewound(self, game_id: str, known: _Game) -> None:
         """An event seen before came again as another: ask for the game as it is now."""
-        log.warning("game %s: event %d is not the one seen before: the server lost its "
-                    "last writes; asking for the game as it is", game_id, known.seq)  # fmt: skip
+        log.warning(
+            "game %s: event %d is not the one seen before: the server lost its "
+            "last writes; asking for the game as it is",
+            game_id,
+            known.seq,
+        )
         known.rewound = True
         self._sync(game_id, known)
 

@@ -267,8 +267,11 @@ class Client(Together):
         self, arena: str, min_players: int | None = None, max_players: int | None = None
     ) -> Message:
         """Join an arena (or resume after a pause); `match` events follow as tables form."""
-        sizes = {k: v for k, v in (("min_players", min_players), ("max_players", max_players))
-                 if v is not None}  # fmt: skip
+        sizes = {
+            k: v
+            for k, v in (("min_players", min_players), ("max_players", max_players))
+            if v is not None
+        }
         return await self._request("join_arena", arena=arena, **sizes)
 
     async def pause_arena(self, arena: str) -> Message:
@@ -291,9 +294,14 @@ class Client(Together):
         return await self._request("unwatch_arena", arena=arena)
 
     async def run_arena_bot(
-        self, bot: Bot | str, arena: str, *, min_players: int | None = None,
-        max_players: int | None = None, on_result: Callable[[GameResult], None] | None = None,
-    ) -> list[GameResult]:  # fmt: skip
+        self,
+        bot: Bot | str,
+        arena: str,
+        *,
+        min_players: int | None = None,
+        max_players: int | None = None,
+        on_result: Callable[[GameResult], None] | None = None,
+    ) -> list[GameResult]:
         """Join `arena` and play every game it seats us in with `bot`, until it is over."""
         if isinstance(bot, str):
             bot = make_bot(bot)
@@ -343,9 +351,13 @@ class Client(Together):
         return await self._request("say", text=text, game=game, code=code)
 
     async def chat_history(
-        self, game: str | None = None, code: str | None = None, *, room: str | None = None,
+        self,
+        game: str | None = None,
+        code: str | None = None,
+        *,
+        room: str | None = None,
         since: str | None = None,
-    ) -> list[Message]:  # fmt: skip
+    ) -> list[Message]:
         """The lines kept of a room (default: ours), oldest first, muted seats left out."""
         answer = await self._request("chat_history", game=game, code=code, room=room, since=since)
         lines: list[Message] = answer["lines"]
@@ -383,8 +395,14 @@ class Client(Together):
     async def report_line(self, line: Message, reason: str) -> Message:
         """Report a chat line (a `chat` message) to the moderators, its text attached."""
         where = {"code": line["code"]} if line.get("code") else {"game": line["game"]}
-        return await self._request("report", player=line["player"], reason=reason,
-                                   chat=line["line"], room=line["room"], **where)  # fmt: skip
+        return await self._request(
+            "report",
+            player=line["player"],
+            reason=reason,
+            chat=line["line"],
+            room=line["room"],
+            **where,
+        )
 
     def events(self) -> _Events:
         """An async iterator of `match`, `table`, `event`, `chat` and (when followed)
@@ -446,9 +464,13 @@ class Client(Together):
                 await task
 
     async def _play_bot(
-        self, bot: Bot, games: int | None, queue: tuple[int, int, bool] | None,
-        stop: Callable[[], bool] | None, on_result: Callable[[GameResult], None] | None,
-    ) -> list[GameResult]:  # fmt: skip
+        self,
+        bot: Bot,
+        games: int | None,
+        queue: tuple[int, int, bool] | None,
+        stop: Callable[[], bool] | None,
+        on_result: Callable[[GameResult], None] | None,
+    ) -> list[GameResult]:
         """run_bot's loop: play every game we are matched in; queue (`queue`: sizes, fair)."""
         results: list[GameResult] = []
         ended: dict[str, int] = {}  # game -> its index in results

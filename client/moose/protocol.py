@@ -250,8 +250,13 @@ _MAX_REASON = 200  # a report's reason
 # A chat line's text as sent: the server refuses one over 200 characters once cleaned
 # with `chat_too_long`; past this it is not even read (bad_message).
 _MAX_CHAT_FRAME = 1000
-_LIMITS = {"token": _MAX_TOKEN, "password": _MAX_PASSWORD, "new_password": _MAX_PASSWORD,
-           "reason": _MAX_REASON, "text": _MAX_CHAT_FRAME}  # fmt: skip
+_LIMITS = {
+    "token": _MAX_TOKEN,
+    "password": _MAX_PASSWORD,
+    "new_password": _MAX_PASSWORD,
+    "reason": _MAX_REASON,
+    "text": _MAX_CHAT_FRAME,
+}
 
 
 class ProtocolError(Exception):

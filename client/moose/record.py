@@ -145,8 +145,10 @@ def validate(data: Any) -> Record:
     if not isinstance(data, Mapping):
         raise RecordError(f"a game record must be a JSON object, not {_kind(data)}")
     if "error" in data and "players" not in data:  # the HTTP API's answer, saved as is
-        raise RecordError(f"not a game record but the server's refusal: {data.get('message')} "
-                          f"({data.get('error')})")  # fmt: skip
+        raise RecordError(
+            f"not a game record but the server's refusal: {data.get('message')} "
+            f"({data.get('error')})"
+        )
     missing = [k for k in _REQUIRED if k not in data]
     if missing:
         raise RecordError(f"the record has no {', '.join(repr(k) for k in missing)}")

@@ -321,9 +321,12 @@ _SOME: list[dict[str, Any]] = [{}]  # what `first` answers: there is a play (no 
 
 
 def _plays(
-    s: State, seat: int, cards: Iterable[str], place: tuple[Any, Any] | None = None,
+    s: State,
+    seat: int,
+    cards: Iterable[str],
+    place: tuple[Any, Any] | None = None,
     first: bool = False,
-) -> tuple[list[dict[str, Any]], str | None]:  # fmt: skip
+) -> tuple[list[dict[str, Any]], str | None]:
     """The legal plays (a-d) of `seat` with `cards`, and why the last place tried is refused.
 
     The one statement of when a card may be played: every (target, room) each
@@ -540,9 +543,16 @@ def _play(state: State, seat: int, m: dict[str, Any]) -> State:
     if why is not None:
         rtype, cover = state.rooms[owner][room] if room is not None else ("", OPEN)
         raise IllegalMove(
-            why.format(seat=seat, card=card, target=target, room=room, owner=owner,
-                       cover=_COVER_NAMES[cover], rtype=rtype)
-        )  # fmt: skip
+            why.format(
+                seat=seat,
+                card=card,
+                target=target,
+                room=room,
+                owner=owner,
+                cover=_COVER_NAMES[cover],
+                rtype=rtype,
+            )
+        )
     s = state._clone()
     if kind == "h":  # house
         s.has_house = s.has_house.copy()

@@ -82,9 +82,16 @@ class _Echo:
             mine = seat == game.turn and not over
             if over:
                 view["over"] = True
-            msg = {"type": "event", "game": game.id, "seq": game.seq, "event": event,
-                   "view": view, "legal": self.legal[game.turn] if mine else None,
-                   "deadline": None, "server_time": int(time.time() * 1000)}  # fmt: skip
+            msg = {
+                "type": "event",
+                "game": game.id,
+                "seq": game.seq,
+                "event": event,
+                "view": view,
+                "legal": self.legal[game.turn] if mine else None,
+                "deadline": None,
+                "server_time": int(time.time() * 1000),
+            }
             with contextlib.suppress(ConnectionError, RuntimeError):
                 await ws.send_bytes(pack(msg))
 
@@ -99,9 +106,20 @@ async def _echo_socket(request: web.Request) -> web.WebSocketResponse:
         msg = msgpack.unpackb(raw.data, raw=False)
         kind, mid = msg.get("type"), msg.get("id")
         if kind == "hello":
-            await ws.send_bytes(pack({"type": "welcome", "id": mid, "protocol": PROTOCOL_VERSION,
-                                      "player": f"p_{next(echo.ids)}", "name": msg.get("name"),
-                                      "token": "-", "server_time": 0, "games": []}))  # fmt: skip
+            await ws.send_bytes(
+                pack(
+                    {
+                        "type": "welcome",
+                        "id": mid,
+                        "protocol": PROTOCOL_VERSION,
+                        "player": f"p_{next(echo.ids)}",
+                        "name": msg.get("name"),
+                        "token": "-",
+                        "server_time": 0,
+                        "games": [],
+                    }
+                )
+            )
         elif kind == "queue":
             await ws.send_bytes(pack({"type": "queued", "id": mid, "server_time": 0}))
             echo.waiting.append(ws)
@@ -121,10 +139,20 @@ async def _form(echo: _Echo, games: dict[str, _EchoGame]) -> None:
         names = [f"p{k}" for k in range(echo.table)]
         for seat, ws in enumerate(seats):
             with contextlib.suppress(ConnectionError, RuntimeError):
-                await ws.send_bytes(pack({"type": "match", "game": game.id, "seat": seat,
-                                          "players": echo.table, "names": names}))  # fmt: skip
-        await echo.event(game, {"kind": "start", "players": echo.table, "dealer": 0,
-                                "names": names})  # fmt: skip
+                await ws.send_bytes(
+                    pack(
+                        {
+                            "type": "match",
+                            "game": game.id,
+                            "seat": seat,
+                            "players": echo.table,
+                            "names": names,
+                        }
+                    )
+                )
+        await echo.event(
+            game, {"kind": "start", "players": echo.table, "dealer": 0, "names": names}
+        )
 
 
 async def _echo_move(
@@ -132,12 +160,19 @@ async def _echo_move(
 ) -> None:
     game = games.get(msg.get("game", ""))
     if game is None or game.seats[game.turn] is not ws:
-        await ws.send_bytes(pack({"type": "error", "id": msg.get("id"), "code": "not_your_turn",
-                                  "message": "not your turn"}))  # fmt: skip
+        await ws.send_bytes(
+            pack(
+                {
+                    "type": "error",
+                    "id": msg.get("id"),
+                    "code": "not_your_turn",
+                    "message": "not your turn",
+                }
+            )
+        )
         return
     game.seq += 1
-    await ws.send_bytes(pack({"type": "moved", "id": msg["id"], "game": game.id,
-                              "seq": game.seq}))  # fmt: skip
+    await ws.send_bytes(pack({"type": "moved", "id": msg["id"], "game": game.id, "seq": game.seq}))
     event = {"kind": "move", "seat": game.turn, "move": msg["move"], "auto": None}
     game.turn = (game.turn + 1) % echo.table
     if game.seq > GAME_MOVES:
@@ -167,8 +202,9 @@ async def _ready(request: web.Request) -> web.Response:
 def main(argv: list[str]) -> int:
     """``echo PORT [TABLE]``: serve the socket ceiling until stopped."""
     table = int(argv[2]) if len(argv) > 2 else 4
-    web.run_app(echo_app(table), host="127.0.0.1", port=int(argv[1]), print=None,
-                handle_signals=True)  # fmt: skip
+    web.run_app(
+        echo_app(table), host="127.0.0.1", port=int(argv[1]), print=None, handle_signals=True
+    )
     return 0
 
 

@@ -36,8 +36,10 @@ def missing_dependencies() -> str | None:
         return None
     from moose.cli import SERVER_EXTRA
 
-    return (f"moose loadtest needs {', '.join(missing)}, which a client-only install lacks; "
-            f"{SERVER_EXTRA}")  # fmt: skip
+    return (
+        f"moose loadtest needs {', '.join(missing)}, which a client-only install lacks; "
+        f"{SERVER_EXTRA}"
+    )
 
 
 def add_parser(subparsers: Any) -> None:
@@ -65,39 +67,74 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--redis-url", help="Redis of a --url server, for commands per move")
     p.add_argument("--server-pid", type=int, help="pid of a --url server, for CPU and memory")
     p.add_argument("--games", type=int, default=200, help="concurrent games (default 200; 0: none)")
-    p.add_argument("--table", type=int, default=4, choices=range(2, 7), metavar="N",
-                   help="players per game (default 4)")  # fmt: skip
+    p.add_argument(
+        "--table",
+        type=int,
+        default=4,
+        choices=range(2, 7),
+        metavar="N",
+        help="players per game (default 4)",
+    )
     p.add_argument("--procs", type=int, default=1, help="load-generator processes (default 1)")
-    p.add_argument("--bot", default="greedy", choices=sorted(BOTS),
-                   help="bot of every player (default greedy)")  # fmt: skip
-    p.add_argument("--rate", type=float, default=0.0,
-                   help="cap on moves per second in all (default 0: no cap)")  # fmt: skip
+    p.add_argument(
+        "--bot", default="greedy", choices=sorted(BOTS), help="bot of every player (default greedy)"
+    )
+    p.add_argument(
+        "--rate", type=float, default=0.0, help="cap on moves per second in all (default 0: no cap)"
+    )
     p.add_argument("--warmup", type=float, default=3.0, help="seconds before measuring (3)")
     p.add_argument("--duration", type=float, default=20.0, help="seconds measured (default 20)")
-    p.add_argument("--drain", type=float, default=60.0,
-                   help="seconds for games to finish after the window (default 60)")  # fmt: skip
+    p.add_argument(
+        "--drain",
+        type=float,
+        default=60.0,
+        help="seconds for games to finish after the window (default 60)",
+    )
     p.add_argument("--max-games", type=int, default=0, help="stop queueing after N games")
     p.add_argument("--no-ceilings", action="store_true", help="skip the two ceilings")
-    p.add_argument("--matchmaking", type=int, default=0, metavar="N",
-                   help="also: N players queue at once; time until all are seated")  # fmt: skip
-    p.add_argument("--connections", type=int, default=0, metavar="N",
-                   help="also: hold N idle sessions; server memory per connection, server "
-                        "CPU while they are held")  # fmt: skip
+    p.add_argument(
+        "--matchmaking",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also: N players queue at once; time until all are seated",
+    )
+    p.add_argument(
+        "--connections",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also: hold N idle sessions; server memory per connection, server "
+        "CPU while they are held",
+    )
     p.add_argument("--hold", type=float, default=3.0, help="seconds to hold them (default 3)")
-    p.add_argument("--source-ips", type=int, default=0,
-                   help="loopback source addresses per load-generator process (default: one "
-                        "per 64 sockets, the default MOOSE_MAX_SOCKETS_PER_ADDRESS, for a "
-                        "server on this machine)")  # fmt: skip
-    p.add_argument("--monitor", type=float, default=2.0,
-                   help="seconds of Redis MONITOR in the warm-up (default 2; 0: off)")  # fmt: skip
-    p.add_argument("--lobby", nargs="?", const="2000,5000,10000,max", default=None,
-                   metavar="SIZES",
-                   help="the lobby mode, instead of games: players at a human pace (about "
-                        "--rate moves a second in all, default 500), games ending and "
-                        "players queueing again all the time; the lobby grows through "
-                        "SIZES (default 2000,5000,10000,max; max: as many as the open-file "
-                        "limits and MOOSE_MAX_SOCKETS allow) and each size is measured for "
-                        "--duration seconds")  # fmt: skip
+    p.add_argument(
+        "--source-ips",
+        type=int,
+        default=0,
+        help="loopback source addresses per load-generator process (default: one "
+        "per 64 sockets, the default MOOSE_MAX_SOCKETS_PER_ADDRESS, for a "
+        "server on this machine)",
+    )
+    p.add_argument(
+        "--monitor",
+        type=float,
+        default=2.0,
+        help="seconds of Redis MONITOR in the warm-up (default 2; 0: off)",
+    )
+    p.add_argument(
+        "--lobby",
+        nargs="?",
+        const="2000,5000,10000,max",
+        default=None,
+        metavar="SIZES",
+        help="the lobby mode, instead of games: players at a human pace (about "
+        "--rate moves a second in all, default 500), games ending and "
+        "players queueing again all the time; the lobby grows through "
+        "SIZES (default 2000,5000,10000,max; max: as many as the open-file "
+        "limits and MOOSE_MAX_SOCKETS allow) and each size is measured for "
+        "--duration seconds",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object (progress on stderr)")
     p.set_defaults(func=run)
 
@@ -157,7 +194,11 @@ async def _main(opts: Any, console: Console) -> dict[str, Any]:
 
     from moose_loadtest.phases import run as run_phases
 
-    columns = (TextColumn("{task.description:<32}"), BarColumn(), TimeElapsedColumn(),
-               TextColumn("{task.fields[info]}"))  # fmt: skip
+    columns = (
+        TextColumn("{task.description:<32}"),
+        BarColumn(),
+        TimeElapsedColumn(),
+        TextColumn("{task.fields[info]}"),
+    )
     with Progress(*columns, console=console, transient=False) as progress:
         return await run_phases(opts, _Bar(progress))

@@ -34,10 +34,17 @@ from moose.protocol import PROTOCOL_VERSION
 from moose_loadtest import deployment
 
 __all__ = [
-    "SOCKETS_PER_ADDRESS", "Job", "Pacer", "Player", "SocketPacer", "Tally", "client_sessions",
+    "SOCKETS_PER_ADDRESS",
+    "Job",
+    "Pacer",
+    "Player",
+    "SocketPacer",
+    "Tally",
+    "client_sessions",
     "local_address",
-    "raise_nofile", "run_job",
-]  # fmt: skip
+    "raise_nofile",
+    "run_job",
+]
 
 # What a server with the default settings lets one client do: every player stays
 # under it, so a run against such a server is never refused for its own pace.
@@ -251,8 +258,9 @@ class Player:
         """Ask the public queue for a table of exactly `table` seats."""
         self._queued_at = time.monotonic()
         t = self.run.job.table
-        await self._send({"type": "queue", "id": next(self._ids), "min_players": t,
-                          "max_players": t})  # fmt: skip
+        await self._send(
+            {"type": "queue", "id": next(self._ids), "min_players": t, "max_players": t}
+        )
 
     async def play(self) -> None:
         """Read and answer until stopped, or until the queue is closed and no game runs."""
@@ -344,8 +352,16 @@ class Player:
         sent = time.monotonic()
         self._moves[mid] = sent
         self._pending_seq[game] = sent
-        await self._send({"type": "move", "id": mid, "game": game, "seq": seq, "move": move,
-                          "move_id": f"{self.name}-{mid}"})  # fmt: skip
+        await self._send(
+            {
+                "type": "move",
+                "id": mid,
+                "game": game,
+                "seq": seq,
+                "move": move,
+                "move_id": f"{self.name}-{mid}",
+            }
+        )
 
 
 # Players of the matchmaking phase get a rating drawn evenly from this mu range
@@ -545,8 +561,11 @@ async def _idle(run: Run, players: list[Player]) -> None:
         assert p.ws is not None
         while True:  # a ping is answered inside receive()
             msg = await p.ws.receive()
-            if msg.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED,
-                            aiohttp.WSMsgType.ERROR):  # fmt: skip
+            if msg.type in (
+                aiohttp.WSMsgType.CLOSE,
+                aiohttp.WSMsgType.CLOSED,
+                aiohttp.WSMsgType.ERROR,
+            ):
                 run.tally.errors["closed while idle"] += 1
                 return
 

@@ -28,9 +28,19 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "BURST", "RATE", "SOCKETS_PER_ADDRESS", "TURN_TIME", "buckets", "embedded_redis_url",
-    "game_grace", "game_keys", "is_game_hash", "key_kind", "max_sockets", "queue_rating",
-]  # fmt: skip
+    "BURST",
+    "RATE",
+    "SOCKETS_PER_ADDRESS",
+    "TURN_TIME",
+    "buckets",
+    "embedded_redis_url",
+    "game_grace",
+    "game_keys",
+    "is_game_hash",
+    "key_kind",
+    "max_sockets",
+    "queue_rating",
+]
 
 # deploy/README.md, "Settings": the defaults of a server nobody configured.
 RATE = 20.0  # MOOSE_RATE: messages a second a socket may send...
@@ -64,8 +74,12 @@ def buckets() -> int:
 
 # deploy/README.md, "Keys read from outside". A game's keys carry its bucket's hash
 # tag; its bucket is the crc32 of its id modulo MOOSE_BUCKETS.
-GAME_KEYS = ("moose:{{b{bucket}}}:game:{game}", "moose:{{b{bucket}}}:events:{game}",
-             "moose:{{b{bucket}}}:moves:{game}", "moose:{{b{bucket}}}:record:{game}")  # fmt: skip
+GAME_KEYS = (
+    "moose:{{b{bucket}}}:game:{game}",
+    "moose:{{b{bucket}}}:events:{game}",
+    "moose:{{b{bucket}}}:moves:{game}",
+    "moose:{{b{bucket}}}:record:{game}",
+)
 PROFILE_KEY = "moose:{{pl}}:p:{player}"
 PROFILE_TTL_MS = 3_600_000  # the profiles we write are gone an hour after the run
 _ID = re.compile(r"[a-z]+_[0-9a-z]+")  # g_..., p_...: a game's or a player's id
@@ -106,8 +120,9 @@ def queue_rating(pipe: Any, player: str, name: str, mu: float, sigma: float, gam
     none until it has played rated games, so the matchmaking phase writes one.
     """
     key = PROFILE_KEY.format(player=player)
-    pipe.hset(key, mapping={"name": name, "mu": repr(mu), "sigma": repr(sigma),
-                            "games": games, "bot": 0})  # fmt: skip
+    pipe.hset(
+        key, mapping={"name": name, "mu": repr(mu), "sigma": repr(sigma), "games": games, "bot": 0}
+    )
     pipe.pexpire(key, PROFILE_TTL_MS)
 
 

@@ -120,8 +120,13 @@ class LobbyRun(Run):
         return before
 
 
-async def _grow(run: LobbyRun, players: list[Player], want: int, sessions: list[Any],
-                tasks: list[asyncio.Task[None]]) -> int:  # fmt: skip
+async def _grow(
+    run: LobbyRun,
+    players: list[Player],
+    want: int,
+    sessions: list[Any],
+    tasks: list[asyncio.Task[None]],
+) -> int:
     """Connect players until this worker has `want`; each plays as soon as it is in."""
     gate = asyncio.Semaphore(CONNECT_AT_ONCE)
 
@@ -170,8 +175,12 @@ async def _worker(job: Job, conn: Any, progress: Any) -> None:
                 tally = run.tally
                 tally.errors.update(_crashed(tasks))
                 running = sorted({g for p in players for g in p.seats})
-                extra = {"running": running, "think_s": run.think_mean, "settle_errors": before,
-                         "lag_ms": run.lags}  # fmt: skip
+                extra = {
+                    "running": running,
+                    "think_s": run.think_mean,
+                    "settle_errors": before,
+                    "lag_ms": run.lags,
+                }
                 conn.send(("tally", tally.as_dict(), extra))
             else:
                 break

@@ -60,8 +60,9 @@ class Workers:
         self.procs, self.pipes, self.progress = [], [], []
         for w in range(procs):
             share = job.players // procs + (w < job.players % procs)
-            mine = dataclasses.replace(job, players=share, worker=w, seed=job.seed + w,
-                                       rate=job.rate / procs)  # fmt: skip
+            mine = dataclasses.replace(
+                job, players=share, worker=w, seed=job.seed + w, rate=job.rate / procs
+            )
             parent, child = ctx.Pipe(duplex=True)
             counters = ctx.Array("q", 4, lock=False)
             proc = ctx.Process(target=worker_main, args=(mine, child, counters), daemon=True)
@@ -127,8 +128,10 @@ def lobby_steps(spec: str, capacity: int, table: int) -> list[int]:
 
 def capacity(pid: int | None, procs: int, own_nofile: int) -> dict[str, int]:
     """How many players the server and the load generator can hold, and why."""
-    limits = {"server_max_sockets": deployment.max_sockets(),
-              "load_generator": procs * max(0, own_nofile - WORKER_FILES)}  # fmt: skip
+    limits = {
+        "server_max_sockets": deployment.max_sockets(),
+        "load_generator": procs * max(0, own_nofile - WORKER_FILES),
+    }
     if pid:
         probe = ProcessProbe(pid)
         nofile = probe.nofile()
@@ -163,33 +166,52 @@ class _Window:
         out: dict[str, Any] = {}
         if self.server:
             self.server.stop()
-            out["server"] = {"cpu_percent": round(self.server.cpu_percent, 1),
-                             "rss_mb": round(self.server.rss() / 2**20, 1)}  # fmt: skip
+            out["server"] = {
+                "cpu_percent": round(self.server.cpu_percent, 1),
+                "rss_mb": round(self.server.rss() / 2**20, 1),
+            }
         out["load_generator"] = {"cpu_percent": round(sum(g.stop() for g in self.gens), 1)}
         after = await in_thread(scrape, self.metrics)
         out["server_histograms"] = histogram_delta(self._scrape, after)
         if self.redis:
             await self.redis.stop()
-            out["redis"] = {"cpu_percent": round(self.redis.cpu_percent, 1),
-                            "commands": sum(self.redis.commands.values()),
-                            "slowlog": await self.redis.slowlog_since(self._slow)}  # fmt: skip
+            out["redis"] = {
+                "cpu_percent": round(self.redis.cpu_percent, 1),
+                "commands": sum(self.redis.commands.values()),
+                "slowlog": await self.redis.slowlog_since(self._slow),
+            }
         return out
 
 
 async def lobby_phase(
-    opts: Options, url: str, pid: int | None, redis_url: str | None, ui: Ui,
+    opts: Options,
+    url: str,
+    pid: int | None,
+    redis_url: str | None,
+    ui: Ui,
     source_ips: Callable[[int], int],
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Grow the lobby step by step; the figures of each step's window."""
     rate = opts.rate or DEFAULT_RATE
     limits = capacity(pid, opts.procs, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
     steps = lobby_steps(opts.lobby or DEFAULT_STEPS, limits["players"], opts.table)
-    job = Job(mode="lobby", url=url, players=steps[-1], table=opts.table, bot=opts.bot,
-              rate=rate, source_ips=source_ips(steps[-1]))  # fmt: skip
+    job = Job(
+        mode="lobby",
+        url=url,
+        players=steps[-1],
+        table=opts.table,
+        bot=opts.bot,
+        rate=rate,
+        source_ips=source_ips(steps[-1]),
+    )
     base = ProcessProbe(pid).rss() if pid else None
     window = _Window(pid, redis_url, url)
-    out: dict[str, Any] = {"rate": rate, "limits": limits, "steps": [],
-                           "server_rss_before_mb": base and round(base / 2**20, 1)}  # fmt: skip
+    out: dict[str, Any] = {
+        "rate": rate,
+        "limits": limits,
+        "steps": [],
+        "server_rss_before_mb": base and round(base / 2**20, 1),
+    }
     finished: list[str] = []
     try:
         with Workers(job, opts.procs) as workers:

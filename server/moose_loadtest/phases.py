@@ -52,10 +52,19 @@ PORTS_PER_ADDRESS = 20_000  # of the ~28,000 ephemeral ports of one source addre
 
 
 def _job(opts: Options, mode: str, url: str, players: int, **extra: Any) -> Job:
-    return Job(mode=mode, url=url, players=players, table=opts.table, bot=opts.bot,
-               warmup=opts.warmup, duration=opts.duration, drain=opts.drain,
-               max_games=opts.max_games, source_ips=_source_ips(opts, players, url),
-               **extra)  # fmt: skip
+    return Job(
+        mode=mode,
+        url=url,
+        players=players,
+        table=opts.table,
+        bot=opts.bot,
+        warmup=opts.warmup,
+        duration=opts.duration,
+        drain=opts.drain,
+        max_games=opts.max_games,
+        source_ips=_source_ips(opts, players, url),
+        **extra,
+    )
 
 
 async def games_phase(
@@ -85,9 +94,11 @@ async def games_phase(
                     server.rss()
             if server:
                 server.stop()
-                notes["server"] = {"cpu_percent": round(server.cpu_percent, 1),
-                                   "rss_mb": round(server.rss() / 2**20, 1),
-                                   "rss_peak_mb": round(server.peak_rss / 2**20, 1)}  # fmt: skip
+                notes["server"] = {
+                    "cpu_percent": round(server.cpu_percent, 1),
+                    "rss_mb": round(server.rss() / 2**20, 1),
+                    "rss_peak_mb": round(server.peak_rss / 2**20, 1),
+                }
             notes["load_generator"] = {"cpu_percent": round(sum(g.stop() for g in gens), 1)}
             if redis:
                 await redis.stop()
@@ -100,8 +111,10 @@ async def games_phase(
     merged = await run_workers(job, opts.procs, ui, "games", window)
     out = summary(merged, opts.duration)
     # The progress line ends on the window's figure, the one the table shows.
-    ui.update(opts.warmup + opts.duration, f"{out['moves_per_second']:,.0f} moves/s in the "
-              f"window, {out['games']} games")  # fmt: skip
+    ui.update(
+        opts.warmup + opts.duration,
+        f"{out['moves_per_second']:,.0f} moves/s in the window, {out['games']} games",
+    )
     out["server"] = notes.get("server")
     out["load_generator"] = notes.get("load_generator")
     if "redis_window" in notes:
@@ -152,10 +165,16 @@ async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
         await in_thread(stop_process, proc)
     out = summary(merged, opts.duration)
     # The progress line ends on the window's figure, the one the table shows.
-    ui.update(opts.warmup + opts.duration, f"{out['moves_per_second']:,.0f} moves/s in the "
-              f"window, {out['games']} games")  # fmt: skip
-    return {"moves_per_second": out["moves_per_second"], "move_latency_ms": out["move_latency_ms"],
-            "errors": out["errors"], "server_cpu_percent": cpu.get("server")}  # fmt: skip
+    ui.update(
+        opts.warmup + opts.duration,
+        f"{out['moves_per_second']:,.0f} moves/s in the window, {out['games']} games",
+    )
+    return {
+        "moves_per_second": out["moves_per_second"],
+        "move_latency_ms": out["move_latency_ms"],
+        "errors": out["errors"],
+        "server_cpu_percent": cpu.get("server"),
+    }
 
 
 # The storage ceiling runs the server's commit script with the server's payloads: a
@@ -172,8 +191,16 @@ def has_storage_ceiling() -> bool:
 async def storage_ceiling(opts: Options, redis_url: str, ui: Ui) -> dict[str, Any]:
     """A bare redis-py client doing the server's commands per move (its own process)."""
     ui.phase("storage ceiling", opts.warmup + opts.duration)
-    cmd = [sys.executable, "-m", STORAGE_CEILING, redis_url,
-           str(opts.games), str(opts.warmup), str(opts.duration), str(opts.table)]  # fmt: skip
+    cmd = [
+        sys.executable,
+        "-m",
+        STORAGE_CEILING,
+        redis_url,
+        str(opts.games),
+        str(opts.warmup),
+        str(opts.duration),
+        str(opts.table),
+    ]
     proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE)
     t0 = time.monotonic()
     waiter = asyncio.create_task(proc.communicate())
@@ -198,19 +225,30 @@ async def matchmaking_phase(
     formed with that of the same players seated at random.
     """
     n = opts.matchmaking - opts.matchmaking % opts.table  # a partial table would wait
-    job = Job(mode="matchmaking", url=url, players=n, table=opts.table, warmup=0,
-              duration=max(30.0, opts.duration), source_ips=_source_ips(opts, n, url),
-              redis_url=redis_url)  # fmt: skip
+    job = Job(
+        mode="matchmaking",
+        url=url,
+        players=n,
+        table=opts.table,
+        warmup=0,
+        duration=max(30.0, opts.duration),
+        source_ips=_source_ips(opts, n, url),
+        redis_url=redis_url,
+    )
 
     async def window(start: float, workers: list[int]) -> None:
         return None
 
     merged = await run_workers(job, opts.procs, ui, "matchmaking", window)
     waits = merged["match_ms"]
-    return {"players": n, "seated": len(waits),
-            "all_seated_s": round(max(waits) / 1000, 3) if len(waits) == n else None,
-            "wait_ms": percentiles(waits), "errors": merged["errors"],
-            "rating_spread": rating_spread(list(merged["tables"].values()))}  # fmt: skip
+    return {
+        "players": n,
+        "seated": len(waits),
+        "all_seated_s": round(max(waits) / 1000, 3) if len(waits) == n else None,
+        "wait_ms": percentiles(waits),
+        "errors": merged["errors"],
+        "rating_spread": rating_spread(list(merged["tables"].values())),
+    }
 
 
 def rating_spread(tables: list[list[int]], shuffles: int = 50) -> dict[str, Any] | None:
@@ -233,9 +271,12 @@ def rating_spread(tables: list[list[int]], shuffles: int = 50) -> dict[str, Any]
             cut.append(everyone[at : at + len(t)])
             at += len(t)
         random_means.append(mean_spread(cut))
-    return {"tables": len(tables), "mean": round(mean_spread(tables), 1),
-            "random_mean": round(sum(random_means) / shuffles, 1),
-            "players_range": [min(everyone), max(everyone)]}  # fmt: skip
+    return {
+        "tables": len(tables),
+        "mean": round(mean_spread(tables), 1),
+        "random_mean": round(sum(random_means) / shuffles, 1),
+        "players_range": [min(everyone), max(everyone)],
+    }
 
 
 async def connections_phase(opts: Options, url: str, pid: int | None, ui: Ui) -> dict[str, Any]:
@@ -244,8 +285,16 @@ async def connections_phase(opts: Options, url: str, pid: int | None, ui: Ui) ->
     probe = ProcessProbe(pid) if pid else None
     base = probe.rss() if probe else 0
     seen: dict[str, int] = {}
-    job = Job(mode="connections", url=url, players=n, table=opts.table, warmup=0,
-              duration=opts.hold, hold=opts.hold, source_ips=_source_ips(opts, n, url))  # fmt: skip
+    job = Job(
+        mode="connections",
+        url=url,
+        players=n,
+        table=opts.table,
+        warmup=0,
+        duration=opts.hold,
+        hold=opts.hold,
+        source_ips=_source_ips(opts, n, url),
+    )
 
     held: dict[str, Any] = {}
 
@@ -264,9 +313,13 @@ async def connections_phase(opts: Options, url: str, pid: int | None, ui: Ui) ->
         held["server_histograms"] = histogram_delta(before, after)
 
     merged = await run_workers(job, opts.procs, ui, "connections", window)
-    out: dict[str, Any] = {"wanted": n, "connected": merged["connected"],
-                           "connect_ms": percentiles(merged["connect_ms"]),
-                           "errors": merged["errors"], **held}  # fmt: skip
+    out: dict[str, Any] = {
+        "wanted": n,
+        "connected": merged["connected"],
+        "connect_ms": percentiles(merged["connect_ms"]),
+        "errors": merged["errors"],
+        **held,
+    }
     if probe and "rss" in seen:
         delta = seen["rss"] - base
         out["server_rss_mb"] = round(seen["rss"] / 2**20, 1)
@@ -316,9 +369,11 @@ def cpu_per_move(report: dict[str, Any], socket: dict[str, Any]) -> dict[str, An
     ceiling = per_move(socket.get("server_cpu_percent"), socket["moves_per_second"])
     ours = per_move((report.get("server") or {}).get("cpu_percent"), report["moves_per_second"])
     ratio = None if ceiling is None or ours is None else round(ours / ceiling, 2)
-    return {"cpu_ms_per_move": None if ceiling is None else round(ceiling, 4),
-            "server_cpu_ms_per_move": None if ours is None else round(ours, 4),
-            "cpu_per_move_ratio": ratio}  # fmt: skip
+    return {
+        "cpu_ms_per_move": None if ceiling is None else round(ceiling, 4),
+        "server_cpu_ms_per_move": None if ours is None else round(ours, 4),
+        "cpu_per_move_ratio": ratio,
+    }
 
 
 async def run(opts: Options, ui: Ui) -> dict[str, Any]:
@@ -334,8 +389,11 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
     soft, hard = raise_nofile(wanted)
     # A URL's password (a --redis or --redis-url of the run) stays out of the report.
     options = {k: redact_url(v) if isinstance(v, str) else v for k, v in vars(opts).items()}
-    report: dict[str, Any] = {"machine": machine(), "options": options,
-                              "nofile": {"soft": soft, "hard": hard}}  # fmt: skip
+    report: dict[str, Any] = {
+        "machine": machine(),
+        "options": options,
+        "nofile": {"soft": soft, "hard": hard},
+    }
     if soft < sockets + 256:
         report["warnings"] = [f"open-file hard limit {hard} is too low for {sockets} sockets"]
     with contextlib.ExitStack() as stack:

@@ -99,8 +99,17 @@ class Spawned:
         try:
             # The Redis URL goes in the environment: a command line is anyone's to read (ps).
             env = {**os.environ, "MOOSE_REDIS_URL": self.redis_url} if self.given_redis else None
-            cmd = [sys.executable, "-m", "moose", "serve", "--port", str(self.port),
-                   "--data-dir", str(self.folder), *self.serve_args]  # fmt: skip
+            cmd = [
+                sys.executable,
+                "-m",
+                "moose",
+                "serve",
+                "--port",
+                str(self.port),
+                "--data-dir",
+                str(self.folder),
+                *self.serve_args,
+            ]
             with (self.folder / "serve.log").open("ab") as log:
                 self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
             wait_ready(f"http://127.0.0.1:{self.port}/readyz", self.proc)
@@ -224,8 +233,11 @@ class RedisProbe:
                     if name == "evalsha" and len(words) > 3 and deployment.is_game_hash(words[3]):
                         commits += 1
         total = sum(sent.values())
-        return {"commits": commits, "client_commands": dict(sent),
-                "per_commit": total / commits if commits else None}  # fmt: skip
+        return {
+            "commits": commits,
+            "client_commands": dict(sent),
+            "per_commit": total / commits if commits else None,
+        }
 
     async def slowlog_mark(self) -> int:
         """The id of the newest slow-log entry now (-1: none), to read later entries."""
@@ -244,9 +256,11 @@ class RedisProbe:
         return {
             "threshold_us": int(config.get("slowlog-log-slower-than") or -1),
             "entries": len(entries),
-            "by_command": {k: {"count": int(v[0]), "max_ms": round(v[1], 2)}
-                           for k, v in sorted(by.items(), key=lambda kv: -kv[1][1])},
-        }  # fmt: skip
+            "by_command": {
+                k: {"count": int(v[0]), "max_ms": round(v[1], 2)}
+                for k, v in sorted(by.items(), key=lambda kv: -kv[1][1])
+            },
+        }
 
     async def memory(self, keys: list[str]) -> tuple[int, int]:
         """Bytes Redis holds for these keys (MEMORY USAGE, every element counted): of
@@ -278,8 +292,12 @@ def machine() -> dict[str, Any]:
             if line.startswith("model name"):
                 model = line.split(":", 1)[1].strip()
                 break
-    return {"nproc": os.cpu_count(), "cpu": model, "python": sys.version.split()[0],
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}  # fmt: skip
+    return {
+        "nproc": os.cpu_count(),
+        "cpu": model,
+        "python": sys.version.split()[0],
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
 
 
 # -- the server's own histograms, Redis' slow log, memory per game ---------------------
@@ -331,8 +349,12 @@ def histogram_delta(before: Buckets, after: Buckets) -> dict[str, Any]:
             continue
 
         bounds = [_le_ms(next(le for le, n in counts if n >= q * total)) for q in (0.5, 0.99, 1)]
-        out[series] = {"count": int(total), "p50_le_ms": bounds[0], "p99_le_ms": bounds[1],
-                       "max_le_ms": bounds[2]}  # fmt: skip
+        out[series] = {
+            "count": int(total),
+            "p50_le_ms": bounds[0],
+            "p99_le_ms": bounds[1],
+            "max_le_ms": bounds[2],
+        }
     return out
 
 
@@ -366,5 +388,9 @@ async def game_memory(
         return None
     stale = [expired for _, expired in measured if expired > 0]
     expired = {"games": len(stale), "mean_bytes": round(sum(stale) / max(1, len(stale)))}
-    return {"games": len(sizes), "mean_bytes": round(sum(sizes) / len(sizes)),
-            "max_bytes": max(sizes), "expired_not_reclaimed": expired}  # fmt: skip
+    return {
+        "games": len(sizes),
+        "mean_bytes": round(sum(sizes) / len(sizes)),
+        "max_bytes": max(sizes),
+        "expired_not_reclaimed": expired,
+    }

@@ -43,18 +43,24 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
             rows.append(("  server bytes per player", f"{step['server_bytes_per_player']:,}"))
     if "matchmaking" in r:
         mm = r["matchmaking"]
-        rows += [(f"matchmaking: {mm['players']} queued, seated", str(mm["seated"])),
-                 ("  all seated after, s", str(mm["all_seated_s"])),
-                 ("  queue -> match, ms", _ms(mm["wait_ms"]))]  # fmt: skip
+        rows += [
+            (f"matchmaking: {mm['players']} queued, seated", str(mm["seated"])),
+            ("  all seated after, s", str(mm["all_seated_s"])),
+            ("  queue -> match, ms", _ms(mm["wait_ms"])),
+        ]
         if mm.get("rating_spread"):
             sp = mm["rating_spread"]
-            rows += [("  mean rating spread per table", f"{sp['mean']}"),
-                     ("  ... seated at random", f"{sp['random_mean']}")]  # fmt: skip
+            rows += [
+                ("  mean rating spread per table", f"{sp['mean']}"),
+                ("  ... seated at random", f"{sp['random_mean']}"),
+            ]
     if "connections" in r:
         c = r["connections"]
-        rows += [(f"connections: {c['wanted']} wanted, open", str(c["connected"])),
-                 ("  server RSS MiB", str(c.get("server_rss_mb", "-"))),
-                 ("  server bytes per connection", str(c.get("bytes_per_connection")))]  # fmt: skip
+        rows += [
+            (f"connections: {c['wanted']} wanted, open", str(c["connected"])),
+            ("  server RSS MiB", str(c.get("server_rss_mb", "-"))),
+            ("  server bytes per connection", str(c.get("bytes_per_connection"))),
+        ]
     return rows
 
 
@@ -85,9 +91,10 @@ def _window_rows(r: dict[str, Any]) -> list[Row]:
     rd = r.get("redis")
     if rd and "commands_per_move" in rd:
         trips = (rd.get("round_trips") or {}).get("per_commit")
-        rows += [("Redis commands per move (in scripts too)", f"{rd['commands_per_move']}"),
-                 ("Redis round trips per commit (MONITOR)",
-                  "-" if trips is None else f"{trips:.2f}")]  # fmt: skip
+        rows += [
+            ("Redis commands per move (in scripts too)", f"{rd['commands_per_move']}"),
+            ("Redis round trips per commit (MONITOR)", "-" if trips is None else f"{trips:.2f}"),
+        ]
     if rd:
         rows.append(("Redis CPU %", f"{rd['cpu_percent']}"))
     return rows
@@ -98,8 +105,9 @@ def _ceiling_rows(r: dict[str, Any]) -> list[Row]:
     rows: list[Row] = []
     for name, c in (r.get("ceilings") or {}).items():
         if c:
-            rows.append((f"{name} ceiling moves/s (ours = x{c['ratio']})",
-                         f"{c['moves_per_second']:,.0f}"))  # fmt: skip
+            rows.append(
+                (f"{name} ceiling moves/s (ours = x{c['ratio']})", f"{c['moves_per_second']:,.0f}")
+            )
         if c and c.get("cpu_per_move_ratio") is not None:
             ratio, ours = c["cpu_per_move_ratio"], c["server_cpu_ms_per_move"]
             rows.append((f"server CPU ms/move (x{ratio} the {name} ceiling's)", f"{ours:.3f}"))

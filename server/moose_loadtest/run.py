@@ -79,8 +79,15 @@ def percentiles(values: list[float]) -> dict[str, float | None]:
 
 def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
     """One tally from the workers' tallies; the all-seats latency is found here."""
-    out: dict[str, Any] = {"moves": 0, "moves_total": 0, "move_ms": [], "event_ms": [],
-                           "match_ms": [], "connect_ms": [], "connected": 0}  # fmt: skip
+    out: dict[str, Any] = {
+        "moves": 0,
+        "moves_total": 0,
+        "move_ms": [],
+        "event_ms": [],
+        "match_ms": [],
+        "connect_ms": [],
+        "connected": 0,
+    }
     tables: dict[str, list[int]] = {}  # game -> its seats' ratings (matchmaking)
     games: set[str] = set()
     errors: Counter[str] = Counter()
@@ -137,13 +144,18 @@ async def run_workers(
     for w in range(procs):
         share = job.players // procs + (w < job.players % procs)
         mine = dataclasses.replace(
-            job, players=share, worker=w, seed=job.seed + w, rate=job.rate / procs,
+            job,
+            players=share,
+            worker=w,
+            seed=job.seed + w,
+            rate=job.rate / procs,
             max_games=math.ceil(job.max_games / procs) if job.max_games else 0,
-        )  # fmt: skip
+        )
         parent, child = ctx.Pipe(duplex=False)
         counters = ctx.Array("q", 4, lock=False)
-        proc = ctx.Process(target=worker_main, args=(mine, child, ready, go, start, counters),
-                           daemon=True)  # fmt: skip
+        proc = ctx.Process(
+            target=worker_main, args=(mine, child, ready, go, start, counters), daemon=True
+        )
         proc.start()
         child.close()
         workers.append(proc)
@@ -182,9 +194,14 @@ async def _until_ready(
 
 
 async def _collect(
-    pipes: list[Any], workers: list[Any], progress: list[Any], ui: Ui, label: str, job: Job,
+    pipes: list[Any],
+    workers: list[Any],
+    progress: list[Any],
+    ui: Ui,
+    label: str,
+    job: Job,
     start: float,
-) -> list[Any]:  # fmt: skip
+) -> list[Any]:
     total = job.warmup + job.duration
     ui.phase(label, total)
     limit = start + total + job.drain + 60
@@ -195,8 +212,11 @@ async def _collect(
         now, moves = time.monotonic(), sum(c[0] for c in progress)
         rate = (moves - last[1]) / max(1e-9, now - last[0])
         last = (now, moves)
-        info = (f"{rate:,.0f} moves/s, {sum(c[1] for c in progress)} games"
-                if job.mode == "games" else f"{sum(c[3] for c in progress)} seated")  # fmt: skip
+        info = (
+            f"{rate:,.0f} moves/s, {sum(c[1] for c in progress)} games"
+            if job.mode == "games"
+            else f"{sum(c[3] for c in progress)} seated"
+        )
         ui.update(min(total, now - start), info)
         for i, pipe in enumerate(pipes):
             if results[i] is None and pipe.poll():

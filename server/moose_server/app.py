@@ -146,8 +146,13 @@ async def _redis_url(settings: Settings, stack: contextlib.AsyncExitStack) -> st
     folder = Path(settings.data_dir).expanduser() / "redis"
     embedded = EmbeddedRedis(folder, appendfsync=settings.appendfsync)
     await stack.enter_async_context(embedded)
-    log.info("Redis: embedded %s at %s (data in %s, appendfsync %s)", embedded.name,
-             embedded.url, folder, settings.appendfsync)  # fmt: skip
+    log.info(
+        "Redis: embedded %s at %s (data in %s, appendfsync %s)",
+        embedded.name,
+        embedded.url,
+        folder,
+        settings.appendfsync,
+    )
     return embedded.url
 
 
@@ -166,8 +171,12 @@ async def _instance(app: web.Application) -> AsyncIterator[None]:
 async def _rekey_names(players: PlayerStore) -> None:
     """Key the accounts' names by today's look-alike key, once per key version."""
     for account, holder in await players.rekey_names(name_key, KEY_VERSION):
-        log.warning("account %s now looks like account %s: only %s keeps the name for "
-                    "logins", account, holder, holder)  # fmt: skip
+        log.warning(
+            "account %s now looks like account %s: only %s keeps the name for logins",
+            account,
+            holder,
+            holder,
+        )
 
 
 async def _build(
@@ -195,18 +204,37 @@ async def _build(
     # of our own commits: the hub is told of them as a listener of `games`.
     # One per process, should two instances be given one name.
     channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}")
-    hub = Hub(store, copies.size, woken=copies, fanout=metrics, players=waiting,
-              outage_grace=settings.outage_grace, channel=channel)  # fmt: skip
+    hub = Hub(
+        store,
+        copies.size,
+        woken=copies,
+        fanout=metrics,
+        players=waiting,
+        outage_grace=settings.outage_grace,
+        channel=channel,
+    )
     stack.push_async_callback(hub.close)
     observer = Observer(metrics)
-    games = Games(store, settings, results, copies, listeners=[hub, observer], timeouts=metrics,
-                  own_channel=channel)  # fmt: skip
+    games = Games(
+        store,
+        settings,
+        results,
+        copies,
+        listeners=[hub, observer],
+        timeouts=metrics,
+        own_channel=channel,
+    )
     stack.push_async_callback(games.close)
     # Chat lines go to the hub's sockets.
     chat = Chat(
         ChatStore(backend.redis, settings.buckets, settings.chat_kept, settings.game_ttl * 1000),
-        store, Blocks(backend.redis, settings.blocks_max), games, matchmaker, settings, hub,
-    )  # fmt: skip
+        store,
+        Blocks(backend.redis, settings.blocks_max),
+        games,
+        matchmaker,
+        settings,
+        hub,
+    )
     # Deals wait for the seeds of seats that asked for a fair deal.
     deals = Deals(store, seeds, games, settings)
     lobby = Lobby(matchmaker, games, store, settings, results, deals)
@@ -216,22 +244,43 @@ async def _build(
     hashing = Hashing(settings)
     stack.callback(hashing.close)
     accounts = Accounts(
-        players, Tokens(secret, settings.token_ttl), settings, lockout=Lockout(store, settings),
-        registrations=Registrations(store, settings), hashing=hashing,
-    )  # fmt: skip
+        players,
+        Tokens(secret, settings.token_ttl),
+        settings,
+        lockout=Lockout(store, settings),
+        registrations=Registrations(store, settings),
+        hashing=hashing,
+    )
     boards = Boards(players, settings)
     guard = CodeGuard(store, settings)
     reports = Reports(moderation, store, players, settings)
     quotas = Quotas(Holdings(backend.redis, settings.buckets, backend.batch), store, settings)
     # Rematch and challenges; a player's challenge to someone who
     # blocked them is never told to them (social.blocks).
-    presence = Presence(backend.redis, settings.instance_id, settings.presence_ttl,
-                        hub.player_names, still_here=hub.has_player)  # fmt: skip
+    presence = Presence(
+        backend.redis,
+        settings.instance_id,
+        settings.presence_ttl,
+        hub.player_names,
+        still_here=hub.has_player,
+    )
     blocked = chat.blocks.blocked  # async (by, whom) -> bool, as Invites asks
     consent = Consent(backend.redis, settings.guest_ttl)  # who may challenge whom
-    invites = Invites(backend.redis, store, games, deals, results, matchmaker, presence, settings,
-                      find=reports.find, blocked=blocked, batch=backend.batch,
-                      room=quotas.player_room, consent=consent)  # fmt: skip
+    invites = Invites(
+        backend.redis,
+        store,
+        games,
+        deals,
+        results,
+        matchmaker,
+        presence,
+        settings,
+        find=reports.find,
+        blocked=blocked,
+        batch=backend.batch,
+        room=quotas.player_room,
+        consent=consent,
+    )
     stack.push_async_callback(invites.close)
     arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
     # Chat, blocks and follows; follows read the same presence.
@@ -328,8 +377,13 @@ async def _moderation(
 ) -> tuple[ModerationStore, Bans, Refusals]:
     """Moderation's records, the bans as read now, and the refusals' notes."""
     kept = settings.moderation_kept
-    records = ModerationStore(backend.redis, audit_kept=kept, refusals_kept=kept,
-                              reports_kept=kept, heavy_ttl=settings.heavy_hours * 3600)  # fmt: skip
+    records = ModerationStore(
+        backend.redis,
+        audit_kept=kept,
+        refusals_kept=kept,
+        reports_kept=kept,
+        heavy_ttl=settings.heavy_hours * 3600,
+    )
     bans = Bans(records, store.now_ms)
     await bans.load()
     return records, bans, Refusals(records, bans.now)
@@ -406,8 +460,10 @@ async def serve(settings: Settings) -> None:
         collector = asyncio.create_task(clock.run(), name="collector")
         log.info(
             "Moose House %s listening on http://%s:%d (WebSocket at /ws)",
-            settings.instance_id, settings.host, settings.port,
-        )  # fmt: skip
+            settings.instance_id,
+            settings.host,
+            settings.port,
+        )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):

@@ -22,9 +22,17 @@ from moose_server.origins import parse_origins
 __all__ = ["PLACEHOLDERS", "Settings", "check_secret"]
 
 APPENDFSYNC = ("always", "everysec", "no")
-HOLDS = ("games_per_player", "games_per_address", "tables_per_address", "table_starts_per_hour",
-         "bot_sessions_per_address", "bot_hellos_per_hour", "watched_per_socket", "api_burst",
-         "api_rate")  # fmt: skip
+HOLDS = (
+    "games_per_player",
+    "games_per_address",
+    "tables_per_address",
+    "table_starts_per_hour",
+    "bot_sessions_per_address",
+    "bot_hellos_per_hour",
+    "watched_per_socket",
+    "api_burst",
+    "api_rate",
+)
 
 
 MIN_SECRET = 32  # bytes
@@ -42,9 +50,11 @@ _MARKERS = ("replace-me", "replace_me", "change-me", "changeme", "placeholder")
 
 def check_secret(secret: str) -> None:
     """ValueError unless `secret` may sign tokens: 32 bytes or more, no placeholder."""
-    advice = ("give every instance the same random secret, e.g. MOOSE_TOKEN_SECRET="
-              "$(openssl rand -base64 32), or leave it unset to share a generated one "
-              "through Redis")  # fmt: skip
+    advice = (
+        "give every instance the same random secret, e.g. MOOSE_TOKEN_SECRET="
+        "$(openssl rand -base64 32), or leave it unset to share a generated one "
+        "through Redis"
+    )
     lowered = secret.lower()
     if secret in PLACEHOLDERS or any(marker in lowered for marker in _MARKERS):
         raise ValueError(f"the token secret is a placeholder from the docs: {advice}")
@@ -207,15 +217,39 @@ class Settings:
             raise ValueError("game_grace must not be negative")
         if self.gc_reclaim < 0:
             raise ValueError("gc_reclaim must not be negative")
-        positive = ("turn_time", "answer_time", "poll_interval", "lease", "rate", "instance_ttl",
-                    "heartbeat", "header_timeout", "hello_timeout", "close_timeout", "max_sockets",
-                    "max_sockets_per_address", "code_guesses", "code_guess_interval",
-                    "history_size",
-                    "live_interval", "ban_refresh", "report_burst", "report_interval",
-                    "moderation_kept", "heavy_hours", "arena_interval", "arenas_watched",
-                    "chat_burst", "chat_interval", "chat_kept", "blocks_max", "follows_max",
-                    "social_adds_per_hour",
-                    "followers_max", *HOLDS)  # fmt: skip
+        positive = (
+            "turn_time",
+            "answer_time",
+            "poll_interval",
+            "lease",
+            "rate",
+            "instance_ttl",
+            "heartbeat",
+            "header_timeout",
+            "hello_timeout",
+            "close_timeout",
+            "max_sockets",
+            "max_sockets_per_address",
+            "code_guesses",
+            "code_guess_interval",
+            "history_size",
+            "live_interval",
+            "ban_refresh",
+            "report_burst",
+            "report_interval",
+            "moderation_kept",
+            "heavy_hours",
+            "arena_interval",
+            "arenas_watched",
+            "chat_burst",
+            "chat_interval",
+            "chat_kept",
+            "blocks_max",
+            "follows_max",
+            "social_adds_per_hour",
+            "followers_max",
+            *HOLDS,
+        )
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
@@ -235,8 +269,14 @@ class Settings:
 
     def _check_logins(self) -> None:
         """Logins: the limits make sense, and the token secret is no placeholder."""
-        for name in ("registrations_per_hour", "login_attempts", "login_window",
-                     "login_address_attempts", "login_delay_step", "hash_threads"):  # fmt: skip
+        for name in (
+            "registrations_per_hour",
+            "login_attempts",
+            "login_window",
+            "login_address_attempts",
+            "login_delay_step",
+            "hash_threads",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive")
         for name in ("login_slow_after", "login_delay_max"):

@@ -67,5 +67,7 @@ def who_hint(code: str, *, in_game: bool = False, game_option: bool = False) -> 
     if code != "no_such_player" or in_game:
         return ""
     then = " (give --game GAME to name them as at that table)" if game_option else ""
-    return (f"; only an account's name or a player id (p_...) names a player: a guest's "
-            f"name is not unique{then}")  # fmt: skip
+    return (
+        f"; only an account's name or a player id (p_...) names a player: a guest's "
+        f"name is not unique{then}"
+    )

@@ -40,21 +40,32 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.set_defaults(func=run, step=None)
     steps = p.add_subparsers(dest="step", metavar="STEP", prog="moose arena")
-    listing = steps.add_parser("list", help="list the arenas (as `moose arena` alone does)",
-                               description="List the arenas: id, state, window, table "
-                               "sizes, who may join, name.")  # fmt: skip
-    join = steps.add_parser("join", help="join an arena and play its games until it ends",
-                            description="Join the arena and play every game it seats you "
-                            "in, until it is over; Ctrl-C leaves it.")  # fmt: skip
+    listing = steps.add_parser(
+        "list",
+        help="list the arenas (as `moose arena` alone does)",
+        description="List the arenas: id, state, window, table sizes, who may join, name.",
+    )
+    join = steps.add_parser(
+        "join",
+        help="join an arena and play its games until it ends",
+        description="Join the arena and play every game it seats you "
+        "in, until it is over; Ctrl-C leaves it.",
+    )
     join.add_argument("arena", metavar="ID", help="the arena's id (see `moose arena`)")
     join.add_argument("--name", default=None, help="your name (default: your login)")
-    join.add_argument("--bot", choices=sorted(BOTS), default=None,
-                      help="play as this built-in bot instead of by hand")  # fmt: skip
+    join.add_argument(
+        "--bot",
+        choices=sorted(BOTS),
+        default=None,
+        help="play as this built-in bot instead of by hand",
+    )
     join.add_argument("--plain", action="store_true", help="line-by-line output")
     add_players_option(join, "table sizes you accept, within the arena's (default 2-4)")
-    watch = steps.add_parser("watch", help="print an arena's standings as they change",
-                             description="Print the standings on every change, until the "
-                             "arena is over.")  # fmt: skip
+    watch = steps.add_parser(
+        "watch",
+        help="print an arena's standings as they change",
+        description="Print the standings on every change, until the arena is over.",
+    )
     watch.add_argument("arena", metavar="ID", help="the arena's id")
     for sub in (listing, join, watch):
         sub.add_argument("--url", default=DEFAULT_URL, help=url_help())
@@ -73,15 +84,20 @@ def _clock(ms: int) -> str:
 def standings_lines(arena: dict[str, Any]) -> list[str]:
     """An `arena` message as text: its summary, then one line per member."""
     a = arena["arena"]
-    lines = [f"{a['name']} ({a['id']}): {a['state']}, {_clock(a['start'])}-{_clock(a['end'])}, "
-             f"tables of {a['min_players']}-{a['max_players']}, for {a['for']}"]  # fmt: skip
+    lines = [
+        f"{a['name']} ({a['id']}): {a['state']}, {_clock(a['start'])}-{_clock(a['end'])}, "
+        f"tables of {a['min_players']}-{a['max_players']}, for {a['for']}"
+    ]
     for s in arena["standings"]:
         now = f"playing {s['game']}" if s["game"] else s["state"]
-        lines.append(f"{s['rank']:>3}. {s['name']:<24} {s['points']:>4} pts "
-                     f"{s['games']:>3} games  {now}")  # fmt: skip
+        lines.append(
+            f"{s['rank']:>3}. {s['name']:<24} {s['points']:>4} pts {s['games']:>3} games  {now}"
+        )
     if a["winners"]:
-        lines.append("won by " + ", ".join(
-            s["name"] for s in arena["standings"] if s["player"] in a["winners"]))  # fmt: skip
+        lines.append(
+            "won by "
+            + ", ".join(s["name"] for s in arena["standings"] if s["player"] in a["winners"])
+        )
     return lines
 
 
@@ -97,8 +113,10 @@ async def _list(args: argparse.Namespace) -> int:
     if not arenas:
         print("no arenas")
     for a in arenas:
-        print(f"{a['id']:<28} {a['state']:<9} {_clock(a['start'])}-{_clock(a['end'])} "
-              f"{a['min_players']}-{a['max_players']} for {a['for']:<7} {a['name']}")  # fmt: skip
+        print(
+            f"{a['id']:<28} {a['state']:<9} {_clock(a['start'])}-{_clock(a['end'])} "
+            f"{a['min_players']}-{a['max_players']} for {a['for']:<7} {a['name']}"
+        )
     return 0
 
 
@@ -128,8 +146,9 @@ async def _join(args: argparse.Namespace) -> int:
         low, high = args.players
         try:
             async with Client(args.url, name=name, bot=True) as client:
-                results = await client.run_arena_bot(args.bot, args.arena, min_players=low,
-                                                     max_players=high)  # fmt: skip
+                results = await client.run_arena_bot(
+                    args.bot, args.arena, min_players=low, max_players=high
+                )
                 print("\n".join(standings_lines(await client.arena(args.arena))))
         except MooseError as exc:
             print(f"moose arena: {exc}", file=sys.stderr)
@@ -172,9 +191,17 @@ async def _join_by_hand(args: argparse.Namespace) -> int:
         return 1
     # What `moose play` would have parsed; no challenge, and no staying for a rematch:
     # the arena seats us again.
-    ns = argparse.Namespace(**vars(args), create=None, code=None, bots="",
-                            start_when_full=False, fair=False, challenge=None, rated=False,
-                            stay=False)  # fmt: skip
+    ns = argparse.Namespace(
+        **vars(args),
+        create=None,
+        code=None,
+        bots="",
+        start_when_full=False,
+        fair=False,
+        challenge=None,
+        rated=False,
+        stay=False,
+    )
     code = 0
     try:
         while code == 0:

@@ -33,8 +33,12 @@ def add_parser(subparsers: Any) -> None:
         "--games, until every bot has played one game.",
     )
     p.add_argument("--count", type=int, default=2, help="bot clients to run (default 2)")
-    p.add_argument("--bot", default="greedy", choices=sorted(BOTS),
-                   help=f"bot kind (default %(default)s; mcts: {MCTS_COST})")  # fmt: skip
+    p.add_argument(
+        "--bot",
+        default="greedy",
+        choices=sorted(BOTS),
+        help=f"bot kind (default %(default)s; mcts: {MCTS_COST})",
+    )
     p.add_argument(
         "--games",
         type=int,
@@ -55,9 +59,13 @@ def add_parser(subparsers: Any) -> None:
         action="store_true",
         help="do not queue: accept every challenge sent to the bots and play those games",
     )
-    p.add_argument("--arena", default=None, metavar="ID",
-                   help="join this arena and play its games until it is over, instead of "
-                   "the queue (see `moose arena`)")  # fmt: skip
+    p.add_argument(
+        "--arena",
+        default=None,
+        metavar="ID",
+        help="join this arena and play its games until it is over, instead of "
+        "the queue (see `moose arena`)",
+    )
     p.set_defaults(func=run)
 
 
@@ -201,8 +209,13 @@ async def _bot(
     low, high = args.players
     try:
         if args.arena is not None:
-            await client.run_arena_bot(make_bot(args.bot, seed), args.arena, min_players=low,
-                                       max_players=high, on_result=on_result)  # fmt: skip
+            await client.run_arena_bot(
+                make_bot(args.bot, seed),
+                args.arena,
+                min_players=low,
+                max_players=high,
+                on_result=on_result,
+            )
             return
         await client.run_bot(
             make_bot(args.bot, seed),

@@ -24,12 +24,23 @@ def add_parser(subparsers: Any) -> None:
         "unfinished games each sits in (watch one with `moose watch GAME_ID`).",
     )
     p.add_argument("--name", required=True, help="your name (as in `moose play --name`)")
-    p.add_argument("--follow", action="append", default=[], metavar="PLAYER",
-                   help="follow a player first (an account's name or a player id)")  # fmt: skip
-    p.add_argument("--unfollow", action="append", default=[], metavar="PLAYER",
-                   help="stop following a player first")  # fmt: skip
-    p.add_argument("--login", action="store_true", help="as your account (password asked, "
-                   "or MOOSE_PASSWORD)")  # fmt: skip
+    p.add_argument(
+        "--follow",
+        action="append",
+        default=[],
+        metavar="PLAYER",
+        help="follow a player first (an account's name or a player id)",
+    )
+    p.add_argument(
+        "--unfollow",
+        action="append",
+        default=[],
+        metavar="PLAYER",
+        help="stop following a player first",
+    )
+    p.add_argument(
+        "--login", action="store_true", help="as your account (password asked, or MOOSE_PASSWORD)"
+    )
     p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.set_defaults(func=run)
 

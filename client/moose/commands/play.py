@@ -110,8 +110,10 @@ def check_args(args: argparse.Namespace) -> str | None:
         return f"unknown bot {unknown[0]!r}: the bots are {', '.join(sorted(BOTS))}"
     if args.create is not None and len(bots) > args.create - 1:
         others = args.create - 1
-        return (f"a table of {args.create} has {others} seat{'s' * (others > 1)} besides "
-                f"yours, and --bots names {len(bots)} bots")  # fmt: skip
+        return (
+            f"a table of {args.create} has {others} seat{'s' * (others > 1)} besides "
+            f"yours, and --bots names {len(bots)} bots"
+        )
     return None
 
 

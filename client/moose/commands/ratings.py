@@ -93,8 +93,13 @@ def run_top(args: argparse.Namespace) -> int:
         print(json.dumps(answer, indent=2))
         return 0
     table = Table(title=f"leaderboard: {kind}")
-    for col, justify in (("#", "right"), ("name", "left"), ("rating", "right"),
-                         ("games", "right"), ("player", "left")):  # fmt: skip
+    for col, justify in (
+        ("#", "right"),
+        ("name", "left"),
+        ("rating", "right"),
+        ("games", "right"),
+        ("player", "left"),
+    ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     for rank, p in enumerate(answer["players"], 1):
         name = p["name"] + (" [bot]" if p["bot"] else "")
@@ -124,20 +129,30 @@ def run_profile(args: argparse.Namespace) -> int:
     rating = f"{p['rating']}{'?' if p['provisional'] else ''}"
     if p["rating"] is None:  # a player whose games changed no rating
         rating = "none yet"
-    console.print(f"{p['name']} ({kind}, {p['player']}): rating {rating} after {p['games']} "
-                  f"rated games, {rank}", markup=False)  # fmt: skip
+    console.print(
+        f"{p['name']} ({kind}, {p['player']}): rating {rating} after {p['games']} "
+        f"rated games, {rank}",
+        markup=False,
+    )
     table = Table(title="last games")
     for col in ("when (UTC)", "game", "table", "place", "rating", "change"):
         table.add_column(col)
     for g in p["history"][: args.games]:
         when = datetime.datetime.fromtimestamp(g["time"] / 1000, datetime.UTC)
-        seats = ", ".join(f"{n}{' [bot]' if b else ''} {s}" for n, b, s in
-                          zip(g["names"], g["bots"], g["scores"], strict=True))  # fmt: skip
+        seats = ", ".join(
+            f"{n}{' [bot]' if b else ''} {s}"
+            for n, b, s in zip(g["names"], g["bots"], g["scores"], strict=True)
+        )
         # An unrated game (a private table's, say) changed no rating.
         rated = g["rating"] is not None
         change = f"{g['change']:+d}" if rated else "unrated"
-        table.add_row(when.strftime("%Y-%m-%d %H:%M"), g["game"], Text(seats),
-                      f"{g['place']}/{len(g['names'])}", str(g["rating"]) if rated else "-",
-                      change)  # fmt: skip
+        table.add_row(
+            when.strftime("%Y-%m-%d %H:%M"),
+            g["game"],
+            Text(seats),
+            f"{g['place']}/{len(g['names'])}",
+            str(g["rating"]) if rated else "-",
+            change,
+        )
     console.print(table)
     return 0

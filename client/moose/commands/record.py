@@ -32,8 +32,12 @@ def add_parser(subparsers: Any) -> None:
     )
     p.add_argument("game", metavar="GAME_ID", help="the game's id, such as g_9f8e7d6c5b")
     p.add_argument("--code", help="the join code of a private table's game")
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="where to save it, - for stdout (default moose-GAME_ID.json)")  # fmt: skip
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="where to save it, - for stdout (default moose-GAME_ID.json)",
+    )
     add_who(p)
     p.set_defaults(func=run)
 
@@ -41,8 +45,12 @@ def add_parser(subparsers: Any) -> None:
 def add_who(p: argparse.ArgumentParser) -> None:
     """--url and --name: the server, and the player whose kept session asks."""
     p.add_argument("--url", default=DEFAULT_URL, help=url_help())
-    p.add_argument("--name", default=None, help="ask as this player, as in `moose play --name` "
-                   "(a private table's players need no code; default: your login)")  # fmt: skip
+    p.add_argument(
+        "--name",
+        default=None,
+        help="ask as this player, as in `moose play --name` "
+        "(a private table's players need no code; default: your login)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,8 +67,10 @@ def run(args: argparse.Namespace) -> int:
         records.dump(rec, sys.stdout)
         return 0
     records.dump(rec, target)
-    print(f"saved the record of game {args.game} to {target}: check its deal with "
-          f"`moose verify {target}`, replay it with `moose replay {target}`")  # fmt: skip
+    print(
+        f"saved the record of game {args.game} to {target}: check its deal with "
+        f"`moose verify {target}`, replay it with `moose replay {target}`"
+    )
     return 0
 
 

@@ -27,8 +27,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--reason", required=True, help="what happened (up to 200 characters)")
     p.add_argument("--game", help="the game it happened in (g_...)")
     p.add_argument("--name", required=True, help="your name (as in `moose play --name`)")
-    p.add_argument("--login", action="store_true", help="report as your account (password "
-                   "asked, or MOOSE_PASSWORD)")  # fmt: skip
+    p.add_argument(
+        "--login",
+        action="store_true",
+        help="report as your account (password asked, or MOOSE_PASSWORD)",
+    )
     p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.set_defaults(func=run)
 

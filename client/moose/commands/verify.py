@@ -35,8 +35,11 @@ def add_parser(subparsers: Any) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("record", metavar="RECORD.json|GAME_ID",
-                   help="the record file, - for stdin, or a finished game's id")  # fmt: skip
+    p.add_argument(
+        "record",
+        metavar="RECORD.json|GAME_ID",
+        help="the record file, - for stdin, or a finished game's id",
+    )
     p.add_argument("--code", help="with a GAME_ID: the join code of a private table's game")
     add_who(p)
     p.set_defaults(func=run)

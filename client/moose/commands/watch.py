@@ -32,8 +32,11 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--url", default=DEFAULT_URL, help=url_help())
     p.add_argument("--json", action="store_true", help="one JSON line per event message")
     p.add_argument("--name", default="spectator", help="the name to say hello with")
-    p.add_argument("--code", help="the join code of a private table's game (else only queue "
-                   "games and your own can be watched)")  # fmt: skip
+    p.add_argument(
+        "--code",
+        help="the join code of a private table's game (else only queue "
+        "games and your own can be watched)",
+    )
     p.set_defaults(func=run)
 
 

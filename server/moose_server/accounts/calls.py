@@ -62,10 +62,18 @@ class RateCall:
         """KEYS and ARGV as rate.lua reads them."""
         keys = [rated_key(self.game), top_key("humans"), top_key("bots"), GUESTS_KEY]
         argv: Argv = [
-            self.marker_ttl, self.history_size, self.guest_ttl_ms, self.provisional_games,
-            self.base, self.scale, self.base_ordinal, self.spread, self.mu, self.sigma,
+            self.marker_ttl,
+            self.history_size,
+            self.guest_ttl_ms,
+            self.provisional_games,
+            self.base,
+            self.scale,
+            self.base_ordinal,
+            self.spread,
+            self.mu,
+            self.sigma,
             len(self.seats),
-        ]  # fmt: skip
+        ]
         for s in self.seats:
             keys += [profile_key(s.player), history_key(s.player)]
             argv += [s.player, s.name, int(s.bot), repr(s.mu_delta), repr(s.sigma_ratio), s.entry]

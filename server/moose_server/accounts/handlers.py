@@ -65,9 +65,14 @@ class Sessions:
     """hello, ping, register, change_password, logout_all; a bot session's count."""
 
     def __init__(
-        self, accounts: Accounts, store: Store, admission: Admission, bots: BotSessions,
-        reconnected: Callable[[], None], arrivals: Sequence[Arrival],
-    ) -> None:  # fmt: skip
+        self,
+        accounts: Accounts,
+        store: Store,
+        admission: Admission,
+        bots: BotSessions,
+        reconnected: Callable[[], None],
+        arrivals: Sequence[Arrival],
+    ) -> None:
         self.accounts = accounts
         self.store = store
         self.admission = admission  # banned accounts and addresses: refused at hello
@@ -78,9 +83,15 @@ class Sessions:
 
     def register(self, router: Router) -> None:
         """Handle the session messages; a closed bot socket's session ends."""
-        router.add({"hello": self.hello, "ping": self.ping, "register": self.register_account,
-                    "change_password": self.change_password,
-                    "logout_all": self.logout_all})  # fmt: skip
+        router.add(
+            {
+                "hello": self.hello,
+                "ping": self.ping,
+                "register": self.register_account,
+                "change_password": self.change_password,
+                "logout_all": self.logout_all,
+            }
+        )
         router.on_closed(self.closed)
 
     async def hello(self, conn: Session, msg: Message) -> Message:
@@ -109,15 +120,26 @@ class Sessions:
             fields.update(await arrival.arrived(conn, bool(msg.get("token"))))
         games = fields.get("games", [])
         how = "resumed" if msg.get("token") else "login" if msg.get("password") else "new"
-        log.info("hello %s (%s, %s session, %d games)", who.player, who.name, how, len(games),
-                 extra={"event": "hello", "player": who.player,
-                        "games": games or None})  # fmt: skip
+        log.info(
+            "hello %s (%s, %s session, %d games)",
+            who.player,
+            who.name,
+            how,
+            len(games),
+            extra={"event": "hello", "player": who.player, "games": games or None},
+        )
         welcome = {
-            "type": "welcome", "protocol": PROTOCOL_VERSION, "player": who.player,
-            "name": who.name, "token": self.accounts.token(who, now / 1000), "server_time": now,
-            "games": games, "account": who.account, "bot": who.bot,
+            "type": "welcome",
+            "protocol": PROTOCOL_VERSION,
+            "player": who.player,
+            "name": who.name,
+            "token": self.accounts.token(who, now / 1000),
+            "server_time": now,
+            "games": games,
+            "account": who.account,
+            "bot": who.bot,
             "table": fields.get("table"),
-        }  # fmt: skip
+        }
         if who.renamed_from is not None:  # an account took this guest's name meanwhile
             welcome["renamed_from"] = who.renamed_from
         return welcome
@@ -153,10 +175,18 @@ class Sessions:
         now = await self.store.now_ms()
         who = await self.accounts.register(_identity(conn), msg["password"], now, conn.address)
         _become(conn, who)
-        log.info("register %s (%s)", who.player, who.name,
-                 extra={"event": "register", "player": who.player})  # fmt: skip
-        return {"type": "registered", "player": who.player, "name": who.name,
-                "token": self.accounts.token(who, now / 1000)}  # fmt: skip
+        log.info(
+            "register %s (%s)",
+            who.player,
+            who.name,
+            extra={"event": "register", "player": who.player},
+        )
+        return {
+            "type": "registered",
+            "player": who.player,
+            "name": who.name,
+            "token": self.accounts.token(who, now / 1000),
+        }
 
     async def change_password(self, conn: Session, msg: Message) -> Message:
         """A new password; the account's other sessions are logged out."""
@@ -174,10 +204,12 @@ class Sessions:
         """This socket takes the new generation; every older one, on any instance, closes."""
         _become(conn, who)
         assert who.generation is not None
-        await self.store.publish_player(who.player, {"type": "revoked",
-                                                     "generation": who.generation})  # fmt: skip
-        log.info("logout everywhere %s", who.player,
-                 extra={"event": "revoke", "player": who.player})  # fmt: skip
+        await self.store.publish_player(
+            who.player, {"type": "revoked", "generation": who.generation}
+        )
+        log.info(
+            "logout everywhere %s", who.player, extra={"event": "revoke", "player": who.player}
+        )
         return self.accounts.token(who, await self.store.now_ms() / 1000)
 
 
@@ -188,9 +220,12 @@ class Profiles:
     """leaderboard and profile."""
 
     def __init__(
-        self, boards: Boards, store: Store, seat_player: SeatPlayer,
+        self,
+        boards: Boards,
+        store: Store,
+        seat_player: SeatPlayer,
         won: Callable[[str], Awaitable[list[str]]],
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.boards = boards
         self.store = store
         self.seat_player = seat_player  # the player at a seat of a game one may watch (play)

@@ -81,9 +81,15 @@ class Accounts:
     """Guests, accounts and their tokens, for every instance alike."""
 
     def __init__(
-        self, players: PlayerStore, tokens: Tokens, settings: Settings, *, lockout: Lockout,
-        registrations: Registrations, hashing: Hashing,
-    ) -> None:  # fmt: skip
+        self,
+        players: PlayerStore,
+        tokens: Tokens,
+        settings: Settings,
+        *,
+        lockout: Lockout,
+        registrations: Registrations,
+        hashing: Hashing,
+    ) -> None:
         self.players = players
         self.tokens = tokens
         self.settings = settings
@@ -98,8 +104,10 @@ class Accounts:
     async def guest(self, name: str, bot: bool) -> Identity:
         """A new guest with this name (checked already), unless an account holds it."""
         if await self.players.name_owner(name_key(name)) is not None:
-            raise AccountError("name_taken", f"{name!r} is an account's name: log in with its "
-                               "password, or pick another name")  # fmt: skip
+            raise AccountError(
+                "name_taken",
+                f"{name!r} is an account's name: log in with its password, or pick another name",
+            )
         who = Identity(f"p_{secrets.token_hex(5)}", name, bot)
         if bot:
             await self.players.mark_bot(who.player, int(self.settings.guest_ttl * 1000))

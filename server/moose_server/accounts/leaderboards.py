@@ -53,16 +53,26 @@ def check_offset(offset: object) -> int:
 
 def _summary(player: str, p: dict[str, str]) -> dict[str, Any]:
     mu, sigma = float(p.get("mu", ratings.MU)), float(p.get("sigma", ratings.SIGMA))
-    return {"player": player, "name": p.get("name", ""), "rating": ratings.display(mu, sigma),
-            "games": int(p.get("games", 0)), "bot": p.get("bot") == "1"}  # fmt: skip
+    return {
+        "player": player,
+        "name": p.get("name", ""),
+        "rating": ratings.display(mu, sigma),
+        "games": int(p.get("games", 0)),
+        "bot": p.get("bot") == "1",
+    }
 
 
 def _unrated(player: str, last: dict[str, Any]) -> dict[str, Any]:
     """The summary of a player with no rating yet, whose games changed none: the name
     and bot flag of their last game, and no rating (`null`)."""
     seat = last["seat"]
-    return {"player": player, "name": last["names"][seat], "rating": None, "games": 0,
-            "bot": bool(last["bots"][seat])}  # fmt: skip
+    return {
+        "player": player,
+        "name": last["names"][seat],
+        "rating": None,
+        "games": 0,
+        "bot": bool(last["bots"][seat]),
+    }
 
 
 class Boards:
@@ -83,8 +93,13 @@ class Boards:
         """One page of a leaderboard: its `kind`, `offset`, `total` players and `players`."""
         players = await self.top(kind, limit, offset)
         total = await self.players.board_size(kind)
-        return {"kind": kind, "offset": offset, "total": total, "players": players,
-                "provisional_games": self.settings.provisional_games}  # fmt: skip
+        return {
+            "kind": kind,
+            "offset": offset,
+            "total": total,
+            "players": players,
+            "provisional_games": self.settings.provisional_games,
+        }
 
     async def find(self, player: str | None = None, name: str | None = None) -> str:
         """The player id of `player`, or of the account called `name`; or no_such_player."""

@@ -80,8 +80,10 @@ def clean(value: object) -> str:
     for i, ch in enumerate(name):
         kind = unicodedata.category(ch)
         if _IGNORABLE.match(ch):
-            raise _bad(f"a name may not hold U+{ord(ch):04X}: variation selectors, joiners "
-                       "and other characters that draw nothing are refused")  # fmt: skip
+            raise _bad(
+                f"a name may not hold U+{ord(ch):04X}: variation selectors, joiners "
+                "and other characters that draw nothing are refused"
+            )
         if kind in _REFUSED_CATEGORIES:
             raise _bad("a name has printable characters only")
         if ch in BLANKS:
@@ -102,9 +104,10 @@ def skeleton(name: str) -> str:
     """The key of what `name` looks like: "ALICE", "aIice", "\u0430lice" -> "allce"."""
     text = _uts39_skeleton(unicodedata.normalize("NFKC", name)).casefold()
     bare = "".join(
-        ch for ch in unicodedata.normalize("NFD", _uts39_skeleton(text))
+        ch
+        for ch in unicodedata.normalize("NFD", _uts39_skeleton(text))
         if not unicodedata.combining(ch)
-    )  # fmt: skip
+    )
     return " ".join(bare.translate(_FAMILY).split())
 
 

@@ -62,8 +62,9 @@ def _maxmem(n: int, r: int, p: int) -> int:
 
 
 def _scrypt(password: str, salt: bytes, n: int, r: int, p: int, size: int) -> bytes:
-    return hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, dklen=size,
-                          maxmem=_maxmem(n, r, p))  # fmt: skip
+    return hashlib.scrypt(
+        password.encode(), salt=salt, n=n, r=r, p=p, dklen=size, maxmem=_maxmem(n, r, p)
+    )
 
 
 def hash_password(password: str, salt: bytes | None = None) -> str:
@@ -134,8 +135,9 @@ class Hashing:
     def __init__(self, settings: Settings) -> None:
         threads, kept = settings.hash_threads, settings.hash_login_share
         self._logins = ThreadPoolExecutor(threads, thread_name_prefix="scrypt-login")
-        self._new = ThreadPoolExecutor(threads - kept, thread_name_prefix="scrypt-register",
-                                       initializer=_background)  # fmt: skip
+        self._new = ThreadPoolExecutor(
+            threads - kept, thread_name_prefix="scrypt-register", initializer=_background
+        )
         self._any = asyncio.Semaphore(threads)  # 128 MiB each
         # Registrations queue here first: they hold none of `_any` while they wait.
         self._registrations = asyncio.Semaphore(threads - kept)

@@ -87,8 +87,11 @@ class PlayerStore:
         async for field, player in self.redis.hscan_iter(NAMES_KEY, count=1000):
             held[str(as_text_or_none(field))] = str(as_text_or_none(player))
         owners = sorted(set(held.values()))
-        named = {p: prof["name"] for p, prof in zip(owners, await self.profiles(owners),
-                                                      strict=True) if "name" in prof}  # fmt: skip
+        named = {
+            p: prof["name"]
+            for p, prof in zip(owners, await self.profiles(owners), strict=True)
+            if "name" in prof
+        }
         keep, clashes = _rekeyed(held, {p: key(name) for p, name in named.items()})
         async with self.redis.pipeline(transaction=False) as pipe:
             if stale := [f for f in held if keep.get(f) != held[f]]:
@@ -175,13 +178,28 @@ class PlayerStore:
 
     @classmethod
     def queue_standing(
-        cls, pipe: Any, player: str, name: str, mu: float, sigma: float, games: int, bot: bool,
+        cls,
+        pipe: Any,
+        player: str,
+        name: str,
+        mu: float,
+        sigma: float,
+        games: int,
+        bot: bool,
         ttl_ms: int,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """`set_standing`'s commands, added to a pipeline of the caller's."""
         key = profile_key(player)
-        pipe.hset(key, mapping={"name": name, "mu": repr(mu), "sigma": repr(sigma),
-                                "games": games, "bot": int(bot)})  # fmt: skip
+        pipe.hset(
+            key,
+            mapping={
+                "name": name,
+                "mu": repr(mu),
+                "sigma": repr(sigma),
+                "games": games,
+                "bot": int(bot),
+            },
+        )
         pipe.pexpire(key, ttl_ms)
 
 

@@ -81,9 +81,14 @@ class Tokens:
         return hmac.new(self._key, body.encode(), hashlib.sha256).hexdigest()[:_SIG_HEX]
 
     def issue(
-        self, player: str, name: str, now: float, *, generation: int | None = None,
+        self,
+        player: str,
+        name: str,
+        now: float,
+        *,
+        generation: int | None = None,
         bot: bool = False,
-    ) -> str:  # fmt: skip
+    ) -> str:
         """A token for the player, valid for `ttl` seconds from `now` (seconds)."""
         body = f"{_b64(player)}.{_b64(name)}.{int(now + self.ttl)}"
         if generation is not None:

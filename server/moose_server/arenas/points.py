@@ -50,11 +50,20 @@ class ArenaScorer:
         self.rest_ms = rest_ms  # a person's pause after a game before the next pairing
 
     async def apply(
-        self, arena: str, game: str, players: list[str | None], state: rules.State,
+        self,
+        arena: str,
+        game: str,
+        players: list[str | None],
+        state: rules.State,
         away: list[bool],
-    ) -> bool:  # fmt: skip
+    ) -> bool:
         """Apply the points of a finished game of `arena`; False when done before."""
         places = ratings.places(state)
-        result = {"players": players, "places": places, "points": points(places), "away": away,
-                  "rest": self.rest_ms}  # fmt: skip
+        result = {
+            "players": players,
+            "places": places,
+            "points": points(places),
+            "away": away,
+            "rest": self.rest_ms,
+        }
         return await self.scores.score(ArenaScoreCall(arena, game, json.dumps(result)))

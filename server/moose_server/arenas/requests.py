@@ -56,9 +56,13 @@ class ArenaRequests:
     """The arena handlers of one instance and its arena watchers."""
 
     def __init__(
-        self, arenas: ArenaStore, store: Store, players: PlayerStore, quotas: Quotas,
+        self,
+        arenas: ArenaStore,
+        store: Store,
+        players: PlayerStore,
+        quotas: Quotas,
         settings: Settings,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.arenas = arenas
         self.store = store
         self.players = players
@@ -74,9 +78,15 @@ class ArenaRequests:
 
     def table(self) -> dict[str, Any]:
         """Message type -> handler."""
-        return {"arenas": self.listed, "show_arena": self.show, "join_arena": self.join,
-                "pause_arena": self.pause, "leave_arena": self.leave,
-                "watch_arena": self.watch, "unwatch_arena": self.unwatch}  # fmt: skip
+        return {
+            "arenas": self.listed,
+            "show_arena": self.show,
+            "join_arena": self.join,
+            "pause_arena": self.pause,
+            "leave_arena": self.leave,
+            "watch_arena": self.watch,
+            "unwatch_arena": self.unwatch,
+        }
 
     async def won(self, player: str) -> list[str]:
         """The arenas a player won, the last first (for `profile`)."""
@@ -98,12 +108,26 @@ class ArenaRequests:
         now = await self.store.now_ms()
         members, playing = await self.arenas.standings(arena_id)
         standings = [m.as_dict(k + 1, playing.get(m.player)) for k, m in enumerate(members)]
-        games = sorted((await self.arenas.games(arena_id)).items(),
-                       key=lambda kv: -int(kv[1]["start"]))[:GAMES_SHOWN]  # fmt: skip
-        shown = [{"game": g, "names": i["names"], "start": i["start"], "end": i.get("end"),
-                  "points": i.get("points")} for g, i in games]  # fmt: skip
-        return {"type": "arena", "arena": arena.summary(now), "standings": standings,
-                "games": shown, "server_time": now}  # fmt: skip
+        games = sorted(
+            (await self.arenas.games(arena_id)).items(), key=lambda kv: -int(kv[1]["start"])
+        )[:GAMES_SHOWN]
+        shown = [
+            {
+                "game": g,
+                "names": i["names"],
+                "start": i["start"],
+                "end": i.get("end"),
+                "points": i.get("points"),
+            }
+            for g, i in games
+        ]
+        return {
+            "type": "arena",
+            "arena": arena.summary(now),
+            "standings": standings,
+            "games": shown,
+            "server_time": now,
+        }
 
     async def join(self, conn: Member, msg: Message) -> Message:
         """Join an arena (or come back after a pause): seated as soon as a table fits."""
@@ -117,13 +141,20 @@ class ArenaRequests:
         await self.quotas.may_play(conn.address, player)
         [profile] = await self.players.profiles([player])
         skill = ratings.skill(float(profile.get("mu", ratings.MU)))
-        member = json.dumps({"name": conn.name, "min": low, "max": high, "bot": conn.bot,
-                             "r": max(0, skill)})  # fmt: skip
+        member = json.dumps(
+            {"name": conn.name, "min": low, "max": high, "bot": conn.bot, "r": max(0, skill)}
+        )
         out = await self.arenas.member(ArenaMemberCall(arena.id, player, "join", member))
-        log.info("arena %s: %s joins", arena.id, player,
-                 extra={"event": "arena_join", "player": player})  # fmt: skip
-        return {"type": "arena_member", "arena": arena.id, "min_players": low,
-                "max_players": high, **out}  # fmt: skip
+        log.info(
+            "arena %s: %s joins", arena.id, player, extra={"event": "arena_join", "player": player}
+        )
+        return {
+            "type": "arena_member",
+            "arena": arena.id,
+            "min_players": low,
+            "max_players": high,
+            **out,
+        }
 
     @staticmethod
     def _sizes(arena: Arena, msg: Message) -> tuple[int, int]:
@@ -133,8 +164,11 @@ class ArenaRequests:
             raise Refusal("bad_message", "min_players and max_players must be integers")
         low, high = max(low, arena.min_players), min(high, arena.max_players)
         if low > high:
-            raise Refusal("bad_message", f"arena {arena.id} seats tables of "
-                          f"{arena.min_players}-{arena.max_players}: none fits")  # fmt: skip
+            raise Refusal(
+                "bad_message",
+                f"arena {arena.id} seats tables of "
+                f"{arena.min_players}-{arena.max_players}: none fits",
+            )
         return low, high
 
     async def pause(self, conn: Member, msg: Message) -> Message:
@@ -157,8 +191,10 @@ class ArenaRequests:
         watched = sum(1 for w in self.watchers.values() if id(conn) in w)
         if id(conn) not in self.watchers.get(arena, {}):
             if watched >= self.settings.arenas_watched:
-                raise Refusal("too_many_watched", f"a socket watches "
-                              f"{self.settings.arenas_watched} arenas at most")  # fmt: skip
+                raise Refusal(
+                    "too_many_watched",
+                    f"a socket watches {self.settings.arenas_watched} arenas at most",
+                )
             self.watchers.setdefault(arena, {})[id(conn)] = conn
         return answer
 

@@ -74,8 +74,9 @@ class Recurring:
         """The id and start (s) of the occurrence that starts at or before `at` (s)."""
         period = _PERIODS[self.every]
         start = int(at // period * period)
-        stamp = time.strftime("%Y%m%d%H" if self.every == "hourly" else "%Y%m%d",
-                              time.gmtime(start))  # fmt: skip
+        stamp = time.strftime(
+            "%Y%m%d%H" if self.every == "hourly" else "%Y%m%d", time.gmtime(start)
+        )
         return f"{self.who}-{self.every}-{stamp}", start
 
     def name(self) -> str:
@@ -90,8 +91,10 @@ def parse_recurring(spec: str) -> list[Recurring]:
     for entry in filter(None, (e.strip() for e in spec.split(","))):
         parts = entry.split(":")
         if len(parts) != 4 or parts[0] not in WHO or parts[1] not in _PERIODS:
-            raise ValueError(f"MOOSE_ARENAS: {entry!r} is not FOR:EVERY:LENGTH:MIN-MAX with "
-                             "FOR bots, people or all and EVERY hourly or daily")  # fmt: skip
+            raise ValueError(
+                f"MOOSE_ARENAS: {entry!r} is not FOR:EVERY:LENGTH:MIN-MAX with "
+                "FOR bots, people or all and EVERY hourly or daily"
+            )
         minutes = parse_minutes(parts[2])
         if minutes * 60 > _PERIODS[parts[1]]:
             raise ValueError(f"MOOSE_ARENAS: {entry!r} lasts longer than its period")
@@ -100,9 +103,16 @@ def parse_recurring(spec: str) -> list[Recurring]:
 
 
 def new_arena(
-    name: str, who: str, minutes: float, sizes: tuple[int, int], *, start_ms: int = 0,
-    rated: bool = False, by: str = "", arena_id: str | None = None,
-) -> ArenaCreateCall:  # fmt: skip
+    name: str,
+    who: str,
+    minutes: float,
+    sizes: tuple[int, int],
+    *,
+    start_ms: int = 0,
+    rated: bool = False,
+    by: str = "",
+    arena_id: str | None = None,
+) -> ArenaCreateCall:
     """The call that creates an arena (checked: ValueError on a bad field)."""
     if who not in WHO:
         raise ValueError(f"an arena is for bots, people or all, not {who!r}")
@@ -114,17 +124,22 @@ def new_arena(
     if not 2 <= low <= high <= 6:
         raise ValueError("table sizes are MIN-MAX within 2-6")
     ident = arena_id or f"a_{secrets.token_hex(4)}"
-    return ArenaCreateCall(ident, name.strip(), who, low, high, start_ms,
-                           round(minutes * 60_000), rated, by)  # fmt: skip
+    return ArenaCreateCall(
+        ident, name.strip(), who, low, high, start_ms, round(minutes * 60_000), rated, by
+    )
 
 
 class Arenas:
     """Seats arena members, deals their games and closes arenas; one per instance."""
 
     def __init__(
-        self, arenas: ArenaStore, games: Games, store: Store, results: Results,
+        self,
+        arenas: ArenaStore,
+        games: Games,
+        store: Store,
+        results: Results,
         settings: Settings,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.arenas = arenas
         self.games = games
         self.store = store
@@ -168,11 +183,21 @@ class Arenas:
                 ident, start = r.occurrence(at)
                 if start + r.minutes * 60 <= now:
                     continue  # this one is over
-                call = new_arena(r.name(), r.who, r.minutes, (r.min_players, r.max_players),
-                                 start_ms=start * 1000, by="settings", arena_id=ident)  # fmt: skip
+                call = new_arena(
+                    r.name(),
+                    r.who,
+                    r.minutes,
+                    (r.min_players, r.max_players),
+                    start_ms=start * 1000,
+                    by="settings",
+                    arena_id=ident,
+                )
                 if await self.arenas.create(call):
-                    log.info("arena %s created from the settings", ident,
-                             extra={"event": "arena_created", "arena": ident})  # fmt: skip
+                    log.info(
+                        "arena %s created from the settings",
+                        ident,
+                        extra={"event": "arena_created", "arena": ident},
+                    )
 
     async def seat(self, arena: Arena) -> int:
         """Deal the games of the tables the arena can seat now; returns how many."""
@@ -186,13 +211,18 @@ class Arenas:
         """Deal one table's game (the same game whoever deals it, however often)."""
         seats = [Seat(s["player"], s["name"], None, bool(s.get("bot"))) for s in table["seats"]]
         profiles = await self.results.profiles(seats)
-        game = await self.games.create(seats, game_id=table["game"], rated=arena.rated,
-                                       profiles=profiles, arena=arena.id)  # fmt: skip
+        game = await self.games.create(
+            seats, game_id=table["game"], rated=arena.rated, profiles=profiles, arena=arena.id
+        )
         await self.arenas.started(arena.id, table["key"])
         await self.store.live_add(game.id, summary(game))
-        log.info("arena %s: game %s with %d seats", arena.id, game.id, len(seats),
-                 extra={"event": "match", "game": game.id,
-                        "players": [s.player for s in seats]})  # fmt: skip
+        log.info(
+            "arena %s: game %s with %d seats",
+            arena.id,
+            game.id,
+            len(seats),
+            extra={"event": "match", "game": game.id, "players": [s.player for s in seats]},
+        )
 
     async def close(self, arena: str) -> None:
         """Close the arena if its window is over and its games scored; award its winners."""
@@ -202,5 +232,9 @@ class Arenas:
             return
         if done["status"] == "over" and not done.get("awarded"):
             await self.arenas.award(arena, done["winners"], int(done["end"]))
-            log.info("arena %s over: won by %s", arena, ", ".join(done["winners"]) or "nobody",
-                     extra={"event": "arena_over", "arena": arena})  # fmt: skip
+            log.info(
+                "arena %s over: won by %s",
+                arena,
+                ", ".join(done["winners"]) or "nobody",
+                extra={"event": "arena_over", "arena": arena},
+            )

@@ -40,9 +40,13 @@ from moose_server.storage.keys import ARENAS_KEY, ArenaKeys, arena_won_key
 __all__ = ["Arena", "ArenaError", "ArenaStore", "Member"]
 
 _CALLS: tuple[type[ArenaCall], ...] = (
-    ArenaCreateCall, ArenaMemberCall, ArenaSeatCall, ArenaStartedCall, ArenaScoreCall,
+    ArenaCreateCall,
+    ArenaMemberCall,
+    ArenaSeatCall,
+    ArenaStartedCall,
+    ArenaScoreCall,
     ArenaFinishCall,
-)  # fmt: skip
+)
 WHO = ("bots", "people", "all")
 
 
@@ -75,11 +79,19 @@ class Arena:
     def of(cls, data: dict[str, str]) -> Arena:
         """An arena from its hash."""
         return cls(
-            data["id"], data["name"], data["for"], int(data["min"]), int(data["max"]),
-            int(data["start"]), int(data["end"]), data.get("rated") == "1", data["status"],
-            int(data.get("running", 0)), int(data.get("ver", 0)),
+            data["id"],
+            data["name"],
+            data["for"],
+            int(data["min"]),
+            int(data["max"]),
+            int(data["start"]),
+            int(data["end"]),
+            data.get("rated") == "1",
+            data["status"],
+            int(data.get("running", 0)),
+            int(data.get("ver", 0)),
             _list(json.loads(data.get("winners", "[]"))),
-        )  # fmt: skip
+        )
 
     def state(self, now: int) -> str:
         """upcoming, running, closing (window over, games under way) or over."""
@@ -91,10 +103,18 @@ class Arena:
 
     def summary(self, now: int) -> dict[str, Any]:
         """The arena as PROTOCOL.md's `arena` and `arena_list` messages show it."""
-        return {"id": self.id, "name": self.name, "for": self.who,
-                "min_players": self.min_players, "max_players": self.max_players,
-                "start": self.start, "end": self.end, "rated": self.rated,
-                "state": self.state(now), "winners": self.winners}  # fmt: skip
+        return {
+            "id": self.id,
+            "name": self.name,
+            "for": self.who,
+            "min_players": self.min_players,
+            "max_players": self.max_players,
+            "start": self.start,
+            "end": self.end,
+            "rated": self.rated,
+            "state": self.state(now),
+            "winners": self.winners,
+        }
 
 
 @dataclass(frozen=True)
@@ -111,9 +131,17 @@ class Member:
 
     def as_dict(self, rank: int, playing: str | None) -> dict[str, Any]:
         """The standing as the `arena` message shows it."""
-        return {"rank": rank, "player": self.player, "name": self.name, "bot": self.bot,
-                "points": self.points, "games": self.games, "state": self.state,
-                "game": playing, "next": self.next}  # fmt: skip
+        return {
+            "rank": rank,
+            "player": self.player,
+            "name": self.name,
+            "bot": self.bot,
+            "points": self.points,
+            "games": self.games,
+            "state": self.state,
+            "game": playing,
+            "next": self.next,
+        }
 
 
 class ArenaStore:
@@ -198,9 +226,17 @@ class ArenaStore:
         for raw, points in ranked:
             player = as_text(raw)
             m = found.get(player, {})
-            out.append(Member(player, m.get("name", "?"), bool(m.get("bot")), int(points),
-                              int(m.get("games", 0)), m.get("state", "left"),
-                              m.get("next")))  # fmt: skip
+            out.append(
+                Member(
+                    player,
+                    m.get("name", "?"),
+                    bool(m.get("bot")),
+                    int(points),
+                    int(m.get("games", 0)),
+                    m.get("state", "left"),
+                    m.get("next"),
+                )
+            )
         playing = {}
         for game, raw in games.items():
             info = json.loads(raw)

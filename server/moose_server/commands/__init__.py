@@ -24,5 +24,7 @@ def require_server_extra(command: str) -> str | None:
         return None
     from moose.cli import SERVER_EXTRA
 
-    return (f"moose {command} needs the server's dependencies ({', '.join(missing)} "
-            f"missing); {SERVER_EXTRA}")  # fmt: skip
+    return (
+        f"moose {command} needs the server's dependencies ({', '.join(missing)} "
+        f"missing); {SERVER_EXTRA}"
+    )

@@ -32,54 +32,84 @@ def add_parser(sub: Any) -> None:
         description="Moderate a Moose House service through its Redis. Every action is "
         "audited (`moose admin audit`) and applied by every instance within a second.",
     )
-    parser.add_argument("--redis", "--redis-url", dest="redis_url", default=None,
-                        help="the servers' Redis URL (default: MOOSE_REDIS_URL, else the "
-                        "bundled Redis of a moose serve running in --data-dir)")  # fmt: skip
-    parser.add_argument("--data-dir", default=None,
-                        help="the data folder of that moose serve (default: MOOSE_DATA_DIR, "
-                        "else the user data dir)")  # fmt: skip
-    parser.add_argument("--by", default=None, help="who acts, for the audit log (default: "
-                        "your user name and host)")  # fmt: skip
+    parser.add_argument(
+        "--redis",
+        "--redis-url",
+        dest="redis_url",
+        default=None,
+        help="the servers' Redis URL (default: MOOSE_REDIS_URL, else the "
+        "bundled Redis of a moose serve running in --data-dir)",
+    )
+    parser.add_argument(
+        "--data-dir",
+        default=None,
+        help="the data folder of that moose serve (default: MOOSE_DATA_DIR, "
+        "else the user data dir)",
+    )
+    parser.add_argument(
+        "--by", default=None, help="who acts, for the audit log (default: your user name and host)"
+    )
     parser.set_defaults(func=lambda args: _usage(parser))
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
     _add_actions(actions)
 
 
 def _add_actions(actions: Any) -> None:
-    ban = actions.add_parser("ban", help="ban an account or an address, for a time or for good",
-                             description="Ban an account (by name, or a guest by player id) or "
-                             "an address or network. The banned client is refused with the "
-                             "error `banned`; its open sockets close with code 4003.")  # fmt: skip
+    ban = actions.add_parser(
+        "ban",
+        help="ban an account or an address, for a time or for good",
+        description="Ban an account (by name, or a guest by player id) or "
+        "an address or network. The banned client is refused with the "
+        "error `banned`; its open sockets close with code 4003.",
+    )
     _target(ban)
-    ban.add_argument("--for", dest="duration", default=None,
-                     help="how long: 90s, 30m, 1h, 7d, 2w (default: for good)")  # fmt: skip
+    ban.add_argument(
+        "--for",
+        dest="duration",
+        default=None,
+        help="how long: 90s, 30m, 1h, 7d, 2w (default: for good)",
+    )
     ban.add_argument("--reason", required=True, help="why (shown to the banned client)")
     unban = actions.add_parser("unban", help="lift a ban", description="Lift a ban.")
     _target(unban)
     unban.add_argument("--reason", default="", help="why (for the audit log)")
     actions.add_parser("bans", help="list the bans that hold now", description="List the bans.")
-    end = actions.add_parser("end-session", help="close every socket of a player",
-                             description="Close every socket of a player on every instance "
-                             "(close code 4004); they may come back unless banned.")  # fmt: skip
+    end = actions.add_parser(
+        "end-session",
+        help="close every socket of a player",
+        description="Close every socket of a player on every instance "
+        "(close code 4004); they may come back unless banned.",
+    )
     end.add_argument("player", help="an account's name, or a player id")
     end.add_argument("--reason", default="", help="why (for the audit log and the player)")
-    take = actions.add_parser("takeover", help="have the server's bot play a player's seat",
-                              description="Hand a seat to the server's bot (event `away`) "
-                              "until its player comes back (sends anything).")  # fmt: skip
+    take = actions.add_parser(
+        "takeover",
+        help="have the server's bot play a player's seat",
+        description="Hand a seat to the server's bot (event `away`) "
+        "until its player comes back (sends anything).",
+    )
     take.add_argument("game", help="the game id (g_...)")
     take.add_argument("player", help="the seat's player: name as shown at the table, or id")
     take.add_argument("--reason", default="", help="why (for the audit log)")
-    ref = actions.add_parser("refusals", help="recent refusals, and the heaviest users "
-                             "of each limit", description="Recent refusals of limits by "
-                             "client, and per limit the clients refused most.")  # fmt: skip
+    ref = actions.add_parser(
+        "refusals",
+        help="recent refusals, and the heaviest users of each limit",
+        description="Recent refusals of limits by client, and per limit the clients refused most.",
+    )
     ref.add_argument("--count", type=int, default=20, help="recent refusals shown (20)")
     ref.add_argument("--hours", type=int, default=1, help="hours summed for the heaviest (1)")
     ref.add_argument("--top", type=int, default=5, help="heaviest clients per limit (5)")
-    rep = actions.add_parser("reports", help="players' reports of players",
-                             description="The latest reports, newest first.")  # fmt: skip
+    rep = actions.add_parser(
+        "reports",
+        help="players' reports of players",
+        description="The latest reports, newest first.",
+    )
     rep.add_argument("--count", type=int, default=20, help="reports shown (20)")
-    aud = actions.add_parser("audit", help="the audit log of moderators' actions",
-                             description="The latest actions, newest first.")  # fmt: skip
+    aud = actions.add_parser(
+        "audit",
+        help="the audit log of moderators' actions",
+        description="The latest actions, newest first.",
+    )
     aud.add_argument("--count", type=int, default=20, help="actions shown (20)")
     _add_arena(actions)
     for name, parser in actions.choices.items():
@@ -88,21 +118,35 @@ def _add_actions(actions: Any) -> None:
 
 def _add_arena(actions: Any) -> None:
     """`moose admin arena create/list/end`."""
-    arena = actions.add_parser("arena", help="arena tournaments: create, list, end",
-                               description="Create, list and end arena tournaments.")  # fmt: skip
+    arena = actions.add_parser(
+        "arena",
+        help="arena tournaments: create, list, end",
+        description="Create, list and end arena tournaments.",
+    )
     steps = arena.add_subparsers(dest="arena_action", metavar="STEP", required=True)
-    create = steps.add_parser("create", help="create an arena", description="Create an "
-                              "arena: waiting members are seated together.")  # fmt: skip
+    create = steps.add_parser(
+        "create",
+        help="create an arena",
+        description="Create an arena: waiting members are seated together.",
+    )
     create.add_argument("--name", required=True, help="its name, as the list shows it")
     create.add_argument("--minutes", type=float, required=True, help="how long it lasts")
     create.add_argument("--players", default="2-4", help="table sizes, MIN-MAX (2-4)")
-    create.add_argument("--for", dest="who", choices=("bots", "people", "all"), default="all",
-                        help="who may join (all)")  # fmt: skip
+    create.add_argument(
+        "--for",
+        dest="who",
+        choices=("bots", "people", "all"),
+        default="all",
+        help="who may join (all)",
+    )
     create.add_argument("--start-in", default=None, help="start later: 90s, 5m, 1h (now)")
     create.add_argument("--rated", action="store_true", help="its games change ratings")
     steps.add_parser("list", help="the arenas, last ending first", description="List arenas.")
-    end = steps.add_parser("end", help="end an arena's window now (games under way count)",
-                           description="End an arena now; games under way count.")  # fmt: skip
+    end = steps.add_parser(
+        "end",
+        help="end an arena's window now (games under way count)",
+        description="End an arena now; games under way count.",
+    )
     end.add_argument("arena", help="the arena's id")
 
 
@@ -142,8 +186,10 @@ def redis_url(given: str | None, data_dir: str | None) -> str:
         return settings.redis_url
     sock = Path(settings.data_dir).expanduser() / "redis" / "redis.sock"
     if not sock.exists():
-        raise AdminError(f"no Redis given, and no moose serve runs with the data folder "
-                         f"{settings.data_dir}: give --redis URL or --data-dir")  # fmt: skip
+        raise AdminError(
+            f"no Redis given, and no moose serve runs with the data folder "
+            f"{settings.data_dir}: give --redis URL or --data-dir"
+        )
     return f"unix://{sock}"
 
 

@@ -48,8 +48,11 @@ async def _target(args: argparse.Namespace, mod: Moderator) -> Target:
 
 
 def _heard(console: Console, instances: int) -> None:
-    console.print(f"heard by {instances} instance(s)" if instances else
-                  "no instance is listening: it applies when one starts")  # fmt: skip
+    console.print(
+        f"heard by {instances} instance(s)"
+        if instances
+        else "no instance is listening: it applies when one starts"
+    )
 
 
 async def ban(args: argparse.Namespace, mod: Moderator, console: Console) -> int:
@@ -73,9 +76,17 @@ async def unban(args: argparse.Namespace, mod: Moderator, console: Console) -> i
 
 async def bans(args: argparse.Namespace, mod: Moderator, console: Console) -> int:
     """`moose admin bans`."""
-    rows = [(b.kind, f"{b.name} ({b.subject})" if b.name else b.subject,
-             "permanent" if not b.until else when(b.until), b.reason, b.by, when(b.at))
-            for b in await mod.bans()]  # fmt: skip
+    rows = [
+        (
+            b.kind,
+            f"{b.name} ({b.subject})" if b.name else b.subject,
+            "permanent" if not b.until else when(b.until),
+            b.reason,
+            b.by,
+            when(b.at),
+        )
+        for b in await mod.bans()
+    ]
     console.print(table("Bans", ("kind", "who", "until (UTC)", "reason", "by", "since"), rows))
     return 0
 
@@ -100,24 +111,35 @@ async def takeover(args: argparse.Namespace, mod: Moderator, console: Console) -
 async def refusals(args: argparse.Namespace, mod: Moderator, console: Console) -> int:
     """`moose admin refusals`."""
     recent = await mod.records.refusals(args.count)
-    rows = [(when(r["at"]), r["limit"], r["address"], r.get("player", ""), r.get("name", ""))
-            for r in recent]  # fmt: skip
-    console.print(table("Recent refusals", ("when (UTC)", "limit", "address", "player", "name"),
-                        rows))  # fmt: skip
+    rows = [
+        (when(r["at"]), r["limit"], r["address"], r.get("player", ""), r.get("name", ""))
+        for r in recent
+    ]
+    console.print(
+        table("Recent refusals", ("when (UTC)", "limit", "address", "player", "name"), rows)
+    )
     now = await mod.store.now_ms()
     heavy = await mod.records.heaviest(now, args.hours, args.top)
     top_rows = [(limit, client, n) for limit, top in heavy.items() for client, n in top]
-    console.print(table(f"Heaviest users, last {args.hours} h", ("limit", "client", "refusals"),
-                        top_rows))  # fmt: skip
+    console.print(
+        table(f"Heaviest users, last {args.hours} h", ("limit", "client", "refusals"), top_rows)
+    )
     return 0
 
 
 async def reports(args: argparse.Namespace, mod: Moderator, console: Console) -> int:
     """`moose admin reports`."""
-    rows = [(when(r["at"]), f"{r.get('name', '')} ({r.get('player', '')})",
-             f"{r.get('reporter_name', '')} ({r.get('reporter', '')})", r.get("game", ""),
-             r.get("reason", ""), r.get("text", ""))
-            for r in await mod.records.reports(args.count)]  # fmt: skip
+    rows = [
+        (
+            when(r["at"]),
+            f"{r.get('name', '')} ({r.get('player', '')})",
+            f"{r.get('reporter_name', '')} ({r.get('reporter', '')})",
+            r.get("game", ""),
+            r.get("reason", ""),
+            r.get("text", ""),
+        )
+        for r in await mod.records.reports(args.count)
+    ]
     # "chat line": the reported line's text, when a report names one
     columns = ("when (UTC)", "reported", "by", "game", "reason", "chat line")
     console.print(table("Reports", columns, rows))
@@ -126,8 +148,10 @@ async def reports(args: argparse.Namespace, mod: Moderator, console: Console) ->
 
 async def audit(args: argparse.Namespace, mod: Moderator, console: Console) -> int:
     """`moose admin audit`."""
-    rows = [(when(r["at"]), r["by"], r["action"], r["target"], _until_or_game(r),
-             r.get("reason", "")) for r in await mod.records.audit_log(args.count)]  # fmt: skip
+    rows = [
+        (when(r["at"]), r["by"], r["action"], r["target"], _until_or_game(r), r.get("reason", ""))
+        for r in await mod.records.audit_log(args.count)
+    ]
     columns = ("when (UTC)", "by", "action", "target", "until / game", "reason")
     console.print(table("Audit log", columns, rows))
     return 0
@@ -139,7 +163,13 @@ def _until_or_game(row: dict[str, str]) -> str:
 
 
 ACTIONS: dict[str, Any] = {
-    "ban": ban, "unban": unban, "bans": bans, "end-session": end_session,
-    "takeover": takeover, "refusals": refusals, "reports": reports, "audit": audit,
+    "ban": ban,
+    "unban": unban,
+    "bans": bans,
+    "end-session": end_session,
+    "takeover": takeover,
+    "refusals": refusals,
+    "reports": reports,
+    "audit": audit,
     "arena": arena,
-}  # fmt: skip
+}

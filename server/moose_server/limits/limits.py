@@ -138,8 +138,13 @@ class CodeGuard(Meter):
     """Meters requests that name a join code, per client address and per player."""
 
     def __init__(self, store: Store, settings: Settings) -> None:
-        super().__init__(store, "code", settings.code_guesses, settings.code_guess_interval,
-                         "too many join codes tried; wait and try again")  # fmt: skip
+        super().__init__(
+            store,
+            "code",
+            settings.code_guesses,
+            settings.code_guess_interval,
+            "too many join codes tried; wait and try again",
+        )
 
 
 # -- Logins -------------------------------------------------------------

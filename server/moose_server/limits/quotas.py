@@ -91,8 +91,11 @@ class Quotas:
         await self.player_room(player)
         subject = limit_subject(address)
         s = self.settings
-        rate = LimitCall(limit_key("start", "address", subject), HOUR_MS // s.table_starts_per_hour,
-                         s.table_starts_per_hour)  # fmt: skip
+        rate = LimitCall(
+            limit_key("start", "address", subject),
+            HOUR_MS // s.table_starts_per_hour,
+            s.table_starts_per_hour,
+        )
         wait = await self.store.limit(rate)
         if wait:
             raise Limited("too many private tables started from your address; wait", wait)
@@ -130,9 +133,12 @@ class Quotas:
         key = hold_key("tables", limit_subject(address))
         async with self._taking(key, self.settings.tables_per_address, self._closed) as held:
             if held is None:
-                raise Limited(f"your address hosts {self.settings.tables_per_address} open "
-                              "private tables; start or leave one first", None,
-                              "too_many_tables")  # fmt: skip
+                raise Limited(
+                    f"your address hosts {self.settings.tables_per_address} open "
+                    "private tables; start or leave one first",
+                    None,
+                    "too_many_tables",
+                )
             yield held
 
     async def _closed(self, codes: list[str]) -> set[str]:
@@ -145,20 +151,30 @@ class Quotas:
         """One more bot session from the address (`new`: a new bot player, also metered
         per hour); `too_many_sessions` or `rate_limited` past the limits."""
         subject, s = limit_subject(address), self.settings
-        enter = SessionsCall(sessions_key(subject), "enter", self.process,
-                             s.bot_sessions_per_address, self.lease_ms)  # fmt: skip
+        enter = SessionsCall(
+            sessions_key(subject), "enter", self.process, s.bot_sessions_per_address, self.lease_ms
+        )
         if await self.holdings.sessions(enter) < 0:
-            raise Limited(f"your address has {s.bot_sessions_per_address} bot sessions open; "
-                          "close one first", None, "too_many_sessions")  # fmt: skip
+            raise Limited(
+                f"your address has {s.bot_sessions_per_address} bot sessions open; close one first",
+                None,
+                "too_many_sessions",
+            )
         self.bots[subject] += 1
         if new:
-            rate = LimitCall(limit_key("bot", "address", subject),
-                             HOUR_MS // s.bot_hellos_per_hour, s.bot_hellos_per_hour)  # fmt: skip
+            rate = LimitCall(
+                limit_key("bot", "address", subject),
+                HOUR_MS // s.bot_hellos_per_hour,
+                s.bot_hellos_per_hour,
+            )
             wait = await self.store.limit(rate)
             if wait:
                 await self.leave_bot(address)
-                raise Limited("too many new bot players from your address; reconnect "
-                              "with a bot's token, or wait", wait)  # fmt: skip
+                raise Limited(
+                    "too many new bot players from your address; reconnect "
+                    "with a bot's token, or wait",
+                    wait,
+                )
 
     async def leave_bot(self, address: str) -> None:
         """A bot session from the address ended."""
@@ -173,8 +189,9 @@ class Quotas:
         while True:
             await asyncio.sleep(self.lease_ms / 3000)
             for subject in list(self.bots):
-                call = SessionsCall(sessions_key(subject), "renew", self.process,
-                                    lease_ms=self.lease_ms)  # fmt: skip
+                call = SessionsCall(
+                    sessions_key(subject), "renew", self.process, lease_ms=self.lease_ms
+                )
                 with contextlib.suppress(StorageError, OSError):
                     await self.holdings.sessions(call)
 
@@ -207,8 +224,9 @@ class Quotas:
                 await self.holdings.hold(HoldCall(key, "drop", reserved))
             raise
         op = "swap" if held.id else "drop"
-        await self.holdings.hold(HoldCall(key, op, held.id or reserved, ttl_ms=HOLD_TTL_MS,
-                                          old=reserved))  # fmt: skip
+        await self.holdings.hold(
+            HoldCall(key, op, held.id or reserved, ttl_ms=HOLD_TTL_MS, old=reserved)
+        )
 
     async def _prune(self, key: str, held: list[tuple[str, int]], dead: Dead) -> set[str]:
         """Drop the ids of a hold that ended; return them."""
@@ -221,5 +239,4 @@ class Quotas:
 
 
 def _too_many_games(who: str) -> Limited:
-    return Limited(f"{who} too many unfinished games; finish one first", None,
-                   "too_many_games")  # fmt: skip
+    return Limited(f"{who} too many unfinished games; finish one first", None, "too_many_games")

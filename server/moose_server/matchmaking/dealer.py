@@ -39,17 +39,23 @@ class Lobby:
     """Starts games from the matchmaker's tables and tells players about tables."""
 
     def __init__(
-        self, matchmaker: Matchmaker, games: Games, store: Store, settings: Settings,
-        results: Results | None = None, deals: Deals | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        matchmaker: Matchmaker,
+        games: Games,
+        store: Store,
+        settings: Settings,
+        results: Results | None = None,
+        deals: Deals | None = None,
+    ) -> None:
         self.matchmaker = matchmaker
         self.games = games
         self.store = store
         self.settings = settings
         self.results = results  # the seats' ratings and bot flags as a game starts
         # Deals at once, or after the seeds of seats that asked for a fair deal.
-        self.deals = deals or Deals(store, SeedStore(store.redis, store.buckets, store.batch),
-                                    games, settings)  # fmt: skip
+        self.deals = deals or Deals(
+            store, SeedStore(store.redis, store.buckets, store.batch), games, settings
+        )
         self.running = True
 
     async def start(self, table: FormedTable) -> Game | None:
@@ -65,8 +71,13 @@ class Lobby:
             await self.matchmaker.started(table.key)
         players = [s.player for s in table.seats if s.player is not None]
         gid = game.id if game is not None else game_id
-        log.info("match: game %s from %s with %d seats", gid, table.source, len(table.seats),
-                 extra={"event": "match", "game": gid, "players": players})  # fmt: skip
+        log.info(
+            "match: game %s from %s with %d seats",
+            gid,
+            table.source,
+            len(table.seats),
+            extra={"event": "match", "game": gid, "players": players},
+        )
         return game
 
     async def tell_table(self, info: TableInfo | None, skip: str | None) -> None:
@@ -82,8 +93,14 @@ class Lobby:
     def started_message(code: str, host: str, table: FormedTable) -> dict[str, Any]:
         """The `table` answer to `start_table`: the seats the game starts with."""
         seats = [s.as_dict() for s in table.seats]
-        return {"type": "table", "code": code, "host": host, "players": len(seats),
-                "seats": seats, "rated": table.rated}  # fmt: skip
+        return {
+            "type": "table",
+            "code": code,
+            "host": host,
+            "players": len(seats),
+            "seats": seats,
+            "rated": table.rated,
+        }
 
     def stop(self) -> None:
         """Form no more tables (draining): `run` ends after the round under way."""

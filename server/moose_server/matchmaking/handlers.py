@@ -28,9 +28,14 @@ class QueueHandlers:
     """Queue and leave it; the live games' list, once or followed."""
 
     def __init__(
-        self, matchmaker: Matchmaker, waiting: Waiting, quotas: Quotas, players: PlayerStore,
-        live: LiveGames, here: Callable[[str], bool],
-    ) -> None:  # fmt: skip
+        self,
+        matchmaker: Matchmaker,
+        waiting: Waiting,
+        quotas: Quotas,
+        players: PlayerStore,
+        live: LiveGames,
+        here: Callable[[str], bool],
+    ) -> None:
         self.matchmaker = matchmaker
         self.waiting = waiting  # who queued here: queued again should Redis lose them
         self.quotas = quotas
@@ -40,9 +45,15 @@ class QueueHandlers:
 
     def register(self, router: Router) -> None:
         """Handle the queue's messages; a closed socket leaves the queue and the list."""
-        router.add({"queue": self.queue, "leave_queue": self.leave_queue,
-                    "queue_range": self.queue_range, "queue_bots": self.queue_bots,
-                    "games": self.games_list})  # fmt: skip
+        router.add(
+            {
+                "queue": self.queue,
+                "leave_queue": self.leave_queue,
+                "queue_range": self.queue_range,
+                "queue_bots": self.queue_bots,
+                "games": self.games_list,
+            }
+        )
         router.on_dropped(self.live.unfollow)
         router.on_closed(self.closed)
 
@@ -56,19 +67,28 @@ class QueueHandlers:
         fair = bool(msg.get("fair"))
         since = await self.matchmaker.enqueue(player, conn.name, low, high, skill, fair)
         self.waiting.add(player, conn.name, low, high, skill, fair)
-        log.info("queue %s for %s-%s seats", conn.player, low, high,
-                 extra={"event": "queue", "player": conn.player})  # fmt: skip
+        log.info(
+            "queue %s for %s-%s seats",
+            conn.player,
+            low,
+            high,
+            extra={"event": "queue", "player": conn.player},
+        )
         return self._queued(Ticket(since, low, high))
 
     def _queued(self, ticket: Ticket) -> Message:
         """The `queued` answer of PROTOCOL.md for a ticket."""
         mm = self.matchmaker.options
         return {
-            "type": "queued", "min_players": ticket.min_players,
-            "max_players": ticket.max_players, "server_time": ticket.since,
-            "match_wait": mm.match_wait, "queue_bots_after": mm.queue_bots_after,
-            "queue_offer_after": mm.offer_after, "bots": ticket.bots,
-        }  # fmt: skip
+            "type": "queued",
+            "min_players": ticket.min_players,
+            "max_players": ticket.max_players,
+            "server_time": ticket.since,
+            "match_wait": mm.match_wait,
+            "queue_bots_after": mm.queue_bots_after,
+            "queue_offer_after": mm.offer_after,
+            "bots": ticket.bots,
+        }
 
     async def queue_range(self, conn: Session, msg: Message) -> Message:
         """Change the sizes of table the player waits for, keeping their place."""
@@ -77,16 +97,25 @@ class QueueHandlers:
             player, msg.get("min_players", 2), msg.get("max_players", 6)
         )
         self.waiting.change(player, ticket.min_players, ticket.max_players)
-        log.info("queue_range %s for %s-%s seats", player, ticket.min_players,
-                 ticket.max_players, extra={"event": "queue_range", "player": player})  # fmt: skip
+        log.info(
+            "queue_range %s for %s-%s seats",
+            player,
+            ticket.min_players,
+            ticket.max_players,
+            extra={"event": "queue_range", "player": player},
+        )
         return self._queued(ticket)
 
     async def queue_bots(self, conn: Session, msg: Message) -> Message:
         """A player who waited long enough asks for a table now, bots in the empty seats."""
         player = player_of(conn)
         ticket = await self.matchmaker.ask_bots(player, msg.get("players"))
-        log.info("queue_bots %s for %s seats", player, ticket.bots,
-                 extra={"event": "queue_bots", "player": player})  # fmt: skip
+        log.info(
+            "queue_bots %s for %s seats",
+            player,
+            ticket.bots,
+            extra={"event": "queue_bots", "player": player},
+        )
         return self._queued(ticket)
 
     async def leave_queue(self, conn: Session, msg: Message) -> Message:

@@ -41,9 +41,12 @@ class LiveGames:
     """The `game_list` of this service, and the sockets of this instance that follow it."""
 
     def __init__(
-        self, store: Store, matchmaker: Matchmaker, settings: Settings,
+        self,
+        store: Store,
+        matchmaker: Matchmaker,
+        settings: Settings,
         players_here: Callable[[], int],
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.store = store
         self.matchmaker = matchmaker
         self.settings = settings
@@ -70,9 +73,12 @@ class LiveGames:
         sizes = await self.matchmaker.queue_sizes()
         games = await self.store.live_games(LISTED)
         self._last = {
-            "type": "game_list", "games": games, "waiting": sum(sizes.values()),
-            "online": self.online, "server_time": await self.store.now_ms(),
-        }  # fmt: skip
+            "type": "game_list",
+            "games": games,
+            "waiting": sum(sizes.values()),
+            "online": self.online,
+            "server_time": await self.store.now_ms(),
+        }
         self._read_at = loop.time()
         return self._last
 

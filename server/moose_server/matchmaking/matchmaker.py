@@ -119,8 +119,14 @@ class TableInfo:
         filled = [i for i, s in enumerate(self.seats) if s is not None]
         shown = iter(distinct([s.name for s in self.seats if s is not None], filled))
         seats = [None if s is None else {**s.as_dict(), "name": next(shown)} for s in self.seats]
-        return {"type": "table", "code": self.code, "host": self.host,
-                "players": self.players, "seats": seats, "rated": self.rated}  # fmt: skip
+        return {
+            "type": "table",
+            "code": self.code,
+            "host": self.host,
+            "players": self.players,
+            "seats": seats,
+            "rated": self.rated,
+        }
 
 
 class MatchError(Refusal):
@@ -128,8 +134,13 @@ class MatchError(Refusal):
 
 
 def _seat(data: dict[str, Any]) -> Seat:
-    return Seat(data.get("player"), data["name"], data.get("bot"), bool(data.get("is_bot")),
-                bool(data.get("fair")))  # fmt: skip
+    return Seat(
+        data.get("player"),
+        data["name"],
+        data.get("bot"),
+        bool(data.get("is_bot")),
+        bool(data.get("fair")),
+    )
 
 
 def _table_info(code: str, data: dict[str, Any]) -> TableInfo:
@@ -184,8 +195,9 @@ class Ticket:
 
 def _ticket(data: dict[str, Any]) -> Ticket:
     bots = data.get("bots")
-    return Ticket(int(data["since"]), int(data["min"]), int(data["max"]),
-                  None if bots is None else int(bots))  # fmt: skip
+    return Ticket(
+        int(data["since"]), int(data["min"]), int(data["max"]), None if bots is None else int(bots)
+    )
 
 
 def normalize_code(code: str) -> str:
@@ -256,17 +268,30 @@ class Matchmaker:
     # -- the public queue ----------------------------------------------------
 
     async def enqueue(
-        self, player: str, name: str, min_players: int = 2, max_players: int = 6,
-        skill: int = 1500, fair: bool = False,
-    ) -> int:  # fmt: skip
+        self,
+        player: str,
+        name: str,
+        min_players: int = 2,
+        max_players: int = 6,
+        skill: int = 1500,
+        fair: bool = False,
+    ) -> int:
         """Queue a player for a table of min..max seats; return the ticket's time (ms).
 
         `skill` (ratings.skill) is what the queue compares to seat players of a level;
         `fair`: the player asks for a provably fair deal.
         """
         low, high = _check_range(min_players, max_players)
-        ticket = json.dumps({"name": name, "min": low, "max": high, "inst": self.options.instance,
-                             "r": skill, **({"fair": True} if fair else {})})  # fmt: skip
+        ticket = json.dumps(
+            {
+                "name": name,
+                "min": low,
+                "max": high,
+                "inst": self.options.instance,
+                "r": skill,
+                **({"fair": True} if fair else {}),
+            }
+        )
         data = await self._run(EnqueueCall(player, ticket, high))
         return int(data["since"])
 
@@ -335,8 +360,9 @@ class Matchmaker:
             return FormedTable(seats, f"table:{entry['t']}", key, bool(entry.get("rated")))
         bots, flat = int(entry["q"][0]), entry["q"][1:]
         fair = set(entry.get("f") or ())  # cjson writes an empty list as {}
-        seats = [Seat(flat[i], flat[i + 1], None, fair=flat[i] in fair)
-                 for i in range(0, len(flat), 2)]  # fmt: skip
+        seats = [
+            Seat(flat[i], flat[i + 1], None, fair=flat[i] in fair) for i in range(0, len(flat), 2)
+        ]
         bot = self.options.bot
         seats += [Seat(None, f"{bot}-bot {n}", bot) for n in range(1, bots + 1)]
         return FormedTable(seats=seats, source="queue", key=key)
@@ -365,9 +391,14 @@ class Matchmaker:
     # -- private tables --------------------------------------------------------
 
     async def create_table(
-        self, host: str, name: str, players: int, rated: bool = False, is_bot: bool = False,
+        self,
+        host: str,
+        name: str,
+        players: int,
+        rated: bool = False,
+        is_bot: bool = False,
         fair: bool = False,
-    ) -> TableInfo:  # fmt: skip
+    ) -> TableInfo:
         """Open a private table of `players` seats with the host in seat 0."""
         count = _check_count(players, "players")
         for _ in range(20):

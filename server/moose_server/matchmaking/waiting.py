@@ -82,9 +82,12 @@ class Waiting:
                 if match is None:
                     continue
                 self.queued.pop(player, None)
-                log.warning("match %s sent again to %s: pub/sub may have lost it", game_id,
-                            player, extra={"event": "rematch", "game": game_id,
-                                           "player": player})  # fmt: skip
+                log.warning(
+                    "match %s sent again to %s: pub/sub may have lost it",
+                    game_id,
+                    player,
+                    extra={"event": "rematch", "game": game_id, "player": player},
+                )
                 for peer in peers:
                     await peer.on_player_message(match)
 
@@ -115,5 +118,8 @@ class Waiting:
                 await self.matchmaker.enqueue(player, name, low, high, skill, fair)
             except MatchError:
                 continue  # already_queued: Redis kept the ticket
-            log.warning("queued %s again: Redis had lost their ticket", player,
-                        extra={"event": "requeue", "player": player})  # fmt: skip
+            log.warning(
+                "queued %s again: Redis had lost their ticket",
+                player,
+                extra={"event": "requeue", "player": player},
+            )

@@ -91,9 +91,11 @@ class Banned(Refusal):
 
     def __init__(self, ban: Ban, now_ms: int) -> None:
         what = "this account" if ban.kind == "account" else "your address"
-        end = "for good" if ban.until == 0 else "until " + time.strftime(
-            "%Y-%m-%d %H:%M UTC", time.gmtime(ban.until / 1000)
-        )  # fmt: skip
+        end = (
+            "for good"
+            if ban.until == 0
+            else "until " + time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(ban.until / 1000))
+        )
         super().__init__("banned", f"{what} is banned {end}: {ban.reason}")
         self.ban = ban
         self.fields = {"reason": ban.reason}

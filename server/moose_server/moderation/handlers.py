@@ -57,12 +57,26 @@ class ReportHandlers:
             raise ProtocolError("bad_message", "you cannot report yourself")
         await self.reports.take(player_of(conn), conn.address)
         now = await self.store.now_ms()
-        await self.reports.keep(reporter=conn.player, reporter_name=conn.name,
-                                address=conn.address, player=player, name=name, game=game_id,
-                                reason=reason, at=now, chat=line["line"] if line else None,
-                                text=line["text"] if line else None)  # fmt: skip
-        log.info("report of %s (%s) by %s: %s", player, name, conn.player, reason,
-                 extra={"event": "report", "player": conn.player, "game": game_id})  # fmt: skip
+        await self.reports.keep(
+            reporter=conn.player,
+            reporter_name=conn.name,
+            address=conn.address,
+            player=player,
+            name=name,
+            game=game_id,
+            reason=reason,
+            at=now,
+            chat=line["line"] if line else None,
+            text=line["text"] if line else None,
+        )
+        log.info(
+            "report of %s (%s) by %s: %s",
+            player,
+            name,
+            conn.player,
+            reason,
+            extra={"event": "report", "player": conn.player, "game": game_id},
+        )
         return {"type": "reported", "player": player, "name": name}
 
 

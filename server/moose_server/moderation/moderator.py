@@ -86,8 +86,15 @@ class Moderator:
     async def ban(self, target: Target, reason: str, for_ms: int) -> tuple[Ban, int]:
         """Ban `target` for `for_ms` (0: for good); the ban and how many instances heard."""
         now = await self.store.now_ms()
-        ban = Ban(target.kind, target.subject, reason, now + for_ms if for_ms else 0, self.by,
-                  now, target.name)  # fmt: skip
+        ban = Ban(
+            target.kind,
+            target.subject,
+            reason,
+            now + for_ms if for_ms else 0,
+            self.by,
+            now,
+            target.name,
+        )
         await self.records.set_ban(ban.field, ban.record())
         await self._audit("ban", target, reason, now, until=ban.until or "permanent")
         return ban, await self.records.publish(
@@ -111,8 +118,12 @@ class Moderator:
     async def end_session(self, target: Target, reason: str) -> int:
         """Close every socket of the player, on every instance; how many instances heard."""
         await self._audit("end_session", target, reason, await self.store.now_ms())
-        notice = {"action": "end_session", "player": target.subject, "reason": reason,
-                  "by": self.by}  # fmt: skip
+        notice = {
+            "action": "end_session",
+            "player": target.subject,
+            "reason": reason,
+            "by": self.by,
+        }
         return await self.records.publish(notice)
 
     async def take_over(self, game_id: str, who: str, reason: str) -> tuple[Target, int]:
@@ -136,5 +147,13 @@ class Moderator:
         return target, await self.records.publish(notice)
 
     async def _audit(self, action: str, target: Target, reason: str, now: int, **more: Any) -> None:
-        await self.records.audit({"at": now, "by": self.by, "action": action,
-                                  "target": str(target), "reason": reason, **more})  # fmt: skip
+        await self.records.audit(
+            {
+                "at": now,
+                "by": self.by,
+                "action": action,
+                "target": str(target),
+                "reason": reason,
+                **more,
+            }
+        )

@@ -46,9 +46,13 @@ class Member(Protocol):
     address: str
 
     def send_error(
-        self, code: str, message: str, msg_id: Any = None, game: str | None = None,
+        self,
+        code: str,
+        message: str,
+        msg_id: Any = None,
+        game: str | None = None,
         fields: dict[str, Any] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Send an error with a stable code."""
 
     def close(self, code: int, message: str = "") -> None:
@@ -87,9 +91,13 @@ class Notices:
             log.info("moderation: unban %s by %s", notice["field"], by, extra={"event": "unban"})
         elif action == "end_session":
             closed = self._end(notice["player"], notice.get("reason", ""))
-            log.info("moderation: end session of %s by %s: %d sockets closed here",
-                     notice["player"], by, closed,
-                     extra={"event": "end_session", "player": notice["player"]})  # fmt: skip
+            log.info(
+                "moderation: end session of %s by %s: %d sockets closed here",
+                notice["player"],
+                by,
+                closed,
+                extra={"event": "end_session", "player": notice["player"]},
+            )
         elif action == "takeover":
             self._spawn(self._take_over(notice["game"], notice["player"], by))
         else:
@@ -103,9 +111,11 @@ class Notices:
         refusal = ban.refusal(now)
         closed = 0
         for sock in list(self.sockets):
-            held = sock.player == ban.subject if ban.kind == "account" else (
-                self.bans.of_address(sock.address) is ban
-            )  # fmt: skip
+            held = (
+                sock.player == ban.subject
+                if ban.kind == "account"
+                else (self.bans.of_address(sock.address) is ban)
+            )
             if held:
                 sock.send_error(refusal.code, refusal.message, fields=refusal.fields)
                 sock.close(CLOSE_BANNED, refusal.message)
@@ -125,8 +135,14 @@ class Notices:
             done, why = False, exc.message
         else:
             why = "applied here" if done else "nothing to take (already away, or over)"
-        log.info("moderation: takeover of %s in %s by %s: %s", player, game, by, why,
-                 extra={"event": "takeover", "player": player, "game": game})  # fmt: skip
+        log.info(
+            "moderation: takeover of %s in %s by %s: %s",
+            player,
+            game,
+            by,
+            why,
+            extra={"event": "takeover", "player": player, "game": game},
+        )
 
     async def run(self) -> None:
         """Read the bans again every `refresh` s; enforce those this copy missed."""
@@ -137,8 +153,12 @@ class Notices:
                     for ban in await self.bans.load():
                         closed = self.enforce(ban)
                         if closed:
-                            log.info("moderation: ban %s found in Redis: %d sockets closed here",
-                                     ban.field, closed, extra={"event": "ban"})  # fmt: skip
+                            log.info(
+                                "moderation: ban %s found in Redis: %d sockets closed here",
+                                ban.field,
+                                closed,
+                                extra={"event": "ban"},
+                            )
                 except (StorageError, OSError) as exc:
                     log.warning("moderation: cannot read the bans: %s", exc)
         finally:

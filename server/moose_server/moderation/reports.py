@@ -51,9 +51,9 @@ class Reports:
 
     async def find(self, target: str) -> tuple[str, str]:
         """(player id, name) of an account by name or of a player by id; or no_such_player."""
-        player = target if target.startswith("p_") else await self.players.name_owner(
-            name_key(target)
-        )  # fmt: skip
+        player = (
+            target if target.startswith("p_") else await self.players.name_owner(name_key(target))
+        )
         profile = (await self.players.profiles([player]))[0] if player else {}
         if not player or not profile:
             raise Refusal("no_such_player", f"no player is called {target[:24]!r}")
@@ -63,9 +63,10 @@ class Reports:
         """Pay for one report, per reporter and per address; `Limited` when none is left."""
         calls = [
             LimitCall(limit_key("report", "player", reporter), self.interval_ms, self.burst),
-            LimitCall(limit_key("report", "address", limit_subject(address)), self.interval_ms,
-                      self.burst),
-        ]  # fmt: skip
+            LimitCall(
+                limit_key("report", "address", limit_subject(address)), self.interval_ms, self.burst
+            ),
+        ]
         waits = await asyncio.gather(*(self.store.limit(c) for c in calls))
         if any(waits):
             raise Limited("too many reports; wait and try again", max(waits))

@@ -57,9 +57,14 @@ class ModerationStore:
     """Moderation's records in Redis (see the module docstring)."""
 
     def __init__(
-        self, redis: Any, *, audit_kept: int = 10_000, refusals_kept: int = 10_000,
-        reports_kept: int = 10_000, heavy_ttl: int = 48 * 3600,
-    ) -> None:  # fmt: skip
+        self,
+        redis: Any,
+        *,
+        audit_kept: int = 10_000,
+        refusals_kept: int = 10_000,
+        reports_kept: int = 10_000,
+        heavy_ttl: int = 48 * 3600,
+    ) -> None:
         self.redis = redis
         self.audit_kept = audit_kept
         self.refusals_kept = refusals_kept
@@ -113,10 +118,19 @@ class ModerationStore:
         counts: Counter[tuple[int, str, str]] = Counter()
         pipe = self.redis.pipeline(transaction=False)
         for r in refused[-RECENT_WRITTEN:]:
-            entry = {"limit": r.limit, "address": r.address, "player": r.player,
-                     "name": r.name, "at": r.at}  # fmt: skip
-            pipe.xadd(KEYS.refusals, {k: str(v) for k, v in entry.items()},
-                      maxlen=self.refusals_kept, approximate=True)  # fmt: skip
+            entry = {
+                "limit": r.limit,
+                "address": r.address,
+                "player": r.player,
+                "name": r.name,
+                "at": r.at,
+            }
+            pipe.xadd(
+                KEYS.refusals,
+                {k: str(v) for k, v in entry.items()},
+                maxlen=self.refusals_kept,
+                approximate=True,
+            )
         for r in refused:
             hour = hour_of(r.at)
             counts[hour, r.limit, f"address {r.address}"] += 1
@@ -140,8 +154,9 @@ class ModerationStore:
         totals: dict[str, Counter[str]] = {}
         for hour in range(hour_of(now_ms) - hours + 1, hour_of(now_ms) + 1):
             for limit in sorted(as_text(x) for x in await self.redis.smembers(KEYS.limits(hour))):
-                rows = await self.redis.zrevrange(KEYS.heavy(hour, limit), 0, top * 4,
-                                                  withscores=True)  # fmt: skip
+                rows = await self.redis.zrevrange(
+                    KEYS.heavy(hour, limit), 0, top * 4, withscores=True
+                )
                 found = totals.setdefault(limit, Counter())
                 for client, score in rows:
                     found[as_text(client)] += int(score)

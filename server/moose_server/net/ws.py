@@ -65,9 +65,13 @@ class Socket(Protocol):
     address: str
 
     def send_error(
-        self, code: str, message: str, msg_id: Any = None, game: str | None = None,
+        self,
+        code: str,
+        message: str,
+        msg_id: Any = None,
+        game: str | None = None,
         fields: dict[str, Any] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Send an error with a stable code."""
 
     def close(self, code: int, message: str = "") -> None:
@@ -89,9 +93,13 @@ class Doors:
     open now, and whether the instance is draining (it lets no new one in)."""
 
     def __init__(
-        self, settings: Settings, limits: Sockets, router: Router, metrics: Metrics,
+        self,
+        settings: Settings,
+        limits: Sockets,
+        router: Router,
+        metrics: Metrics,
         refusals: Refusals,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.settings = settings
         self.limits = limits  # the caps on open sockets, in all and per address
         self.router = router  # the features' message handlers and a socket's hooks
@@ -115,9 +123,12 @@ class Connection:
     """One client's socket: its player, the games it follows, the frames it is sent."""
 
     def __init__(
-        self, ws: web.WebSocketResponse, doors: Doors,
-        transport: asyncio.BaseTransport | None, address: str = "unknown",
-    ) -> None:  # fmt: skip
+        self,
+        ws: web.WebSocketResponse,
+        doors: Doors,
+        transport: asyncio.BaseTransport | None,
+        address: str = "unknown",
+    ) -> None:
         self.ws = ws
         self.doors = doors
         self.address = address
@@ -165,8 +176,11 @@ class Connection:
 
     def _no_hello(self) -> None:
         if self.player is None:
-            log.info("closing a socket from %s that said no hello", self.address,
-                     extra={"event": "no_hello"})  # fmt: skip
+            log.info(
+                "closing a socket from %s that said no hello",
+                self.address,
+                extra={"event": "no_hello"},
+            )
             self.close(CLOSE_NO_HELLO, "no hello in time")
 
     async def _cleanup(self) -> None:
@@ -180,9 +194,13 @@ class Connection:
             self.player or "before hello",
             code,
             by,
-            extra={"event": "disconnect", "player": self.player, "close_code": code,
-                   "closed_by": by},
-        )  # fmt: skip
+            extra={
+                "event": "disconnect",
+                "player": self.player,
+                "close_code": code,
+                "closed_by": by,
+            },
+        )
         s.open.discard(self)
         s.backlog.release(self)
         s.router.dropped(self)  # it follows no game, list or arena from here on
@@ -213,20 +231,29 @@ class Connection:
             fields = getattr(exc, "fields", None)
             self.send_error(exc.code, exc.message, msg_id, _game_of(msg), fields)
             if isinstance(exc, Limited):
-                self.doors.refusals.refused(f"{exc.code}:{mtype}", self.address, self.player,
-                                            self.name)  # fmt: skip
+                self.doors.refusals.refused(
+                    f"{exc.code}:{mtype}", self.address, self.player, self.name
+                )
             elif isinstance(exc, Refusal) and exc.close is not None:
                 self.close(exc.close, exc.message)
             return
         except UNAVAILABLE as exc:
-            log.warning("storage unavailable: %s", exc,
-                        extra={"event": "redis_error", "player": self.player})  # fmt: skip
+            log.warning(
+                "storage unavailable: %s",
+                exc,
+                extra={"event": "redis_error", "player": self.player},
+            )
             self.send_error("unavailable", "the server cannot reach its storage; try again", msg_id)
             return
         except Exception:
-            log.exception("request failed", extra={
-                "event": "internal_error", "player": self.player, "game": _game_of(msg),
-            })  # fmt: skip
+            log.exception(
+                "request failed",
+                extra={
+                    "event": "internal_error",
+                    "player": self.player,
+                    "game": _game_of(msg),
+                },
+            )
             self.send_error("internal", "internal error (logged)", msg_id)
             return
         if answer is not None:
@@ -265,8 +292,11 @@ class Connection:
         self.send_error("rate_limited", "too many messages; slow down", msg_id, None, wait)
         self.doors.refusals.refused("rate_limited:messages", self.address, self.player, self.name)
         if self._strikes >= self.doors.settings.rate_strikes:
-            log.info("closing a flooding socket of %s", self.player,
-                     extra={"event": "flood", "player": self.player})  # fmt: skip
+            log.info(
+                "closing a flooding socket of %s",
+                self.player,
+                extra={"event": "flood", "player": self.player},
+            )
             self.close(CLOSE_FLOOD, "flooding")
 
     # -- writing ------------------------------------------------------------------
@@ -282,8 +312,12 @@ class Connection:
             # `internal` instead of a dead socket, and the log one line per socket.
             if not self._unencodable:
                 self._unencodable = True
-                log.error("cannot encode a %s message: %s", message.get("type"), exc,
-                          extra={"event": "internal_error", "player": self.player})  # fmt: skip
+                log.error(
+                    "cannot encode a %s message: %s",
+                    message.get("type"),
+                    exc,
+                    extra={"event": "internal_error", "player": self.player},
+                )
             frame = protocol.encode(_UNENCODABLE, binary=self.binary)
         self.send_frame(frame)
 
@@ -315,16 +349,23 @@ class Connection:
         """Close with 1013 a client that reads too slowly; what waits for it goes now."""
         if self._closing:
             return
-        log.info("dropping a slow client (%s)", self.player,
-                 extra={"event": "slow_client", "player": self.player})  # fmt: skip
+        log.info(
+            "dropping a slow client (%s)",
+            self.player,
+            extra={"event": "slow_client", "player": self.player},
+        )
         self._outbox.discard()
         self.doors.backlog.release(self)
         self._close(CLOSE_SLOW, "")
 
     def send_error(
-        self, code: str, message: str, msg_id: Any = None, game: str | None = None,
+        self,
+        code: str,
+        message: str,
+        msg_id: Any = None,
+        game: str | None = None,
         fields: dict[str, Any] | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Send an error with a stable code (`game`: the game it is about, for the log;
         `fields`: more fields of the message, such as `retry_after`)."""
         if code not in protocol.ERROR_CODES:
@@ -333,9 +374,19 @@ class Connection:
         self.doors.metrics.error(code)
         level = logging.INFO if code == "rate_limited" else logging.DEBUG
         if log.isEnabledFor(level):
-            log.log(level, "error %s to %s: %s", code, self.player, message, extra={
-                "event": "error", "code": code, "player": self.player, "game": game,
-            })  # fmt: skip
+            log.log(
+                level,
+                "error %s to %s: %s",
+                code,
+                self.player,
+                message,
+                extra={
+                    "event": "error",
+                    "code": code,
+                    "player": self.player,
+                    "game": game,
+                },
+            )
         error = protocol.error(code, message, msg_id)
         self.send({**error, **fields} if fields else error)
 
@@ -382,8 +433,11 @@ class Connection:
             return
         if self._pinged > self.seen:  # no frame since our ping
             if now - self._pinged >= heartbeat / 2:
-                log.info("cutting a socket of %s that did not answer a ping", self.player,
-                         extra={"event": "no_pong", "player": self.player})  # fmt: skip
+                log.info(
+                    "cutting a socket of %s that did not answer a ping",
+                    self.player,
+                    extra={"event": "no_pong", "player": self.player},
+                )
                 transport.abort()
         elif now - self.seen >= heartbeat:
             self._pinged = now
@@ -416,9 +470,11 @@ async def websocket(request: web.Request) -> web.WebSocketResponse:
     # aiohttp refuses a frame of max_msg_size bytes already; PROTOCOL.md lets it through.
     # No heartbeat and no autoping from aiohttp: pings and pongs are ours (heartbeats.py).
     ws = web.WebSocketResponse(
-        max_msg_size=settings.max_msg_size + 1, compress=False, timeout=settings.close_timeout,
+        max_msg_size=settings.max_msg_size + 1,
+        compress=False,
+        timeout=settings.close_timeout,
         autoping=False,
-    )  # fmt: skip
+    )
     if doors.draining:
         raise web.HTTPServiceUnavailable(text="draining")
     _check_origin(request, doors.origins)

@@ -53,9 +53,13 @@ class Collector:
     """Owns the cyclic collector of this process while `run` runs."""
 
     def __init__(
-        self, reclaim: float, shortest: float = SHORTEST, longest: float = LONGEST,
-        heap: Heap | None = None, trim_every: float = TRIM_EVERY,
-    ) -> None:  # fmt: skip
+        self,
+        reclaim: float,
+        shortest: float = SHORTEST,
+        longest: float = LONGEST,
+        heap: Heap | None = None,
+        trim_every: float = TRIM_EVERY,
+    ) -> None:
         self.reclaim = reclaim  # seconds between full collections of everything; 0: never
         self.heap = heap  # trimmed now and then; None: never
         self.trim_every = trim_every  # seconds between looks at the heap
@@ -102,6 +106,7 @@ class Collector:
         freed = gc.collect()
         gc.freeze()
         ms = (time.perf_counter() - started) * 1000
-        log.info("full collection: %d objects freed in %.0f ms", freed, ms,
-                 extra={"event": "gc_full"})  # fmt: skip
+        log.info(
+            "full collection: %d objects freed in %.0f ms", freed, ms, extra={"event": "gc_full"}
+        )
         return freed

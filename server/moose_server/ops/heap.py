@@ -22,8 +22,18 @@ __all__ = ["Heap"]
 
 log = logging.getLogger(__name__)
 
-_FIELDS = ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
-           "fordblks", "keepcost")  # fmt: skip
+_FIELDS = (
+    "arena",
+    "ordblks",
+    "smblks",
+    "hblks",
+    "hblkhd",
+    "usmblks",
+    "fsmblks",
+    "uordblks",
+    "fordblks",
+    "keepcost",
+)
 
 
 class _Mallinfo2(ctypes.Structure):
@@ -68,8 +78,12 @@ class Heap:
         self._libc.malloc_trim(0)
         returned = max(0, before - _rss())
         level = logging.INFO if returned >= self.threshold else logging.DEBUG
-        log.log(level, "returned %.0f MiB of freed memory to the OS", returned / 2**20,
-                extra={"event": "malloc_trim"})  # fmt: skip
+        log.log(
+            level,
+            "returned %.0f MiB of freed memory to the OS",
+            returned / 2**20,
+            extra={"event": "malloc_trim"},
+        )
         return returned
 
 

@@ -49,10 +49,13 @@ class Liveness:
     """This instance's heartbeat and the reaping of dead instances' tickets."""
 
     def __init__(
-        self, store: Store, matchmaker: Tickets, settings: Settings,
+        self,
+        store: Store,
+        matchmaker: Tickets,
+        settings: Settings,
         on_presumed_dead: Callable[[], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.store = store
         self.matchmaker = matchmaker
         self.settings = settings

@@ -31,8 +31,10 @@ __all__ = ["FORMATS", "JsonFormatter", "TextFormatter", "configure", "plain_mess
 FORMATS = ("text", "json")
 FIELDS = ("event", "game", "player", "seat", "seq", "code")  # shown first, in this order
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
-    "message", "asctime", "taskName",
-}  # fmt: skip
+    "message",
+    "asctime",
+    "taskName",
+}
 
 
 # A URL as text: scheme://, then anything up to a space or a quote.
@@ -65,9 +67,11 @@ class JsonFormatter(logging.Formatter):
         """The record as one line of JSON."""
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
         out: dict[str, Any] = {
-            "time": f"{stamp}.{int(record.msecs):03d}Z", "level": record.levelname,
-            "logger": record.name, "message": record.getMessage(),
-        }  # fmt: skip
+            "time": f"{stamp}.{int(record.msecs):03d}Z",
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
         if self.instance:
             out["instance"] = self.instance
         out.update(_extra(record))
@@ -135,9 +139,11 @@ class TextFormatter(logging.Formatter):
 
 
 def configure(
-    fmt: str = "text", level: str | int = "INFO", instance: str | None = None,
+    fmt: str = "text",
+    level: str | int = "INFO",
+    instance: str | None = None,
     stream: TextIO | None = None,
-) -> logging.Handler:  # fmt: skip
+) -> logging.Handler:
     """Send every log line to `stream` (stderr) in format `fmt`; return the handler."""
     if fmt not in FORMATS:
         raise ValueError(f"log format {fmt!r} is not one of {', '.join(FORMATS)}")

@@ -44,23 +44,27 @@ class Metrics:
 
     def __init__(self) -> None:
         r = self.registry = CollectorRegistry()
-        self.sockets = Gauge("moose_sockets", "WebSocket connections open on this instance.",
-                             registry=r)  # fmt: skip
+        self.sockets = Gauge(
+            "moose_sockets", "WebSocket connections open on this instance.", registry=r
+        )
         self.games_followed = Gauge(
             "moose_games_followed",
-            "Games this instance's sockets follow (as a seat or a spectator).", registry=r,
-        )  # fmt: skip
+            "Games this instance's sockets follow (as a seat or a spectator).",
+            registry=r,
+        )
         self.games_running = Gauge(
             "moose_games_running",
             "Unfinished games of the whole service: games with a deadline in Redis, read "
             "at scrape time. Every instance reports the same number: use max(), not sum().",
             registry=r,
-        )  # fmt: skip
+        )
         self.queue = Gauge(
             "moose_queue_players",
             "Players waiting in the public queue (whole service), by the max_players they "
-            "asked for; read from Redis at scrape time.", ["max_players"], registry=r,
-        )  # fmt: skip
+            "asked for; read from Redis at scrape time.",
+            ["max_players"],
+            registry=r,
+        )
         self.redis_up = Gauge(
             "moose_redis_up", "1 if Redis answered this scrape's reads, else 0.", registry=r
         )
@@ -69,56 +73,70 @@ class Metrics:
             "Moves committed by this instance: players' moves and the server's (bots, "
             "forced passes, timeouts). Moves per second: rate(moose_moves_total[1m]).",
             registry=r,
-        )  # fmt: skip
+        )
         self.auto_moves = Counter(
             "moose_auto_moves",
             "Moves this instance made for a seat, by kind: bot (a bot or an away seat), "
             "forced (pass was the only move), timeout (the seat's time ran out).",
-            ["kind"], registry=r,
-        )  # fmt: skip
+            ["kind"],
+            registry=r,
+        )
         self.timeouts = Counter(
             "moose_timeouts",
             "Deadlines this instance fired that played a move: a seat's time ran out, or "
-            "the safety deadline of a seat the server plays at once.", registry=r,
-        )  # fmt: skip
+            "the safety deadline of a seat the server plays at once.",
+            registry=r,
+        )
         self.deadline_delay = Histogram(
             "moose_deadline_delay_seconds",
             "How late a deadline fired: Redis time of its commit minus the deadline.",
-            buckets=DELAY_BUCKETS, registry=r,
-        )  # fmt: skip
+            buckets=DELAY_BUCKETS,
+            registry=r,
+        )
         self.move_latency = Histogram(
             "moose_move_latency_seconds",
             "Moves on this instance, by stage: commit = from receiving a player's move to "
             "its commit in Redis; fanout = from the commit of any move to its events "
             "queued on every local socket following the game.",
-            ["stage"], buckets=LATENCY_BUCKETS, registry=r,
-        )  # fmt: skip
+            ["stage"],
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
         self.reconnects = Counter(
-            "moose_reconnects", "hello messages with a session token (a resumed session).",
+            "moose_reconnects",
+            "hello messages with a session token (a resumed session).",
             registry=r,
-        )  # fmt: skip
+        )
         self.errors = Counter(
-            "moose_errors", "error messages sent to clients, by code (PROTOCOL.md).", ["code"],
+            "moose_errors",
+            "error messages sent to clients, by code (PROTOCOL.md).",
+            ["code"],
             registry=r,
-        )  # fmt: skip
+        )
         self.refused = Counter(
             "moose_sockets_refused",
             "WebSocket handshakes refused by a cap: full (the instance has "
             "MOOSE_MAX_SOCKETS open: 503) or address (that address has "
-            "MOOSE_MAX_SOCKETS_PER_ADDRESS open here: 429).", ["reason"], registry=r,
-        )  # fmt: skip
+            "MOOSE_MAX_SOCKETS_PER_ADDRESS open here: 429).",
+            ["reason"],
+            registry=r,
+        )
         self.loop_lag = Histogram(
             "moose_loop_lag_seconds",
             "How late a timer set every 50 ms ran: how long the event loop was busy "
             "with other work at that moment (long callbacks, collections, bursts). "
-            "Every move waits that long too.", buckets=LAG_BUCKETS, registry=r,
-        )  # fmt: skip
+            "Every move waits that long too.",
+            buckets=LAG_BUCKETS,
+            registry=r,
+        )
         self.gc_pause = Histogram(
             "moose_gc_pause_seconds",
             "Garbage collections of this process, by generation (0 young, 2 full): "
-            "how long each one stopped everything.", ["generation"], buckets=LAG_BUCKETS,
+            "how long each one stopped everything.",
+            ["generation"],
+            buckets=LAG_BUCKETS,
             registry=r,
-        )  # fmt: skip
+        )
         # Children bound once: the hot path never looks a label up.
         self._auto = {kind: self.auto_moves.labels(kind) for kind in AUTO_KINDS}
         self._errors = {code: self.errors.labels(code) for code in sorted(ERROR_CODES)}

@@ -49,16 +49,30 @@ def _log_events(game: str, entries: Sequence[Entry]) -> None:
             continue
         ids = {"game": game, "seat": event.get("seat"), "seq": entry.seq}
         if kind == "move":
-            log.info("timeout: seat %d of %s played %s", event["seat"], game, event["move"],
-                     extra={"event": "timeout", **ids})  # fmt: skip
+            log.info(
+                "timeout: seat %d of %s played %s",
+                event["seat"],
+                game,
+                event["move"],
+                extra={"event": "timeout", **ids},
+            )
         elif kind in ("away", "back"):
             log.info("%s: seat %d of %s", kind, event["seat"], game, extra={"event": kind, **ids})
         elif kind == "start":
-            log.info("game %s dealt for %s", game, ", ".join(event["names"]),
-                     extra={"event": "game_start", **ids})  # fmt: skip
+            log.info(
+                "game %s dealt for %s",
+                game,
+                ", ".join(event["names"]),
+                extra={"event": "game_start", **ids},
+            )
         elif kind == "over":
-            log.info("game %s over: scores %s, winners %s", game, event["scores"],
-                     event["winners"], extra={"event": "game_over", **ids})  # fmt: skip
+            log.info(
+                "game %s over: scores %s, winners %s",
+                game,
+                event["scores"],
+                event["winners"],
+                extra={"event": "game_over", **ids},
+            )
 
 
 async def watch_loop(record: Callable[[float], None]) -> None:

@@ -56,9 +56,15 @@ def _sample(players: int) -> tuple[rules.State, list[dict[str, Any]]]:
 def _payload(players: int) -> tuple[bytes, bytes, bytes]:
     """Blobs the size of a real commit: game data, one move event, a state snapshot."""
     state, moves = _sample(players)
-    data = {"state": state.to_dict(), "players": [f"p_{k:010x}" for k in range(players)],
-            "names": [f"player {k}" for k in range(players)], "bots": [None] * players,
-            "away": [False] * players, "misses": [0] * players, "moves": moves}  # fmt: skip
+    data = {
+        "state": state.to_dict(),
+        "players": [f"p_{k:010x}" for k in range(players)],
+        "names": [f"player {k}" for k in range(players)],
+        "bots": [None] * players,
+        "away": [False] * players,
+        "misses": [0] * players,
+        "moves": moves,
+    }
     event = {"kind": "move", "seat": 0, "move": moves[-1], "auto": None}
     snapshot = {**state.to_dict(), "auto": False}
     return pack(data), pack(event), pack(snapshot)
@@ -139,11 +145,16 @@ async def storage_ceiling(
         await redis.aclose()
         await listener.aclose()
     lat.sort()
-    pct = {f"p{q}": lat[min(len(lat) - 1, int(len(lat) * q / 100))] if lat else None
-           for q in (50, 95, 99)}  # fmt: skip
-    return {"moves_per_second": counts[0] / duration, "latency_ms": pct,
-            "errors": dict(errors),
-            "bytes": {"data": len(data), "event": len(event), "state": len(snapshot)}}  # fmt: skip
+    pct = {
+        f"p{q}": lat[min(len(lat) - 1, int(len(lat) * q / 100))] if lat else None
+        for q in (50, 95, 99)
+    }
+    return {
+        "moves_per_second": counts[0] / duration,
+        "latency_ms": pct,
+        "errors": dict(errors),
+        "bytes": {"data": len(data), "event": len(event), "state": len(snapshot)},
+    }
 
 
 def main(argv: list[str]) -> int:

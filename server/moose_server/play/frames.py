@@ -30,11 +30,15 @@ def event_message(game: str, entry: Entry, seat: int | None, state: rules.State)
     view = rules.view(state, seat)
     mine = seat is not None and view["to_act"] == seat and not entry.state.get("auto")
     return {
-        "type": "event", "game": game, "seq": entry.seq, "event": entry.event, "view": view,
+        "type": "event",
+        "game": game,
+        "seq": entry.seq,
+        "event": entry.event,
+        "view": view,
         "legal": rules.legal_moves(state) if mine else None,
         "deadline": entry.deadline if mine and entry.deadline else None,
         "server_time": entry.time,
-    }  # fmt: skip
+    }
 
 
 def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
@@ -42,8 +46,13 @@ def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
     auto = {"auto": game.auto_kind() is not None}
     # A spectator or a resumed seat never saw the `start` event that named the seats,
     # nor the `away` events of seats still away.
-    event = {"kind": "state", "names": game.names, **seat_info(game), **arena_info(game),
-             "away": game.away}  # fmt: skip
+    event = {
+        "kind": "state",
+        "names": game.names,
+        **seat_info(game),
+        **arena_info(game),
+        "away": game.away,
+    }
     if game.ended is not None:  # the server ended it: the view is not over by the rules
         event.update(abandoned=True, scores=rules.scores(game.state))
     entry = Entry(game.version, event, auto, game.deadline, now)
@@ -68,9 +77,16 @@ class Prepared:
     """
 
     __slots__ = (
-        "_spectator", "_spectator_view", "_template", "_view", "entry", "game", "legal", "mover",
+        "_spectator",
+        "_spectator_view",
+        "_template",
+        "_view",
+        "entry",
+        "game",
+        "legal",
+        "mover",
         "state",
-    )  # fmt: skip
+    )
 
     def __init__(self, game: str, entry: Entry) -> None:
         state = entry.parsed if entry.parsed is not None else rules.State.from_dict(entry.state)
@@ -140,9 +156,15 @@ class Prepared:
     def _message(self, view: dict[str, Any], legal: Any, deadline: Any) -> dict[str, Any]:
         entry = self.entry
         return {
-            "type": "event", "game": self.game, "seq": entry.seq, "event": entry.event,
-            "view": view, "legal": legal, "deadline": deadline, "server_time": entry.time,
-        }  # fmt: skip
+            "type": "event",
+            "game": self.game,
+            "seq": entry.seq,
+            "event": entry.event,
+            "view": view,
+            "legal": legal,
+            "deadline": deadline,
+            "server_time": entry.time,
+        }
 
     def _make_template(self) -> Template:
         """The message packed once, with the seat, its hand, `legal` and `deadline` open."""

@@ -91,11 +91,23 @@ class Game:
     def from_data(cls, game_id: str, version: int, deadline: int, d: dict[str, Any]) -> Game:
         """A game from its stored data."""
         return cls(
-            game_id, version, deadline, rules.State.from_dict(d["state"]), d["players"],
-            d["names"], d["bots"], d["away"], d["misses"], d["moves"], d.get("code"),
-            d.get("rated", False), d.get("profiles"), d.get("ended"), d.get("deal"),
+            game_id,
+            version,
+            deadline,
+            rules.State.from_dict(d["state"]),
+            d["players"],
+            d["names"],
+            d["bots"],
+            d["away"],
+            d["misses"],
+            d["moves"],
+            d.get("code"),
+            d.get("rated", False),
+            d.get("profiles"),
+            d.get("ended"),
+            d.get("deal"),
             d.get("arena"),
-        )  # fmt: skip
+        )
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
         """The stored data (everything but id, version and deadline).
@@ -103,13 +115,20 @@ class Game:
         `state` is `self.state.to_dict()` when the caller has made it already.
         """
         return {
-            "state": self.state.to_dict() if state is None else state, "players": self.players,
-            "names": self.names, "bots": self.bots, "away": self.away, "misses": self.misses,
-            "moves": self.moves, "code": self.code, "rated": self.rated,
-            "profiles": self.profiles, **({"ended": self.ended} if self.ended else {}),
+            "state": self.state.to_dict() if state is None else state,
+            "players": self.players,
+            "names": self.names,
+            "bots": self.bots,
+            "away": self.away,
+            "misses": self.misses,
+            "moves": self.moves,
+            "code": self.code,
+            "rated": self.rated,
+            "profiles": self.profiles,
+            **({"ended": self.ended} if self.ended else {}),
             **({"deal": self.deal} if self.deal else {}),
             **({"arena": self.arena} if self.arena else {}),
-        }  # fmt: skip
+        }
 
     def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
         """`pack(self.to_data(state))`, `pack({**state, "auto": auto})` and the moves' cache.
@@ -205,9 +224,12 @@ class Game:
         """The game record of RULES.md section 7."""
         s = self.state
         rec: dict[str, Any] = {
-            "players": s.n, "dealer": s.dealer, "deck": list(s.deck),
-            "moves": self.moves, "names": self.names,
-        }  # fmt: skip
+            "players": s.n,
+            "dealer": s.dealer,
+            "deck": list(s.deck),
+            "moves": self.moves,
+            "names": self.names,
+        }
         if s.over:
             rec["result"] = {"scores": rules.scores(s), "winners": rules.winners(s)}
         if self.finished and self.deal is not None:  # the server seed is told at the end
@@ -270,8 +292,15 @@ def table_match(
     game: str, seat: int, names: list[str], info: dict[str, Any], deal: dict[str, Any]
 ) -> dict[str, Any]:
     """A `match` from its parts: `info` is `seat_info`'s, `deal` `Game.public_deal`'s."""
-    return {"type": "match", "game": game, "seat": seat, "players": len(names),
-            "names": names, **info, **deal}  # fmt: skip
+    return {
+        "type": "match",
+        "game": game,
+        "seat": seat,
+        "players": len(names),
+        "names": names,
+        **info,
+        **deal,
+    }
 
 
 def seat_info(game: Game) -> dict[str, Any]:
@@ -296,11 +325,14 @@ def seat_info_of(
         for b, p in zip(server_bots, profiles, strict=True)
     ]
     ratings: list[dict[str, Any] | None] = [
-        None if p is None
-        else {"rating": Standing(p["mu"], p["sigma"], p["games"]).rating,
-              "provisional": p["provisional"]}
+        None
+        if p is None
+        else {
+            "rating": Standing(p["mu"], p["sigma"], p["games"]).rating,
+            "provisional": p["provisional"],
+        }
         for p in profiles
-    ]  # fmt: skip
+    ]
     return {"bots": bots, "ratings": ratings}
 
 

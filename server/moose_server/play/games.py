@@ -147,13 +147,22 @@ class Games:
     # -- creating -------------------------------------------------------------
 
     async def create(
-        self, seats: Sequence[Seat], *, seed: int | None = None, dealer: int | None = None,
-        deck: Sequence[str] | None = None, state: rules.State | None = None,
-        game_id: str | None = None, code: str | None = None, rated: bool = False,
+        self,
+        seats: Sequence[Seat],
+        *,
+        seed: int | None = None,
+        dealer: int | None = None,
+        deck: Sequence[str] | None = None,
+        state: rules.State | None = None,
+        game_id: str | None = None,
+        code: str | None = None,
+        rated: bool = False,
         profiles: list[dict[str, Any] | None] | None = None,
-        server_seed: bytes | None = None, seeds: Sequence[str] | None = None, told: bool = False,
+        server_seed: bytes | None = None,
+        seeds: Sequence[str] | None = None,
+        told: bool = False,
         arena: str | None = None,
-    ) -> Game:  # fmt: skip
+    ) -> Game:
         """Deal a new game (or start from `state`), tell every seated player, let bots start.
 
         Unless a `seed`, `deck` or `state` fixes the deal (tests), it is a provably
@@ -174,13 +183,31 @@ class Games:
             seed = secrets.randbits(64) if seed is None and deck is None else seed
             state = rules.new_game(n, seed=seed, dealer=dealer, deck=deck)
         game = Game(
-            game_id or f"g_{secrets.token_hex(5)}", 0, 0, state, [s.player for s in seats],
-            distinct([s.name for s in seats]), [s.bot for s in seats], [False] * n,
-            [0] * n, [], code, rated and self.rater is not None, profiles, deal=deal,
+            game_id or f"g_{secrets.token_hex(5)}",
+            0,
+            0,
+            state,
+            [s.player for s in seats],
+            distinct([s.name for s in seats]),
+            [s.bot for s in seats],
+            [False] * n,
+            [0] * n,
+            [],
+            code,
+            rated and self.rater is not None,
+            profiles,
+            deal=deal,
             arena=arena,
-        )  # fmt: skip
-        start = {"kind": "start", "players": n, "dealer": state.dealer, "names": game.names,
-                 **seat_info(game), **arena_info(game), **game.public_deal()}  # fmt: skip
+        )
+        start = {
+            "kind": "start",
+            "players": n,
+            "dealer": state.dealer,
+            "names": game.names,
+            **seat_info(game),
+            **arena_info(game),
+            **game.public_deal(),
+        }
         await self.store.add_player_game(game.humans(), game.id)
         _, created = await self._commit(game, game, [start], "")
         if created is None:
@@ -191,8 +218,9 @@ class Games:
                 raise GameError("internal", "a new game id was taken")
         matches = [
             (player, match_message(created, seat))
-            for seat, player in enumerate(created.players) if player is not None
-        ]  # fmt: skip
+            for seat, player in enumerate(created.players)
+            if player is not None
+        ]
         if matches and not told:
             await self.store.publish_players(matches)
         self._spawn_autoplay(created)
@@ -201,9 +229,13 @@ class Games:
     # -- moves ------------------------------------------------------------------
 
     async def move(
-        self, game_id: str, player: str, move: Any, seq: int | None = None,
+        self,
+        game_id: str,
+        player: str,
+        move: Any,
+        seq: int | None = None,
         move_id: str | None = None,
-    ) -> int:  # fmt: skip
+    ) -> int:
         """Play a player's move; return the seq of the event it produced."""
         # Without a move id, a random one still makes redis-py's resend harmless.
         field = move_field(player, move_id or f"~{secrets.token_hex(8)}")
@@ -442,9 +474,11 @@ class Games:
                 if passes is not None:
                     for i in passes.before():  # its own state, and no legal moves offered
                         entries[i] = dataclasses.replace(
-                            entries[i], state=passes.snapshot(i), parsed=passes.states[i],
+                            entries[i],
+                            state=passes.snapshot(i),
+                            parsed=passes.states[i],
                             legal=None,
-                        )  # fmt: skip
+                        )
                 for listener in self.listeners:
                     listener.committed(new.id, entries)
         if new.finished:

@@ -43,9 +43,16 @@ class PlayHandlers:
     """Moves, syncs, spectators and records; a socket's games as it comes and goes."""
 
     def __init__(
-        self, store: Store, games: Games, hub: Hub, deals: WaitingDeals, guard: CodeGuard,
-        metrics: Metrics, settings: Settings, seated: Seated,
-    ) -> None:  # fmt: skip
+        self,
+        store: Store,
+        games: Games,
+        hub: Hub,
+        deals: WaitingDeals,
+        guard: CodeGuard,
+        metrics: Metrics,
+        settings: Settings,
+        seated: Seated,
+    ) -> None:
         self.store = store
         self.games = games
         self.hub = hub
@@ -57,8 +64,15 @@ class PlayHandlers:
 
     def register(self, router: Router) -> None:
         """Handle the game messages and follow a socket's games through its life."""
-        router.add({"move": self.move, "sync": self.sync, "watch": self.watch,
-                    "unwatch": self.unwatch, "record": self.record})  # fmt: skip
+        router.add(
+            {
+                "move": self.move,
+                "sync": self.sync,
+                "watch": self.watch,
+                "unwatch": self.unwatch,
+                "record": self.record,
+            }
+        )
         router.on_back(self.back)
         router.on_told(self.told)
         router.on_dropped(self.hub.drop)
@@ -199,8 +213,11 @@ class PlayHandlers:
         game_id = msg["game"]
         watched = sum(1 for sub in conn.subs.values() if sub.seat is None)
         if game_id not in conn.subs and watched >= self.watched:
-            raise Limited(f"this socket watches {self.watched} games already; unwatch one "
-                          "first", None, "too_many_watched")  # fmt: skip
+            raise Limited(
+                f"this socket watches {self.watched} games already; unwatch one first",
+                None,
+                "too_many_watched",
+            )
         game = await self.visible(conn, game_id, msg.get("code"))
         self.hub.join(conn, game_id, game.seat_of(player_of(conn)), game.version)
         await self.hub.send_state(conn, game_id)

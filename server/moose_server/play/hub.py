@@ -225,8 +225,11 @@ class Hub:
 
     def player_names(self) -> list[tuple[str, str]]:
         """(player, name) of every player with a socket here (social/presence.py)."""
-        return [(p, getattr(next(iter(peers)), "name", "")) for p, peers in self.players.items()
-                if peers]  # fmt: skip
+        return [
+            (p, getattr(next(iter(peers)), "name", ""))
+            for p, peers in self.players.items()
+            if peers
+        ]
 
     def has_player(self, player: str) -> bool:
         """Whether the player has a socket here."""
@@ -300,9 +303,12 @@ class Hub:
     async def _resync(self, peer: Peer, game: str, sub: Sub) -> None:
         log.warning(
             "game %s went back: %s saw seq %d, which Redis no longer holds as it was sent; "
-            "resyncing", game, peer.player, sub.seen,
+            "resyncing",
+            game,
+            peer.player,
+            sub.seen,
             extra={"event": "rewound", "game": game, "player": peer.player, "seq": sub.seen},
-        )  # fmt: skip
+        )
         await self.store.defer([game], self.defer_ms)
         await self._state(peer, game, sub)
 
@@ -574,8 +580,12 @@ class Hub:
         """Check every socket's game in one batch (the event each saw last, as Redis
         holds it now); resync those that went back, all at once, and only then
         deliver the others what they missed."""
-        subs = [(peer, game, peer.subs[game]) for game, peers in list(self.games.items())
-                for peer in list(peers) if game in peer.subs]  # fmt: skip
+        subs = [
+            (peer, game, peer.subs[game])
+            for game, peers in list(self.games.items())
+            for peer in list(peers)
+            if game in peer.subs
+        ]
         if not subs:
             return
         if self.channel is not None:
@@ -589,8 +599,9 @@ class Hub:
         for (peer, game, sub), at in zip(subs, times, strict=True):
             went = sub.seen >= 1 and (at is None or (bool(sub.time) and at != sub.time))
             (back if went else others).append((peer, game))
-        await asyncio.gather(*(self._until_done(functools.partial(self._resync_locked, *pair))
-                               for pair in back))  # fmt: skip
+        await asyncio.gather(
+            *(self._until_done(functools.partial(self._resync_locked, *pair)) for pair in back)
+        )
         for peer, game in others:
             self._spawn(self._until_done(functools.partial(self.deliver, peer, game)))
 

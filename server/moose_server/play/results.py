@@ -49,9 +49,13 @@ class ArenaPoints(Protocol):
     """Applies a finished arena game's points (arenas/points.py)."""
 
     async def apply(
-        self, arena: str, game: str, players: list[str | None], state: rules.State,
+        self,
+        arena: str,
+        game: str,
+        players: list[str | None],
+        state: rules.State,
         away: list[bool],
-    ) -> bool:  # fmt: skip
+    ) -> bool:
         """Apply the points of a finished game of `arena`; False when done before."""
 
 
@@ -79,27 +83,40 @@ def _profiled(game: Game) -> list[str | None]:
 def _bot_flags(game: Game) -> list[bool]:
     """Each seat a bot or not: the server's, or a program that said so."""
     profiles = game.profiles or [None] * len(game.bots)
-    return [b is not None or bool(p and p.get("bot"))
-            for b, p in zip(game.bots, profiles, strict=True)]  # fmt: skip
+    return [
+        b is not None or bool(p and p.get("bot")) for b, p in zip(game.bots, profiles, strict=True)
+    ]
 
 
 def _entry(
     game: Game, ended: int, seat: int, rating: int | None, change: int | None
 ) -> dict[str, Any]:
     """A finished game as `seat`'s history lists it (rating and change None: unrated)."""
-    return {"game": game.id, "time": ended, "seat": seat, "names": game.names,
-            "players": _profiled(game), "bots": _bot_flags(game),
-            "scores": rules.scores(game.state), "place": ratings.places(game.state)[seat],
-            "rating": rating, "change": change, "private": game.code is not None}  # fmt: skip
+    return {
+        "game": game.id,
+        "time": ended,
+        "seat": seat,
+        "names": game.names,
+        "players": _profiled(game),
+        "bots": _bot_flags(game),
+        "scores": rules.scores(game.state),
+        "place": ratings.places(game.state)[seat],
+        "rating": rating,
+        "change": change,
+        "private": game.code is not None,
+    }
 
 
 class Results:
     """Rates finished games (see the module docstring); one per instance."""
 
     def __init__(
-        self, store: Store, players: PlayerStore, settings: Settings,
+        self,
+        store: Store,
+        players: PlayerStore,
+        settings: Settings,
         arenas: ArenaPoints | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.store = store
         self.arenas = arenas  # an arena game's points
         self.players = players
@@ -122,11 +139,15 @@ class Results:
                 out.append(None)
                 continue
             games = int(p.get("games", 0))
-            out.append({
-                "bot": p.get("bot") == "1", "mu": float(p.get("mu", ratings.MU)),
-                "sigma": float(p.get("sigma", ratings.SIGMA)), "games": games,
-                "provisional": games < self.settings.provisional_games,
-            })  # fmt: skip
+            out.append(
+                {
+                    "bot": p.get("bot") == "1",
+                    "mu": float(p.get("mu", ratings.MU)),
+                    "sigma": float(p.get("sigma", ratings.SIGMA)),
+                    "games": games,
+                    "provisional": games < self.settings.provisional_games,
+                }
+            )
         return out
 
     # -- the end of a game ------------------------------------------------------
@@ -172,8 +193,12 @@ class Results:
         if game.arena is not None and self.arenas is not None:
             away = list(game.away)
             if await self.arenas.apply(game.arena, game.id, game.players, game.state, away):
-                log.info("arena %s: scored %s", game.arena, game.id,
-                         extra={"event": "arena_scored", "game": game.id})  # fmt: skip
+                log.info(
+                    "arena %s: scored %s",
+                    game.arena,
+                    game.id,
+                    extra={"event": "arena_scored", "game": game.id},
+                )
         self._done.append(game.id)
 
     async def _rate(self, game: Game, ended: int) -> set[int]:
@@ -187,12 +212,21 @@ class Results:
                 continue  # a server bot, or too few rated seats to learn anything
             before, after = change
             entry = _entry(game, ended, k, after.rating, after.rating - before.rating)
-            seats.append(RatedSeat(player, game.names[k], bots[k], after.mu - before.mu,
-                                   after.sigma / before.sigma, json.dumps(entry)))  # fmt: skip
+            seats.append(
+                RatedSeat(
+                    player,
+                    game.names[k],
+                    bots[k],
+                    after.mu - before.mu,
+                    after.sigma / before.sigma,
+                    json.dumps(entry),
+                )
+            )
             rated.add(k)
         if seats and await self.players.rate(self._rate_call(game.id, seats)):
-            log.info("rated %s: %d seats", game.id, len(seats),
-                     extra={"event": "rated", "game": game.id})  # fmt: skip
+            log.info(
+                "rated %s: %d seats", game.id, len(seats), extra={"event": "rated", "game": game.id}
+            )
         return rated
 
     async def _list(self, game: Game, ended: int, rated: set[int]) -> None:
@@ -201,15 +235,20 @@ class Results:
             (player, json.dumps(_entry(game, ended, k, None, None)))
             for k, player in enumerate(game.players)
             if player is not None and game.bots[k] is None and k not in rated
-        ]  # fmt: skip
+        ]
         if not entries:
             return
         s = self.settings
-        call = HistoryCall(game.id, entries, 2 * s.game_ttl, s.history_size,
-                           int(s.guest_ttl * 1000))  # fmt: skip
+        call = HistoryCall(
+            game.id, entries, 2 * s.game_ttl, s.history_size, int(s.guest_ttl * 1000)
+        )
         if await self.players.list_game(call):
-            log.info("listed %s: %d seats", game.id, len(entries),
-                     extra={"event": "listed", "game": game.id})  # fmt: skip
+            log.info(
+                "listed %s: %d seats",
+                game.id,
+                len(entries),
+                extra={"event": "listed", "game": game.id},
+            )
 
     def _rate_call(self, game: str, seats: list[RatedSeat]) -> RateCall:
         """The rating update of a game's seats, on this service's scales and settings."""
@@ -262,8 +301,11 @@ class Results:
                 await self.store.rated([game_id])
                 continue
             game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
-            log.info("rating %s, which its instance left unrated", game_id,
-                     extra={"event": "rate_forgotten", "game": game_id})  # fmt: skip
+            log.info(
+                "rating %s, which its instance left unrated",
+                game_id,
+                extra={"event": "rate_forgotten", "game": game_id},
+            )
             await self.apply(game, now)
         if found:
             await self.store.rated([g for g in found if g in self._done])

@@ -24,5 +24,9 @@ class Seat:
 
     def as_dict(self) -> dict[str, Any]:
         """The seat as PROTOCOL.md writes it in a `table` message."""
-        return {"name": self.name, "player": self.player, "bot": self.bot,
-                "is_bot": self.bot is not None or self.is_bot}  # fmt: skip
+        return {
+            "name": self.name,
+            "player": self.player,
+            "bot": self.bot,
+            "is_bot": self.bot is not None or self.is_bot,
+        }

@@ -55,8 +55,9 @@ class Blocks:
         keys, args = call.build()
         added = int(await self._add(keys=keys, args=args))
         if added < 0:
-            raise Refusal("too_many_blocks", f"you block {self.most} players already; "
-                          "unblock one first")  # fmt: skip
+            raise Refusal(
+                "too_many_blocks", f"you block {self.most} players already; unblock one first"
+            )
         return added == 1
 
     async def unblock(self, by_player: str, whom: str) -> bool:

@@ -62,8 +62,9 @@ def clean_text(text: str) -> str:
     if not kept:
         raise Refusal("bad_message", "a chat line needs some text")
     if len(kept) > MAX_TEXT:
-        raise Refusal("chat_too_long", f"a chat line holds at most {MAX_TEXT} characters, "
-                      f"not {len(kept)}")  # fmt: skip
+        raise Refusal(
+            "chat_too_long", f"a chat line holds at most {MAX_TEXT} characters, not {len(kept)}"
+        )
     return kept
 
 
@@ -79,8 +80,15 @@ def _reaches(sub: Sub | None, room: str, line: Message) -> bool:
 def chat_message(target: str, room: str, line_id: str, line: Message) -> Message:
     """The `chat` message of PROTOCOL.md for one line."""
     where = "code" if room == "table" else "game"
-    out = {"type": "chat", where: target, "room": room, "line": line_id,
-           "player": line["player"], "name": line["name"], "text": line["text"]}  # fmt: skip
+    out = {
+        "type": "chat",
+        where: target,
+        "room": room,
+        "line": line_id,
+        "player": line["player"],
+        "name": line["name"],
+        "text": line["text"],
+    }
     if line.get("seat") is not None:
         out["seat"] = line["seat"]
     return out
@@ -90,9 +98,15 @@ class Chat:
     """Says, reads back and delivers table chat."""
 
     def __init__(
-        self, chat: ChatStore, store: Store, blocks: Blocks, games: Games,
-        matchmaker: Matchmaker, settings: Settings, hub: Hub,
-    ) -> None:  # fmt: skip
+        self,
+        chat: ChatStore,
+        store: Store,
+        blocks: Blocks,
+        games: Games,
+        matchmaker: Matchmaker,
+        settings: Settings,
+        hub: Hub,
+    ) -> None:
         self.chat = chat
         self.store = store  # the rate limits
         self.blocks = blocks
@@ -111,8 +125,13 @@ class Chat:
         await self._pay(peer.player, address)
         line.update(player=peer.player, name=name, text=text)
         line_id = await self.chat.say(target, room, line)
-        return {"type": "said", "room": room, "line": line_id, "text": text,
-                ("code" if room == "table" else "game"): target}  # fmt: skip
+        return {
+            "type": "said",
+            "room": room,
+            "line": line_id,
+            "text": text,
+            ("code" if room == "table" else "game"): target,
+        }
 
     async def _place(self, peer: Peer, msg: Message) -> tuple[str, str, Message]:
         """(target, room, the line's fields of the place) where this socket speaks."""
@@ -140,13 +159,18 @@ class Chat:
 
     async def _pay(self, player: str, address: str) -> None:
         """Take a line's token from the speaker's bucket and their address's."""
-        keys = [limit_key("chat", "player", player),
-                limit_key("chat", "address", limit_subject(address))]  # fmt: skip
+        keys = [
+            limit_key("chat", "player", player),
+            limit_key("chat", "address", limit_subject(address)),
+        ]
         calls = [LimitCall(k, self.interval_ms, self.burst) for k in keys]
         waits = await asyncio.gather(*(self.store.limit(c) for c in calls))
         if any(waits):
-            given = [LimitCall(c.key, c.interval_ms, give=True)
-                     for c, w in zip(calls, waits, strict=True) if w == 0]  # fmt: skip
+            given = [
+                LimitCall(c.key, c.interval_ms, give=True)
+                for c, w in zip(calls, waits, strict=True)
+                if w == 0
+            ]
             await asyncio.gather(*(self.store.limit(g) for g in given))
             raise Limited("you are chatting too fast; wait and try again", max(waits))
 
@@ -160,8 +184,11 @@ class Chat:
         target, room = await self._readable(peer, msg)
         lines = await self.chat.history(target, room, since)
         blocked = set() if blocked_too else set(await self.blocks.of(peer.player))
-        shown = [chat_message(target, room, ln.pop("id"), ln) for ln in lines
-                 if ln["player"] not in blocked]  # fmt: skip
+        shown = [
+            chat_message(target, room, ln.pop("id"), ln)
+            for ln in lines
+            if ln["player"] not in blocked
+        ]
         for line in shown:
             del line["type"]
         where = "code" if room == "table" else "game"

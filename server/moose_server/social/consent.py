@@ -18,9 +18,11 @@ __all__ = ["SETTINGS", "Consent"]
 
 SETTINGS = ("everyone", "registered", "following", "nobody")
 FIELD = "challenges"
-REFUSED = {"registered": "{} accepts challenges from players with an account only",
-           "following": "{} accepts challenges only from players they follow",
-           "nobody": "{} accepts no challenges"}  # fmt: skip
+REFUSED = {
+    "registered": "{} accepts challenges from players with an account only",
+    "following": "{} accepts challenges only from players they follow",
+    "nobody": "{} accepts no challenges",
+}
 
 
 class Consent:

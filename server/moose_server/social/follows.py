@@ -62,8 +62,9 @@ class Follows:
             raise Refusal("bad_message", "you cannot follow yourself")
         added = await self._bounded_add(follows_key(player), whom, whom_name, self.most)
         if added < 0:
-            raise Refusal("too_many_follows", f"you follow {self.most} players already; "
-                          "unfollow one first")  # fmt: skip
+            raise Refusal(
+                "too_many_follows", f"you follow {self.most} players already; unfollow one first"
+            )
         await self._bounded_add(followers_key(whom), player, name, self.most_followers)
         return added == 1
 

@@ -46,10 +46,18 @@ class Social:
     """Say, read chat back, block, follow."""
 
     def __init__(
-        self, chat: Chat, blocks: Blocks, follows: Follows, reports: Reports, games: Games,
-        players: PlayerStore, guard: CodeGuard, store: Store, adds_per_hour: int,
+        self,
+        chat: Chat,
+        blocks: Blocks,
+        follows: Follows,
+        reports: Reports,
+        games: Games,
+        players: PlayerStore,
+        guard: CodeGuard,
+        store: Store,
+        adds_per_hour: int,
         consent: Consent,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.chat = chat
         self.blocks = blocks
         self.follows = follows
@@ -61,11 +69,16 @@ class Social:
         self.adds = (adds_per_hour, max(1, 3_600_000 // adds_per_hour))
         self.consent = consent
         self.table: dict[str, Handler] = {
-            "say": self.say, "chat_history": self.chat_history, "block": self.block,
-            "unblock": self.unblock, "blocks": self.blocks_list, "follow": self.follow,
-            "unfollow": self.unfollow, "following": self.following,
+            "say": self.say,
+            "chat_history": self.chat_history,
+            "block": self.block,
+            "unblock": self.unblock,
+            "blocks": self.blocks_list,
+            "follow": self.follow,
+            "unfollow": self.unfollow,
+            "following": self.following,
             "challenge_setting": self.challenge_setting,
-        }  # fmt: skip
+        }
 
     def register(self, router: Router) -> None:
         """Handle chat, blocks and follows."""
@@ -100,8 +113,9 @@ class Social:
                 seat = game.players.index(target)
             player = game.players[seat] if seat is not None else None
             if seat is None or player is None:
-                raise Refusal("no_such_player", f"no player of game {game_id} is "
-                              f"called {target[:24]!r}")  # fmt: skip
+                raise Refusal(
+                    "no_such_player", f"no player of game {game_id} is called {target[:24]!r}"
+                )
             return player, game.names[seat]
         return await self.reports.find(target)
 
@@ -207,8 +221,10 @@ class Social:
     async def _named(self, names: dict[str, str]) -> list[Message]:
         """Players with their names: an account's as it is now, a guest's as kept."""
         profiles = await self.players.profiles(list(names))
-        return [{"player": p, "name": prof.get("name", name)}
-                for (p, name), prof in zip(names.items(), profiles, strict=True)]  # fmt: skip
+        return [
+            {"player": p, "name": prof.get("name", name)}
+            for (p, name), prof in zip(names.items(), profiles, strict=True)
+        ]
 
     async def quoted(self, conn: Any, msg: Message) -> Message | None:
         """The chat line a `report` names (`chat`: its id, in the room of `game` or

@@ -42,10 +42,13 @@ class Presence:
     """This instance's word on who is connected, and the service's answer to "is X here"."""
 
     def __init__(
-        self, redis: Any, instance: str, ttl: float,
+        self,
+        redis: Any,
+        instance: str,
+        ttl: float,
         local: Callable[[], Iterable[tuple[str, str]]],
         still_here: Callable[[str], bool] = lambda player: True,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.redis = redis
         self.instance = instance
         self.ttl_ms = max(1000, round(ttl * 1000))

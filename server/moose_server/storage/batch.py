@@ -155,8 +155,9 @@ class Batcher:
         run = self.redis.execute_command
         try:
             async with asyncio.timeout(self.timeout):
-                got = await asyncio.gather(*(run(*args) for args in commands),
-                                           return_exceptions=True)  # fmt: skip
+                got = await asyncio.gather(
+                    *(run(*args) for args in commands), return_exceptions=True
+                )
         except TimeoutError:
             return [RedisTimeoutError(f"no reply from Redis in {self.timeout:g} s")] * len(commands)
         for reply in got:

@@ -31,9 +31,18 @@ import msgpack
 import msgspec
 
 __all__ = [
-    "HOLES", "Template", "as_text", "as_text_or_none", "extend_map", "pack", "pack_array_header",
-    "pack_compressed", "pack_map", "unpack", "unpack_stored",
-]  # fmt: skip
+    "HOLES",
+    "Template",
+    "as_text",
+    "as_text_or_none",
+    "extend_map",
+    "pack",
+    "pack_array_header",
+    "pack_compressed",
+    "pack_map",
+    "unpack",
+    "unpack_stored",
+]
 
 # One encoder and one decoder for the process (msgspec's own advice); msgpack's
 # Packer for headers only. The server packs on its one event-loop thread.
@@ -150,8 +159,16 @@ def _check() -> None:
     """`pack` gives msgpack's bytes; the helpers give `pack`'s, small maps and big ones
     alike (run at import)."""
     ints = [0, -1, -33, 127, 128, 2**31, -(2**40), 2**64 - 1]
-    sample = {"s": "é" * 40, "b": b"\x00" * 300, "i": ints, "f": 0.5, "n": None, "t": True,
-              "m": {"k": [[], {}]}, "l": "x" * 70000}  # fmt: skip
+    sample = {
+        "s": "é" * 40,
+        "b": b"\x00" * 300,
+        "i": ints,
+        "f": 0.5,
+        "n": None,
+        "t": True,
+        "m": {"k": [[], {}]},
+        "l": "x" * 70000,
+    }
     if pack(sample) != msgpack.packb(sample, use_bin_type=True) or unpack(pack(sample)) != sample:
         raise AssertionError("codec: pack disagrees with msgpack")
     for size in (3, 14, 20):  # 14 + 2 keys: the extended map takes the longer header

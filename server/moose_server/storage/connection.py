@@ -87,8 +87,9 @@ async def open_redis(url: str, max_connections: int) -> Backend:
     parts = urlsplit(url)
     if parts.scheme in CLUSTER_SCHEMES:
         seeds = _seeds(parts.netloc)
-        first = urlunsplit((CLUSTER_SCHEMES[parts.scheme], _netloc(parts.netloc, seeds[0]),
-                            "", parts.query, ""))  # fmt: skip
+        first = urlunsplit(
+            (CLUSTER_SCHEMES[parts.scheme], _netloc(parts.netloc, seeds[0]), "", parts.query, "")
+        )
         return await _open_cluster(first, seeds[1:], max_connections)
     if parts.scheme != "unix" and await _cluster_enabled(url):
         log.info("Redis at %s is a cluster node: using the cluster protocol", parts.hostname)
@@ -115,8 +116,9 @@ def with_ca_certs(url: str, ca_certs: str) -> str:
     if not ca_certs:
         return url
     parts = urlsplit(url)
-    query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
-             if k != "ssl_ca_certs"] + [("ssl_ca_certs", ca_certs)]  # fmt: skip
+    query = [
+        (k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if k != "ssl_ca_certs"
+    ] + [("ssl_ca_certs", ca_certs)]
     return urlunsplit(parts._replace(query=urlencode(query, safe="/")))
 
 

@@ -146,14 +146,21 @@ class EmbeddedRedis:
         """The redis-server command line."""
         args = [
             self.binary or redis_server_binary(),
-            "--dir", str(self.data_dir),
-            "--appendonly", "yes" if self.appendonly else "no",
-            "--appendfsync", self.appendfsync,
-            "--save", "",
-            "--daemonize", "no",
-            "--logfile", "redis.log",
-            "--protected-mode", "yes",
-        ]  # fmt: skip
+            "--dir",
+            str(self.data_dir),
+            "--appendonly",
+            "yes" if self.appendonly else "no",
+            "--appendfsync",
+            self.appendfsync,
+            "--save",
+            "",
+            "--daemonize",
+            "no",
+            "--logfile",
+            "redis.log",
+            "--protected-mode",
+            "yes",
+        ]
         if self.port is None:
             # A unix socket: private to this user, and no port to collide on.
             sock = str(self.socket_path)
@@ -202,9 +209,12 @@ class EmbeddedRedis:
         ourselves, after draining. It still ends with us (see the module docstring).
         """
         self.process = subprocess.Popen(
-            self.command(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            start_new_session=True, preexec_fn=_preexec(),
-        )  # fmt: skip
+            self.command(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=_preexec(),
+        )
 
     def wait_ready(self) -> str:
         """Wait until the started server answers; its URL."""

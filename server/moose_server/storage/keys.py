@@ -496,10 +496,23 @@ class ArenaKeys:
     @classmethod
     def of(cls, arena: str) -> ArenaKeys:
         """The keys of the arena `arena`."""
-        return cls(ARENAS_KEY, _key("ar", "busy"),
-                   *(_key("ar", kind, arena) for kind in (
-                       "arena", "members", "waiting", "points", "games", "scored", "pending",
-                       "leases")))  # fmt: skip
+        return cls(
+            ARENAS_KEY,
+            _key("ar", "busy"),
+            *(
+                _key("ar", kind, arena)
+                for kind in (
+                    "arena",
+                    "members",
+                    "waiting",
+                    "points",
+                    "games",
+                    "scored",
+                    "pending",
+                    "leases",
+                )
+            ),
+        )
 
     def all(self) -> list[str]:
         """Every key, in order."""

@@ -121,15 +121,24 @@ class CommitCall:
     def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
         """KEYS and ARGV as commit.lua reads them, for the game's `keys`."""
         argv: Argv = [
-            self.expected, self.move_field, _packed(self.data), self.deadline_ms, self.game,
-            self.channel, self.ttl, min(self.grace_ms, self.ttl * 1000) if self.ttl else 0,
-            self.record, self.record_ttl, len(self.events), self.due, self.own,
-        ]  # fmt: skip
+            self.expected,
+            self.move_field,
+            _packed(self.data),
+            self.deadline_ms,
+            self.game,
+            self.channel,
+            self.ttl,
+            min(self.grace_ms, self.ttl * 1000) if self.ttl else 0,
+            self.record,
+            self.record_ttl,
+            len(self.events),
+            self.due,
+            self.own,
+        ]
         autos = self.autos or [self.auto] * len(self.events)
         for (event, state), auto in zip(self.events, autos, strict=True):
             argv += [_packed(event), b"" if state is None else _packed(state), int(auto)]
-        return [keys.game, keys.events, keys.deadlines, keys.unrated, keys.record,
-                keys.moves], argv  # fmt: skip
+        return [keys.game, keys.events, keys.deadlines, keys.unrated, keys.record, keys.moves], argv
 
 
 @dataclass(frozen=True)
@@ -250,6 +259,12 @@ def _packed(value: dict[str, Any] | bytes) -> bytes:
 # The storage's own calls, one per script of storage/lua/; each feature lists its
 # own in its calls.py (tests/test_scripts.py checks that none is missing).
 CALLS: tuple[type[Any], ...] = (
-    CommitCall, ClaimCall, DeferCall, FollowCall, LimitCall, LiveAddCall, LiveRemoveCall,
+    CommitCall,
+    ClaimCall,
+    DeferCall,
+    FollowCall,
+    LimitCall,
+    LiveAddCall,
+    LiveRemoveCall,
     OnlineCall,
-)  # fmt: skip
+)

@@ -189,8 +189,10 @@ class Store:
         keys = self.keys_of(game)
         read: list[tuple[Any, ...]] = [("HMGET", keys.game, "v", "data", "dl")]
         if move_field:
-            read = [("HMGET", keys.game, "v", "data", "dl", move_field),
-                    ("HGET", keys.moves, move_field)]  # fmt: skip
+            read = [
+                ("HMGET", keys.game, "v", "data", "dl", move_field),
+                ("HGET", keys.moves, move_field),
+            ]
         got, *ledger = await self.batch.call_many(read)
         answer = got[3] if move_field and got[3] is not None else (ledger or [None])[0]
         dup = int(answer) if answer is not None else None
@@ -230,8 +232,9 @@ class Store:
         """Rated games that ended before `before_ms` and are still waiting for their update."""
         found: list[str] = []
         for b in range(self.buckets):  # one bucket at a time: each may be on its own node
-            rows: Any = await self.redis.zrangebyscore(unrated_key(b), "-inf", before_ms,
-                                                       start=0, num=limit)  # fmt: skip
+            rows: Any = await self.redis.zrangebyscore(
+                unrated_key(b), "-inf", before_ms, start=0, num=limit
+            )
             found += [r.decode() for r in rows]
         return found
 
@@ -240,8 +243,7 @@ class Store:
         by_bucket: dict[int, list[str]] = {}
         for game in games:
             by_bucket.setdefault(self.bucket(game), []).append(game)
-        await asyncio.gather(*(self.redis.zrem(unrated_key(b), *gs)
-                               for b, gs in by_bucket.items()))  # fmt: skip
+        await asyncio.gather(*(self.redis.zrem(unrated_key(b), *gs) for b, gs in by_bucket.items()))
 
     async def drop_deadline(self, game: str) -> None:
         """Forget the deadline of a finished or expired game."""
@@ -296,17 +298,21 @@ class Store:
         or whose last claim Redis lost (it came back without its last writes),
         claims nothing this time: its deadlines before now + `grace_ms` move there.
         """
-        calls = [ClaimCall(b, lease_ms, CLAIM_LIMIT, outage_ms, grace_ms, self._claimed.get(b, 0))
-                 for b in range(self.buckets)]  # fmt: skip
+        calls = [
+            ClaimCall(b, lease_ms, CLAIM_LIMIT, outage_ms, grace_ms, self._claimed.get(b, 0))
+            for b in range(self.buckets)
+        ]
         replies = await self._claim_each(calls)
         outages = [r for r in replies if int(r[1])]
         if outages:
             log.warning(
                 "no deadline poll for %.1f s (the service was down, or Redis lost its last "
                 "writes): %d deadlines moved to %.1f s from now",
-                max(int(r[1]) for r in outages) / 1000, sum(len(r) - 2 for r in outages),
-                grace_ms / 1000, extra={"event": "outage"},
-            )  # fmt: skip
+                max(int(r[1]) for r in outages) / 1000,
+                sum(len(r) - 2 for r in outages),
+                grace_ms / 1000,
+                extra={"event": "outage"},
+            )
             await self._tell_moved([gid.decode() for r in outages for gid in r[2:]], grace_ms)
         return [(gid.decode(), int(r[0])) for r in replies if not int(r[1]) for gid in r[2:]]
 
@@ -347,8 +353,12 @@ class Store:
             raise failed[0]
         self.claim_failed = bool(failed)
         if failed:
-            log.warning("deadline claims failed in %d of %d buckets: %s",
-                        len(failed), self.buckets, failed[0])  # fmt: skip
+            log.warning(
+                "deadline claims failed in %d of %d buckets: %s",
+                len(failed),
+                self.buckets,
+                failed[0],
+            )
         return replies
 
     # -- players, sessions, time ------------------------------------------------

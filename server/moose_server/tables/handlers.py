@@ -70,20 +70,27 @@ def invite_handlers(invites: Invites) -> dict[str, Handler]:
         return await invites.answer_challenge(_me(conn), msg["challenge"], "cancel")
 
     return {
-        "rematch": rematch, "rematch_accept": rematch_accept,
-        "rematch_decline": rematch_decline, "challenge": challenge,
-        "challenge_accept": challenge_accept, "challenge_decline": challenge_decline,
+        "rematch": rematch,
+        "rematch_accept": rematch_accept,
+        "rematch_decline": rematch_decline,
+        "challenge": challenge,
+        "challenge_accept": challenge_accept,
+        "challenge_decline": challenge_decline,
         "challenge_cancel": challenge_cancel,
-    }  # fmt: skip
+    }
 
 
 class TableHandlers:
     """A private table from its creation to its start; rematches and challenges."""
 
     def __init__(
-        self, matchmaker: Matchmaker, lobby: Lobby, quotas: Quotas, guard: CodeGuard,
+        self,
+        matchmaker: Matchmaker,
+        lobby: Lobby,
+        quotas: Quotas,
+        guard: CodeGuard,
         invites: Invites,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.matchmaker = matchmaker
         self.lobby = lobby  # starts a table's game and tells its seats of changes
         self.quotas = quotas
@@ -92,9 +99,15 @@ class TableHandlers:
 
     def register(self, router: Router) -> None:
         """Handle the private tables' messages, and the rematches' and challenges'."""
-        router.add({"create_table": self.create_table, "join_table": self.join_table,
-                    "add_bot": self.add_bot, "leave_table": self.leave_table,
-                    "start_table": self.start_table})  # fmt: skip
+        router.add(
+            {
+                "create_table": self.create_table,
+                "join_table": self.join_table,
+                "add_bot": self.add_bot,
+                "leave_table": self.leave_table,
+                "start_table": self.start_table,
+            }
+        )
         router.add(invite_handlers(self.invites))
 
     async def arrived(self, conn: Session, resumed: bool) -> Message:
@@ -108,8 +121,9 @@ class TableHandlers:
         fair, player = bool(msg.get("fair")), player_of(conn)
         await self.quotas.may_play(conn.address, player)
         async with self.quotas.hosting(conn.address) as held:
-            info = await self.matchmaker.create_table(player, conn.name, players, rated,
-                                                      conn.bot, fair)  # fmt: skip
+            info = await self.matchmaker.create_table(
+                player, conn.name, players, rated, conn.bot, fair
+            )
             held.id = info.code
         return info.as_message()
 

@@ -87,11 +87,17 @@ def _humans(o: dict[str, Any]) -> list[str]:
 def rematch_message(o: dict[str, Any]) -> dict[str, Any]:
     """The `rematch_offer` message of PROTOCOL.md for an offer."""
     names = {s["player"]: s["name"] for s in o["seats"] if s.get("player")}
-    msg = {"type": "rematch_offer", "game": o["game"], "from": names.get(o["from"], ""),
-           "status": o["status"], "expires": o["expires"], "rated": o["rated"],
-           "seats": [s["name"] for s in o["seats"]],
-           "bots": [bool(s.get("bot") or s.get("is_bot")) for s in o["seats"]],
-           "waiting": [names[p] for p in o["need"] if p not in o["accepted"]]}  # fmt: skip
+    msg = {
+        "type": "rematch_offer",
+        "game": o["game"],
+        "from": names.get(o["from"], ""),
+        "status": o["status"],
+        "expires": o["expires"],
+        "rated": o["rated"],
+        "seats": [s["name"] for s in o["seats"]],
+        "bots": [bool(s.get("bot") or s.get("is_bot")) for s in o["seats"]],
+        "waiting": [names[p] for p in o["need"] if p not in o["accepted"]],
+    }
     if o["status"] == "started":
         msg["next"] = o["next"]
     if o["status"] == "declined":
@@ -101,10 +107,19 @@ def rematch_message(o: dict[str, Any]) -> dict[str, Any]:
 
 def challenge_message(o: dict[str, Any]) -> dict[str, Any]:
     """The `challenge_offer` message of PROTOCOL.md for an offer."""
-    msg = {"type": "challenge_offer", "challenge": o["id"], "from": o["from_name"],
-           "from_player": o["from"], "to": o["to_name"], "to_player": o["to"],
-           "players": o["players"], "rated": o["rated"], "open": o["open"],
-           "status": o["status"], "expires": o["expires"]}  # fmt: skip
+    msg = {
+        "type": "challenge_offer",
+        "challenge": o["id"],
+        "from": o["from_name"],
+        "from_player": o["from"],
+        "to": o["to_name"],
+        "to_player": o["to"],
+        "players": o["players"],
+        "rated": o["rated"],
+        "open": o["open"],
+        "status": o["status"],
+        "expires": o["expires"],
+    }
     for extra in ("game", "code", "reason"):
         if o.get(extra):
             msg[extra] = o[extra]
@@ -115,11 +130,21 @@ class Invites:
     """Rematch and challenge offers of the whole service, and the games they deal."""
 
     def __init__(
-        self, redis: Any, store: Store, games: Games, deals: Deals, results: Results,
-        matchmaker: Matchmaker, presence: Presence, settings: Settings, find: Finder,
-        blocked: Blocked | None = None, batch: Batcher | None = None, room: Room | None = None,
+        self,
+        redis: Any,
+        store: Store,
+        games: Games,
+        deals: Deals,
+        results: Results,
+        matchmaker: Matchmaker,
+        presence: Presence,
+        settings: Settings,
+        find: Finder,
+        blocked: Blocked | None = None,
+        batch: Batcher | None = None,
+        room: Room | None = None,
         consent: Consent | None = None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self.store = store
         self.games = games
         self.deals = deals  # deals the games (and lists a public one among the live games)
@@ -143,15 +168,16 @@ class Invites:
     # -- the two scripts ------------------------------------------------------------
 
     async def _make(self, o: dict[str, Any], wait: float, most: int) -> dict[str, Any]:
-        call = InviteOfferCall(o["id"], o["from"], json.dumps(o), round(wait * 1000), most,
-                               GRACE_MS)  # fmt: skip
+        call = InviteOfferCall(
+            o["id"], o["from"], json.dumps(o), round(wait * 1000), most, GRACE_MS
+        )
         keys, argv = call.build()
         return dict(json.loads(await self.batch.run_script(self._offer, keys, argv)))
 
-    async def _run(self, offer: str, sender: str, action: str, player: str,
-                   reason: str = "") -> dict[str, Any]:  # fmt: skip
-        call = InviteAnswerCall(offer, sender, action, player, reason,
-                                f"g_{secrets.token_hex(5)}")  # fmt: skip
+    async def _run(
+        self, offer: str, sender: str, action: str, player: str, reason: str = ""
+    ) -> dict[str, Any]:
+        call = InviteAnswerCall(offer, sender, action, player, reason, f"g_{secrets.token_hex(5)}")
         keys, argv = call.build()
         return dict(json.loads(await self.batch.run_script(self._answer, keys, argv)))
 
@@ -194,16 +220,28 @@ class Invites:
             raise Refusal("bad_message", "too few seats are still here for a rematch")
         humans = [s.player for s in seats if s.player is not None]
         quiet = await self._blocking(player, [p for p in humans if p != player])
-        o = {"id": f"r_{game_id}", "kind": "rematch", "from": player, "game": game_id,
-             "seats": [s.as_dict() | {"is_bot": s.is_bot} for s in seats],
-             "need": dict.fromkeys(humans, True), "accepted": {}, "rated": game.rated,
-             "code": game.code, "quiet": quiet}  # fmt: skip
+        o = {
+            "id": f"r_{game_id}",
+            "kind": "rematch",
+            "from": player,
+            "game": game_id,
+            "seats": [s.as_dict() | {"is_bot": s.is_bot} for s in seats],
+            "need": dict.fromkeys(humans, True),
+            "accepted": {},
+            "rated": game.rated,
+            "code": game.code,
+            "quiet": quiet,
+        }
         await self._may_start(o, player)  # a seat at its cap could never accept
         made = await self._make(o, self.settings.rematch_wait, 0)
         if "offer" in made:
             self._expire_later(made["offer"], await self.store.now_ms())
-            log.info("rematch of %s offered by %s", game_id, player,
-                     extra={"event": "rematch", "game": game_id, "player": player})  # fmt: skip
+            log.info(
+                "rematch of %s offered by %s",
+                game_id,
+                player,
+                extra={"event": "rematch", "game": game_id, "player": player},
+            )
         return await self.answer_rematch(player, game_id, "accept")
 
     async def _rematch_seats(self, game: Game, player: str, fill: bool) -> list[Seat]:
@@ -261,22 +299,40 @@ class Invites:
         # blocker (`quiet`): it waits, unanswered, and expires, as one ignored would.
         quiet = await self._blocking(player, [whom])
         await self._pay(player)
-        o = {"id": f"c_{secrets.token_hex(6)}", "kind": "challenge", "from": player,
-             "from_name": name, "to": whom, "to_name": whom_name, "players": players,
-             "rated": rated, "open": open_seats and players > 2,
-             "seats": [{"player": player, "name": name}, {"player": whom, "name": whom_name}],
-             "need": {whom: True}, "accepted": {}, "quiet": quiet}  # fmt: skip
+        o = {
+            "id": f"c_{secrets.token_hex(6)}",
+            "kind": "challenge",
+            "from": player,
+            "from_name": name,
+            "to": whom,
+            "to_name": whom_name,
+            "players": players,
+            "rated": rated,
+            "open": open_seats and players > 2,
+            "seats": [{"player": player, "name": name}, {"player": whom, "name": whom_name}],
+            "need": {whom: True},
+            "accepted": {},
+            "quiet": quiet,
+        }
         made = await self._make(o, self.settings.challenge_ttl, self.settings.challenges_open)
         if "err" in made:
             await self._pay(player, give=True)
             most = self.settings.challenges_open
-            raise Limited(f"you have {most} challenges waiting already; wait for an answer",
-                          None, "too_many_challenges")  # fmt: skip
+            raise Limited(
+                f"you have {most} challenges waiting already; wait for an answer",
+                None,
+                "too_many_challenges",
+            )
         o = made["offer"]
         self._expire_later(o, await self.store.now_ms())
         await self._tell(o, player)
-        log.info("challenge %s: %s challenges %s", o["id"], player, whom,
-                 extra={"event": "challenge", "player": player})  # fmt: skip
+        log.info(
+            "challenge %s: %s challenges %s",
+            o["id"],
+            player,
+            whom,
+            extra={"event": "challenge", "player": player},
+        )
         return challenge_message(o)
 
     async def _find(self, target: str) -> tuple[str, str]:
@@ -350,8 +406,11 @@ class Invites:
                 except Refusal as exc:
                     if who == player:
                         raise
-                    raise Limited(f"{names[who]} is playing as many unfinished games as "
-                                  "allowed", None, exc.code) from None  # fmt: skip
+                    raise Limited(
+                        f"{names[who]} is playing as many unfinished games as allowed",
+                        None,
+                        exc.code,
+                    ) from None
         if o["kind"] == "challenge" and o["open"]:
             if await self.matchmaker.seated_table(o["from"]) is not None:
                 raise _elsewhere(o["from_name"])
@@ -370,14 +429,20 @@ class Invites:
         if o["kind"] == "challenge":
             seats += [Seat(None, f"{BOT}-bot {n}", BOT) for n in range(1, o["players"] - 1)]
         profiles = await self.results.profiles(seats)
-        game = await self.deals.start(seats, game_id=o["next"], code=o.get("code"),
-                                      rated=bool(o["rated"]), profiles=profiles)  # fmt: skip
+        game = await self.deals.start(
+            seats, game_id=o["next"], code=o.get("code"), rated=bool(o["rated"]), profiles=profiles
+        )
         assert game is not None  # no seat here asks for a fair deal: dealt at once
         if o["kind"] == "rematch":
             started = {"type": "rematch_started", "game": o["game"], "next": game.id}
             await self.store.publish_player(watchers(o["game"]), started)
-        log.info("%s %s dealt game %s", o["kind"], o["id"], game.id,
-                 extra={"event": "match", "game": game.id})  # fmt: skip
+        log.info(
+            "%s %s dealt game %s",
+            o["kind"],
+            o["id"],
+            game.id,
+            extra={"event": "match", "game": game.id},
+        )
         return o | {"game": game.id}
 
     async def _open_table(self, o: dict[str, Any]) -> dict[str, Any]:
@@ -386,8 +451,9 @@ class Invites:
         for player in _humans(o):
             await mm.leave_if_queued(player)
         try:  # the host took a table since the accept's check: never say its code
-            info = await mm.create_table(host["player"], host["name"], o["players"],
-                                         bool(o["rated"]))  # fmt: skip
+            info = await mm.create_table(
+                host["player"], host["name"], o["players"], bool(o["rated"])
+            )
         except Refusal:
             raise _elsewhere(host["name"]) from None
         try:
@@ -401,5 +467,6 @@ class Invites:
 
 def _elsewhere(name: str) -> Refusal:
     """The refusal of an open challenge whose challenger sits at another table."""
-    return Refusal("already_seated", f"{name} is at another private table; the challenge "
-                      "cannot start there")  # fmt: skip
+    return Refusal(
+        "already_seated", f"{name} is at another private table; the challenge cannot start there"
+    )
