@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import redis.asyncio as aioredis
-
 from moose_server.moderation.store import ModerationStore
+from moose_server.storage.connection import open_redis
 
 from helpers import RawClient
 
@@ -164,7 +163,7 @@ async def test_a_reported_line_reaches_the_moderators_with_its_text(serve, ws_cl
     assert report["type"] == "reported" and report["player"] == ann.player, report
     missing = await bob.request("report", player="ann", game=game, chat="1-0", reason="x")
     assert missing["code"] == "no_such_message"
-    redis = aioredis.Redis.from_url(redis_url)
+    redis = await open_redis(redis_url, 4)
     try:
         [kept] = await ModerationStore(redis).reports(10)
     finally:

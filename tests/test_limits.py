@@ -12,6 +12,7 @@ import pytest
 from moose_server.limits.limits import CodeGuard, Limited
 from moose_server.matchmaking.matchmaker import MatchError
 from moose_server.settings import Settings
+from moose_server.storage.connection import open_redis
 from moose_server.storage.store import Store, connect
 
 from helpers import RawClient
@@ -20,8 +21,10 @@ from helpers import RawClient
 @pytest.fixture
 async def store(redis_url: str) -> Any:
     client = connect(redis_url, 8)
-    yield Store(client, 16)
+    gw = await open_redis(redis_url, 8)
+    yield Store(gw, 16)
     await client.aclose()
+    await gw.aclose()
 
 
 async def test_refused_requests_use_up_the_guesses_and_successes_do_not(store):

@@ -48,8 +48,8 @@ from moose_server.matchmaking import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
 from moose_server.play import Game, GameError, Games, Results, Seat, seat_info
 from moose_server.settings import Settings
 from moose_server.social import Consent, Presence
-from moose_server.storage import scripts
-from moose_server.storage.batch import Batcher
+from moose_server.storage.codec import as_bytes
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import limit_key, offer_key
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
@@ -131,7 +131,7 @@ class Invites:
 
     def __init__(
         self,
-        redis: Any,
+        redis: Gateway,
         store: Store,
         games: Games,
         deals: Deals,
@@ -141,7 +141,6 @@ class Invites:
         settings: Settings,
         find: Finder,
         blocked: Blocked | None = None,
-        batch: Batcher | None = None,
         room: Room | None = None,
         consent: Consent | None = None,
     ) -> None:
@@ -154,11 +153,9 @@ class Invites:
         self.settings = settings
         self.find = find  # (player id, name) of a name or id, or no_such_player
         self.blocked = blocked  # None until the block list exists: nobody is blocked
-        self.batch = batch or Batcher(redis)
+        self.redis = redis
         self.consent = consent  # who each player lets challenge them (None: everyone)
         self.room = room  # None: no cap on unfinished games (tests of the offers alone)
-        self._offer = scripts.register(redis, InviteOfferCall)
-        self._answer = scripts.register(redis, InviteAnswerCall)
         self._timers: set[asyncio.Task[None]] = set()
 
     async def close(self) -> None:
@@ -171,15 +168,13 @@ class Invites:
         call = InviteOfferCall(
             o["id"], o["from"], json.dumps(o), round(wait * 1000), most, GRACE_MS
         )
-        keys, argv = call.build()
-        return dict(json.loads(await self.batch.run_script(self._offer, keys, argv)))
+        return dict(json.loads(as_bytes(await self.redis.run(call, *call.build()))))
 
     async def _run(
         self, offer: str, sender: str, action: str, player: str, reason: str = ""
     ) -> dict[str, Any]:
         call = InviteAnswerCall(offer, sender, action, player, reason, f"g_{secrets.token_hex(5)}")
-        keys, argv = call.build()
-        return dict(json.loads(await self.batch.run_script(self._answer, keys, argv)))
+        return dict(json.loads(as_bytes(await self.redis.run(call, *call.build()))))
 
     async def _tell(self, o: dict[str, Any], skip: str | None) -> None:
         """Every human seat of the offer but `skip` hears of it, on any instance."""
@@ -390,7 +385,7 @@ class Invites:
 
     async def _load(self, offer: str) -> dict[str, Any]:
         """The offer as stored, or {} when there is none."""
-        raw = await self.store.redis.get(offer_key(offer))
+        raw = await self.redis.get(offer_key(offer))
         return dict(json.loads(raw)) if raw is not None else {}
 
     async def _may_start(self, o: dict[str, Any], player: str) -> None:
