@@ -19,7 +19,7 @@ from helpers import RedisClusterNodes
 
 @pytest.fixture
 async def store(redis_url: str) -> Any:
-    """A Store over the test Redis with a BlockingConnectionPool (and its own Batcher)."""
+    """A Store over the test Redis, through a gateway of its own."""
     client = connect(redis_url, 8)
     gw = await open_redis(redis_url, 8)
     yield Store(gw, 16)

@@ -30,8 +30,9 @@ itself, whichever of the two protocols gave it (storage/codec.py's `as_text`,
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
 
 import redis.asyncio as aioredis
@@ -46,6 +47,7 @@ __all__ = ["Arg", "Gateway", "Pending", "PubSubSource", "Reply", "Scripted", "St
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 StreamEntry = tuple[bytes, dict[bytes, bytes]]  # an entry's id and fields
+Decode = Callable[[Any], Any]  # a reply as Redis gave it -> what a typed method returns
 
 # Every command the gateway sends: redis-py parses none of their replies.
 RAW_REPLIES = frozenset(
@@ -80,7 +82,7 @@ class Pending(Generic[T_co]):
 
     __slots__ = ("_decode", "_future")
 
-    def __init__(self, future: Any, decode: Any) -> None:
+    def __init__(self, future: asyncio.Future[Any], decode: Decode | None) -> None:
         self._future = future
         self._decode = decode
 
@@ -316,7 +318,7 @@ class Gateway:
         flat = (x for item in fields.items() for x in item)
         return self._send(("XADD", key, "MAXLEN", "~", maxlen, "*", *flat), None)
 
-    def _send(self, args: tuple[Arg, ...], decode: Any) -> Pending[Any]:
+    def _send(self, args: tuple[Arg, ...], decode: Decode | None) -> Pending[Any]:
         return Pending(self.batch.send(args), decode)
 
 
