@@ -107,6 +107,8 @@ class Settings:
     max_sockets: int = 20_000  # open sockets of this instance; more are answered 503
     max_sockets_per_address: int = 64  # open sockets of one client address here; more: 429
     trusted_proxies: str = ""  # addresses/networks whose X-Forwarded-For names the client
+    # Clients (as trusted proxies name them) that may read /metrics; others get 404.
+    metrics_from: str = "127.0.0.0/8,::1"
     code_guesses: int = 10  # failed join-code requests a client may make at once...
     code_guess_interval: float = 6.0  # ...and one more every this many seconds
     poll_interval: float = 0.25  # how often every instance looks for due deadlines
@@ -257,6 +259,7 @@ class Settings:
             raise ValueError("arena_rest must not be negative")
         self._check_memory()
         networks(self.trusted_proxies)  # a typo must stop the start, not trust no one
+        networks(self.metrics_from, "metrics_from")
         if self.appendfsync not in APPENDFSYNC:
             raise ValueError(
                 f"appendfsync must be always, everysec or no, not {self.appendfsync!r}"
