@@ -105,7 +105,7 @@ class Gateway:
     ) -> None:
         for command in RAW_REPLIES:
             client.set_response_callback(command, _raw)
-        self.client = client  # storage/ only: connection.py and the tests of batch.py
+        self.client = client  # redis-py's: for tests that look past the gateway
         self.pubsub = pubsub
         self.cluster = cluster
         self.batch = Batcher(client, timeout, connections)
