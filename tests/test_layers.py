@@ -195,6 +195,36 @@ def test_no_signature_takes_an_untyped_redis() -> None:
     assert found == []
 
 
+def _past_the_gateway(path: Path) -> list[str]:
+    """`x.client` and `x.batch` read off a gateway named redis: redis-py behind its back."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute) and node.attr in ("client", "batch"):
+            owner = node.value
+            name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+            if name == "redis":
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_no_feature_reaches_past_the_gateway() -> None:
+    found = [
+        hit for path in sources() if part_of(path) != "storage" for hit in _past_the_gateway(path)
+    ]
+    assert found == []
+
+
+def test_the_gateway_check_sees_a_reach_past_it(tmp_path: Path) -> None:
+    source = tmp_path / "x.py"
+    source.write_text(
+        "async def f(self, redis):\n    await self.redis.client.get('k')\n    redis.batch\n"
+    )
+    assert sorted(hit.split(" ")[1] for hit in _past_the_gateway(source)) == [
+        "redis.batch",
+        "self.redis.client",
+    ]
+
+
 def test_the_gateway_check_sees_an_untyped_redis(tmp_path: Path) -> None:
     source = tmp_path / "x.py"
     source.write_text(
