@@ -171,6 +171,19 @@ def test_nothing_outside_storage_imports_redis_py_even_inside_a_function() -> No
     assert found == []
 
 
+def test_the_load_test_talks_to_redis_from_its_probes_only() -> None:
+    # moose_loadtest imports nothing of the server (test_loadtest.py): its own
+    # Redis calls (measurements, seeded ratings) live in one module.
+    package = PACKAGE.parent / "moose_loadtest"
+    found = {
+        path.name
+        for path in sorted(package.rglob("*.py"))
+        for module, _ in imports(path)
+        if module.split(".")[0] in ("redis", "hiredis")
+    }
+    assert found == {"probes.py"}
+
+
 def _redis_parameters(path: Path) -> list[str]:
     """`function(redis: annotation)` of each parameter named redis in a file."""
     found = []
