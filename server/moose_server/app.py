@@ -44,7 +44,8 @@ from moose_server.deals import handlers as deal_handlers
 from moose_server.deals.deals import Deals
 from moose_server.deals.seeds import SeedStore
 from moose_server.limits.holdings import Holdings
-from moose_server.limits.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
+from moose_server.limits.limiter import Limiter
+from moose_server.limits.limits import ApiLimit, CodeGuard, Lockout, Sockets
 from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking.dealer import Lobby
 from moose_server.matchmaking.handlers import QueueHandlers
@@ -225,14 +226,15 @@ async def _build(
         own_channel=channel,
     )
     stack.push_async_callback(games.close)
+    # Every per-client rate limit (limits/rates.py), shared by the instances.
+    limiter = Limiter(store, settings)
     # Chat lines go to the hub's sockets.
     chat = Chat(
         ChatStore(backend.redis, settings.buckets, settings.chat_kept, settings.game_ttl * 1000),
-        store,
+        limiter,
         Blocks(backend.redis, settings.blocks_max),
         games,
         matchmaker,
-        settings,
         hub,
     )
     # Deals wait for the seeds of seats that asked for a fair deal.
@@ -247,14 +249,15 @@ async def _build(
         players,
         Tokens(secret, settings.token_ttl),
         settings,
-        lockout=Lockout(store, settings),
-        registrations=Registrations(store, settings),
+        lockout=Lockout(limiter, settings),
+        limiter=limiter,
         hashing=hashing,
     )
     boards = Boards(players, settings)
-    guard = CodeGuard(store, settings)
-    reports = Reports(moderation, store, players, settings)
-    quotas = Quotas(Holdings(backend.redis, settings.buckets, backend.batch), store, settings)
+    guard = CodeGuard(limiter)
+    reports = Reports(moderation, limiter, players)
+    holdings = Holdings(backend.redis, settings.buckets, backend.batch)
+    quotas = Quotas(holdings, limiter, store, settings)
     # Rematch and challenges; a player's challenge to someone who
     # blocked them is never told to them (social.blocks).
     presence = Presence(
@@ -276,6 +279,7 @@ async def _build(
         presence,
         settings,
         find=reports.find,
+        limiter=limiter,
         blocked=blocked,
         batch=backend.batch,
         room=quotas.player_room,
@@ -293,8 +297,7 @@ async def _build(
         games,
         players,
         guard,
-        store,
-        settings.social_adds_per_hour,
+        limiter,
         consent,
     )
     # Each feature registers its messages and its hooks of a socket's life with the
@@ -316,7 +319,7 @@ async def _build(
     sockets = Sockets(settings)
     doors = app[DOORS] = Doors(settings, sockets, router, metrics, refusals)
     app[HUB] = hub
-    app[API] = Api(boards, games, store, ApiLimit(store, settings))
+    app[API] = Api(boards, games, store, ApiLimit(limiter, settings))
     app[GATE] = Gate(bans, refusals, sockets.address)
     queues, running = matchmaker.queue_sizes, store.running_games
     app[EXPORTER] = Exporter(metrics, doors.open, hub.games, queues, running)
