@@ -20,14 +20,14 @@ from dataclasses import dataclass
 
 from moose_server.settings import Settings
 
-__all__ = ["COSTS", "HOLDS", "RATES", "Hold", "Rate", "rate", "said"]
+__all__ = ["COSTS", "HEADER", "HOLDS", "RATES", "Hold", "Rate", "rate", "row", "said"]
 
 # Which of the requests a limit lets through keep the token they took (a request the
 # limit itself refuses never takes one).
 COSTS = {
-    "done": "a request refused for any reason counts nothing",
-    "failed": "only a request refused for another reason counts; one that succeeds is free",
-    "tried": "every request let through counts, whatever its answer",
+    "done": "it succeeds",
+    "failed": "it is refused for another reason",
+    "tried": "it is let through, whatever its answer",
 }
 
 PER = {
@@ -129,7 +129,7 @@ RATES: tuple[Rate, ...] = (
     ),
     Rate(
         "register",
-        "accounts registered (tried: each costs a password hash)",
+        "accounts registered (each try costs a password hash)",
         ("address",),
         _field("registrations_per_hour"),
         _hourly("registrations_per_hour"),
@@ -193,6 +193,7 @@ RATES: tuple[Rate, ...] = (
         ("bot_hellos_per_hour",),
         "too many new bot players from your address; reconnect with a bot's token, or wait",
         costs="tried",
+        note="; a bot that comes back with its `token` is not new",
     ),
     Rate(
         "api",
@@ -203,7 +204,8 @@ RATES: tuple[Rate, ...] = (
         ("api_burst", "api_rate"),
         "too many API requests from your address; slow down",
         costs="tried",
-        note=": HTTP `429` with `Retry-After` (s)",
+        note=": HTTP `429` with `Retry-After` (s) and "
+        '`{"error": "rate_limited", "message": ..., "retry_after": ms}`',
     ),
 )
 
@@ -285,13 +287,18 @@ def said(limit: Rate, settings: Settings) -> str:
     return f"{_number(burst)} at once, then {_every(every)}, {whom}{shared}"
 
 
+HEADER = "| rate | how many | past it | a request counts when |"
+
+
 def row(limit: Rate, settings: Settings) -> str:
-    """The limit's row of PROTOCOL.md's Limits table."""
+    """The limit's row of PROTOCOL.md's table of rates."""
     names = ", ".join(f"`MOOSE_{s.upper()}`" for s in limit.settings if s != "rate_strikes")
     past = f"`{limit.code}` (`retry_after`){limit.note}"
-    return f"| {limit.counts} | {said(limit, settings)} ({names}) | {past} |"
+    return f"| {limit.counts} | {said(limit, settings)} ({names}) | {past} | {COSTS[limit.costs]} |"
 
 
-if __name__ == "__main__":  # print the rows, to paste into PROTOCOL.md
+if __name__ == "__main__":  # print the table, to paste into PROTOCOL.md
+    print(HEADER)
+    print("| --- | --- | --- | --- |")
     for each in RATES:
         print(row(each, Settings()))
