@@ -113,3 +113,21 @@ def test_a_socket_sends_its_burst_then_its_rate_and_a_refused_message_takes_noth
     assert socket.allow(100.25) and socket.strikes == 0
     assert not socket.allow(100.25)
     assert rate("messages").burst(settings) == 4 and rate("messages").every(settings) == 0.25
+
+
+@pytest.mark.parametrize("limit", SHARED, ids=lambda r: r.name)
+async def test_two_instances_count_one_client_together(redis_url, limit):
+    # Each instance has its own connection and limiter; the counters are Redis'.
+    one, two = connect(redis_url, 8), connect(redis_url, 8)
+    try:
+        limiters = [Limiter(Store(c, 16), Settings()) for c in (one, two)]
+        burst = limit.burst(limiters[0].settings)
+        for n in range(burst):
+            await limiters[n % 2].take(limit.name, **WHO)
+        for limiter in limiters:
+            with pytest.raises(Limited) as refused:
+                await limiter.take(limit.name, **WHO)
+            assert refused.value.code == limit.code
+    finally:
+        await one.aclose()
+        await two.aclose()
