@@ -25,14 +25,14 @@ from collections.abc import AsyncIterator
 
 from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
-from moose_server.limits.rates import Rate, rate
+from moose_server.limits.rates import Rate, hold, rate
 from moose_server.settings import Settings
 from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import limit_key
 from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
 
-__all__ = ["Limited", "Limiter", "SocketRate"]
+__all__ = ["Limited", "Limiter", "SocketRate", "full"]
 
 
 class Limited(Refusal):
@@ -46,6 +46,12 @@ class Limited(Refusal):
         super().__init__(code, message)
         if retry_after_ms is not None:
             self.fields = {"retry_after": max(1, retry_after_ms)}
+
+
+def full(name: str, message: str) -> Limited:
+    """The refusal of the hold limit `name` (rates.HOLDS): its code, and no `retry_after`,
+    as it clears when the client ends something it holds, not with time."""
+    return Limited(message, None, hold(name).code)
 
 
 def _ms(seconds: float) -> int:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from moose_server.addresses import limit_subject
 from moose_server.limits.calls import HoldCall, SessionsCall
 from moose_server.limits.holdings import Holdings
-from moose_server.limits.limiter import Limited, Limiter
+from moose_server.limits.limiter import Limited, Limiter, full
 from moose_server.settings import Settings
 from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import hold_key, sessions_key
@@ -121,11 +121,10 @@ class Quotas:
         key = hold_key("tables", limit_subject(address))
         async with self._taking(key, self.settings.tables_per_address, self._closed) as held:
             if held is None:
-                raise Limited(
+                raise full(
+                    "tables",
                     f"your address hosts {self.settings.tables_per_address} open "
                     "private tables; start or leave one first",
-                    None,
-                    "too_many_tables",
                 )
             yield held
 
@@ -143,10 +142,9 @@ class Quotas:
             sessions_key(subject), "enter", self.process, s.bot_sessions_per_address, self.lease_ms
         )
         if await self.holdings.sessions(enter) < 0:
-            raise Limited(
+            raise full(
+                "bot_sessions",
                 f"your address has {s.bot_sessions_per_address} bot sessions open; close one first",
-                None,
-                "too_many_sessions",
             )
         self.bots[subject] += 1
         if new:
@@ -219,4 +217,5 @@ class Quotas:
 
 
 def _too_many_games(who: str) -> Limited:
-    return Limited(f"{who} too many unfinished games; finish one first", None, "too_many_games")
+    name = "games" if who == "you have" else "address_games"
+    return full(name, f"{who} too many unfinished games; finish one first")

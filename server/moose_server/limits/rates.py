@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from moose_server.settings import Settings
 
-__all__ = ["COSTS", "HEADER", "HOLDS", "RATES", "Hold", "Rate", "rate", "row", "said"]
+__all__ = ["COSTS", "HEADER", "HOLDS", "RATES", "Hold", "Rate", "hold", "rate", "row", "said"]
 
 # Which of the requests a limit lets through keep the token they took (a request the
 # limit itself refuses never takes one).
@@ -257,6 +257,14 @@ HOLDS: tuple[Hold, ...] = (
 )
 
 _BY_NAME = {r.name: r for r in RATES}
+
+
+_HOLDS = {h.name: h for h in HOLDS}
+
+
+def hold(name: str) -> Hold:
+    """The hold limit called `name` (KeyError: no such limit)."""
+    return _HOLDS[name]
 
 
 def rate(name: str) -> Rate:

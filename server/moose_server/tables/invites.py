@@ -43,7 +43,7 @@ from typing import Any
 
 from moose_server.deals import Deals
 from moose_server.errors import Refusal
-from moose_server.limits.limiter import Limited, Limiter
+from moose_server.limits.limiter import Limited, Limiter, full
 from moose_server.matchmaking import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
 from moose_server.play import Game, GameError, Games, Results, Seat, seat_info
 from moose_server.settings import Settings
@@ -320,10 +320,9 @@ class Invites:
             made = await self._make(o, self.settings.challenge_ttl, self.settings.challenges_open)
             if "err" in made:
                 most = self.settings.challenges_open
-                raise Limited(
+                raise full(
+                    "challenges_open",
                     f"you have {most} challenges waiting already; wait for an answer",
-                    None,
-                    "too_many_challenges",
                 )
         o = made["offer"]
         self._expire_later(o, await self.store.now_ms())
