@@ -11,8 +11,8 @@ Account names are unique by `name_key` (names.skeleton): case and look-alike
 letters do not make a new name, and a guest may not take a name an account
 holds. Passwords follow passwords.py's rules and are kept only as scrypt
 hashes, made in `Hashing`'s threads (a share kept for logins); a login with a
-hash of older parameters stores a new one. limits.py's `Registrations` counts
-new accounts per client address, and its `Lockout` refuses failed logins per
+hash of older parameters stores a new one. The limiter's `register` counts
+new accounts per client address, and limits.py's `Lockout` refuses failed logins per
 (account, address) and per address and only slows an account's from
 everywhere, so that no one can lock its owner out.
 
