@@ -7,13 +7,17 @@ socket lives on one instance.
 
 The rule for every limit: a request a limit refuses takes nothing. A request takes
 a token from each of its counters; when one refuses, the tokens taken from the
-others are given back, and the refusal (`Limited`, with `retry_after`) says when
-the next one is free. Inside `attempt`, what the request then does decides what it
-costs (rates.COSTS): a limit of requests done (`chat`, `report`...) gives the token
-back when the request is refused for any other reason too (`no_such_player`,
-`too_many_follows`); one of failures (`code`, `login`) gives it back when the request
-succeeds; one of requests tried (`register`: each costs a password hash) keeps it. A
-fault that is not the client's (Redis, a bug) costs nothing either.
+others are given back (at once: a request of the same client at that very moment
+may find one fewer), and the refusal (`Limited`, with `retry_after`) says when the
+next one is free. The counters of one request have keys of their own, each on its
+own Cluster slot, so each is one call, side by side.
+
+Inside `attempt`, what the request then does decides what it costs (rates.COSTS):
+a limit of requests done (`chat`, `report`...) gives the token back when the
+request is refused for any other reason too (`no_such_player`, `too_many_follows`);
+one of failures (`code`, `login`) gives it back when the request succeeds; one of
+requests tried (`register`: each costs a password hash) keeps it. A fault that is
+not the client's (Redis, a bug) costs nothing either.
 """
 
 from __future__ import annotations
@@ -92,10 +96,6 @@ class Limiter:
         """One token of every counter of these limits, or none of them: `Limited`."""
         await self._take(self.calls(names, **who))
 
-    async def give(self, *names: str, **who: str) -> None:
-        """Give back the tokens `take` took (a request that turned out free)."""
-        await self._give([call for _, call in self.calls(names, **who)])
-
     @contextlib.asynccontextmanager
     async def attempt(self, *names: str, **who: str) -> AsyncIterator[None]:
         """Take the tokens, run the request inside, and keep them only if it costs them
@@ -124,7 +124,10 @@ class Limiter:
         await self._give(
             [call for (_, call), wait in zip(counters, waits, strict=True) if not wait]
         )
-        wait, limit = max((w, limit) for (limit, _), w in zip(counters, waits, strict=True) if w)
+        wait, limit = max(
+            ((w, limit) for (limit, _), w in zip(counters, waits, strict=True) if w),
+            key=lambda refused: refused[0],
+        )
         raise Limited(limit.message.format(burst=limit.burst(self.settings)), wait, limit.code)
 
     async def _give(self, calls: list[LimitCall]) -> None:
