@@ -246,6 +246,13 @@ HOLDS: tuple[Hold, ...] = (
         "too_many_watched",
     ),
     Hold(
+        "arenas_watched",
+        "arenas one socket watches",
+        "socket",
+        "arenas_watched",
+        "too_many_watched",
+    ),
+    Hold(
         "challenges_open",
         "challenges waiting for an answer",
         "player",
