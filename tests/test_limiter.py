@@ -16,6 +16,8 @@ from moose_server.limits.rates import COSTS, RATES, Rate, rate
 from moose_server.settings import Settings
 from moose_server.storage.store import Store, connect
 
+from helpers import open_store
+
 SHARED = [r for r in RATES if r.shared]
 WHO = {"address": "203.0.113.9", "player": "p_eve", "account": "eve"}
 
@@ -131,3 +133,21 @@ async def test_two_instances_count_one_client_together(redis_url, limit):
     finally:
         await one.aclose()
         await two.aclose()
+
+
+async def test_a_request_s_counters_on_several_cluster_nodes_take_nothing_when_refused(
+    backend_url,
+):
+    # A chat line's two counters have tags of their own: on a Cluster, other slots.
+    async with open_store(backend_url) as store:
+        limiter = Limiter(store, Settings(chat_burst=2, chat_interval=60))
+        chat = rate("chat")
+        await limiter.take("chat", **WHO)
+        await limiter.take("chat", player="p_eve", address="192.0.2.1")
+        with pytest.raises(Limited):  # eve has none left; 192.0.2.1 had one
+            await limiter.take("chat", player="p_eve", address="192.0.2.1")
+        async with limiter.attempt("chat", player="p_bob", address="192.0.2.1"):
+            pass  # the one 192.0.2.1 had left: the refusal did not take it
+        with pytest.raises(Limited):
+            await limiter.take("chat", player="p_carl", address="192.0.2.1")
+        assert await counters(limiter, chat, player="p_dan", address="192.0.2.2") == [None, None]
