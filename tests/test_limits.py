@@ -173,6 +173,21 @@ async def test_a_follow_refused_for_any_reason_costs_no_add_of_the_hour(moose_se
     assert limited["code"] == "rate_limited" and limited["retry_after"] > 0, limited
 
 
+async def test_a_socket_watches_its_limit_of_arenas_and_a_refusal_changes_nothing(
+    moose_server, ws_client
+):
+    url = await moose_server(arenas_watched=1, arenas="people:hourly:30m:2-4,bots:hourly:30m:2-4")
+    ann = await ws_client(url, "ann")
+    arenas = [a["id"] for a in (await ann.request("arenas"))["arenas"]]
+    assert len(arenas) >= 2, arenas  # at least the next of each recurring arena
+    assert (await ann.request("watch_arena", arena=arenas[0]))["type"] == "arena"
+    refused = await ann.request("watch_arena", arena=arenas[1])
+    assert refused["code"] == "too_many_watched" and "retry_after" not in refused, refused
+    assert (await ann.request("watch_arena", arena=arenas[0]))["type"] == "arena"  # still on
+    assert (await ann.request("unwatch_arena", arena=arenas[0]))["type"] == "arena_unwatched"
+    assert (await ann.request("watch_arena", arena=arenas[1]))["type"] == "arena"
+
+
 async def test_forwarded_for_is_ignored_from_an_untrusted_peer(moose_server):
     url = await moose_server(code_guesses=2, code_guess_interval=60)  # trusts no proxy
     clients: list[RawClient] = []
