@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from moose_server.errors import Refusal
+from moose_server.limits.limiter import full
 from moose_server.social.calls import BoundedAddCall
 from moose_server.storage import scripts
 from moose_server.storage.codec import as_text
@@ -55,9 +56,7 @@ class Blocks:
         keys, args = call.build()
         added = int(await self._add(keys=keys, args=args))
         if added < 0:
-            raise Refusal(
-                "too_many_blocks", f"you block {self.most} players already; unblock one first"
-            )
+            raise full("blocks", f"you block {self.most} players already; unblock one first")
         return added == 1
 
     async def unblock(self, by_player: str, whom: str) -> bool:
