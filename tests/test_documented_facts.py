@@ -253,6 +253,14 @@ def test_every_code_the_server_refuses_with_is_a_protocol_code() -> None:
     assert unknown == {}, "these would reach the client as `internal`"
 
 
+def test_every_limit_s_refusal_takes_its_code_from_the_table_of_limits() -> None:
+    # One place for each limit's code: limits/rates.py, through the limiter.
+    codes = {limit.code for limit in rates.RATES} | {hold.code for hold in rates.HOLDS}
+    given = codes_given_to_refusals()
+    assert "bad_code" in given  # the calls were found
+    assert {code: files for code, files in given.items() if code in codes} == {}
+
+
 def test_every_failure_a_script_returns_is_a_protocol_code_or_handled_by_name() -> None:
     # lua `fail('table_full')` reaches the client as that code; a few are outcomes the
     # Python side turns into another (`too_few`: bad_message; `code_taken`: retried).

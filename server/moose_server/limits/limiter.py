@@ -44,9 +44,7 @@ class Limited(Refusal):
     try again, or a hold's code (`too_many_games`, ...), with `retry_after` where
     waiting helps (None: it clears when the client ends what it holds)."""
 
-    def __init__(
-        self, message: str, retry_after_ms: int | None, code: str = "rate_limited"
-    ) -> None:
+    def __init__(self, message: str, retry_after_ms: int | None, code: str) -> None:
         super().__init__(code, message)
         if retry_after_ms is not None:
             self.fields = {"retry_after": max(1, retry_after_ms)}

@@ -35,6 +35,7 @@ from moose_server.addresses import networks
 from moose_server.errors import Refusal
 from moose_server.limits.limiter import Limited, SocketRate
 from moose_server.limits.limits import Sockets
+from moose_server.limits.rates import rate
 from moose_server.net.outbox import Backlog, Outbox, Send
 from moose_server.net.router import Router
 from moose_server.net.session import Sub
@@ -47,6 +48,7 @@ from moose_server.storage.failures import UNAVAILABLE
 __all__ = ["DOORS", "Connection", "Doors", "Socket", "websocket"]
 
 log = logging.getLogger(__name__)
+MESSAGES = rate("messages")  # the per-socket rate, as the table of limits says
 
 CLOSE_FLOOD = 1008
 CLOSE_SLOW = 1013
@@ -273,7 +275,7 @@ class Connection:
         with contextlib.suppress(ProtocolError):  # a refused frame still gets its id back
             msg_id = protocol.request_id(protocol.decode(data))
         wait = {"retry_after": self._rate.retry_after_ms()}
-        self.send_error("rate_limited", "too many messages; slow down", msg_id, None, wait)
+        self.send_error(MESSAGES.code, MESSAGES.message, msg_id, None, wait)
         self.doors.refusals.refused("rate_limited:messages", self.address, self.player, self.name)
         if self._rate.strikes >= self.doors.settings.rate_strikes:
             log.info(
