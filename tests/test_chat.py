@@ -129,6 +129,21 @@ async def test_chat_stops_at_its_limits_with_clear_codes_and_keeps_nothing(serve
     assert refused["code"] == "not_in_game"
 
 
+async def test_chat_lines_are_counted_on_every_instance_together(serve, ws_client):
+    limits = {"chat_burst": 2, "chat_interval": 60}
+    one, two = (await serve(**limits)).url, (await serve(**limits)).url
+    ann, bob = await ws_client(one, "ann"), await ws_client(two, "bob")
+    game, _ = await table_game([ann, bob])
+    assert (await ann.request("say", game=game, text="one"))["type"] == "said"
+    assert (await bob.request("say", game=game, text="two"))["type"] == "said"
+    # One address (the tests' clients share it): its two lines are spent on both.
+    for client in (ann, bob, ann):
+        limited = await client.request("say", game=game, text="three")
+        assert limited["code"] == "rate_limited" and 0 < limited["retry_after"] <= 60_000
+    history = await bob.request("chat_history", game=game)
+    assert [m["text"] for m in history["lines"]] == ["one", "two"]
+
+
 async def test_a_blocked_player_no_longer_reaches_the_blocker(serve, ws_client):
     one, two = (await serve(**MANY)).url, (await serve(**MANY)).url
     ann, bob, cat = (

@@ -45,7 +45,8 @@ from moose_server.deals import handlers as deal_handlers
 from moose_server.deals.deals import Deals
 from moose_server.deals.seeds import SeedStore
 from moose_server.limits.holdings import Holdings
-from moose_server.limits.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
+from moose_server.limits.limiter import Limiter
+from moose_server.limits.limits import ApiLimit, CodeGuard, Lockout, Sockets
 from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking.dealer import Lobby
 from moose_server.matchmaking.handlers import QueueHandlers
@@ -227,14 +228,15 @@ async def _build(
         own_channel=channel,
     )
     stack.push_async_callback(games.close)
+    # Every per-client rate limit (limits/rates.py), shared by the instances.
+    limiter = Limiter(store, settings)
     # Chat lines go to the hub's sockets.
     chat = Chat(
         ChatStore(redis, settings.buckets, settings.chat_kept, settings.game_ttl * 1000),
-        store,
+        limiter,
         Blocks(redis, settings.blocks_max),
         games,
         matchmaker,
-        settings,
         hub,
     )
     # Deals wait for the seeds of seats that asked for a fair deal.
@@ -249,14 +251,14 @@ async def _build(
         players,
         Tokens(secret, settings.token_ttl),
         settings,
-        lockout=Lockout(store, settings),
-        registrations=Registrations(store, settings),
+        lockout=Lockout(limiter, settings),
+        limiter=limiter,
         hashing=hashing,
     )
     boards = Boards(players, settings)
-    guard = CodeGuard(store, settings)
-    reports = Reports(moderation, store, players, settings)
-    quotas = Quotas(Holdings(redis, settings.buckets), store, settings)
+    guard = CodeGuard(limiter)
+    reports = Reports(moderation, limiter, players)
+    quotas = Quotas(Holdings(redis, settings.buckets), limiter, store, settings)
     # Rematch and challenges; a player's challenge to someone who
     # blocked them is never told to them (social.blocks).
     presence = Presence(
@@ -278,6 +280,7 @@ async def _build(
         presence,
         settings,
         find=reports.find,
+        limiter=limiter,
         blocked=blocked,
         room=quotas.player_room,
         consent=consent,
@@ -294,8 +297,7 @@ async def _build(
         games,
         players,
         guard,
-        store,
-        settings.social_adds_per_hour,
+        limiter,
         consent,
     )
     # Each feature registers its messages and its hooks of a socket's life with the
@@ -317,7 +319,7 @@ async def _build(
     sockets = Sockets(settings)
     doors = app[DOORS] = Doors(settings, sockets, router, metrics, refusals)
     app[HUB] = hub
-    app[API] = Api(boards, games, store, ApiLimit(store, settings))
+    app[API] = Api(boards, games, store, ApiLimit(limiter, settings))
     app[GATE] = Gate(bans, refusals, sockets.address)
     queues, running = matchmaker.queue_sizes, store.running_games
     readers = networks(settings.metrics_from, "metrics_from")

@@ -11,6 +11,7 @@ when blocked), of at most `most` players, added to by a script
 from __future__ import annotations
 
 from moose_server.errors import Refusal
+from moose_server.limits.limiter import full
 from moose_server.social.calls import BoundedAddCall
 from moose_server.storage.codec import as_int, as_text
 from moose_server.storage.gateway import Gateway
@@ -49,9 +50,7 @@ class Blocks:
         call = BoundedAddCall(blocks_key(by_player), whom, name or whom, self.most, KEPT_MS)
         added = as_int(await self.redis.run(call, *call.build()))
         if added < 0:
-            raise Refusal(
-                "too_many_blocks", f"you block {self.most} players already; unblock one first"
-            )
+            raise full("blocks", f"you block {self.most} players already; unblock one first")
         return added == 1
 
     async def unblock(self, by_player: str, whom: str) -> bool:

@@ -18,6 +18,7 @@ import asyncio
 from typing import Protocol
 
 from moose_server.errors import Refusal
+from moose_server.limits.limiter import full
 from moose_server.settings import Settings
 from moose_server.social.calls import BoundedAddCall
 from moose_server.storage.codec import as_int, as_text
@@ -61,9 +62,7 @@ class Follows:
             raise Refusal("bad_message", "you cannot follow yourself")
         added = await self._bounded_add(follows_key(player), whom, whom_name, self.most)
         if added < 0:
-            raise Refusal(
-                "too_many_follows", f"you follow {self.most} players already; unfollow one first"
-            )
+            raise full("follows", f"you follow {self.most} players already; unfollow one first")
         await self._bounded_add(followers_key(whom), player, name, self.most_followers)
         return added == 1
 
