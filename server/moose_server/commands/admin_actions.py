@@ -36,7 +36,8 @@ async def moderator(url: str, by: str) -> AsyncIterator[Moderator]:
         store = Store(backend.redis, settings.buckets)
         records = ModerationStore(backend.redis)
         games = Games(store, settings)
-        yield Moderator(records, store, PlayerStore(backend.redis), games, by)
+        kept = int(settings.token_ttl * 1000)
+        yield Moderator(records, store, PlayerStore(backend.redis), games, by, kept)
     finally:
         await backend.aclose()
 
