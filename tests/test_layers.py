@@ -25,7 +25,17 @@ import moose_server
 PACKAGE = Path(moose_server.__file__).parent
 BASE = {"settings", "errors", "addresses", "origins", "tasks"}
 SHARED = ["storage", "limits", "ops", "net"]  # lowest first
-FEATURES = {"play", "matchmaking", "tables", "arenas", "social", "moderation", "accounts", "deals"}
+FEATURES = {
+    "play",
+    "matchmaking",
+    "tables",
+    "arenas",
+    "social",
+    "moderation",
+    "accounts",
+    "deals",
+    "notify",
+}
 TOP = {"app", "commands"}
 
 

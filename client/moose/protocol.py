@@ -93,6 +93,7 @@ ERROR_CODES = frozenset(
         "too_many_blocks",
         "too_many_follows",
         "no_such_message",
+        "too_many_subscriptions",
     }
 )
 
@@ -191,6 +192,16 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "follow": {"player": (_STR, True), "game": (_STR, False)},
     "unfollow": {"player": (_STR, True), "game": (_STR, False)},
     "following": {},
+    # Notices away from the page
+    "push_subscribe": {"subscription": (_MAP, True)},
+    "push_unsubscribe": {"endpoint": (_STR, True)},
+    "notify_settings": {
+        "your_move": (_BOOL, False),
+        "time_running_out": (_BOOL, False),
+        "game_over": (_BOOL, False),
+        "challenge_received": (_BOOL, False),
+        "email": (_STR, False),
+    },
 }
 
 SERVER_MESSAGES = frozenset(
@@ -234,6 +245,9 @@ SERVER_MESSAGES = frozenset(
         "followed",
         "unfollowed",
         "following",
+        "push_subscribed",  # notices away from the page
+        "push_unsubscribed",
+        "notify_settings",
         "error",
     }
 )
@@ -256,6 +270,8 @@ _LIMITS = {
     "new_password": _MAX_PASSWORD,
     "reason": _MAX_REASON,
     "text": _MAX_CHAT_FRAME,
+    "endpoint": 1024,  # a push service's URL
+    "email": 254,  # RFC 5321's longest path
 }
 
 

@@ -67,6 +67,18 @@ from moose_server.net.heartbeats import Heartbeats
 from moose_server.net.router import Router
 from moose_server.net.subscription import Subscription
 from moose_server.net.ws import DOORS, Doors, websocket
+from moose_server.notify import (
+    NOTIFY,
+    Mailer,
+    Notifier,
+    NotifyHandlers,
+    NotifyStore,
+    Pusher,
+    Sender,
+    load_vapid,
+    public_key,
+)
+from moose_server.notify import add_routes as notify_routes
 from moose_server.ops.collector import Collector
 from moose_server.ops.heap import Heap
 from moose_server.ops.liveness import Liveness
@@ -136,6 +148,7 @@ def create_app(settings: Settings) -> web.Application:
     app.router.add_get("/metrics", metrics)
     api.add_routes(app)
     web_client.add_routes(app)
+    notify_routes(app)
     return app
 
 
@@ -218,6 +231,16 @@ async def _build(
     )
     stack.push_async_callback(hub.close)
     observer = Observer(metrics)
+    # Notices away from the page: queued as games are written (unless the player's
+    # socket here has the game open), sent from the stream by every instance.
+    notify_store = NotifyStore(redis, per_player=settings.push_per_player)
+    vapid = load_vapid(settings.vapid_key, settings.data_dir)
+    pusher = await stack.enter_async_context(
+        Pusher(vapid, settings.vapid_subject, settings.push_timeout)
+    )
+    consumer = channel.decode().rsplit(":", 1)[-1]  # this process's own name
+    sender = Sender(notify_store, pusher, Mailer(settings), settings, consumer)
+    notifier = Notifier(notify_store, hub.watches, sender.wake)
     games = Games(
         store,
         settings,
@@ -225,6 +248,7 @@ async def _build(
         copies,
         listeners=[hub, observer],
         timeouts=metrics,
+        turns=[notifier],
         own_channel=channel,
     )
     stack.push_async_callback(games.close)
@@ -316,6 +340,8 @@ async def _build(
     ReportHandlers(reports, store, games, social.quoted, social.whom).register(router)
     social.register(router)
     arena_requests.register(router)
+    notify = app[NOTIFY] = NotifyHandlers(notify_store, notifier, limiter, public_key(vapid))
+    notify.register(router)
     sockets = Sockets(settings)
     doors = app[DOORS] = Doors(settings, sockets, router, metrics, refusals)
     app[HUB] = hub
@@ -358,6 +384,7 @@ async def _build(
         "presence": presence.run(),
         "arena watchers": arena_requests.run(),
         "chat": chat.run(),
+        "deliveries": sender.run(),
     }
     await _run(app, stack, subscription.ready, work, loops)
 

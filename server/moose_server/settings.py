@@ -215,6 +215,26 @@ class Settings:
     # hour / that many): with ids that exist only, Redis memory per address is bounded.
     social_adds_per_hour: int = 120
     followers_max: int = 100_000  # followers one player may have
+    # Notices away from the page (notify/): Web Push with the server's VAPID key
+    # (a PEM or base64url private key; empty: `moose serve` keeps one in data_dir),
+    # e-mail through an SMTP server (empty smtp_host: no mail).
+    vapid_key: str = ""
+    vapid_subject: str = "mailto:moose@localhost"  # who push services may contact
+    smtp_host: str = ""
+    smtp_port: int = 587
+    smtp_user: str = ""
+    smtp_password: str = ""
+    smtp_tls: str = "starttls"  # "starttls", "tls" (implicit) or "none"
+    mail_from: str = "Moose House <moose@localhost>"
+    public_url: str = "http://localhost:8080"  # the page's address, for links in mails
+    confirm_mails_per_hour: int = 3  # confirm mails one player (and address) may ask for
+    push_per_player: int = 5  # Web Push subscriptions one player may hold
+    push_timeout: float = 10.0  # seconds a push service or SMTP server has to answer
+    notify_retries: int = 5  # tries of a notice whose channel timed out...
+    notify_backoff: float = 2.0  # ...this many seconds before the second, doubling
+    notify_claim_idle: float = 300.0  # seconds a notice pends before another instance takes it
+    notify_quiet: float = 3600.0  # seconds after a notice of a game and kind: no other one
+    notify_before: float = 3 * 3600.0  # "time running out": this long before a deadline
 
     def __post_init__(self) -> None:
         if self.buckets < 1:

@@ -176,6 +176,15 @@ RATES: tuple[Rate, ...] = (
         "you sent {burst} challenges this hour; try again later",
     ),
     Rate(
+        "confirm_mail",
+        "confirm mails asked for (`notify_settings` with a new `email`)",
+        ("player", "address"),
+        _field("confirm_mails_per_hour"),
+        _hourly("confirm_mails_per_hour"),
+        ("confirm_mails_per_hour",),
+        "you asked for {burst} confirm mails this hour; try again later",
+    ),
+    Rate(
         "start",
         "private tables' games started",
         ("address",),

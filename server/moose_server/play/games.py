@@ -65,7 +65,7 @@ from moose_server.storage.keys import move_field
 from moose_server.storage.store import Commit, Entry, Loaded, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
-__all__ = ["GameListener", "Games", "TimeoutListener"]
+__all__ = ["GameListener", "Games", "TimeoutListener", "TurnListener"]
 
 log = logging.getLogger(__name__)
 
@@ -84,6 +84,13 @@ class GameListener(Protocol):
 
     def committed(self, game: str, entries: list[Entry]) -> None:
         """Events this instance has just committed, with the stream entries it wrote."""
+
+
+class TurnListener(Protocol):
+    """Told of every game version this instance writes (notices away from the page)."""
+
+    async def turned(self, game: Game) -> None:
+        """`game` as just written; raises nothing (the move is made)."""
 
 
 class TimeoutListener(Protocol):
@@ -105,6 +112,7 @@ class Games:
         *,
         listeners: Sequence[GameListener] = (),
         timeouts: TimeoutListener | None = None,
+        turns: Sequence[TurnListener] = (),
         own_channel: bytes = b"",
     ) -> None:
         self.store = store
@@ -115,6 +123,7 @@ class Games:
         self.copies = copies if copies is not None else Copies(settings)
         self.listeners = tuple(listeners)
         self.timeouts = timeouts
+        self.turns = tuple(turns)
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def close(self) -> None:
@@ -523,4 +532,6 @@ class Games:
             version=old.version + len(events), deadline=got.deadline, packed_moves=packed_moves
         )
         self.copies.keep(written)
+        for turn in self.turns:
+            await turn.turned(written)
         return got, written

@@ -235,6 +235,10 @@ class Hub:
         """Whether the player has a socket here."""
         return bool(self.players.get(player))
 
+    def watches(self, player: str, game: str) -> bool:
+        """Whether a socket of the player here follows the game (has it open)."""
+        return any(peer.player == player for peer in self.games.get(game, ()))
+
     def player_peers(self, player: str) -> set[Peer]:
         """This instance's sockets of a player."""
         return self.players.get(player, set())

@@ -55,7 +55,7 @@ RAW_REPLIES = frozenset(
     | {"HINCRBY", "HLEN", "HMGET", "HSCAN", "HSET", "LRANGE", "PEXPIRE", "PING", "PUBLISH"}
     | {"SADD", "SET", "SMEMBERS", "SREM", "TIME", "XADD", "XRANGE", "XREVRANGE", "ZADD"}
     | {"ZCARD", "ZINCRBY", "ZRANGE", "ZRANGEBYSCORE", "ZREM", "ZREMRANGEBYRANK", "ZREVRANGE"}
-    | {"ZREVRANK", "ZSCORE"}
+    | {"ZREVRANK", "ZSCORE", "XACK", "XAUTOCLAIM", "XGROUP", "XREADGROUP"}
 )
 
 
@@ -322,6 +322,28 @@ class Gateway:
         flat = (x for item in fields.items() for x in item)
         return self._send(("XADD", key, "MAXLEN", "~", maxlen, "*", *flat), None)
 
+    def xgroup_create(self, key: str, group: str) -> Pending[bool]:
+        """XGROUP CREATE key group 0 MKSTREAM: False when the group is there already."""
+        return self._send(("XGROUP", "CREATE", key, group, "0", "MKSTREAM"), None)
+
+    def xreadgroup(
+        self, key: str, group: str, consumer: str, count: int
+    ) -> Pending[list[StreamEntry]]:
+        """XREADGROUP GROUP g c COUNT n STREAMS key > (never blocks): entries new to the group."""
+        args = ("XREADGROUP", "GROUP", group, consumer, "COUNT", count, "STREAMS", key, ">")
+        return self._send(args, _group_entries)
+
+    def xautoclaim(
+        self, key: str, group: str, consumer: str, idle_ms: int, count: int
+    ) -> Pending[list[StreamEntry]]:
+        """XAUTOCLAIM key g c idle 0 COUNT n: entries pending longer than `idle_ms`, now ours."""
+        args = ("XAUTOCLAIM", key, group, consumer, idle_ms, "0", "COUNT", count)
+        return self._send(args, _claimed)
+
+    def xack(self, key: str, group: str, *ids: Arg) -> Pending[int]:
+        """XACK: how many of the entries were pending."""
+        return self._send(("XACK", key, group, *ids), None)
+
     def _send(self, args: tuple[Arg, ...], decode: Decode | None) -> Pending[Any]:
         return Pending(self.batch.send(args), decode)
 
@@ -362,3 +384,17 @@ def _scan(reply: list[Any]) -> tuple[int, dict[bytes, bytes]]:
 
 def _entries(rows: list[list[Any]]) -> list[StreamEntry]:
     return [(entry_id, _pairs(fields)) for entry_id, fields in rows]
+
+
+def _group_entries(reply: Any) -> list[StreamEntry]:
+    """XREADGROUP's one stream: RESP3 gives a map, RESP2 a list of [key, entries]."""
+    if not reply:
+        return []
+    rows = next(iter(reply.values())) if isinstance(reply, dict) else reply[0][1]
+    # An entry deleted while pending comes back with no fields.
+    return [(entry_id, _pairs(fields)) for entry_id, fields in rows if fields is not None]
+
+
+def _claimed(reply: list[Any]) -> list[StreamEntry]:
+    """XAUTOCLAIM: [next cursor, entries, deleted ids]: the entries still there."""
+    return [(entry_id, _pairs(fields)) for entry_id, fields in reply[1] if fields is not None]

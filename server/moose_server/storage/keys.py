@@ -125,6 +125,20 @@ Chat, blocks and follows (social/)::
     moose:{<player>}:followers        hash (bounded): players following, id -> name
     (who is online, for follows too: presence_key below, social/presence.py)
 
+Notices away from the page (notify/), each a small key::
+
+    moose:{nt}:deliveries             stream (capped): notices to send, read by the
+                                      consumer group "senders" (XREADGROUP, XAUTOCLAIM)
+    moose:{nt}:sent:<notice>          "1" once the notice went out (TTL): a reclaimed
+                                      entry already sent is not sent again
+    moose:{<player>}:push             hash (bounded): subscription id -> Web Push
+                                      subscription (JSON: endpoint, keys)
+    moose:{<player>}:notify           hash: per-kind settings ("0": off), email,
+                                      email_ok ("1": confirmed), confirm and unsub
+                                      (the tokens of the mail links)
+    moose:{<player>}:told:<subject>   "1" while a notice of that kind and game was
+                                      sent on a channel (TTL: MOOSE_NOTIFY_QUIET)
+
 Key names are built here, in Python, and passed to scripts in KEYS; no script
 builds one. Pub/sub channels belong to no slot (a PUBLISH reaches every node):
 a game's wake-up "<game id> <last seq>" goes to `wake_channel(instance)` of
@@ -154,6 +168,7 @@ __all__ = [
     "MODERATION_CHANNEL",
     "NAMES_KEY",
     "NAMES_KEYED_KEY",
+    "NOTICES_KEY",
     "ONLINE_COUNTS_KEY",
     "ONLINE_KEY",
     "PLAYERS_CHANNEL",
@@ -177,13 +192,17 @@ __all__ = [
     "mm_key",
     "mm_keys",
     "move_field",
+    "notify_key",
     "player_games_key",
     "polled_key",
     "presence_key",
     "profile_key",
+    "push_key",
     "rated_key",
+    "sent_key",
     "sessions_key",
     "table_chat_key",
+    "told_key",
     "top_key",
     "undealt_game",
     "unrated_key",
@@ -551,3 +570,28 @@ def follows_key(player: str) -> str:
 def followers_key(player: str) -> str:
     """The players who follow a player."""
     return _key(player, "followers")
+
+
+# Notices away from the page: notify/.
+
+NOTICES_KEY = _key("nt", "deliveries")
+
+
+def sent_key(notice: str) -> str:
+    """The mark of a notice already sent (its stream entry may be claimed again)."""
+    return _key("nt", "sent", notice)
+
+
+def push_key(player: str) -> str:
+    """A player's Web Push subscriptions."""
+    return _key(player, "push")
+
+
+def notify_key(player: str) -> str:
+    """A player's notice settings and e-mail address."""
+    return _key(player, "notify")
+
+
+def told_key(player: str, subject: str) -> str:
+    """A notice of `subject` ("<kind>:<game>") was sent to the player lately."""
+    return _key(player, "told", subject)

@@ -1,0 +1,49 @@
+"""Told of every game version this instance writes: queues the notices it makes.
+
+A notice is queued only for a player with no socket on this instance that
+follows the game (the page, where the move shows anyway); the stream then
+carries it to whichever instance sends it (sender.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from moose_server.notify.rules import Notice, turn_notices
+from moose_server.notify.store import NotifyStore
+from moose_server.play import Game
+from moose_server.storage.failures import UNAVAILABLE
+
+__all__ = ["Notifier"]
+
+log = logging.getLogger(__name__)
+
+
+class Notifier:
+    """Queues the notices of the games this instance writes (play's `TurnListener`)."""
+
+    def __init__(
+        self,
+        store: NotifyStore,
+        watching: Callable[[str, str], bool],
+        queued: Callable[[], None],
+    ) -> None:
+        self.store = store
+        self.watching = watching  # (player, game) -> a socket of the player here follows it
+        self.queued = queued  # the local sender: look at the stream now
+
+    async def turned(self, game: Game) -> None:
+        """A new version of `game` was written: queue its notices."""
+        notices = [n for n in turn_notices(game) if not self.watching(n.player, n.game)]
+        if notices:
+            await self.queue(notices)
+
+    async def queue(self, notices: list[Notice]) -> None:
+        """Queue notices; Redis out of reach loses them (logged), never the move."""
+        try:
+            await self.store.queue(notices)
+        except UNAVAILABLE as exc:
+            log.warning("%d notices not queued: %s", len(notices), exc)
+            return
+        self.queued()
