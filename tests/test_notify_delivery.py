@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -238,3 +241,32 @@ def test_a_bot_to_act_is_told_nothing() -> None:
     game = correspondence_game(bots=("greedy", "greedy"))
     assert turn_notices(game) == []
     assert base64  # keys come base64url-encoded (helpers.push)
+
+
+@pytest.mark.slow
+async def test_a_notice_taken_by_an_instance_killed_mid_send_is_sent_once_by_another(
+    redis_url: str, make_sender: MakeSender, push_service: PushService
+) -> None:
+    heir = await make_sender(consumer="heir", notify_claim_idle=0)
+    browser = Browser(push_service.endpoint("b1"))
+    await heir.store.subscribe("p1", browser.subscription())
+    push_service.answers = [STALL]  # the doomed instance's send never gets its answer
+    await heir.store.queue([your_move(seq=1)])
+    script = Path(__file__).parent / "helpers" / "notify_sender.py"
+    doomed = subprocess.Popen([sys.executable, str(script), redis_url, "doomed", "3600"])
+    try:
+        stalled = await push_service.received.get()  # the doomed one is mid-send
+    finally:
+        doomed.kill()
+        doomed.wait()
+    assert stalled.answered == STALL
+    assert await _pending(heir) == 1  # taken, never acknowledged
+    assert await heir.round() == 1  # taken over
+    [sent] = _drain(push_service)
+    assert (sent.answered, browser.read(sent)["game"]) == (201, "g1")
+    assert await _pending(heir) == 0
+    assert await heir.round() == 0  # nothing left to send again
+    await heir.store.queue([your_move(seq=2, game="g2")])
+    assert await heir.round() == 1
+    [after] = _drain(push_service)
+    assert browser.read(after)["game"] == "g2"  # the next request is the next notice
