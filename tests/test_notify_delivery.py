@@ -29,12 +29,14 @@ from moose_server.notify import (
     is_correspondence,
     public_key,
 )
-from moose_server.play import Game
+from moose_server.play import Game, Seat
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import NOTICES_KEY
+from moose_server.storage.store import Store
 
 from helpers.push import STALL, Browser, PushService, vapid_claims
+from helpers.servers import open_games
 
 FAST = {"push_timeout": 2.0, "notify_backoff": 0.01, "notify_retries": 3}
 
@@ -61,7 +63,7 @@ async def make_sender(redis_url: str) -> AsyncIterator[MakeSender]:
         pusher = await Pusher(vapid, "mailto:ops@example.org", settings.push_timeout).__aenter__()
         pushers.append(pusher)
         store = NotifyStore(redis, per_player=settings.push_per_player)
-        sender = Sender(store, pusher, Mailer(settings), settings, consumer)
+        sender = Sender(store, pusher, Mailer(settings), settings, consumer, Store(redis, 16))
         await store.join_group()
         return sender
 
@@ -212,7 +214,7 @@ async def test_a_correspondence_move_queues_your_move_for_the_seat_to_act_not_wa
     game = correspondence_game()
     to_act = game.players[rules.to_act(game.state)]  # type: ignore[index]
     watching: set[tuple[str, str]] = set()
-    notifier = Notifier(sender.store, lambda p, g: (p, g) in watching, sender.wake)
+    notifier = Notifier(sender.store, lambda p, g: (p, g) in watching, sender.wake, before=60)
     browser = Browser(push_service.endpoint("b1"))
     await sender.store.subscribe(to_act, browser.subscription())
     await notifier.turned(correspondence_game(days=None))  # real time: nothing
@@ -270,3 +272,26 @@ async def test_a_notice_taken_by_an_instance_killed_mid_send_is_sent_once_by_ano
     assert await heir.round() == 1
     [after] = _drain(push_service)
     assert browser.read(after)["game"] == "g2"  # the next request is the next notice
+
+
+@pytest.mark.parametrize("moved_since", [False, True])
+async def test_time_running_out_goes_at_its_time_only_if_nobody_moved_since(
+    redis_url: str, make_sender: MakeSender, push_service: PushService, moved_since: bool
+) -> None:
+    sender = await make_sender()
+    async with open_games(redis_url, turn_time=30.0) as games:
+        game = await games.create([Seat("pa", "A", None), Seat("pb", "B", None)], seed=1, dealer=0)
+    to_act = game.players[rules.to_act(game.state)]
+    assert to_act is not None
+    browser = Browser(push_service.endpoint("b1"))
+    await sender.store.subscribe(to_act, browser.subscription())
+    # Told "your move" while looking: no notice now; the reminder is kept for its time,
+    # which has come: the deadline is 30 s away, the reminder is for 60 s before it.
+    notifier = Notifier(sender.store, lambda p, g: True, sender.wake, before=60)
+    told = dataclasses.replace(game, version=game.version - 1) if moved_since else game
+    object.__setattr__(told, "days", 1)
+    await notifier.turned(told)
+    await sender.store.queue([your_move(player=to_act, game="other")])  # a notice after it
+    assert await sender.round() == 2  # the reminder, released, and the other notice
+    kinds = sorted(browser.read(got)["kind"] for got in _drain(push_service))
+    assert kinds == (["your_move"] if moved_since else ["time_running_out", "your_move"])

@@ -239,8 +239,8 @@ async def _build(
         Pusher(vapid, settings.vapid_subject, settings.push_timeout)
     )
     consumer = channel.decode().rsplit(":", 1)[-1]  # this process's own name
-    sender = Sender(notify_store, pusher, Mailer(settings), settings, consumer)
-    notifier = Notifier(notify_store, hub.watches, sender.wake)
+    sender = Sender(notify_store, pusher, Mailer(settings), settings, consumer, store)
+    notifier = Notifier(notify_store, hub.watches, sender.wake, before=settings.notify_before)
     games = Games(
         store,
         settings,

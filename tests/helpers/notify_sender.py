@@ -14,6 +14,7 @@ from py_vapid import Vapid
 from moose_server.notify import Mailer, NotifyStore, Pusher, Sender
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
+from moose_server.storage.store import Store
 
 
 async def main(redis_url: str, consumer: str, timeout: float) -> None:
@@ -24,7 +25,8 @@ async def main(redis_url: str, consumer: str, timeout: float) -> None:
     vapid.generate_keys()
     async with Pusher(vapid, "mailto:ops@example.org", timeout) as pusher:
         store = NotifyStore(redis, per_player=settings.push_per_player)
-        await Sender(store, pusher, Mailer(settings), settings, consumer).run()
+        sender = Sender(store, pusher, Mailer(settings), settings, consumer, Store(redis, 16))
+        await sender.run()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,7 @@
 """Told of every game version this instance writes: queues the notices it makes.
 
+A "time running out" notice is kept until its time (store.schedule), and sent
+then only if the game is still at that version (nobody moved since).
 A notice is queued only for a player with no socket on this instance that
 follows the game (the page, where the move shows anyway); the stream then
 carries it to whichever instance sends it (sender.py).
@@ -10,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from moose_server.notify.rules import Notice, turn_notices
+from moose_server.notify.rules import Notice, reminder, turn_notices
 from moose_server.notify.store import NotifyStore
 from moose_server.play import Game
 from moose_server.storage.failures import UNAVAILABLE
@@ -28,8 +30,11 @@ class Notifier:
         store: NotifyStore,
         watching: Callable[[str, str], bool],
         queued: Callable[[], None],
+        *,
+        before: float,
     ) -> None:
         self.store = store
+        self.before_ms = int(before * 1000)
         self.watching = watching  # (player, game) -> a socket of the player here follows it
         self.queued = queued  # the local sender: look at the stream now
 
@@ -38,6 +43,12 @@ class Notifier:
         notices = [n for n in turn_notices(game) if not self.watching(n.player, n.game)]
         if notices:
             await self.queue(notices)
+        later = reminder(game, self.before_ms)
+        if later is not None:
+            try:
+                await self.store.schedule(*later)
+            except UNAVAILABLE as exc:
+                log.warning("a reminder not scheduled: %s", exc)
 
     async def queue(self, notices: list[Notice]) -> None:
         """Queue notices; Redis out of reach loses them (logged), never the move."""

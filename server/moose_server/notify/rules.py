@@ -25,6 +25,7 @@ __all__ = [
     "Notice",
     "SubscriptionError",
     "is_correspondence",
+    "reminder",
     "subscription_id",
     "turn_notices",
     "valid_subscription",
@@ -107,6 +108,17 @@ def turn_notices(game: Game) -> list[Notice]:
     if player is None:
         return []
     return [Notice(player, "your_move", game.id, "It is your move.", game.version)]
+
+
+def reminder(game: Game, before_ms: int) -> tuple[Notice, int] | None:
+    """The "time running out" notice of the seat to act, and when it is due (ms)."""
+    told = [n for n in turn_notices(game) if n.kind == "your_move"]
+    if not told or game.deadline <= 0:
+        return None
+    note = Notice(
+        told[0].player, "time_running_out", game.id, "Your time is running out.", game.version
+    )
+    return note, game.deadline - before_ms
 
 
 def subscription_id(endpoint: str) -> str:

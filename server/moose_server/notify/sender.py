@@ -30,6 +30,7 @@ from moose_server.notify.rules import Notice
 from moose_server.notify.store import NotifyStore
 from moose_server.settings import Settings
 from moose_server.storage.failures import one_round
+from moose_server.storage.store import Store
 
 __all__ = ["Sender"]
 
@@ -44,9 +45,16 @@ class Sender:
     """Sends the stream's notices as one consumer of the group (see the module docstring)."""
 
     def __init__(
-        self, store: NotifyStore, pusher: Pusher, mailer: Mailer, settings: Settings, consumer: str
+        self,
+        store: NotifyStore,
+        pusher: Pusher,
+        mailer: Mailer,
+        settings: Settings,
+        consumer: str,
+        games: Store,
     ) -> None:
         self.store = store
+        self.games = games  # a reminder goes only while its game is still at its version
         self.pusher = pusher
         self.mailer = mailer
         self.settings = settings
@@ -72,6 +80,7 @@ class Sender:
 
     async def round(self) -> int:
         """Take and deliver one batch of entries: how many there were."""
+        await self.store.release_due(BATCH)
         entries = await self.store.take(self.consumer, self.idle_ms, BATCH)
         for entry_id, fields in entries:
             await self.deliver(entry_id, Notice.of(fields))
@@ -88,7 +97,7 @@ class Sender:
         prefs = await self.store.prefs(notice.player)
         if notice.kind == "confirm_email":
             return await self._confirm(notice, prefs)
-        if prefs.get(notice.kind) == "0":
+        if prefs.get(notice.kind) == "0" or not await self._still_due(notice):
             return False
         if not await self.store.quiet(notice, self.quiet_ms):
             return False
@@ -96,6 +105,13 @@ class Sender:
             return True
         await self.store.unquiet(notice)
         return False
+
+    async def _still_due(self, notice: Notice) -> bool:
+        """A reminder whose game moved on (or ended) since is not sent."""
+        if notice.kind != "time_running_out":
+            return True
+        loaded = await self.games.load(notice.game)
+        return loaded.data is not None and loaded.version == notice.seq
 
     async def _push(self, notice: Notice) -> bool:
         """Push to each of the player's subscriptions: whether any took it."""

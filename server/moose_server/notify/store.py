@@ -18,6 +18,7 @@ from moose_server.notify.rules import Notice, subscription_id
 from moose_server.storage.failures import StorageError
 from moose_server.storage.gateway import Gateway, StreamEntry
 from moose_server.storage.keys import (
+    DUE_NOTICES_KEY,
     NOTICES_KEY,
     notify_key,
     push_key,
@@ -52,6 +53,27 @@ class NotifyStore:
     async def queue(self, notices: list[Notice]) -> None:
         """Add the notices to the stream, in one round trip."""
         await Gateway.all(self.redis.xadd(NOTICES_KEY, n.fields(), maxlen=KEPT) for n in notices)
+
+    async def schedule(self, notice: Notice, due_ms: int) -> None:
+        """Queue the notice once `due_ms` (Redis time) has come."""
+        await self.redis.zadd(DUE_NOTICES_KEY, {json.dumps(notice.fields()): due_ms})
+
+    async def release_due(self, count: int) -> int:
+        """Move the notices that are due to the stream: how many.
+
+        Added before they leave the set: two instances may both add one, and the
+        sent mark keeps it to one send; an instance dying between the two loses none."""
+        sec, usec = await self.redis.time()
+        now = sec * 1000 + usec // 1000
+        due = await self.redis.zrangebyscore(DUE_NOTICES_KEY, "-inf", now, offset=0, count=count)
+        if not due:
+            return 0
+        notices = [
+            Notice.of({k.encode(): v.encode() for k, v in json.loads(m).items()}) for m in due
+        ]
+        await self.queue(notices)
+        await self.redis.zrem(DUE_NOTICES_KEY, *due)
+        return len(due)
 
     async def take(self, consumer: str, idle_ms: int, count: int) -> list[StreamEntry]:
         """Entries pending longer than `idle_ms` (now ours), then entries new to the group."""
@@ -115,3 +137,8 @@ class NotifyStore:
         if drop:
             calls.append(self.redis.hdel(notify_key(player), *drop))
         await Gateway.all(calls)
+
+
+def _fields(kept: dict[str, str]) -> dict[bytes, bytes]:
+    """A kept notice's fields as a stream entry gives them."""
+    return {k.encode(): v.encode() for k, v in kept.items()}

@@ -129,6 +129,8 @@ Notices away from the page (notify/), each a small key::
 
     moose:{nt}:deliveries             stream (capped): notices to send, read by the
                                       consumer group "senders" (XREADGROUP, XAUTOCLAIM)
+    moose:{nt}:due                    sorted set: "time running out" notices (JSON)
+                                      -> when they are due (ms); moved to the stream then
     moose:{nt}:sent:<notice>          "1" once the notice went out (TTL): a reclaimed
                                       entry already sent is not sent again
     moose:{<player>}:push             hash (bounded): subscription id -> Web Push
@@ -136,8 +138,8 @@ Notices away from the page (notify/), each a small key::
     moose:{<player>}:notify           hash: per-kind settings ("0": off), email,
                                       email_ok ("1": confirmed), confirm and unsub
                                       (the tokens of the mail links)
-    moose:{<player>}:told:<subject>   "1" while a notice of that kind and game was
-                                      sent on a channel (TTL: MOOSE_NOTIFY_QUIET)
+    moose:{<player>}:told:<subject>   the id of the notice of that kind and game that
+                                      went out lately (TTL: MOOSE_NOTIFY_QUIET)
 
 Key names are built here, in Python, and passed to scripts in KEYS; no script
 builds one. Pub/sub channels belong to no slot (a PUBLISH reaches every node):
@@ -159,6 +161,7 @@ from dataclasses import dataclass
 __all__ = [
     "ARENAS_KEY",
     "CHAT_CHANNEL",
+    "DUE_NOTICES_KEY",
     "GAMES_CHANNEL",
     "GUESTS_KEY",
     "LIVE_GAMES_KEY",
@@ -575,6 +578,7 @@ def followers_key(player: str) -> str:
 # Notices away from the page: notify/.
 
 NOTICES_KEY = _key("nt", "deliveries")
+DUE_NOTICES_KEY = _key("nt", "due")
 
 
 def sent_key(notice: str) -> str:
