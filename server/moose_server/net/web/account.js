@@ -9,6 +9,7 @@
 import { loadBlocks, renderBlocked, unblock } from "./chat.js";
 import { h } from "./dom.js";
 import { t } from "./i18n.js";
+import { noticesPanel } from "./notices.js";
 import { navLink, profilePath } from "./pages.js";
 
 const MIN_PASSWORD = 10;
@@ -266,6 +267,7 @@ export function accountPage() {
         ? h("p", {}, navLink(profilePath({ player: w.player, name: w.name }), { testid: "profile-link" }, t("acct_my_profile")))
         : h("p", { role: "status" }, t("status_connecting")),
       w.player ? consentPanel() : null,
+      w.player ? noticesPanel(app) : null,
       blockedPanel(),
     );
   }
@@ -299,6 +301,7 @@ export function accountPage() {
       ),
     ),
     consentPanel(),
+    noticesPanel(app),
     blockedPanel(),
   );
 }
