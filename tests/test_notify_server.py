@@ -122,6 +122,7 @@ async def test_a_confirmed_address_gets_the_notice_a_gone_browser_did_not(
     await queue(Notice(welcome_player, "your_move", "g_x", "It is your move.", 3))
     notice = await mails.mails.get()
     assert "It is your move." in body(notice) and "/notify/unsubscribe?" in body(notice)
+    assert f"{public}/play/g_x" in body(notice)
     assert (await push_service.received.get()).answered == 410
     assert (await alice.request("notify_settings"))["push"] == 0  # the gone browser dropped
     async with aiohttp.ClientSession() as http, http.get(link(body(notice), "unsubscribe")) as r:

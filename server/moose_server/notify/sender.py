@@ -129,7 +129,7 @@ class Sender:
         if not self.mailer.enabled or prefs.get("email_ok") != "1" or not address or not unsub:
             return False
         subject = SUBJECTS.get(notice.kind, "Moose House")
-        game = f"{self.settings.public_url.rstrip('/')}/#game={notice.game}"
+        game = f"{self.settings.public_url.rstrip('/')}/play/{notice.game}"
         body = f"{notice.text}\n\nYour game: {game}"
         stop = link(self.settings, "unsubscribe", notice.player, unsub)
         return await self._tries(self.mailer.send, address, subject, body, stop) is Outcome.SENT

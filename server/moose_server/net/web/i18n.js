@@ -310,6 +310,7 @@ const en = {
   err_too_many_blocks: "You block too many players already: unblock one first.",
   err_too_many_follows: "You follow too many players already: unfollow one first.",
   err_no_such_message: "That message is no longer kept: it cannot be reported.",
+  err_too_many_subscriptions: "Notices are on in as many browsers as allowed: turn them off in one first.",
 };
 
 const es = {
@@ -614,6 +615,7 @@ const es = {
   err_too_many_blocks: "Ya bloqueas a demasiados jugadores: desbloquea a uno primero.",
   err_too_many_follows: "Ya sigues a demasiados jugadores: deja de seguir a uno primero.",
   err_no_such_message: "Ese mensaje ya no se guarda: no se puede denunciar.",
+  err_too_many_subscriptions: "Los avisos están activos en tantos navegadores como se permite: desactívalos primero en uno.",
 };
 
 // -- site: accounts, profiles, leaderboards -------------------------------------------
