@@ -295,3 +295,18 @@ async def test_time_running_out_goes_at_its_time_only_if_nobody_moved_since(
     assert await sender.round() == 2  # the reminder, released, and the other notice
     kinds = sorted(browser.read(got)["kind"] for got in _drain(push_service))
     assert kinds == (["your_move"] if moved_since else ["time_running_out", "your_move"])
+
+
+async def test_a_sender_makes_the_group_again_when_redis_lost_it(
+    make_sender: MakeSender, push_service: PushService
+) -> None:
+    sender = await make_sender()
+    browser = Browser(push_service.endpoint("b1"))
+    await sender.store.subscribe("p1", browser.subscription())
+    assert await sender.round() == 0  # joined
+    await sender.store.redis.delete(NOTICES_KEY)  # the stream and its group are gone
+    await sender.store.queue([your_move()])  # a new stream, without the group
+    assert await sender.round() == 0  # NOGROUP: made again
+    await sender.store.queue([your_move(game="g2")])
+    assert await sender.round() == 2  # the group reads the stream from its start
+    assert sorted(browser.read(got)["game"] for got in _drain(push_service)) == ["g1", "g2"]

@@ -29,7 +29,7 @@ from moose_server.notify.push import Outcome, Pusher
 from moose_server.notify.rules import Notice
 from moose_server.notify.store import NotifyStore
 from moose_server.settings import Settings
-from moose_server.storage.failures import one_round
+from moose_server.storage.failures import StorageError, one_round
 from moose_server.storage.store import Store
 
 __all__ = ["Sender"]
@@ -62,6 +62,7 @@ class Sender:
         self.idle_ms = int(settings.notify_claim_idle * 1000)
         self.quiet_ms = int(settings.notify_quiet * 1000)
         self._woken = asyncio.Event()
+        self._joined = False  # the stream and its group are made
 
     def wake(self) -> None:
         """Look at the stream now: this instance has just queued a notice."""
@@ -69,7 +70,6 @@ class Sender:
 
     async def run(self) -> None:
         """Send notices until cancelled."""
-        await self.store.join_group()
         while True:
             self._woken.clear()
             taken = await one_round(self.round, "notices", log)
@@ -80,8 +80,17 @@ class Sender:
 
     async def round(self) -> int:
         """Take and deliver one batch of entries: how many there were."""
+        if not self._joined:
+            await self.store.join_group()
+            self._joined = True
         await self.store.release_due(BATCH)
-        entries = await self.store.take(self.consumer, self.idle_ms, BATCH)
+        try:
+            entries = await self.store.take(self.consumer, self.idle_ms, BATCH)
+        except StorageError as exc:
+            if "NOGROUP" not in str(exc):
+                raise
+            self._joined = False  # Redis lost the group (a failover, a flush): make it again
+            return 0
         for entry_id, fields in entries:
             await self.deliver(entry_id, Notice.of(fields))
         return len(entries)
