@@ -221,6 +221,8 @@ async def test_a_correspondence_move_queues_your_move_for_the_seat_to_act_not_wa
     watching.add((to_act, game.id))
     await notifier.turned(game)  # the player has the game open: nothing
     watching.clear()
+    here = Notifier(sender.store, lambda p, g: False, sender.wake, before=60, here=lambda p: True)
+    await here.turned(game)  # just dealt, the player has a socket here: nothing
     moved = dataclasses.replace(game, version=5)
     object.__setattr__(moved, "days", 3)
     await notifier.turned(moved)

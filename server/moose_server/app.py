@@ -240,7 +240,9 @@ async def _build(
     )
     consumer = channel.decode().rsplit(":", 1)[-1]  # this process's own name
     sender = Sender(notify_store, pusher, Mailer(settings), settings, consumer, store)
-    notifier = Notifier(notify_store, hub.watches, sender.wake, before=settings.notify_before)
+    notifier = Notifier(
+        notify_store, hub.watches, sender.wake, before=settings.notify_before, here=hub.has_player
+    )
     games = Games(
         store,
         settings,

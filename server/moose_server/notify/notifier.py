@@ -32,15 +32,19 @@ class Notifier:
         queued: Callable[[], None],
         *,
         before: float,
+        here: Callable[[str], bool] = lambda player: False,
     ) -> None:
         self.store = store
         self.before_ms = int(before * 1000)
         self.watching = watching  # (player, game) -> a socket of the player here follows it
+        # (player) -> the player has a socket here: at a game's deal their sockets follow
+        # it only once its `match` reaches them, so one here is taken as looking.
+        self.here = here
         self.queued = queued  # the local sender: look at the stream now
 
     async def turned(self, game: Game) -> None:
         """A new version of `game` was written: queue its notices."""
-        notices = [n for n in turn_notices(game) if not self.watching(n.player, n.game)]
+        notices = [n for n in turn_notices(game) if not self._looking(n.player, game)]
         if notices:
             await self.queue(notices)
         later = reminder(game, self.before_ms)
@@ -49,6 +53,10 @@ class Notifier:
                 await self.store.schedule(*later)
             except UNAVAILABLE as exc:
                 log.warning("a reminder not scheduled: %s", exc)
+
+    def _looking(self, player: str, game: Game) -> bool:
+        """Whether the player has the game open here (or, at its deal, a socket here)."""
+        return self.watching(player, game.id) or (not game.moves and self.here(player))
 
     async def queue(self, notices: list[Notice]) -> None:
         """Queue notices; Redis out of reach loses them (logged), never the move."""
