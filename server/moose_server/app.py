@@ -81,6 +81,7 @@ from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.chat_store import ChatStore
 from moose_server.social.consent import Consent
+from moose_server.social.following import Following
 from moose_server.social.follows import Follows
 from moose_server.social.handlers import Social
 from moose_server.social.presence import Presence
@@ -296,6 +297,7 @@ async def _build(
         store,
         settings.social_adds_per_hour,
         consent,
+        Following(follows, players, games, settings.following_every),
     )
     # Each feature registers its messages and its hooks of a socket's life with the
     # router; a socket knows the router only. Hooks run in the order registered.

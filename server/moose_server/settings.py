@@ -209,6 +209,9 @@ class Settings:
     # hour / that many): with ids that exist only, Redis memory per address is bounded.
     social_adds_per_hour: int = 120
     followers_max: int = 100_000  # followers one player may have
+    # A player's `following` is answered at most once this many seconds per instance
+    # (social/following.py; sooner: rate_limited). The page asks every 5 s.
+    following_every: float = 2.0
 
     def __post_init__(self) -> None:
         if self.buckets < 1:
@@ -248,6 +251,7 @@ class Settings:
             "follows_max",
             "social_adds_per_hour",
             "followers_max",
+            "following_every",
             *HOLDS,
         )
         for name in positive:

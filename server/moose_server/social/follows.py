@@ -22,7 +22,7 @@ from moose_server.settings import Settings
 from moose_server.social.calls import BoundedAddCall
 from moose_server.storage import scripts
 from moose_server.storage.codec import as_text
-from moose_server.storage.keys import followers_key, follows_key
+from moose_server.storage.keys import followers_key, follows_key, player_games_key
 from moose_server.storage.store import Store
 
 __all__ = ["KEPT_MS", "Follows", "Online"]
@@ -87,5 +87,17 @@ class Follows:
         return await self.presence.online_many(players)
 
     async def playing(self, players: list[str]) -> list[list[str]]:
-        """Each player's unfinished games."""
-        return list(await asyncio.gather(*(self.store.player_games(p) for p in players)))
+        """Each player's unfinished games, sorted, in one round trip."""
+        if not players:
+            return []
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for player in players:
+                pipe.smembers(player_games_key(player))
+            rows = await pipe.execute()
+        return [sorted(as_text(g) for g in row) for row in rows]
+
+    async def status(self, players: list[str]) -> tuple[list[bool], list[list[str]]]:
+        """Whether each player is online, and their unfinished games: two round trips
+        at once."""
+        online, playing = await asyncio.gather(self.online(players), self.playing(players))
+        return online, playing

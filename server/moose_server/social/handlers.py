@@ -25,6 +25,7 @@ from moose_server.play import NOT_SHOWN, GameError, Games
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.consent import Consent
+from moose_server.social.following import Following
 from moose_server.social.follows import Follows
 from moose_server.storage.keys import limit_key
 from moose_server.storage.scripts import LimitCall
@@ -57,6 +58,7 @@ class Social:
         store: Store,
         adds_per_hour: int,
         consent: Consent,
+        following: Following,
     ) -> None:
         self.chat = chat
         self.blocks = blocks
@@ -68,6 +70,7 @@ class Social:
         self.store = store  # the hourly budget of follows and blocks per address
         self.adds = (adds_per_hour, max(1, 3_600_000 // adds_per_hour))
         self.consent = consent
+        self.answers = following  # the `following` answers, one per player every few s
         self.table: dict[str, Handler] = {
             "say": self.say,
             "chat_history": self.chat_history,
@@ -188,35 +191,20 @@ class Social:
         player, name = await self.whom(conn, msg["player"], msg.get("game"))
         await self._pay(conn)
         await self.follows.follow(_player(conn), conn.name, player, name)
+        self.answers.forget(_player(conn))
         return {"type": "followed", "player": player, "name": name}
 
     async def unfollow(self, conn: Any, msg: Message) -> Message:
         """Stop following a player."""
         player, name = await self.whom(conn, msg["player"], msg.get("game"))
         await self.follows.unfollow(_player(conn), player)
+        self.answers.forget(_player(conn))
         return {"type": "unfollowed", "player": player, "name": name}
 
     async def following(self, conn: Any, msg: Message) -> Message:
         """The players we follow, each online or not, with the unfinished games of theirs
         we may watch (and how many others they sit in: private tables' games)."""
-        followed = await self.follows.of(_player(conn))
-        ids, named = list(followed), await self._named(followed)
-        online = await self.follows.online(ids)
-        games = await self.follows.playing(ids)
-        for entry, on, playing in zip(named, online, games, strict=True):
-            shown = [g for g in sorted(playing) if await self._watchable(conn, g)]
-            entry.update(online=on, games=shown, private=len(playing) - len(shown))
-        followers = await self.follows.followers(_player(conn))
-        return {"type": "following", "players": named, "followers": followers}
-
-    async def _watchable(self, conn: Any, game_id: str) -> bool:
-        """Whether `watch` would show this game to us: a queue game, or a private table's
-        at which we sit (its code is not ours to know)."""
-        try:
-            game = await self.games.load(game_id)
-        except GameError:  # gone meanwhile
-            return False
-        return game.code is None or game.seat_of(_player(conn)) is not None
+        return await self.answers.answer(_player(conn))
 
     async def _named(self, names: dict[str, str]) -> list[Message]:
         """Players with their names: an account's as it is now, a guest's as kept."""

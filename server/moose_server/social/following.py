@@ -1,0 +1,119 @@
+"""The `following` answer: whom a player follows, each online or not, with the
+games of theirs the player may watch.
+
+An answer reads three things of each followed player (their name, their
+presence, their unfinished games), so 500 follows are 1,500 Redis replies: read
+one by one they held the event loop ~230 ms an answer, and eight guests of one
+address asking 19 times a second each took another player's ping p99 from 8 to
+506 ms. So the work of answers is bounded three ways:
+
+- a player is answered at most once every `every` seconds (`following_every`);
+  asked sooner, `rate_limited` with `retry_after` (a follow or unfollow lets
+  the next one through at once, so that a page shows the change);
+- one answer is computed at a time on an instance, reading its players `CHUNK`
+  at a time in one pipeline each, so other sockets are served between chunks;
+- whether a game is a private table's, and who sits at it, is read once per
+  instance (neither changes), not once per answer.
+
+bench/bench_following_flood.py measures it (BENCHMARKS.md).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import OrderedDict
+from typing import Any, Protocol
+
+from moose_server.limits.limits import Limited
+from moose_server.play import GameError, Games
+from moose_server.social.follows import Follows
+
+__all__ = ["CHUNK", "Following"]
+
+Message = dict[str, Any]
+CHUNK = 50  # followed players read per round trip
+KEPT = 10_000  # players' last answers, and games' seats, remembered per instance at most
+
+
+class Profiles(Protocol):
+    """Players' profile fields (accounts.PlayerStore)."""
+
+    async def profiles(self, players: list[str]) -> list[dict[str, str]]:
+        """Each player's profile fields, in one round trip."""
+
+
+class Following:
+    """Computes and keeps the `following` answers of one instance."""
+
+    def __init__(self, follows: Follows, players: Profiles, games: Games, every: float) -> None:
+        self.follows = follows
+        self.players = players
+        self.games = games
+        self.every = every
+        self._asked: OrderedDict[str, float] = OrderedDict()  # player -> last answered
+        self._one = asyncio.Lock()  # one answer computed at a time
+        # game -> None for a public game, a private table's game's seated players: a
+        # game's table and seats never change
+        self._seated: OrderedDict[str, frozenset[str] | None] = OrderedDict()
+
+    def forget(self, player: str) -> None:
+        """The player followed or unfollowed someone: their next ask is answered at once."""
+        self._asked.pop(player, None)
+
+    async def answer(self, player: str) -> Message:
+        """The `following` answer of `player` (no `id`); `rate_limited` when asked again
+        within `every` seconds."""
+        now = time.monotonic()
+        last = self._asked.get(player)
+        if last is not None and now - last < self.every:
+            wait = round((last + self.every - now) * 1000)
+            raise Limited(f"`following` is answered once every {self.every:g} s", wait)
+        self._asked[player] = now
+        self._asked.move_to_end(player)
+        while len(self._asked) > KEPT:
+            self._asked.popitem(last=False)
+        async with self._one:
+            followed = await self.follows.of(player)
+            ids = list(followed)
+            entries: list[Message] = []
+            for start in range(0, len(ids), CHUNK):
+                chunk = ids[start : start + CHUNK]
+                entries += await self._entries(player, chunk, followed)
+            followers = await self.follows.followers(player)
+        return {"type": "following", "players": entries, "followers": followers}
+
+    async def _entries(self, player: str, ids: list[str], names: dict[str, str]) -> list[Message]:
+        """The entries of some followed players: name, online, watchable games, private."""
+        profiles = await self.players.profiles(ids)
+        online, playing = await self.follows.status(ids)
+        out = []
+        for p, prof, on, games in zip(ids, profiles, online, playing, strict=True):
+            shown = [g for g in games if not await self._private_to(player, g)]
+            out.append(
+                {
+                    "player": p,
+                    "name": prof.get("name", names[p]),
+                    "online": on,
+                    "games": shown,
+                    "private": len(games) - len(shown),
+                }
+            )
+        return out
+
+    async def _private_to(self, player: str, game_id: str) -> bool:
+        """Whether `watch` would refuse the game to `player`: a private table's game at
+        which they do not sit (its code is not theirs to know), or one gone."""
+        if game_id in self._seated:
+            self._seated.move_to_end(game_id)
+        else:
+            try:
+                game = await self.games.load(game_id)
+                seated = None if game.code is None else frozenset(p for p in game.players if p)
+            except GameError:  # gone meanwhile, for good: watchable by no one
+                seated = frozenset()
+            self._seated[game_id] = seated
+            while len(self._seated) > KEPT:
+                self._seated.popitem(last=False)
+        seated = self._seated[game_id]
+        return seated is not None and player not in seated
