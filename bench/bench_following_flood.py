@@ -8,7 +8,8 @@ Every attacker, a guest of one address, follows `--follows` players: their
 follow sets are written straight into Redis, as that address could build them
 over hours within the follow budget (follows last half a year); each followed
 player is online (a presence record) and sits in a real private game. Another
-player, of another address, sends `ping` ten times a second: its round trips are
+player, of another address, in a process of its own, sends `ping` ten times a
+second: its round trips are
 measured for `--seconds` idle, then for `--seconds` while every attacker sends
 `following` at 19 a second (under the 20/s socket limit). Printed: the ping
 p50/p99 idle and flooded, their ratio, the `following` answered and refused
@@ -22,6 +23,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import json
 import os
 import statistics
 import subprocess
@@ -160,6 +162,26 @@ async def commands(redis: Any) -> int:
     return sum(int(v["calls"]) for v in stats.values())
 
 
+async def pinger(url: str, seconds: float) -> None:
+    """The other player, in a process of its own (the flood's clients do not share its
+    event loop): on each line of stdin, `seconds` of pings; their round trips as JSON."""
+    loop = asyncio.get_running_loop()
+    async with aiohttp.ClientSession() as session:
+        victim = await connect(session, url, "victim", VICTIM)
+        await pings(victim, 1.0)  # warm up
+        print("ready", flush=True)
+        while await loop.run_in_executor(None, sys.stdin.readline):
+            print(json.dumps(await pings(victim, seconds)), flush=True)
+
+
+async def measured(victim: asyncio.subprocess.Process) -> list[float]:
+    """One window of the pinger's round trips (ms)."""
+    assert victim.stdin is not None and victim.stdout is not None
+    victim.stdin.write(b"go\n")
+    await victim.stdin.drain()
+    return list(json.loads(await victim.stdout.readline()))
+
+
 async def main(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="mflood") as tmp:
         data = Path(tmp)
@@ -168,10 +190,14 @@ async def main(args: argparse.Namespace) -> None:
             proc = serve(server.url, data, port)
             url = f"ws://127.0.0.1:{port}/ws"
             redis = aioredis.Redis.from_url(server.url)
+            me = [sys.executable, __file__, "--pinger", url, "--seconds", str(args.seconds)]
+            pipe = asyncio.subprocess.PIPE
+            victim = await asyncio.create_subprocess_exec(*me, stdin=pipe, stdout=pipe)
             try:
+                assert victim.stdout is not None
+                assert (await victim.stdout.readline()).strip() == b"ready"
                 async with aiohttp.ClientSession() as session:
                     game = await private_game(session, url)
-                    victim = await connect(session, url, "victim", VICTIM)
                     attackers = [
                         await connect(session, url, f"flood{n}", ATTACKER)
                         for n in range(args.attackers)
@@ -181,27 +207,40 @@ async def main(args: argparse.Namespace) -> None:
                     one = await attackers[0].request("following")
                     alone = (time.perf_counter() - start) * 1000
                     assert len(one["players"]) == args.follows, one
-                    await pings(victim, 1.0)  # warm up
-                    idle = await pings(victim, args.seconds)
+                    idle = await measured(victim)
                     stop, got = asyncio.Event(), collections.Counter[str]()
                     before = await commands(redis)
                     floods = [asyncio.create_task(flood(a, stop, got)) for a in attackers]
-                    busy = await pings(victim, args.seconds)
+                    busy = await measured(victim)
                     stop.set()
                     await asyncio.gather(*floods)
                     used = await commands(redis) - before
             finally:
+                if victim.returncode is None:
+                    victim.kill()
+                await victim.wait()
                 await redis.aclose()
                 proc.terminate()
                 proc.wait(20)
-    ratio = p99(busy) / p99(idle)
+    report(args, idle, busy, got, alone, used)
+
+
+def report(
+    args: argparse.Namespace,
+    idle: list[float],
+    busy: list[float],
+    got: collections.Counter[str],
+    alone: float,
+    used: int,
+) -> None:
+    """Print the figures."""
     print(
         f"{args.attackers} guests of one address, {args.follows} follows each, "
         f"`following` at {RATE:.0f}/s each for {args.seconds:.0f} s"
     )
     print(f"ping idle:    p50 {statistics.median(idle):6.2f} ms  p99 {p99(idle):6.2f} ms")
     print(f"ping flooded: p50 {statistics.median(busy):6.2f} ms  p99 {p99(busy):6.2f} ms")
-    print(f"p99 ratio flooded/idle: {ratio:.2f}")
+    print(f"p99 ratio flooded/idle: {p99(busy) / p99(idle):.2f}")
     answered = got["following"]
     print(
         f"`following` sent {sum(got.values())}: {answered} answered, {got['error']} refused; "
@@ -218,4 +257,9 @@ if __name__ == "__main__":
     parser.add_argument("--attackers", type=int, default=8)
     parser.add_argument("--follows", type=int, default=500)
     parser.add_argument("--seconds", type=float, default=10.0)
-    asyncio.run(main(parser.parse_args()))
+    parser.add_argument("--pinger", help=argparse.SUPPRESS)  # the other player's process
+    parsed = parser.parse_args()
+    if parsed.pinger:
+        asyncio.run(pinger(parsed.pinger, parsed.seconds))
+    else:
+        asyncio.run(main(parsed))
