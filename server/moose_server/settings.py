@@ -196,6 +196,9 @@ class Settings:
     arenas: str = ""  # recurring arenas, e.g. "bots:hourly:30m:2-4,people:daily:60m:2-4"
     arena_interval: float = 0.5  # how often every instance seats arena members
     arenas_watched: int = 5  # arenas one socket may watch at once
+    # New members one client address may add to arenas an hour (a member coming back
+    # is not new): guests are free to make, so this bounds one address' standings.
+    arena_joins_per_hour: int = 60
     # Seconds a person rests after an arena game before being seated again: the page's
     # end screen stays that long, counting down (bots are seated again at once).
     arena_rest: float = 10.0
@@ -244,6 +247,7 @@ class Settings:
             "heavy_hours",
             "arena_interval",
             "arenas_watched",
+            "arena_joins_per_hour",
             "chat_burst",
             "chat_interval",
             "chat_kept",

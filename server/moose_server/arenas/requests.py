@@ -17,13 +17,17 @@ import logging
 from typing import Any, Protocol
 
 from moose_server.accounts import PlayerStore, ratings
+from moose_server.addresses import limit_subject
 from moose_server.arenas.calls import ArenaMemberCall
 from moose_server.arenas.store import Arena, ArenaError, ArenaStore
 from moose_server.errors import Refusal
+from moose_server.limits.limits import Limited
 from moose_server.limits.quotas import Quotas
 from moose_server.net.router import Router
 from moose_server.settings import Settings
 from moose_server.storage.failures import one_round
+from moose_server.storage.keys import limit_key
+from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
 
 __all__ = ["ArenaRequests"]
@@ -145,6 +149,8 @@ class ArenaRequests:
         player = conn.player
         assert player is not None
         await self.quotas.may_play(conn.address, player)
+        if not await self.arenas.is_member(arena.id, player):
+            await self._pay_new_member(conn.address)
         [profile] = await self.players.profiles([player])
         skill = ratings.skill(float(profile.get("mu", ratings.MU)))
         member = json.dumps(
@@ -168,6 +174,15 @@ class ArenaRequests:
             "max_players": high,
             **out,
         }
+
+    async def _pay_new_member(self, address: str) -> None:
+        """One new arena membership of the address' hour (any arena): with guests free to
+        make, this is what bounds the standings one address can fill; `rate_limited`."""
+        most = self.settings.arena_joins_per_hour
+        key = limit_key("arena", "address", limit_subject(address))
+        wait = await self.store.limit(LimitCall(key, 3_600_000 // most, most))
+        if wait:
+            raise Limited(f"your address joined {most} arenas as new members this hour", wait)
 
     @staticmethod
     def _sizes(arena: Arena, msg: Message) -> tuple[int, int]:
