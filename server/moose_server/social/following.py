@@ -10,8 +10,10 @@ address asking 19 times a second each took another player's ping p99 from 8 to
 - a player is answered at most once every `every` seconds (`following_every`);
   asked sooner, `rate_limited` with `retry_after` (a follow or unfollow lets
   the next one through at once, so that a page shows the change);
-- one answer is computed at a time on an instance, reading its players `CHUNK`
-  at a time in one pipeline each, so other sockets are served between chunks;
+- an answer reads its players `CHUNK` at a time, one pipeline each, so other
+  sockets are served between chunks, and one answer of more than `CHUNK`
+  players is computed at a time on an instance (the lobby's short lists never
+  wait behind them);
 - whether a game is a private table's, and who sits at it, is read once per
   instance (neither changes), not once per answer.
 
@@ -21,6 +23,7 @@ bench/bench_following_flood.py measures it (BENCHMARKS.md).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections import OrderedDict
 from typing import Any, Protocol
@@ -52,7 +55,7 @@ class Following:
         self.games = games
         self.every = every
         self._asked: OrderedDict[str, float] = OrderedDict()  # player -> last answered
-        self._one = asyncio.Lock()  # one answer computed at a time
+        self._long = asyncio.Lock()  # one answer of more than CHUNK players at a time
         # game -> None for a public game, a private table's game's seated players: a
         # game's table and seats never change
         self._seated: OrderedDict[str, frozenset[str] | None] = OrderedDict()
@@ -73,14 +76,16 @@ class Following:
         self._asked.move_to_end(player)
         while len(self._asked) > KEPT:
             self._asked.popitem(last=False)
-        async with self._one:
-            followed = await self.follows.of(player)
-            ids = list(followed)
-            entries: list[Message] = []
+        followed = await self.follows.of(player)
+        ids = list(followed)
+        entries: list[Message] = []
+        # A list longer than a chunk waits for the other long ones: the short lists of
+        # every page's poll never wait behind them.
+        async with self._long if len(ids) > CHUNK else contextlib.nullcontext():
             for start in range(0, len(ids), CHUNK):
                 chunk = ids[start : start + CHUNK]
                 entries += await self._entries(player, chunk, followed)
-            followers = await self.follows.followers(player)
+        followers = await self.follows.followers(player)
         return {"type": "following", "players": entries, "followers": followers}
 
     async def _entries(self, player: str, ids: list[str], names: dict[str, str]) -> list[Message]:
