@@ -92,9 +92,10 @@ class Following:
         """The entries of some followed players: name, online, watchable games, private."""
         profiles = await self.players.profiles(ids)
         online, playing = await self.follows.status(ids)
+        gone: set[str] = set()  # games not found, looked for once in this chunk
         out = []
         for p, prof, on, games in zip(ids, profiles, online, playing, strict=True):
-            shown = [g for g in games if not await self._private_to(player, g)]
+            shown = [g for g in games if not await self._private_to(player, g, gone)]
             out.append(
                 {
                     "player": p,
@@ -106,18 +107,24 @@ class Following:
             )
         return out
 
-    async def _private_to(self, player: str, game_id: str) -> bool:
+    async def _private_to(self, player: str, game_id: str, gone: set[str]) -> bool:
         """Whether `watch` would refuse the game to `player`: a private table's game at
-        which they do not sit (its code is not theirs to know), or one gone."""
+        which they do not sit (its code is not theirs to know), or one not found (gone,
+        or not written yet: a player's games name a game just before it is stored, so
+        that is not remembered past this answer)."""
+        if game_id in gone:
+            return True
         if game_id in self._seated:
             self._seated.move_to_end(game_id)
         else:
             try:
                 game = await self.games.load(game_id)
-                seated = None if game.code is None else frozenset(p for p in game.players if p)
-            except GameError:  # gone meanwhile, for good: watchable by no one
-                seated = frozenset()
-            self._seated[game_id] = seated
+            except GameError:
+                gone.add(game_id)
+                return True
+            self._seated[game_id] = (
+                None if game.code is None else frozenset(p for p in game.players if p)
+            )
             while len(self._seated) > KEPT:
                 self._seated.popitem(last=False)
         seated = self._seated[game_id]
