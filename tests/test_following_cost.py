@@ -1,7 +1,8 @@
 """What a `following` answer costs Redis (social/following.py), counted with MONITOR
 on the test's own Redis: at most three commands per followed player (their name,
 presence and games; a game's seats are read once per instance, not per answer),
-and nothing for a `following` asked again too soon (`rate_limited`)."""
+and nothing for a `following` asked again too soon (`rate_limited`) or by the
+player's other socket meanwhile (the same answer)."""
 
 from __future__ import annotations
 
@@ -67,13 +68,17 @@ async def test_a_following_answer_reads_each_followed_player_three_times_at_most
         await redis.hset(follows_key(ann.player), mapping={p: p for p in FOLLOWED})
     finally:
         await redis.aclose()
+    page = await ws_client(url, None, binary=False)  # ann's second socket
+    assert (await page.hello(token=ann.token))["player"] == ann.player
     async with monitored(redis_url) as seen:
         answer = await ann.request("following")
         again = await ann.request("following")
+        shared = await page.request("following")  # as fresh: the same answer, not read again
     assert [(p["player"], p["online"], p["games"], p["private"]) for p in answer["players"]] == [
         (p, True, [], 1) for p in FOLLOWED
     ]
     assert (again["type"], again["code"]) == ("error", "rate_limited") and again["retry_after"] > 0
+    assert {**shared, "id": answer["id"]} == answer
     # ann's own presence renewals may fall in the block: only her follow lists count.
     named = [*FOLLOWED, GAME, follows_key(ann.player), followers_key(ann.player)]
     naming = [w for w in seen if any(p in " ".join(w) for p in named)]

@@ -220,7 +220,7 @@ class Settings:
     followers_max: int = 100_000  # followers one player may have
     # A player's `following` is answered at most once this many seconds per instance
     # (social/following.py; sooner: rate_limited). The page asks every 5 s.
-    following_every: float = 2.0
+    following_every: float = 4.0
 
     def __post_init__(self) -> None:
         if self.buckets < 1:

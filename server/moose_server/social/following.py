@@ -7,9 +7,11 @@ one by one they held the event loop ~230 ms an answer, and eight guests of one
 address asking 19 times a second each took another player's ping p99 from 8 to
 506 ms. So the work of answers is bounded three ways:
 
-- a player is answered at most once every `every` seconds (`following_every`);
-  asked sooner, `rate_limited` with `retry_after` (a follow or unfollow lets
-  the next one through at once, so that a page shows the change);
+- a socket is answered at most once every `every` seconds (`following_every`);
+  asked sooner, `rate_limited` with `retry_after`; and a player's answer is
+  computed at most once in that time, the same answer going to each of their
+  sockets (a page loaded again) meanwhile. A follow or unfollow lets the next
+  ask through at once with a new answer, so that a page shows the change;
 - an answer reads its players `CHUNK` at a time, one pipeline each, so other
   sockets are served between chunks, and one answer of more than `CHUNK`
   players is computed at a time on an instance (the lobby's short lists never
@@ -36,7 +38,7 @@ __all__ = ["CHUNK", "Following"]
 
 Message = dict[str, Any]
 CHUNK = 50  # followed players read per round trip
-KEPT = 10_000  # players' last answers, and games' seats, remembered per instance at most
+KEPT = 10_000  # sockets' last asks, players' answers, games' seats: kept at most
 
 
 class Profiles(Protocol):
@@ -54,28 +56,37 @@ class Following:
         self.players = players
         self.games = games
         self.every = every
-        self._asked: OrderedDict[str, float] = OrderedDict()  # player -> last answered
+        self._asked: OrderedDict[int, float] = OrderedDict()  # socket -> last answered
+        self._answers: OrderedDict[str, tuple[float, Message]] = OrderedDict()  # per player
         self._long = asyncio.Lock()  # one answer of more than CHUNK players at a time
         # game -> None for a public game, a private table's game's seated players: a
         # game's table and seats never change
         self._seated: OrderedDict[str, frozenset[str] | None] = OrderedDict()
 
-    def forget(self, player: str) -> None:
-        """The player followed or unfollowed someone: their next ask is answered at once."""
-        self._asked.pop(player, None)
+    def forget(self, player: str, socket: int) -> None:
+        """The player followed or unfollowed someone on `socket`: their next answer is
+        computed anew, and that socket's next ask answered at once."""
+        self._answers.pop(player, None)
+        self._asked.pop(socket, None)
 
-    async def answer(self, player: str) -> Message:
-        """The `following` answer of `player` (no `id`); `rate_limited` when asked again
-        within `every` seconds."""
+    async def answer(self, player: str, socket: int) -> Message:
+        """The `following` answer of `player` asking on `socket` (no `id`): at most
+        `every` seconds old; `rate_limited` when that socket asks again sooner."""
         now = time.monotonic()
-        last = self._asked.get(player)
+        last = self._asked.get(socket)
         if last is not None and now - last < self.every:
             wait = round((last + self.every - now) * 1000)
             raise Limited(f"`following` is answered once every {self.every:g} s", wait)
-        self._asked[player] = now
-        self._asked.move_to_end(player)
-        while len(self._asked) > KEPT:
-            self._asked.popitem(last=False)
+        _keep(self._asked, socket, now)
+        kept = self._answers.get(player)
+        if kept is not None and now - kept[0] < self.every:
+            return {**kept[1]}  # another socket's (a page loaded again): as fresh
+        answer = await self._compute(player)
+        _keep(self._answers, player, (now, answer))
+        return {**answer}
+
+    async def _compute(self, player: str) -> Message:
+        """The answer as it stands now, read from Redis."""
         followed = await self.follows.of(player)
         ids = list(followed)
         entries: list[Message] = []
@@ -129,3 +140,11 @@ class Following:
                 self._seated.popitem(last=False)
         seated = self._seated[game_id]
         return seated is not None and player not in seated
+
+
+def _keep(kept: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    """Remember `value` under `key`, the newest; the oldest go past KEPT."""
+    kept[key] = value
+    kept.move_to_end(key)
+    while len(kept) > KEPT:
+        kept.popitem(last=False)

@@ -70,7 +70,7 @@ class Social:
         self.store = store  # the hourly budget of follows and blocks per address
         self.adds = (adds_per_hour, max(1, 3_600_000 // adds_per_hour))
         self.consent = consent
-        self.answers = following  # the `following` answers, one per player every few s
+        self.answers = following  # the `following` answers, one per socket every few s
         self.table: dict[str, Handler] = {
             "say": self.say,
             "chat_history": self.chat_history,
@@ -191,20 +191,20 @@ class Social:
         player, name = await self.whom(conn, msg["player"], msg.get("game"))
         await self._pay(conn)
         await self.follows.follow(_player(conn), conn.name, player, name)
-        self.answers.forget(_player(conn))
+        self.answers.forget(_player(conn), id(conn))
         return {"type": "followed", "player": player, "name": name}
 
     async def unfollow(self, conn: Any, msg: Message) -> Message:
         """Stop following a player."""
         player, name = await self.whom(conn, msg["player"], msg.get("game"))
         await self.follows.unfollow(_player(conn), player)
-        self.answers.forget(_player(conn))
+        self.answers.forget(_player(conn), id(conn))
         return {"type": "unfollowed", "player": player, "name": name}
 
     async def following(self, conn: Any, msg: Message) -> Message:
         """The players we follow, each online or not, with the unfinished games of theirs
         we may watch (and how many others they sit in: private tables' games)."""
-        return await self.answers.answer(_player(conn))
+        return await self.answers.answer(_player(conn), id(conn))
 
     async def _named(self, names: dict[str, str]) -> list[Message]:
         """Players with their names: an account's as it is now, a guest's as kept."""
