@@ -15,7 +15,6 @@ import asyncio
 import json
 import tempfile
 from pathlib import Path
-from typing import Any
 
 from moose_server.accounts.names import MAX_NAME
 from moose_server.arenas.calls import ArenaMemberCall
@@ -27,8 +26,10 @@ from moose_server.social.blocks import Blocks
 from moose_server.social.chat import MAX_TEXT
 from moose_server.social.chat_store import ChatStore
 from moose_server.social.follows import Follows
+from moose_server.storage.codec import as_text
 from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import EmbeddedRedis
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import ArenaKeys, blocks_key, followers_key, follows_key
 
 NAME = "W" * MAX_NAME
@@ -39,15 +40,16 @@ def player(n: int) -> str:
     return f"p_{n:010x}"
 
 
-async def usage(redis: Any, keys: list[str]) -> int:
-    """MEMORY USAGE of the keys, every element counted."""
+async def usage(redis: Gateway, keys: list[str]) -> int:
+    """MEMORY USAGE of the keys, every element counted (redis-py's client, past the
+    gateway: no store reads memory)."""
     total = 0
     for key in keys:
-        total += int(await redis.memory_usage(key, samples=0) or 0)
+        total += int(await redis.client.memory_usage(key, samples=0) or 0)
     return total
 
 
-async def follows(redis: Any) -> tuple[int, int]:
+async def follows(redis: Gateway) -> tuple[int, int]:
     """Bytes per follow: the follower's entry and a new followers hash of the followed,
     with one follower filling its list to the cap and every followed player new."""
     store = Follows(redis, None, S, None)  # type: ignore[arg-type]
@@ -60,7 +62,7 @@ async def follows(redis: Any) -> tuple[int, int]:
     return mine // len(targets), theirs // len(targets)
 
 
-async def blocks(redis: Any) -> int:
+async def blocks(redis: Gateway) -> int:
     """Bytes per block, one blocker's list filled to the cap."""
     store = Blocks(redis, S.blocks_max)
     me = player(2)
@@ -69,20 +71,20 @@ async def blocks(redis: Any) -> int:
     return await usage(redis, [blocks_key(me)]) // S.blocks_max
 
 
-async def chat(redis: Any) -> tuple[int, int]:
+async def chat(redis: Gateway) -> tuple[int, int]:
     """Bytes of one room filled to `chat_kept` lines of MAX_TEXT four-byte characters
     (and of one line alone)."""
     store = ChatStore(redis, S.buckets, S.chat_kept, S.game_ttl * 1000)
     text = "\U0001f98c" * MAX_TEXT
     line = {"player": player(3), "name": NAME, "seat": 5, "text": text, "time": 1764424800000}
     await store.say("T0T0T0T0", "table", line)
-    one = await usage(redis, [key for key in await redis.keys("*T0T0T0T0*")])
+    one = await usage(redis, [as_text(k) for k in await redis.client.keys("*T0T0T0T0*")])
     for _ in range(S.chat_kept + 20):  # past the cap: the oldest go
         await store.say("T1T1T1T1", "table", line)
-    return one, await usage(redis, [key for key in await redis.keys("*T1T1T1T1*")])
+    return one, await usage(redis, [as_text(k) for k in await redis.client.keys("*T1T1T1T1*")])
 
 
-async def arenas(redis: Any) -> int:
+async def arenas(redis: Gateway) -> int:
     """Bytes per arena member (standings, members, waiting line) of one address's hour."""
     store = ArenaStore(redis)
     await store.create(new_arena("Bench", "people", 60, (2, 6), arena_id="a_mem"))
@@ -103,15 +105,14 @@ async def main() -> None:
         tempfile.TemporaryDirectory(prefix="mmem") as tmp,
         EmbeddedRedis(Path(tmp), appendonly=False) as server,
     ):
-        backend = await open_redis(server.url, 4)
-        redis: Any = backend.redis
+        redis = await open_redis(server.url, 4)
         try:
             mine, theirs = await follows(redis)
             blocked = await blocks(redis)
             line, room = await chat(redis)
             member = await arenas(redis)
         finally:
-            await backend.aclose()
+            await redis.aclose()
     adds = S.social_adds_per_hour
     chat_hour = S.chat_burst + 3600 / S.chat_interval
     print(f"follow: {mine} B in the follower's list + {theirs} B as a new followers list")

@@ -17,17 +17,14 @@ import logging
 from typing import Any, Protocol
 
 from moose_server.accounts import PlayerStore, ratings
-from moose_server.addresses import limit_subject
 from moose_server.arenas.calls import ArenaMemberCall
 from moose_server.arenas.store import Arena, ArenaError, ArenaStore
 from moose_server.errors import Refusal
-from moose_server.limits.limits import Limited
+from moose_server.limits.limiter import Limiter, full
 from moose_server.limits.quotas import Quotas
 from moose_server.net.router import Router
 from moose_server.settings import Settings
 from moose_server.storage.failures import one_round
-from moose_server.storage.keys import limit_key
-from moose_server.storage.scripts import LimitCall
 from moose_server.storage.store import Store
 
 __all__ = ["ArenaRequests"]
@@ -71,12 +68,14 @@ class ArenaRequests:
         store: Store,
         players: PlayerStore,
         quotas: Quotas,
+        limiter: Limiter,
         settings: Settings,
     ) -> None:
         self.arenas = arenas
         self.store = store
         self.players = players
         self.quotas = quotas
+        self.limiter = limiter  # new members per address (rate `arena`)
         self.settings = settings
         self.watchers: dict[str, dict[int, Member]] = {}  # arena -> id(socket) -> socket
         self.seen: dict[str, int] = {}  # arena -> the version last sent to its watchers
@@ -149,8 +148,6 @@ class ArenaRequests:
         player = conn.player
         assert player is not None
         await self.quotas.may_play(conn.address, player)
-        if not await self.arenas.is_member(arena.id, player):
-            await self._pay_new_member(conn.address)
         [profile] = await self.players.profiles([player])
         skill = ratings.skill(float(profile.get("mu", ratings.MU)))
         member = json.dumps(
@@ -163,7 +160,12 @@ class ArenaRequests:
                 "ip": address_digest(conn.address),
             }
         )
-        out = await self.arenas.member(ArenaMemberCall(arena.id, player, "join", member))
+        call = ArenaMemberCall(arena.id, player, "join", member)
+        if await self.arenas.is_member(arena.id, player):  # coming back: free
+            out = await self.arenas.member(call)
+        else:  # guests are free to make: this bounds the standings one address fills
+            async with self.limiter.attempt("arena", address=conn.address):
+                out = await self.arenas.member(call)
         log.info(
             "arena %s: %s joins", arena.id, player, extra={"event": "arena_join", "player": player}
         )
@@ -174,15 +176,6 @@ class ArenaRequests:
             "max_players": high,
             **out,
         }
-
-    async def _pay_new_member(self, address: str) -> None:
-        """One new arena membership of the address' hour (any arena): with guests free to
-        make, this is what bounds the standings one address can fill; `rate_limited`."""
-        most = self.settings.arena_joins_per_hour
-        key = limit_key("arena", "address", limit_subject(address))
-        wait = await self.store.limit(LimitCall(key, 3_600_000 // most, most))
-        if wait:
-            raise Limited(f"your address joined {most} arenas as new members this hour", wait)
 
     @staticmethod
     def _sizes(arena: Arena, msg: Message) -> tuple[int, int]:
@@ -219,8 +212,8 @@ class ArenaRequests:
         watched = sum(1 for w in self.watchers.values() if id(conn) in w)
         if id(conn) not in self.watchers.get(arena, {}):
             if watched >= self.settings.arenas_watched:
-                raise Refusal(
-                    "too_many_watched",
+                raise full(
+                    "arenas_watched",
                     f"a socket watches {self.settings.arenas_watched} arenas at most",
                 )
             self.watchers.setdefault(arena, {})[id(conn)] = conn

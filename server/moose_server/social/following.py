@@ -30,7 +30,8 @@ import time
 from collections import OrderedDict
 from typing import Any, Protocol
 
-from moose_server.limits.limits import Limited
+from moose_server.limits.limiter import Limited
+from moose_server.limits.rates import rate
 from moose_server.play import GameError, Games
 from moose_server.social.follows import Follows
 
@@ -76,7 +77,8 @@ class Following:
         last = self._asked.get(socket)
         if last is not None and now - last < self.every:
             wait = round((last + self.every - now) * 1000)
-            raise Limited(f"`following` is answered once every {self.every:g} s", wait)
+            limit = rate("following")
+            raise Limited(limit.message, wait, limit.code)
         _keep(self._asked, socket, now)
         kept = self._answers.get(player)
         if kept is not None and now - kept[0] < self.every:
