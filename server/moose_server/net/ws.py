@@ -30,7 +30,7 @@ from typing import Any, Protocol
 
 from aiohttp import WSMsgType, web
 
-from moose import protocol
+from moose import messages, protocol
 from moose.protocol import ProtocolError
 from moose_server.addresses import networks
 from moose_server.errors import Refusal
@@ -223,9 +223,10 @@ class Connection:
         msg = None
         mtype = "?"
         try:
+            typed = messages.decode(data)
+            msg_id = typed.id
+            mtype = str(typed.__struct_config__.tag)
             msg = protocol.decode(data)
-            msg_id = protocol.request_id(msg)
-            mtype = protocol.check(msg)
             answer = await self._dispatch(mtype, msg)
         except _Refusal as exc:
             fields = getattr(exc, "fields", None)
