@@ -28,9 +28,11 @@ import logging
 import math
 from typing import Any, Protocol
 
+import msgspec
 from aiohttp import WSMsgType, web
 
 from moose import messages, protocol
+from moose.messages import ClientMessage, Error, Hello, Reply
 from moose.protocol import ProtocolError
 from moose_server.addresses import networks
 from moose_server.errors import Refusal
@@ -220,18 +222,18 @@ class Connection:
 
     async def _answer(self, data: bytes | str) -> None:
         msg_id = None
-        msg = None
-        mtype = "?"
+        msg: ClientMessage | None = None
         try:
-            typed = messages.decode(data)
-            msg_id = typed.id
-            mtype = str(typed.__struct_config__.tag)
-            msg = protocol.decode(data)
-            answer = await self._dispatch(mtype, msg)
+            msg = messages.decode(data)  # typed and checked, or ProtocolError
+            msg_id = msg.id
+            answer = await self._dispatch(msg)
         except _Refusal as exc:
+            if isinstance(exc, ProtocolError) and msg is None:
+                msg_id = exc.msg_id  # the id of a message that failed its check
             fields = getattr(exc, "fields", None)
             self.send_error(exc.code, exc.message, msg_id, _game_of(msg), fields)
             if isinstance(exc, Limited):
+                mtype = msg.__struct_config__.tag if msg is not None else "?"
                 self.doors.refusals.refused(
                     f"{exc.code}:{mtype}", self.address, self.player, self.name
                 )
@@ -258,18 +260,19 @@ class Connection:
             self.send_error("internal", "internal error (logged)", msg_id)
             return
         if answer is not None:
-            if msg_id is not None:
-                answer["id"] = msg_id
+            if msg_id is not None and isinstance(answer, dict):
+                answer["id"] = msg_id  # a Reply Struct carries it already
             self.send(answer)
 
-    async def _dispatch(self, mtype: str, msg: dict[str, Any]) -> dict[str, Any] | None:
-        if self.player is None and mtype != "hello":
+    async def _dispatch(self, msg: ClientMessage) -> dict[str, Any] | Reply | None:
+        hello = type(msg) is Hello
+        if self.player is None and not hello:
             raise ProtocolError("hello_required", "say hello first")
-        if self.player is not None and mtype == "hello":
+        if self.player is not None and hello:
             raise ProtocolError("already_hello", "this socket has said hello already")
         if self.away:  # a seat of ours is away: it comes back (play/handlers.py)
             await self.doors.router.back(self)
-        return await self.doors.router.handle(mtype, self, msg)
+        return await self.doors.router.handle(self, msg)
 
     def _allow(self) -> bool:
         """Token bucket: `rate` messages a second with bursts of `burst`."""
@@ -302,12 +305,12 @@ class Connection:
 
     # -- writing ------------------------------------------------------------------
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any] | Reply) -> None:
         """Send a message (written now, unless the client is behind); never waits."""
         if self._closing:
             return
         try:
-            frame = pack(message) if self.binary else protocol.encode(message, binary=False)
+            frame = pack(message) if self.binary else _json(message)
         except (ValueError, TypeError, OverflowError) as exc:
             # A value the protocol check let through by mistake: the client gets
             # `internal` instead of a dead socket, and the log one line per socket.
@@ -315,7 +318,7 @@ class Connection:
                 self._unencodable = True
                 log.error(
                     "cannot encode a %s message: %s",
-                    message.get("type"),
+                    _type_of(message),
                     exc,
                     extra={"event": "internal_error", "player": self.player},
                 )
@@ -388,8 +391,12 @@ class Connection:
                     "game": game,
                 },
             )
-        error = protocol.error(code, message, msg_id)
-        self.send({**error, **fields} if fields else error)
+        if not fields:
+            self.send(Error(code=code, message=message, id=msg_id))
+        elif fields.keys() <= Error.KNOWN:
+            self.send(Error(code=code, message=message, id=msg_id, **fields))
+        else:  # a field the Struct does not name yet: the map, as PROTOCOL.md has it
+            self.send({**protocol.error(code, message, msg_id), **fields})
 
     def close(self, code: int, message: str = "") -> None:
         """Close after what was sent before has been written."""
@@ -505,7 +512,21 @@ def _check_origin(request: web.Request, origins: Origins) -> None:
         )
 
 
-def _game_of(msg: dict[str, Any] | None) -> str | None:
+def _json(message: dict[str, Any] | Reply) -> str:
+    """A message as a JSON text frame."""
+    if isinstance(message, Reply):
+        return msgspec.json.encode(message).decode()
+    return str(protocol.encode(message, binary=False))
+
+
+def _type_of(message: dict[str, Any] | Reply) -> object:
+    """A message's `type`, for the log."""
+    if isinstance(message, Reply):
+        return message.__struct_config__.tag
+    return message.get("type")
+
+
+def _game_of(msg: ClientMessage | None) -> str | None:
     """The game a request is about, if it names one."""
-    game = msg.get("game") if msg is not None else None
+    game = getattr(msg, "game", None)
     return game if isinstance(game, str) else None
