@@ -23,10 +23,13 @@ from moose.protocol import decode as decode_map
 __all__ = [
     "CLIENT_TYPES",
     "SERVER_TYPES",
+    "Answer",
     "ClientMessage",
     "Error",
+    "Event",
     "Moved",
     "Pong",
+    "Reply",
     "Request",
     "decode",
     "plain_why",
@@ -476,13 +479,17 @@ CLIENT_TYPES: dict[str, type[Request]] = {
 # -- what the server sends ------------------------------------------------------------
 
 
-class Reply(msgspec.Struct, tag_field="type", kw_only=True, omit_defaults=True):
-    """A server message built as a Struct; `id` is the request's (absent on pushes)."""
+class Reply(msgspec.Struct, tag_field="type", kw_only=True):
+    """A server message built as a Struct: encoded by msgspec, `type` first."""
+
+
+class Answer(Reply, kw_only=True, omit_defaults=True):
+    """An answer to a request: `id` is the request's (left out when it had none)."""
 
     id: int | str | None = None
 
 
-class Error(Reply, tag="error"):
+class Error(Answer, tag="error"):
     """A refusal with a stable code; more fields when the code says so."""
 
     KNOWN: ClassVar[frozenset[str]] = frozenset({"retry_after", "reason", "until"})
@@ -494,17 +501,30 @@ class Error(Reply, tag="error"):
     until: int | None = None  # banned: when the ban ends (ms)
 
 
-class Pong(Reply, tag="pong"):
+class Pong(Answer, tag="pong"):
     """The answer to `ping`."""
 
     server_time: int
 
 
-class Moved(Reply, tag="moved"):
+class Moved(Answer, tag="moved"):
     """The answer to a `move`: the seq of the event it made."""
 
     game: str
     seq: int
+
+
+class Event(Reply, tag="event"):
+    """A game's change as one seat (or a spectator) sees it; every field is sent,
+    `legal` and `deadline` as null when it is not that seat's move."""
+
+    game: str
+    seq: int
+    event: dict[str, Any]
+    view: dict[str, Any]
+    legal: Any  # list of moves, or None
+    deadline: Any  # ms, or None
+    server_time: int
 
 
 # Every `type` the server sends; those above are built as Structs, the others as maps.

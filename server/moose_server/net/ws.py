@@ -1,7 +1,9 @@
 """One WebSocket: read loop -> dispatch; every frame out through aiohttp's writer.
 
-The reader decodes and checks each frame, applies the rate limit and runs the
-handler the message type's feature registered with the router (`router.py`).
+The reader applies the rate limit, decodes each frame once into its typed
+message (moose.messages: msgspec's JSON or msgpack decoder, which checks every
+field as it reads) and runs the handler the message's feature registered with
+the router (`router.py`).
 `send` never waits: the frame goes to aiohttp's writer at once (`outbox.py`), so
 a move's `moved` and the events the hub sends are on the wire when they are
 sent, not when the loop turn ends. The kernel and aiohttp buffer what the client
