@@ -222,6 +222,63 @@ def test_a_paced_run_plays_and_reports(tmp_path: object) -> None:
     assert 0 < report["moves_per_second"] <= 20 * 1.1  # the pacer holds the rate
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_run_over_two_instances_compares_spread_seats_with_one_instance() -> None:
+    """--instances 2: one Redis, two servers; rounds of one instance and of seats
+    spread over both, each with its CPU per move summed over the instances."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "moose",
+        "loadtest",
+        "--spawn",
+        "--instances",
+        "2",
+        "--rounds",
+        "1",
+        "--games",
+        "4",
+        "--warmup",
+        "1",
+        "--duration",
+        "2",
+        "--drain",
+        "60",
+        "--monitor",
+        "0",
+        "--no-ceilings",
+        "--json",
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    assert len(report["server_pids"]) == 2 and len(set(report["urls"])) == 2
+    scale = report["scale_out"]
+    assert scale["instances"] == 2 and len(scale["one_instance"]) == len(scale["spread"]) == 1
+    for kind in ("one_instance", "spread"):
+        [figures] = scale[kind]
+        assert figures["errors"] == {} and figures["games"] >= 1, kind
+        assert figures["server_cpu_ms_per_move"] > 0, kind
+        assert figures["redis_commands_per_move"] > 0, kind
+        assert figures["move_latency_ms"]["p99"] is not None, kind
+    where = scale["spread"][0]["instances"]
+    assert where["spread_over"] == 2 and where["games_on_several"] >= 1
+    assert scale["cpu_per_move_ratio"] > 0 and scale["redis_commands_ratio"] > 0
+    assert report["server"]["instances"] == 2
+
+
+def test_players_are_spread_round_robin_over_the_instances() -> None:
+    from moose_loadtest.crowd import Job, Player, Run
+
+    urls = ("ws://127.0.0.1:1/ws", "ws://127.0.0.1:2/ws", "ws://127.0.0.1:3/ws")
+    run = Run(Job(mode="games", url=urls[0], players=6, spread=urls), 0.0)
+    chosen = [Player(run, i, None).url for i in range(6)]  # type: ignore[arg-type]
+    assert chosen == [*urls, *urls]
+    alone = Run(Job(mode="games", url=urls[1], players=2), 0.0)
+    assert {Player(alone, i, None).url for i in range(2)} == {urls[1]}  # type: ignore[arg-type]
+
+
 async def test_a_player_socket_keeps_under_the_default_server_rate() -> None:
     """A socket sends at most MOOSE_RATE's default: a burst, then SOCKET_RATE a second."""
     from moose_loadtest.crowd import SOCKET_BURST, SOCKET_RATE, SocketPacer

@@ -492,13 +492,14 @@ class Answer(Reply, kw_only=True, omit_defaults=True):
 class Error(Answer, tag="error"):
     """A refusal with a stable code; more fields when the code says so."""
 
-    KNOWN: ClassVar[frozenset[str]] = frozenset({"retry_after", "reason", "until"})
+    KNOWN: ClassVar[frozenset[str]] = frozenset({"retry_after", "reason", "until", "next"})
 
     code: str
     message: str
     retry_after: int | None = None  # ms: rate_limited, banned
     reason: str | None = None  # banned
     until: int | None = None  # banned: when the ban ends (ms)
+    next: str | None = None  # offer_closed: the game a rematch started
 
 
 class Pong(Answer, tag="pong"):

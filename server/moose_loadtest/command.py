@@ -59,13 +59,39 @@ def add_parser(subparsers: Any) -> None:
         "most MOOSE_MAX_SOCKETS_PER_ADDRESS sockets per loopback source address.",
     )
     where = p.add_mutually_exclusive_group(required=True)
-    where.add_argument("--url", help="WebSocket URL of a running server")
+    where.add_argument(
+        "--url",
+        action="append",
+        help="WebSocket URL of a running server; several (the flag again, or joined by "
+        "commas): instances of one deployment, players spread over them round-robin",
+    )
     where.add_argument(
         "--spawn", action="store_true", help="start a Redis and a `moose serve` of our own"
     )
+    p.add_argument(
+        "--instances",
+        type=int,
+        default=1,
+        metavar="N",
+        help="with --spawn: start N `moose serve` over the one Redis (default 1); with "
+        "N > 1 (or several --url) the games phase runs rounds of players spread "
+        "round-robin over the instances, interleaved with rounds of every player on the "
+        "first instance, and reports server CPU per move summed over the instances for both",
+    )
+    p.add_argument(
+        "--rounds",
+        type=int,
+        default=2,
+        help="with several instances: interleaved rounds of each kind (default 2)",
+    )
     p.add_argument("--redis", help="with --spawn: the Redis URL the server uses (default: own)")
     p.add_argument("--redis-url", help="Redis of a --url server, for commands per move")
-    p.add_argument("--server-pid", type=int, help="pid of a --url server, for CPU and memory")
+    p.add_argument(
+        "--server-pid",
+        type=int,
+        action="append",
+        help="pid of a --url server, for CPU and memory (again for each --url)",
+    )
     p.add_argument("--games", type=int, default=200, help="concurrent games (default 200; 0: none)")
     p.add_argument(
         "--table",
@@ -153,8 +179,14 @@ def run(args: argparse.Namespace) -> int:
     if min(args.games, args.procs - 1, args.matchmaking, args.connections) < 0:
         console.print("moose loadtest: counts must not be negative")
         return 2
-    # Every field but `ceilings` is the flag of the same name.
+    if min(args.instances, args.rounds) < 1:
+        console.print("moose loadtest: --instances and --rounds are at least 1")
+        return 2
+    # Every field but `ceilings` is the flag of the same name; the repeatable ones
+    # become tuples (a --url may itself list several, joined by commas).
     flags = {f.name: getattr(args, f.name) for f in fields(Options) if f.name != "ceilings"}
+    flags["url"] = tuple(u for given in args.url or () for u in given.split(",") if u)
+    flags["server_pid"] = tuple(args.server_pid or ())
     opts = Options(**flags, ceilings=not args.no_ceilings)
     try:
         report = asyncio.run(_main(opts, console))

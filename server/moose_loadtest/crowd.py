@@ -76,6 +76,9 @@ class Job:
     worker: int = 0
     seed: int = 0
     redis_url: str | None = None  # matchmaking mode: give each player a rating there first
+    # Several instances: player i connects to spread[(worker + i) % len], so that the
+    # seats of one game sit on different instances (`url` is then spread[0]).
+    spread: tuple[str, ...] = ()
 
 
 @dataclass
@@ -95,6 +98,7 @@ class Tally:
     connect_ms: list[float] = field(default_factory=list)
     window: tuple[float, float] = (0.0, 0.0)
     tables: dict[str, list[int]] = field(default_factory=dict)  # game -> seats' ratings
+    instances: dict[str, list[int]] = field(default_factory=dict)  # game -> its seats' instances
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the trip back to the parent process."""
@@ -185,6 +189,9 @@ class Player:
         self.name = f"lt{run.job.worker}-{index}"
         self.player = ""
         self.bot = make_bot(run.job.bot, run.job.seed * 100_003 + index)
+        spread = run.job.spread
+        self.instance = (run.job.worker + index) % len(spread) if spread else 0
+        self.url = spread[self.instance] if spread else run.job.url
         self.ws: aiohttp.ClientWebSocketResponse | None = None
         self.seats: dict[str, int] = {}
         self._ids = itertools.count(1)
@@ -203,7 +210,7 @@ class Player:
         """Open the socket and say hello (raises on failure)."""
         t0 = time.monotonic()
         self.ws = await self.session.ws_connect(
-            self.run.job.url, autoping=True, heartbeat=None, max_msg_size=0, compress=0
+            self.url, autoping=True, heartbeat=None, max_msg_size=0, compress=0
         )
         hello = {"type": "hello", "id": 0, "protocol": PROTOCOL_VERSION, "name": self.name}
         await self._send(hello)
@@ -279,6 +286,8 @@ class Player:
                 self._on_moved(msg)
             elif kind == "match":
                 self.seats[msg["game"]] = msg["seat"]
+                if self.run.job.spread:
+                    self.run.tally.instances.setdefault(msg["game"], []).append(self.instance)
                 self.run.matched(self, self._queued_at, time.monotonic())
             elif kind == "left":
                 return  # out of the queue at the end of the window

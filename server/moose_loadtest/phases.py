@@ -44,6 +44,7 @@ from moose_loadtest.probes import (
     wait_ready,
 )
 from moose_loadtest.run import Options, Ui, in_thread, percentiles, run_workers, summary
+from moose_loadtest.scale import scale_out
 
 __all__ = ["run"]
 
@@ -68,13 +69,23 @@ def _job(opts: Options, mode: str, url: str, players: int, **extra: Any) -> Job:
 
 
 async def games_phase(
-    opts: Options, url: str, pid: int | None, redis_url: str | None, ui: Ui
+    opts: Options,
+    url: str,
+    pids: list[int],
+    redis_url: str | None,
+    ui: Ui,
+    spread: tuple[str, ...] = (),
+    label: str = "games",
 ) -> dict[str, Any]:
-    """The main phase: real games through the public queue, probes on the window."""
+    """The main phase: real games through the public queue, probes on the window.
+
+    `pids`: the server processes whose CPU and memory are summed; `spread`: the
+    instances the players are spread over, round-robin (none: all on `url`).
+    """
     notes: dict[str, Any] = {}
 
     async def window(start: float, workers: list[int]) -> None:
-        server = ProcessProbe(pid) if pid else None
+        servers = [ProcessProbe(pid) for pid in pids]
         gens = [ProcessProbe(w) for w in workers]
         redis = RedisProbe(redis_url) if redis_url else None
         try:
@@ -82,23 +93,17 @@ async def games_phase(
                 await asyncio.sleep(max(0.0, start + opts.warmup - opts.monitor - time.monotonic()))
                 notes["round_trips"] = await redis.round_trips(opts.monitor)
             await asyncio.sleep(max(0.0, start + opts.warmup - time.monotonic()))
-            for probe in (server, *gens):
-                if probe:
-                    probe.start()
+            for probe in (*servers, *gens):
+                probe.start()
             if redis:
                 await redis.start()
             end = start + opts.warmup + opts.duration
             while time.monotonic() < end:
                 await asyncio.sleep(min(0.5, max(0.0, end - time.monotonic())))
-                if server:
+                for server in servers:
                     server.rss()
-            if server:
-                server.stop()
-                notes["server"] = {
-                    "cpu_percent": round(server.cpu_percent, 1),
-                    "rss_mb": round(server.rss() / 2**20, 1),
-                    "rss_peak_mb": round(server.peak_rss / 2**20, 1),
-                }
+            if servers:
+                notes["server"] = _servers(servers)
             notes["load_generator"] = {"cpu_percent": round(sum(g.stop() for g in gens), 1)}
             if redis:
                 await redis.stop()
@@ -107,8 +112,8 @@ async def games_phase(
             if redis:
                 await redis.aclose()
 
-    job = _job(opts, "games", url, opts.games * opts.table, rate=opts.rate)
-    merged = await run_workers(job, opts.procs, ui, "games", window)
+    job = _job(opts, "games", url, opts.games * opts.table, rate=opts.rate, spread=spread)
+    merged = await run_workers(job, opts.procs, ui, label, window)
     out = summary(merged, opts.duration)
     # The progress line ends on the window's figure, the one the table shows.
     ui.update(
@@ -117,6 +122,12 @@ async def games_phase(
     )
     out["server"] = notes.get("server")
     out["load_generator"] = notes.get("load_generator")
+    if spread:
+        out["instances"] = {
+            "spread_over": len(spread),
+            "games_seated": merged["seated_games"],
+            "games_on_several": merged["spread_games"],
+        }
     if "redis_window" in notes:
         commands, cpu = notes["redis_window"]
         moves = max(1, merged["moves"])
@@ -134,6 +145,17 @@ async def games_phase(
         finally:
             await probe.aclose()
     return out
+
+
+def _servers(probes: list[ProcessProbe]) -> dict[str, Any]:
+    """The window's figures of the server processes, summed over the instances."""
+    cpu = sum(p.stop() for p in probes)
+    return {
+        "cpu_percent": round(cpu, 1),
+        "rss_mb": round(sum(p.rss() for p in probes) / 2**20, 1),
+        "rss_peak_mb": round(sum(p.peak_rss for p in probes) / 2**20, 1),
+        "instances": len(probes),
+    }
 
 
 async def socket_ceiling(opts: Options, ui: Ui) -> dict[str, Any]:
@@ -388,7 +410,7 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
     # Raised here so that the server we spawn and our workers inherit it.
     soft, hard = raise_nofile(wanted)
     # A URL's password (a --redis or --redis-url of the run) stays out of the report.
-    options = {k: redact_url(v) if isinstance(v, str) else v for k, v in vars(opts).items()}
+    options = {k: _redacted(v) for k, v in vars(opts).items()}
     report: dict[str, Any] = {
         "machine": machine(),
         "options": options,
@@ -397,44 +419,89 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
     if soft < sockets + 256:
         report["warnings"] = [f"open-file hard limit {hard} is too low for {sockets} sockets"]
     with contextlib.ExitStack() as stack:
-        url, pid, redis_url = opts.url, opts.server_pid, opts.redis_url
-        if opts.spawn:
-            ui.phase("starting Redis and moose serve", 1)
-            spawned = stack.enter_context(Spawned(opts.redis))
-            url, pid = spawned.url, spawned.pid
-            redis_url = redis_url or spawned.redis_url
-        if not url:
-            raise ValueError("give --url or --spawn")
+        urls, pids, redis_url = _servers_of(opts, stack, ui)
+        url, pid = urls[0], (pids[0] if pids else None)
         if not is_loopback(url) and sockets / max(1, opts.procs) > SOCKETS_PER_ADDRESS:
             report.setdefault("warnings", []).append(
                 f"a server with default limits takes {SOCKETS_PER_ADDRESS} sockets per client "
                 "address: raise MOOSE_MAX_SOCKETS_PER_ADDRESS there, or load it from more machines"
             )
+        if len(pids) < len(urls):
+            report.setdefault("warnings", []).append(
+                "server CPU and memory are of the --server-pid processes only"
+            )
         report["url"], report["server_pid"] = redact_url(url), pid
+        report["urls"], report["server_pids"] = [redact_url(u) for u in urls], pids
         report["redis_url"] = redact_url(redis_url) if redis_url else redis_url
         if opts.lobby:
             sources = functools.partial(_source_ips, opts, url=url)
             report["lobby"] = await lobby_phase(opts, url, pid, redis_url, ui, sources)
         elif opts.games > 0:
-            ceilings: dict[str, Any] = {"socket": None, "storage": None}
-            if opts.ceilings:
-                ceilings["socket"] = await socket_ceiling(opts, ui)
-                if redis_url and has_storage_ceiling():
-                    ceilings["storage"] = await storage_ceiling(opts, redis_url, ui)
-                elif redis_url:
-                    report.setdefault("warnings", []).append(
-                        "no storage ceiling: it is measured by the server package "
-                        f"({STORAGE_CEILING}), which is not installed here"
-                    )
-            report.update(await games_phase(opts, url, pid, redis_url, ui))
-            for ceiling in ceilings.values():
-                if ceiling:
-                    ceiling["ratio"] = _ratio(report["moves_per_second"], ceiling)
-            if ceilings["socket"]:
-                ceilings["socket"].update(cpu_per_move(report, ceilings["socket"]))
-            report["ceilings"] = ceilings
+            report.update(await _games_and_ceilings(opts, urls, pids, redis_url, ui, report))
         if opts.matchmaking > 0:
             report["matchmaking"] = await matchmaking_phase(opts, url, redis_url, ui)
         if opts.connections > 0:
             report["connections"] = await connections_phase(opts, url, pid, ui)
     return report
+
+
+def _servers_of(
+    opts: Options, stack: contextlib.ExitStack, ui: Ui
+) -> tuple[list[str], list[int], str | None]:
+    """The instances' URLs and pids, and the Redis URL: spawned (each instance after
+    the first over the first one's Redis) or as given."""
+    urls, pids, redis_url = list(opts.url), list(opts.server_pid), opts.redis_url
+    if opts.spawn:
+        ui.phase("starting Redis and moose serve", opts.instances)
+        first = stack.enter_context(Spawned(opts.redis))
+        spawned = [first]
+        for _ in range(1, opts.instances):
+            spawned.append(stack.enter_context(Spawned(first.redis_url)))
+            ui.update(len(spawned))
+        urls, pids = [s.url for s in spawned], [s.pid for s in spawned]
+        redis_url = redis_url or first.redis_url
+    if not urls:
+        raise ValueError("give --url or --spawn")
+    return urls, pids, redis_url
+
+
+async def _games_and_ceilings(
+    opts: Options,
+    urls: list[str],
+    pids: list[int],
+    redis_url: str | None,
+    ui: Ui,
+    report: dict[str, Any],
+) -> dict[str, Any]:
+    """The ceilings, then the games phase (with several instances: `scale.scale_out`)."""
+    ceilings: dict[str, Any] = {"socket": None, "storage": None}
+    if opts.ceilings:
+        ceilings["socket"] = await socket_ceiling(opts, ui)
+        if redis_url and has_storage_ceiling():
+            ceilings["storage"] = await storage_ceiling(opts, redis_url, ui)
+        elif redis_url:
+            report.setdefault("warnings", []).append(
+                "no storage ceiling: it is measured by the server package "
+                f"({STORAGE_CEILING}), which is not installed here"
+            )
+    if len(urls) > 1:
+        out, comparison = await scale_out(opts, urls, pids, redis_url, ui, games_phase)
+        out["scale_out"] = comparison
+    else:
+        out = await games_phase(opts, urls[0], pids, redis_url, ui)
+    for ceiling in ceilings.values():
+        if ceiling:
+            ceiling["ratio"] = _ratio(out["moves_per_second"], ceiling)
+    if ceilings["socket"]:
+        ceilings["socket"].update(cpu_per_move(out, ceilings["socket"]))
+    out["ceilings"] = ceilings
+    return out
+
+
+def _redacted(value: Any) -> Any:
+    """An option as the report shows it: no password of a URL, nor of a list of them."""
+    if isinstance(value, str):
+        return redact_url(value)
+    if isinstance(value, tuple):
+        return [_redacted(v) for v in value]
+    return value

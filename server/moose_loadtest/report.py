@@ -36,6 +36,8 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
     rows: list[Row] = []
     if "moves_per_second" in r:
         rows += _window_rows(r) + _ceiling_rows(r)
+    if r.get("scale_out"):
+        rows += _scale_rows(r["scale_out"])
     for step in (r.get("lobby") or {}).get("steps") or ():
         rows.append((f"lobby of {step['players']:,} players", ""))
         rows += [(f"  {name}", value) for name, value in _window_rows(step)]
@@ -98,6 +100,24 @@ def _window_rows(r: dict[str, Any]) -> list[Row]:
     if rd:
         rows.append(("Redis CPU %", f"{rd['cpu_percent']}"))
     return rows
+
+
+def _scale_rows(s: dict[str, Any]) -> list[Row]:
+    """One instance against the players spread over several: medians of the rounds."""
+    one, spread = s["median_one_instance"], s["median_spread"]
+
+    def pair(key: str) -> str:
+        return f"{one[key]} / {spread[key]}"
+
+    return [
+        (f"one instance / spread over {s['instances']} (medians of {s['rounds']} rounds)", ""),
+        ("  server CPU ms/move, all instances", pair("server_cpu_ms_per_move")),
+        ("  ... spread over one instance", f"x{s['cpu_per_move_ratio']}"),
+        ("  Redis commands per move", pair("redis_commands_per_move")),
+        ("  moves per second", pair("moves_per_second")),
+        ("  move -> moved p99, ms", pair("move_p99_ms")),
+        ("  move -> every seat has it p99, ms", pair("all_seats_p99_ms")),
+    ]
 
 
 def _ceiling_rows(r: dict[str, Any]) -> list[Row]:

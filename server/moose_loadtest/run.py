@@ -32,11 +32,13 @@ SETUP_TIMEOUT = 300.0  # connecting 10,000 sockets takes a while
 class Options:
     """Everything `moose loadtest` was asked to do."""
 
-    url: str | None = None
+    url: tuple[str, ...] = ()  # running servers: instances of one deployment
     spawn: bool = False
+    instances: int = 1  # with `spawn`: `moose serve` processes over the one Redis
+    rounds: int = 2  # several instances: interleaved rounds of one instance and spread
     redis: str | None = None  # the Redis a spawned server uses (default: its own)
     redis_url: str | None = None  # the Redis to read command counts from
-    server_pid: int | None = None
+    server_pid: tuple[int, ...] = ()  # of the `url` servers, in the same order
     games: int = 200  # concurrent games (players = games * table)
     table: int = 4
     procs: int = 1
@@ -89,6 +91,7 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
         "connected": 0,
     }
     tables: dict[str, list[int]] = {}  # game -> its seats' ratings (matchmaking)
+    instances: dict[str, set[int]] = {}  # game -> the instances its seats are on
     games: set[str] = set()
     errors: Counter[str] = Counter()
     sent: dict[str, float] = {}
@@ -99,6 +102,8 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
         games.update(t["games"])
         for game, ratings in t.get("tables", {}).items():
             tables.setdefault(game, ratings)
+        for game, where in t.get("instances", {}).items():
+            instances.setdefault(game, set()).update(where)
         errors.update(t["errors"])
         sent.update(t["sent"])
         for key, (last, count) in t["seen"].items():
@@ -109,6 +114,8 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
     ]
     out["games"], out["errors"], out["tables"] = len(games), dict(errors), tables
     out["game_ids"] = sorted(games)
+    out["spread_games"] = sum(1 for where in instances.values() if len(where) > 1)
+    out["seated_games"] = len(instances)
     return out
 
 

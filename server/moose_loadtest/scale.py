@@ -1,0 +1,108 @@
+"""Several instances over one Redis: the games phase spread over them, beside one instance.
+
+Behind a load balancer the seats of one game sit on different instances, and
+each commit then reaches the other instances that hold a seat: the cost that
+one instance holding whole games never pays. `scale_out` measures both in the
+same run: rounds with every player on the first instance and rounds with the
+players spread round-robin over every instance, interleaved (one, spread,
+spread, one, ...) so that a machine growing busier weighs on both alike. The
+server CPU of a round is summed over every instance, the idle ones included
+(their upkeep is the same in both kinds of round); Redis' commands per move
+and the latencies come with it. The figures compared are the medians over the
+rounds.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from moose_loadtest.run import Options, Ui
+
+__all__ = ["round_figures", "scale_out"]
+
+# games_phase(opts, url, pids, redis_url, ui, spread, label): one games phase's report.
+Play = Callable[
+    [Options, str, list[int], "str | None", Ui, tuple[str, ...], str], Awaitable[dict[str, Any]]
+]
+
+
+def round_figures(report: dict[str, Any]) -> dict[str, Any]:
+    """What one round's games phase says about the cost of a move."""
+    rate = report["moves_per_second"]
+    cpu = (report.get("server") or {}).get("cpu_percent")
+    redis = report.get("redis") or {}
+    return {
+        "moves_per_second": rate,
+        "server_cpu_percent": cpu,
+        "server_cpu_ms_per_move": round(10 * cpu / rate, 4) if cpu and rate else None,
+        "redis_commands_per_move": redis.get("commands_per_move"),
+        "redis_cpu_percent": redis.get("cpu_percent"),
+        "move_latency_ms": report["move_latency_ms"],
+        "all_seats_latency_ms": report["all_seats_latency_ms"],
+        "games": report["games"],
+        "errors": report["errors"],
+        **({"instances": report["instances"]} if "instances" in report else {}),
+    }
+
+
+def _median(rounds: list[dict[str, Any]], key: str) -> float | None:
+    values = [r[key] for r in rounds if r.get(key) is not None]
+    return round(statistics.median(values), 4) if values else None
+
+
+def _p99(rounds: list[dict[str, Any]], key: str) -> float | None:
+    values = [r[key]["p99"] for r in rounds if r[key].get("p99") is not None]
+    return round(statistics.median(values), 2) if values else None
+
+
+def _medians(rounds: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "server_cpu_ms_per_move": _median(rounds, "server_cpu_ms_per_move"),
+        "redis_commands_per_move": _median(rounds, "redis_commands_per_move"),
+        "moves_per_second": _median(rounds, "moves_per_second"),
+        "move_p99_ms": _p99(rounds, "move_latency_ms"),
+        "all_seats_p99_ms": _p99(rounds, "all_seats_latency_ms"),
+    }
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 3) if a and b else None
+
+
+async def scale_out(
+    opts: Options,
+    urls: list[str],
+    pids: list[int],
+    redis_url: str | None,
+    ui: Ui,
+    play: Play,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Interleaved rounds, one instance and spread; (the last spread round's report,
+    the comparison: every round's figures, their medians and the ratios)."""
+    n = len(urls)
+    one: list[dict[str, Any]] = []
+    spread: list[dict[str, Any]] = []
+    last: dict[str, Any] = {}
+    for r in range(opts.rounds):
+        kinds = ("one", "spread") if r % 2 == 0 else ("spread", "one")
+        for kind in kinds:
+            over = tuple(urls) if kind == "spread" else ()
+            label = f"round {r + 1}: " + (f"spread over {n}" if over else "one instance")
+            report = await play(opts, urls[0], pids, redis_url, ui, over, label)
+            (spread if over else one).append(round_figures(report))
+            if over:
+                last = report
+    a, b = _medians(one), _medians(spread)
+    comparison = {
+        "instances": n,
+        "rounds": opts.rounds,
+        "one_instance": one,
+        "spread": spread,
+        "median_one_instance": a,
+        "median_spread": b,
+        "cpu_per_move_ratio": _ratio(b["server_cpu_ms_per_move"], a["server_cpu_ms_per_move"]),
+        "redis_commands_ratio": _ratio(b["redis_commands_per_move"], a["redis_commands_per_move"]),
+    }
+    return last, comparison
