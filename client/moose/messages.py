@@ -27,6 +27,7 @@ __all__ = [
     "ClientMessage",
     "Error",
     "Event",
+    "Match",
     "Moved",
     "Pong",
     "Reply",
@@ -513,6 +514,20 @@ class Moved(Answer, tag="moved"):
 
     game: str
     seq: int
+
+
+class Match(Reply, tag="match", kw_only=True, omit_defaults=True):
+    """A seat in a game that starts: sent to its player (through the player channel,
+    as its map, to whichever instance holds their sockets)."""
+
+    game: str
+    seat: int
+    players: int
+    names: list[str]
+    bots: list[bool]
+    ratings: list[dict[str, Any] | None]  # {"rating", "provisional"}; None: a server bot
+    arena: str | None = None  # an arena game's arena
+    deal: dict[str, Any] | None = None  # a fair deal's {"scheme", "commitment"}
 
 
 class Event(Reply, tag="event"):
