@@ -1,8 +1,8 @@
 """The message handlers of chat, blocks and follows.
 
-`Social.register` adds them to the router: each handler takes the
-socket's session and the checked message and returns the answer, or raises an
-error with a PROTOCOL.md code. A player is named by id ("p_...", as chat lines
+`Social.register` adds them to the router: each handler takes the socket's
+session and the typed message (moose.messages) and returns the answer, or raises
+an error with a PROTOCOL.md code. A player is named by id ("p_...", as chat lines
 and `table` seats give it), by account name, or, with `game`, by the name shown
 at that game's table. A guest has no profile: named by id, they keep the name
 they were last blocked or followed under, else their id.
