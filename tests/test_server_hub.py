@@ -29,6 +29,7 @@ from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 from moose_server.storage.codec import pack
+from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, wake_channel
 from moose_server.storage.store import Entry, Store, connect
 
@@ -114,7 +115,8 @@ async def game(redis_url: str) -> AsyncIterator[tuple[Store, str, list[Entry]]]:
     commit hands the hub); the Redis command counters start from zero after them.
     """
     client = connect(redis_url, 4)
-    store = Store(client, 16)
+    gw = await open_redis(redis_url, 8)
+    store = Store(gw, 16)
     entries: list[Entry] = []
     games = Games(store, Settings(redis_url=redis_url), listeners=[Committed(entries)])
     dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=7)
@@ -125,11 +127,12 @@ async def game(redis_url: str) -> AsyncIterator[tuple[Store, str, list[Entry]]]:
     await client.config_resetstat()
     yield store, dealt.id, entries
     await client.aclose()
+    await gw.aclose()
 
 
 async def xranges(store: Store) -> int:
     """XRANGE calls since the counters were reset."""
-    stats = await store.redis.info("commandstats")
+    stats = await store.redis.client.info("commandstats")
     return int(stats.get("cmdstat_xrange", {}).get("calls", 0))
 
 
@@ -203,7 +206,8 @@ def seqs(peer: Peer, gid: str) -> list[int]:
 
 async def test_a_game_dealt_here_reaches_its_players_sockets_without_a_stream_read(redis_url):
     client = connect(redis_url, 4)
-    store = Store(client, 16)
+    gw = await open_redis(redis_url, 8)
+    store = Store(gw, 16)
     hub = Hub(store)
     games = Games(store, Settings(redis_url=redis_url), listeners=[hub])
     try:
@@ -224,6 +228,7 @@ async def test_a_game_dealt_here_reaches_its_players_sockets_without_a_stream_re
     finally:
         await games.close()
         await client.aclose()
+        await gw.aclose()
 
 
 async def test_our_commits_reach_a_socket_reading_a_gap_at_their_wake_up_without_a_read(game):
@@ -276,7 +281,8 @@ async def test_our_commits_reach_a_socket_reading_a_gap_though_no_wake_up_of_the
 
 async def test_sockets_behind_get_every_event_once_in_order_whatever_the_wake_ups(redis_url):
     client = connect(redis_url, 4)
-    store = Store(client, 16)
+    gw = await open_redis(redis_url, 8)
+    store = Store(gw, 16)
     hub = Hub(store)
     ours, theirs = (
         Games(store, Settings(), listeners=[hub]),
@@ -315,6 +321,7 @@ async def test_sockets_behind_get_every_event_once_in_order_whatever_the_wake_up
                 assert got == list(range(got[0], version + 1)) if got else sub.seen == version
     finally:
         await client.aclose()
+        await gw.aclose()
 
 
 class LateStore(Store):
@@ -339,7 +346,8 @@ async def test_a_wake_up_during_a_sockets_first_read_is_not_lost_when_the_read_i
     redis_url,
 ):
     client = connect(redis_url, 4)
-    store = LateStore(client, 16)
+    gw = await open_redis(redis_url, 8)
+    store = LateStore(gw, 16)
     hub = Hub(store)
     elsewhere = Games(store, Settings())  # another instance: its commits reach us by wake-up
     try:
@@ -359,11 +367,13 @@ async def test_a_wake_up_during_a_sockets_first_read_is_not_lost_when_the_read_i
         assert seqs(peer, dealt.id) == [1, 2]
     finally:
         await client.aclose()
+        await gw.aclose()
 
 
 async def test_a_wake_up_drops_the_games_copy_it_makes_old(redis_url):
     client = connect(redis_url, 4)
-    store = Store(client, 16)
+    gw = await open_redis(redis_url, 8)
+    store = Store(gw, 16)
     copies = Copies(Settings())
     hub = Hub(store, woken=copies)
     games = Games(store, Settings(), copies=copies, listeners=[hub])
@@ -382,6 +392,7 @@ async def test_a_wake_up_drops_the_games_copy_it_makes_old(redis_url):
     finally:
         await games.close()
         await client.aclose()
+        await gw.aclose()
 
 
 def test_a_match_on_the_player_channel_ends_the_players_wait_in_the_queue() -> None:
@@ -436,8 +447,10 @@ async def resending_store(redis_factory) -> AsyncIterator[tuple[Store, Relay, st
     server = redis_factory(appendonly=False)
     async with Relay(server.port) as relay:
         client = connect(f"redis://127.0.0.1:{relay.port}/0", 4)
-        yield Store(client, 16), relay, server.url
+        gw = await open_redis(f"redis://127.0.0.1:{relay.port}/0", 8)
+        yield Store(gw, 16), relay, server.url
         await client.aclose()
+        await gw.aclose()
 
 
 async def publishes(redis: aioredis.Redis) -> int:
@@ -458,7 +471,7 @@ async def test_a_player_message_published_twice_by_a_resend_reaches_each_socket_
     admin = aioredis.Redis.from_url(url)
     try:
         await until(lambda: _true(ready.is_set()))
-        await store.batch.call("PING")  # connected
+        await store.ping()  # connected
         before = await publishes(admin)
         # Redis runs the PUBLISH but its reply is lost with the connection:
         # redis-py sends the batch again on a new one, and Redis runs it twice.
@@ -533,8 +546,9 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
     # commit to settle, and the reply delivers the events. Before, it read the
     # stream at about every move (a full-speed load test: 1.1 XRANGE per move).
     client = connect(redis_url, 4)
+    gw = await open_redis(redis_url, 8)
     pubsub_client = connect(redis_url, 1, blocking=True)
-    store = Store(client, 16)
+    store = Store(gw, 16)
     copies = Copies(Settings())
     fanouts = Fanouts()
     hub = Hub(store, woken=copies, fanout=fanouts)
@@ -564,6 +578,7 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
         await games.close()
         await pubsub_client.aclose()
         await client.aclose()
+        await gw.aclose()
 
 
 async def checked(hub: Hub) -> None:
@@ -710,8 +725,9 @@ class Instances:
 @contextlib.asynccontextmanager
 async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
     client = connect(redis_url, 4)
+    gw = await open_redis(redis_url, 8)
     pubsub_client = connect(redis_url, 1, blocking=True)
-    store = Store(client, 16)
+    store = Store(gw, 16)
     copies = Copies(Settings())
     channels = [wake_channel(name) for name in names]
     hubs = [Hub(store, woken=copies, channel=channels[0])]
@@ -727,6 +743,7 @@ async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
         await games.close()
         await pubsub_client.aclose()
         await client.aclose()
+        await gw.aclose()
 
 
 async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_moves(redis_url):

@@ -386,18 +386,11 @@ async def _seed_ratings(job: Job, players: list[Player]) -> None:
     """
     import random as _random
 
-    import redis.asyncio as aioredis
+    from moose_loadtest.probes import seed_ratings
 
     rng = _random.Random(job.seed)
-    client = aioredis.Redis.from_url(job.redis_url or "")
-    try:
-        for at in range(0, len(players), 500):
-            async with client.pipeline(transaction=False) as pipe:
-                for p in players[at : at + 500]:
-                    deployment.queue_rating(pipe, p.player, p.name, rng.uniform(*SEED_MU), 2.0, 10)
-                await pipe.execute()
-    finally:
-        await client.aclose()
+    ratings = [(p.player, p.name, rng.uniform(*SEED_MU)) for p in players]
+    await seed_ratings(job.redis_url or "", ratings)
 
 
 def msg_pack(msg: dict[str, Any]) -> bytes:

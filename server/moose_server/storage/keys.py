@@ -402,8 +402,8 @@ def instance_key(instance: str) -> str:
 
 
 def limit_key(kind: str, per: str, subject: str) -> str:
-    """The rate limit `kind` ("code", "login"; "start", "bot", "api": holds) of
-    one client `per` "address" or "player"."""
+    """A counter of the rate limit `kind` (limits/rates.py: "code", "chat", ...) of one
+    client `per` "address", "player" or "pair" (an account from an address)."""
     return _key(f"{kind}:{per}:{subject}", "limit")
 
 
