@@ -57,7 +57,9 @@ async def test_every_typed_command_decodes_its_reply(gateway: Gateway) -> None:
     assert await r.lrange(f"{k}l", 0, -1) == [b"p", b"q"]
     seconds, micros = await r.time()
     assert seconds > 1_700_000_000 and 0 <= micros < 1_000_000
-    assert await r.exists(f"{k}s") is True and await r.pexpire(f"{k}s", 60_000) is True
+    assert await r.exists(f"{k}s") is True and await r.pttl(f"{k}s") == -1
+    assert await r.pexpire(f"{k}s", 60_000) is True and 0 < await r.pttl(f"{k}s") <= 60_000
+    assert await r.pttl(f"{k}none") == -2
     assert await r.delete(f"{k}s", f"{k}none") == 1
 
 

@@ -14,7 +14,8 @@ from moose_server.errors import Refusal
 from moose_server.limits.limiter import Limited, Limiter, SocketRate
 from moose_server.limits.rates import COSTS, RATES, Rate, rate
 from moose_server.settings import Settings
-from moose_server.storage.store import Store, connect
+from moose_server.storage.connection import open_redis
+from moose_server.storage.store import Store
 
 from helpers import open_store
 
@@ -24,9 +25,8 @@ WHO = {"address": "203.0.113.9", "player": "p_eve", "account": "eve"}
 
 @pytest.fixture
 async def store(redis_url: str) -> AsyncIterator[Store]:
-    client = connect(redis_url, 8)
-    yield Store(client, 16)
-    await client.aclose()
+    async with open_store(redis_url) as opened:
+        yield opened
 
 
 async def redis_ms(store: Store) -> int:
@@ -120,7 +120,7 @@ def test_a_socket_sends_its_burst_then_its_rate_and_a_refused_message_takes_noth
 @pytest.mark.parametrize("limit", SHARED, ids=lambda r: r.name)
 async def test_two_instances_count_one_client_together(redis_url, limit):
     # Each instance has its own connection and limiter; the counters are Redis'.
-    one, two = connect(redis_url, 8), connect(redis_url, 8)
+    one, two = await open_redis(redis_url, 8), await open_redis(redis_url, 8)
     try:
         limiters = [Limiter(Store(c, 16), Settings()) for c in (one, two)]
         burst = limit.burst(limiters[0].settings)

@@ -17,17 +17,15 @@ from moose_server.matchmaking.matchmaker import MatchError
 from moose_server.moderation.store import ModerationStore
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
-from moose_server.storage.store import Store, connect
+from moose_server.storage.store import Store
 
 from helpers import RawClient
 
 
 @pytest.fixture
 async def store(redis_url: str) -> Any:
-    client = connect(redis_url, 8)
     gw = await open_redis(redis_url, 8)
     yield Store(gw, 16)
-    await client.aclose()
     await gw.aclose()
 
 
@@ -153,7 +151,7 @@ async def test_reports_are_limited_across_instances_and_a_refused_one_takes_noth
         for _ in range(2):
             assert (await bob.request("report", player="grace", reason="y"))["type"] == "reported"
         assert (await bob.request("report", player="grace", reason="z"))["code"] == "rate_limited"
-        client = connect(redis_url, 1)
+        client = await open_redis(redis_url, 1)
         try:
             kept = await ModerationStore(client).reports(10)
         finally:

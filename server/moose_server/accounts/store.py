@@ -30,7 +30,7 @@ from moose_server.storage.keys import (
 
 __all__ = ["PROFILE_FIELDS", "PlayerStore", "RatedSeat"]
 
-PROFILE_FIELDS = ("name", "mu", "sigma", "games", "rating", "bot", "pw", "gen")
+PROFILE_FIELDS = ("name", "mu", "sigma", "games", "rating", "bot", "pw", "gen", "revoked")
 KINDS = ("humans", "bots")
 
 
@@ -117,6 +117,17 @@ class PlayerStore:
     async def next_generation(self, player: str) -> int:
         """Refuse every token issued so far (log out everywhere); the new generation."""
         return await self.redis.hincrby(profile_key(player), "gen", 1)
+
+    async def revoke_tokens(self, player: str, kept_ms: int) -> None:
+        """Refuse every token issued so far: an account's generation goes up; a guest, who
+        can never be issued another, is marked `revoked` for `kept_ms` (its tokens' life)."""
+        key = profile_key(player)
+        if await self.generation(player) is not None:
+            await self.next_generation(player)
+            return
+        await self.redis.hset(key, {"revoked": "1"})
+        if await self.redis.pttl(key) < kept_ms:  # -1: made just now, with no expiry
+            await self.redis.pexpire(key, kept_ms)
 
     async def generation(self, player: str) -> int | None:
         """The account's token generation; None for a guest."""

@@ -36,7 +36,8 @@ async def moderator(url: str, by: str) -> AsyncIterator[Moderator]:
         store = Store(redis, settings.buckets)
         records = ModerationStore(redis)
         games = Games(store, settings)
-        yield Moderator(records, store, PlayerStore(redis), games, by)
+        kept = int(settings.token_ttl * 1000)
+        yield Moderator(records, store, PlayerStore(redis), games, by, kept)
     finally:
         await redis.aclose()
 

@@ -187,6 +187,10 @@ class Gateway:
         """PEXPIRE: whether the key was there."""
         return self._send(("PEXPIRE", key, ms), bool)
 
+    def pttl(self, key: str) -> Pending[int]:
+        """PTTL: ms left; -1 for a key with no expiry, -2 for no key."""
+        return self._send(("PTTL", key), None)
+
     def publish(self, channel: str | bytes, message: bytes) -> Pending[int]:
         """PUBLISH: how many subscribers heard it (on this node)."""
         return self._send(("PUBLISH", channel, message), None)

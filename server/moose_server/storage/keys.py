@@ -45,7 +45,8 @@ share one tag:
         moose:{pl}:p:<player>    hash: name, mu, sigma, games, rating, bot, and an
                                  account's pw (scrypt), gen (token generation),
                                  since (ms); a guest's expires guest_ttl after
-                                 their last rated game
+                                 their last rated game; revoked "1": a banned
+                                 guest's tokens are refused (kept token_ttl)
         moose:{pl}:h:<player>    list: the player's last rated games (JSON)
         moose:{pl}:names         hash: an account name's look-alike key -> player
         moose:{pl}:names_keyed   the key function the names hash is keyed by

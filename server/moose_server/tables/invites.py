@@ -95,7 +95,12 @@ def rematch_message(o: dict[str, Any]) -> dict[str, Any]:
         "rated": o["rated"],
         "seats": [s["name"] for s in o["seats"]],
         "bots": [bool(s.get("bot") or s.get("is_bot")) for s in o["seats"]],
-        "waiting": [names[p] for p in o["need"] if p not in o["accepted"]],
+        # In seat order: `need` went through a Lua table, which keeps no order.
+        "waiting": [
+            s["name"]
+            for s in o["seats"]
+            if s.get("player") in o["need"] and s["player"] not in o["accepted"]
+        ],
     }
     if o["status"] == "started":
         msg["next"] = o["next"]
