@@ -299,7 +299,7 @@ class Connection:
             return
         try:
             frame = pack(message) if self.binary else _json(message)
-        except (ValueError, TypeError, OverflowError) as exc:
+        except (ValueError, TypeError, OverflowError, msgspec.EncodeError) as exc:
             # A value the protocol check let through by mistake: the client gets
             # `internal` instead of a dead socket, and the log one line per socket.
             if not self._unencodable:
