@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from moose.messages import NotifySettings, PushSubscribe, PushUnsubscribe
 from moose_server.errors import Refusal
 from moose_server.limits.limiter import Limiter
 from moose_server.net.router import Router
@@ -45,30 +46,31 @@ class NotifyHandlers:
         """Handle the socket messages of notices."""
         router.add(
             {
-                "push_subscribe": self.push_subscribe,
-                "push_unsubscribe": self.push_unsubscribe,
-                "notify_settings": self.notify_settings,
+                PushSubscribe: self.push_subscribe,
+                PushUnsubscribe: self.push_unsubscribe,
+                NotifySettings: self.notify_settings,
             }
         )
 
-    async def push_subscribe(self, conn: Session, msg: Message) -> Message:
+    async def push_subscribe(self, conn: Session, msg: PushSubscribe) -> Message:
         """Keep a browser's push subscription (checked; `push_per_player` at most)."""
-        sub = valid_subscription(msg["subscription"])
+        sub = valid_subscription(msg.subscription)
         if not await self.store.subscribe(player_of(conn), sub):
             cap = self.store.per_player
             raise Refusal("too_many_subscriptions", f"at most {cap} browsers get pushes")
         return {"type": "push_subscribed"}
 
-    async def push_unsubscribe(self, conn: Session, msg: Message) -> Message:
+    async def push_unsubscribe(self, conn: Session, msg: PushUnsubscribe) -> Message:
         """Drop a push subscription of ours."""
-        dropped = await self.store.unsubscribe(player_of(conn), msg["endpoint"])
+        dropped = await self.store.unsubscribe(player_of(conn), msg.endpoint)
         return {"type": "push_unsubscribed", "dropped": dropped}
 
-    async def notify_settings(self, conn: Session, msg: Message) -> Message:
+    async def notify_settings(self, conn: Session, msg: NotifySettings) -> Message:
         """Change the kinds given and the address; answer every setting."""
         player = player_of(conn)
-        changes = {kind: "1" if msg[kind] else "0" for kind in KINDS if msg.get(kind) is not None}
-        address = msg.get("email")
+        given = {kind: getattr(msg, kind) for kind in KINDS}
+        changes = {kind: "1" if on else "0" for kind, on in given.items() if on is not None}
+        address = msg.email
         if address is not None:
             await self._address(conn, address, changes)
         else:
