@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +25,10 @@ from moose_server.play.games import Games
 from moose_server.play.hub import Hub, Sub
 from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.play.seats import Seat
+from moose_server.play.streams import heard_step
 from moose_server.settings import Settings
 from moose_server.storage.codec import pack
-from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, wake_channel
+from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, steps_channel, wake_channel
 from moose_server.storage.store import Entry, Store, connect
 
 from helpers import until
@@ -483,8 +484,22 @@ def _started(
 ) -> tuple[asyncio.Future[None], asyncio.Event]:
     """The hub hearing its channels through a subscription, as an instance runs it;
     the subscription's `ready`."""
-    subscription = Subscription(pubsub, hub.channels(), subscribed=hub.subscribed, silent=silent)
-    return asyncio.ensure_future(subscription.run()), subscription.ready
+    running, subscription = _subscribed(hub, pubsub, silent)
+    return running, subscription.ready
+
+
+def _subscribed(
+    hub: Hub, pubsub: Any, silent: float = SILENT
+) -> tuple[asyncio.Future[None], Subscription]:
+    """The hub hearing its channels through a subscription, running; the subscription."""
+    subscription = Subscription(
+        pubsub,
+        hub.channels(),
+        sharded=hub.sharded_channels(),
+        subscribed=hub.subscribed,
+        silent=silent,
+    )
+    return asyncio.ensure_future(subscription.run()), subscription
 
 
 async def _stopped(running: asyncio.Future[None], hub: Hub) -> None:
@@ -637,21 +652,30 @@ MARKER_CHANNEL = GAMES_CHANNEL + b":~marker"  # no instance hears it; `Wakeups` 
 
 
 class Wakeups:
-    """Every game wake-up published, on any channel, as a raw subscriber hears them."""
+    """Every game wake-up published, on any channel, as a raw subscriber hears them;
+    a step published to the instance of wake-up channel C (on its sharded channels,
+    `steps_of`) is heard as C's wake-up at the step's last seq."""
 
-    def __init__(self, redis_url: str) -> None:
+    def __init__(self, redis_url: str, steps_of: Sequence[bytes] = ()) -> None:
         self.client = aioredis.Redis.from_url(redis_url)
         self.heard: list[tuple[bytes, str]] = []  # (channel, "<game> <seq>")
         self._task: asyncio.Task[None] | None = None
+        self._steps = {steps_channel(b, c): c for c in steps_of for b in range(16)}
 
     async def __aenter__(self) -> Wakeups:
         pubsub = self.client.pubsub()
         await pubsub.psubscribe(GAMES_CHANNEL + b"*")
+        if self._steps:
+            await pubsub.ssubscribe(*self._steps)
 
         async def listen() -> None:
             async for message in pubsub.listen():
                 if message["type"] == "pmessage":
                     self.heard.append((message["channel"], message["data"].decode()))
+                elif message["type"] == "smessage":
+                    game, entries = heard_step(message["data"])
+                    wake = f"{game} {entries[-1].seq}"
+                    self.heard.append((self._steps[message["channel"]], wake))
 
         self._task = asyncio.ensure_future(listen())
         self._pubsub = pubsub
@@ -698,6 +722,7 @@ class Instances:
     hubs: list[Hub]
     channels: list[bytes]
     games: Games
+    subscriptions: list[Subscription]
 
     async def followers(self, game: str) -> set[bytes]:
         """The channels the game's hash lists (lua/follow.lua)."""
@@ -714,10 +739,10 @@ async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
     hubs = [Hub(store, woken=copies, channel=channels[0])]
     hubs += [Hub(store, channel=channel) for channel in channels[1:]]
     games = Games(store, Settings(), copies=copies, listeners=[hubs[0]], own_channel=channels[0])
-    started = [_started(hub, pubsub_client) for hub in hubs]
+    started = [_subscribed(hub, pubsub_client) for hub in hubs]
     try:
-        await until(lambda: _true(all(ready.is_set() for _, ready in started)))
-        yield Instances(client, store, hubs, channels, games)
+        await until(lambda: _true(all(sub.ready.is_set() for _, sub in started)))
+        yield Instances(client, store, hubs, channels, games, [sub for _, sub in started])
     finally:
         for (task, _), hub in zip(started, hubs, strict=True):
             await _stopped(task, hub)
@@ -754,7 +779,8 @@ async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_af
     # Instance A plays the game; instance B's socket starts following it at seq 1
     # while the game is further on, and B's channel is listed only once its follow
     # is done: B takes the version then as a wake-up, and hears A's next commits.
-    async with instances(redis_url, "i_a", "i_b") as both, Wakeups(redis_url) as heard:
+    steps = [wake_channel("i_a"), wake_channel("i_b")]
+    async with instances(redis_url, "i_a", "i_b") as both, Wakeups(redis_url, steps) as heard:
         (hub_a, hub_b), (a, b), games = both.hubs, both.channels, both.games
         dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
         here = Peer("p_a", 0)

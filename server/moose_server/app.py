@@ -212,6 +212,9 @@ async def _build(
         players=waiting,
         outage_grace=settings.outage_grace,
         channel=channel,
+        # Steps come on sharded channels where Redis is one node; a cluster's would
+        # need a subscription on each shard: there, a wake-up and a stream read.
+        steps=not backend.cluster,
     )
     stack.push_async_callback(hub.close)
     observer = Observer(metrics)
@@ -223,6 +226,7 @@ async def _build(
         listeners=[hub, observer],
         timeouts=metrics,
         own_channel=channel,
+        publish_steps=not backend.cluster,
     )
     stack.push_async_callback(games.close)
     # Chat lines go to the hub's sockets.
@@ -326,6 +330,7 @@ async def _build(
     subscription = Subscription(
         backend.pubsub,
         {**hub.channels(), MODERATION_CHANNEL: notices.heard, CHAT_CHANNEL: chat.heard},
+        sharded=hub.sharded_channels(),
         subscribed=hub.subscribed,
     )
     # The loops; those that take new work stop first when the instance drains.

@@ -15,6 +15,14 @@ was listed. No wake-up comes of our own commits: where a socket could not take
 one at once, the hub makes its wake-up itself. Before, every commit
 woke every instance, its own included.
 
+Where Redis is one node, another instance's commit publishes the step itself
+to the followers (`heard_step`: its events with the state after each, on the
+sharded channels of `sharded_channels`, one per bucket): they go into the log
+and serve the sockets with no stream read and no rules replayed. A step whose
+first seq does not follow what a socket has seen (a message lost) leaves a gap
+in the log, which the wake-up below fills from the stream. On a cluster, where a
+sharded channel lives on its shard's nodes only, the commit publishes a wake-up.
+
 Another instance's wake-up ("<game id> <seq>") makes the hub read the game's
 stream once from the lowest seq its local sockets have seen, unless the log
 holds those events, then give each socket the events it has not had, in order,
@@ -63,10 +71,10 @@ from moose_server.net.session import Peer, Sub
 from moose_server.play.frames import Prepared, state_message
 from moose_server.play.game import Game
 from moose_server.play.recent import LOGGED_GAMES, GameLog, Recent
-from moose_server.play.streams import read_events
+from moose_server.play.streams import heard_step, read_events
 from moose_server.storage.codec import unpack
 from moose_server.storage.failures import StorageError
-from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
+from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, steps_channel
 from moose_server.storage.store import Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
@@ -130,8 +138,12 @@ class Hub:
         players: PlayerListener | None = None,
         outage_grace: float = 5.0,
         channel: bytes | None = None,
+        steps: bool = True,
     ) -> None:
         self.store = store
+        # Whether other instances' commits publish their steps to us (sharded pub/sub,
+        # where Redis is one node: `sharded_channels`), or wake-ups only.
+        self.steps = steps
         # This instance's wake-up channel (keys.wake_channel): the games a local
         # socket follows are followed in Redis, and their wake-ups come there. None:
         # no game is, and only GAMES_CHANNEL's come (tests hand wake-ups over).
@@ -503,9 +515,22 @@ class Hub:
     def heard_wakeup(self, data: bytes) -> None:
         """A wake-up, "<game id> <seq>" (on GAMES_CHANNEL or this instance's channel)."""
         game, seq = data.decode().split(" ")
+        self._heard(game, int(seq))
+
+    def _heard(self, game: str, seq: int) -> None:
         if self.channel is not None and game in self.games and game not in self._followed:
             self._follow_later(game)
-        self._woke(game, int(seq))
+        self._woke(game, seq)
+
+    def heard_step(self, data: bytes) -> None:
+        """A step another instance committed, as its commit published it (commit.lua):
+        its events go into the game's log, then it is a wake-up. A step that does not
+        follow what the log holds leaves a gap there, which the wake-up reads from the
+        stream, as it does for a wake-up alone."""
+        game, entries = heard_step(data)
+        if entries and game in self.games:
+            self.recent.log(game).add(game, entries)
+        self._heard(game, entries[-1].seq if entries else 0)
 
     def heard_player(self, data: bytes) -> None:
         """A player message: to the player's local sockets, unless a copy came before."""
@@ -556,6 +581,13 @@ class Hub:
         if self.channel is not None:
             heard[self.channel] = self.heard_wakeup
         return heard
+
+    def sharded_channels(self) -> dict[bytes, Callable[[bytes], None]]:
+        """The sharded channels the hub hears (SSUBSCRIBE): the steps of the games it
+        follows, one channel per bucket (keys.steps_channel); none on a cluster."""
+        if self.channel is None or not self.steps:
+            return {}
+        return {steps_channel(b, self.channel): self.heard_step for b in range(self.store.buckets)}
 
     def subscribed(self, again: bool) -> None:
         """A subscription was made; `again`: after a lost one, which may have lost

@@ -8,14 +8,19 @@ the rules do deterministically. A snapshot is the state after its own event:
 a commit's events share one state, but for the forced passes a commit plays
 after its move (steps.py, `Steps.forced_passes`), each a move of its own.
 BENCHMARKS.md has the trade-off: memory per game against rebuilding per read.
+
+A follower of a game hears each step another instance commits as the commit
+publishes it (lua/commit.lua): `heard_step` makes its entries, every state
+given, nothing replayed.
 """
 
 from __future__ import annotations
 
 from moose import rules
+from moose_server.storage.codec import unpack
 from moose_server.storage.store import Entry, Store, Stored
 
-__all__ = ["SNAPSHOT_EVERY", "keeps_snapshot", "read_event", "read_events"]
+__all__ = ["SNAPSHOT_EVERY", "heard_step", "keeps_snapshot", "read_event", "read_events"]
 
 SNAPSHOT_EVERY = 8
 
@@ -64,3 +69,15 @@ def _rebuilt(rows: list[Stored], since: int) -> list[Entry]:
                 state = {**parsed.to_dict(), "auto": row.auto}
             out.append(Entry(row.seq, row.event, state, row.deadline, row.time, parsed))
     return out
+
+
+def heard_step(data: bytes) -> tuple[str, list[Entry]]:
+    """A published step, "<game> <first seq> <Redis ms> <deadline ms> <msgpack [event,
+    state, ...]>": the game and its entries, as reading the stream would give them."""
+    game, first, now, deadline, step = data.split(b" ", 4)
+    flat = unpack(step)
+    at, time, due = int(first), int(now), int(deadline)
+    entries = [
+        Entry(at + i, flat[2 * i], flat[2 * i + 1], due, time) for i in range(len(flat) // 2)
+    ]
+    return game.decode(), entries

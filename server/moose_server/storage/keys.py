@@ -130,7 +130,11 @@ a game's wake-up "<game id> <last seq>" goes to `wake_channel(instance)` of
 each instance that follows the game (its sockets do; the game hash's field
 `w` lists them, lua/follow.lua), but the one that committed it, and to
 `GAMES_CHANNEL`, which every instance hears, while none follows it or once
-too many do; `PLAYERS_CHANNEL` msgpack
+too many do. Where Redis is one node, a follower's wake-up is instead the step
+itself, published on the sharded channel `steps_channel(bucket, its wake
+channel)` ("<game id> <first seq> <Redis ms> <deadline ms> " + msgpack
+[event, state, ...]): tagged with the game's bucket, so that SPUBLISH reaches
+only the shard that holds the game; `PLAYERS_CHANNEL` msgpack
 [player id, message, message id], `MODERATION_CHANNEL` a moderator's notice
 (msgpack map: ban, unban, end_session, takeover). They are a wake-up only; the
 streams (and the bans hash) are the record.
@@ -182,6 +186,7 @@ __all__ = [
     "profile_key",
     "rated_key",
     "sessions_key",
+    "steps_channel",
     "table_chat_key",
     "top_key",
     "undealt_game",
@@ -290,6 +295,11 @@ class GameKeys:
         """The unrated set of the game's bucket."""
         return _key(self.tag, "unrated")
 
+    @property
+    def steps(self) -> bytes:
+        """The prefix of the game's sharded step channels (`steps_channel`)."""
+        return _key(self.tag, "steps:").encode()
+
     def held(self) -> list[str]:
         """Every key the game holds (what `MEMORY USAGE` sums for a game's memory)."""
         return [self.game, self.events, self.moves, self.record]
@@ -389,6 +399,12 @@ ONLINE_COUNTS_KEY = _key("live", "counts")
 def player_games_key(player: str) -> str:
     """The set of a player's unfinished games."""
     return _key(player, "games")
+
+
+def steps_channel(bucket: int, wake: bytes) -> bytes:
+    """The sharded channel of the steps of one bucket's games that the instance of
+    the wake-up channel `wake` follows (lua/commit.lua SPUBLISHes to it)."""
+    return _key(_bucket_tag(bucket), "steps:").encode() + wake
 
 
 def wake_channel(instance: str) -> bytes:
