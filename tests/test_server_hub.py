@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import random
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -19,10 +18,9 @@ import redis.asyncio as aioredis
 
 from moose import rules
 from moose_server.matchmaking.waiting import Waiting
-from moose_server.net.subscription import SILENT, Subscription
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
-from moose_server.play.hub import Hub, Sub
+from moose_server.play.hub import Hub
 from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.play.seats import Seat
 from moose_server.play.streams import heard_step
@@ -32,6 +30,15 @@ from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, steps_chan
 from moose_server.storage.store import Entry, Store, connect
 
 from helpers import until
+from helpers.hubs import (
+    Peer,
+    checked_tasks,
+    instances,
+    is_true,
+    play_moves,
+    started,
+    stopped,
+)
 from helpers.relay import Relay
 
 
@@ -77,31 +84,6 @@ def held_lock(peer: Peer, game: str) -> AskedLock:
     """Give `peer`'s subscription of `game` a lock that counts its requests."""
     lock = peer.subs[game].lock = AskedLock()
     return lock
-
-
-class Peer:
-    """A socket that keeps the messages it is sent."""
-
-    binary = False
-
-    def __init__(self, player: str, seat: int | None) -> None:
-        self.player = player
-        self.subs: dict[str, Sub] = {}
-        self.seat = seat
-        self.got: list[dict[str, Any]] = []
-        self.said: list[dict[str, Any]] = []  # player messages
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.got.append(message)
-
-    def send_frame(self, payload: bytes) -> None:
-        raise AssertionError("a text socket gets messages")
-
-    def note_away(self, game: str) -> None:
-        pass
-
-    async def on_player_message(self, message: dict[str, Any]) -> None:
-        self.said.append(message)
 
 
 @pytest.fixture
@@ -238,7 +220,7 @@ async def test_our_commits_reach_a_socket_reading_a_gap_at_their_wake_up_without
     assert seqs(free, gid) == [1, 2] and seqs(busy, gid) == []
     assert fanouts.delivered_ == [(gid, 1, True)]  # `busy` gets it at the wake-up
     hub._on_game(gid, 2)  # the wake-up: `busy` waits for its lock in a task
-    await until(lambda: _true(lock.asked == 2))  # the hub's task waits for the lock
+    await until(lambda: is_true(lock.asked == 2))  # the hub's task waits for the lock
     assert fanned == [] and seqs(busy, gid) == []
     lock.release()
     await asyncio.gather(*hub._tasks)
@@ -261,12 +243,12 @@ async def test_our_commits_reach_a_socket_reading_a_gap_though_no_wake_up_of_the
     await asyncio.gather(*hub._tasks)  # followed; nothing to send
     lock = held_lock(busy, gid)
     await lock.acquire()  # as if it were reading the stream
-    await _play(games, gid, 1)
+    await play_moves(games, gid, 1)
     assert seqs(free, gid) == [3] and seqs(busy, gid) == []
-    await until(lambda: _true(lock.asked == 2))  # the hub made a wake-up for `busy`
+    await until(lambda: is_true(lock.asked == 2))  # the hub made a wake-up for `busy`
     assert seqs(busy, gid) == []
     lock.release()
-    await until(lambda: _true(seqs(busy, gid) == [3]))
+    await until(lambda: is_true(seqs(busy, gid) == [3]))
     await asyncio.gather(*hub._tasks)
     assert fanouts.delivered_ == [(gid, 3, True)] and fanouts.handled[-1] == (gid, 3)
     await games.close()
@@ -452,10 +434,10 @@ async def test_a_player_message_published_twice_by_a_resend_reaches_each_socket_
     hub = Hub(store)
     peer = Peer("p_a", 0)
     hub.add_player(peer)
-    running, ready = _started(hub, pubsub_client)
+    running, ready = started(hub, pubsub_client)
     admin = aioredis.Redis.from_url(url)
     try:
-        await until(lambda: _true(ready.is_set()))
+        await until(lambda: is_true(ready.is_set()))
         await store.batch.call("PING")  # connected
         before = await publishes(admin)
         # Redis runs the PUBLISH but its reply is lost with the connection:
@@ -467,47 +449,12 @@ async def test_a_player_message_published_twice_by_a_resend_reaches_each_socket_
         assert await publishes(admin) - before == 2
         await store.publish_player("p_a", {"type": "table", "code": "X"})
         await admin.publish(PLAYERS_CHANNEL, pack(["p_a", {"type": "old"}]))  # no id
-        await until(lambda: _true(any(m["type"] == "old" for m in peer.said)))
+        await until(lambda: is_true(any(m["type"] == "old" for m in peer.said)))
         assert [m["type"] for m in peer.said] == ["match", "table", "old"]
     finally:
-        await _stopped(running, hub)
+        await stopped(running, hub)
         await admin.aclose()
         await pubsub_client.aclose()
-
-
-async def _true(value: bool) -> bool:
-    return value
-
-
-def _started(
-    hub: Hub, pubsub: Any, silent: float = SILENT
-) -> tuple[asyncio.Future[None], asyncio.Event]:
-    """The hub hearing its channels through a subscription, as an instance runs it;
-    the subscription's `ready`."""
-    running, subscription = _subscribed(hub, pubsub, silent)
-    return running, subscription.ready
-
-
-def _subscribed(
-    hub: Hub, pubsub: Any, silent: float = SILENT
-) -> tuple[asyncio.Future[None], Subscription]:
-    """The hub hearing its channels through a subscription, running; the subscription."""
-    subscription = Subscription(
-        pubsub,
-        hub.channels(),
-        sharded=hub.sharded_channels(),
-        subscribed=hub.subscribed,
-        silent=silent,
-    )
-    return asyncio.ensure_future(subscription.run()), subscription
-
-
-async def _stopped(running: asyncio.Future[None], hub: Hub) -> None:
-    """Stop a subscription started by `_started`, and the hub's deliveries."""
-    running.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await running
-    await hub.close()
 
 
 async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
@@ -519,13 +466,13 @@ async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
         hub = Hub(None)  # type: ignore[arg-type]
         peer = Peer("p_a", 0)
         hub.add_player(peer)
-        running, ready = _started(hub, pubsub_client, silent=0.2)
+        running, ready = started(hub, pubsub_client, silent=0.2)
         admin = aioredis.Redis.from_url(server.url)
         try:
-            await until(lambda: _true(ready.is_set()))
+            await until(lambda: is_true(ready.is_set()))
             assert relay.accepted == 1
             relay.freeze()  # the PING after 0.2 s of silence gets no answer
-            await until(lambda: _true(relay.accepted == 2))
+            await until(lambda: is_true(relay.accepted == 2))
 
             # The new subscription hears what is published from now on.
             async def heard() -> bool:
@@ -534,7 +481,7 @@ async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
 
             await until(heard, every=0.1)
         finally:
-            await _stopped(running, hub)
+            await stopped(running, hub)
             await admin.aclose()
             await pubsub_client.aclose()
 
@@ -551,9 +498,9 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
     fanouts = Fanouts()
     hub = Hub(store, woken=copies, fanout=fanouts)
     games = Games(store, Settings(), copies=copies, listeners=[hub])
-    running, ready = _started(hub, pubsub_client)
+    running, ready = started(hub, pubsub_client)
     try:
-        await until(lambda: _true(ready.is_set()))
+        await until(lambda: is_true(ready.is_set()))
         dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
         peers = [Peer("p_a", 0), Peer("p_b", 1)]
         for peer in peers:
@@ -566,13 +513,13 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
             player = game.players[rules.to_act(game.state)]
             await games.move(dealt.id, player, rules.legal_moves(game.state)[0])
             game = await games.load(dealt.id)
-        await until(lambda: _true(all(p.subs[dealt.id].seen == game.version for p in peers)))
+        await until(lambda: is_true(all(p.subs[dealt.id].seen == game.version for p in peers)))
         # The last commit's wake-up handled (they come in order), and what it started.
-        await until(lambda: _true((dealt.id, game.version) in fanouts.handled))
-        await until(lambda: _true(not hub._tasks))
+        await until(lambda: is_true((dealt.id, game.version) in fanouts.handled))
+        await until(lambda: is_true(not hub._tasks))
         assert await xranges(store) == 0
     finally:
-        await _stopped(running, hub)
+        await stopped(running, hub)
         await games.close()
         await pubsub_client.aclose()
         await client.aclose()
@@ -639,12 +586,6 @@ async def test_a_wake_up_while_a_sockets_state_is_read_reaches_it_after_the_stat
     await games.close()
 
 
-async def checked_tasks(hub: Hub) -> None:
-    """Every task the hub has started, to its end."""
-    while hub._tasks:
-        await asyncio.gather(*list(hub._tasks))
-
-
 # -- wake-ups go to the instances that follow a game (lua/follow.lua) ----------------
 
 
@@ -690,7 +631,7 @@ class Wakeups:
         """
         marker = f"caught-up {len(self.heard)}"
         await self.client.publish(MARKER_CHANNEL, marker)
-        await until(lambda: _true((MARKER_CHANNEL, marker) in self.heard))
+        await until(lambda: is_true((MARKER_CHANNEL, marker) in self.heard))
         self.heard.remove((MARKER_CHANNEL, marker))
 
     async def __aexit__(self, *exc: object) -> None:
@@ -700,55 +641,6 @@ class Wakeups:
             await self._task
         await self._pubsub.aclose()
         await self.client.aclose()
-
-
-async def _play(games: Games, game_id: str, moves: int) -> None:
-    """Play the first legal move of the seat to act, `moves` times (or to the end)."""
-    for _ in range(moves):
-        game = await games.load(game_id)
-        if game.state.over:
-            return
-        player = game.players[rules.to_act(game.state)]
-        await games.move(game_id, player, rules.legal_moves(game.state)[0])
-
-
-@dataclass
-class Instances:
-    """Hubs of several instances over one real Redis, each on its own subscription and
-    channel, and a `Games` that commits as the first of them (its hub a listener)."""
-
-    client: aioredis.Redis
-    store: Store
-    hubs: list[Hub]
-    channels: list[bytes]
-    games: Games
-    subscriptions: list[Subscription]
-
-    async def followers(self, game: str) -> set[bytes]:
-        """The channels the game's hash lists (lua/follow.lua)."""
-        return set((await self.client.hget(self.store.keys_of(game).game, "w") or b"").split())
-
-
-@contextlib.asynccontextmanager
-async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
-    client = connect(redis_url, 4)
-    pubsub_client = connect(redis_url, 1, blocking=True)
-    store = Store(client, 16)
-    copies = Copies(Settings())
-    channels = [wake_channel(name) for name in names]
-    hubs = [Hub(store, woken=copies, channel=channels[0])]
-    hubs += [Hub(store, channel=channel) for channel in channels[1:]]
-    games = Games(store, Settings(), copies=copies, listeners=[hubs[0]], own_channel=channels[0])
-    started = [_subscribed(hub, pubsub_client) for hub in hubs]
-    try:
-        await until(lambda: _true(all(sub.ready.is_set() for _, sub in started)))
-        yield Instances(client, store, hubs, channels, games, [sub for _, sub in started])
-    finally:
-        for (task, _), hub in zip(started, hubs, strict=True):
-            await _stopped(task, hub)
-        await games.close()
-        await pubsub_client.aclose()
-        await client.aclose()
 
 
 async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_moves(redis_url):
@@ -762,12 +654,12 @@ async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_mov
         peers = [Peer("p_a", 0), Peer("p_b", 1)]
         for peer in peers:
             hub.join(peer, dealt.id, peer.seat, 0)
-        await until(lambda: _true(all(p.subs[dealt.id].seen == 1 for p in peers)))
-        await until(lambda: _true(not hub._tasks))  # followed
+        await until(lambda: is_true(all(p.subs[dealt.id].seen == 1 for p in peers)))
+        await until(lambda: is_true(not hub._tasks))  # followed
         assert await here.followers(dealt.id) == set(here.channels)
-        await _play(games, dealt.id, 10)
+        await play_moves(games, dealt.id, 10)
         game = await games.load(dealt.id)
-        await until(lambda: _true(all(p.subs[dealt.id].seen == game.version for p in peers)))
+        await until(lambda: is_true(all(p.subs[dealt.id].seen == game.version for p in peers)))
         await heard.caught_up()
         # The deal's wake-up went to every instance (nobody followed the game yet).
         assert heard.heard == [(GAMES_CHANNEL, f"{dealt.id} 1")]
@@ -785,17 +677,17 @@ async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_af
         dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
         here = Peer("p_a", 0)
         hub_a.join(here, dealt.id, 0, 1)
-        await until(lambda: _true(not hub_a._tasks))
-        await _play(games, dealt.id, 3)
+        await until(lambda: is_true(not hub_a._tasks))
+        await play_moves(games, dealt.id, 3)
         watcher = Peer("p_w", None)
         hub_b.join(watcher, dealt.id, None, 1)  # B's socket saw seq 1 only
         then = (await games.load(dealt.id)).version
         # No wake-up comes for seqs 2..then: B's follow itself catches the socket up.
-        await until(lambda: _true(watcher.subs[dealt.id].seen == then))
+        await until(lambda: is_true(watcher.subs[dealt.id].seen == then))
         assert await both.client.hget(both.store.keys_of(dealt.id).game, "w") == a + b" " + b
-        await _play(games, dealt.id, 3)
+        await play_moves(games, dealt.id, 3)
         game = await games.load(dealt.id)
-        await until(lambda: _true(watcher.subs[dealt.id].seen == game.version))
+        await until(lambda: is_true(watcher.subs[dealt.id].seen == game.version))
         await heard.caught_up()
         # A's moves after B followed woke B alone; none woke A, none went to all.
         after = [c for c, w in heard.heard if int(w.split()[1]) > 4]
@@ -812,15 +704,15 @@ async def test_a_game_followed_before_it_is_dealt_is_followed_at_its_first_wake_
         (hub_a, hub_b), games = both.hubs, both.games
         waiting = Peer("p_b", 1)
         hub_b.join(waiting, "g_fair", 1, 0)  # before the deal
-        await until(lambda: _true(not hub_b._tasks))
+        await until(lambda: is_true(not hub_b._tasks))
         seats = [Seat("p_a", "a", None), Seat("p_b", "b", None)]
         dealt = await games.create(seats, seed=3, game_id="g_fair")
         hub_a.join(Peer("p_a", 0), dealt.id, 0, 1)
-        await until(lambda: _true(not hub_a._tasks and not hub_b._tasks))
+        await until(lambda: is_true(not hub_a._tasks and not hub_b._tasks))
         assert await both.followers(dealt.id) == set(both.channels)
-        await _play(games, dealt.id, 4)
+        await play_moves(games, dealt.id, 4)
         game = await games.load(dealt.id)
-        await until(lambda: _true(waiting.subs[dealt.id].seen == game.version))
+        await until(lambda: is_true(waiting.subs[dealt.id].seen == game.version))
     assert [m["seq"] for m in waiting.got] == list(range(1, game.version + 1))
 
 
@@ -836,11 +728,11 @@ async def test_a_socket_that_joins_from_an_older_read_gets_our_commits_since(gam
     hub.join(first, gid, 0, 2)
     await asyncio.gather(*hub._tasks)  # followed
     read = await games.load(gid)  # the resumed socket's handler reads the game...
-    await _play(games, gid, 1)  # ...we commit seq 3...
+    await play_moves(games, gid, 1)  # ...we commit seq 3...
     assert seqs(first, gid) == [3]
     second = Peer("p_b", 1)
     hub.join(second, gid, 1, read.version)  # ...and then it joins, at seq 2
-    await until(lambda: _true(seqs(second, gid) == [3]))
+    await until(lambda: is_true(seqs(second, gid) == [3]))
     await games.close()
 
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from test_server_hub import Peer, _play, _true, checked_tasks, instances
-
 from moose import rules
 from moose_server.play.hub import Hub
 from moose_server.play.seats import Seat
 from moose_server.storage.store import Store
 
 from helpers import until
+from helpers.hubs import Peer, checked_tasks, instances, is_true, play_moves
 
 
 async def xranges(store: Store) -> int:
@@ -44,11 +43,11 @@ async def test_a_followers_socket_gets_each_step_as_published_with_no_stream_rea
         here, there = Peer("p_a", 0), Peer("p_b", 1)
         hub_a.join(here, dealt.id, 0, 0)
         hub_b.join(there, dealt.id, 1, 0)  # the game's other seat, on the other instance
-        await until(lambda: _true(there.subs[dealt.id].seen == 1 and not hub_b._tasks))
+        await until(lambda: is_true(there.subs[dealt.id].seen == 1 and not hub_b._tasks))
         await both.client.config_resetstat()
-        await _play(games, dealt.id, 12)
+        await play_moves(games, dealt.id, 12)
         game = await games.load(dealt.id)
-        await until(lambda: _true(there.subs[dealt.id].seen == game.version))
+        await until(lambda: is_true(there.subs[dealt.id].seen == game.version))
         await checked_tasks(hub_b)
         assert await xranges(both.store) == 0  # every step came whole: nothing read back
         assert there.got == await synced(hub_b, dealt.id, 1, game.version)
@@ -80,16 +79,16 @@ async def test_a_step_the_follower_never_heard_is_found_by_seq_and_read_from_the
         dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=5)
         there = Peer("p_b", 1)
         hub_b.join(there, dealt.id, 1, 0)
-        await until(lambda: _true(there.subs[dealt.id].seen == 1 and not hub_b._tasks))
+        await until(lambda: is_true(there.subs[dealt.id].seen == 1 and not hub_b._tasks))
         hub_a.join(Peer("p_a", 0), dealt.id, 0, 1)
         # The subscription of B hands its steps to this filter from now on.
         dropping = Dropping(hub_b, {3})
         subscription = both.subscriptions[1]
         subscription.sharded = dict.fromkeys(subscription.sharded, dropping.heard)
         await both.client.config_resetstat()
-        await _play(games, dealt.id, 8)
+        await play_moves(games, dealt.id, 8)
         game = await games.load(dealt.id)
-        await until(lambda: _true(there.subs[dealt.id].seen == game.version))
+        await until(lambda: is_true(there.subs[dealt.id].seen == game.version))
         await checked_tasks(hub_b)
         assert dropping.dropped == [3]
         assert await xranges(both.store) >= 1  # the gap was read from the stream
