@@ -21,7 +21,7 @@ import redis.asyncio as aioredis
 from moose.client import Client
 from moose_server.accounts import ratings
 from moose_server.arenas.calls import ArenaMemberCall
-from moose_server.arenas.points import points
+from moose_server.arenas.points import seat_points
 from moose_server.arenas.store import ArenaStore
 from moose_server.play.game import Game
 from moose_server.storage.keys import ArenaKeys
@@ -48,7 +48,7 @@ async def recomputed(redis_url: str, arena: str) -> tuple[dict[str, int], dict[s
             assert loaded.data is not None
             game = Game.from_data(game_id, loaded.version, loaded.deadline, loaded.data)
             assert game.state.over and game.arena == arena
-            earned = points(ratings.places(game.state))
+            earned = seat_points(ratings.places(game.state), game.away)
             assert info["points"] == earned
             for player, got in zip(game.players, earned, strict=True):
                 assert player is not None

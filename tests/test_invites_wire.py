@@ -114,7 +114,8 @@ async def test_a_rematch_accepted_on_two_instances_at_once_starts_one_game(two, 
     assert (await dave.ask("watch", game=new, code=code))["type"] == "watching"
     # The rematch is over: a late accept is told so, and nothing starts again.
     again = await bob.ask("rematch_accept", game=old)
-    assert again["type"] == "rematch_offer" and again["next"] == new
+    assert again["type"] == "error" and again["code"] == "offer_closed", again
+    assert again["next"] == new, again
 
 
 async def test_a_declined_rematch_tells_every_seat_and_starts_nothing(two, wire):

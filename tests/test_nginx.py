@@ -179,6 +179,7 @@ def moose_serve(redis_url: str, port: int, folder: Path) -> Proc:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MOOSE_")}
     env["MOOSE_MATCH_INTERVAL"] = "0.05"
     env["MOOSE_TRUSTED_PROXIES"] = "127.0.0.1"  # nginx: its X-Forwarded-For names the client
+    env["MOOSE_METRICS_FROM"] = "127.0.0.0/8,10.0.0.0/8"  # as compose.yaml: scrapers inside
     return spawn(f"moose-{port}", cmd, folder, env)
 
 

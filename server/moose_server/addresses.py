@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import ipaddress
 
-__all__ = ["client_address", "client_trusted", "limit_subject", "networks"]
+__all__ = ["client_address", "client_trusted", "limit_subject", "networks", "within"]
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-def networks(text: str) -> tuple[Network, ...]:
-    """Comma-separated addresses or networks ("10.0.0.0/8, 127.0.0.1"); ValueError if bad."""
+def networks(text: str, setting: str = "trusted_proxies") -> tuple[Network, ...]:
+    """Comma-separated addresses or networks ("10.0.0.0/8, 127.0.0.1"); ValueError naming
+    the `setting` if one is bad."""
     out = []
     for item in text.split(","):
         if item.strip():
             try:
                 out.append(ipaddress.ip_network(item.strip(), strict=False))
             except ValueError as exc:
-                raise ValueError(f"trusted_proxies: {item.strip()!r} is not an address") from exc
+                raise ValueError(f"{setting}: {item.strip()!r} is not an address") from exc
     return tuple(out)
 
 
@@ -45,10 +46,15 @@ def _trusted(
     return any(ip.version == net.version and ip in net for net in trusted)
 
 
+def within(address: str | None, nets: tuple[Network, ...]) -> bool:
+    """Whether the address is in one of the networks."""
+    ip = _ip(address or "")
+    return ip is not None and _trusted(ip, nets)
+
+
 def client_trusted(peer: str | None, trusted: tuple[Network, ...]) -> bool:
     """Whether the peer is a trusted proxy (its X-Forwarded-* headers are believed)."""
-    ip = _ip(peer or "")
-    return ip is not None and _trusted(ip, trusted)
+    return within(peer, trusted)
 
 
 def client_address(peer: str | None, forwarded: str | None, trusted: tuple[Network, ...]) -> str:

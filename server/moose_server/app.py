@@ -36,6 +36,7 @@ from moose_server.accounts.names import KEY_VERSION
 from moose_server.accounts.passwords import Hashing
 from moose_server.accounts.store import PlayerStore
 from moose_server.accounts.tokens import Tokens
+from moose_server.addresses import networks
 from moose_server.arenas.points import ArenaScorer
 from moose_server.arenas.requests import ArenaRequests
 from moose_server.arenas.runner import Arenas
@@ -323,7 +324,10 @@ async def _build(
     app[API] = Api(boards, games, store, ApiLimit(store, settings))
     app[GATE] = Gate(bans, refusals, sockets.address)
     queues, running = matchmaker.queue_sizes, store.running_games
-    app[EXPORTER] = Exporter(metrics, doors.open, hub.games, queues, running)
+    readers = networks(settings.metrics_from, "metrics_from")
+    app[EXPORTER] = Exporter(
+        metrics, doors.open, hub.games, queues, running, readers, sockets.address
+    )
     # Moderators' notices act on this instance's games and sockets.
     notices = Notices(bans, games, doors.open, settings.ban_refresh)
     # The one pub/sub connection, built last: each channel to the part that hears it.

@@ -11,6 +11,7 @@ import os
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import Any
 
 import platformdirs
@@ -77,6 +78,9 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8080
     redis_url: str | None = None  # None: start the bundled redis-server in data_dir
+    # A file holding the Redis URL (a Docker or Kubernetes secret): its password then
+    # shows in no process list. Read by `from_env` into redis_url.
+    redis_url_file: str = ""
     data_dir: str = field(default_factory=_default_data_dir)
     # The embedded Redis' AOF fsync: "everysec" loses up to about a second of writes
     # when the host crashes, "always" none (each write waits for the disk), "no" more.
@@ -107,6 +111,8 @@ class Settings:
     max_sockets: int = 20_000  # open sockets of this instance; more are answered 503
     max_sockets_per_address: int = 64  # open sockets of one client address here; more: 429
     trusted_proxies: str = ""  # addresses/networks whose X-Forwarded-For names the client
+    # Clients (as trusted proxies name them) that may read /metrics; others get 404.
+    metrics_from: str = "127.0.0.0/8,::1"
     code_guesses: int = 10  # failed join-code requests a client may make at once...
     code_guess_interval: float = 6.0  # ...and one more every this many seconds
     poll_interval: float = 0.25  # how often every instance looks for due deadlines
@@ -257,6 +263,7 @@ class Settings:
             raise ValueError("arena_rest must not be negative")
         self._check_memory()
         networks(self.trusted_proxies)  # a typo must stop the start, not trust no one
+        networks(self.metrics_from, "metrics_from")
         if self.appendfsync not in APPENDFSYNC:
             raise ValueError(
                 f"appendfsync must be always, everysec or no, not {self.appendfsync!r}"
@@ -327,12 +334,27 @@ class Settings:
             raw = env.get(f"MOOSE_{f.name.upper()}")
             if raw is not None and raw != "":
                 values[f.name] = _parse(f, raw)
+        if values.get("redis_url_file") and values.get("redis_url"):
+            raise ValueError("give MOOSE_REDIS_URL or MOOSE_REDIS_URL_FILE, not both")
         values.update({k: v for k, v in overrides.items() if v is not None})
+        if values.get("redis_url_file") and not overrides.get("redis_url"):
+            values["redis_url"] = _read_url(values["redis_url_file"])
         return cls(**values)
 
     def replace(self, **changes: Any) -> Settings:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
+
+
+def _read_url(path: str) -> str:
+    """The Redis URL kept in a file (its one line; blank lines and spaces around ignored)."""
+    try:
+        url = Path(path).expanduser().read_text().strip()
+    except OSError as exc:
+        raise ValueError(f"redis_url_file: cannot read {path!r}: {exc.strerror}") from None
+    if not url or "\n" in url:
+        raise ValueError(f"redis_url_file: {path!r} must hold one Redis URL on one line")
+    return url
 
 
 def _parse(f: dataclasses.Field[Any], raw: str) -> Any:

@@ -7,6 +7,11 @@ first 2, second 1, third 1, last 0; three tied first then one last: 1 each and
 0. Places are those ratings use (fewer points, then more doors; equal results
 share a place). No streak bonus: a seat's points depend on its game alone, so
 the standings can be recomputed from the games' records.
+
+A seat away at the game's end (its player timed out and the server's bot
+played it on) forfeits: it earns 0 and counts as beaten by every seat that was
+there, whatever the bot made of its cards, so walking away neither earns
+points nor costs the opponents theirs.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from moose import rules
 from moose_server.accounts import ratings
 from moose_server.arenas.calls import ArenaScoreCall
 
-__all__ = ["ArenaScorer", "Scores", "points"]
+__all__ = ["ArenaScorer", "Scores", "forfeit_places", "points", "seat_points"]
 
 
 def points(places: list[int]) -> list[int]:
@@ -33,6 +38,20 @@ def points(places: list[int]) -> list[int]:
         # round((2 * beaten + tied) / (n - 1)), halves up, in integers
         out.append((2 * (2 * beaten + tied) + (n - 1)) // (2 * (n - 1)))
     return out
+
+
+def forfeit_places(places: list[int], away: list[bool]) -> list[int]:
+    """The places with every away seat behind every seat that was there (tied last)."""
+    if not any(away) or all(away):
+        return list(places)
+    last = max(p for p, gone in zip(places, away, strict=True) if not gone) + 1
+    return [last if gone else p for p, gone in zip(places, away, strict=True)]
+
+
+def seat_points(places: list[int], away: list[bool]) -> list[int]:
+    """Each seat's arena points: `points` of the forfeit places, 0 for an away seat."""
+    earned = points(forfeit_places(places, away))
+    return [0 if gone else got for got, gone in zip(earned, away, strict=True)]
 
 
 class Scores(Protocol):
@@ -62,7 +81,7 @@ class ArenaScorer:
         result = {
             "players": players,
             "places": places,
-            "points": points(places),
+            "points": seat_points(places, away),
             "away": away,
             "rest": self.rest_ms,
         }

@@ -11,6 +11,7 @@ version is in Redis).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 from typing import Any, Protocol
@@ -43,6 +44,11 @@ class Member(Protocol):
 
     def send(self, message: dict[str, Any]) -> None:
         """Send a message to the socket; never waits."""
+
+
+def address_digest(address: str) -> str:
+    """A short digest of a client address: pairing tells addresses apart without storing one."""
+    return hashlib.sha256(address.encode()).hexdigest()[:16]
 
 
 def _arena_id(msg: Message) -> str:
@@ -142,7 +148,14 @@ class ArenaRequests:
         [profile] = await self.players.profiles([player])
         skill = ratings.skill(float(profile.get("mu", ratings.MU)))
         member = json.dumps(
-            {"name": conn.name, "min": low, "max": high, "bot": conn.bot, "r": max(0, skill)}
+            {
+                "name": conn.name,
+                "min": low,
+                "max": high,
+                "bot": conn.bot,
+                "r": max(0, skill),
+                "ip": address_digest(conn.address),
+            }
         )
         out = await self.arenas.member(ArenaMemberCall(arena.id, player, "join", member))
         log.info(

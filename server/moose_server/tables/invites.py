@@ -270,9 +270,11 @@ class Invites:
         if "closed" in result:
             if o["status"] == "expired":  # as a challenge answered late says
                 raise Refusal("expired", f"the rematch of game {game_id} expired")
-            if o["status"] != "started" or player not in o["need"]:
-                raise Refusal("offer_closed", f"the rematch of game {game_id} was {o['status']}")
-            return rematch_message(o)
+            # Started too: the answer that started it was the last one (PROTOCOL.md).
+            closed = Refusal("offer_closed", f"the rematch of game {game_id} was {o['status']}")
+            if o.get("next") and o["status"] == "started":
+                closed.fields = {"next": o["next"]}  # where its seats went
+            raise closed
         if "ended" in result and o["status"] == "expired":
             await self._tell(o, None)
             raise Refusal("expired", f"the rematch of game {game_id} expired")

@@ -1,6 +1,6 @@
 -- A member joins (or comes back), pauses or leaves an arena.
 -- KEYS: keys.ArenaKeys in order (arena_lib.lua names them). ARGV: 1 arena id, 2 player, 3 action (join,
--- pause, leave), 4 for join: the member JSON {name, min, max, bot, r}.
+-- pause, leave), 4 for join: the member JSON {name, min, max, bot, r, ip}.
 -- A member waits (in the waiting set, seated by the arena's loop), plays (in
 -- `busy`: back to waiting when the game is scored, unless paused or gone
 -- meanwhile), is paused, or has left; points stay with them whatever they do.
@@ -25,9 +25,9 @@ if action == 'join' then
   new.state = 'wait'
   m = new
   redis.call('ZADD', K_POINTS, 'NX', 0, player)
-  if not here then
-    local points = tonumber(redis.call('ZSCORE', K_POINTS, player) or '0')
-    redis.call('ZADD', K_WAITING, points * 10000 + math.min(m.r, 9999), player)
+  if not here and not redis.call('ZSCORE', K_WAITING, player) then
+    -- At the back of the line (a ticket number); one already waiting keeps their place.
+    redis.call('ZADD', K_WAITING, redis.call('HINCRBY', K_ARENA, 'line', 1), player)
   end
 else
   if not m or m.state == 'left' then return cjson.encode({err = 'not_member'}) end

@@ -4,7 +4,8 @@
 -- points, places, away, rest} per seat. A seated member goes back to waiting unless
 -- they paused or left meanwhile, or were away at the end (then they are paused);
 -- nobody waits once the window is over. A person (not a bot) who waits rests
--- `rest` ms first: `next` says when they may be seated again.
+-- `rest` ms first: `next` says when they may be seated again. Those back in
+-- line queue behind those waiting (arena_seat.lua seats who waited longest first).
 -- Returns JSON {ok} or {dup}.
 local gid = ARGV[2]
 if redis.call('SADD', K_SCORED, gid) == 0 then return cjson.encode({dup = true}) end
@@ -19,7 +20,7 @@ if g.key then
   redis.call('ZREM', K_LEASES, g.key)
 end
 for i, p in ipairs(r.players) do
-  local total = tonumber(redis.call('ZINCRBY', K_POINTS, r.points[i], p))
+  redis.call('ZINCRBY', K_POINTS, r.points[i], p)
   if redis.call('HGET', K_BUSY, p) == gid then redis.call('HDEL', K_BUSY, p) end
   local mraw = redis.call('HGET', K_MEMBERS, p)
   if mraw then
@@ -29,7 +30,8 @@ for i, p in ipairs(r.players) do
     if m.state == 'wait' and open and not m.bot and (r.rest or 0) > 0 then m.next = now + r.rest end
     redis.call('HSET', K_MEMBERS, p, cjson.encode(m))
     if m.state == 'wait' and open then
-      redis.call('ZADD', K_WAITING, total * 10000 + math.min(m.r, 9999), p)
+      -- back in line, behind everyone waiting (a ticket number: no two alike)
+      redis.call('ZADD', K_WAITING, redis.call('HINCRBY', K_ARENA, 'line', 1), p)
     end
   end
 end
