@@ -614,8 +614,8 @@ class Wakeups:
                 if message["type"] == "pmessage":
                     self.heard.append((message["channel"], message["data"].decode()))
                 elif message["type"] == "smessage":
-                    game, entries = heard_step(message["data"])
-                    wake = f"{game} {entries[-1].seq}"
+                    step = heard_step(message["data"])
+                    wake = f"{step.game} {step.entries[-1].seq}"
                     self.heard.append((self._steps[message["channel"]], wake))
 
         self._task = asyncio.ensure_future(listen())

@@ -13,8 +13,10 @@ from __future__ import annotations
 from typing import Any
 
 from moose import rules
+from moose_server.play.games import Games
 from moose_server.play.hub import Hub
 from moose_server.play.seats import Seat
+from moose_server.settings import Settings
 from moose_server.storage.store import Store
 
 from helpers import until
@@ -96,3 +98,44 @@ async def test_a_step_the_follower_never_heard_is_found_by_seq_and_read_from_the
         assert seqs == list(range(1, game.version + 1))  # once each, in order
         assert there.got == await synced(hub_b, dealt.id, 1, game.version)
         assert rules.to_act(game.state) is not None or game.state.over
+
+
+async def test_a_followers_move_after_a_published_step_plays_on_its_data_with_no_read(
+    redis_url,
+):
+    # The step brings the game data the commit wrote: the follower keeps it as a
+    # read right after that commit would find it, and its player's move needs none.
+    async with instances(redis_url, "i_a", "i_b") as both:
+        (hub_a, hub_b), games_a = both.hubs, both.games
+        games_b = Games(
+            both.store,
+            Settings(),
+            copies=both.copies[1],
+            listeners=[hub_b],
+            own_channel=both.channels[1],
+        )
+        dealt = await games_a.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=5)
+        hub_a.join(Peer("p_a", 0), dealt.id, 0, 0)
+        there = Peer("p_b", 1)
+        hub_b.join(there, dealt.id, 1, 0)
+        await until(lambda: is_true(there.subs[dealt.id].seen == 1 and not hub_b._tasks))
+        await both.client.config_resetstat()
+        for _ in range(10):
+            game = await games_a.load(dealt.id)
+            if game.state.over:
+                break
+            seat = rules.to_act(game.state)
+            assert seat is not None
+            await until(lambda v=game.version: is_true(there.subs[dealt.id].seen == v))
+            if seat == 1:
+                kept = both.copies[1].get(dealt.id)
+                assert kept is not None and kept.version == game.version
+                assert kept.state.to_dict() == game.state.to_dict()
+                assert kept.deadline == game.deadline
+            played = (games_a, games_b)[seat]
+            await played.move(dealt.id, game.players[seat], rules.legal_moves(game.state)[0])
+        stats = await both.store.redis.info("commandstats")
+        # Store.load's HGET of a move id: no move read its game, each instance's copy
+        # came with the other's steps.
+        assert int(stats.get("cmdstat_hget", {}).get("calls", 0)) == 0
+        await games_b.close()

@@ -127,6 +127,7 @@ class Instances:
     channels: list[bytes]
     games: Games
     subscriptions: list[Subscription]
+    copies: list[Copies]  # each hub's (its `woken`); `games` plays on the first
 
     async def followers(self, game: str) -> set[bytes]:
         """The channels the game's hash lists (lua/follow.lua)."""
@@ -138,15 +139,18 @@ async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
     client = connect(redis_url, 4)
     pubsub_client = connect(redis_url, 1, blocking=True)
     store = Store(client, 16)
-    copies = Copies(Settings())
+    copies = [Copies(Settings()) for _ in names]  # each instance's; the first's play
     channels = [wake_channel(name) for name in names]
-    hubs = [Hub(store, woken=copies, channel=channels[0])]
-    hubs += [Hub(store, channel=channel) for channel in channels[1:]]
-    games = Games(store, Settings(), copies=copies, listeners=[hubs[0]], own_channel=channels[0])
+    hubs = [
+        Hub(store, woken=kept, channel=channel)
+        for kept, channel in zip(copies, channels, strict=True)
+    ]
+    games = Games(store, Settings(), copies=copies[0], listeners=[hubs[0]], own_channel=channels[0])
     running = [subscribed(hub, pubsub_client) for hub in hubs]
     try:
         await until(lambda: is_true(all(sub.ready.is_set() for _, sub in running)))
-        yield Instances(client, store, hubs, channels, games, [sub for _, sub in running])
+        subscriptions = [sub for _, sub in running]
+        yield Instances(client, store, hubs, channels, games, subscriptions, copies)
     finally:
         for (task, _), hub in zip(running, hubs, strict=True):
             await stopped(task, hub)

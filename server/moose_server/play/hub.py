@@ -102,6 +102,9 @@ class WakeupListener(Protocol):
     async def settled(self, game: str) -> None:
         """Once no commit of `game` by this instance is under way (its reply delivers)."""
 
+    def stepped(self, game: str, version: int, deadline: int, data: bytes) -> None:
+        """Another instance committed `game` to `version`, writing `data` (packed)."""
+
 
 class FanoutListener(Protocol):
     """Told how the fan-out goes (metrics.Metrics times it)."""
@@ -527,10 +530,15 @@ class Hub:
         its events go into the game's log, then it is a wake-up. A step that does not
         follow what the log holds leaves a gap there, which the wake-up reads from the
         stream, as it does for a wake-up alone."""
-        game, entries = heard_step(data)
-        if entries and game in self.games:
+        step = heard_step(data)
+        game, entries = step.game, step.entries
+        if not entries:
+            return
+        if game in self.games:
             self.recent.log(game).add(game, entries)
-        self._heard(game, entries[-1].seq if entries else 0)
+        self._heard(game, entries[-1].seq)
+        if self.woken is not None:
+            self.woken.stepped(game, entries[-1].seq, step.deadline, step.data)
 
     def heard_player(self, data: bytes) -> None:
         """A player message: to the player's local sockets, unless a copy came before."""

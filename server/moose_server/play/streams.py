@@ -16,11 +16,13 @@ given, nothing replayed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from moose import rules
 from moose_server.storage.codec import unpack
 from moose_server.storage.store import Entry, Store, Stored
 
-__all__ = ["SNAPSHOT_EVERY", "heard_step", "keeps_snapshot", "read_event", "read_events"]
+__all__ = ["SNAPSHOT_EVERY", "Step", "heard_step", "keeps_snapshot", "read_event", "read_events"]
 
 SNAPSHOT_EVERY = 8
 
@@ -71,13 +73,24 @@ def _rebuilt(rows: list[Stored], since: int) -> list[Entry]:
     return out
 
 
-def heard_step(data: bytes) -> tuple[str, list[Entry]]:
-    """A published step, "<game> <first seq> <Redis ms> <deadline ms> <msgpack [event,
-    state, ...]>": the game and its entries, as reading the stream would give them."""
-    game, first, now, deadline, step = data.split(b" ", 4)
-    flat = unpack(step)
+@dataclass(frozen=True)
+class Step:
+    """A step another instance committed, as its commit published it (lua/commit.lua)."""
+
+    game: str
+    entries: list[Entry]  # as reading the stream would give them
+    deadline: int  # the game's deadline after it (ms)
+    data: bytes  # the game data it wrote (packed, as the game hash holds it)
+
+
+def heard_step(message: bytes) -> Step:
+    """A published step: "<game> <first seq> <Redis ms> <deadline ms> <step length> "
+    then msgpack [event, state, ...] and the game data written."""
+    game, first, now, deadline, size, rest = message.split(b" ", 5)
+    cut = int(size)
+    flat = unpack(rest[:cut])
     at, time, due = int(first), int(now), int(deadline)
     entries = [
         Entry(at + i, flat[2 * i], flat[2 * i + 1], due, time) for i in range(len(flat) // 2)
     ]
-    return game.decode(), entries
+    return Step(game.decode(), entries, due, rest[cut:])

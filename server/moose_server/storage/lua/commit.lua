@@ -21,8 +21,9 @@
 -- written by follow.lua) but the committing one, whose hub has the events
 -- already; to ARGV[6] while no instance follows it. Given a step, a follower's
 -- wake-up is the step itself, on its sharded channel (ARGV[14] .. its wake-up
--- channel): "<game id> <first seq> <now ms> <deadline ms> <step>", so that it
--- need not read the stream. Published in this script, it goes out with the
+-- channel): "<game id> <first seq> <now ms> <deadline ms> <step length> " then the
+-- step and the game data written (ARGV[3]), so that it need neither read the
+-- stream nor the game. Published in this script, it goes out with the
 -- commit or not at all; the stream stays the record for what a follower missed.
 -- A game's end by the rules also puts it among the bucket's unrated games, in
 -- this same step: whoever rates it (or lists it in its players' histories) takes
@@ -119,7 +120,7 @@ if followers then
   for channel in string.gmatch(followers, '%S+') do
     if channel == own then -- its hub has the events
     elseif steps ~= '' and channel ~= ARGV[6] then
-      step = step or table.concat({gid, first, now_s, d, ARGV[15]}, ' ')
+      step = step or table.concat({gid, first, now_s, d, #ARGV[15], ARGV[15] .. ARGV[3]}, ' ')
       redis.call('SPUBLISH', steps .. channel, step)
     else
       redis.call('PUBLISH', channel, wake)
