@@ -382,7 +382,9 @@ SEED_MU = (13.0, 37.0)
 # Spread over instances: mu between runs of players seated together (~190 rating
 # points; the queue's window is 100 and a game moves a rating by about 50).
 SPREAD_MU = 4.0
-RUN_STAGGER = 0.002  # seconds between the first queue of one run and the next's
+# Seconds between the first queue of one run and the next's: more than a server's
+# batch of queue requests takes on a machine not overloaded (games_on_several says).
+RUN_STAGGER = 0.005
 
 
 async def _seed_ratings(job: Job, players: list[Player], spread: bool = False) -> None:
