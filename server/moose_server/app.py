@@ -207,12 +207,12 @@ async def _build(
     channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}")
     hub = Hub(
         store,
+        channel,
         copies.size,
         woken=copies,
         fanout=metrics,
         players=waiting,
         outage_grace=settings.outage_grace,
-        channel=channel,
         # Steps come on sharded channels where Redis is one node; a cluster's would
         # need a subscription on each shard: there, a wake-up and a stream read.
         steps=not backend.cluster,

@@ -141,10 +141,7 @@ async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
     store = Store(client, 16)
     copies = [Copies(Settings()) for _ in names]  # each instance's; the first's play
     channels = [wake_channel(name) for name in names]
-    hubs = [
-        Hub(store, woken=kept, channel=channel)
-        for kept, channel in zip(copies, channels, strict=True)
-    ]
+    hubs = [Hub(store, channel, woken=kept) for kept, channel in zip(copies, channels, strict=True)]
     games = Games(store, Settings(), copies=copies[0], listeners=[hubs[0]], own_channel=channels[0])
     running = [subscribed(hub, pubsub_client) for hub in hubs]
     try:

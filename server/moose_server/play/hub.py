@@ -134,13 +134,13 @@ class Hub:
     def __init__(
         self,
         store: Store,
+        channel: bytes,
         recent_games: int = LOGGED_GAMES,
         *,
         woken: WakeupListener | None = None,
         fanout: FanoutListener | None = None,
         players: PlayerListener | None = None,
         outage_grace: float = 5.0,
-        channel: bytes | None = None,
         steps: bool = True,
     ) -> None:
         self.store = store
@@ -148,8 +148,7 @@ class Hub:
         # where Redis is one node: `sharded_channels`), or wake-ups only.
         self.steps = steps
         # This instance's wake-up channel (keys.wake_channel): the games a local
-        # socket follows are followed in Redis, and their wake-ups come there. None:
-        # no game is, and only GAMES_CHANNEL's come (tests hand wake-ups over).
+        # socket follows are followed in Redis, and their wake-ups come there.
         self.channel = channel
         self._followed: set[str] = set()  # games a local socket follows, followed in Redis
         self._following: set[str] = set()  # games whose follow is under way
@@ -177,8 +176,6 @@ class Hub:
         if sub is None or sub.seat != seat:
             sub = peer.subs[game] = Sub(seat, seen)
         self.games.setdefault(game, set()).add(peer)
-        if self.channel is None:
-            return sub
         if game not in self._followed:
             self._follow_later(game)
         elif sub is not old:
@@ -210,7 +207,6 @@ class Hub:
         A game not dealt yet (a fair deal waiting for its seeds) is followed at
         its first wake-up, which every instance hears: nobody follows it yet.
         """
-        assert self.channel is not None
         [version] = await self.store.follow([game], self.channel)
         if version >= 0 and game in self.games:
             self._followed.add(game)
@@ -267,6 +263,8 @@ class Hub:
             return
         async with sub.lock:
             found = self.recent.get(game)
+            if found is not None and sub.seen >= found.latest > 0 and not found.events:
+                return  # nothing heard of past what it has (the log was trimmed): no read
             ready = found.since(sub.seen) if found is not None else None
             if found is not None and ready is not None:
                 at = found.at(sub.seen)
@@ -422,7 +420,7 @@ class Hub:
                 late = True
             elif not self._offer(peer, game, ready):
                 late = True
-        if late and self.channel is not None:
+        if late:
             # No wake-up of our own commit comes (commit.lua): one is made here.
             asyncio.get_running_loop().call_soon(self._woke, game, entries[-1].seq)
         if not late and game in self.games:
@@ -521,7 +519,7 @@ class Hub:
         self._heard(game, int(seq))
 
     def _heard(self, game: str, seq: int) -> None:
-        if self.channel is not None and game in self.games and game not in self._followed:
+        if game in self.games and game not in self._followed:
             self._follow_later(game)
         self._woke(game, seq)
 
@@ -582,18 +580,16 @@ class Hub:
 
     def channels(self) -> dict[bytes, Callable[[bytes], None]]:
         """What the hub hears on the subscription (net/subscription.py), by channel."""
-        heard: dict[bytes, Callable[[bytes], None]] = {
+        return {
             GAMES_CHANNEL: self.heard_wakeup,
             PLAYERS_CHANNEL: self.heard_player,
+            self.channel: self.heard_wakeup,
         }
-        if self.channel is not None:
-            heard[self.channel] = self.heard_wakeup
-        return heard
 
     def sharded_channels(self) -> dict[bytes, Callable[[bytes], None]]:
         """The sharded channels the hub hears (SSUBSCRIBE): the steps of the games it
         follows, one channel per bucket (keys.steps_channel); none on a cluster."""
-        if self.channel is None or not self.steps:
+        if not self.steps:
             return {}
         return {steps_channel(b, self.channel): self.heard_step for b in range(self.store.buckets)}
 
@@ -628,16 +624,20 @@ class Hub:
         ]
         if not subs:
             return
-        if self.channel is not None:
-            # Redis may have lost the games' lists of followers with its last writes.
-            games = list(self.games)
-            versions = await self.store.follow(games, self.channel)
-            self._followed.update(g for g, v in zip(games, versions, strict=True) if v >= 0)
-        times = await self.store.event_times([(game, sub.seen) for _, game, sub in subs])
+        # Redis may have lost the games' lists of followers with its last writes.
+        games = list(self.games)
+        versions = await self.store.follow(games, self.channel)
+        self._followed.update(g for g, v in zip(games, versions, strict=True) if v >= 0)
+        # Each socket's last event as it was before the read: a delivery meanwhile
+        # (a follow's wake-up) moves it on, and checks what it sends itself.
+        marks = [(sub.seen, sub.time) for _, _, sub in subs]
+        times = await self.store.event_times(
+            [(game, seen) for (_, game, _), (seen, _) in zip(subs, marks, strict=True)]
+        )
         back: list[tuple[Peer, str]] = []
         others: list[tuple[Peer, str]] = []
-        for (peer, game, sub), at in zip(subs, times, strict=True):
-            went = sub.seen >= 1 and (at is None or (bool(sub.time) and at != sub.time))
+        for (peer, game, _), (seen, time_), at in zip(subs, marks, times, strict=True):
+            went = seen >= 1 and (at is None or (bool(time_) and at != time_))
             (back if went else others).append((peer, game))
         await asyncio.gather(
             *(self._until_done(functools.partial(self._resync_locked, *pair)) for pair in back)
