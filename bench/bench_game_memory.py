@@ -35,6 +35,7 @@ from moose_server.play import streams as stream  # noqa: E402
 from moose_server.play.games import Games  # noqa: E402
 from moose_server.play.seats import Seat  # noqa: E402
 from moose_server.settings import Settings  # noqa: E402
+from moose_server.storage.connection import open_node  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
 from moose_server.storage.store import Store, connect  # noqa: E402
 
@@ -59,7 +60,9 @@ async def play(games: Games, players: int, seed: int) -> str:
 
 
 async def memory(store: Store, game: str) -> int:
-    sizes = [await store.redis.memory_usage(k, samples=0) for k in store.keys_of(game).held()]
+    sizes = [
+        await store.redis.client.memory_usage(k, samples=0) for k in store.keys_of(game).held()
+    ]
     return sum(s or 0 for s in sizes)
 
 
@@ -81,7 +84,7 @@ async def read_cost(store: Store, game: str) -> tuple[int, float, float]:
 async def one(url: str, spacing: int, n: int, players: int, before: bool) -> dict[str, Any]:
     stream.SNAPSHOT_EVERY = 1 if before else spacing
     client = connect(url, 8)
-    store = Store(client, 16)
+    store = Store(open_node(url, 8), 16)
     grace = 3600 if before else GRACE
     games = Games(store, Settings(redis_url=url, turn_time=3600, game_grace=grace))
     original = steps_module.pack_compressed

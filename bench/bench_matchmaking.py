@@ -30,6 +30,7 @@ import redis.asyncio as aioredis  # noqa: E402
 
 from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions  # noqa: E402
 from moose_server.storage import scripts  # noqa: E402
+from moose_server.storage.connection import open_node  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
 
 SETTINGS = {
@@ -51,7 +52,7 @@ async def one(url: str, players: int, scan: int, tables: int) -> dict[str, Any]:
         connection_pool=aioredis.BlockingConnectionPool.from_url(url, max_connections=32)
     )
     await redis.flushall()
-    mm = Matchmaker(redis, MatchOptions(match_wait=60, scan=scan, tables=tables))
+    mm = Matchmaker(open_node(url, 32), MatchOptions(match_wait=60, scan=scan, tables=tables))
     for start in range(0, players, 500):
         await asyncio.gather(
             *(mm.enqueue(f"p{i}", f"p{i}", 4, 4) for i in range(start, min(players, start + 500)))

@@ -30,6 +30,7 @@ from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
+from moose_server.storage.connection import open_node
 from moose_server.storage.embedded import EmbeddedRedis, free_port
 from moose_server.storage.keys import NAMES_KEY, history_key, profile_key, rated_key, top_key
 from moose_server.storage.store import Store, connect
@@ -65,7 +66,8 @@ async def main() -> dict[str, Any]:
     with EmbeddedRedis(folder, port=free_port(), appendonly=False) as server:
         redis = connect(server.url, 16)
         settings = Settings(redis_url=server.url, turn_time=3600, provisional_games=5)
-        store, players = Store(redis, 16), PlayerStore(redis)
+        gateway = open_node(server.url, 16)
+        store, players = Store(gateway, 16), PlayerStore(gateway)
         results = Results(store, players, settings)
         games = Games(store, settings, results)
         rng = random.Random(1)

@@ -47,6 +47,7 @@ from bench_game_memory import memory, play  # noqa: E402
 
 from moose_server.play.games import Games  # noqa: E402
 from moose_server.settings import Settings  # noqa: E402
+from moose_server.storage.connection import open_node  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
 from moose_server.storage.store import Store, connect  # noqa: E402
 
@@ -125,7 +126,7 @@ async def one(binary: str, n: int, concurrency: int) -> dict[str, Any]:
             assert server.process is not None
             pid = server.process.pid
             client = connect(server.url, 8)
-            store = Store(client, 16)
+            store = Store(open_node(server.url, 8), 16)
             games = Games(store, Settings(redis_url=server.url, turn_time=3600))
             try:
                 rss0 = psutil.Process(pid).memory_info().rss

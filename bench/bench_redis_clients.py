@@ -23,7 +23,7 @@ redis-server. A "call" is one Redis command (a move is two). Clients:
 - `batch.py`: the server's `Batcher` (what is pending at each turn of the loop
   in one redis-py pipeline, one batch in flight) on the server's own client, a
   `BlockingConnectionPool` of 64 (`store.connect`): `call("HMGET")` and
-  `run_script` (EVALSHA);
+  `script` (EVALSHA);
 - `redis-py pool+Script`: the server's other calls, one command at a time
   through the same pool: `execute_command("HMGET")` and the registered
   `AsyncScript`; `redis-py pool+evalsha`: the same pool with `evalsha` (the
@@ -124,11 +124,11 @@ async def redis_py_direct(url: str) -> Client:
 
 
 async def batcher(url: str) -> Client:
-    r = connect(url, 64)  # the server's own: BlockingConnectionPool(64, timeout=10)
-    b, script = Batcher(r), r.register_script(SOURCE)
+    r = connect(url, 64, timeout=None)  # the server's own (connection.open_node)
+    b = Batcher(r, connections=64)
     return Client(
-        lambda k, f: b.call("HMGET", k, *f),
-        lambda keys, args: b.run_script(script, keys, args),
+        lambda k, f: b.send(("HMGET", k, *f)),
+        lambda keys, args: b.script(SHA, SOURCE, keys, args),
         r.aclose,
     )
 

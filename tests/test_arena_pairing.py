@@ -61,7 +61,7 @@ async def rounds(arenas: ArenaStore, arena: str, count: int) -> list[list[str]]:
 )
 async def test_every_waiting_member_is_seated_before_anyone_plays_twice(redis_url, sizes, members):
     backend = await open_redis(redis_url, 4)
-    arenas = ArenaStore(backend.redis)  # type: ignore[attr-defined]
+    arenas = ArenaStore(backend)
     try:
         await arenas.create(new_arena("A", "bots", 30, sizes, arena_id="a_wait"))
         for rank, p in enumerate(members):  # the best rated first, as before
@@ -76,12 +76,12 @@ async def test_every_waiting_member_is_seated_before_anyone_plays_twice(redis_ur
             left_out = set(members) - set(before)
             assert left_out <= set(after), (before, after)
     finally:
-        await backend.aclose()  # type: ignore[attr-defined]
+        await backend.aclose()
 
 
 async def test_one_address_is_not_seated_with_itself_while_others_are_free(redis_url):
     backend = await open_redis(redis_url, 4)
-    arenas = ArenaStore(backend.redis)  # type: ignore[attr-defined]
+    arenas = ArenaStore(backend)
     try:
         await arenas.create(new_arena("A", "people", 30, (2, 2), arena_id="a_ip"))
         # Best rated first would seat p4 with p3 and p2 with p1: one address each.
@@ -102,4 +102,4 @@ async def test_one_address_is_not_seated_with_itself_while_others_are_free(redis
         [table] = await arenas.seat(ArenaSeatCall("a_two", 5000, 64))
         assert sorted(s["player"] for s in table["seats"]) == ["q1", "q2"]
     finally:
-        await backend.aclose()  # type: ignore[attr-defined]
+        await backend.aclose()

@@ -57,7 +57,7 @@ def member(name: str, low: int, high: int, rating: int = 1500) -> str:
 
 async def open_arenas(redis_url: str) -> tuple[object, ArenaStore]:
     backend = await open_redis(redis_url, 4)
-    return backend, ArenaStore(backend.redis)
+    return backend, ArenaStore(backend)
 
 
 async def test_an_arena_is_created_once_per_id(redis_url):
@@ -161,8 +161,8 @@ async def test_an_arena_closes_after_its_last_game_and_names_its_winners(redis_u
         assert await arenas.won("p2") == ["a_1"] and await arenas.won("p1") == []
         assert (await arenas.finish("a_1"))["awarded"] is True
         keys = ArenaKeys.of("a_1")
-        assert 0 < await backend.redis.ttl(keys.points) <= 30 * 86400  # type: ignore[attr-defined]
-        assert not await backend.redis.exists(ArenaKeys.of("a_1").waiting)  # type: ignore[attr-defined]
+        assert 0 < await backend.client.ttl(keys.points) <= 30 * 86400  # type: ignore[attr-defined]
+        assert not await backend.exists(ArenaKeys.of("a_1").waiting)  # type: ignore[attr-defined]
     finally:
         await backend.aclose()  # type: ignore[attr-defined]
 
@@ -170,7 +170,7 @@ async def test_an_arena_closes_after_its_last_game_and_names_its_winners(redis_u
 async def test_an_arena_closed_longer_ago_than_it_is_kept_leaves_the_list(redis_url):
     backend, arenas = await open_arenas(redis_url)
     try:
-        seconds, _ = await backend.redis.time()  # type: ignore[attr-defined]
+        seconds, _ = await backend.time()  # type: ignore[attr-defined]
         past = int(seconds) * 1000 - 10 * 60_000
         await arenas.create(new_arena("Old", "all", 1, (2, 2), start_ms=past, arena_id="a_old"))
         await arenas.create(new_arena("New", "all", 30, (2, 2), arena_id="a_new"))

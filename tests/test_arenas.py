@@ -24,6 +24,7 @@ from moose_server.arenas.calls import ArenaMemberCall
 from moose_server.arenas.points import seat_points
 from moose_server.arenas.store import ArenaStore
 from moose_server.play.game import Game
+from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import ArenaKeys
 
 from helpers import arena_servers, create_arena, open_store
@@ -34,12 +35,14 @@ SIZES = [(2, 2), (2, 2), (2, 4), (2, 4), (2, 4), (3, 4), (3, 4), (2, 3)]
 async def recomputed(redis_url: str, arena: str) -> tuple[dict[str, int], dict[str, Any]]:
     """Each member's points from the arena's games' stored states; the games."""
     client = aioredis.Redis.from_url(redis_url)
+    gateway = await open_redis(redis_url, 4)
     try:
-        games = await ArenaStore(client).games(arena)
+        games = await ArenaStore(gateway).games(arena)
         scored = {g.decode() for g in await client.smembers(ArenaKeys.of(arena).scored)}
         standings = dict(await client.zrange(ArenaKeys.of(arena).points, 0, -1, withscores=True))
     finally:
         await client.aclose()
+        await gateway.aclose()
     assert scored == set(games), "every game scored, none twice or unknown"
     totals: dict[str, int] = defaultdict(int)
     async with open_store(redis_url) as store:
@@ -194,7 +197,7 @@ async def test_a_bot_the_server_paused_joins_again_and_plays_on(moose_serve, red
             while len(played) < 2:
                 await asyncio.sleep(0.05)
             # As when its seat was away at a game's end: the server pauses it.
-            redis = aioredis.Redis.from_url(redis_url)
+            redis = await open_redis(redis_url, 4)
             try:
                 paused = ArenaMemberCall("a_pause", clients[0].player or "", "pause")
                 assert (await ArenaStore(redis).member(paused))["state"] == "paused"

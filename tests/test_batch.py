@@ -1,14 +1,15 @@
-"""The Batcher on real redis-servers, one node and a cluster: batches, errors, NOSCRIPT, loss."""
+"""The gateway and its Batcher on real redis-servers, one node and a cluster: batches, errors,
+NOSCRIPT, loss."""
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import shutil
 import ssl
 import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 import redis
@@ -16,8 +17,9 @@ from redis.exceptions import ConnectionError, DataError, NoScriptError, Response
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from moose_server.storage.batch import Batcher
-from moose_server.storage.connection import Backend, open_redis
+from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import free_port
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.scripts import CommitCall
 from moose_server.storage.store import Store, connect
 
@@ -28,11 +30,16 @@ EV = ({"kind": "move", "seat": 0}, {"turn": 1})
 
 
 @pytest.fixture
-async def backend(backend_url: str) -> AsyncIterator[Backend]:
-    """The server's clients on one redis-server, then on a Redis Cluster."""
+async def backend(backend_url: str) -> AsyncIterator[Gateway]:
+    """The server's gateway on one redis-server, then on a Redis Cluster."""
     backend = await open_redis(backend_url, 8)
     yield backend
     await backend.aclose()
+
+
+def _script(source: str) -> tuple[str, str]:
+    """(sha, source) of a script, as the gateway registers one."""
+    return hashlib.sha1(source.encode()).hexdigest(), source
 
 
 def admins(backend_url: str, cluster: RedisClusterNodes | None) -> list[redis.Redis]:
@@ -43,7 +50,7 @@ def admins(backend_url: str, cluster: RedisClusterNodes | None) -> list[redis.Re
 
 
 async def test_the_commands_of_one_turn_go_in_one_batch(backend):
-    batch = backend.batch
+    batch = backend
     got = await asyncio.gather(*(batch.call("INCR", "{t}n") for _ in range(50)))
     assert got == list(range(1, 51))  # in the order sent
     assert batch.batches == 1
@@ -58,14 +65,14 @@ async def test_the_commands_of_one_turn_go_in_one_batch(backend):
 async def test_one_batch_is_one_connection_on_one_node(redis_url):
     backend = await open_redis(redis_url, 8)
     try:
-        ids = await asyncio.gather(*(backend.batch.call("CLIENT", "ID") for _ in range(20)))
-        assert len(set(ids)) == 1 and backend.batch.batches == 1
+        ids = await asyncio.gather(*(backend.call("CLIENT", "ID") for _ in range(20)))
+        assert len(set(ids)) == 1 and backend.batches == 1
     finally:
         await backend.aclose()
 
 
 async def test_an_error_reaches_only_its_caller(backend):
-    batch = backend.batch
+    batch = backend
     await batch.call("SET", "{t}s", "text")
     calls = [
         ("INCR", "{t}n"),
@@ -82,32 +89,31 @@ async def test_an_error_reaches_only_its_caller(backend):
     # cannot be encoded: the batch is sent again command by command.
     assert isinstance(got[3], Exception) and isinstance(got[4], DataError)
     with pytest.raises(ResponseError):
-        await batch.call_many([("SET", "{t}a", "x"), ("SADD", "{t}a", "y"), ("SET", "{t}b", "z")])
-    assert await batch.call_many([("GET", "{t}a"), ("GET", "{t}b")]) == [b"x", b"z"]
-    assert await batch.call_many([]) == []
+        await batch.all([batch.set("{t}a", "x"), batch.sadd("{t}a", "y"), batch.set("{t}b", "z")])
+    assert await batch.all([batch.get("{t}a"), batch.get("{t}b")]) == [b"x", b"z"]
+    assert await batch.all([]) == []
 
 
 async def test_a_script_unknown_to_its_node_is_sent_with_eval(backend):
-    batch, client = backend.batch, backend.redis
-    script = client.register_script("return {ARGV[1], redis.call('INCR', KEYS[1])}")
-    assert await batch.run_script(script, ["{t}c"], ["a"]) == [b"a", 1]
-    await client.script_flush()  # every primary of a cluster
-    got = await asyncio.gather(*(batch.run_script(script, [f"{{{i}}}c"], [i]) for i in range(20)))
+    batch = backend.batch
+    script = _script("return {ARGV[1], redis.call('INCR', KEYS[1])}")
+    assert await batch.script(*script, ["{t}c"], ["a"]) == [b"a", 1]
+    await backend.client.script_flush()  # every primary of a cluster
+    got = await asyncio.gather(*(batch.script(*script, [f"{{{i}}}c"], [i]) for i in range(20)))
     assert got == [[str(i).encode(), 1] for i in range(20)]
     before = batch.batches
-    assert await batch.run_script(script, ["{t}c"], ["b"]) == [b"b", 2]
+    assert await batch.script(*script, ["{t}c"], ["b"]) == [b"b", 2]
     assert batch.batches == before + 1  # known again where the EVAL ran: no second try
-    await batch.call("SET", "{t}s", "x")
-    failing = client.register_script("return redis.call('INCR', KEYS[1])")
+    await backend.set("{t}s", "x")
     with pytest.raises(ResponseError) as caught:
-        await batch.run_script(failing, ["{t}s"], [])
+        await batch.script(*_script("return redis.call('INCR', KEYS[1])"), ["{t}s"], [])
     assert not isinstance(caught.value, NoScriptError)
 
 
 async def test_lost_connections_cost_no_command_an_error(backend, backend_url, request):
     cluster = request.getfixturevalue("redis_cluster") if backend.cluster else None
-    batch = backend.batch
-    assert await batch.call_many([("INCR", f"{{{i}}}n") for i in range(12)]) == [1] * 12
+    batch = backend
+    assert await batch.all([batch.call("INCR", f"{{{i}}}n") for i in range(12)]) == [1] * 12
     for admin in admins(backend_url, cluster):
         with admin:
             admin.client_kill_filter(_type="normal")  # every connection of the batcher
@@ -119,10 +125,10 @@ async def test_a_redis_restart_costs_no_command_an_error(redis_factory):
     server = redis_factory()
     backend = await open_redis(server.url, 4)
     try:
-        assert await backend.batch.call("PING") is True
+        assert await backend.ping() == b"PONG"
         await asyncio.to_thread(server.stop)
         await asyncio.to_thread(server.start)
-        counts = await asyncio.gather(*(backend.batch.call("INCR", "n") for _ in range(8)))
+        counts = await asyncio.gather(*(backend.call("INCR", "n") for _ in range(8)))
         assert counts == [*range(1, 9)]
     finally:
         await backend.aclose()
@@ -132,7 +138,9 @@ async def test_a_failed_batch_fails_every_caller_in_it():
     client = connect(f"redis://127.0.0.1:{free_port()}/0", 4)  # nobody listens there
     batch = Batcher(client)
     try:
-        got = await asyncio.gather(*(batch.call("PING") for _ in range(3)), return_exceptions=True)
+        got = await asyncio.gather(
+            *(batch.send(("PING",)) for _ in range(3)), return_exceptions=True
+        )
         assert all(isinstance(e, ConnectionError) for e in got) and batch.batches == 1
     finally:
         await client.aclose()
@@ -147,10 +155,22 @@ async def test_a_batch_without_a_reply_in_time_fails_its_callers_and_the_next_on
     batch = Batcher(client, timeout=0.1)
     admin = redis.Redis.from_url(redis_url)
     try:
-        assert await batch.call("PING") is True
+        assert await batch.send(("PING",)) is True
         admin.client_pause(400, all=True)  # Redis answers nobody for 0.4 s
         got = await asyncio.gather(
-            batch.call("ECHO", "late"), batch.call("INCR", "n"), return_exceptions=True
+            batch.send(
+                (
+                    "ECHO",
+                    "late",
+                )
+            ),
+            batch.send(
+                (
+                    "INCR",
+                    "n",
+                )
+            ),
+            return_exceptions=True,
         )
         assert [type(e) for e in got] == [RedisTimeoutError] * 2, got
         assert "no reply from Redis in 0.1 s" in str(got[0])
@@ -158,7 +178,12 @@ async def test_a_batch_without_a_reply_in_time_fails_its_callers_and_the_next_on
         # A new connection: the late replies of the batch that timed out are not read
         # as this one's. (Whether its commands ran is not known: as after any lost
         # connection, every command the server sends is safe to send twice.)
-        assert await batch.call_many([("ECHO", "next"), ("ECHO", "after")]) == [b"next", b"after"]
+        assert await asyncio.gather(
+            batch.send(("ECHO", "next")), batch.send(("ECHO", "after"))
+        ) == [
+            b"next",
+            b"after",
+        ]
     finally:
         admin.close()
         await client.aclose()
@@ -168,12 +193,35 @@ async def test_a_cancelled_caller_leaves_the_others_their_replies(redis_url):
     client = connect(redis_url, 4)
     batch = Batcher(client)
     try:
-        slow = asyncio.ensure_future(batch.call("BLPOP", "list", 0.3))
-        after = asyncio.ensure_future(batch.call("ECHO", "mine"))
+        slow = asyncio.ensure_future(
+            batch.send(
+                (
+                    "BLPOP",
+                    "list",
+                    0.3,
+                )
+            )
+        )
+        after = asyncio.ensure_future(
+            batch.send(
+                (
+                    "ECHO",
+                    "mine",
+                )
+            )
+        )
         await asyncio.sleep(0.05)
         slow.cancel()
         assert await after == b"mine"
-        assert await batch.call("ECHO", "next") == b"next"
+        assert (
+            await batch.send(
+                (
+                    "ECHO",
+                    "next",
+                )
+            )
+            == b"next"
+        )
     finally:
         await client.aclose()
 
@@ -182,28 +230,43 @@ async def test_aclose_lets_queued_commands_finish_and_refuses_new_ones(redis_url
     client = connect(redis_url, 4)
     batch = Batcher(client)
     try:
-        pending = asyncio.ensure_future(batch.call("BLPOP", "list", 0.2))
-        queued = asyncio.ensure_future(batch.call("ECHO", "queued"))
+        pending = asyncio.ensure_future(
+            batch.send(
+                (
+                    "BLPOP",
+                    "list",
+                    0.2,
+                )
+            )
+        )
+        queued = asyncio.ensure_future(
+            batch.send(
+                (
+                    "ECHO",
+                    "queued",
+                )
+            )
+        )
         await asyncio.sleep(0.05)
         await batch.aclose()
         assert await pending is None and await queued == b"queued"
         with pytest.raises(ConnectionError):
-            await batch.call("PING")
+            await batch.send(("PING",))
     finally:
         await client.aclose()
 
 
 async def test_a_store_sends_its_frequent_calls_through_the_batcher(backend):
-    store = Store(backend.redis, 16, backend.batch)
+    store = Store(backend, 16)
     c = await store.commit(
         CommitCall(game="g_1", expected=0, data={"n": 1}, events=[EV, EV], deadline_ms=0)
     )
-    before = backend.batch.batches
+    before = backend.batches
     assert before >= 1  # the commit (and its EVAL, where Redis had no script yet)
     loaded, events = await asyncio.gather(store.load("g_1"), store.events("g_1"))
     assert (c.status, loaded.version, [e.seq for e in events]) == ("ok", 2, [1, 2])
     assert events[0].event == EV[0] and events[0].state == EV[1]
-    assert backend.batch.batches == before + 1  # the load and the read together
+    assert backend.batches == before + 1  # the load and the read together
 
 
 # -- TLS (the bundled redis-server has none: a relay speaks it) --------------------------
@@ -241,13 +304,13 @@ def tls_context(tmp_path: Path) -> ssl.SSLContext:
 async def test_a_store_over_tls_batches_its_calls(redis_server, redis_url, tls_context):
     async with Relay(redis_server.port, tls_context) as relay:
         url = f"rediss://127.0.0.1:{relay.port}/0?ssl_cert_reqs=none"
-        backend: Any = await open_redis(url, 4)
+        backend = await open_redis(url, 4)
         try:
             assert not backend.cluster
-            store = Store(backend.redis, 16, backend.batch)
+            store = Store(backend, 16)
             await store.commit(
                 CommitCall(game="g_tls", expected=0, data={"n": 1}, events=[EV], deadline_ms=0)
             )
-            assert (await store.load("g_tls")).version == 1 and backend.batch.batches >= 2
+            assert (await store.load("g_tls")).version == 1 and backend.batches >= 2
         finally:
             await backend.aclose()

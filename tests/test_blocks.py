@@ -6,16 +6,16 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 
 from moose_server.errors import Refusal
 from moose_server.social.blocks import Blocks
+from moose_server.storage.connection import open_redis
 
 
 @pytest.fixture
 async def redis(redis_url: str) -> AsyncIterator[Any]:
-    """A client of the test's emptied Redis."""
-    client = aioredis.Redis.from_url(redis_url)
+    """The gateway to the test's emptied Redis."""
+    client = await open_redis(redis_url, 4)
     yield client
     await client.aclose()
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import redis.asyncio as aioredis
-
 from moose_server.moderation.store import ModerationStore
+from moose_server.storage.connection import open_redis
 
 from helpers import RawClient
 
@@ -130,6 +129,21 @@ async def test_chat_stops_at_its_limits_with_clear_codes_and_keeps_nothing(serve
     assert refused["code"] == "not_in_game"
 
 
+async def test_chat_lines_are_counted_on_every_instance_together(serve, ws_client):
+    limits = {"chat_burst": 2, "chat_interval": 60}
+    one, two = (await serve(**limits)).url, (await serve(**limits)).url
+    ann, bob = await ws_client(one, "ann"), await ws_client(two, "bob")
+    game, _ = await table_game([ann, bob])
+    assert (await ann.request("say", game=game, text="one"))["type"] == "said"
+    assert (await bob.request("say", game=game, text="two"))["type"] == "said"
+    # One address (the tests' clients share it): its two lines are spent on both.
+    for client in (ann, bob, ann):
+        limited = await client.request("say", game=game, text="three")
+        assert limited["code"] == "rate_limited" and 0 < limited["retry_after"] <= 60_000
+    history = await bob.request("chat_history", game=game)
+    assert [m["text"] for m in history["lines"]] == ["one", "two"]
+
+
 async def test_a_blocked_player_no_longer_reaches_the_blocker(serve, ws_client):
     one, two = (await serve(**MANY)).url, (await serve(**MANY)).url
     ann, bob, cat = (
@@ -164,7 +178,7 @@ async def test_a_reported_line_reaches_the_moderators_with_its_text(serve, ws_cl
     assert report["type"] == "reported" and report["player"] == ann.player, report
     missing = await bob.request("report", player="ann", game=game, chat="1-0", reason="x")
     assert missing["code"] == "no_such_message"
-    redis = aioredis.Redis.from_url(redis_url)
+    redis = await open_redis(redis_url, 4)
     try:
         [kept] = await ModerationStore(redis).reports(10)
     finally:

@@ -183,3 +183,11 @@ def test_an_abandoned_game_ends_with_no_turn_left_waiting() -> None:
     assert "The game was abandoned: every player was away." in out
     flat = " ".join(out.split())
     assert "Final: abandoned, nobody won" in flat and "alice 1, bob 0, carol 2" in flat
+
+
+def test_a_game_lost_by_forfeit_says_who_forfeited_and_ends() -> None:
+    view = {**trap_view(), "to_act": 2, "seat": 0, "pending": None}
+    msg = event("over", view=view, forfeit=[1], scores=[1, 0, 2], winners=[0])
+    line = _render.describe_event(msg, NAMES, 0)
+    assert line == "[7] game over: bob lost by forfeit (banned by a moderator); you won", line
+    assert _render.final_view(msg)["over"] is True

@@ -313,7 +313,7 @@ async def test_a_game_dealt_again_under_the_id_of_one_that_ended_is_played(
         async with open_store(redis_server.url) as store:
             games = Games(store, Settings(redis_url=redis_server.url))
             async with asyncio.timeout(30):
-                while not (await store.redis.pubsub_numsub(PLAYERS_CHANNEL))[0][1]:
+                while not (await store.redis.client.pubsub_numsub(PLAYERS_CHANNEL))[0][1]:
                     await asyncio.sleep(0.05)
             await games.create(seats, game_id="g_again", seed=2)  # dealt again
             async with asyncio.timeout(30):  # before: the clients dropped its events

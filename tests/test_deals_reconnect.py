@@ -121,7 +121,7 @@ async def test_a_player_queued_again_after_redis_lost_the_ticket_still_asks_for_
 ) -> None:
     async with open_store(redis_url) as store:
         matchmaker = Matchmaker(store.redis, MatchOptions(match_wait=0, instance="i_a"))
-        waiting = Waiting(store, matchmaker, SeedStore(store.redis, store.buckets, store.batch))
+        waiting = Waiting(store, matchmaker, SeedStore(store.redis, store.buckets))
         waiting.add("p_fair", "ann", 2, 2, 1500, fair=True)  # its ticket is gone from Redis
         await waiting.requeue({"p_fair": [object()]})  # type: ignore[list-item]
         await matchmaker.enqueue("p_other", "bob", 2, 2)
@@ -146,7 +146,7 @@ async def test_a_match_pubsub_lost_is_sent_again_while_the_deal_waits_for_seeds(
 ) -> None:
     async with open_games(redis_url, seed_time=60.0) as games:
         store = games.store
-        seeds = SeedStore(store.redis, store.buckets, store.batch)
+        seeds = SeedStore(store.redis, store.buckets)
         deals = Deals(store, seeds, games, games.settings)
         table = [Seat("p_ann", "ann", None, fair=True), Seat("p_bob", "bob", None)]
         assert await deals.start(table, game_id="g_waits") is None  # its match was lost

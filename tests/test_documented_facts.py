@@ -1,9 +1,11 @@
 """Facts documented once, checked against the code that holds them.
 
 deploy/README.md's Redis key table against every key `storage/keys.py` can build,
-its settings table against `Settings`, and PROTOCOL.md's error table against the
-codes the server can send: a key, a setting or a code added on one side and not
-the other fails here.
+its settings table against `Settings`, PROTOCOL.md's error table against the
+codes the server can send, and PROTOCOL.md's limits and deploy/README.md's
+defaults of their settings against the table of limits (limits/rates.py): a key,
+a setting, a code or a limit added or changed on one side and not the other
+fails here.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from moose import protocol
 from moose_server import errors
+from moose_server.limits import rates
 from moose_server.settings import Settings
 from moose_server.storage import keys
 
@@ -145,6 +148,45 @@ def test_the_settings_table_lists_every_setting_and_only_those() -> None:
     assert sorted(doc - code) == [], "deploy/README.md lists settings the server lacks"
 
 
+def test_protocol_md_writes_out_the_table_of_rate_limits() -> None:
+    # `python -m moose_server.limits.rates` prints the table to paste.
+    text = section(PROTOCOL, "## Limits")
+    table = text.split(f"\n{rates.HEADER}\n", 1)[1].split("\n\n", 1)[0]
+    doc = [line for line in table.splitlines() if not line.startswith("| ---")]
+    code = [rates.row(limit, Settings()) for limit in rates.RATES]
+    assert doc == code, "PROTOCOL.md's rates differ from limits/rates.py: paste its table"
+    assert "A request a limit refuses counts against nothing" in " ".join(text.split())
+
+
+def test_protocol_md_names_each_hold_with_its_setting_and_code() -> None:
+    rows = re.findall(r"^\|.*\|$", section(PROTOCOL, "## Limits"), re.M)
+    missing = [
+        hold.name
+        for hold in rates.HOLDS
+        if not any(f"`MOOSE_{hold.setting.upper()}`" in r and f"`{hold.code}`" in r for r in rows)
+    ]
+    assert missing == []
+
+
+def test_the_settings_table_gives_each_limit_s_default() -> None:
+    table = section(DEPLOY, "## Settings")
+    documented = dict(re.findall(r"^\| `MOOSE_([A-Z0-9_]+)` \|[^|]*\| `([^`]+)` \|", table, re.M))
+    fields = {s for limit in rates.RATES for s in limit.settings}
+    fields |= {hold.setting for hold in rates.HOLDS}
+    defaults = Settings()
+    wrong = {
+        f: documented.get(f.upper())
+        for f in sorted(fields)
+        if float(documented.get(f.upper(), "nan")) != float(getattr(defaults, f))
+    }
+    assert wrong == {}, "deploy/README.md's default differs from Settings"
+
+
+def test_every_code_a_limit_refuses_with_is_a_protocol_code() -> None:
+    codes = {limit.code for limit in rates.RATES} | {hold.code for hold in rates.HOLDS}
+    assert sorted(codes - protocol.ERROR_CODES) == []
+
+
 def protocol_error_table() -> set[str]:
     """The codes of PROTOCOL.md's table of stable error codes."""
     table = PROTOCOL.read_text().split("Stable codes:", 1)[1].split("## Close codes", 1)[0]
@@ -209,6 +251,14 @@ def test_every_code_the_server_refuses_with_is_a_protocol_code() -> None:
     assert {"not_your_turn", "bad_code", "unavailable"} <= set(given)  # the calls were found
     unknown = {code: files for code, files in given.items() if code not in protocol.ERROR_CODES}
     assert unknown == {}, "these would reach the client as `internal`"
+
+
+def test_every_limit_s_refusal_takes_its_code_from_the_table_of_limits() -> None:
+    # One place for each limit's code: limits/rates.py, through the limiter.
+    codes = {limit.code for limit in rates.RATES} | {hold.code for hold in rates.HOLDS}
+    given = codes_given_to_refusals()
+    assert "bad_code" in given  # the calls were found
+    assert {code: files for code, files in given.items() if code in codes} == {}
 
 
 def test_every_failure_a_script_returns_is_a_protocol_code_or_handled_by_name() -> None:

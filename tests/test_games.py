@@ -15,6 +15,7 @@ from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.play.streams import read_events
 from moose_server.settings import Settings
+from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import move_field
 from moose_server.storage.store import Entry, Store, connect
 
@@ -66,9 +67,8 @@ class Heard:
 async def test_a_forced_pass_is_played_in_the_step_before_it_and_reads_back_the_same(redis_url):
     heard = Heard()
     client = connect(redis_url, 8)
-    games = Games(
-        Store(client, 16), Settings(redis_url=redis_url, turn_time=3600), listeners=[heard]
-    )
+    gw = await open_redis(redis_url, 8)
+    games = Games(Store(gw, 16), Settings(redis_url=redis_url, turn_time=3600), listeners=[heard])
     players = [f"p_{k}" for k in range(4)]
     folded = 0
     try:
@@ -103,6 +103,7 @@ async def test_a_forced_pass_is_played_in_the_step_before_it_and_reads_back_the_
     finally:
         await games.close()
         await client.aclose()
+        await gw.aclose()
     assert folded >= 3  # the seeds do give forced passes
 
 
@@ -123,7 +124,7 @@ async def test_a_player_plays_against_a_bot_to_the_end(games):
     with pytest.raises(GameError) as err:
         await games.move(game.id, "p_h", {"action": "pass"})
     assert err.value.code == "game_over"
-    ttl = await games.store.redis.ttl(games.store.keys_of(game.id).game)
+    ttl = await games.store.redis.client.ttl(games.store.keys_of(game.id).game)
     assert 0 < ttl <= games.settings.game_ttl
 
 
@@ -160,7 +161,8 @@ async def settled(games: Games, game_id: str) -> Any:
 
 async def test_away_and_back_of_another_seat_leave_a_move_on_the_seq_before_valid(redis_url):
     client = connect(redis_url, 8)
-    games = Games(Store(client, 16), Settings(redis_url=redis_url, turn_time=3600, away_after=1))
+    gw = await open_redis(redis_url, 8)
+    games = Games(Store(gw, 16), Settings(redis_url=redis_url, turn_time=3600, away_after=1))
     try:
         seats = [Seat(f"p_{k}", f"n{k}", None) for k in range(3)]
         game = await games.create(seats)
@@ -192,18 +194,22 @@ async def test_away_and_back_of_another_seat_leave_a_move_on_the_seq_before_vali
     finally:
         await games.close()
         await client.aclose()
+        await gw.aclose()
 
 
 async def memory(store: Store, game_id: str) -> int:
     """Bytes Redis holds for every key of the game (MEMORY USAGE, every element)."""
-    sizes = [await store.redis.memory_usage(k, samples=0) for k in store.keys_of(game_id).held()]
+    sizes = [
+        await store.redis.client.memory_usage(k, samples=0) for k in store.keys_of(game_id).held()
+    ]
     return sum(s or 0 for s in sizes)
 
 
 async def test_a_finished_game_keeps_answers_for_its_grace_then_only_its_record(redis_url):
     client = connect(redis_url, 8)
+    gw = await open_redis(redis_url, 8)
     settings = Settings(redis_url=redis_url, turn_time=3600, game_grace=0.5)
-    games, store = Games(Store(client, 16), settings), Store(client, 16)
+    games, store = Games(Store(gw, 16), settings), Store(gw, 16)
     players = [f"p_{k}" for k in range(4)]
     game = await games.create([Seat(p, f"n{k}", None) for k, p in enumerate(players)], seed=5)
     answers: dict[str, int] = {}
@@ -241,6 +247,7 @@ async def test_a_finished_game_keeps_answers_for_its_grace_then_only_its_record(
     assert err.value.code == "game_over"
     await games.close()
     await client.aclose()
+    await gw.aclose()
 
 
 async def test_a_search_bot_thinks_off_the_event_loop(games, monkeypatch):

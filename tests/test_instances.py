@@ -384,9 +384,9 @@ async def test_a_match_published_while_pub_sub_was_down_is_sent_again(
     async with open_store(redis_server.url) as store:
         games = Games(store, Settings(redis_url=redis_server.url, turn_time=3600))
         # The hub waits 0.2 s before it subscribes again: the match is published then.
-        await store.redis.client_kill_filter(_type="pubsub")
+        await store.redis.client.client_kill_filter(_type="pubsub")
         game = await games.create(seats, game_id="g_unheard", seed=1)
-        assert not (await store.redis.pubsub_numsub(PLAYERS_CHANNEL))[0][1]  # nobody heard
+        assert not (await store.redis.client.pubsub_numsub(PLAYERS_CHANNEL))[0][1]  # nobody heard
         starts = []
         for seat, client in enumerate((ann, bob)):  # before: never
             assert (await client.expect(type="match", timeout=30))["seat"] == seat

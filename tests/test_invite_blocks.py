@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from moose_server.errors import Refusal
+from moose_server.limits.limiter import Limiter
 from moose_server.settings import Settings
 from moose_server.social.presence import Presence
 from moose_server.tables.invites import Invites
@@ -33,6 +34,7 @@ async def test_a_blocked_challenger_gets_the_answer_of_any_challenger(redis_url)
         presence = Presence(store.redis, "i_test", 60, lambda: [])
         await presence.here([("p_bob", "bob"), ("p_dave", "dave")])  # carol is offline
         none: Any = None  # the parts that deal games: no game starts here
+        settings = Settings(redis_url=redis_url)
         invites = Invites(
             store.redis,
             store,
@@ -41,8 +43,9 @@ async def test_a_blocked_challenger_gets_the_answer_of_any_challenger(redis_url)
             none,
             none,
             presence,
-            Settings(redis_url=redis_url),
+            settings,
             find=_find,
+            limiter=Limiter(store, settings),
             blocked=_blocked,
         )
         with pytest.raises(Refusal) as refused:

@@ -160,6 +160,94 @@ def test_nothing_but_storage_imports_redis_py() -> None:
     assert found == []
 
 
+def test_nothing_outside_storage_imports_redis_py_even_inside_a_function() -> None:
+    found = [
+        f"{path.relative_to(PACKAGE)} imports {module}"
+        for path in sources()
+        if part_of(path) != "storage"
+        for module, _ in imports(path)
+        if module.split(".")[0] in ("redis", "hiredis")
+    ]
+    assert found == []
+
+
+def test_the_load_test_talks_to_redis_from_its_probes_only() -> None:
+    # moose_loadtest imports nothing of the server (test_loadtest.py): its own
+    # Redis calls (measurements, seeded ratings) live in one module.
+    package = PACKAGE.parent / "moose_loadtest"
+    found = {
+        path.name
+        for path in sorted(package.rglob("*.py"))
+        for module, _ in imports(path)
+        if module.split(".")[0] in ("redis", "hiredis")
+    }
+    assert found == {"probes.py"}
+
+
+def _redis_parameters(path: Path) -> list[str]:
+    """`function(redis: annotation)` of each parameter named redis in a file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            every = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+            for arg in every:
+                if arg.arg == "redis":
+                    kind = ast.unparse(arg.annotation) if arg.annotation else "nothing"
+                    found.append(f"{node.name}({arg.arg}: {kind})")
+    return sorted(found)
+
+
+def test_no_signature_takes_an_untyped_redis() -> None:
+    # A store is given the one gateway (storage/gateway.py), typed; never `redis: Any`.
+    found = [
+        f"{path.relative_to(PACKAGE)}: {hit}"
+        for path in sources()
+        for hit in _redis_parameters(path)
+        if hit.endswith((": Any)", ": nothing)", ": object)"))
+    ]
+    assert found == []
+
+
+def _past_the_gateway(path: Path) -> list[str]:
+    """`x.client` and `x.batch` read off a gateway named redis: redis-py behind its back."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute) and node.attr in ("client", "batch"):
+            owner = node.value
+            name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", "")
+            if name == "redis":
+                found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
+    return found
+
+
+def test_no_feature_reaches_past_the_gateway() -> None:
+    found = [
+        hit for path in sources() if part_of(path) != "storage" for hit in _past_the_gateway(path)
+    ]
+    assert found == []
+
+
+def test_the_gateway_check_sees_a_reach_past_it(tmp_path: Path) -> None:
+    source = tmp_path / "x.py"
+    source.write_text(
+        "async def f(self, redis):\n    await self.redis.client.get('k')\n    redis.batch\n"
+    )
+    assert sorted(hit.split(" ")[1] for hit in _past_the_gateway(source)) == [
+        "redis.batch",
+        "self.redis.client",
+    ]
+
+
+def test_the_gateway_check_sees_an_untyped_redis(tmp_path: Path) -> None:
+    source = tmp_path / "x.py"
+    source.write_text(
+        "class S:\n    def __init__(self, redis: Any, n: int) -> None: ...\n"
+        "async def f(redis) -> None: ...\ndef g(redis: Gateway) -> None: ...\n"
+    )
+    found = _redis_parameters(source)
+    assert found == ["__init__(redis: Any)", "f(redis: nothing)", "g(redis: Gateway)"]
+
+
 def test_every_part_of_the_server_has_a_layer() -> None:
     parts = {part_of(path) for path in sources()}
     assert parts <= BASE | set(SHARED) | FEATURES | TOP

@@ -1,5 +1,7 @@
-"""Per-client limits: join-code guesses (in Redis, shared by every instance) and the
-socket caps of an instance (per address and in all), over real sockets and Redis."""
+"""Per-client limits: join-code guesses, reports, follows and blocks (in Redis, shared
+by every instance) and the socket caps of an instance (per address and in all), over
+real sockets and Redis. A request a limit refuses takes nothing (tests/test_limiter.py
+checks every limit of the table on Redis alone)."""
 
 from __future__ import annotations
 
@@ -9,23 +11,26 @@ from typing import Any
 import aiohttp
 import pytest
 
-from moose_server.limits.limits import CodeGuard, Limited
+from moose_server.limits.limiter import Limited, Limiter
+from moose_server.limits.limits import CodeGuard
 from moose_server.matchmaking.matchmaker import MatchError
+from moose_server.moderation.store import ModerationStore
 from moose_server.settings import Settings
-from moose_server.storage.store import Store, connect
+from moose_server.storage.connection import open_redis
+from moose_server.storage.store import Store
 
 from helpers import RawClient
 
 
 @pytest.fixture
 async def store(redis_url: str) -> Any:
-    client = connect(redis_url, 8)
-    yield Store(client, 16)
-    await client.aclose()
+    gw = await open_redis(redis_url, 8)
+    yield Store(gw, 16)
+    await gw.aclose()
 
 
 async def test_refused_requests_use_up_the_guesses_and_successes_do_not(store):
-    guard = CodeGuard(store, Settings(code_guesses=3, code_guess_interval=60))
+    guard = CodeGuard(Limiter(store, Settings(code_guesses=3, code_guess_interval=60)))
     for _ in range(10):  # an honest host: every request succeeds, none is counted
         async with guard.attempt("198.51.100.1", "p_host"):
             pass
@@ -51,7 +56,7 @@ async def test_refused_requests_use_up_the_guesses_and_successes_do_not(store):
 async def test_a_guess_earns_back_one_try_per_interval(store):
     # A second: long enough that the try right after the first is refused however busy
     # the machine, short enough to wait for the try it earns back.
-    guard = CodeGuard(store, Settings(code_guesses=1, code_guess_interval=1.0))
+    guard = CodeGuard(Limiter(store, Settings(code_guesses=1, code_guess_interval=1.0)))
     with pytest.raises(MatchError):
         async with guard.attempt("203.0.113.9", "p_eve"):
             raise MatchError("bad_code", "no such table")
@@ -117,6 +122,71 @@ async def test_join_code_guesses_are_limited_per_address_and_player_across_insta
         assert answers == ["table_full"] * 3 + ["rate_limited"]
     finally:
         await close_all(clients)
+
+
+async def test_reports_are_limited_across_instances_and_a_refused_one_takes_nothing(
+    moose_server, redis_url
+):
+    limits = {"report_burst": 2, "report_interval": 600, "trusted_proxies": "127.0.0.1"}
+    one, two = await moose_server(**limits), await moose_server(**limits)
+    clients: list[RawClient] = []
+    try:
+        grace = await connect_as(one, "198.51.100.1", "grace")
+        clients.append(grace)
+        registered = await grace.request("register", password="tr0ub4dor&3 moose house")
+        assert registered["type"] == "registered", registered
+        eve = await connect_as(one, "203.0.113.9", "eve")
+        clients.append(eve)
+        for _ in range(2):
+            assert (await eve.request("report", player="grace", reason="x"))["type"] == "reported"
+        # Eve's third, from another address on the other instance: her own limit refuses it.
+        back = await connect_as(two, "192.0.2.77", "", token=eve.token)
+        clients.append(back)
+        for _ in range(3):
+            refused = await back.request("report", player="grace", reason="again")
+            assert refused["code"] == "rate_limited" and 0 < refused["retry_after"] <= 600_000
+        # The refusals took nothing from that address: its next two reports are kept.
+        bob = await connect_as(two, "192.0.2.77", "bob")
+        clients.append(bob)
+        for _ in range(2):
+            assert (await bob.request("report", player="grace", reason="y"))["type"] == "reported"
+        assert (await bob.request("report", player="grace", reason="z"))["code"] == "rate_limited"
+        client = await open_redis(redis_url, 1)
+        try:
+            kept = await ModerationStore(client).reports(10)
+        finally:
+            await client.aclose()
+        assert len(kept) == 4
+    finally:
+        await close_all(clients)
+
+
+async def test_a_follow_refused_for_any_reason_costs_no_add_of_the_hour(moose_server, ws_client):
+    url = await moose_server(social_adds_per_hour=3, follows_max=1)
+    ann, bob, cat, dan, eli = [await ws_client(url, n) for n in ("ann", "bob", "cat", "dan", "eli")]
+    assert (await ann.request("follow", player=bob.player))["type"] == "followed"
+    for _ in range(3):
+        refused = await ann.request("follow", player=cat.player)
+        assert refused["code"] == "too_many_follows", refused
+    assert (await ann.request("block", player=cat.player))["type"] == "blocked"
+    assert (await ann.request("block", player=dan.player))["type"] == "blocked"
+    limited = await ann.request("block", player=eli.player)  # the hour's third was the last
+    assert limited["code"] == "rate_limited" and limited["retry_after"] > 0, limited
+
+
+async def test_a_socket_watches_its_limit_of_arenas_and_a_refusal_changes_nothing(
+    moose_server, ws_client
+):
+    url = await moose_server(arenas_watched=1, arenas="people:hourly:30m:2-4,bots:hourly:30m:2-4")
+    ann = await ws_client(url, "ann")
+    arenas = [a["id"] for a in (await ann.request("arenas"))["arenas"]]
+    assert len(arenas) >= 2, arenas  # at least the next of each recurring arena
+    assert (await ann.request("watch_arena", arena=arenas[0]))["type"] == "arena"
+    refused = await ann.request("watch_arena", arena=arenas[1])
+    assert refused["code"] == "too_many_watched" and "retry_after" not in refused, refused
+    assert (await ann.request("watch_arena", arena=arenas[0]))["type"] == "arena"  # still on
+    assert (await ann.request("unwatch_arena", arena=arenas[0]))["type"] == "arena_unwatched"
+    assert (await ann.request("watch_arena", arena=arenas[1]))["type"] == "arena"
 
 
 async def test_forwarded_for_is_ignored_from_an_untrusted_peer(moose_server):

@@ -9,6 +9,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from moose_server.storage import store as store_module
+from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import LIVE_GAMES_KEY, LIVE_INFO_KEY
 from moose_server.storage.store import Store
 
@@ -111,8 +112,10 @@ async def test_a_bad_follow_is_refused_and_the_list_still_answers(moose_server, 
 async def store(redis_url: str) -> Any:
     """A Store over the test Redis."""
     client = aioredis.Redis.from_url(redis_url)
-    yield Store(client, 16)
+    gw = await open_redis(redis_url, 8)
+    yield Store(gw, 16)
     await client.aclose()
+    await gw.aclose()
 
 
 async def test_the_index_keeps_the_newest_games_only(store, monkeypatch):
@@ -132,5 +135,5 @@ async def test_a_listed_game_without_a_deadline_has_ended_and_leaves_the_index(s
     await store.redis.zadd(store.keys_of("g_live").deadlines, {"g_live": 1})
     games = await store.live_games(10)
     assert [g["game"] for g in games] == ["g_live"] and games[0]["bots"] == [None, "greedy"]
-    assert await store.redis.zrange(LIVE_GAMES_KEY, 0, -1) == [b"g_live"]
-    assert await store.redis.hkeys(LIVE_INFO_KEY) == [b"g_live"]
+    assert await store.redis.client.zrange(LIVE_GAMES_KEY, 0, -1) == [b"g_live"]
+    assert await store.redis.client.hkeys(LIVE_INFO_KEY) == [b"g_live"]

@@ -30,7 +30,7 @@ LONG = 60.0  # the TTL of every other instance: they stay alive whatever the loa
 @pytest.fixture
 async def redis(backend_url: str) -> AsyncIterator[Any]:
     backend = await open_redis(backend_url, 16)
-    yield backend.redis
+    yield backend
     await backend.aclose()
 
 

@@ -32,9 +32,9 @@ async def lobby(backend_url: str) -> AsyncIterator[Lobby]:
     """A lobby (its matchmaker's lease short) on each backend."""
     backend = await open_redis(backend_url, 16)
     settings = Settings(redis_url=backend_url, lease=LEASE)
-    store = Store(backend.redis, settings.buckets)
+    store = Store(backend, settings.buckets)
     games = Games(store, settings)
-    mm = Matchmaker(backend.redis, MatchOptions(match_wait=0, instance="i_a", lease=LEASE))
+    mm = Matchmaker(backend, MatchOptions(match_wait=0, instance="i_a", lease=LEASE))
     yield Lobby(mm, games, store, settings)
     await games.close()
     await backend.aclose()
@@ -123,9 +123,7 @@ async def test_a_server_deals_the_table_an_instance_formed_before_it_died(
         assert (await client.request("queue", min_players=2, max_players=3))["type"] == "queued"
     backend = await open_redis(redis_url, 4)
     try:  # another instance forms their table, and dies before dealing it
-        dying = Matchmaker(
-            backend.redis, MatchOptions(match_wait=0, instance="i_dying", lease=LEASE)
-        )
+        dying = Matchmaker(backend, MatchOptions(match_wait=0, instance="i_dying", lease=LEASE))
         [table] = await dying.form_tables()
     finally:
         await backend.aclose()

@@ -19,6 +19,7 @@ import pytest
 import redis as redis_sync
 
 from moose_server.errors import Refusal
+from moose_server.limits.limiter import Limiter
 from moose_server.limits.limits import Lockout
 from moose_server.settings import Settings
 from moose_server.storage.keys import NAMES_KEY, profile_key
@@ -175,7 +176,7 @@ async def test_a_hash_of_the_old_parameters_is_replaced_at_the_next_login(
 async def test_an_accounts_failures_slow_its_logins_up_to_a_cap(redis_url: str):
     settings = Settings(login_slow_after=2, login_delay_step=0.02, login_delay_max=0.08)
     async with open_store(redis_url) as store:
-        lockout = Lockout(store, settings)
+        lockout = Lockout(Limiter(store, settings), settings)
         delays = []
         for n in range(9):  # 9 failures, each from an address of its own: none refused
             delays.append(await lockout.delay("erin"))

@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
+import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
 
 from moose.protocol import ERROR_CODES
@@ -42,25 +43,27 @@ LONG = 60.0  # a wait, lease or lifetime no test outlasts
 async def backend(backend_url: str) -> AsyncIterator[Any]:
     """One redis-server, then a Redis Cluster: every script must run on both.
 
-    The server's clients: the scripts run through its Batcher on both.
+    The server's gateway: the scripts run through its Batcher on both.
     """
-    # The command client of the server: gathering hundreds of calls waits for a
-    # connection instead of failing.
     backend = await open_redis(backend_url, 32)
     yield backend
     await backend.aclose()
 
 
 @pytest.fixture
-def redis(backend: Any) -> Any:
-    return backend.redis
+async def redis(backend: Any, backend_url: str) -> AsyncIterator[Any]:
+    """A plain redis-py client of the same backend, to look at what the scripts left."""
+    kind = RedisCluster if backend.cluster else aioredis.Redis
+    client = kind.from_url(backend_url)
+    yield client
+    await client.aclose()
 
 
 @pytest.fixture
 def make_mm(backend: Any) -> Callable[..., Matchmaker]:
     def make(**kwargs: object) -> Matchmaker:
         kwargs.setdefault("match_wait", WAIT)
-        return Matchmaker(backend.redis, MatchOptions(**kwargs), backend.batch)  # type: ignore[arg-type]
+        return Matchmaker(backend, MatchOptions(**kwargs))  # type: ignore[arg-type]
 
     return make
 
@@ -191,9 +194,9 @@ def test_the_kind_of_queue_bots_comes_from_the_settings():
         MatchOptions.of(Settings(queue_bot="clever"))
 
 
-async def test_forget_instance_drops_only_its_tickets(redis):
-    a = Matchmaker(redis, MatchOptions(match_wait=60, instance="a"))
-    b = Matchmaker(redis, MatchOptions(match_wait=60, instance="b"))
+async def test_forget_instance_drops_only_its_tickets(backend):
+    a = Matchmaker(backend, MatchOptions(match_wait=60, instance="a"))
+    b = Matchmaker(backend, MatchOptions(match_wait=60, instance="b"))
     await queue(a, [(3, 6)] * 3, tag="a")
     await queue(b, [(3, 6)] * 2, tag="b")
     assert await b.forget_instance("a") == 3
@@ -204,14 +207,14 @@ async def test_forget_instance_drops_only_its_tickets(redis):
 
 
 async def test_a_resent_call_runs_once(make_mm, redis):
-    """redis-py re-sends a script after a lost reply: the nonce answers it from memory."""
+    """The gateway re-sends a script after a lost reply: the nonce answers it from memory."""
     mm = make_mm(match_wait=0)
     await queue(mm, [(2, 2)] * 2)
-    form = mm._scripts[FormCall]
-    keys, args = FormCall(0, 0, 1000, 30_000_000, 100, 100, 8).build("nonce-1")
-    first = await form(keys=keys, args=args)
+    call = FormCall(0, 0, 1000, 30_000_000, 100, 100, 8)
+    keys, args = call.build("nonce-1")
+    first = await mm.redis.run(call, keys, args)
     await queue(mm, [(2, 2)] * 2, tag="q")
-    assert await form(keys=keys, args=args) == first
+    assert await mm.redis.run(call, keys, args) == first
     assert len(await mm.form_tables()) == 1  # the second pair was not taken by the resend
 
 
@@ -340,7 +343,7 @@ async def test_concurrent_form_tables_seat_everyone_once(backend_url):
     ranges = dict(zip([f"p{i}" for i in range(240)], random_ranges(rng, 240), strict=True))
     clients = [await open_redis(backend_url, 4) for _ in range(12)]
     mms = [
-        Matchmaker(c.redis, MatchOptions(match_wait=0.05, queue_bots_after=0.1, instance=f"i{n}"))
+        Matchmaker(c, MatchOptions(match_wait=0.05, queue_bots_after=0.1, instance=f"i{n}"))
         for n, c in enumerate(clients)
     ]
     formed: list[FormedTable] = []
@@ -379,7 +382,7 @@ async def test_simultaneous_form_tables_over_a_full_queue(backend_url, make_mm):
     ranges = dict(zip([f"p{i}" for i in range(300)], random_ranges(rng, 300), strict=True))
     await queue(make_mm(), list(ranges.values()))
     clients = [await open_redis(backend_url, 4) for _ in range(20)]
-    mms = [Matchmaker(c.redis, MatchOptions(match_wait=0)) for c in clients]
+    mms = [Matchmaker(c, MatchOptions(match_wait=0)) for c in clients]
     formed: list[FormedTable] = []
     for _ in range(5):  # 20 connections fire at the same moment, a few times over
         for tables in await asyncio.gather(*(mm.form_tables() for mm in mms)):
@@ -396,7 +399,7 @@ async def test_simultaneous_form_tables_over_a_full_queue(backend_url, make_mm):
 
 async def waiting(mm: Matchmaker) -> list[str]:
     """The players still queued, oldest first."""
-    return [p.decode() for p in await mm.redis.zrange(mm_key("queue"), 0, -1)]
+    return [p.decode() for p in await mm.redis.client.zrange(mm_key("queue"), 0, -1)]
 
 
 def no_table_left(left: list[str], ranges: dict[str, tuple[int, int]], *, full: bool) -> bool:

@@ -224,14 +224,14 @@ async def test_the_names_index_is_re_keyed_once_per_version(backend_url):
     """On one redis-server, then a Redis Cluster: old keys move to the new ones once."""
     backend = await open_redis(backend_url, 4)
     try:
-        redis, players = backend.redis, PlayerStore(backend.redis, backend.batch)
+        redis, players = backend, PlayerStore(backend)
         for player, old, name in [
             ("p_a", "alice", "alice"),
             ("p_b", "aiice", "aIice"),
             ("p_c", "bob", "B0B"),
         ]:
-            await redis.hset(NAMES_KEY, old, player)
-            await redis.hset(profile_key(player), "name", name)
+            await redis.hset(NAMES_KEY, {old: player})
+            await redis.hset(profile_key(player), {"name": name})
         assert await players.rekey_names(skeleton, "v1") == [("p_a", "p_b")]
         assert await redis.hgetall(NAMES_KEY) == {
             b"allce": b"p_b",
@@ -240,7 +240,7 @@ async def test_the_names_index_is_re_keyed_once_per_version(backend_url):
         }
         assert await players.name_owner(skeleton("ALICE")) == "p_b"
         # The same version again: nothing is read or written.
-        await redis.hset(NAMES_KEY, "stale", "p_c")
+        await redis.hset(NAMES_KEY, {"stale": "p_c"})
         assert await players.rekey_names(skeleton, "v1") == []
         assert await redis.hget(NAMES_KEY, "stale") == b"p_c"
     finally:

@@ -33,7 +33,7 @@ async def test_the_word_of_an_instance_that_died_lapses(redis_url):
         live = Presence(store.redis, "i_live", 60, lambda: [])
         now = await store.now_ms()
         # i_dead said so once and stopped renewing: its word lapsed a moment ago.
-        await store.redis.hset(presence_key("p_dan"), mapping={"i_dead": now - 1, "name": "dan"})
+        await store.redis.hset(presence_key("p_dan"), {"i_dead": now - 1, "name": "dan"})
         assert await live.online_many(["p_dan"]) == [False]
         assert await live.online("p_dan") is None
         await live.here([("p_dan", "dan")])

@@ -106,7 +106,7 @@ async def test_bots_asked_for_outside_a_narrowed_range_are_asked_no_more(redis_u
     # The matchmaker alone (no dealer running rounds): nothing forms between the calls.
     backend = await open_redis(redis_url, 4)
     try:
-        mm = Matchmaker(backend.redis, MatchOptions(match_wait=60, offer_after=0))
+        mm = Matchmaker(backend, MatchOptions(match_wait=60, offer_after=0))
         await mm.enqueue("p_ann", "ann", 2, 6)
         assert (await mm.ask_bots("p_ann", 5)).bots == 5
         narrowed = await mm.change_range("p_ann", 2, 3)

@@ -65,12 +65,14 @@ async def test_a_flood_of_refusals_costs_one_write_and_is_bounded(redis_url):
             refusals.refused("rate_limited:messages", f"10.0.{n % 200}.1", None)
         assert refusals.dropped == 10
         await refusals.flush()
-        assert await store.redis.xlen(KEYS.refusals) <= RECENT_WRITTEN  # the rest only counted
+        assert (
+            await store.redis.client.xlen(KEYS.refusals) <= RECENT_WRITTEN
+        )  # the rest only counted
         heavy = await records.heaviest(now, 1, 3)
         assert [n for _, n in heavy["rate_limited:messages"]] == [10, 10, 10]
         # Kept a while, not for ever.
         key = KEYS.heavy(now // HOUR_MS, "rate_limited:messages")
-        assert 0 < await store.redis.ttl(key) <= records.heavy_ttl
+        assert 0 < await store.redis.client.ttl(key) <= records.heavy_ttl
         await refusals.flush()  # nothing more to write
 
 
@@ -87,7 +89,7 @@ async def test_moderation_records_on_one_node_and_on_a_cluster(backend_url):
             await records.audit({"at": now, "by": "mod", "action": "ban", "target": f"p_{n}"})
         log = await records.audit_log(3)
         assert [row["target"] for row in log] == ["p_299", "p_298", "p_297"]
-        assert await store.redis.xlen(KEYS.audit) <= 200  # capped (trimmed by whole nodes)
+        assert await store.redis.client.xlen(KEYS.audit) <= 200  # capped (trimmed by whole nodes)
         await records.set_ban("account:p_1", {"kind": "account", "subject": "p_1"})
         assert list(await records.bans()) == ["account:p_1"]
         assert await records.remove_bans(["account:p_1", "account:p_2"]) == 1

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from redis.asyncio.cluster import RedisCluster
 
 from moose import rules
 from moose_server.accounts import ratings
@@ -285,8 +284,8 @@ async def test_the_changes_follow_the_end_that_was_committed(redis_url):
 
 async def test_a_history_keeps_its_newest_games_and_is_trimmed_once_full(backend_url):
     backend = await open_redis(backend_url, 4)
-    players = PlayerStore(backend.redis, backend.batch)
-    single = not isinstance(backend.redis, RedisCluster)  # commandstats of one node
+    players = PlayerStore(backend)
+    single = not backend.cluster  # commandstats of one node
     trims = 0
     try:
         for n in range(5):
@@ -306,9 +305,9 @@ async def test_a_history_keeps_its_newest_games_and_is_trimmed_once_full(backend
                 sigma=8.3,
                 seats=[seat],
             )
-            before = await backend.redis.info("commandstats") if single else {}
+            before = await backend.client.info("commandstats") if single else {}
             assert await players.rate(call)
-            after = await backend.redis.info("commandstats") if single else {}
+            after = await backend.client.info("commandstats") if single else {}
             ltrim = [s.get("cmdstat_ltrim", {}).get("calls", 0) for s in (before, after)]
             trims += ltrim[1] - ltrim[0]
         history = [json.loads(e)["game"] for e in await players.history("p_hal", 10)]

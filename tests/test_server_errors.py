@@ -14,6 +14,7 @@ import pytest
 import redis.asyncio as aioredis
 
 from moose_server.accounts.tokens import Tokens
+from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import SECRET_KEY
 from moose_server.storage.store import Store
 
@@ -24,8 +25,10 @@ from helpers import table_game
 async def store(redis_url: str) -> Any:
     """A Store over the test Redis, to read games as the server wrote them."""
     client = aioredis.Redis.from_url(redis_url)
-    yield Store(client, 16)
+    gw = await open_redis(redis_url, 8)
+    yield Store(gw, 16)
     await client.aclose()
+    await gw.aclose()
 
 
 @pytest.fixture

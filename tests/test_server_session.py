@@ -6,7 +6,8 @@ import asyncio
 import random
 from typing import Any
 
-from moose_server.storage.store import Store, connect
+from moose_server.storage.connection import open_redis
+from moose_server.storage.store import Store
 
 from helpers import check_game, play_in_order, play_out, table_game
 
@@ -158,7 +159,7 @@ async def test_a_late_sync_of_a_finished_game_gets_its_events_then_its_final_sta
         over["seq"],
     ]
     assert again[-1] == over
-    store = Store(connect(redis_url, 2), 16)
+    store = Store(await open_redis(redis_url, 2), 16)
     async with asyncio.timeout(30):  # the grace ends: Redis drops the game's events
         while await store.redis.exists(store.keys_of(game).events):
             await asyncio.sleep(0.05)

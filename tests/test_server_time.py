@@ -18,6 +18,7 @@ from moose import rules
 from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
+from moose_server.storage.connection import open_redis
 from moose_server.storage.store import Store
 
 from helpers import table_game
@@ -33,10 +34,12 @@ BRISK = {"turn_time": 1.5, "answer_time": 1.5, "poll_interval": 0.03}
 async def games(redis_url: str) -> Any:
     """Games over the test Redis, to start games from a chosen state (short answers)."""
     client = aioredis.Redis.from_url(redis_url)
-    games = Games(Store(client, 16), Settings(redis_url=redis_url, turn_time=5.0, answer_time=0.2))
+    gw = await open_redis(redis_url, 8)
+    games = Games(Store(gw, 16), Settings(redis_url=redis_url, turn_time=5.0, answer_time=0.2))
     yield games
     await games.close()
     await client.aclose()
+    await gw.aclose()
 
 
 def find(pred: Callable[[rules.State, Message, rules.State], bool]) -> tuple[rules.State, Message]:

@@ -25,7 +25,7 @@ from helpers.hubs import Peer, checked_tasks, instances, is_true, play_moves
 
 async def xranges(store: Store) -> int:
     """XRANGE calls since the counters were reset."""
-    stats = await store.redis.info("commandstats")
+    stats = await store.redis.client.info("commandstats")
     return int(stats.get("cmdstat_xrange", {}).get("calls", 0))
 
 
@@ -134,7 +134,7 @@ async def test_a_followers_move_after_a_published_step_plays_on_its_data_with_no
                 assert kept.deadline == game.deadline
             played = (games_a, games_b)[seat]
             await played.move(dealt.id, game.players[seat], rules.legal_moves(game.state)[0])
-        stats = await both.store.redis.info("commandstats")
+        stats = await both.store.redis.client.info("commandstats")
         # Store.load's HGET of a move id: no move read its game, each instance's copy
         # came with the other's steps.
         assert int(stats.get("cmdstat_hget", {}).get("calls", 0)) == 0

@@ -19,10 +19,12 @@ from helpers import RedisClusterNodes
 
 @pytest.fixture
 async def store(redis_url: str) -> Any:
-    """A Store over the test Redis with a BlockingConnectionPool (and its own Batcher)."""
+    """A Store over the test Redis, through a gateway of its own."""
     client = connect(redis_url, 8)
-    yield Store(client, 16)
+    gw = await open_redis(redis_url, 8)
+    yield Store(gw, 16)
     await client.aclose()
+    await gw.aclose()
 
 
 EV = ({"kind": "move", "seat": 0}, {"turn": 1})
@@ -90,8 +92,8 @@ async def test_deadlines_use_redis_time_and_can_be_kept_or_cleared(store):
     assert (await store.events("g_3"))[1].deadline == set_.deadline
     cleared = await store.commit(step("g_3", 2, ttl=100, grace_ms=30_000))
     assert cleared.deadline == 0 and await store.redis.zscore(key, "g_3") is None
-    assert 0 < await store.redis.ttl(store.keys_of("g_3").game) <= 100
-    assert 0 < await store.redis.pttl(store.keys_of("g_3").events) <= 30_000
+    assert 0 < await store.redis.client.ttl(store.keys_of("g_3").game) <= 100
+    assert 0 < await store.redis.client.pttl(store.keys_of("g_3").events) <= 30_000
 
 
 async def test_a_finished_games_events_and_move_ids_last_its_grace_only(store):
@@ -109,8 +111,8 @@ async def test_a_finished_games_events_and_move_ids_last_its_grace_only(store):
     again = await store.commit(step("g_5", 1, move_field=field, data={"n": 1}))
     assert (again.status, again.seq) == ("dup", 2)
     for key in (store.keys_of("g_5").events, store.keys_of("g_5").moves):
-        assert 0 < await store.redis.pttl(key) <= 20_000, key
-    assert 3_000 < await store.redis.ttl(store.keys_of("g_5").game) <= 3600
+        assert 0 < await store.redis.client.pttl(key) <= 20_000, key
+    assert 3_000 < await store.redis.client.ttl(store.keys_of("g_5").game) <= 3600
     keys = store.keys_of("g_5")
     assert set(keys.held()) == {keys.game, keys.events, keys.moves, keys.record}
 
@@ -167,9 +169,9 @@ async def test_a_failing_cluster_node_delays_only_its_own_deadlines(tmp_path, wa
     await asyncio.to_thread(nodes.start)
     backend = await open_redis(nodes.url, 8)
     try:
-        store = Store(backend.redis, buckets=16)
+        store = Store(backend, buckets=16)
         games = [f"g_{i}" for i in range(24)]
-        where = {g: backend.redis.get_node_from_key(store.keys_of(g).game).port for g in games}
+        where = {g: backend.client.get_node_from_key(store.keys_of(g).game).port for g in games}
         assert len(set(where.values())) == 3
         if warm:
             assert await store.claim(60_000) == []  # every node has the claim script now

@@ -80,7 +80,9 @@ async def test_a_stream_with_a_snapshot_on_every_entry_reads_the_same(games):
     old = f"{game.id}x"
     for e in new:
         fields = {"e": pack(e.event), "s": pack(e.state), "d": e.deadline, "t": e.time}
-        await games.store.redis.xadd(games.store.keys_of(old).events, fields, id=f"{e.seq}-0")
+        await games.store.redis.client.xadd(
+            games.store.keys_of(old).events, fields, id=f"{e.seq}-0"
+        )
     again = await read_events(games.store, old, 5)
     assert [(e.seq, e.event, e.state) for e in again] == [
         (e.seq, e.event, e.state) for e in new[5:]
@@ -101,5 +103,7 @@ async def test_a_stream_spaced_otherwise_is_read_from_its_deal(games):
         }
         if e.seq == 1:
             fields["s"] = pack(e.state)
-        await games.store.redis.xadd(games.store.keys_of(odd).events, fields, id=f"{e.seq}-0")
+        await games.store.redis.client.xadd(
+            games.store.keys_of(odd).events, fields, id=f"{e.seq}-0"
+        )
     assert await read_events(games.store, odd, SNAPSHOT_EVERY + 2) == new[SNAPSHOT_EVERY + 2 :]

@@ -16,6 +16,7 @@ from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
+from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import GameKeys, deadlines_key, polled_key
 from moose_server.storage.store import Store, connect
 
@@ -29,7 +30,8 @@ Message = dict[str, Any]
 async def parts(redis_url: str) -> Any:
     """(store, games that deal with an instant deadline, two timers with hour-long turns)."""
     client = connect(redis_url, 8)
-    store = Store(client, 16)
+    gw = await open_redis(redis_url, 8)
+    store = Store(gw, 16)
     quick = Games(store, Settings(redis_url=redis_url, turn_time=0.001))
     slow = Settings(redis_url=redis_url, turn_time=3600, lease=60)
     timers = [Timers(store, Games(store, slow), slow) for _ in range(2)]
@@ -37,6 +39,7 @@ async def parts(redis_url: str) -> Any:
     for part in (quick, *(t.games for t in timers)):
         await part.close()
     await client.aclose()
+    await gw.aclose()
 
 
 async def wait_version(store: Store, game: str, above: int, poll: Any) -> int:

@@ -15,9 +15,9 @@ from collections.abc import Coroutine
 from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 
 from moose_server.arenas.store import ArenaStore
+from moose_server.storage.connection import open_redis
 
 from helpers import create_arena
 from helpers.arenas import bots_play
@@ -35,7 +35,7 @@ def run(coro: Coroutine[Any, Any, Any]) -> None:
 
 async def end_window(redis_url: str, arena: str) -> None:
     """End the arena's window now: games under way are played out, none begins."""
-    client: Any = aioredis.Redis.from_url(redis_url)
+    client = await open_redis(redis_url, 4)
     try:
         await ArenaStore(client).finish(arena, now=True)
     finally:

@@ -114,6 +114,10 @@ def describe_event(msg: Message, names: Sequence[str] | None = None, me: int | N
         text = f"{who} {'are' if who == 'you' else 'is'} back"
     elif kind in ("over", "state") and event.get("abandoned"):
         text = "game abandoned: every player was away, so the server ended it (no winner)"
+    elif kind in ("over", "state") and event.get("forfeit"):
+        lost = " and ".join(seat_name(names, k, me) for k in event["forfeit"])
+        won = " and ".join(seat_name(names, k, me) for k in event.get("winners") or [])
+        text = f"game over: {lost} lost by forfeit (banned by a moderator); {won or 'nobody'} won"
     elif kind == "over":
         scores, winners = event.get("scores") or [], event.get("winners") or []
         text = "game over: " + _result_line(scores, winners, names, me)
@@ -161,11 +165,14 @@ def tie_note(
 
 def final_view(msg: Message) -> Message:
     """The view of a game's last event, marked `abandoned` (with the scores as they
-    stood) when the server ended it: by the rules such a game is not over."""
+    stood) when the server ended it, `over` when a seat forfeited: by the rules such a
+    game is not over."""
     view: Message = msg.get("view") or {}
     event = msg.get("event") or {}
     if event.get("abandoned"):
         return {**view, "abandoned": True, "scores": event.get("scores") or []}
+    if event.get("forfeit"):  # lost by a banned seat: over, though not by the rules
+        return {**view, "over": True, "scores": event.get("scores") or []}
     return view
 
 

@@ -14,9 +14,11 @@ from moose._connection import CLOSED, Message
 from moose._errors import MooseError
 from moose._session import Session
 
-__all__ = ["REASONS", "Together"]
+__all__ = ["CHALLENGE_SETTINGS", "REASONS", "Together"]
 
 REASONS = ("later", "not_rated", "table_size", "generic")  # why a challenge is declined
+# Who may challenge a player: anyone, players with an account, those they follow, no one.
+CHALLENGE_SETTINGS = ("everyone", "registered", "following", "nobody")
 
 
 class Together(Session):
@@ -53,6 +55,12 @@ class Together(Session):
     async def challenge_cancel(self, challenge: str) -> Message:
         """Take back a challenge you sent."""
         return await self._request("challenge_cancel", challenge=challenge)
+
+    async def challenge_setting(self, challenges: str | None = None) -> Message:
+        """Who may challenge us (`challenges`: everyone, registered, following, nobody),
+        changed first when given; the answer's `challenges` is the setting now."""
+        fields = {} if challenges is None else {"challenges": challenges}
+        return await self._request("challenge_setting", **fields)
 
     async def challenges(self, *, incoming: bool = True) -> AsyncIterator[Message]:
         """The `challenge_offer` messages as they come: with `incoming`, only the open

@@ -31,6 +31,7 @@ COMMANDS = (
     "record",
     "arena",
     "following",
+    "challenges",
 )
 ENTRY_POINTS = "moose.commands"
 # How the server's dependencies are installed, as `moose serve` and `moose loadtest`

@@ -401,7 +401,7 @@ async def _seed_ratings(job: Job, players: list[Player], spread: bool = False) -
     """
     import random as _random
 
-    import redis.asyncio as aioredis
+    from moose_loadtest.probes import seed_ratings
 
     rng = _random.Random(job.seed)
     low, high = SEED_MU
@@ -411,15 +411,8 @@ async def _seed_ratings(job: Job, players: list[Player], spread: bool = False) -
             return rng.uniform(low, high)
         return low + SPREAD_MU * (i // job.table)
 
-    client = aioredis.Redis.from_url(job.redis_url or "")
-    try:
-        for at in range(0, len(players), 500):
-            async with client.pipeline(transaction=False) as pipe:
-                for i, p in enumerate(players[at : at + 500], start=at):
-                    deployment.queue_rating(pipe, p.player, p.name, mu(i), 2.0, 10)
-                await pipe.execute()
-    finally:
-        await client.aclose()
+    ratings = [(p.player, p.name, mu(i)) for i, p in enumerate(players)]
+    await seed_ratings(job.redis_url or "", ratings)
 
 
 def msg_pack(msg: dict[str, Any]) -> bytes:

@@ -6,7 +6,11 @@
 - `RedisProbe`: INFO commandstats and CPU before and after a window, a short
   MONITOR sample that counts the commands clients send per commit (the
   commands a script runs inside Redis are marked `lua` there and left out), the
-  slow log, and MEMORY USAGE of a game's keys (`deployment` names them).
+  slow log, and MEMORY USAGE of a game's keys (`deployment` names them);
+- `seed_ratings`: the ratings the matchmaking phase's players queue with.
+
+The loadtest's one module that talks to Redis (through redis-py of its own: the
+package imports nothing of the server, whose calls go through its gateway).
 """
 
 from __future__ import annotations
@@ -124,6 +128,22 @@ class Spawned:
         if self.proc is not None:
             stop_process(self.proc)  # it stops its bundled Redis before it exits
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+async def seed_ratings(url: str, ratings: list[tuple[str, str, float]]) -> None:
+    """Give each (player id, name, mu) that rating in Redis (sigma 2, 10 games), 500 to a
+    pipeline: the server's heartbeats go unanswered while the players do not read."""
+    import redis.asyncio as aioredis
+
+    client = aioredis.Redis.from_url(url)
+    try:
+        for at in range(0, len(ratings), 500):
+            async with client.pipeline(transaction=False) as pipe:
+                for player, name, mu in ratings[at : at + 500]:
+                    deployment.queue_rating(pipe, player, name, mu, 2.0, 10)
+                await pipe.execute()
+    finally:
+        await client.aclose()
 
 
 def _log_slow_scripts(url: str) -> None:

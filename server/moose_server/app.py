@@ -45,7 +45,8 @@ from moose_server.deals import handlers as deal_handlers
 from moose_server.deals.deals import Deals
 from moose_server.deals.seeds import SeedStore
 from moose_server.limits.holdings import Holdings
-from moose_server.limits.limits import ApiLimit, CodeGuard, Lockout, Registrations, Sockets
+from moose_server.limits.limiter import Limiter
+from moose_server.limits.limits import ApiLimit, CodeGuard, Lockout, Sockets
 from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking.dealer import Lobby
 from moose_server.matchmaking.handlers import QueueHandlers
@@ -85,9 +86,10 @@ from moose_server.social.consent import Consent
 from moose_server.social.follows import Follows
 from moose_server.social.handlers import Social
 from moose_server.social.presence import Presence
-from moose_server.storage.connection import Backend, open_redis, with_ca_certs
+from moose_server.storage.connection import open_redis, with_ca_certs
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.failures import StorageError
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import CHAT_CHANNEL, MODERATION_CHANNEL, wake_channel
 from moose_server.storage.store import Store
 from moose_server.tables.handlers import TableHandlers
@@ -163,9 +165,9 @@ async def _instance(app: web.Application) -> AsyncIterator[None]:
     async with contextlib.AsyncExitStack() as stack:
         url = await _redis_url(settings, stack)
         app[REDIS_URL] = url
-        backend = await open_redis(url, settings.redis_connections)
-        stack.push_async_callback(backend.aclose)
-        await _build(app, settings, backend, stack)
+        redis = await open_redis(url, settings.redis_connections)
+        stack.push_async_callback(redis.aclose)
+        await _build(app, settings, redis, stack)
         yield
 
 
@@ -181,25 +183,25 @@ async def _rekey_names(players: PlayerStore) -> None:
 
 
 async def _build(
-    app: web.Application, settings: Settings, backend: Backend, stack: contextlib.AsyncExitStack
+    app: web.Application, settings: Settings, redis: Gateway, stack: contextlib.AsyncExitStack
 ) -> None:
     """Every part, in the order they depend on each other, each given what it uses and
     whom it tells; then their loops (cancelled and awaited as `stack` closes)."""
-    store = app[STORE] = Store(backend.redis, settings.buckets, backend.batch)
-    players = PlayerStore(backend.redis, backend.batch)
+    store = app[STORE] = Store(redis, settings.buckets)
+    players = PlayerStore(redis)
     await _rekey_names(players)
     secret = settings.token_secret or await store.shared_secret(secrets.token_urlsafe(32))
-    matchmaker = Matchmaker(backend.redis, MatchOptions.of(settings), backend.batch)
+    matchmaker = Matchmaker(redis, MatchOptions.of(settings))
     metrics = Metrics()
     stack.enter_context(collections_timed(metrics))
-    moderation, bans, refusals = await _moderation(backend, settings, store)
+    moderation, bans, refusals = await _moderation(redis, settings, store)
     # The move path: the hub tells the games' copies of wake-ups, the metrics how its
     # fan-out went, the waiting players of their messages; the games tell the hub.
-    arena_store = ArenaStore(backend.redis)  # arena tournaments
+    arena_store = ArenaStore(redis)  # arena tournaments
     scorer = ArenaScorer(arena_store, round(settings.arena_rest * 1000))
     results = Results(store, players, settings, scorer)
     copies = Copies(settings)
-    seeds = SeedStore(backend.redis, settings.buckets, backend.batch)  # fair deals
+    seeds = SeedStore(redis, settings.buckets)  # fair deals
     waiting = Waiting(store, matchmaker, seeds)
     # Wake-ups of the games our sockets follow come on our channel, but not those
     # of our own commits: the hub is told of them as a listener of `games`.
@@ -215,7 +217,7 @@ async def _build(
         outage_grace=settings.outage_grace,
         # Steps come on sharded channels where Redis is one node; a cluster's would
         # need a subscription on each shard: there, a wake-up and a stream read.
-        steps=not backend.cluster,
+        steps=not redis.cluster,
     )
     stack.push_async_callback(hub.close)
     observer = Observer(metrics)
@@ -227,17 +229,18 @@ async def _build(
         listeners=[hub, observer],
         timeouts=metrics,
         own_channel=channel,
-        publish_steps=not backend.cluster,
+        publish_steps=not redis.cluster,
     )
     stack.push_async_callback(games.close)
+    # Every per-client rate limit (limits/rates.py), shared by the instances.
+    limiter = Limiter(store, settings)
     # Chat lines go to the hub's sockets.
     chat = Chat(
-        ChatStore(backend.redis, settings.buckets, settings.chat_kept, settings.game_ttl * 1000),
-        store,
-        Blocks(backend.redis, settings.blocks_max),
+        ChatStore(redis, settings.buckets, settings.chat_kept, settings.game_ttl * 1000),
+        limiter,
+        Blocks(redis, settings.blocks_max),
         games,
         matchmaker,
-        settings,
         hub,
     )
     # Deals wait for the seeds of seats that asked for a fair deal.
@@ -252,27 +255,27 @@ async def _build(
         players,
         Tokens(secret, settings.token_ttl),
         settings,
-        lockout=Lockout(store, settings),
-        registrations=Registrations(store, settings),
+        lockout=Lockout(limiter, settings),
+        limiter=limiter,
         hashing=hashing,
     )
     boards = Boards(players, settings)
-    guard = CodeGuard(store, settings)
-    reports = Reports(moderation, store, players, settings)
-    quotas = Quotas(Holdings(backend.redis, settings.buckets, backend.batch), store, settings)
+    guard = CodeGuard(limiter)
+    reports = Reports(moderation, limiter, players)
+    quotas = Quotas(Holdings(redis, settings.buckets), limiter, store, settings)
     # Rematch and challenges; a player's challenge to someone who
     # blocked them is never told to them (social.blocks).
     presence = Presence(
-        backend.redis,
+        redis,
         settings.instance_id,
         settings.presence_ttl,
         hub.player_names,
         still_here=hub.has_player,
     )
     blocked = chat.blocks.blocked  # async (by, whom) -> bool, as Invites asks
-    consent = Consent(backend.redis, settings.guest_ttl)  # who may challenge whom
+    consent = Consent(redis, settings.guest_ttl)  # who may challenge whom
     invites = Invites(
-        backend.redis,
+        redis,
         store,
         games,
         deals,
@@ -281,15 +284,15 @@ async def _build(
         presence,
         settings,
         find=reports.find,
+        limiter=limiter,
         blocked=blocked,
-        batch=backend.batch,
         room=quotas.player_room,
         consent=consent,
     )
     stack.push_async_callback(invites.close)
     arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
     # Chat, blocks and follows; follows read the same presence.
-    follows = Follows(backend.redis, store, settings, presence)
+    follows = Follows(redis, store, settings, presence)
     social = Social(
         chat,
         chat.blocks,
@@ -298,8 +301,7 @@ async def _build(
         games,
         players,
         guard,
-        store,
-        settings.social_adds_per_hour,
+        limiter,
         consent,
     )
     # Each feature registers its messages and its hooks of a socket's life with the
@@ -321,7 +323,7 @@ async def _build(
     sockets = Sockets(settings)
     doors = app[DOORS] = Doors(settings, sockets, router, metrics, refusals)
     app[HUB] = hub
-    app[API] = Api(boards, games, store, ApiLimit(store, settings))
+    app[API] = Api(boards, games, store, ApiLimit(limiter, settings))
     app[GATE] = Gate(bans, refusals, sockets.address)
     queues, running = matchmaker.queue_sizes, store.running_games
     readers = networks(settings.metrics_from, "metrics_from")
@@ -332,7 +334,7 @@ async def _build(
     notices = Notices(bans, games, doors.open, settings.ban_refresh)
     # The one pub/sub connection, built last: each channel to the part that hears it.
     subscription = Subscription(
-        backend.pubsub,
+        redis.pubsub,
         {**hub.channels(), MODERATION_CHANNEL: notices.heard, CHAT_CHANNEL: chat.heard},
         sharded=hub.sharded_channels(),
         subscribed=hub.subscribed,
@@ -382,12 +384,12 @@ async def _run(
 
 
 async def _moderation(
-    backend: Backend, settings: Settings, store: Store
+    redis: Gateway, settings: Settings, store: Store
 ) -> tuple[ModerationStore, Bans, Refusals]:
     """Moderation's records, the bans as read now, and the refusals' notes."""
     kept = settings.moderation_kept
     records = ModerationStore(
-        backend.redis,
+        redis,
         audit_kept=kept,
         refusals_kept=kept,
         reports_kept=kept,
@@ -434,7 +436,7 @@ async def readyz(request: web.Request) -> web.Response:
     if doors is None or store is None or doors.draining:
         return web.json_response({"ready": False}, status=503)
     try:
-        await store.redis.ping()
+        await store.ping()
     except (StorageError, OSError) as exc:
         log.warning("not ready: Redis does not answer: %s", exc, extra={"event": "not_ready"})
         return web.json_response({"ready": False}, status=503)

@@ -6,13 +6,11 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from typing import Any
-
-import redis.asyncio as aioredis
 
 from moose.client import Client
 from moose_server.arenas.runner import new_arena
 from moose_server.arenas.store import ArenaStore
+from moose_server.storage.connection import open_redis
 
 from helpers.servers import ServeProcess
 
@@ -61,7 +59,7 @@ async def create_arena(
     redis_url: str, ident: str, minutes: float, who: str = "bots", start_in: float = 0
 ) -> None:
     """Create a rated arena of 2-4 seats, starting now or `start_in` seconds later."""
-    client: Any = aioredis.Redis.from_url(redis_url)
+    client = await open_redis(redis_url, 4)
     try:
         seconds, _ = await client.time()
         start = int((seconds + start_in) * 1000) if start_in else 0

@@ -21,6 +21,7 @@ from moose_server.play.copies import Copies
 from moose_server.play.games import Games
 from moose_server.play.hub import Hub, Sub
 from moose_server.settings import Settings
+from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import wake_channel
 from moose_server.storage.store import Store, connect
 
@@ -137,8 +138,9 @@ class Instances:
 @contextlib.asynccontextmanager
 async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
     client = connect(redis_url, 4)
+    gw = await open_redis(redis_url, 8)
     pubsub_client = connect(redis_url, 1, blocking=True)
-    store = Store(client, 16)
+    store = Store(gw, 16)
     copies = [Copies(Settings()) for _ in names]  # each instance's; the first's play
     channels = [wake_channel(name) for name in names]
     hubs = [Hub(store, channel, woken=kept) for kept, channel in zip(copies, channels, strict=True)]
@@ -154,3 +156,4 @@ async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
         await games.close()
         await pubsub_client.aclose()
         await client.aclose()
+        await gw.aclose()

@@ -18,8 +18,8 @@ from moose_server.play.game import Game
 from moose_server.play.games import Games
 from moose_server.play.results import Results
 from moose_server.settings import Settings
-from moose_server.storage.connection import open_redis
-from moose_server.storage.store import Store, connect
+from moose_server.storage.connection import open_node, open_redis
+from moose_server.storage.store import Store
 
 __all__ = ["parts", "play_out"]
 
@@ -30,13 +30,13 @@ async def parts(
 ) -> AsyncIterator[tuple[Games, Results]]:
     """Games and Results of one instance over `url` (its players' store over `players_url`),
     with these settings `changes`."""
-    backend = await open_redis(url, 16)
-    other = connect(players_url, 4) if players_url else None
+    redis = await open_redis(url, 16)
+    other = open_node(players_url, 4) if players_url else None
     settings = Settings(
         redis_url=url, turn_time=3600, provisional_games=2, rate_sweep_after=0, **changes
     )
-    store = Store(backend.redis, 16)
-    results = Results(store, PlayerStore(other or backend.redis), settings)
+    store = Store(redis, 16)
+    results = Results(store, PlayerStore(other or redis), settings)
     games = Games(store, settings, results)
     try:
         yield games, results
@@ -44,7 +44,7 @@ async def parts(
         await games.close()
         if other is not None:
             await other.aclose()
-        await backend.aclose()
+        await redis.aclose()
 
 
 async def play_out(games: Games, game: Game, seed: int) -> Game:

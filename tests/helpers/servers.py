@@ -20,29 +20,29 @@ from aiohttp import web
 from moose_server.play.games import Games
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
-from moose_server.storage.store import Store, connect
+from moose_server.storage.store import Store
 
 
 @contextlib.asynccontextmanager
 async def open_store(redis_url: str) -> AsyncIterator[Store]:
     """A Store on a test's Redis (one node or a cluster), closed at the end."""
-    backend = await open_redis(redis_url, 8)
+    redis = await open_redis(redis_url, 8)
     try:
-        yield Store(backend.redis, buckets=16)
+        yield Store(redis, buckets=16)
     finally:
-        await backend.aclose()
+        await redis.aclose()
 
 
 @contextlib.asynccontextmanager
 async def open_games(redis_url: str, **settings: Any) -> AsyncIterator[Games]:
     """The server's `Games` over a test's Redis (16 buckets), with these settings."""
-    client = connect(redis_url, 8)
-    games = Games(Store(client, 16), Settings(redis_url=redis_url, **settings))
+    redis = await open_redis(redis_url, 8)
+    games = Games(Store(redis, 16), Settings(redis_url=redis_url, **settings))
     try:
         yield games
     finally:
         await games.close()
-        await client.aclose()
+        await redis.aclose()
 
 
 def http_base(ws_url: str) -> str:

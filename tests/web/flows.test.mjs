@@ -88,3 +88,15 @@ test("the move log says its events in the language of the moment", () => {
   assert.equal(g.log[1].text, "bot codicioso 1 descartó Trampa para alces.");
   setLanguage("en");
 });
+
+test("a game lost by a banned seat's forfeit is over, says so, and explains no tie", () => {
+  setLanguage("en");
+  const g = new Game("g_1", 1);
+  const view = { players: 2, over: false, to_act: 0, houses: [house(), house()], hand_sizes: [4, 4], discard: [], draw_pile: 50 };
+  g.take({ seq: 1, view, event: { kind: "start", players: 2, dealer: 1, names: ["mallory", "ivan"], bots: [false, false] } });
+  g.take({ seq: 2, view, event: { kind: "over", forfeit: [0], scores: [1, 1], winners: [1] } });
+  assert.equal(g.view.over, true);
+  assert.deepEqual(g.view.winners, [1]);
+  assert.equal(tieBreak(g.view), null); // equal scores, but no doors decided it
+  assert.equal(g.log[1].text, "Game over: mallory lost by forfeit (banned by a moderator). Won: ivan (you).");
+});

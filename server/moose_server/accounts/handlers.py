@@ -103,6 +103,9 @@ class Sessions:
         self.admission.check(conn.address)  # before any work (a password hash) is done for it
         now = await self.store.now_ms()
         if msg.get("token"):
+            # A banned player hears `banned` (why, and until when), not that the ban
+            # revoked their token.
+            self.admission.check(conn.address, self.accounts.signed(msg["token"], now / 1000))
             who = await self.accounts.resume(msg["token"], now / 1000)
             self.reconnected()
         elif msg.get("name") is None:

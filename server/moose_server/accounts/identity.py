@@ -11,8 +11,8 @@ Account names are unique by `name_key` (names.skeleton): case and look-alike
 letters do not make a new name, and a guest may not take a name an account
 holds. Passwords follow passwords.py's rules and are kept only as scrypt
 hashes, made in `Hashing`'s threads (a share kept for logins); a login with a
-hash of older parameters stores a new one. limits.py's `Registrations` counts
-new accounts per client address, and its `Lockout` refuses failed logins per
+hash of older parameters stores a new one. The limiter's `register` counts
+new accounts per client address, and limits.py's `Lockout` refuses failed logins per
 (account, address) and per address and only slows an account's from
 everywhere, so that no one can lock its owner out.
 
@@ -37,7 +37,8 @@ from moose_server.accounts.passwords import (
 from moose_server.accounts.store import PlayerStore
 from moose_server.accounts.tokens import TokenError, TokenInfo, Tokens
 from moose_server.errors import Refusal
-from moose_server.limits.limits import Lockout, Registrations
+from moose_server.limits.limiter import Limiter
+from moose_server.limits.limits import Lockout
 from moose_server.settings import Settings
 
 __all__ = ["AccountError", "Accounts", "Identity", "hash_password", "name_key", "verify_password"]
@@ -87,14 +88,14 @@ class Accounts:
         settings: Settings,
         *,
         lockout: Lockout,
-        registrations: Registrations,
+        limiter: Limiter,
         hashing: Hashing,
     ) -> None:
         self.players = players
         self.tokens = tokens
         self.settings = settings
         self.lockout = lockout  # failed logins: refused per (account, address), slowed per account
-        self.registrations = registrations  # new accounts per client address
+        self.limiter = limiter  # new accounts per client address (rates `register`)
         self.hashing = hashing
 
     def token(self, who: Identity, now: float) -> str:
@@ -113,6 +114,10 @@ class Accounts:
             await self.players.mark_bot(who.player, int(self.settings.guest_ttl * 1000))
         return who
 
+    def signed(self, token: str, now: float) -> str:
+        """The player a valid token names (no Redis read: its generation is unchecked)."""
+        return self.tokens.check(token, now).player
+
     async def resume(self, token: str, now: float) -> Identity:
         """The identity of a token (one Redis read: the account's generation)."""
         info: TokenInfo = self.tokens.check(token, now)
@@ -122,6 +127,8 @@ class Accounts:
             if generation is None:  # signed here, for an account this Redis does not hold
                 raise TokenError.bad()
             raise TokenError("token_revoked", "this session was logged out; log in again")
+        if generation is None and profile.get("revoked"):  # a guest banned since
+            raise TokenError("token_revoked", "this session was ended; say hello again")
         if generation is None:  # a guest is the name its token says, if still free
             return await self._guest_name(Identity(info.player, info.name, info.bot))
         bot = profile.get("bot") == "1"
@@ -161,7 +168,7 @@ class Accounts:
         if who.account:
             raise AccountError("already_registered", "this session is an account already")
         checked = _check_password(password)
-        await self.registrations.take(address)  # rate_limited before any hashing
+        await self.limiter.take("register", address=address)  # before any hashing
         pw = await self.hashing.for_registration(hash_password, checked)
         claim = AccountClaimCall(
             player=who.player,

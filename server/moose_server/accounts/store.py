@@ -10,7 +10,6 @@ the memory arithmetic). Failed logins are metered with the limits of store.py
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from moose_server.accounts.calls import (
     AccountClaimCall,
@@ -19,9 +18,8 @@ from moose_server.accounts.calls import (
     RateCall,
     RatedSeat,
 )
-from moose_server.storage import scripts
-from moose_server.storage.batch import Batcher
-from moose_server.storage.codec import as_text_or_none
+from moose_server.storage.codec import as_int, as_text_or_none
+from moose_server.storage.gateway import Arg, Gateway, Pending
 from moose_server.storage.keys import (
     NAMES_KEY,
     NAMES_KEYED_KEY,
@@ -32,21 +30,16 @@ from moose_server.storage.keys import (
 
 __all__ = ["PROFILE_FIELDS", "PlayerStore", "RatedSeat"]
 
-PROFILE_FIELDS = ("name", "mu", "sigma", "games", "rating", "bot", "pw", "gen")
+PROFILE_FIELDS = ("name", "mu", "sigma", "games", "rating", "bot", "pw", "gen", "revoked")
 KINDS = ("humans", "bots")
 
 
 class PlayerStore:
     """The scripts and calls of accounts, ratings, leaderboards and history."""
 
-    def __init__(self, redis: Any, batch: Batcher | None = None) -> None:
-        self.redis = redis
+    def __init__(self, redis: Gateway) -> None:
         # Profiles and the rating update: the latter in the batch of the game's last commit.
-        self.batch = batch or Batcher(redis)
-        self._rate = scripts.register(redis, RateCall)
-        self._history = scripts.register(redis, HistoryCall)
-        self._claim = scripts.register(redis, AccountClaimCall)
-        self._upgrade = scripts.register(redis, PasswordUpgradeCall)
+        self.redis = redis
 
     # -- profiles -------------------------------------------------------------
 
@@ -54,8 +47,9 @@ class PlayerStore:
         """Each player's profile fields (strings; missing ones left out), in one round trip."""
         if not players:
             return []
-        cmds = [("HMGET", profile_key(p), *PROFILE_FIELDS) for p in players]
-        replies = await self.batch.call_many(cmds)
+        replies = await self.redis.all(
+            [self.redis.hmget(profile_key(p), *PROFILE_FIELDS) for p in players]
+        )
         return [
             {
                 f: v
@@ -68,10 +62,7 @@ class PlayerStore:
     async def mark_bot(self, player: str, ttl_ms: int) -> None:
         """A guest says they are a bot: remembered with their profile (a guest's expires)."""
         key = profile_key(player)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hset(key, "bot", "1")
-            pipe.pexpire(key, ttl_ms)
-            await pipe.execute()
+        await self.redis.all([self.redis.hset(key, {"bot": "1"}), self.redis.pexpire(key, ttl_ms)])
 
     async def name_owner(self, name_key: str) -> str | None:
         """The player whose account holds a look-alike of the name, if any."""
@@ -84,8 +75,10 @@ class PlayerStore:
         if as_text_or_none(await self.redis.get(NAMES_KEYED_KEY)) == version:
             return []
         held: dict[str, str] = {}
-        async for field, player in self.redis.hscan_iter(NAMES_KEY, count=1000):
-            held[str(as_text_or_none(field))] = str(as_text_or_none(player))
+        cursor = -1
+        while cursor:
+            cursor, found = await self.redis.hscan(NAMES_KEY, max(cursor, 0), 1000)
+            held.update((field.decode(), player.decode()) for field, player in found.items())
         owners = sorted(set(held.values()))
         named = {
             p: prof["name"]
@@ -93,39 +86,48 @@ class PlayerStore:
             if "name" in prof
         }
         keep, clashes = _rekeyed(held, {p: key(name) for p, name in named.items()})
-        async with self.redis.pipeline(transaction=False) as pipe:
-            if stale := [f for f in held if keep.get(f) != held[f]]:
-                pipe.hdel(NAMES_KEY, *stale)
-            if keep:
-                pipe.hset(NAMES_KEY, mapping=keep)
-            pipe.set(NAMES_KEYED_KEY, version)
-            await pipe.execute()
+        writes: list[Pending[object]] = []  # one round trip
+        if stale := [f for f in held if keep.get(f) != held[f]]:
+            writes.append(self.redis.hdel(NAMES_KEY, *stale))
+        if keep:
+            writes.append(self.redis.hset(NAMES_KEY, keep))
+        writes.append(self.redis.set(NAMES_KEYED_KEY, version))
+        await self.redis.all(writes)
         return clashes
 
     async def claim(self, call: AccountClaimCall) -> int | str:
         """Make the player an account (lua/account_claim.lua): its generation, or an error code."""
-        keys, args = call.build()
-        got = await self._claim(keys=keys, args=args)
-        return int(got) if isinstance(got, int) else str(as_text_or_none(got))
+        got = await self.redis.run(call, *call.build())
+        return got if isinstance(got, int) else str(as_text_or_none(got))
 
     async def set_password(self, player: str, pw: str) -> int:
         """A new password hash; every earlier token is refused from now on. The generation."""
         key = profile_key(player)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hset(key, "pw", pw)
-            pipe.hincrby(key, "gen", 1)
-            _, gen = await pipe.execute()
-        return int(gen)
+        written = self.redis.hset(key, {"pw": pw})
+        gen = self.redis.hincrby(key, "gen", 1)
+        await written
+        return await gen
 
     async def upgrade_password(self, player: str, old: str, new: str) -> bool:
         """Replace a verified hash of older parameters (the tokens stay valid); False if the
         password changed meanwhile."""
-        keys, args = PasswordUpgradeCall(player, old, new).build()
-        return int(await self._upgrade(keys=keys, args=args)) == 1
+        call = PasswordUpgradeCall(player, old, new)
+        return as_int(await self.redis.run(call, *call.build())) == 1
 
     async def next_generation(self, player: str) -> int:
         """Refuse every token issued so far (log out everywhere); the new generation."""
-        return int(await self.redis.hincrby(profile_key(player), "gen", 1))
+        return await self.redis.hincrby(profile_key(player), "gen", 1)
+
+    async def revoke_tokens(self, player: str, kept_ms: int) -> None:
+        """Refuse every token issued so far: an account's generation goes up; a guest, who
+        can never be issued another, is marked `revoked` for `kept_ms` (its tokens' life)."""
+        key = profile_key(player)
+        if await self.generation(player) is not None:
+            await self.next_generation(player)
+            return
+        await self.redis.hset(key, {"revoked": "1"})
+        if await self.redis.pttl(key) < kept_ms:  # -1: made just now, with no expiry
+            await self.redis.pexpire(key, kept_ms)
 
     async def generation(self, player: str) -> int | None:
         """The account's token generation; None for a guest."""
@@ -136,27 +138,23 @@ class PlayerStore:
 
     async def rate(self, call: RateCall) -> bool:
         """Apply a finished game's changes once (lua/rate.lua); False if it was rated before."""
-        keys, argv = call.build()
-        got = await self.batch.run_script(self._rate, keys, argv)
-        return as_text_or_none(got) == "ok"
+        return as_text_or_none(await self.redis.run(call, *call.build())) == "ok"
 
     async def list_game(self, call: HistoryCall) -> bool:
         """Put a finished game in the histories of the players it did not rate, once
         (lua/history.lua); False if it was listed before."""
-        keys, argv = call.build()
-        got = await self.batch.run_script(self._history, keys, argv)
-        return as_text_or_none(got) == "ok"
+        return as_text_or_none(await self.redis.run(call, *call.build())) == "ok"
 
     async def top(self, kind: str, limit: int, offset: int = 0) -> list[tuple[str, int]]:
         """`limit` players of a leaderboard from place `offset` + 1: (player, rating),
         best first."""
         key = top_key(kind)
-        rows = await self.redis.zrevrange(key, offset, offset + limit - 1, withscores=True)
+        rows = await self.redis.zrange_scored(key, offset, offset + limit - 1, reverse=True)
         return [(str(as_text_or_none(p)), int(score)) for p, score in rows]
 
     async def board_size(self, kind: str) -> int:
         """How many players a leaderboard holds."""
-        return int(await self.redis.zcard(top_key(kind)))
+        return await self.redis.zcard(top_key(kind))
 
     async def rank(self, kind: str, player: str) -> int | None:
         """The player's place on a leaderboard (1 = best), or None when not on it."""
@@ -172,35 +170,16 @@ class PlayerStore:
         self, player: str, name: str, mu: float, sigma: float, games: int, bot: bool, ttl_ms: int
     ) -> None:
         """Give a guest a rating outright (load tests and benchmarks; expires after `ttl_ms`)."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            self.queue_standing(pipe, player, name, mu, sigma, games, bot, ttl_ms)
-            await pipe.execute()
-
-    @classmethod
-    def queue_standing(
-        cls,
-        pipe: Any,
-        player: str,
-        name: str,
-        mu: float,
-        sigma: float,
-        games: int,
-        bot: bool,
-        ttl_ms: int,
-    ) -> None:
-        """`set_standing`'s commands, added to a pipeline of the caller's."""
         key = profile_key(player)
-        pipe.hset(
-            key,
-            mapping={
-                "name": name,
-                "mu": repr(mu),
-                "sigma": repr(sigma),
-                "games": games,
-                "bot": int(bot),
-            },
-        )
-        pipe.pexpire(key, ttl_ms)
+        fields: dict[str, Arg] = {
+            "name": name,
+            "mu": repr(mu),
+            "sigma": repr(sigma),
+            "games": games,
+            "bot": int(bot),
+        }
+        written = self.redis.hset(key, fields)
+        await self.redis.all([written, self.redis.pexpire(key, ttl_ms)])
 
 
 def _rekeyed(

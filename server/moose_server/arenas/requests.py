@@ -20,6 +20,7 @@ from moose_server.accounts import PlayerStore, ratings
 from moose_server.arenas.calls import ArenaMemberCall
 from moose_server.arenas.store import Arena, ArenaError, ArenaStore
 from moose_server.errors import Refusal
+from moose_server.limits.limiter import full
 from moose_server.limits.quotas import Quotas
 from moose_server.net.router import Router
 from moose_server.settings import Settings
@@ -204,8 +205,8 @@ class ArenaRequests:
         watched = sum(1 for w in self.watchers.values() if id(conn) in w)
         if id(conn) not in self.watchers.get(arena, {}):
             if watched >= self.settings.arenas_watched:
-                raise Refusal(
-                    "too_many_watched",
+                raise full(
+                    "arenas_watched",
                     f"a socket watches {self.settings.arenas_watched} arenas at most",
                 )
             self.watchers.setdefault(arena, {})[id(conn)] = conn

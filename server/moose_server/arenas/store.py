@@ -34,20 +34,12 @@ from moose_server.arenas.calls import (
     ArenaStartedCall,
 )
 from moose_server.errors import Refusal
-from moose_server.storage import scripts
-from moose_server.storage.codec import as_text
+from moose_server.storage.codec import as_bytes, as_text
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import ARENAS_KEY, ArenaKeys, arena_won_key
 
 __all__ = ["Arena", "ArenaError", "ArenaStore", "Member"]
 
-_CALLS: tuple[type[ArenaCall], ...] = (
-    ArenaCreateCall,
-    ArenaMemberCall,
-    ArenaSeatCall,
-    ArenaStartedCall,
-    ArenaScoreCall,
-    ArenaFinishCall,
-)
 WHO = ("bots", "people", "all")
 
 
@@ -148,14 +140,12 @@ class Member:
 class ArenaStore:
     """Every arena of the service, in Redis; shared by all instances."""
 
-    def __init__(self, redis: Any) -> None:
+    def __init__(self, redis: Gateway) -> None:
         self.redis = redis
-        self._scripts = {call: scripts.register(redis, call) for call in _CALLS}
 
     async def _run(self, call: ArenaCall) -> Any:
         """Run an arena script; its JSON reply, or its refusal raised as an ArenaError."""
-        keys, argv = call.build()
-        data = json.loads(await self._scripts[type(call)](keys=keys, args=argv))
+        data = json.loads(as_bytes(await self.redis.run(call, *call.build())))
         if isinstance(data, dict) and "err" in data:
             raise ArenaError(data["err"], _MESSAGES.get(data["err"], str(data["err"])))
         return data
@@ -174,10 +164,7 @@ class ArenaStore:
     async def listed(self, most: int = 50) -> list[Arena]:
         """The arenas ending last (the running and upcoming first), `most` at most."""
         ids = [as_text(i) for i in await self.redis.zrevrange(ARENAS_KEY, 0, most - 1)]
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for arena in ids:
-                pipe.hgetall(ArenaKeys.of(arena).arena)
-            rows = await pipe.execute()
+        rows = await self.redis.all([self.redis.hgetall(ArenaKeys.of(a).arena) for a in ids])
         return [Arena.of({as_text(k): as_text(v) for k, v in r.items()}) for r in rows if r]
 
     async def member(self, call: ArenaMemberCall) -> dict[str, Any]:
@@ -208,7 +195,7 @@ class ArenaStore:
         """Put the arena on its winners' profiles (ZADD: harmless to repeat)."""
         for player in winners:
             await self.redis.zadd(arena_won_key(player), {arena: end})
-        await self.redis.hset(ArenaKeys.of(arena).arena, "awarded", "1")
+        await self.redis.hset(ArenaKeys.of(arena).arena, {"awarded": "1"})
 
     async def won(self, player: str, most: int = 20) -> list[str]:
         """The arenas a player won, the last first."""
@@ -217,11 +204,11 @@ class ArenaStore:
     async def standings(self, arena: str) -> tuple[list[Member], dict[str, str]]:
         """The members, best first, and who of them plays which game now."""
         keys = ArenaKeys.of(arena)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.zrevrange(keys.points, 0, -1, withscores=True)
-            pipe.hgetall(keys.members)
-            pipe.hgetall(keys.games)
-            ranked, members, games = await pipe.execute()
+        read = self.redis.zrange_scored(keys.points, 0, -1, reverse=True)
+        members, games = await self.redis.all(
+            [self.redis.hgetall(keys.members), self.redis.hgetall(keys.games)]
+        )
+        ranked = await read
         found = {as_text(k): json.loads(v) for k, v in members.items()}
         out = []
         for raw, points in ranked:
@@ -253,10 +240,7 @@ class ArenaStore:
 
     async def version(self, arenas: list[str]) -> list[int]:
         """Each arena's version (bumped on every change of it)."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for arena in arenas:
-                pipe.hget(ArenaKeys.of(arena).arena, "ver")
-            rows = await pipe.execute()
+        rows = await self.redis.all([self.redis.hget(ArenaKeys.of(a).arena, "ver") for a in arenas])
         return [int(v or 0) for v in rows]
 
 

@@ -31,14 +31,15 @@ AdminError = ModerationError
 async def moderator(url: str, by: str) -> AsyncIterator[Moderator]:
     """A Moderator on the servers' Redis (MOOSE_BUCKETS as the servers have it)."""
     settings = Settings.from_env(redis_url=url)
-    backend = await open_redis(url, 4)
+    redis = await open_redis(url, 4)
     try:
-        store = Store(backend.redis, settings.buckets)
-        records = ModerationStore(backend.redis)
+        store = Store(redis, settings.buckets)
+        records = ModerationStore(redis)
         games = Games(store, settings)
-        yield Moderator(records, store, PlayerStore(backend.redis), games, by)
+        kept = int(settings.token_ttl * 1000)
+        yield Moderator(records, store, PlayerStore(redis), games, by, kept)
     finally:
-        await backend.aclose()
+        await redis.aclose()
 
 
 async def _target(args: argparse.Namespace, mod: Moderator) -> Target:

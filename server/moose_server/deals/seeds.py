@@ -15,9 +15,8 @@ import secrets
 from typing import Any
 
 from moose_server.deals.calls import DealCloseCall, DealOpenCall, DealSeedCall
-from moose_server.storage import scripts
-from moose_server.storage.batch import Batcher
-from moose_server.storage.codec import unpack
+from moose_server.storage.codec import as_list, as_text, unpack
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import GameKeys
 
 __all__ = ["SeedStore", "Waiting"]
@@ -28,12 +27,9 @@ Waiting = dict[str, Any]  # a closed deal: its data (unpacked) and "seeds" {seat
 class SeedStore:
     """Waiting deals in Redis: open, take a seed, close, forget."""
 
-    def __init__(self, redis: Any, buckets: int, batch: Batcher) -> None:
+    def __init__(self, redis: Gateway, buckets: int) -> None:
+        self.redis = redis
         self.buckets = buckets
-        self.batch = batch
-        self._open = scripts.register(redis, DealOpenCall)
-        self._seed = scripts.register(redis, DealSeedCall)
-        self._close = scripts.register(redis, DealCloseCall)
 
     def keys_of(self, game: str) -> GameKeys:
         """The keys of a game (keys.py)."""
@@ -45,23 +41,24 @@ class SeedStore:
         """Make a deal wait; its data as stored (another instance's, if it opened it
         first), or None when the game is dealt already."""
         call = DealOpenCall(self.keys_of(game), data, seed_time_ms, ttl, fair_seats)
-        got = await self.batch.run_script(self._open, *call.build())
+        got = as_list(await self.redis.run(call, *call.build()))
         return unpack(got[1]) if len(got) > 1 else None
 
     async def data(self, game: str) -> dict[str, Any] | None:
         """The data of a waiting deal, or None."""
-        raw = await self.batch.call("HGET", self.keys_of(game).deal, "data")
+        raw = await self.redis.hget(self.keys_of(game).deal, "data")
         return unpack(raw) if raw is not None else None
 
     async def seed(self, game: str, seat: int, seed: str) -> str:
         """Take a seat's seed: ok, all (closed: deal it), dealt, none, not_fair or dup."""
         call = DealSeedCall(self.keys_of(game), seat, seed, secrets.token_hex(8))
-        got = await self.batch.run_script(self._seed, *call.build())
-        return str(got[0].decode())
+        got = as_list(await self.redis.run(call, *call.build()))
+        return as_text(got[0])
 
     async def close(self, game: str) -> Waiting | None:
         """Close a waiting deal to seeds; its data and seeds, or None if none waits."""
-        got = await self.batch.run_script(self._close, *DealCloseCall(self.keys_of(game)).build())
+        call = DealCloseCall(self.keys_of(game))
+        got = as_list(await self.redis.run(call, *call.build()))
         if not got:
             return None
         fields = {got[i].decode(): got[i + 1] for i in range(0, len(got), 2)}
@@ -71,4 +68,5 @@ class SeedStore:
     async def forget(self, game: str) -> None:
         """The game is dealt: its waiting deal and deadline member go."""
         keys = self.keys_of(game)
-        await self.batch.call_many([("DEL", keys.deal), ("ZREM", keys.deadlines, keys.deal_member)])
+        gone = self.redis.delete(keys.deal)
+        await self.redis.all([gone, self.redis.zrem(keys.deadlines, keys.deal_member)])

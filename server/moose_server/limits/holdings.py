@@ -9,12 +9,9 @@ state for the caller to prune with.
 
 from __future__ import annotations
 
-from typing import Any
-
 from moose_server.limits.calls import HoldCall, SessionsCall
-from moose_server.storage import scripts
-from moose_server.storage.batch import Batcher
-from moose_server.storage.codec import as_text
+from moose_server.storage.codec import as_int, as_text
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import GameKeys, mm_key, player_games_key
 
 __all__ = ["Holdings"]
@@ -23,38 +20,32 @@ __all__ = ["Holdings"]
 class Holdings:
     """Holds, bot sessions, and the reads that tell which held ids have ended."""
 
-    def __init__(self, redis: Any, buckets: int, batch: Batcher | None = None) -> None:
+    def __init__(self, redis: Gateway, buckets: int) -> None:
         self.redis = redis
         self.buckets = buckets
-        self.batch = batch or Batcher(redis)
-        self._hold = scripts.register(redis, HoldCall)
-        self._sessions = scripts.register(redis, SessionsCall)
 
     async def hold(self, call: HoldCall) -> int:
         """Run lua/hold.lua: how many are held after, or -1 (a `take` past the limit)."""
-        keys, argv = call.build()
-        return int(await self.batch.run_script(self._hold, keys, argv))
+        return as_int(await self.redis.run(call, *call.build()))
 
     async def sessions(self, call: SessionsCall) -> int:
         """Run lua/sessions.lua: the address' bot sessions after, or -1 (`enter` refused)."""
-        keys, argv = call.build()
-        return int(await self.batch.run_script(self._sessions, keys, argv))
+        return as_int(await self.redis.run(call, *call.build()))
 
     async def put(self, key: str, ids: list[str], ttl_ms: int) -> None:
         """Add ids whatever the count (a game dealt is held already): in the loop turn's
         batch, scored 0 (only a reservation's time is ever read)."""
         if ids:
-            await self.batch.call_many(
-                [("ZADD", key, *(x for i in ids for x in (0, i))), ("PEXPIRE", key, ttl_ms)]
-            )
+            added = self.redis.zadd(key, dict.fromkeys(ids, 0))
+            await self.redis.all([added, self.redis.pexpire(key, ttl_ms)])
 
     async def count(self, key: str) -> int:
         """How many ids a hold has."""
-        return int(await self.batch.call("ZCARD", key))
+        return await self.redis.zcard(key)
 
     async def held(self, key: str) -> list[tuple[str, int]]:
         """Every id a hold has, with when it was taken (Redis ms)."""
-        rows: Any = await self.redis.zrange(key, 0, -1, withscores=True)
+        rows = await self.redis.zrange_scored(key, 0, -1)
         return [(as_text(member), int(score)) for member, score in rows]
 
     async def drop(self, key: str, ids: list[str]) -> None:
@@ -64,7 +55,7 @@ class Holdings:
 
     async def player_games(self, player: str) -> list[str]:
         """The player's game set (store.add_player_game): unfinished, and a few not pruned."""
-        members: Any = await self.batch.call("SMEMBERS", player_games_key(player))
+        members = await self.redis.smembers(player_games_key(player))
         return [as_text(m) for m in members]
 
     async def ended_games(self, games: list[str], missing: bool) -> set[str]:
@@ -75,24 +66,22 @@ class Holdings:
         if not games:
             return set()
         keys = [GameKeys.of(g, self.buckets) for g in games]
-        reads = [("HGET", k.game, "dl") for k in keys] + [("EXISTS", k.deal) for k in keys]
-        got = await self.batch.call_many(reads)
-        found, dealing = got[: len(keys)], got[len(keys) :]
+        reads = [self.redis.hget(k.game, "dl") for k in keys]
+        deals = [self.redis.exists(k.deal) for k in keys]
+        found, dealing = await self.redis.all(reads), await self.redis.all(deals)
         return {
             g
             for g, dl, waits in zip(games, found, dealing, strict=True)
-            if (dl is None and missing and not int(waits)) or (dl is not None and int(dl) == 0)
+            if (dl is None and missing and not waits) or (dl is not None and int(dl) == 0)
         }
 
     async def open_tables(self, codes: list[str], now_ms: int) -> set[str]:
         """Those of the join codes whose private table is open (not started, not expired)."""
         if not codes:
             return set()
-        async with self.redis.pipeline(transaction=False) as pipe:
-            pipe.hmget(mm_key("tables"), codes)
-            for code in codes:
-                pipe.zscore(mm_key("table_expiry"), code)
-            tables, *expiry = await pipe.execute()
+        read = self.redis.hmget(mm_key("tables"), *codes)
+        ends = [self.redis.zscore(mm_key("table_expiry"), code) for code in codes]
+        tables, expiry = await read, await self.redis.all(ends)
         now_us = now_ms * 1000
         return {
             code

@@ -34,16 +34,14 @@ from dataclasses import dataclass
 from moose_server.addresses import limit_subject
 from moose_server.limits.calls import HoldCall, SessionsCall
 from moose_server.limits.holdings import Holdings
-from moose_server.limits.limits import Limited
+from moose_server.limits.limiter import Limited, Limiter, full
 from moose_server.settings import Settings
 from moose_server.storage.failures import StorageError
-from moose_server.storage.keys import hold_key, limit_key, sessions_key
-from moose_server.storage.scripts import LimitCall
+from moose_server.storage.keys import hold_key, sessions_key
 from moose_server.storage.store import Store
 
 __all__ = ["Held", "Quotas"]
 
-HOUR_MS = 3_600_000
 RESERVED_MS = 60_000  # a place taken for a start that never finished is free after this
 HOLD_TTL_MS = 2 * 86_400_000  # an address that takes nothing for this long is forgotten
 
@@ -60,8 +58,11 @@ class Held:
 class Quotas:
     """The per-player and per-address holds of one instance's clients (built in app.py)."""
 
-    def __init__(self, holdings: Holdings, store: Store, settings: Settings) -> None:
+    def __init__(
+        self, holdings: Holdings, limiter: Limiter, store: Store, settings: Settings
+    ) -> None:
         self.holdings = holdings
+        self.limiter = limiter  # the hourly rates: private games started, new bot players
         self.store = store
         self.settings = settings
         self.process = f"{settings.instance_id}/{secrets.token_hex(4)}"
@@ -89,26 +90,13 @@ class Quotas:
         starts. A start that fails inside gives both back.
         """
         await self.player_room(player)
-        subject = limit_subject(address)
-        s = self.settings
-        rate = LimitCall(
-            limit_key("start", "address", subject),
-            HOUR_MS // s.table_starts_per_hour,
-            s.table_starts_per_hour,
-        )
-        wait = await self.store.limit(rate)
-        if wait:
-            raise Limited("too many private tables started from your address; wait", wait)
-        try:
-            key = hold_key("games", subject)
-            async with self._taking(key, s.games_per_address, self._ended_games) as held:
+        key = hold_key("games", limit_subject(address))
+        async with self.limiter.attempt("start", address=address):
+            limit = self.settings.games_per_address
+            async with self._taking(key, limit, self._ended_games) as held:
                 if held is None:
                     raise _too_many_games("your address has")
                 yield held
-        except BaseException:
-            with contextlib.suppress(StorageError, OSError):
-                await self.store.limit(LimitCall(rate.key, rate.interval_ms, give=True))
-            raise
 
     async def player_room(self, player: str) -> None:
         """Refuse `too_many_games` when the player holds its limit of unfinished games."""
@@ -133,11 +121,10 @@ class Quotas:
         key = hold_key("tables", limit_subject(address))
         async with self._taking(key, self.settings.tables_per_address, self._closed) as held:
             if held is None:
-                raise Limited(
+                raise full(
+                    "tables",
                     f"your address hosts {self.settings.tables_per_address} open "
                     "private tables; start or leave one first",
-                    None,
-                    "too_many_tables",
                 )
             yield held
 
@@ -155,26 +142,17 @@ class Quotas:
             sessions_key(subject), "enter", self.process, s.bot_sessions_per_address, self.lease_ms
         )
         if await self.holdings.sessions(enter) < 0:
-            raise Limited(
+            raise full(
+                "bot_sessions",
                 f"your address has {s.bot_sessions_per_address} bot sessions open; close one first",
-                None,
-                "too_many_sessions",
             )
         self.bots[subject] += 1
         if new:
-            rate = LimitCall(
-                limit_key("bot", "address", subject),
-                HOUR_MS // s.bot_hellos_per_hour,
-                s.bot_hellos_per_hour,
-            )
-            wait = await self.store.limit(rate)
-            if wait:
+            try:
+                await self.limiter.take("bot", address=address)
+            except Limited:
                 await self.leave_bot(address)
-                raise Limited(
-                    "too many new bot players from your address; reconnect "
-                    "with a bot's token, or wait",
-                    wait,
-                )
+                raise
 
     async def leave_bot(self, address: str) -> None:
         """A bot session from the address ended."""
@@ -239,4 +217,5 @@ class Quotas:
 
 
 def _too_many_games(who: str) -> Limited:
-    return Limited(f"{who} too many unfinished games; finish one first", None, "too_many_games")
+    name = "games" if who == "you have" else "address_games"
+    return full(name, f"{who} too many unfinished games; finish one first")

@@ -53,9 +53,7 @@ class Lobby:
         self.settings = settings
         self.results = results  # the seats' ratings and bot flags as a game starts
         # Deals at once, or after the seeds of seats that asked for a fair deal.
-        self.deals = deals or Deals(
-            store, SeedStore(store.redis, store.buckets, store.batch), games, settings
-        )
+        self.deals = deals or Deals(store, SeedStore(store.redis, store.buckets), games, settings)
         self.running = True
 
     async def start(self, table: FormedTable) -> Game | None:

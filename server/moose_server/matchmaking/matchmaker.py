@@ -39,8 +39,8 @@ from moose_server.matchmaking.calls import (
 )
 from moose_server.play import CODE_ALPHABET, CODE_LENGTH, Seat, clean_code
 from moose_server.settings import Settings
-from moose_server.storage import scripts
-from moose_server.storage.batch import Batcher
+from moose_server.storage.codec import as_bytes
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import mm_key
 
 __all__ = [
@@ -67,22 +67,6 @@ try:
     BOT_NAMES: frozenset[str] = frozenset(_BOTS)
 except ImportError:  # the bots module is optional for the server
     BOT_NAMES = frozenset({"random", "greedy"})
-
-_CALLS: tuple[type[MatchCall], ...] = (
-    EnqueueCall,
-    LeaveCall,
-    RangeCall,
-    BotsCall,
-    FormCall,
-    ForgetCall,
-    CreateTableCall,
-    JoinTableCall,
-    AddBotCall,
-    LeaveTableCall,
-    StartTableCall,
-    StartedCall,
-    TableCall,
-)
 
 
 @dataclass(frozen=True)
@@ -248,19 +232,16 @@ class MatchOptions:
 class Matchmaker:
     """The public queue and the private tables of one service, shared by all instances."""
 
-    def __init__(self, redis: Any, options: MatchOptions, batch: Batcher | None = None) -> None:
+    def __init__(self, redis: Gateway, options: MatchOptions) -> None:
         self.redis = redis
         self.options = options
-        self._scripts = {call: scripts.register(redis, call) for call in _CALLS}
-        self.batch = batch or Batcher(redis)  # the scripts run through it (as Store's calls)
 
     async def _run(self, call: MatchCall, code: str | None = None) -> Any:
         """Run a matchmaking script; its JSON reply, or its refusal raised as a MatchError."""
-        # A fresh nonce per call: redis-py re-sends it unchanged when it retries (a
+        # A fresh nonce per call: the gateway re-sends it unchanged when it retries (a
         # batch whose connection was lost).
         keys, argv = call.build(secrets.token_hex(8))
-        raw = await self.batch.run_script(self._scripts[type(call)], keys, argv)
-        data = json.loads(raw)
+        data = json.loads(as_bytes(await self.redis.run(call, keys, argv)))
         if isinstance(data, dict) and "err" in data:
             raise _error(data, code)
         return data
@@ -326,7 +307,7 @@ class Matchmaker:
         Tickets come and go on every instance: no ticket now is what `leave` would
         have found had it run now, so nothing is lost by not running it.
         """
-        if not await self.batch.call("HEXISTS", mm_key("tickets"), player):
+        if not await self.redis.hexists(mm_key("tickets"), player):
             return False
         return await self.leave(player)
 

@@ -55,12 +55,11 @@ class ReportHandlers:
             player, name = await self.find(conn, target, None)
         if player == conn.player:
             raise ProtocolError("bad_message", "you cannot report yourself")
-        await self.reports.take(player_of(conn), conn.address)
         now = await self.store.now_ms()
         await self.reports.keep(
-            reporter=conn.player,
+            player_of(conn),
+            conn.address,
             reporter_name=conn.name,
-            address=conn.address,
             player=player,
             name=name,
             game=game_id,

@@ -59,9 +59,16 @@ class Moderator:
     """The actions of one moderator (`by`) on the service's Redis."""
 
     def __init__(
-        self, records: ModerationStore, store: Store, players: PlayerStore, games: Games, by: str
+        self,
+        records: ModerationStore,
+        store: Store,
+        players: PlayerStore,
+        games: Games,
+        by: str,
+        tokens_kept_ms: int,
     ) -> None:
         self.records = records
+        self.tokens_kept_ms = tokens_kept_ms  # how long a token issued now stays valid
         self.store = store
         self.players = players
         self.games = games
@@ -96,6 +103,8 @@ class Moderator:
             target.name,
         )
         await self.records.set_ban(ban.field, ban.record())
+        if target.kind == "account":  # no token of before the ban works after it
+            await self.players.revoke_tokens(target.subject, self.tokens_kept_ms)
         await self._audit("ban", target, reason, now, until=ban.until or "permanent")
         return ban, await self.records.publish(
             {"action": "ban", "ban": ban.record(), "by": self.by}

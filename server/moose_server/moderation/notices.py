@@ -6,7 +6,10 @@ publishes a notice on `MODERATION_CHANNEL`; every instance's subscription
 waits:
 
 - `ban`: the ban joins this instance's copy (moderation/bans.py), and every
-  socket it holds here gets the error `banned` and is closed with `4003`;
+  socket it holds here gets the error `banned` and is closed with `4003`; an
+  account's unfinished games end at once (games.forfeit_all: a rated game is
+  lost by forfeit, any other seat goes to the server's bot; version-checked
+  commits, so the first instance to try applies each and the others find it done);
 - `unban`: the ban leaves the copy;
 - `end_session`: every socket of the player here is closed with `4004` (the
   player may come back, unless banned);
@@ -120,7 +123,19 @@ class Notices:
                 sock.send_error(refusal.code, refusal.message, fields=refusal.fields)
                 sock.close(CLOSE_BANNED, refusal.message)
                 closed += 1
+        if ban.kind == "account":
+            self._spawn(self._forfeit(ban.subject))
         return closed
+
+    async def _forfeit(self, player: str) -> None:
+        ended = await self.games.forfeit_all(player)
+        if ended:
+            log.info(
+                "moderation: %d unfinished games of banned %s ended here",
+                ended,
+                player,
+                extra={"event": "forfeit", "player": player},
+            )
 
     def _end(self, player: str, reason: str) -> int:
         ended = [s for s in self.sockets if s.player == player]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from moose_server.storage.codec import as_text, pack
+from moose_server.storage.gateway import Gateway, Pending, StreamEntry
 from moose_server.storage.keys import MODERATION_CHANNEL, ModerationKeys
 
 __all__ = ["HOUR_MS", "RECENT_WRITTEN", "ModerationStore", "Refused", "hour_of"]
@@ -46,7 +47,7 @@ class Refused:
     at: int = 0  # ms since the epoch
 
 
-def _rows(entries: Iterable[tuple[Any, Mapping[Any, Any]]]) -> list[Row]:
+def _rows(entries: Iterable[StreamEntry]) -> list[Row]:
     """Stream entries as dicts of text, with the entry's id as `id` (newest first)."""
     return [
         {"id": as_text(i), **{as_text(k): as_text(v) for k, v in e.items()}} for i, e in entries
@@ -58,7 +59,7 @@ class ModerationStore:
 
     def __init__(
         self,
-        redis: Any,
+        redis: Gateway,
         *,
         audit_kept: int = 10_000,
         refusals_kept: int = 10_000,
@@ -80,11 +81,11 @@ class ModerationStore:
 
     async def set_ban(self, field: str, record: Mapping[str, Any]) -> None:
         """Keep a ban (replacing one on the same subject)."""
-        await self.redis.hset(KEYS.bans, field, json.dumps(record, separators=(",", ":")))
+        await self.redis.hset(KEYS.bans, {field: json.dumps(record, separators=(",", ":"))})
 
     async def remove_bans(self, fields: list[str]) -> int:
         """Forget bans; how many there were."""
-        return int(await self.redis.hdel(KEYS.bans, *fields)) if fields else 0
+        return await self.redis.hdel(KEYS.bans, *fields) if fields else 0
 
     # -- the audit log and reports ---------------------------------------------------
 
@@ -94,7 +95,7 @@ class ModerationStore:
 
     async def audit_log(self, count: int) -> list[Row]:
         """The latest `count` actions, newest first."""
-        return _rows(await self.redis.xrevrange(KEYS.audit, count=count))
+        return _rows(await self.redis.xrevrange(KEYS.audit, count))
 
     async def add_report(self, entry: Mapping[str, Any]) -> str:
         """Keep a player's report of a player; its entry id."""
@@ -102,11 +103,11 @@ class ModerationStore:
 
     async def reports(self, count: int) -> list[Row]:
         """The latest `count` reports, newest first."""
-        return _rows(await self.redis.xrevrange(KEYS.reports, count=count))
+        return _rows(await self.redis.xrevrange(KEYS.reports, count))
 
-    async def _add(self, key: str, entry: Mapping[str, Any], kept: int) -> Any:
+    async def _add(self, key: str, entry: Mapping[str, Any], kept: int) -> bytes:
         fields = {k: str(v) for k, v in entry.items() if v is not None}
-        return await self.redis.xadd(key, fields, maxlen=kept, approximate=True)
+        return await self.redis.xadd(key, fields, maxlen=kept)
 
     # -- refusals ---------------------------------------------------------------------
 
@@ -116,7 +117,8 @@ class ModerationStore:
         if not refused:
             return
         counts: Counter[tuple[int, str, str]] = Counter()
-        pipe = self.redis.pipeline(transaction=False)
+        redis = self.redis
+        writes: list[Pending[object]] = []  # one round trip
         for r in refused[-RECENT_WRITTEN:]:
             entry = {
                 "limit": r.limit,
@@ -125,12 +127,8 @@ class ModerationStore:
                 "name": r.name,
                 "at": r.at,
             }
-            pipe.xadd(
-                KEYS.refusals,
-                {k: str(v) for k, v in entry.items()},
-                maxlen=self.refusals_kept,
-                approximate=True,
-            )
+            fields = {k: str(v) for k, v in entry.items()}
+            writes.append(redis.xadd(KEYS.refusals, fields, maxlen=self.refusals_kept))
         for r in refused:
             hour = hour_of(r.at)
             counts[hour, r.limit, f"address {r.address}"] += 1
@@ -138,24 +136,26 @@ class ModerationStore:
                 counts[hour, r.limit, f"player {r.player} {r.name}".rstrip()] += 1
         for (hour, limit, client), n in counts.items():
             key = KEYS.heavy(hour, limit)
-            pipe.zincrby(key, n, client)
-            pipe.zremrangebyrank(key, 0, -HEAVY_KEPT - 1)
-            pipe.expire(key, self.heavy_ttl)
-            pipe.sadd(KEYS.limits(hour), limit)
-            pipe.expire(KEYS.limits(hour), self.heavy_ttl)
-        await pipe.execute()
+            writes += [
+                redis.zincrby(key, n, client),
+                redis.zremrangebyrank(key, 0, -HEAVY_KEPT - 1),
+                redis.expire(key, self.heavy_ttl),
+                redis.sadd(KEYS.limits(hour), limit),
+                redis.expire(KEYS.limits(hour), self.heavy_ttl),
+            ]
+        await redis.all(writes)
 
     async def refusals(self, count: int) -> list[Row]:
         """The latest `count` refusals, newest first."""
-        return _rows(await self.redis.xrevrange(KEYS.refusals, count=count))
+        return _rows(await self.redis.xrevrange(KEYS.refusals, count))
 
     async def heaviest(self, now_ms: int, hours: int, top: int) -> dict[str, list[tuple[str, int]]]:
         """Per limit, the `top` clients refused most in the last `hours` hours (this one too)."""
         totals: dict[str, Counter[str]] = {}
         for hour in range(hour_of(now_ms) - hours + 1, hour_of(now_ms) + 1):
             for limit in sorted(as_text(x) for x in await self.redis.smembers(KEYS.limits(hour))):
-                rows = await self.redis.zrevrange(
-                    KEYS.heavy(hour, limit), 0, top * 4, withscores=True
+                rows = await self.redis.zrange_scored(
+                    KEYS.heavy(hour, limit), 0, top * 4, reverse=True
                 )
                 found = totals.setdefault(limit, Counter())
                 for client, score in rows:
@@ -166,4 +166,4 @@ class ModerationStore:
 
     async def publish(self, notice: Mapping[str, Any]) -> int:
         """Tell every instance (their hubs listen); how many subscribers heard it."""
-        return int(await self.redis.publish(MODERATION_CHANNEL, pack(dict(notice))))
+        return await self.redis.publish(MODERATION_CHANNEL, pack(dict(notice)))

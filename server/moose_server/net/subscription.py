@@ -23,8 +23,8 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from moose_server.storage.connection import PubSubSource
 from moose_server.storage.failures import ConnectionLost, StorageError
+from moose_server.storage.gateway import PubSubSource
 from moose_server.tasks import cancelling
 
 __all__ = ["SILENT", "Subscription"]

@@ -25,7 +25,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 from typing import Any, Protocol
 
 from aiohttp import WSMsgType, web
@@ -34,7 +33,9 @@ from moose import protocol
 from moose.protocol import ProtocolError
 from moose_server.addresses import networks
 from moose_server.errors import Refusal
-from moose_server.limits.limits import Limited, Sockets
+from moose_server.limits.limiter import Limited, SocketRate
+from moose_server.limits.limits import Sockets
+from moose_server.limits.rates import rate
 from moose_server.net.outbox import Backlog, Outbox, Send
 from moose_server.net.router import Router
 from moose_server.net.session import Sub
@@ -47,6 +48,7 @@ from moose_server.storage.failures import UNAVAILABLE
 __all__ = ["DOORS", "Connection", "Doors", "Socket", "websocket"]
 
 log = logging.getLogger(__name__)
+MESSAGES = rate("messages")  # the per-socket rate, as the table of limits says
 
 CLOSE_FLOOD = 1008
 CLOSE_SLOW = 1013
@@ -144,9 +146,7 @@ class Connection:
         self._outbox = Outbox()
         self._limit = settings.send_buffer
         self._loop = asyncio.get_running_loop()
-        self._allowance = float(settings.burst)
-        self._checked = self._loop.time()
-        self._strikes = 0
+        self._rate = SocketRate(settings, self._loop.time())  # messages a second
         self._unencodable = False  # logged once: a client must not be able to flood the log
         self._closing = False
         self._cut: asyncio.TimerHandle | None = None  # aborts the transport (see `_cut_later`)
@@ -213,7 +213,7 @@ class Connection:
     async def _frame(self, data: bytes | str) -> None:
         if self.player is None:
             self.binary = isinstance(data, bytes)  # answers follow the hello's encoding
-        if not self._allow():
+        if not self._rate.allow(self._loop.time()):
             self._limited(data)
             return
         await self._answer(data)
@@ -270,28 +270,14 @@ class Connection:
             await self.doors.router.back(self)
         return await self.doors.router.handle(mtype, self, msg)
 
-    def _allow(self) -> bool:
-        """Token bucket: `rate` messages a second with bursts of `burst`."""
-        settings = self.doors.settings
-        now = asyncio.get_running_loop().time()
-        elapsed, self._checked = now - self._checked, now
-        self._allowance = min(float(settings.burst), self._allowance + elapsed * settings.rate)
-        if self._allowance >= 1:
-            self._allowance -= 1
-            self._strikes = 0
-            return True
-        self._strikes += 1
-        return False
-
     def _limited(self, data: bytes | str) -> None:
         msg_id = None
         with contextlib.suppress(ProtocolError):  # a refused frame still gets its id back
             msg_id = protocol.request_id(protocol.decode(data))
-        rate = self.doors.settings.rate
-        wait = {"retry_after": max(1, math.ceil((1 - self._allowance) / rate * 1000))}
-        self.send_error("rate_limited", "too many messages; slow down", msg_id, None, wait)
+        wait = {"retry_after": self._rate.retry_after_ms()}
+        self.send_error(MESSAGES.code, MESSAGES.message, msg_id, None, wait)
         self.doors.refusals.refused("rate_limited:messages", self.address, self.player, self.name)
-        if self._strikes >= self.doors.settings.rate_strikes:
+        if self._rate.strikes >= self.doors.settings.rate_strikes:
             log.info(
                 "closing a flooding socket of %s",
                 self.player,

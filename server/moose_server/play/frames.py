@@ -53,7 +53,10 @@ def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
         **arena_info(game),
         "away": game.away,
     }
-    if game.ended is not None:  # the server ended it: the view is not over by the rules
+    if game.forfeits:  # lost by a seat's forfeit: the view is not over by the rules
+        winners = [i for i, p in enumerate(game.places()) if p == 1]
+        event.update(forfeit=list(game.forfeits), scores=rules.scores(game.state), winners=winners)
+    elif game.ended is not None:  # the server ended it: the view is not over by the rules
         event.update(abandoned=True, scores=rules.scores(game.state))
     entry = Entry(game.version, event, auto, game.deadline, now)
     return event_message(game.id, entry, seat, game.state)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from moose import rules
-from moose_server.accounts import Standing, distinct
+from moose_server.accounts import Standing, distinct, ratings
 from moose_server.errors import Refusal
 from moose_server.storage.codec import extend_map, pack, pack_array_header, pack_map
 
@@ -32,6 +32,7 @@ __all__ = [
     "arena_info",
     "bot_move",
     "finished_record",
+    "forfeit_event",
     "match_message",
     "over_event",
     "seat_info",
@@ -78,11 +79,14 @@ class Game:
     rated: bool = False  # its end updates the seats' ratings
     # Per seat at the start: {"bot", "mu", "sigma", "games"}, or None for a server bot.
     profiles: list[dict[str, Any] | None] | None = None
-    ended: str | None = None  # "abandoned": the server ended it before the rules did
+    # "abandoned" (nobody plays it) or "forfeit" (a seat was banned): the server ended
+    # it before the rules did.
+    ended: str | None = None
     # A provably fair deal's {"scheme", "commitment", "server_seed" (hex), "seeds"}
     # (moose.fair); secret until the end. None: dealt from a fixed deck (tests).
     deal: dict[str, Any] | None = None
     arena: str | None = None  # the arena tournament it is a game of
+    forfeits: tuple[int, ...] = ()  # the seats that lost by forfeit (a banned player's)
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
@@ -107,6 +111,7 @@ class Game:
             d.get("ended"),
             d.get("deal"),
             d.get("arena"),
+            tuple(d.get("forfeits", ())),
         )
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -128,6 +133,7 @@ class Game:
             **({"ended": self.ended} if self.ended else {}),
             **({"deal": self.deal} if self.deal else {}),
             **({"arena": self.arena} if self.arena else {}),
+            **({"forfeits": list(self.forfeits)} if self.forfeits else {}),
         }
 
     def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
@@ -166,6 +172,25 @@ class Game:
     def finished(self) -> bool:
         """Over by the rules, or ended by the server (abandoned)."""
         return self.state.over or self.ended is not None
+
+    @property
+    def decided(self) -> bool:
+        """Whether it has a result: over by the rules, or lost by a seat's forfeit (an
+        abandoned game has none)."""
+        return self.state.over or bool(self.forfeits)
+
+    def places(self, state: rules.State | None = None) -> list[int]:
+        """Each seat's place (1 = won) at `state` (default: its own): by the scores, as
+        `ratings.places`, except that a seat that forfeited is behind every other."""
+        base = ratings.places(self.state if state is None else state)
+        if not self.forfeits:
+            return base
+        kept = [i for i in range(len(base)) if i not in self.forfeits]
+        last = len(kept) + 1
+        return [
+            last if i in self.forfeits else 1 + sum(base[k] < base[i] for k in kept)
+            for i in range(len(base))
+        ]
 
     def abandoned(self) -> bool:
         """Whether the server ends the game now: a private table's game that changes no
@@ -339,6 +364,18 @@ def seat_info_of(
 def over_event(state: rules.State) -> Event:
     """The event that ends a game."""
     return {"kind": "over", "scores": rules.scores(state), "winners": rules.winners(state)}
+
+
+def forfeit_event(game: Game) -> Event:
+    """The event that ends a game a seat forfeited: the scores as they stand, the seats
+    that forfeited, and the winners among the others (`Game.places`)."""
+    places = game.places()
+    return {
+        "kind": "over",
+        "forfeit": list(game.forfeits),
+        "scores": rules.scores(game.state),
+        "winners": [i for i, p in enumerate(places) if p == 1],
+    }
 
 
 def abandoned_event(state: rules.State) -> Event:

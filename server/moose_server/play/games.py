@@ -416,6 +416,35 @@ class Games:
                 return True
         return False
 
+    async def forfeit(self, game_id: str, player: str) -> bool:
+        """A banned player's seat: a rated game (not an arena's) ends at once, lost by that
+        seat (`forfeit_event`); any other is handed to the server's bot (`take_over`).
+        Version-checked: the first instance to try applies it. False: nothing to do."""
+        for _ in range(RETRIES):
+            game = await self.load(game_id)
+            seat = game.seat_of(player)
+            if seat is None or game.finished:
+                return False
+            if not game.rated or game.arena is not None or len(game.humans()) < 2:
+                return await self.take_over(game_id, player)
+            away = game.away.copy()
+            away[seat] = True
+            new = game.but(ended="forfeit", forfeits=(seat,), away=away)
+            _, result = await self._commit(game, new, [self.steps.over(new, new.state)], "")
+            if result is not None:
+                return True
+        return False
+
+    async def forfeit_all(self, player: str) -> int:
+        """`forfeit` every unfinished game of the player; how many it ended or handed over."""
+        done = 0
+        for game_id in await self.store.player_games(player):
+            try:
+                done += await self.forfeit(game_id, player)
+            except GameError:  # expired meanwhile: nothing to end
+                continue
+        return done
+
     async def autoplay(self, game: Game) -> None:
         """Play the seats the server plays, one commit each, until a person must move
         (a forced pass comes in the commit before it: `Steps.forced_passes`)."""
@@ -487,7 +516,7 @@ class Games:
             # Both leave in one batch (one round trip; storage/batch.py).
             forget = self.store.remove_player_game(new.humans(), new.id)
             # Ratings, arena points, and every finished game in its players' histories.
-            if new.state.over and self.rater is not None:
+            if new.decided and self.rater is not None:
                 await asyncio.gather(forget, self.rater.apply(new, got.now))
             else:
                 await forget

@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from typing import Protocol
 
 from moose.protocol import ProtocolError
-from moose_server.limits.limits import CodeGuard, Limited
+from moose_server.limits.limiter import full
+from moose_server.limits.limits import CodeGuard
 from moose_server.net.router import Router
 from moose_server.net.session import Message, Session, player_of
 from moose_server.ops.metrics import Metrics
@@ -213,10 +214,8 @@ class PlayHandlers:
         game_id = msg["game"]
         watched = sum(1 for sub in conn.subs.values() if sub.seat is None)
         if game_id not in conn.subs and watched >= self.watched:
-            raise Limited(
-                f"this socket watches {self.watched} games already; unwatch one first",
-                None,
-                "too_many_watched",
+            raise full(
+                "watched", f"this socket watches {self.watched} games already; unwatch one first"
             )
         game = await self.visible(conn, game_id, msg.get("code"))
         self.hub.join(conn, game_id, game.seat_of(player_of(conn)), game.version)

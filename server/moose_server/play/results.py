@@ -100,7 +100,7 @@ def _entry(
         "players": _profiled(game),
         "bots": _bot_flags(game),
         "scores": rules.scores(game.state),
-        "place": ratings.places(game.state)[seat],
+        "place": game.places()[seat],
         "rating": rating,
         "change": change,
         "private": game.code is not None,
@@ -154,7 +154,7 @@ class Results:
 
     def changes(self, game: Game, state: rules.State) -> Changes:
         """Each seat's (before, after) standing for a finished game (computed once)."""
-        places = ratings.places(state)
+        places = game.places(state)
         # The places are in the key: a commit refused as stale may have computed
         # another end of the same game first.
         key = f"{game.id}:{places}"

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from moose import rules
-from moose_server.play.game import Event, Game, over_event
+from moose_server.play.game import Event, Game, forfeit_event, over_event
 from moose_server.play.streams import keeps_snapshot
 from moose_server.settings import Settings
 from moose_server.storage.codec import pack, pack_array_header, pack_compressed
@@ -53,7 +53,7 @@ class Steps:
     def over(self, game: Game, state: rules.State) -> Event:
         """The `over` event; a rated game's says each seat's new rating, a fair deal's
         how it was dealt (the server seed, told now)."""
-        event = over_event(state)
+        event = forfeit_event(game) if game.forfeits else over_event(state)
         if game.rated and self.rater is not None:
             event["ratings"] = self.rater.over_ratings(game, state)
         if game.deal is not None:
@@ -117,7 +117,7 @@ class Steps:
         data, packed_snapshot, packed_moves = new.packed(state, auto)
         over = new.finished
         # An abandoned game is never rated; an arena game's points wait as a rating does.
-        rated = new.state.over and (new.rated or new.arena is not None)
+        rated = new.decided and (new.rated or new.arena is not None)
         # A rated queue game's record is kept for record_ttl (histories point to it);
         # read seldom, kept long: compressed (2.8 -> ~1 KB for 4 players).
         record = pack_compressed(new.record()) if rated and new.code is None else b""
@@ -152,7 +152,7 @@ class Steps:
             ttl=self.settings.game_ttl if over else 0,
             record=record,
             # Every finished game settles (results.py: histories at least): among the unrated.
-            record_ttl=self.settings.record_ttl if new.state.over else 0,
+            record_ttl=self.settings.record_ttl if new.decided else 0,
             auto=auto,
             autos=autos,
             grace_ms=int(self.settings.game_grace * 1000),

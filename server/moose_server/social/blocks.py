@@ -10,12 +10,11 @@ when blocked), of at most `most` players, added to by a script
 
 from __future__ import annotations
 
-from typing import Any
-
 from moose_server.errors import Refusal
+from moose_server.limits.limiter import full
 from moose_server.social.calls import BoundedAddCall
-from moose_server.storage import scripts
-from moose_server.storage.codec import as_text
+from moose_server.storage.codec import as_int, as_text
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import blocks_key
 
 __all__ = ["KEPT_MS", "MOST", "Blocks"]
@@ -27,23 +26,20 @@ KEPT_MS = 180 * 86_400_000  # a block lasts half a year after the blocker's last
 class Blocks:
     """Who blocked whom, shared by every instance."""
 
-    def __init__(self, redis: Any, most: int = MOST) -> None:
+    def __init__(self, redis: Gateway, most: int = MOST) -> None:
         self.redis = redis
         self.most = most
-        self._add = scripts.register(redis, BoundedAddCall)
 
     async def blocked(self, by_player: str, whom: str) -> bool:
         """Whether `by_player` blocked `whom`."""
-        return bool(await self.redis.hexists(blocks_key(by_player), whom))
+        return await self.redis.hexists(blocks_key(by_player), whom)
 
     async def blockers(self, players: list[str], whom: str) -> set[str]:
         """Those of `players` who blocked `whom`."""
         if not players:
             return set()
-        pipe = self.redis.pipeline(transaction=False)  # one round trip for a whole room
-        for player in players:
-            pipe.hexists(blocks_key(player), whom)
-        found = await pipe.execute()
+        # One round trip for a whole room.
+        found = await self.redis.all([self.redis.hexists(blocks_key(p), whom) for p in players])
         return {p for p, hit in zip(players, found, strict=True) if hit}
 
     async def block(self, by_player: str, whom: str, name: str = "") -> bool:
@@ -52,12 +48,9 @@ class Blocks:
         if whom == by_player:
             raise Refusal("bad_message", "you cannot block yourself")
         call = BoundedAddCall(blocks_key(by_player), whom, name or whom, self.most, KEPT_MS)
-        keys, args = call.build()
-        added = int(await self._add(keys=keys, args=args))
+        added = as_int(await self.redis.run(call, *call.build()))
         if added < 0:
-            raise Refusal(
-                "too_many_blocks", f"you block {self.most} players already; unblock one first"
-            )
+            raise full("blocks", f"you block {self.most} players already; unblock one first")
         return added == 1
 
     async def unblock(self, by_player: str, whom: str) -> bool:

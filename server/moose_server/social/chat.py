@@ -7,8 +7,8 @@ Lichess), and may read that room once the game is over. A private table has one
 of the place it has at a game (`watch`/`sync`/a `match` gave it one).
 
 A line is at most `MAX_TEXT` characters once control and format characters are
-taken out; every line costs a token of two buckets shared by every instance, the
-speaker's and their address's (`chat_burst`, then one per `chat_interval` s).
+taken out; every line kept costs a token of the limiter's `chat` (limits/rates.py):
+the speaker's and their address's, shared by every instance.
 Lines are kept and published in one step (social/chat_store.py); each instance's
 subscription (net/subscription.py) hears them on `CHAT_CHANNEL` and hands them
 here (`heard`), and one task gives them, in the order heard, to the hub's local
@@ -25,20 +25,15 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
-from moose_server.limits.limits import Limited
+from moose_server.limits.limiter import Limiter
 from moose_server.matchmaking import Matchmaker, normalize_code
 from moose_server.net.session import Peer, Sub
 from moose_server.play import Games, Hub
-from moose_server.settings import Settings
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat_store import ChatStore
 from moose_server.storage.codec import unpack
 from moose_server.storage.failures import StorageError
-from moose_server.storage.keys import limit_key
-from moose_server.storage.scripts import LimitCall
-from moose_server.storage.store import Store
 
 __all__ = ["MAX_TEXT", "Chat", "clean_text"]
 
@@ -100,21 +95,18 @@ class Chat:
     def __init__(
         self,
         chat: ChatStore,
-        store: Store,
+        limiter: Limiter,
         blocks: Blocks,
         games: Games,
         matchmaker: Matchmaker,
-        settings: Settings,
         hub: Hub,
     ) -> None:
         self.chat = chat
-        self.store = store  # the rate limits
+        self.limiter = limiter  # chat lines per player and per address
         self.blocks = blocks
         self.games = games
         self.matchmaker = matchmaker
         self.hub = hub  # its sockets get the lines
-        self.burst = settings.chat_burst
-        self.interval_ms = max(1, round(settings.chat_interval * 1000))
         self.queue: asyncio.Queue[bytes] = asyncio.Queue()
 
     async def say(self, peer: Peer, name: str, address: str, msg: Message) -> Message:
@@ -122,9 +114,9 @@ class Chat:
         assert peer.player is not None
         text = clean_text(msg["text"])
         target, room, line = await self._place(peer, msg)
-        await self._pay(peer.player, address)
         line.update(player=peer.player, name=name, text=text)
-        line_id = await self.chat.say(target, room, line)
+        async with self.limiter.attempt("chat", player=peer.player, address=address):
+            line_id = await self.chat.say(target, room, line)
         return {
             "type": "said",
             "room": room,
@@ -156,23 +148,6 @@ class Chat:
         if player not in seated:  # as for a code no table has: a code is not told by this
             raise Refusal("bad_code", f"no private table has the code {info.code}")
         return info.code, seated
-
-    async def _pay(self, player: str, address: str) -> None:
-        """Take a line's token from the speaker's bucket and their address's."""
-        keys = [
-            limit_key("chat", "player", player),
-            limit_key("chat", "address", limit_subject(address)),
-        ]
-        calls = [LimitCall(k, self.interval_ms, self.burst) for k in keys]
-        waits = await asyncio.gather(*(self.store.limit(c) for c in calls))
-        if any(waits):
-            given = [
-                LimitCall(c.key, c.interval_ms, give=True)
-                for c, w in zip(calls, waits, strict=True)
-                if w == 0
-            ]
-            await asyncio.gather(*(self.store.limit(g) for g in given))
-            raise Limited("you are chatting too fast; wait and try again", max(waits))
 
     async def history(self, peer: Peer, msg: Message, blocked_too: bool = False) -> Message:
         """The lines kept of a room this socket may read, after `since`, without those

@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from moose_server.social.calls import ChatCall
-from moose_server.storage import scripts
 from moose_server.storage.codec import as_text, pack, unpack
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import CHAT_CHANNEL, GameKeys, chat_key, table_chat_key
 
 __all__ = ["ChatStore"]
@@ -26,12 +26,11 @@ Line = dict[str, Any]
 class ChatStore:
     """The chat rooms of games and private tables."""
 
-    def __init__(self, redis: Any, buckets: int, kept: int, ttl_ms: int) -> None:
+    def __init__(self, redis: Gateway, buckets: int, kept: int, ttl_ms: int) -> None:
         self.redis = redis
         self.buckets = buckets
         self.kept = kept
         self.ttl_ms = ttl_ms
-        self._say = scripts.register(redis, ChatCall)
 
     def _keys(self, target: str, room: str) -> tuple[str, str]:
         """The room's key and the key whose lifetime it takes."""
@@ -45,8 +44,7 @@ class ChatStore:
         its id."""
         key, life = self._keys(target, room)
         call = ChatCall(key, life, CHAT_CHANNEL, target, room, pack(line), self.kept, self.ttl_ms)
-        keys, args = call.build()
-        return as_text(await self._say(keys=keys, args=args))
+        return as_text(await self.redis.run(call, *call.build()))
 
     async def history(self, target: str, room: str, since: str | None = None) -> list[Line]:
         """The room's lines after the id `since` (all kept, without it), oldest first."""

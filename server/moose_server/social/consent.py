@@ -8,10 +8,9 @@ the player's profile hash (keys.profile_key); a guest's profile expires
 
 from __future__ import annotations
 
-from typing import Any
-
 from moose_server.errors import Refusal
 from moose_server.storage.codec import as_text_or_none
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import follows_key, profile_key
 
 __all__ = ["SETTINGS", "Consent"]
@@ -28,7 +27,7 @@ REFUSED = {
 class Consent:
     """Each player's setting of who may challenge them, and its check."""
 
-    def __init__(self, redis: Any, guest_ttl: float) -> None:
+    def __init__(self, redis: Gateway, guest_ttl: float) -> None:
         self.redis = redis
         self.guest_ttl_ms = max(1, round(guest_ttl * 1000))
 
@@ -42,8 +41,10 @@ class Consent:
         if setting not in SETTINGS:
             raise Refusal("bad_message", f"'challenges' must be one of {', '.join(SETTINGS)}")
         key = profile_key(player)
-        await self.redis.hset(key, FIELD, setting)
-        if await self.redis.hget(key, "name") is None:  # a guest: kept as their rating is
+        # Sent in one loop turn, so in one round trip (the gateway's batch).
+        written, name = self.redis.hset(key, {FIELD: setting}), self.redis.hget(key, "name")
+        await written
+        if await name is None:  # a guest: kept as their rating is
             await self.redis.pexpire(key, self.guest_ttl_ms)
         return setting
 
@@ -55,7 +56,7 @@ class Consent:
         if setting == "registered":
             allowed = await self.redis.hget(profile_key(challenger), "name") is not None
         elif setting == "following":
-            allowed = bool(await self.redis.hexists(follows_key(whom), challenger))
+            allowed = await self.redis.hexists(follows_key(whom), challenger)
         else:
             allowed = False
         if not allowed:

@@ -15,13 +15,14 @@ Playing: the player has unfinished games.
 from __future__ import annotations
 
 import asyncio
-from typing import Any, Protocol
+from typing import Protocol
 
 from moose_server.errors import Refusal
+from moose_server.limits.limiter import full
 from moose_server.settings import Settings
 from moose_server.social.calls import BoundedAddCall
-from moose_server.storage import scripts
-from moose_server.storage.codec import as_text
+from moose_server.storage.codec import as_int, as_text
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import followers_key, follows_key
 from moose_server.storage.store import Store
 
@@ -43,17 +44,16 @@ class Online(Protocol):
 class Follows:
     """Who follows whom, and whether they are online or playing."""
 
-    def __init__(self, redis: Any, store: Store, settings: Settings, presence: Online) -> None:
+    def __init__(self, redis: Gateway, store: Store, settings: Settings, presence: Online) -> None:
         self.redis = redis
         self.store = store
         self.presence = presence
         self.most = settings.follows_max
         self.most_followers = settings.followers_max
-        self._add = scripts.register(redis, BoundedAddCall)
 
     async def _bounded_add(self, key: str, member: str, name: str, most: int) -> int:
-        keys, args = BoundedAddCall(key, member, name, most, KEPT_MS).build()
-        return int(await self._add(keys=keys, args=args))
+        call = BoundedAddCall(key, member, name, most, KEPT_MS)
+        return as_int(await self.redis.run(call, *call.build()))
 
     async def follow(self, player: str, name: str, whom: str, whom_name: str) -> bool:
         """`player` (called `name`) follows `whom`; False if followed already;
@@ -62,9 +62,7 @@ class Follows:
             raise Refusal("bad_message", "you cannot follow yourself")
         added = await self._bounded_add(follows_key(player), whom, whom_name, self.most)
         if added < 0:
-            raise Refusal(
-                "too_many_follows", f"you follow {self.most} players already; unfollow one first"
-            )
+            raise full("follows", f"you follow {self.most} players already; unfollow one first")
         await self._bounded_add(followers_key(whom), player, name, self.most_followers)
         return added == 1
 
@@ -80,7 +78,7 @@ class Follows:
 
     async def followers(self, player: str) -> int:
         """How many follow `player` (counted up to followers_max)."""
-        return int(await self.redis.hlen(followers_key(player)))
+        return await self.redis.hlen(followers_key(player))
 
     async def online(self, players: list[str]) -> list[bool]:
         """Whether each player has a socket open on some instance now."""

@@ -15,9 +15,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from moose_server.accounts import PlayerStore
-from moose_server.addresses import limit_subject
 from moose_server.errors import Refusal
-from moose_server.limits.limits import CodeGuard, Limited
+from moose_server.limits.limiter import Limiter
+from moose_server.limits.limits import CodeGuard
 from moose_server.moderation import Reports
 from moose_server.net.router import Router
 from moose_server.net.session import Peer
@@ -26,9 +26,6 @@ from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.consent import Consent
 from moose_server.social.follows import Follows
-from moose_server.storage.keys import limit_key
-from moose_server.storage.scripts import LimitCall
-from moose_server.storage.store import Store
 
 __all__ = ["Social"]
 
@@ -54,8 +51,7 @@ class Social:
         games: Games,
         players: PlayerStore,
         guard: CodeGuard,
-        store: Store,
-        adds_per_hour: int,
+        limiter: Limiter,
         consent: Consent,
     ) -> None:
         self.chat = chat
@@ -65,8 +61,7 @@ class Social:
         self.games = games
         self.players = players
         self.guard = guard  # a request naming a join code pays a guess if refused
-        self.store = store  # the hourly budget of follows and blocks per address
-        self.adds = (adds_per_hour, max(1, 3_600_000 // adds_per_hour))
+        self.limiter = limiter  # follows and blocks added per address (rates `social`)
         self.consent = consent
         self.table: dict[str, Handler] = {
             "say": self.say,
@@ -151,8 +146,8 @@ class Social:
     async def block(self, conn: Any, msg: Message) -> Message:
         """Block a player: their chat no longer reaches us, nor their challenges."""
         player, name = await self.whom(conn, msg["player"], msg.get("game"))
-        await self._pay(conn)
-        await self.blocks.block(_player(conn), player, name)
+        async with self.limiter.attempt("social", address=conn.address):
+            await self.blocks.block(_player(conn), player, name)
         return {"type": "blocked", "player": player, "name": name}
 
     async def challenge_setting(self, conn: Any, msg: Message) -> Message:
@@ -163,14 +158,6 @@ class Social:
         else:
             setting = await self.consent.change(_player(conn), wanted)
         return {"type": "challenge_setting", "challenges": setting}
-
-    async def _pay(self, conn: Any) -> None:
-        """One follow or block of the address' hour; `rate_limited` when none is left."""
-        most, interval = self.adds
-        key = limit_key("social", "address", limit_subject(conn.address))
-        wait = await self.store.limit(LimitCall(key, interval, most))
-        if wait:
-            raise Limited(f"your address added {most} follows and blocks this hour; wait", wait)
 
     async def unblock(self, conn: Any, msg: Message) -> Message:
         """Unblock a player."""
@@ -186,8 +173,8 @@ class Social:
     async def follow(self, conn: Any, msg: Message) -> Message:
         """Follow a player."""
         player, name = await self.whom(conn, msg["player"], msg.get("game"))
-        await self._pay(conn)
-        await self.follows.follow(_player(conn), conn.name, player, name)
+        async with self.limiter.attempt("social", address=conn.address):
+            await self.follows.follow(_player(conn), conn.name, player, name)
         return {"type": "followed", "player": player, "name": name}
 
     async def unfollow(self, conn: Any, msg: Message) -> Message:

@@ -19,11 +19,11 @@ import asyncio
 import logging
 import math
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from moose_server.net.router import Router
 from moose_server.net.session import Message, Session, player_of
 from moose_server.storage.failures import StorageError
+from moose_server.storage.gateway import Gateway, Pending
 from moose_server.storage.keys import presence_key
 
 __all__ = ["Presence"]
@@ -43,7 +43,7 @@ class Presence:
 
     def __init__(
         self,
-        redis: Any,
+        redis: Gateway,
         instance: str,
         ttl: float,
         local: Callable[[], Iterable[tuple[str, str]]],
@@ -75,12 +75,12 @@ class Presence:
         if not players:
             return
         now = await self._now()
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for player, name in players:
-                key = presence_key(player)
-                pipe.hset(key, mapping={self.instance: now + self.ttl_ms, "name": name})
-                pipe.pexpire(key, self.ttl_ms)
-            await pipe.execute()
+        writes: list[Pending[object]] = []
+        for player, name in players:
+            key = presence_key(player)
+            writes.append(self.redis.hset(key, {self.instance: now + self.ttl_ms, "name": name}))
+            writes.append(self.redis.pexpire(key, self.ttl_ms))
+        await self.redis.all(writes)
 
     async def left(self, player: str) -> None:
         """The player's last socket on this instance closed."""
@@ -98,10 +98,7 @@ class Presence:
         if not players:
             return []
         now = await self._now()
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for player in players:
-                pipe.hgetall(presence_key(player))
-            found = await pipe.execute()
+        found = await self.redis.all([self.redis.hgetall(presence_key(p)) for p in players])
         return [_lives(fields, now) for fields in found]
 
     async def _now(self) -> int:

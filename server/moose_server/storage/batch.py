@@ -11,7 +11,8 @@ meanwhile goes in the next.
 
 It uses the redis-py client it is given, whatever that talks to: one node
 (``redis://``, ``rediss://``, ``unix://``) or a `RedisCluster`, whose pipeline
-sends each command to the node of its key's slot. Either way:
+sends each command to the node of its key's slot. The gateway (gateway.py) is
+its one user. Either way:
 
 - an error reply reaches its caller only (``raise_on_error=False``);
 - a batch whose connection failed fails every caller in it with that error,
@@ -22,6 +23,13 @@ sends each command to the node of its key's slot. Either way:
 - a batch that fails before its replies for any other reason (a command that
   cannot be encoded or routed to a node) is sent again one command at a time,
   so that the error reaches its caller only;
+- a script's EVALSHA that finds no script on its node (NOSCRIPT) goes again as
+  an EVAL of its source in the next batch, to the node of its keys, as the
+  EVALSHA did: redis-py's own fallback loads a script on every primary of a
+  cluster, so one node down would fail it everywhere, and a failed-over node
+  may never have seen it;
+- at most `connections` commands sent one by one are in flight at once (a
+  cluster's nodes refuse more than their pool holds; one node's pool waits);
 - a batch's round trip is bounded as a whole (`timeout`): a batch that has no
   reply in time fails every caller in it with redis-py's TimeoutError, and its
   connection is closed. The single-node client connection.py gives the batcher
@@ -37,69 +45,63 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any, TypeAlias
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.commands.core import AsyncScript
-from redis.exceptions import ConnectionError, NoScriptError
+from redis.exceptions import ClusterDownError, ConnectionError, NoScriptError, SlotNotCoveredError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-__all__ = ["Batcher"]
+__all__ = ["Arg", "Batcher", "Reply"]
+
+Arg: TypeAlias = "str | bytes | int | float"  # an argument of a command
+# A reply as Redis gives it (RESP3 as hiredis parses it): the gateway turns
+# redis-py's reply callbacks off for the commands it sends.
+Reply: TypeAlias = "bytes | int | float | list[Reply] | dict[bytes, Reply] | None"
 
 # A cluster pipeline's per-command errors that the cluster client retries when
-# it sends a command alone (a node lost or failing over).
-RESENT = RedisCluster.ERRORS_ALLOW_RETRY
+# it sends a command alone (a node lost or failing over): redis-py's own list
+# (RedisCluster.ERRORS_ALLOW_RETRY), named here from its public exceptions.
+RESENT = (ConnectionError, RedisTimeoutError, ClusterDownError, SlotNotCoveredError)
 
-Queued = tuple[tuple[Any, ...], "asyncio.Future[Any]"]
+# A command, the future of its reply, and for an EVALSHA the script's source.
+Queued = tuple[tuple[Arg, ...], "asyncio.Future[Any]", str | None]
 
 
 class Batcher:
     """Commands of one loop turn in one redis-py pipeline (see the module docstring)."""
 
-    def __init__(self, redis: aioredis.Redis | RedisCluster, timeout: float = 10.0) -> None:
+    def __init__(
+        self, redis: aioredis.Redis | RedisCluster, timeout: float = 10.0, connections: int = 8
+    ) -> None:
         self.redis = redis
         self.timeout = timeout  # seconds a batch's round trip may take
         self.batches = 0  # pipelines sent: one round trip each (per node on a cluster)
         self._queue: list[Queued] = []
         self._task: asyncio.Task[None] | None = None
         self._closed = False
+        self._gate = asyncio.Semaphore(connections)  # commands sent alone at once
 
-    def send(self, args: tuple[Any, ...]) -> asyncio.Future[Any]:
-        """Queue one command for this turn's batch; the future gets its reply."""
+    def send(self, args: tuple[Arg, ...], source: str | None = None) -> asyncio.Future[Any]:
+        """Queue one command for this turn's batch; the future gets its reply.
+
+        `source`: the command is an EVALSHA of this script, sent as EVAL on NOSCRIPT.
+        """
         if self._closed:
             raise ConnectionError("the Redis batcher is closed")
         loop = asyncio.get_running_loop()
         future = loop.create_future()
-        self._queue.append((args, future))
+        self._queue.append((args, future, source))
         if self._task is None:
             # The task's first step runs on the next turn: this turn's commands join.
             self._task = loop.create_task(self._run(), name="redis batch")
         return future
 
-    async def call(self, *args: Any) -> Any:
-        """Send one command; its reply (redis-py's, as its pipeline parses it)."""
-        return await self.send(args)
-
-    async def call_many(self, commands: Sequence[tuple[Any, ...]]) -> list[Any]:
-        """Send several commands in one batch; their replies, in order.
-
-        The first error raises, as `call` would; the other commands still run.
-        """
-        return list(await asyncio.gather(*map(self.send, commands)))
-
-    async def run_script(self, script: AsyncScript, keys: list[Any], args: list[Any]) -> Any:
-        """EVALSHA a registered script; EVAL it where the node lacks it (NOSCRIPT).
-
-        The EVAL goes to the node of the keys, as the EVALSHA did: redis-py's own
-        fallback loads a script on every primary of a cluster, so one node down
-        would fail it everywhere, and a failed-over node may never have seen it.
-        """
-        try:
-            return await self.call("EVALSHA", script.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            source = cast(str, script.script)  # the server registers its scripts as text
-            return await self.call("EVAL", source, len(keys), *keys, *args)
+    def script(
+        self, sha: str, source: str, keys: Sequence[Arg], args: Sequence[Arg]
+    ) -> asyncio.Future[Any]:
+        """EVALSHA a script (`sha` of `source`); EVAL it where the node lacks it (NOSCRIPT)."""
+        return self.send(("EVALSHA", sha, len(keys), *keys, *args), source)
 
     async def aclose(self) -> None:
         """Refuse new commands; wait until those already queued have their replies."""
@@ -113,23 +115,26 @@ class Batcher:
             while self._queue:
                 batch, self._queue = self._queue, []
                 self.batches += 1
-                replies = await self._replies([args for args, _ in batch])
-                for (_, future), reply in zip(batch, replies, strict=True):
+                replies = await self._replies([args for args, _, _ in batch])
+                for (args, future, source), reply in zip(batch, replies, strict=True):
                     if future.done():  # its caller was cancelled
                         continue
-                    if isinstance(reply, Exception):
+                    if source is not None and isinstance(reply, NoScriptError):
+                        self._queue.append((("EVAL", source, *args[2:]), future, None))
+                    elif isinstance(reply, Exception):
                         future.set_exception(reply)
+                        future.exception()  # raised where awaited; silent where not
                     else:
                         future.set_result(reply)
         finally:
             self._task = None
             # Only when this task ended early (cancelled, or a bug): nobody waits forever.
-            for _, future in [*batch, *self._queue]:
+            for _, future, _ in [*batch, *self._queue]:
                 if not future.done():
                     future.set_exception(ConnectionError("the Redis batch ended early"))
             self._queue = []
 
-    async def _replies(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+    async def _replies(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
         """Every command's reply or error, in order."""
         pipe = self.redis.pipeline(transaction=False)
         for args in commands:
@@ -150,13 +155,12 @@ class Batcher:
                 replies[i] = reply
         return replies
 
-    async def _alone(self, commands: list[tuple[Any, ...]]) -> list[Any]:
+    async def _alone(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
         """Each command sent by itself through the client: its reply or its error."""
-        run = self.redis.execute_command
         try:
             async with asyncio.timeout(self.timeout):
                 got = await asyncio.gather(
-                    *(run(*args) for args in commands), return_exceptions=True
+                    *(self._one(args) for args in commands), return_exceptions=True
                 )
         except TimeoutError:
             return [RedisTimeoutError(f"no reply from Redis in {self.timeout:g} s")] * len(commands)
@@ -164,3 +168,7 @@ class Batcher:
             if isinstance(reply, BaseException) and not isinstance(reply, Exception):
                 raise reply  # a cancellation
         return got
+
+    async def _one(self, args: tuple[Arg, ...]) -> Any:
+        async with self._gate:
+            return await self.redis.execute_command(*args)

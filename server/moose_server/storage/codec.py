@@ -33,6 +33,9 @@ import msgspec
 __all__ = [
     "HOLES",
     "Template",
+    "as_bytes",
+    "as_int",
+    "as_list",
     "as_text",
     "as_text_or_none",
     "extend_map",
@@ -63,6 +66,29 @@ def as_text(raw: Any) -> str:
 def as_text_or_none(raw: Any) -> str | None:
     """A Redis reply as text, None (a missing field or key) kept."""
     return raw.decode() if isinstance(raw, bytes) else raw
+
+
+def as_int(raw: object) -> int:
+    """A Redis reply as an integer: an integer reply, or a number's bytes (ValueError else)."""
+    if isinstance(raw, int):
+        return raw
+    if isinstance(raw, bytes | str):
+        return int(raw)
+    raise ValueError(f"not a number: {raw!r}")
+
+
+def as_bytes(raw: object) -> bytes:
+    """A Redis reply that is a string (a script's JSON): its bytes (ValueError else)."""
+    if isinstance(raw, bytes):
+        return raw
+    raise ValueError(f"not a string: {raw!r}")
+
+
+def as_list(raw: object) -> list[Any]:
+    """A Redis reply that is an array (a script's table): its items (ValueError else)."""
+    if isinstance(raw, list):
+        return raw
+    raise ValueError(f"not an array: {raw!r}")
 
 
 def pack(value: Any) -> bytes:

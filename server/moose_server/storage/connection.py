@@ -1,8 +1,9 @@
 """Opening Redis: one node, or a Redis Cluster, and where pub/sub listens.
 
-`open_redis(url, max_connections)` gives an instance its clients: one for
-commands and scripts, a `Batcher` for the frequent calls (batch.py), and
-a source of pub/sub connections for the hub (redis-py's `PubSub`).
+`open_redis(url, max_connections)` gives an instance its `Gateway`
+(gateway.py): the one redis-py client every command and script goes through
+(one batch per loop turn, batch.py), and a source of pub/sub connections for
+the hub (redis-py's `PubSub`).
 
 - ``redis://``, ``rediss://``, ``unix://``: one node, unless the node says it is
   part of a cluster (``INFO cluster`` shows ``cluster_enabled:1``): then the
@@ -25,65 +26,27 @@ connection to one primary, and to the next primary after that one failed.
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
-from redis.asyncio.cluster import ClusterNode, ClusterPipeline, RedisCluster
+from redis.asyncio.cluster import ClusterNode, RedisCluster
 
-from moose_server.storage.batch import Batcher
+from moose_server.storage.gateway import Gateway
 from moose_server.storage.store import connect
 
-__all__ = ["Backend", "NodePubSub", "PubSubSource", "open_bare", "open_redis", "with_ca_certs"]
+__all__ = ["NodePubSub", "open_bare", "open_node", "open_redis", "with_ca_certs"]
 
 log = logging.getLogger(__name__)
 
 CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
-BATCH_CONNECTIONS = 8  # one batch in flight; a failed batch's commands go one by one
-BATCH_TIMEOUT = 10.0  # seconds a batch's round trip may take (the other clients' per reply)
+TIMEOUT = 10.0  # seconds a batch's round trip may take (a cluster's, each reply too)
 
 
-class PubSubSource(Protocol):
-    """What the hub subscribes through: a new redis-py `PubSub` per (re)connection."""
-
-    def pubsub(self) -> PubSub:
-        """A PubSub on a connection of its own."""
-        ...
-
-    async def aclose(self) -> None:
-        """Close every connection."""
-        ...
-
-
-@dataclass
-class Backend:
-    """An instance's Redis clients: `redis` for commands, `pubsub` for the hub.
-
-    `batch` sends the frequent calls (see store.py): through a client of its own
-    on one node (no per-reply timeout: it bounds each batch), through `redis` on a
-    cluster.
-    """
-
-    redis: Any  # aioredis.Redis or RedisCluster: the same commands
-    pubsub: PubSubSource
-    cluster: bool
-    batch: Batcher
-
-    async def aclose(self) -> None:
-        """Close every client."""
-        await self.batch.aclose()
-        if self.batch.redis is not self.redis:
-            await self.batch.redis.aclose()
-        await self.pubsub.aclose()
-        await self.redis.aclose()
-
-
-async def open_redis(url: str, max_connections: int) -> Backend:
-    """The clients for `url`: a single node or a cluster (see the module docstring)."""
+async def open_redis(url: str, max_connections: int) -> Gateway:
+    """The gateway for `url`: a single node or a cluster (see the module docstring)."""
     parts = urlsplit(url)
     if parts.scheme in CLUSTER_SCHEMES:
         seeds = _seeds(parts.netloc)
@@ -94,12 +57,16 @@ async def open_redis(url: str, max_connections: int) -> Backend:
     if parts.scheme != "unix" and await _cluster_enabled(url):
         log.info("Redis at %s is a cluster node: using the cluster protocol", parts.hostname)
         return await _open_cluster(urlunsplit(parts._replace(path="")), [], max_connections)
-    commands = connect(url, max_connections)
+    return open_node(url, max_connections)
+
+
+def open_node(url: str, max_connections: int) -> Gateway:
+    """The gateway for one node, as `url` says (no probe: it connects when first used)."""
+    # The batcher bounds each batch's round trip itself: no socket timeout, so
+    # redis-py does not arm one asyncio timeout per reply (batch.py).
+    client = connect(url, max_connections, timeout=None)
     pubsub = connect(url, 1, blocking=True)
-    # The batcher's own client: one batch is in flight at a time, and it bounds
-    # each batch's round trip itself, so its connections have no socket timeout.
-    batched = connect(url, BATCH_CONNECTIONS, timeout=None)
-    return Backend(commands, pubsub, cluster=False, batch=Batcher(batched, BATCH_TIMEOUT))
+    return Gateway(client, pubsub, cluster=False, timeout=TIMEOUT, connections=max_connections)
 
 
 def open_bare(url: str, max_connections: int) -> tuple[aioredis.Redis, aioredis.Redis]:
@@ -131,18 +98,18 @@ async def _cluster_enabled(url: str) -> bool:
     return bool(int(info.get("cluster_enabled", 0)))
 
 
-async def _open_cluster(url: str, more: list[tuple[str, int]], max_connections: int) -> Backend:
+async def _open_cluster(url: str, more: list[tuple[str, int]], max_connections: int) -> Gateway:
     nodes = [ClusterNode(host, port) for host, port in more]
-    cluster = _GatedCluster.from_url(
-        url, startup_nodes=nodes or None, max_connections=max_connections, socket_timeout=10
+    cluster = RedisCluster.from_url(
+        url, startup_nodes=nodes or None, max_connections=max_connections, socket_timeout=TIMEOUT
     )
     try:
         await cluster.initialize()
     except BaseException:
         await cluster.aclose()
         raise
-    batch = Batcher(cluster, BATCH_TIMEOUT)
-    return Backend(cluster, NodePubSub(cluster, url), cluster=True, batch=batch)
+    pubsub = NodePubSub(cluster, url)
+    return Gateway(cluster, pubsub, cluster=True, timeout=TIMEOUT, connections=max_connections)
 
 
 def _seeds(netloc: str) -> list[tuple[str, int]]:
@@ -162,38 +129,6 @@ def _netloc(netloc: str, seed: tuple[str, int]) -> str:
     creds, at, _ = netloc.rpartition("@")
     host = f"[{seed[0]}]" if ":" in seed[0] else seed[0]
     return f"{creds}{at}{host}:{seed[1]}"
-
-
-class _GatedCluster(RedisCluster):
-    """A RedisCluster that waits for a free connection instead of failing.
-
-    Its nodes raise MaxConnectionsError past `max_connections` at once; a
-    semaphore of that size around every command and pipeline (each holds at
-    most one connection per node) makes callers wait instead, as the
-    BlockingConnectionPool of the single-node client does.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.gate = asyncio.Semaphore(kwargs.get("max_connections", 100))
-
-    async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
-        async with self.gate:
-            return await super().execute_command(*args, **kwargs)
-
-    def pipeline(self, transaction: Any = None, shard_hint: Any = None) -> ClusterPipeline:
-        # The Batcher's pipelines come here too: gated like every other command.
-        if transaction or shard_hint:
-            # The server uses no MULTI; redis-py refuses one whose keys span slots.
-            return super().pipeline(transaction, shard_hint)
-        return _GatedPipeline(self)  # type: ignore[abstract]  # as redis-py builds its own
-
-
-class _GatedPipeline(ClusterPipeline):
-    async def execute(self, raise_on_error: bool = True, allow_redirections: bool = True) -> Any:
-        gate = self.cluster_client.gate  # type: ignore[attr-defined]
-        async with gate:
-            return await super().execute(raise_on_error, allow_redirections)
 
 
 class NodePubSub:

@@ -45,7 +45,8 @@ share one tag:
         moose:{pl}:p:<player>    hash: name, mu, sigma, games, rating, bot, and an
                                  account's pw (scrypt), gen (token generation),
                                  since (ms); a guest's expires guest_ttl after
-                                 their last rated game
+                                 their last rated game; revoked "1": a banned
+                                 guest's tokens are refused (kept token_ttl)
         moose:{pl}:h:<player>    list: the player's last rated games (JSON)
         moose:{pl}:names         hash: an account name's look-alike key -> player
         moose:{pl}:names_keyed   the key function the names hash is keyed by
@@ -418,8 +419,8 @@ def instance_key(instance: str) -> str:
 
 
 def limit_key(kind: str, per: str, subject: str) -> str:
-    """The rate limit `kind` ("code", "login"; "start", "bot", "api": holds) of
-    one client `per` "address" or "player"."""
+    """A counter of the rate limit `kind` (limits/rates.py: "code", "chat", ...) of one
+    client `per` "address", "player" or "pair" (an account from an address)."""
     return _key(f"{kind}:{per}:{subject}", "limit")
 
 

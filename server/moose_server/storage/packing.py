@@ -11,6 +11,10 @@ times the two packers on the server's own commands.
 socket) with `pack_command` and `pack_commands` done by hiredis: the same bytes
 (the bench checks it), as the sync client sends them. Commands whose arguments
 hiredis cannot pack (none of the server's) fall back to redis-py's own packer.
+
+It is the one piece of the server that reaches into redis-py's internals (a
+method of its asyncio connection): the 5-6 % it saves earns it, and
+pyproject.toml pins redis to the major version it was written for (8).
 """
 
 from __future__ import annotations

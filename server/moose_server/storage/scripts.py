@@ -19,6 +19,9 @@ from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any, ClassVar
 
+import redis.asyncio as aioredis
+from redis.commands.core import AsyncScript
+
 from moose_server.storage.codec import pack
 from moose_server.storage.keys import (
     GAMES_CHANNEL,
@@ -78,8 +81,9 @@ def source(script: str) -> str:
     return "\n".join(((lua / "mm_lib.lua").read_text(), body, end))
 
 
-def register(redis: Any, call: type[Any]) -> Any:
-    """Register the script of a call type on a client (redis-py's `AsyncScript`)."""
+def register(redis: aioredis.Redis, call: type[Any]) -> AsyncScript:
+    """The script of a call type on a bare client (play/ceiling.py measures Redis alone
+    with one); the server's own calls go through the gateway (gateway.py)."""
     return redis.register_script(source(call.SCRIPT))
 
 

@@ -6,12 +6,11 @@ and move ids expire after `game_grace` (see lua/commit.lua): then the game holds
 its data only. Pub/sub (keys.GAMES_CHANNEL, keys.PLAYERS_CHANNEL) is only a
 wake-up; the streams are the record.
 
-The frequent calls go through a `Batcher` (batch.py): the commands of one
-event-loop turn in one redis-py pipeline, on one node, a cluster or TLS alike: a
-move's game read (HMGET) and commit script, event reads (XRANGE), the players'
-game sets (SADD/SREM) and player messages (PUBLISH); the rest (deadline claims,
-heartbeats, sessions) goes through the same redis-py client one command at a
-time. redis-py sends a command (or a batch) once more when its pooled
+Every call goes through the instance's `Gateway` (gateway.py): the commands of
+one event-loop turn in one redis-py pipeline, on one node, a cluster or TLS
+alike: a move's game read (HMGET) and commit script, event reads (XRANGE), the
+players' game sets (SADD/SREM) and player messages (PUBLISH), deadline claims,
+heartbeats and sessions. A command (or a batch) goes once more when its
 connection was lost (Redis restarted), so every command may run twice: the
 commit script checks the version and the move id (a commit that did run answers
 "dup" or "stale" the second time), reads and set changes are the same done
@@ -21,7 +20,6 @@ second copy.
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import logging
 import secrets
@@ -34,11 +32,10 @@ from redis.asyncio.connection import Connection, parse_url
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
 
-from moose_server.storage import scripts
-from moose_server.storage.batch import Batcher
-from moose_server.storage.codec import pack, unpack, unpack_stored
+from moose_server.storage.codec import as_int, as_list, as_text, pack, unpack, unpack_stored
+from moose_server.storage.failures import UNAVAILABLE
+from moose_server.storage.gateway import Gateway, Reply, StreamEntry
 from moose_server.storage.keys import (
     LIVE_GAMES_KEY,
     LIVE_INFO_KEY,
@@ -146,7 +143,7 @@ class Stored:
 class Store:
     """Key names, scripts and the few Redis calls of games, timers and sessions."""
 
-    def __init__(self, redis: aioredis.Redis, buckets: int, batch: Batcher | None = None) -> None:
+    def __init__(self, redis: Gateway, buckets: int) -> None:
         self.redis = redis
         self.buckets = buckets
         # Whether the last deadline claim failed in some buckets (a cluster node
@@ -155,17 +152,6 @@ class Store:
         # The Redis time of this store's last claim of each bucket: a poll stamp
         # older than it shows that Redis lost its last writes (lua/claim.lua).
         self._claimed: dict[int, int] = {}
-        # The frequent calls (see the module docstring); one Batcher shared with the
-        # other stores batches all of a turn's calls together.
-        self.batch = batch or Batcher(redis)
-        self._commit = scripts.register(redis, CommitCall)
-        self._claim = scripts.register(redis, ClaimCall)
-        self._defer = scripts.register(redis, DeferCall)
-        self._follow = scripts.register(redis, FollowCall)
-        self._limit = scripts.register(redis, LimitCall)
-        self._live_add = scripts.register(redis, LiveAddCall)
-        self._live_remove = scripts.register(redis, LiveRemoveCall)
-        self._online = scripts.register(redis, OnlineCall)
         # Player message ids: from a random start, so that two instances' differ.
         self._message_ids = itertools.count(secrets.randbits(62))
 
@@ -187,14 +173,13 @@ class Store:
         A move id's answer is in the game hash while the game goes on, in the
         ledger of its move ids for the grace after its end (lua/commit.lua)."""
         keys = self.keys_of(game)
-        read: list[tuple[Any, ...]] = [("HMGET", keys.game, "v", "data", "dl")]
-        if move_field:
-            read = [
-                ("HMGET", keys.game, "v", "data", "dl", move_field),
-                ("HGET", keys.moves, move_field),
-            ]
-        got, *ledger = await self.batch.call_many(read)
-        answer = got[3] if move_field and got[3] is not None else (ledger or [None])[0]
+        if move_field:  # both in one round trip
+            read = self.redis.hmget(keys.game, "v", "data", "dl", move_field)
+            ledger = self.redis.hget(keys.moves, move_field)
+            got = await read
+            answer = got[3] if got[3] is not None else await ledger
+        else:
+            got, answer = await self.redis.hmget(keys.game, "v", "data", "dl"), None
         dup = int(answer) if answer is not None else None
         data = unpack_stored(got[1]) if got[1] is not None else None
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
@@ -202,38 +187,35 @@ class Store:
     async def commit(self, call: CommitCall) -> Commit:
         """Run the commit script (see `CommitCall`): version, move id, state, events, deadline."""
         keys, argv = call.build(self.keys_of(call.game))
-        status, seq, now, deadline = await self.batch.run_script(self._commit, keys, argv)
-        return Commit(status.decode(), int(seq), int(now), int(deadline))
+        status, seq, now, deadline = as_list(await self.redis.run(call, keys, argv))
+        return Commit(as_text(status), as_int(seq), as_int(now), as_int(deadline))
 
     async def follow(self, games: Sequence[str], channel: bytes) -> list[int]:
         """This instance follows the games: their wake-ups come to `channel` from now
         on (all in one batch). Each game's version now, -1 if there is no such game.
         See lua/follow.lua."""
         call = FollowCall(channel)
-        return await self._each(self._follow, [call.build(self.keys_of(game)) for game in games])
+        runs = [self.redis.run(call, *call.build(self.keys_of(game))) for game in games]
+        return [as_int(reply) for reply in await self.redis.all(runs)]
 
     async def defer(self, games: list[str], grace_ms: int) -> list[int]:
         """Defer each game's deadlines `grace_ms` from now at least (all in one batch);
         each one's deadline now (0: no game, or over). See lua/defer.lua."""
-        calls = [DeferCall(game, grace_ms).build(self.keys_of(game)) for game in games]
-        return await self._each(self._defer, calls)
-
-    async def _each(self, script: Any, calls: list[tuple[list[str], list[Any]]]) -> list[int]:
-        """Run a script once per call (keys, argv), all in one batch: each integer reply."""
-        got = await asyncio.gather(*(self.batch.run_script(script, *call) for call in calls))
-        return [int(reply) for reply in got]
+        calls = [DeferCall(game, grace_ms) for game in games]
+        runs = [self.redis.run(call, *call.build(self.keys_of(call.game))) for call in calls]
+        return [as_int(reply) for reply in await self.redis.all(runs)]
 
     async def kept_record(self, game: str) -> dict[str, Any] | None:
         """The kept record of a rated game, or None (never rated, or expired)."""
-        raw: Any = await self.redis.get(self.keys_of(game).record)
+        raw = await self.redis.get(self.keys_of(game).record)
         return unpack_stored(raw) if raw is not None else None
 
     async def unrated(self, before_ms: int, limit: int) -> list[str]:
         """Rated games that ended before `before_ms` and are still waiting for their update."""
         found: list[str] = []
         for b in range(self.buckets):  # one bucket at a time: each may be on its own node
-            rows: Any = await self.redis.zrangebyscore(
-                unrated_key(b), "-inf", before_ms, start=0, num=limit
+            rows = await self.redis.zrangebyscore(
+                unrated_key(b), "-inf", before_ms, offset=0, count=limit
             )
             found += [r.decode() for r in rows]
         return found
@@ -243,7 +225,7 @@ class Store:
         by_bucket: dict[int, list[str]] = {}
         for game in games:
             by_bucket.setdefault(self.bucket(game), []).append(game)
-        await asyncio.gather(*(self.redis.zrem(unrated_key(b), *gs) for b, gs in by_bucket.items()))
+        await self.redis.all([self.redis.zrem(unrated_key(b), *gs) for b, gs in by_bucket.items()])
 
     async def drop_deadline(self, game: str) -> None:
         """Forget the deadline of a finished or expired game."""
@@ -259,16 +241,17 @@ class Store:
     async def events(self, game: str, since: int = 0, until: int | None = None) -> list[Stored]:
         """The stream's entries after seq `since` (up to seq `until`), in order, as stored."""
         last = "+" if until is None else f"{until}-0"
-        rows: Any = await self.batch.call(
-            "XRANGE", self.keys_of(game).events, f"{since + 1}-0", last
-        )
+        rows = await self.redis.xrange(self.keys_of(game).events, f"{since + 1}-0", last)
         return self._entries(rows)
 
     async def event_times(self, marks: list[tuple[str, int]]) -> list[int | None]:
         """The Redis time of each (game, seq)'s event, None where the stream has none:
         one batch for them all."""
-        rows: list[Any] = await self.batch.call_many(
-            [("XRANGE", self.keys_of(game).events, f"{seq}-0", f"{seq}-0") for game, seq in marks]
+        rows = await self.redis.all(
+            [
+                self.redis.xrange(self.keys_of(game).events, f"{seq}-0", f"{seq}-0")
+                for game, seq in marks
+            ]
         )
         return [int(found[0][1][b"t"]) if found else None for found in rows]
 
@@ -278,9 +261,9 @@ class Store:
         return entries[0] if entries else None
 
     @staticmethod
-    def _entries(rows: Any) -> list[Stored]:
+    def _entries(rows: list[StreamEntry]) -> list[Stored]:
         entries = []
-        for entry_id, f in rows:  # redis-py gives each entry's fields as a dict
+        for entry_id, f in rows:
             seq = int(entry_id.split(b"-")[0])
             snapshot = f.get(b"s")
             state = unpack(snapshot) if snapshot else None
@@ -303,18 +286,18 @@ class Store:
             for b in range(self.buckets)
         ]
         replies = await self._claim_each(calls)
-        outages = [r for r in replies if int(r[1])]
+        outages = [r for r in replies if as_int(r[1])]
         if outages:
             log.warning(
                 "no deadline poll for %.1f s (the service was down, or Redis lost its last "
                 "writes): %d deadlines moved to %.1f s from now",
-                max(int(r[1]) for r in outages) / 1000,
+                max(as_int(r[1]) for r in outages) / 1000,
                 sum(len(r) - 2 for r in outages),
                 grace_ms / 1000,
                 extra={"event": "outage"},
             )
-            await self._tell_moved([gid.decode() for r in outages for gid in r[2:]], grace_ms)
-        return [(gid.decode(), int(r[0])) for r in replies if not int(r[1]) for gid in r[2:]]
+            await self._tell_moved([as_text(gid) for r in outages for gid in r[2:]], grace_ms)
+        return [(as_text(gid), as_int(r[0])) for r in replies if not as_int(r[1]) for gid in r[2:]]
 
     async def _tell_moved(self, games: list[str], grace_ms: int) -> None:
         """Write deadlines an outage moved into the games' hashes.
@@ -324,10 +307,10 @@ class Store:
         """
         try:
             await self.defer(games, grace_ms)
-        except (RedisError, OSError) as exc:
+        except UNAVAILABLE as exc:
             log.warning("deadlines moved by an outage not written to their games: %s", exc)
 
-    async def _claim_each(self, calls: list[ClaimCall]) -> list[Any]:
+    async def _claim_each(self, calls: list[ClaimCall]) -> list[list[Reply]]:
         """One claim per bucket, all in one batch: the replies of the buckets whose node
         answered (each bucket's time is kept for its next claim).
 
@@ -335,20 +318,20 @@ class Store:
         A failing node delays only its own buckets: the others' claims are kept
         (their lease runs already); only when every bucket fails does this raise.
         """
-        claim = self._claim
-        got = await asyncio.gather(
-            *(self.batch.run_script(claim, *call.build()) for call in calls),
-            return_exceptions=True,
-        )
+        runs = [self.redis.run(call, *call.build()) for call in calls]
+        got: list[Reply | BaseException] = []
+        for run in runs:
+            try:
+                got.append(await run)
+            except Exception as exc:  # kept: the other buckets' claims stand
+                got.append(exc)
         failed = [r for r in got if isinstance(r, BaseException)]
-        for exc in failed:
-            if not isinstance(exc, Exception):
-                raise exc  # a cancellation
         replies = []
         for call, reply in zip(calls, got, strict=True):
             if not isinstance(reply, BaseException):
-                self._claimed[call.bucket] = int(reply[0])
-                replies.append(reply)
+                claimed = as_list(reply)
+                self._claimed[call.bucket] = as_int(claimed[0])
+                replies.append(claimed)
         if failed and not replies:
             raise failed[0]
         self.claim_failed = bool(failed)
@@ -365,27 +348,26 @@ class Store:
 
     async def add_player_game(self, players: list[str], game: str) -> None:
         """Remember the game among each player's unfinished games."""
-        await self.batch.call_many([("SADD", player_games_key(p), game) for p in players])
+        await self.redis.all([self.redis.sadd(player_games_key(p), game) for p in players])
 
     async def remove_player_game(self, players: list[str], game: str) -> None:
         """Forget a finished game for each player."""
-        await self.batch.call_many([("SREM", player_games_key(p), game) for p in players])
+        await self.redis.all([self.redis.srem(player_games_key(p), game) for p in players])
 
     async def player_games(self, player: str) -> list[str]:
         """The player's unfinished games (maybe a few finished ones not yet forgotten)."""
-        members: Any = await self.redis.smembers(player_games_key(player))
+        members = await self.redis.smembers(player_games_key(player))
         return sorted(m.decode() for m in members)
 
     async def shared_secret(self, candidate: str) -> str:
         """The secret all instances share: `candidate` if nobody set one before."""
         await self.redis.set(SECRET_KEY, candidate, nx=True)
-        value: Any = await self.redis.get(SECRET_KEY)
+        value = await self.redis.get(SECRET_KEY)
         return value.decode() if value else candidate
 
     async def heartbeat(self, instance: str, ttl_ms: int) -> bytes | None:
         """Renew the instance's heartbeat; what it held: b"1", b"dead", or None (lapsed)."""
-        old: Any = await self.redis.set(instance_key(instance), b"1", px=ttl_ms, get=True)
-        return bytes(old) if old is not None else None
+        return await self.redis.set(instance_key(instance), b"1", px=ttl_ms, get=True)
 
     async def mark_dead(self, instance: str, ttl_ms: int) -> None:
         """Tell the instance, should it come back, that it was taken for dead."""
@@ -393,17 +375,17 @@ class Store:
 
     async def alive(self, instances: list[str]) -> list[bool]:
         """Which of the instances have a heartbeat (or a "dead" mark) now."""
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for instance in instances:
-                pipe.exists(instance_key(instance))
-            return [bool(n) for n in await pipe.execute()]
+        return await self.redis.all([self.redis.exists(instance_key(i)) for i in instances])
 
     # -- per-client limits, shared by every instance ----------------------------
 
     async def limit(self, call: LimitCall) -> int:
         """Take a token from a rate limit (or give one back): 0, or the ms until one is free."""
-        keys, args = call.build()
-        return int(await self._limit(keys=keys, args=args))
+        return as_int(await self.redis.run(call, *call.build()))
+
+    async def ping(self) -> None:
+        """Whether Redis answers: an error (failures.UNAVAILABLE) raises."""
+        await self.redis.ping()
 
     async def now_ms(self) -> int:
         """Redis' clock, in ms since the epoch."""
@@ -412,12 +394,12 @@ class Store:
 
     async def publish_player(self, player: str, message: dict[str, Any]) -> None:
         """Send a message to a player's sockets on every instance (once, though resent)."""
-        await self.batch.call("PUBLISH", PLAYERS_CHANNEL, self._player_message(player, message))
+        await self.redis.publish(PLAYERS_CHANNEL, self._player_message(player, message))
 
     async def publish_players(self, messages: list[tuple[str, dict[str, Any]]]) -> None:
         """Send each (player, message) like `publish_player`, all at once."""
-        blobs = [("PUBLISH", PLAYERS_CHANNEL, self._player_message(p, m)) for p, m in messages]
-        await self.batch.call_many(blobs)
+        publish, blob = self.redis.publish, self._player_message
+        await self.redis.all([publish(PLAYERS_CHANNEL, blob(p, m)) for p, m in messages])
 
     def _player_message(self, player: str, message: dict[str, Any]) -> bytes:
         """[player, message, id]: a resent PUBLISH repeats the id, and the hubs drop it."""
@@ -427,14 +409,14 @@ class Store:
 
     async def live_add(self, game: str, summary: dict[str, Any]) -> int:
         """List a public game among the live ones; return its start time (Redis ms)."""
-        keys, args = LiveAddCall(game, pack(summary), LIVE_KEPT).build()
-        return int(await self._live_add(keys=keys, args=args))
+        call = LiveAddCall(game, pack(summary), LIVE_KEPT)
+        return as_int(await self.redis.run(call, *call.build()))
 
     async def live_remove(self, games: list[str]) -> None:
         """Forget games that ended (or expired) in the index of live games."""
         if games:
-            keys, args = LiveRemoveCall(tuple(games)).build()
-            await self._live_remove(keys=keys, args=args)
+            call = LiveRemoveCall(tuple(games))
+            await self.redis.run(call, *call.build())
 
     async def live_games(self, limit: int) -> list[dict[str, Any]]:
         """The newest `limit` live public games, newest first: their summaries.
@@ -443,15 +425,14 @@ class Store:
         game has one): should the instance that ended it have died before taking
         it out, it is taken out here.
         """
-        rows: Any = await self.redis.zrevrange(LIVE_GAMES_KEY, 0, limit - 1, withscores=True)
+        rows = await self.redis.zrange_scored(LIVE_GAMES_KEY, 0, limit - 1, reverse=True)
         if not rows:
             return []
         ids = [gid.decode() for gid, _ in rows]
-        blobs: Any = await self.redis.hmget(LIVE_INFO_KEY, ids)
-        async with self.redis.pipeline(transaction=False) as pipe:
-            for gid in ids:
-                pipe.zscore(self.keys_of(gid).deadlines, gid)
-            deadlines = await pipe.execute()
+        blobs = await self.redis.hmget(LIVE_INFO_KEY, *ids)
+        deadlines = await self.redis.all(
+            [self.redis.zscore(self.keys_of(gid).deadlines, gid) for gid in ids]
+        )
         out, gone = [], []
         for (gid, started), blob, deadline in zip(rows, blobs, deadlines, strict=True):
             if blob is None or deadline is None:
@@ -463,5 +444,5 @@ class Store:
 
     async def online(self, instance: str, players: int, ttl_ms: int) -> int:
         """Write this instance's count of players; the count of the whole service."""
-        keys, args = OnlineCall(instance, players, ttl_ms).build()
-        return int(await self._online(keys=keys, args=args))
+        call = OnlineCall(instance, players, ttl_ms)
+        return as_int(await self.redis.run(call, *call.build()))

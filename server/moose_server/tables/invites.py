@@ -43,15 +43,14 @@ from typing import Any
 
 from moose_server.deals import Deals
 from moose_server.errors import Refusal
-from moose_server.limits.limits import Limited
+from moose_server.limits.limiter import Limited, Limiter, full
 from moose_server.matchmaking import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
 from moose_server.play import Game, GameError, Games, Results, Seat, seat_info
 from moose_server.settings import Settings
 from moose_server.social import Consent, Presence
-from moose_server.storage import scripts
-from moose_server.storage.batch import Batcher
-from moose_server.storage.keys import limit_key, offer_key
-from moose_server.storage.scripts import LimitCall
+from moose_server.storage.codec import as_bytes
+from moose_server.storage.gateway import Gateway
+from moose_server.storage.keys import offer_key
 from moose_server.storage.store import Store
 from moose_server.tables.calls import InviteAnswerCall, InviteOfferCall
 from moose_server.tasks import cancel_and_wait
@@ -96,7 +95,12 @@ def rematch_message(o: dict[str, Any]) -> dict[str, Any]:
         "rated": o["rated"],
         "seats": [s["name"] for s in o["seats"]],
         "bots": [bool(s.get("bot") or s.get("is_bot")) for s in o["seats"]],
-        "waiting": [names[p] for p in o["need"] if p not in o["accepted"]],
+        # In seat order: `need` went through a Lua table, which keeps no order.
+        "waiting": [
+            s["name"]
+            for s in o["seats"]
+            if s.get("player") in o["need"] and s["player"] not in o["accepted"]
+        ],
     }
     if o["status"] == "started":
         msg["next"] = o["next"]
@@ -131,7 +135,7 @@ class Invites:
 
     def __init__(
         self,
-        redis: Any,
+        redis: Gateway,
         store: Store,
         games: Games,
         deals: Deals,
@@ -140,8 +144,8 @@ class Invites:
         presence: Presence,
         settings: Settings,
         find: Finder,
+        limiter: Limiter,
         blocked: Blocked | None = None,
-        batch: Batcher | None = None,
         room: Room | None = None,
         consent: Consent | None = None,
     ) -> None:
@@ -153,12 +157,11 @@ class Invites:
         self.presence = presence
         self.settings = settings
         self.find = find  # (player id, name) of a name or id, or no_such_player
+        self.limiter = limiter  # challenges sent per player (rates `challenge`)
         self.blocked = blocked  # None until the block list exists: nobody is blocked
-        self.batch = batch or Batcher(redis)
+        self.redis = redis
         self.consent = consent  # who each player lets challenge them (None: everyone)
         self.room = room  # None: no cap on unfinished games (tests of the offers alone)
-        self._offer = scripts.register(redis, InviteOfferCall)
-        self._answer = scripts.register(redis, InviteAnswerCall)
         self._timers: set[asyncio.Task[None]] = set()
 
     async def close(self) -> None:
@@ -171,15 +174,13 @@ class Invites:
         call = InviteOfferCall(
             o["id"], o["from"], json.dumps(o), round(wait * 1000), most, GRACE_MS
         )
-        keys, argv = call.build()
-        return dict(json.loads(await self.batch.run_script(self._offer, keys, argv)))
+        return dict(json.loads(as_bytes(await self.redis.run(call, *call.build()))))
 
     async def _run(
         self, offer: str, sender: str, action: str, player: str, reason: str = ""
     ) -> dict[str, Any]:
         call = InviteAnswerCall(offer, sender, action, player, reason, f"g_{secrets.token_hex(5)}")
-        keys, argv = call.build()
-        return dict(json.loads(await self.batch.run_script(self._answer, keys, argv)))
+        return dict(json.loads(as_bytes(await self.redis.run(call, *call.build()))))
 
     async def _tell(self, o: dict[str, Any], skip: str | None) -> None:
         """Every human seat of the offer but `skip` hears of it, on any instance."""
@@ -300,7 +301,6 @@ class Invites:
         # A blocked challenger's challenge is made as any other but never told to the
         # blocker (`quiet`): it waits, unanswered, and expires, as one ignored would.
         quiet = await self._blocking(player, [whom])
-        await self._pay(player)
         o = {
             "id": f"c_{secrets.token_hex(6)}",
             "kind": "challenge",
@@ -316,15 +316,14 @@ class Invites:
             "accepted": {},
             "quiet": quiet,
         }
-        made = await self._make(o, self.settings.challenge_ttl, self.settings.challenges_open)
-        if "err" in made:
-            await self._pay(player, give=True)
-            most = self.settings.challenges_open
-            raise Limited(
-                f"you have {most} challenges waiting already; wait for an answer",
-                None,
-                "too_many_challenges",
-            )
+        async with self.limiter.attempt("challenge", player=player):
+            made = await self._make(o, self.settings.challenge_ttl, self.settings.challenges_open)
+            if "err" in made:
+                most = self.settings.challenges_open
+                raise full(
+                    "challenges_open",
+                    f"you have {most} challenges waiting already; wait for an answer",
+                )
         o = made["offer"]
         self._expire_later(o, await self.store.now_ms())
         await self._tell(o, player)
@@ -349,14 +348,6 @@ class Invites:
                 raise
             return target, live
         return whom, live or name
-
-    async def _pay(self, player: str, give: bool = False) -> None:
-        """One challenge of the challenger's hour; `Limited` when none is left."""
-        most = self.settings.challenges_per_hour
-        call = LimitCall(limit_key("challenge", "player", player), 3_600_000 // most, most, give)
-        wait = await self.store.limit(call)
-        if wait:
-            raise Limited(f"you sent {most} challenges this hour; try again later", wait)
 
     async def answer_challenge(
         self, player: str, challenge: str, action: str, reason: str = ""
@@ -392,7 +383,7 @@ class Invites:
 
     async def _load(self, offer: str) -> dict[str, Any]:
         """The offer as stored, or {} when there is none."""
-        raw = await self.store.redis.get(offer_key(offer))
+        raw = await self.redis.get(offer_key(offer))
         return dict(json.loads(raw)) if raw is not None else {}
 
     async def _may_start(self, o: dict[str, Any], player: str) -> None:

@@ -200,6 +200,58 @@ function blockedPanel() {
   return renderBlocked((p) => unblock(app.net, p, app.notice).catch((err) => app.notice(app.errorText(err))));
 }
 
+// Who may challenge this player (PROTOCOL.md `challenge_setting`), kept on the server
+// with the player: read once a session, changed by the select at once.
+const CONSENT = ["everyone", "registered", "following", "nobody"];
+const consent = { of: null, value: null, busy: false };
+
+async function loadConsent() {
+  const player = me().player;
+  if (!player || consent.of === player) return;
+  consent.of = player;
+  try {
+    consent.value = (await app.net.request("challenge_setting")).challenges;
+  } catch {
+    consent.of = null; // asked again next time
+    return;
+  }
+  app.render();
+}
+
+async function changeConsent(value) {
+  consent.busy = true;
+  app.render();
+  try {
+    consent.value = (await app.net.request("challenge_setting", { challenges: value })).challenges;
+    app.notice(t("consent_saved", { who: t(`consent_${consent.value}`) }));
+  } catch (err) {
+    app.notice(app.errorText(err));
+  } finally {
+    consent.busy = false;
+    app.render();
+  }
+}
+
+function consentPanel() {
+  loadConsent();
+  return h(
+    "div",
+    { class: "panel consent" },
+    h("h3", {}, t("consent_title")),
+    h("p", {}, t("consent_text")),
+    h(
+      "p",
+      { class: "row" },
+      h("label", { for: "challenge-setting" }, t("consent_label")),
+      h(
+        "select",
+        { id: "challenge-setting", testid: "challenge-setting", disabled: consent.value === null || consent.busy, onchange: (e) => changeConsent(e.target.value) },
+        CONSENT.map((v) => h("option", { value: v, selected: v === consent.value }, t(`consent_${v}`))),
+      ),
+    ),
+  );
+}
+
 // /account: your account's settings, or a guest's way to one.
 export function accountPage() {
   const w = me();
@@ -213,6 +265,7 @@ export function accountPage() {
       w.player
         ? h("p", {}, navLink(profilePath({ player: w.player, name: w.name }), { testid: "profile-link" }, t("acct_my_profile")))
         : h("p", { role: "status" }, t("status_connecting")),
+      w.player ? consentPanel() : null,
       blockedPanel(),
     );
   }
@@ -245,6 +298,7 @@ export function accountPage() {
         h("button", { testid: "logout-all-button", disabled: auth.busy, onclick: logoutAll }, t("acct_logout_all")),
       ),
     ),
+    consentPanel(),
     blockedPanel(),
   );
 }

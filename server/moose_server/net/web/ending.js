@@ -6,7 +6,7 @@ import { count, t } from "./i18n.js";
 
 /**
  * @typedef {{ cover?: string | null }} Room
- * @typedef {{ over?: boolean, abandoned?: boolean, scores?: number[], winners?: number[],
+ * @typedef {{ over?: boolean, abandoned?: boolean, forfeit?: number[], scores?: number[], winners?: number[],
  *   houses: { rooms: Room[] }[] }} EndView
  * @typedef {{ tied: number[], doors: number[], moose: number, winners: number[] }} Tie
  */
@@ -17,7 +17,7 @@ import { count, t } from "./i18n.js";
  * @returns {Tie | null}
  */
 export function tieBreak(view) {
-  if (!view || !view.over || view.abandoned || !view.scores) return null;
+  if (!view || !view.over || view.abandoned || view.forfeit || !view.scores) return null;
   const scores = view.scores;
   const moose = Math.min(...scores);
   const tied = scores.map((_, seat) => seat).filter((seat) => scores[seat] === moose);

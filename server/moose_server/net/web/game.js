@@ -54,6 +54,9 @@ export class Game {
     if (event.abandoned) {
       // The server ended the game (every player away): the rules' view is not over.
       this.view = { ...msg.view, over: true, abandoned: true, scores: event.scores, winners: [] };
+    } else if (event.forfeit) {
+      // Lost by a banned seat: over, though not by the rules.
+      this.view = { ...msg.view, over: true, forfeit: event.forfeit, scores: event.scores, winners: event.winners || [] };
     }
     if (this.seat === null && msg.view.seat !== null && msg.view.seat !== undefined) this.seat = msg.view.seat;
     this.legal = msg.legal || null;
@@ -134,6 +137,7 @@ export class Game {
         return t(`ev_${ev.kind}`, { who: this.name(ev.seat) });
       case "over":
         if (ev.abandoned) return t("ev_abandoned");
+        if (ev.forfeit) return t("ev_forfeit", { who: names(ev.forfeit), names: names(ev.winners || []) });
         return t("ev_over", { names: names(ev.winners || []) });
       case "move":
         return this.describeMove(ev.move, ev.seat, before || msg.view) + t(`auto_${ev.auto || "bot"}`);

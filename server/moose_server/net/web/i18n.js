@@ -103,6 +103,7 @@ const en = {
   ev_back: "{who} is back.",
   ev_over: "Game over: {names} won.",
   ev_abandoned: "Game abandoned: every player was away, so the server ended it.",
+  ev_forfeit: "Game over: {who} lost by forfeit (banned by a moderator). Won: {names}.",
   abandoned: "abandoned, no winner",
   auto_timeout: " (time ran out)",
   auto_bot: "",
@@ -407,6 +408,7 @@ const es = {
   ev_back: "{who} ha vuelto.",
   ev_over: "Fin de la partida: gana {names}.",
   ev_abandoned: "Partida abandonada: todos los jugadores estaban ausentes y el servidor la terminó.",
+  ev_forfeit: "Fin de la partida: {who} perdió por abandono forzoso (un moderador lo expulsó). Ganó: {names}.",
   abandoned: "abandonada, sin ganador",
   auto_timeout: " (se acabó el tiempo)",
   auto_bot: "",
@@ -950,6 +952,14 @@ const enPeople = {
   people_blocked_text: "Their chat lines and challenges do not reach you; they are not told.",
   people_blocked_none: "You block nobody.",
   people_private_table: "at a private table",
+  consent_title: "Who may challenge you",
+  consent_text: "Challenges from anyone else are refused before they reach you; they are told you take none from them.",
+  consent_label: "Challenges from",
+  consent_everyone: "everyone",
+  consent_registered: "players with an account",
+  consent_following: "players you follow",
+  consent_nobody: "nobody",
+  consent_saved: "Challenges now come from {who}.",
 };
 
 const esPeople = {
@@ -965,6 +975,14 @@ const esPeople = {
   people_blocked_text: "Sus mensajes y desafíos no te llegan; no se les avisa.",
   people_blocked_none: "No bloqueas a nadie.",
   people_private_table: "en una mesa privada",
+  consent_title: "Quién puede desafiarte",
+  consent_text: "Los desafíos de cualquier otro se rechazan antes de llegarte; se les dice que no aceptas los suyos.",
+  consent_label: "Desafíos de",
+  consent_everyone: "todos",
+  consent_registered: "jugadores con cuenta",
+  consent_following: "jugadores que sigues",
+  consent_nobody: "nadie",
+  consent_saved: "Ahora los desafíos vienen de: {who}.",
 };
 
 // The card table (board.js, felt.js, cues.js): its own block, merged into TABLES.
