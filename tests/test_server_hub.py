@@ -694,7 +694,7 @@ async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_af
     # Instance A plays the game; instance B's socket starts following it at seq 1
     # while the game is further on, and B's channel is listed only once its follow
     # is done: B takes the version then as a wake-up, and hears A's next commits.
-    steps = [wake_channel("i_a"), wake_channel("i_b")]
+    steps = [wake_channel("i_a", steps=True), wake_channel("i_b", steps=True)]
     async with instances(redis_url, "i_a", "i_b") as both, Wakeups(redis_url, steps) as heard:
         (hub_a, hub_b), (a, b), games = both.hubs, both.channels, both.games
         dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)

@@ -139,3 +139,25 @@ async def test_a_followers_move_after_a_published_step_plays_on_its_data_with_no
         # came with the other's steps.
         assert int(stats.get("cmdstat_hget", {}).get("calls", 0)) == 0
         await games_b.close()
+
+
+async def test_a_follower_of_the_version_before_gets_wake_ups_and_reads_the_stream(redis_url):
+    # Mid-upgrade, an instance that hears no steps listens on its wake-up channel
+    # alone: a commit publishes steps only to channels marked as hearing them.
+    async with instances(redis_url, "i_a", "i_old", older=["i_old"]) as both:
+        (hub_a, hub_old), games = both.hubs, both.games
+        assert hub_old.sharded_channels() == {}
+        dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=5)
+        hub_a.join(Peer("p_a", 0), dealt.id, 0, 0)
+        there = Peer("p_b", 1)
+        hub_old.join(there, dealt.id, 1, 0)
+        await until(lambda: is_true(there.subs[dealt.id].seen == 1 and not hub_old._tasks))
+        await both.client.config_resetstat()
+        await play_moves(games, dealt.id, 6)
+        game = await games.load(dealt.id)
+        await until(lambda: is_true(there.subs[dealt.id].seen == game.version))
+        await checked_tasks(hub_old)
+        stats = await both.store.redis.client.info("commandstats")
+        assert "cmdstat_spublish" not in stats and int(stats["cmdstat_publish"]["calls"]) >= 6
+        assert await xranges(both.store) >= 1  # the old way: the events read back
+        assert there.got == await synced(hub_old, dealt.id, 1, game.version)

@@ -206,7 +206,10 @@ async def _build(
     # Wake-ups of the games our sockets follow come on our channel, but not those
     # of our own commits: the hub is told of them as a listener of `games`.
     # One per process, should two instances be given one name.
-    channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}")
+    # Steps come on sharded channels where Redis is one node; a cluster's would need
+    # a subscription on each shard: there, a wake-up and a stream read.
+    steps = not redis.cluster
+    channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}", steps)
     hub = Hub(
         store,
         channel,
@@ -215,9 +218,7 @@ async def _build(
         fanout=metrics,
         players=waiting,
         outage_grace=settings.outage_grace,
-        # Steps come on sharded channels where Redis is one node; a cluster's would
-        # need a subscription on each shard: there, a wake-up and a stream read.
-        steps=not redis.cluster,
+        steps=steps,
     )
     stack.push_async_callback(hub.close)
     observer = Observer(metrics)
@@ -229,7 +230,7 @@ async def _build(
         listeners=[hub, observer],
         timeouts=metrics,
         own_channel=channel,
-        publish_steps=not redis.cluster,
+        publish_steps=steps,
     )
     stack.push_async_callback(games.close)
     # Every per-client rate limit (limits/rates.py), shared by the instances.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,14 +136,20 @@ class Instances:
 
 
 @contextlib.asynccontextmanager
-async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
+async def instances(
+    redis_url: str, *names: str, older: Sequence[str] = ()
+) -> AsyncIterator[Instances]:
     client = connect(redis_url, 4)
     gw = await open_redis(redis_url, 8)
     pubsub_client = connect(redis_url, 1, blocking=True)
     store = Store(gw, 16)
     copies = [Copies(Settings()) for _ in names]  # each instance's; the first's play
-    channels = [wake_channel(name) for name in names]
-    hubs = [Hub(store, channel, woken=kept) for kept, channel in zip(copies, channels, strict=True)]
+    # An instance named in `older` hears no steps (the version before, mid-upgrade).
+    channels = [wake_channel(name, name not in older) for name in names]
+    hubs = [
+        Hub(store, channel, woken=kept, steps=name not in older)
+        for kept, channel, name in zip(copies, channels, names, strict=True)
+    ]
     games = Games(store, Settings(), copies=copies[0], listeners=[hubs[0]], own_channel=channels[0])
     running = [subscribed(hub, pubsub_client) for hub in hubs]
     try:

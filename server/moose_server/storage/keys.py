@@ -162,6 +162,7 @@ __all__ = [
     "ONLINE_KEY",
     "PLAYERS_CHANNEL",
     "SECRET_KEY",
+    "STEPS_MARK",
     "ArenaKeys",
     "GameKeys",
     "ModerationKeys",
@@ -199,6 +200,7 @@ PREFIX = "moose"
 
 GAMES_CHANNEL = b"moose:games"
 PLAYERS_CHANNEL = b"moose:players"
+STEPS_MARK = b":s"  # the end of the wake-up channel of an instance that hears steps
 LOADTEST_CHANNEL = b"moose:loadtest"  # moose_loadtest's Redis ceiling: a channel nobody hears
 MODERATION_CHANNEL = b"moose:moderation"  # moderators' notices
 CHAT_CHANNEL = b"moose:chat"  # chat lines: b"<game or code>\n<room>\n<id>\n<line>"
@@ -408,9 +410,13 @@ def steps_channel(bucket: int, wake: bytes) -> bytes:
     return _key(_bucket_tag(bucket), "steps:").encode() + wake
 
 
-def wake_channel(instance: str) -> bytes:
-    """The channel of an instance's wake-ups: games it follows (lua/commit.lua)."""
-    return GAMES_CHANNEL + b":" + instance.encode()
+def wake_channel(instance: str, steps: bool = False) -> bytes:
+    """The channel of an instance's wake-ups: games it follows (lua/commit.lua).
+
+    `steps`: the instance hears steps on its sharded channels (`steps_channel`); its
+    channel ends in STEPS_MARK, so that a commit publishes steps to it alone and a
+    wake-up to an instance that does not (one of the version before, mid-upgrade)."""
+    return GAMES_CHANNEL + b":" + instance.encode() + (STEPS_MARK if steps else b"")
 
 
 def instance_key(instance: str) -> str:

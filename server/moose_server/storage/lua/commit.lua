@@ -19,9 +19,9 @@
 --       auto ('1': the server plays the seat to act after this event)
 -- The wake-up goes to every instance that follows the game (its field 'w',
 -- written by follow.lua) but the committing one, whose hub has the events
--- already; to ARGV[6] while no instance follows it. Given a step, a follower's
--- wake-up is the step itself, on its sharded channel (ARGV[14] .. its wake-up
--- channel): "<game id> <first seq> <now ms> <deadline ms> <step length> " then the
+-- already; to ARGV[6] while no instance follows it. Given a step, the wake-up of
+-- a follower that hears steps (its channel ends in ':s', keys.STEPS_MARK) is the
+-- step itself, on its sharded channel (ARGV[14] .. its wake-up channel): "<game id> <first seq> <now ms> <deadline ms> <step length> " then the
 -- step and the game data written (ARGV[3]), so that it need neither read the
 -- stream nor the game. Published in this script, it goes out with the
 -- commit or not at all; the stream stays the record for what a follower missed.
@@ -119,7 +119,7 @@ if followers then
   local own, steps, step = ARGV[13], ARGV[14], nil
   for channel in string.gmatch(followers, '%S+') do
     if channel == own then -- its hub has the events
-    elseif steps ~= '' and channel ~= ARGV[6] then
+    elseif steps ~= '' and string.sub(channel, -2) == ':s' then
       step = step or table.concat({gid, first, now_s, d, #ARGV[15], ARGV[15] .. ARGV[3]}, ' ')
       redis.call('SPUBLISH', steps .. channel, step)
     else
