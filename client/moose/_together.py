@@ -13,12 +13,12 @@ from typing import Any
 from moose._connection import CLOSED, Message
 from moose._errors import MooseError
 from moose._session import Session
+from moose.messages import CHALLENGE_SETTINGS
 
 __all__ = ["CHALLENGE_SETTINGS", "REASONS", "Together"]
 
 REASONS = ("later", "not_rated", "table_size", "generic")  # why a challenge is declined
 # Who may challenge a player: anyone, players with an account, those they follow, no one.
-CHALLENGE_SETTINGS = ("everyone", "registered", "following", "nobody")
 
 
 class Together(Session):

@@ -21,6 +21,7 @@ from moose.protocol import MAX_INT, ProtocolError, is_unicode, request_id
 from moose.protocol import decode as decode_map
 
 __all__ = [
+    "CHALLENGE_SETTINGS",
     "CLIENT_TYPES",
     "SERVER_TYPES",
     "Answer",
@@ -302,6 +303,10 @@ class ChallengeCancel(Request, tag="challenge_cancel"):
     """Withdraw one's challenge."""
 
     challenge: Short
+
+
+# Who may challenge a player: everyone, players with an account, those they follow, nobody.
+CHALLENGE_SETTINGS = ("everyone", "registered", "following", "nobody")
 
 
 class ChallengeSetting(Request, tag="challenge_setting"):
