@@ -16,6 +16,7 @@ path in rootdir mode).
 - `certs`: a CA of a test's own and a server certificate it signed.
 - `workout`: a server put through most of what it does (every Redis command it sends).
 - `arenas`: `moose serve` processes for arena tests, and arenas made in Redis.
+- `releases`: the previous release of the server, unpacked from git (deploy/RELEASES).
 - `lanes`: the `slow` mark and the guard behind the fast lane (conftest registers it).
 """
 
@@ -47,6 +48,7 @@ from helpers.games import (
     room,
     stacked_deck,
 )
+from helpers.releases import Release, listed_releases, previous_release
 from helpers.servers import (
     Instance,
     LoopbackPort,
@@ -85,6 +87,7 @@ __all__ = [
     "LoopbackPort",
     "RawClient",
     "RedisClusterNodes",
+    "Release",
     "Run",
     "Serve",
     "ServeProcess",
@@ -108,6 +111,7 @@ __all__ = [
     "house",
     "http_base",
     "keys_of",
+    "listed_releases",
     "make_certs",
     "moose",
     "open_games",
@@ -117,6 +121,7 @@ __all__ = [
     "play_match",
     "play_out",
     "play_seat",
+    "previous_release",
     "random_game",
     "readme_acl",
     "replay",
