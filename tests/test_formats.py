@@ -12,6 +12,7 @@ from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.storage import formats
 from moose_server.storage.codec import pack, unpack_stored
+from moose_server.storage.failures import UNAVAILABLE
 from moose_server.storage.formats import UnknownFormat
 
 from helpers import open_games
@@ -82,6 +83,11 @@ async def test_a_game_of_a_newer_format_is_refused_and_left_as_it_is(games, redi
         await first_move(redis_url, game_id)
     after = await games.store.redis.hgetall(games.store.keys_of(game_id).game)
     assert after == before  # nothing written: no move, no format dropped
+
+
+def test_a_map_of_an_unknown_format_is_answered_as_storage_out_of_reach():
+    # A request answers `unavailable` (the client tries again) and loops go on.
+    assert isinstance(UnknownFormat("game g_x", formats.NEWEST + 1), UNAVAILABLE)
 
 
 @pytest.mark.parametrize("found", [formats.NEWEST + 1, -1, "1", True, None])

@@ -1,6 +1,7 @@
 """A rolling upgrade: the previous release (deploy/RELEASES, run from git) and this
 checkout serve the same games over one Redis while bots play, and the instances are
-upgraded one by one (stopped with SIGTERM, the new one started on the same port).
+upgraded one by one: this release started in a slot, then the old one stopped with
+SIGTERM, its bots reconnecting to the next URL of their list (the new one).
 
 No game is lost, every move an instance acknowledged (`moved`) is in its game's
 stream as that seat's move, no turn is played by timeout (nor a seat marked away)

@@ -16,7 +16,9 @@ upgrade, deploy/README.md):
 - A map of a format newer than `NEWEST` is refused with `UnknownFormat`, never
   read as if it were older: the instance writes nothing to that game (its
   request answers ``unavailable``, its loops log a warning and go on), so an
-  old instance cannot corrupt a game a new one wrote.
+  old instance cannot corrupt a game a new one wrote. Its copy of a game in
+  memory (play/copies.py) is committed only over the version it was read at:
+  a newer release's commit makes it stale, and the game is read again, here.
 - Fields are only ever added within a format, and an old reader ignores a field
   it does not know; but an old writer drops it when it rewrites the map. So a
   change whose loss would matter bumps the format in two releases: the first
