@@ -3,9 +3,16 @@
 Every game's data map (the game hash's field ``data``, what every instance loads
 to play a move) carries its format in the field ``fmt``. The maps written before
 formats were numbered have no ``fmt``: that is format 0, the same fields as
-format 1 (which only adds ``fmt``). A game's stream entries and snapshots, its
-kept record and the other stored maps are read additively: within a format a
-field is only ever added, never removed or given another meaning.
+format 1 (which only adds ``fmt``).
+
+Only the game data carries a number, because it is the one map Python reads,
+changes and writes back: a release that misread it would write its misreading
+over the game. The rest are read additively (within a format a field is only
+ever added, never removed or given another meaning) and need none: a game's
+stream entries and snapshots and its kept record are written once and never
+rewritten; the JSON that scripts change in place (queue tickets, tables,
+invites, arenas) goes through cjson's decode and encode, which keep every field
+they do not know.
 
 The rule that lets two releases serve the same games side by side (a rolling
 upgrade, deploy/README.md):
