@@ -48,7 +48,7 @@ from helpers.games import (
     room,
     stacked_deck,
 )
-from helpers.releases import Release, listed_releases, previous_release
+from helpers.releases import Release, listed_releases, previous_release, previous_source
 from helpers.servers import (
     Instance,
     LoopbackPort,
@@ -122,6 +122,7 @@ __all__ = [
     "play_out",
     "play_seat",
     "previous_release",
+    "previous_source",
     "random_game",
     "readme_acl",
     "replay",

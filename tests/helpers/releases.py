@@ -39,10 +39,8 @@ def _git(*args: str) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, check=False)
 
 
-def previous_release(into: Path) -> Release:
-    """The last release of deploy/RELEASES, unpacked into `into` (pytest.skip when this
-    checkout's git history does not hold it)."""
-    version, commit = listed_releases()[-1]
+def _in_git(version: str, commit: str) -> None:
+    """pytest.skip unless this checkout's git history holds `commit`, saying why."""
     if shutil.which("git") is None or _git("rev-parse", "--git-dir").returncode:
         pytest.skip("the previous release comes from git, and this is not a git checkout")
     if _git("cat-file", "-e", f"{commit}^{{commit}}").returncode:
@@ -52,6 +50,22 @@ def previous_release(into: Path) -> Release:
             f"the previous release {version} ({commit[:12]}) is not in git here: {why}; "
             "git fetch --unshallow origin main"
         )
+
+
+def previous_source(path: str) -> str:
+    """The text of a file of the previous release (`path` from the repository root)."""
+    version, commit = listed_releases()[-1]
+    _in_git(version, commit)
+    shown = _git("show", f"{commit}:{path}")
+    assert shown.returncode == 0, shown.stderr.decode()
+    return shown.stdout.decode()
+
+
+def previous_release(into: Path) -> Release:
+    """The last release of deploy/RELEASES, unpacked into `into` (pytest.skip when this
+    checkout's git history does not hold it)."""
+    version, commit = listed_releases()[-1]
+    _in_git(version, commit)
     archive = _git("archive", "--format=tar", commit, "client", "server")
     assert archive.returncode == 0, archive.stderr.decode()
     into.mkdir(parents=True, exist_ok=True)
