@@ -48,7 +48,13 @@ from helpers.games import (
     room,
     stacked_deck,
 )
-from helpers.releases import Release, listed_releases, previous_release, previous_source
+from helpers.releases import (
+    Release,
+    listed_releases,
+    previous_release,
+    previous_source,
+    release_is_ancestor,
+)
 from helpers.servers import (
     Instance,
     LoopbackPort,
@@ -125,6 +131,7 @@ __all__ = [
     "previous_source",
     "random_game",
     "readme_acl",
+    "release_is_ancestor",
     "replay",
     "replay_states",
     "room",

@@ -52,6 +52,13 @@ def _in_git(version: str, commit: str) -> None:
         )
 
 
+def release_is_ancestor(version: str, commit: str) -> bool:
+    """Whether the release's commit is in this checkout's history (pytest.skip when the
+    clone lacks it)."""
+    _in_git(version, commit)
+    return _git("merge-base", "--is-ancestor", commit, "HEAD").returncode == 0
+
+
 def previous_source(path: str) -> str:
     """The text of a file of the previous release (`path` from the repository root)."""
     version, commit = listed_releases()[-1]

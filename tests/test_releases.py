@@ -1,4 +1,5 @@
-"""Every key and channel name of the previous release (deploy/RELEASES) is the same here.
+"""The previous release (deploy/RELEASES) is in this checkout's history, and every key
+and channel name of it is the same here.
 
 During a rolling upgrade both releases read and write the same Redis: a key the
 previous release uses and this one named otherwise would be written by one and
@@ -21,7 +22,7 @@ import pytest
 
 from moose_server.storage import keys
 
-from helpers import previous_source
+from helpers import listed_releases, previous_source, release_is_ancestor
 
 # Sample arguments by annotation: every key function takes ids, kinds or numbers.
 SAMPLES = {"str": "x_1", "int": 7, "str | None": "x_2"}
@@ -74,6 +75,15 @@ def same(here: Any, before: Any) -> bool:
     if isinstance(before, dict):
         return all(k in here and same(here[k], v) for k, v in before.items())
     return bool(here == before)
+
+
+def test_the_releases_are_listed_oldest_first_each_in_this_history():
+    releases = listed_releases()
+    assert releases, "deploy/RELEASES lists no release"
+    for version, commit in releases:
+        assert len(commit) == 40 and release_is_ancestor(version, commit), (version, commit)
+    versions = [tuple(int(n) for n in v.split(".")) for v, _ in releases]
+    assert versions == sorted(set(versions))
 
 
 def test_the_previous_release_has_key_names(previous):
