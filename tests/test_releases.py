@@ -1,5 +1,6 @@
-"""The previous release (deploy/RELEASES) is in this checkout's history, and every key
-and channel name of it is the same here.
+"""The previous release (deploy/RELEASES) is in this checkout's history; every key and
+channel name of it is the same here, and every message, field and code of its
+protocol still means what it did (PROTOCOL.md, "Compatibility").
 
 During a rolling upgrade both releases read and write the same Redis: a key the
 previous release uses and this one named otherwise would be written by one and
@@ -20,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from moose import protocol
 from moose_server.storage import keys
 
 from helpers import listed_releases, previous_source, release_is_ancestor
@@ -30,18 +32,30 @@ GIVEN = {"mm_key": (keys.MM_KEY_KINDS[0],)}  # takes one of its kinds only
 pytestmark = pytest.mark.slow  # git, a process
 
 
-@pytest.fixture(scope="module")
-def previous() -> Iterator[types.ModuleType]:
-    """The previous release's keys.py, imported from its source as a module of its own
-    (in sys.modules while the tests use it: dataclasses look their module up there)."""
-    source = previous_source("server/moose_server/storage/keys.py")
-    module = types.ModuleType("previous_keys")
-    sys.modules[module.__name__] = module
+def load_previous(path: str, name: str) -> Iterator[types.ModuleType]:
+    """A module of the previous release (standard library and installed packages only),
+    imported from its source under `name` (in sys.modules while the tests use it:
+    dataclasses look their module up there)."""
+    source = previous_source(path)
+    module = types.ModuleType(name)
+    sys.modules[name] = module
     try:
-        exec(compile(source, "previous keys.py", "exec"), module.__dict__)
+        exec(compile(source, f"previous {path}", "exec"), module.__dict__)
         yield module
     finally:
-        del sys.modules[module.__name__]
+        del sys.modules[name]
+
+
+@pytest.fixture(scope="module")
+def previous() -> Iterator[types.ModuleType]:
+    """The previous release's keys.py."""
+    yield from load_previous("server/moose_server/storage/keys.py", "previous_keys")
+
+
+@pytest.fixture(scope="module")
+def previous_protocol() -> Iterator[types.ModuleType]:
+    """The previous release's protocol.py: the messages, fields and codes it documents."""
+    yield from load_previous("client/moose/protocol.py", "previous_protocol")
 
 
 def call(fn: Any) -> Any:
@@ -105,3 +119,27 @@ def test_every_key_name_of_the_previous_release_is_the_same_here(previous):
         f"{renamed} name keys otherwise than the previous release: rename a key in two "
         "releases (deploy/README.md, Upgrading)"
     )
+
+
+def test_the_protocol_keeps_its_major_version(previous_protocol):
+    assert protocol.PROTOCOL_VERSION == previous_protocol.PROTOCOL_VERSION, (
+        "a new major version: say so in PROTOCOL.md and serve the old one meanwhile"
+    )
+
+
+def test_no_message_type_or_error_code_of_the_previous_release_is_gone(previous_protocol):
+    for name in ("SERVER_MESSAGES", "ERROR_CODES", "CLIENT_MESSAGES"):
+        gone = set(getattr(previous_protocol, name)) - set(getattr(protocol, name))
+        assert not gone, f"{name} lost {sorted(gone)}"
+
+
+def test_a_request_the_previous_release_took_is_taken_here(previous_protocol):
+    # Every field still taken, with every type it took; nothing optional made
+    # required, no required field added to a request that was there.
+    for mtype, before in previous_protocol.CLIENT_MESSAGES.items():
+        now = protocol.CLIENT_MESSAGES[mtype]
+        for field, (types_before, _) in before.items():
+            assert field in now and set(types_before) <= set(now[field][0]), (mtype, field)
+        required = {f for f, (_, needed) in now.items() if needed}
+        was = {f for f, (_, needed) in before.items() if needed}
+        assert required <= was, (mtype, required - was)
