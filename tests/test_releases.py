@@ -13,12 +13,15 @@ arguments.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import sys
 import types
+import typing
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
 import pytest
 
 from moose import protocol
@@ -121,6 +124,48 @@ def test_every_key_name_of_the_previous_release_is_the_same_here(previous):
     )
 
 
+Fields = dict[str, tuple[set[Any], bool]]  # field -> (the types it takes, required)
+
+
+def requests_now() -> dict[str, Fields]:
+    """Each request this release takes: its fields, their types, whether required
+    (protocol.CLIENT_MESSAGES, or the Structs of moose.messages where they replace it)."""
+    table = getattr(protocol, "CLIENT_MESSAGES", None)
+    if table is not None:
+        return {t: {f: (set(ts), need) for f, (ts, need) in fs.items()} for t, fs in table.items()}
+    structs = importlib.import_module("moose.messages").CLIENT_TYPES
+    return {
+        mtype: {
+            f.encode_name: (types_of(f.type), f.required)
+            for f in msgspec.structs.fields(struct)
+            if f.name != "id"  # allowed on every request
+        }
+        for mtype, struct in structs.items()
+    }
+
+
+def server_types_now() -> frozenset[str]:
+    """Every message type this release's server sends."""
+    found = getattr(protocol, "SERVER_MESSAGES", None)
+    return found if found is not None else importlib.import_module("moose.messages").SERVER_TYPES
+
+
+def types_of(annotation: Any) -> set[Any]:
+    """The Python types a Struct field's annotation takes (a map for a nested Struct)."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is typing.Annotated:
+        return types_of(args[0])
+    if origin in (typing.Union, types.UnionType):
+        return set().union(*(types_of(a) for a in args))
+    if origin is typing.Literal:
+        return {type(a) for a in args}
+    if annotation is typing.Any:
+        return {int, str, bool, float, dict, list, type(None)}
+    if isinstance(annotation, type) and issubclass(annotation, msgspec.Struct):
+        return {dict}
+    return {origin or annotation}
+
+
 def test_the_protocol_keeps_its_major_version(previous_protocol):
     assert protocol.PROTOCOL_VERSION == previous_protocol.PROTOCOL_VERSION, (
         "a new major version: say so in PROTOCOL.md and serve the old one meanwhile"
@@ -128,18 +173,24 @@ def test_the_protocol_keeps_its_major_version(previous_protocol):
 
 
 def test_no_message_type_or_error_code_of_the_previous_release_is_gone(previous_protocol):
-    for name in ("SERVER_MESSAGES", "ERROR_CODES", "CLIENT_MESSAGES"):
-        gone = set(getattr(previous_protocol, name)) - set(getattr(protocol, name))
-        assert not gone, f"{name} lost {sorted(gone)}"
+    before = previous_protocol
+    for name, was, now in [
+        ("server messages", before.SERVER_MESSAGES, server_types_now()),
+        ("error codes", before.ERROR_CODES, protocol.ERROR_CODES),
+        ("requests", before.CLIENT_MESSAGES, requests_now()),
+    ]:
+        gone = set(was) - set(now)
+        assert not gone, f"{name} gone: {sorted(gone)}"
 
 
 def test_a_request_the_previous_release_took_is_taken_here(previous_protocol):
     # Every field still taken, with every type it took; nothing optional made
     # required, no required field added to a request that was there.
+    requests = requests_now()
     for mtype, before in previous_protocol.CLIENT_MESSAGES.items():
-        now = protocol.CLIENT_MESSAGES[mtype]
+        now = requests[mtype]
         for field, (types_before, _) in before.items():
-            assert field in now and set(types_before) <= set(now[field][0]), (mtype, field)
+            assert field in now and set(types_before) <= now[field][0], (mtype, field, now)
         required = {f for f, (_, needed) in now.items() if needed}
         was = {f for f, (_, needed) in before.items() if needed}
         assert required <= was, (mtype, required - was)
