@@ -14,10 +14,12 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import pytest
 import redis.asyncio as aioredis
 
 from moose import rules
+from moose.messages import Reply
 from moose_server.matchmaking.waiting import Waiting
 from moose_server.net.subscription import SILENT, Subscription
 from moose_server.play.copies import Copies
@@ -91,8 +93,9 @@ class Peer:
         self.got: list[dict[str, Any]] = []
         self.said: list[dict[str, Any]] = []  # player messages
 
-    def send(self, message: dict[str, Any]) -> None:
-        self.got.append(message)
+    def send(self, message: dict[str, Any] | Reply) -> None:
+        # As a text socket's client reads it: a Struct (an `event`) as its JSON map.
+        self.got.append(msgspec.to_builtins(message) if isinstance(message, Reply) else message)
 
     def send_frame(self, payload: bytes) -> None:
         raise AssertionError("a text socket gets messages")

@@ -83,6 +83,7 @@ from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.chat_store import ChatStore
 from moose_server.social.consent import Consent
+from moose_server.social.following import Following
 from moose_server.social.follows import Follows
 from moose_server.social.handlers import Social
 from moose_server.social.presence import Presence
@@ -286,7 +287,7 @@ async def _build(
         consent=consent,
     )
     stack.push_async_callback(invites.close)
-    arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
+    arena_requests = ArenaRequests(arena_store, store, players, quotas, limiter, settings)
     # Chat, blocks and follows; follows read the same presence.
     follows = Follows(redis, store, settings, presence)
     social = Social(
@@ -299,6 +300,7 @@ async def _build(
         guard,
         limiter,
         consent,
+        Following(follows, players, games, settings.following_every),
     )
     # Each feature registers its messages and its hooks of a socket's life with the
     # router; a socket knows the router only. Hooks run in the order registered.
