@@ -207,15 +207,19 @@ async def _build(
     # Wake-ups of the games our sockets follow come on our channel, but not those
     # of our own commits: the hub is told of them as a listener of `games`.
     # One per process, should two instances be given one name.
-    channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}")
+    # Steps come on sharded channels where Redis is one node; a cluster's would need
+    # a subscription on each shard: there, a wake-up and a stream read.
+    steps = not redis.cluster
+    channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}", steps)
     hub = Hub(
         store,
+        channel,
         copies.size,
         woken=copies,
         fanout=metrics,
         players=waiting,
         outage_grace=settings.outage_grace,
-        channel=channel,
+        steps=steps,
     )
     stack.push_async_callback(hub.close)
     observer = Observer(metrics)
@@ -227,6 +231,7 @@ async def _build(
         listeners=[hub, observer],
         timeouts=metrics,
         own_channel=channel,
+        publish_steps=steps,
     )
     stack.push_async_callback(games.close)
     # Every per-client rate limit (limits/rates.py), shared by the instances.
@@ -334,6 +339,7 @@ async def _build(
     subscription = Subscription(
         redis.pubsub,
         {**hub.channels(), MODERATION_CHANNEL: notices.heard, CHAT_CHANNEL: chat.heard},
+        sharded=hub.sharded_channels(),
         subscribed=hub.subscribed,
     )
     # The loops; those that take new work stop first when the instance drains.
