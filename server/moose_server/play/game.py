@@ -24,6 +24,8 @@ from moose.messages import Match
 from moose_server.accounts import Standing, distinct, ratings
 from moose_server.errors import Refusal
 from moose_server.storage.codec import extend_map, pack, pack_array_header, pack_map
+from moose_server.storage.formats import FIELD as FORMAT_FIELD
+from moose_server.storage.formats import WRITTEN
 
 __all__ = [
     "NOT_SHOWN",
@@ -123,6 +125,7 @@ class Game:
         `state` is `self.state.to_dict()` when the caller has made it already.
         """
         return {
+            FORMAT_FIELD: WRITTEN,  # storage/formats.py: what a reader checks first
             "state": self.state.to_dict() if state is None else state,
             "players": self.players,
             "names": self.names,

@@ -33,6 +33,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from moose_server.storage import formats
 from moose_server.storage.codec import as_int, as_list, as_text, pack, unpack, unpack_stored
 from moose_server.storage.failures import UNAVAILABLE
 from moose_server.storage.gateway import Gateway, Reply, StreamEntry
@@ -170,6 +171,8 @@ class Store:
     async def load(self, game: str, move_field: str | None = None) -> Loaded:
         """Read a game's version, data and deadline (and a move id's answer) at once.
 
+        Data of a format this release does not read raises formats.UnknownFormat.
+
         A move id's answer is in the game hash while the game goes on, in the
         ledger of its move ids for the grace after its end (lua/commit.lua)."""
         keys = self.keys_of(game)
@@ -181,7 +184,7 @@ class Store:
         else:
             got, answer = await self.redis.hmget(keys.game, "v", "data", "dl"), None
         dup = int(answer) if answer is not None else None
-        data = unpack_stored(got[1]) if got[1] is not None else None
+        data = formats.read(unpack_stored(got[1]), f"game {game}") if got[1] is not None else None
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
 
     async def commit(self, call: CommitCall) -> Commit:
