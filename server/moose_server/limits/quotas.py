@@ -71,9 +71,10 @@ class Quotas:
 
     # -- unfinished games -------------------------------------------------------------
 
-    async def may_play(self, address: str, player: str) -> None:
-        """Refuse `too_many_games` when the player or the address holds its limit of games."""
-        await self.player_room(player)
+    async def may_play(self, address: str, player: str, days: int | None = None) -> None:
+        """Refuse `too_many_games` when the player or the address holds its limit of games
+        (`days`: of a correspondence game, counted apart for the player)."""
+        await self.player_room(player, days)
         key = hold_key("games", limit_subject(address))
         if not await self._room(key, self.settings.games_per_address, self._ended_games):
             raise _too_many_games("your address has")
@@ -83,13 +84,15 @@ class Quotas:
         await self.holdings.put(hold_key("games", limit_subject(address)), games, HOLD_TTL_MS)
 
     @contextlib.asynccontextmanager
-    async def starting(self, address: str, player: str) -> AsyncIterator[Held]:
+    async def starting(
+        self, address: str, player: str, days: int | None = None
+    ) -> AsyncIterator[Held]:
         """Take a place for the game a private table starts; name it with the game's id.
 
         Atomic per address across instances; also one token of the address' hourly
         starts. A start that fails inside gives both back.
         """
-        await self.player_room(player)
+        await self.player_room(player, days)
         key = hold_key("games", limit_subject(address))
         async with self.limiter.attempt("start", address=address):
             limit = self.settings.games_per_address
@@ -98,17 +101,21 @@ class Quotas:
                     raise _too_many_games("your address has")
                 yield held
 
-    async def player_room(self, player: str) -> None:
-        """Refuse `too_many_games` when the player holds its limit of unfinished games."""
-        limit = self.settings.games_per_player
-        games = await self.holdings.player_games(player)  # a few ids: no SCARD needed
-        if len(games) < limit:
+    async def player_room(self, player: str, days: int | None = None) -> None:
+        """Refuse `too_many_games` when the player holds its limit of unfinished games:
+        real-time ones, or with `days` correspondence ones (each kind its own limit)."""
+        real_time = days is None
+        limit = self.settings.games_per_player if real_time else self.settings.correspondence_games
+        # A few ids each: no SCARD needed. Correspondence games are in both sets.
+        games, slow = await self.holdings.games_of(player)
+        counted = [g for g in games if (g not in slow) == real_time]
+        if len(counted) < limit:
             return
-        over = await self.holdings.ended_games(games, missing=False)
+        over = await self.holdings.ended_games(counted, missing=False)
         for game in over:
-            await self.store.remove_player_game([player], game)
-        if len(games) - len(over) >= limit:
-            raise _too_many_games("you have")
+            await self.store.remove_player_game([player], game, not real_time)
+        if len(counted) - len(over) >= limit:
+            raise _too_many_games("you have" if real_time else "correspondence")
 
     async def _ended_games(self, games: list[str]) -> set[str]:
         return await self.holdings.ended_games(games, missing=True)
@@ -217,5 +224,10 @@ class Quotas:
 
 
 def _too_many_games(who: str) -> Limited:
+    if who == "correspondence":
+        return full(
+            "correspondence_games",
+            "you have too many unfinished correspondence games; finish one first",
+        )
     name = "games" if who == "you have" else "address_games"
     return full(name, f"{who} too many unfinished games; finish one first")

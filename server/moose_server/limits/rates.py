@@ -218,6 +218,13 @@ HOLDS: tuple[Hold, ...] = (
         "too_many_games",
     ),
     Hold(
+        "correspondence_games",
+        "unfinished correspondence games (days per move) a player is seated in",
+        "player",
+        "correspondence_games",
+        "too_many_games",
+    ),
+    Hold(
         "address_games",
         "unfinished games the players of one address are seated in",
         "address",

@@ -129,6 +129,7 @@ class CreateTableCall(MatchCall):
     rated: bool
     host_is_bot: bool
     fair: bool = False  # the host asked for a provably fair deal
+    days: int = 0  # days per move of a correspondence game; 0: real time
 
 
 @dataclass(frozen=True)

@@ -392,6 +392,11 @@ def player_games_key(player: str) -> str:
     return _key(player, "games")
 
 
+def correspondence_games_key(player: str) -> str:
+    """The set of a player's unfinished correspondence games (also in player_games_key)."""
+    return _key(player, "corr")
+
+
 def wake_channel(instance: str) -> bytes:
     """The channel of an instance's wake-ups: games it follows (lua/commit.lua)."""
     return GAMES_CHANNEL + b":" + instance.encode()

@@ -17,6 +17,7 @@ from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking import Lobby, Matchmaker, TableInfo, game_id_of
 from moose_server.net.router import Router
 from moose_server.net.session import Session, player_of
+from moose_server.play import check_days
 from moose_server.tables.invites import Invites
 
 __all__ = ["TableHandlers", "invite_handlers"]
@@ -55,8 +56,9 @@ def invite_handlers(invites: Invites) -> dict[str, Handler]:
 
     async def challenge(conn: Who, msg: Message) -> Message:
         players, rated = msg.get("players", DEFAULT_PLAYERS), bool(msg.get("rated"))
+        days = check_days(msg.get("days"))
         return await invites.challenge(
-            _me(conn), conn.name, msg["name"], players, rated, bool(msg.get("open"))
+            _me(conn), conn.name, msg["name"], players, rated, bool(msg.get("open")), days
         )
 
     async def challenge_accept(conn: Who, msg: Message) -> Message:
@@ -118,18 +120,19 @@ class TableHandlers:
     async def create_table(self, conn: Session, msg: Message) -> Message:
         """Open a private table with us as host."""
         players, rated = msg.get("players", DEFAULT_TABLE), bool(msg.get("rated"))
-        fair, player = bool(msg.get("fair")), player_of(conn)
-        await self.quotas.may_play(conn.address, player)
+        fair, player, days = bool(msg.get("fair")), player_of(conn), check_days(msg.get("days"))
+        await self.quotas.may_play(conn.address, player, days)
         async with self.quotas.hosting(conn.address) as held:
             info = await self.matchmaker.create_table(
-                player, conn.name, players, rated, conn.bot, fair
+                player, conn.name, players, rated, conn.bot, fair, days
             )
             held.id = info.code
         return info.as_message()
 
     async def join_table(self, conn: Session, msg: Message) -> Message:
         """Sit at a private table; everyone there hears of it."""
-        await self.quotas.may_play(conn.address, player_of(conn))
+        days = await self._days_of(conn, msg["code"])  # its cap: real-time or correspondence
+        await self.quotas.may_play(conn.address, player_of(conn), days)
         async with self.guard.attempt(conn.address, player_of(conn)):
             info = await self.matchmaker.join_table(
                 msg["code"], player_of(conn), conn.name, conn.bot, bool(msg.get("fair"))
@@ -156,12 +159,18 @@ class TableHandlers:
 
     async def start_table(self, conn: Session, msg: Message) -> Message:
         """The host starts the game; every seated player gets `match`."""
-        async with self.quotas.starting(conn.address, player_of(conn)) as held:
+        days = await self._days_of(conn, msg["code"])
+        async with self.quotas.starting(conn.address, player_of(conn), days) as held:
             async with self.guard.attempt(conn.address, player_of(conn)):
                 table = await self.matchmaker.start_table(msg["code"], player_of(conn))
             game = await self.lobby.start(table)  # None: a fair deal waits for its seeds
             held.id = game.id if game is not None else game_id_of(table.key)
         return self.lobby.started_message(msg["code"], player_of(conn), table)
+
+    async def _days_of(self, conn: Session, code: str) -> int | None:
+        """The days per move of the table with that code (a guess if there is none)."""
+        async with self.guard.attempt(conn.address, player_of(conn)):
+            return (await self.matchmaker.table(code)).days
 
 
 def _table_fields(table: TableInfo | None) -> Message | None:
