@@ -17,7 +17,7 @@ import redis.asyncio as aioredis
 from moose import rules
 from moose_server.storage.keys import GameKeys, bucket, deadlines_key
 
-from helpers import open_games
+from helpers import open_games, stacked_deck
 
 Message = dict[str, Any]
 DAY_MS = 86_400_000
@@ -166,3 +166,35 @@ async def test_a_days_challenge_deals_a_correspondence_game_within_its_cap(serve
     real_time = await ann.request("challenge", name=bob.player)
     started = await bob.request("challenge_accept", challenge=real_time["challenge"])
     assert started["status"] == "started" and "days" not in started
+
+
+async def table_of(host: Any, guest: Any, days: int | None) -> str:
+    """A two-seat table of host (seat 0) and guest (seat 1), started: its game id."""
+    table = await host.request("create_table", players=2, **({"days": days} if days else {}))
+    assert (await guest.request("join_table", code=table["code"]))["type"] == "table"
+    assert (await host.request("start_table", code=table["code"]))["type"] == "table"
+    game = (await host.expect(type="match"))["game"]
+    assert (await guest.expect(type="match"))["game"] == game
+    return str(game)
+
+
+async def test_my_games_lists_your_moves_first_then_by_time_left(serve, ws_client):
+    # Every game dealt from one deck, dealer seat 0: seat 1 (the guest) moves first.
+    deck = ",".join(stacked_deck(2, [[], []], dealer=0))
+    url = (await serve(test_deck=deck, turn_time=3600)).url
+    ann, bob = await ws_client(url, "ann", binary=False), await ws_client(url, "bob")
+    week = await table_of(bob, ann, 7)  # ann's move, 7 days
+    day = await table_of(bob, ann, 1)  # ann's move, 1 day
+    bobs_day = await table_of(ann, bob, 1)  # bob's move, 1 day
+    bobs_hour = await table_of(ann, bob, None)  # bob's move, real time (an hour)
+    mine = await ann.request("my_games")
+    assert mine["type"] == "my_games", mine
+    assert [g["game"] for g in mine["games"]] == [day, week, bobs_hour, bobs_day]
+    assert [g["your_move"] for g in mine["games"]] == [True, True, False, False]
+    assert [g["days"] for g in mine["games"]] == [1, 7, None, 1]
+    first = mine["games"][0]
+    assert first["opponents"] == ["bob"] and first["seat"] == 1 and first["to_act"] == 1
+    assert abs(first["deadline"] - mine["server_time"] - DAY_MS) < 60_000
+    theirs = await bob.request("my_games")
+    assert [g["game"] for g in theirs["games"]] == [bobs_hour, bobs_day, day, week]
+    assert [g["opponents"] for g in theirs["games"]] == [["ann"]] * 4

@@ -147,6 +147,7 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "unwatch": {"game": (_STR, True)},
     "record": {"game": (_STR, True), "code": (_STR, False)},
     "games": {"follow": (_BOOL, False)},
+    "my_games": {},
     "seed": {"game": (_STR, True), "seed": (_STR, True)},  # provably fair deals
     # Together: rematch and challenges
     "rematch": {"game": (_STR, True), "bots": (_BOOL, False)},
@@ -219,6 +220,7 @@ SERVER_MESSAGES = frozenset(
         "leaderboard",
         "profile",
         "game_list",
+        "my_games",
         "gone",
         "reported",
         "seeded",

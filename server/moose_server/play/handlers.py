@@ -1,4 +1,5 @@
-"""The messages of games in play: move, sync, watch, unwatch, record; and a socket's games.
+"""The messages of games in play: move, sync, watch, unwatch, record, my_games; and a
+socket's games.
 
 `PlayHandlers` registers them with the router, with the hooks of a socket's life
 that concern its games: a `match` makes it follow the game, a message after its
@@ -24,6 +25,7 @@ from moose_server.play.frames import seat_deadline
 from moose_server.play.game import Game, GameError, finished_record
 from moose_server.play.games import Games
 from moose_server.play.hub import Hub
+from moose_server.play.listing import my_games
 from moose_server.settings import Settings
 from moose_server.storage.failures import UNAVAILABLE
 from moose_server.storage.store import Store
@@ -72,6 +74,7 @@ class PlayHandlers:
                 "watch": self.watch,
                 "unwatch": self.unwatch,
                 "record": self.record,
+                "my_games": self.my_games,
             }
         )
         router.on_back(self.back)
@@ -124,6 +127,10 @@ class PlayHandlers:
                 await self.games.back(game_id, player)
             found.append(game_id)
         return found
+
+    async def my_games(self, conn: Session, msg: Message) -> Message:
+        """Our unfinished games, those where it is our move first (play/listing.py)."""
+        return await my_games(self.games, self.store, player_of(conn))
 
     async def move(self, conn: Session, msg: Message) -> Message:
         """Play a move in one of our games."""
