@@ -41,8 +41,10 @@ class Consent:
         if setting not in SETTINGS:
             raise Refusal("bad_message", f"'challenges' must be one of {', '.join(SETTINGS)}")
         key = profile_key(player)
-        await self.redis.hset(key, {FIELD: setting})
-        if await self.redis.hget(key, "name") is None:  # a guest: kept as their rating is
+        # Sent in one loop turn, so in one round trip (the gateway's batch).
+        written, name = self.redis.hset(key, {FIELD: setting}), self.redis.hget(key, "name")
+        await written
+        if await name is None:  # a guest: kept as their rating is
             await self.redis.pexpire(key, self.guest_ttl_ms)
         return setting
 
