@@ -993,6 +993,7 @@ const enTable = {
   clock_offline: "Not connected",
   clock_waiting: "Waiting",
   clock_low: "Hurry! {time}",
+  "your_move_n.one": "Your move in {n} game", "your_move_n.other": "Your move in {n} games",
 };
 
 const esTable = {
@@ -1002,6 +1003,7 @@ const esTable = {
   clock_offline: "Sin conexión",
   clock_waiting: "Esperando",
   clock_low: "¡Rápido! {time}",
+  "your_move_n.one": "Te toca en {n} partida", "your_move_n.other": "Te toca en {n} partidas",
 };
 
 // -- never losing a game, playing the computer, the queue's offers, the end's tie-break --

@@ -14,7 +14,7 @@ function select(id, chosen, values, label, shown = (v) => String(v)) {
   return h("select", { id, "aria-label": label }, values.map((v) => h("option", { value: v, selected: v === chosen }, shown(v))));
 }
 
-// ctx: {account, note, name, listing, queued, invited, busy, starting, now, act: {...}}
+// ctx: {account, note, name, listing, queued, invited, busy, starting, now, yourMove, act: {...}}
 export function renderLobby(ctx) {
   const { act } = ctx;
   return h(
@@ -41,6 +41,7 @@ export function renderLobby(ctx) {
           ],
       ctx.note,
       h("p", { class: "counts", testid: "counts" }, counts(ctx.listing)),
+      ctx.yourMove,
     ),
     ctx.invited ? h("p", { class: "banner" }, t("invited", { code: ctx.invited })) : null,
     h(
