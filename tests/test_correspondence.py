@@ -198,3 +198,26 @@ async def test_my_games_lists_your_moves_first_then_by_time_left(serve, ws_clien
     theirs = await bob.request("my_games")
     assert [g["game"] for g in theirs["games"]] == [bobs_hour, bobs_day, day, week]
     assert [g["opponents"] for g in theirs["games"]] == [["ann"]] * 4
+
+
+async def test_a_correspondence_ticket_waits_apart_and_outlives_its_socket(url, ws_client):
+    ann = await ws_client(url, "ann")
+    assert (await ann.request("queue", max_players=2))["type"] == "queued"  # real time
+    ticket = await ann.request("queue", days=2)
+    assert ticket["type"] == "queued" and ticket["days"] == 2 and not ticket["matched"]
+    assert (await ann.request("leave_queue", days=5))["code"] == "not_queued"
+    token = ann.token
+    await ann.close()  # her last socket: the correspondence ticket stays
+    bob = await ws_client(url, "bob")
+    paired = await bob.request("queue", days=2)
+    assert paired["type"] == "queued" and paired["matched"], paired
+    match = await bob.expect(type="match")
+    assert match["days"] == 2 and match["names"] == ["ann", "bob"] and match["seat"] == 1
+    back = await ws_client(url, None)
+    assert match["game"] in (await back.hello(token=token))["games"]
+    again = await back.request("queue", days=2)  # nobody waits: queued, then withdrawn
+    assert not again["matched"]
+    left = await back.request("leave_queue", days=2)
+    assert left["type"] == "left" and left["days"] == 2
+    carol = await ws_client(url, "carol")
+    assert not (await carol.request("queue", days=2))["matched"]  # ann's ticket was gone

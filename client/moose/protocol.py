@@ -122,8 +122,13 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
         "seat": (_INT, False),
     },
     "ping": {},
-    "queue": {"min_players": (_INT, False), "max_players": (_INT, False), "fair": (_BOOL, False)},
-    "leave_queue": {},
+    "queue": {
+        "min_players": (_INT, False),
+        "max_players": (_INT, False),
+        "fair": (_BOOL, False),
+        "days": (_INT, False),
+    },
+    "leave_queue": {"days": (_INT, False)},
     "queue_range": {"min_players": (_INT, False), "max_players": (_INT, False)},
     "queue_bots": {"players": (_INT, False)},
     "create_table": {

@@ -169,6 +169,7 @@ class Settings:
     # instance through Redis (limits/quotas.py; PROTOCOL.md "Limits" says why each).
     games_per_player: int = 5  # unfinished games a player may be seated in
     correspondence_games: int = 20  # unfinished correspondence games, counted apart
+    correspondence_ticket_ttl: float = 7 * 86400.0  # a correspondence ticket waits this long
     games_per_address: int = 100  # unfinished games the players of one address may be in
     tables_per_address: int = 20  # open private tables hosted from one address
     table_starts_per_hour: int = 60  # private tables' games started from one address

@@ -384,6 +384,16 @@ ONLINE_KEY = _key("live", "online")
 ONLINE_COUNTS_KEY = _key("live", "counts")
 
 
+# -- correspondence tickets of the public queue: one tag, {seeks} ----------------------
+
+SEEK_NAMES_KEY = _key("seeks", "names")  # "<days>:<player>" -> the name they queued with
+
+
+def seeks_key(days: int) -> str:
+    """The correspondence tickets of `days` per move: player ids by when they queued (ms)."""
+    return _key("seeks", "queue", str(days))
+
+
 # -- keys that stand alone: tagged by their subject ----------------------------------
 
 
