@@ -221,3 +221,19 @@ async def test_a_correspondence_ticket_waits_apart_and_outlives_its_socket(url, 
     assert left["type"] == "left" and left["days"] == 2
     carol = await ws_client(url, "carol")
     assert not (await carol.request("queue", days=2))["matched"]  # ann's ticket was gone
+
+
+async def test_the_rematch_of_a_correspondence_game_keeps_its_days(url, redis_url, ws_client):
+    ann = await ws_client(url, "ann")
+    assert (await bot_game(ann, 5))["days"] == 5
+    game = (await ann.expect(type="match"))["game"]
+    async with open_games(redis_url) as games:  # ann never moves: away, then abandoned
+        while not (stored := await games.load(game)).finished:
+            if rules.to_act(stored.state) == stored.seat_of(ann.player) and not any(stored.away):
+                await make_due(redis_url, game)
+            await ann.expect(type="event", game=game)  # whatever comes next
+    offer = await ann.request("rematch", game=game)
+    assert offer["type"] == "rematch_offer" and offer["status"] == "started", offer
+    assert offer["days"] == 5
+    match = await ann.expect(type="match", game=offer["next"])
+    assert match["days"] == 5
