@@ -1,6 +1,7 @@
-"""The lobby's "Your move in N games", in a real Chromium: a correspondence game
-accepted from the page shows in the lobby while it is the page's move, and no
-more once the page has moved (the lobby asks `my_games` again)."""
+"""The lobby's "Your move in N games" and its list of your games, in a real
+Chromium: a correspondence game accepted from the page shows in the lobby while it
+is the page's move, opens from the list, and counts no more once the page has
+moved (the lobby asks `my_games` again)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import aiohttp
 import pytest
 
 from helpers import stacked_deck
-from helpers.browser import Player, wait_until
+from helpers.browser import Player, axe_violations
 from helpers.wire import Wire
 
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
@@ -52,11 +53,16 @@ def test_the_lobby_says_in_how_many_games_it_is_your_move(players, server):
     line = ann.find("your-move")
     line.wait_for()
     assert line.inner_text() == "Your move in 1 game"
-    ann.find("back-to-game").click()
+    (entry,) = ann.find("my-game").all()
+    assert entry.inner_text().startswith("Against bob: your move · 1 day a move")
+    assert axe_violations(ann) == []
+    entry.locator('[data-testid="my-game-open"]').click()
+    ann.page.wait_for_selector('[data-testid="legal-move"]')
     assert ann.act()
     asked = len(lists(ann))
     ann.page.locator("h1 a").click()
-    wait_until(lambda: len(lists(ann)) > asked)  # asked again as the lobby shows
-    assert not any(g["your_move"] for g in lists(ann)[-1])
+    # Asked again as the lobby shows: the list now says it is bob's move.
+    ann.page.wait_for_selector('[data-testid="my-game"]:has-text("their move")')
+    assert len(lists(ann)) > asked and not any(g["your_move"] for g in lists(ann)[-1])
     assert line.count() == 0
     assert ann.problems == []

@@ -586,6 +586,7 @@ function screenContent() {
     name: state.name, listing: state.listing, queued: state.queued, range: state.range,
     invited: state.invited, busy: state.busy, starting: state.starting, now: () => net.now(), act,
     yourMove: myGames.line(),
+    myGames: myGames.panel((id) => { resumeGame(id); render(); }),
   }), net.welcome ? renderFollowing({ act: { watch: act.watch, unfollow: chatAct.unfollow } }) : null];
 }
 

@@ -14,7 +14,7 @@ function select(id, chosen, values, label, shown = (v) => String(v)) {
   return h("select", { id, "aria-label": label }, values.map((v) => h("option", { value: v, selected: v === chosen }, shown(v))));
 }
 
-// ctx: {account, note, name, listing, queued, invited, busy, starting, now, yourMove, act: {...}}
+// ctx: {account, note, name, listing, queued, invited, busy, starting, now, yourMove, myGames, act: {...}}
 export function renderLobby(ctx) {
   const { act } = ctx;
   return h(
@@ -49,6 +49,7 @@ export function renderLobby(ctx) {
       { class: "choices" },
       // Waiting in the queue comes first: what is happening, and the offers, in view.
       ctx.queued ? [queuedPanel(ctx), computerPanel(ctx)] : [computerPanel(ctx), playPanel(ctx)],
+      ctx.myGames,
       privatePanel(ctx),
       watchPanel(ctx),
     ),
