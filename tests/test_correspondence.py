@@ -237,3 +237,27 @@ async def test_the_rematch_of_a_correspondence_game_keeps_its_days(url, redis_ur
     assert offer["days"] == 5
     match = await ann.expect(type="match", game=offer["next"])
     assert match["days"] == 5
+
+
+async def test_a_four_seat_correspondence_game_across_two_instances_and_a_restart(serve, ws_client):
+    one, two = await serve(), await serve()
+    host = await ws_client(one.url, "ann")
+    guests = [await ws_client(two.url, name) for name in ("bob", "cy", "dee")]
+    table = await host.request("create_table", players=4, days=2)
+    for guest in guests:
+        assert (await guest.request("join_table", code=table["code"]))["days"] == 2
+    assert (await host.request("start_table", code=table["code"]))["days"] == 2
+    game = (await host.expect(type="match"))["game"]
+    for guest in guests:
+        assert (await guest.expect(type="match"))["days"] == 2
+    await one.stop()  # ann's instance goes; she comes back on the other one
+    ann = await ws_client(two.url, None)
+    assert game in (await ann.hello(token=host.token))["games"]
+    clients = [ann, *guests]
+    seen = [await state_of(c, game) for c in clients]
+    assert all(state["event"]["days"] == 2 for _, state in seen)
+    pairs = zip(clients, seen, strict=True)
+    ((client, state),) = [(c, state) for c, (synced, state) in pairs if synced["deadline"]]
+    assert abs(state["deadline"] - state["server_time"] - 2 * DAY_MS) < 60_000
+    move = {"game": game, "seq": state["seq"], "move": state["legal"][0]}
+    assert (await client.request("move", **move))["type"] == "moved"
