@@ -66,3 +66,14 @@ def test_the_lobby_says_in_how_many_games_it_is_your_move(players, server):
     assert len(lists(ann)) > asked and not any(g["your_move"] for g in lists(ann)[-1])
     assert line.count() == 0
     assert ann.problems == []
+
+
+def test_a_private_table_of_days_a_move_is_made_from_the_lobby(players):
+    ann = players().open()
+    ann.find("name-input").fill("ann")
+    ann.page.select_option("#days", "2")
+    ann.find("create-button").click()
+    assert ann.find("table-days").inner_text() == "2 days a move"
+    (table,) = [f for f in ann.frames if f.get("type") == "table"]
+    assert table["days"] == 2
+    assert axe_violations(ann) == []

@@ -199,9 +199,10 @@ const act = {
     if (ans && state.queued) state.queued = { ...queuedOf(ans), offered: true };
     render();
   },
-  async create(players) {
-    if (!(await session(() => act.create(players))) || !(await secondGame())) return;
-    const table = await ask("create_table", { players, ...FAIR });
+  // `days`: a correspondence table's days a move (0: real time).
+  async create(players, days = 0) {
+    if (!(await session(() => act.create(players, days))) || !(await secondGame())) return;
+    const table = await ask("create_table", { players, ...FAIR, ...(days ? { days } : {}) });
     if (table) showTable(table);
   },
   async join(code) {

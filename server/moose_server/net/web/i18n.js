@@ -999,6 +999,8 @@ const enTable = {
   my_game_theirs: "Against {names}: their move",
   "days_move_n.one": "{n} day a move", "days_move_n.other": "{n} days a move",
   my_game_open: "Open",
+  days_label: "Time a move",
+  real_time: "Real time",
 };
 
 const esTable = {
@@ -1014,6 +1016,8 @@ const esTable = {
   my_game_theirs: "Contra {names}: les toca",
   "days_move_n.one": "{n} día por jugada", "days_move_n.other": "{n} días por jugada",
   my_game_open: "Abrir",
+  days_label: "Tiempo por jugada",
+  real_time: "Tiempo real",
 };
 
 // -- never losing a game, playing the computer, the queue's offers, the end's tie-break --
