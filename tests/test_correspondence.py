@@ -261,3 +261,19 @@ async def test_a_four_seat_correspondence_game_across_two_instances_and_a_restar
     assert abs(state["deadline"] - state["server_time"] - 2 * DAY_MS) < 60_000
     move = {"game": game, "seq": state["seq"], "move": state["legal"][0]}
     assert (await client.request("move", **move))["type"] == "moved"
+
+
+async def test_an_address_holds_its_correspondence_games_apart(serve, ws_client):
+    url = (await serve(correspondence_games_per_address=2, games_per_address=1)).url
+    ann, bob, cy = [await ws_client(url, name) for name in ("ann", "bob", "cy")]  # one address
+    assert (await bot_game(ann, 3))["type"] == "table"
+    assert (await bot_game(bob, 3))["type"] == "table"
+    refused = await cy.request("create_table", players=2, days=3)
+    assert refused["code"] == "too_many_games", refused
+    assert (
+        refused["message"]
+        == "your address has too many unfinished correspondence games; finish one first"
+    )
+    assert (await bot_game(cy, None))["type"] == "table"  # real time: the address' own 1
+    refused = await cy.request("queue")
+    assert refused["message"].startswith("your address has too many unfinished games")

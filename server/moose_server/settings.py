@@ -26,6 +26,7 @@ APPENDFSYNC = ("always", "everysec", "no")
 HOLDS = (
     "games_per_player",
     "correspondence_games",
+    "correspondence_games_per_address",
     "games_per_address",
     "tables_per_address",
     "table_starts_per_hour",
@@ -169,6 +170,7 @@ class Settings:
     # instance through Redis (limits/quotas.py; PROTOCOL.md "Limits" says why each).
     games_per_player: int = 5  # unfinished games a player may be seated in
     correspondence_games: int = 20  # unfinished correspondence games, counted apart
+    correspondence_games_per_address: int = 200  # ...and those of one address' players
     correspondence_ticket_ttl: float = 7 * 86400.0  # a correspondence ticket waits this long
     games_per_address: int = 100  # unfinished games the players of one address may be in
     tables_per_address: int = 20  # open private tables hosted from one address

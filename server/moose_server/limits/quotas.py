@@ -28,7 +28,7 @@ import asyncio
 import contextlib
 import secrets
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass
 
 from moose_server.addresses import limit_subject
@@ -73,15 +73,28 @@ class Quotas:
 
     async def may_play(self, address: str, player: str, days: int | None = None) -> None:
         """Refuse `too_many_games` when the player or the address holds its limit of games
-        (`days`: of a correspondence game, counted apart for the player)."""
+        (`days`: of a correspondence game, counted apart from real-time ones)."""
         await self.player_room(player, days)
-        key = hold_key("games", limit_subject(address))
-        if not await self._room(key, self.settings.games_per_address, self._ended_games):
-            raise _too_many_games("your address has")
+        key, limit = self._address_games(address, days)
+        if not await self._room(key, limit, self._ended_games):
+            raise _too_many_games("your address has", days)
 
-    async def seated(self, address: str, games: list[str]) -> None:
-        """The address' player has a seat in these games (dealt, or resumed at hello)."""
-        await self.holdings.put(hold_key("games", limit_subject(address)), games, HOLD_TTL_MS)
+    async def seated(
+        self, address: str, games: list[str], correspondence: Collection[str] = ()
+    ) -> None:
+        """The address' player has a seat in these games (dealt, or resumed at hello); those
+        in `correspondence` are played days a move, and held apart."""
+        slow = [g for g in games if g in correspondence]
+        fast = [g for g in games if g not in correspondence]
+        for days, held in ((None, fast), (1, slow)):
+            await self.holdings.put(self._address_games(address, days)[0], held, HOLD_TTL_MS)
+
+    def _address_games(self, address: str, days: int | None) -> tuple[str, int]:
+        """The hold of the address' unfinished games of that kind, and its limit."""
+        subject, s = limit_subject(address), self.settings
+        if days is None:
+            return hold_key("games", subject), s.games_per_address
+        return hold_key("corr_games", subject), s.correspondence_games_per_address
 
     @contextlib.asynccontextmanager
     async def starting(
@@ -93,13 +106,14 @@ class Quotas:
         starts. A start that fails inside gives both back.
         """
         await self.player_room(player, days)
-        key = hold_key("games", limit_subject(address))
-        async with self.limiter.attempt("start", address=address):
-            limit = self.settings.games_per_address
-            async with self._taking(key, limit, self._ended_games) as held:
-                if held is None:
-                    raise _too_many_games("your address has")
-                yield held
+        key, limit = self._address_games(address, days)
+        async with (
+            self.limiter.attempt("start", address=address),
+            self._taking(key, limit, self._ended_games) as held,
+        ):
+            if held is None:
+                raise _too_many_games("your address has", days)
+            yield held
 
     async def player_room(self, player: str, days: int | None = None) -> None:
         """Refuse `too_many_games` when the player holds its limit of unfinished games:
@@ -115,7 +129,7 @@ class Quotas:
         for game in over:
             await self.store.remove_player_game([player], game, not real_time)
         if len(counted) - len(over) >= limit:
-            raise _too_many_games("you have" if real_time else "correspondence")
+            raise _too_many_games("you have", days)
 
     async def _ended_games(self, games: list[str]) -> set[str]:
         return await self.holdings.ended_games(games, missing=True)
@@ -223,11 +237,11 @@ class Quotas:
         return gone
 
 
-def _too_many_games(who: str) -> Limited:
-    if who == "correspondence":
-        return full(
-            "correspondence_games",
-            "you have too many unfinished correspondence games; finish one first",
-        )
-    name = "games" if who == "you have" else "address_games"
-    return full(name, f"{who} too many unfinished games; finish one first")
+def _too_many_games(who: str, days: int | None = None) -> Limited:
+    mine = who == "you have"
+    if days is None:
+        name, what = ("games" if mine else "address_games"), "unfinished games"
+    else:
+        name = "correspondence_games" if mine else "correspondence_address_games"
+        what = "unfinished correspondence games"
+    return full(name, f"{who} too many {what}; finish one first")

@@ -225,6 +225,13 @@ HOLDS: tuple[Hold, ...] = (
         "too_many_games",
     ),
     Hold(
+        "correspondence_address_games",
+        "unfinished correspondence games the players of one address are seated in",
+        "address",
+        "correspondence_games_per_address",
+        "too_many_games",
+    ),
+    Hold(
         "address_games",
         "unfinished games the players of one address are seated in",
         "address",

@@ -32,7 +32,8 @@ from moose_server.storage.store import Store
 
 __all__ = ["PlayHandlers", "WaitingDeals"]
 
-Seated = Callable[[str, list[str]], Awaitable[None]]
+# seated(address, games, correspondence): where the games count for the address.
+Seated = Callable[[str, list[str], list[str]], Awaitable[None]]
 
 
 class WaitingDeals(Protocol):
@@ -84,8 +85,8 @@ class PlayHandlers:
     async def arrived(self, conn: Session, resumed: bool) -> Message:
         """A socket said hello: it hears its player's messages and follows their games."""
         self.hub.add_player(conn)
-        games = await self.resume(conn)
-        await self.seated(conn.address, games)
+        games, slow = await self.resume(conn)
+        await self.seated(conn.address, games, slow)
         return {"games": games}
 
     async def back(self, conn: Session) -> None:
@@ -103,12 +104,14 @@ class PlayHandlers:
         self.hub.join(conn, game, message.get("seat"), 0)
         await self.hub.deliver(conn, game)
         with contextlib.suppress(*UNAVAILABLE):
-            await self.seated(conn.address, [game])  # it counts for the address
+            # It counts for the address (a correspondence game apart).
+            await self.seated(conn.address, [game], [game] if message.get("days") else [])
 
-    async def resume(self, conn: Session) -> list[str]:
-        """Follow the player's unfinished games again; an away seat comes back."""
+    async def resume(self, conn: Session) -> tuple[list[str], list[str]]:
+        """Follow the player's unfinished games again; an away seat comes back. The games,
+        and those of them played days a move."""
         player = player_of(conn)
-        found = []
+        found, slow = [], []
         for game_id in await self.store.player_games(player):
             try:
                 game = await self._found(conn, game_id, tell=False)
@@ -126,7 +129,9 @@ class PlayHandlers:
             if game.away[seat]:
                 await self.games.back(game_id, player)
             found.append(game_id)
-        return found
+            if game.days is not None:
+                slow.append(game_id)
+        return found, slow
 
     async def my_games(self, conn: Session, msg: Message) -> Message:
         """Our unfinished games, those where it is our move first (play/listing.py)."""
