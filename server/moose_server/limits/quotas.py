@@ -2,7 +2,8 @@
 
 Per player and per client address (addresses.limit_subject: an IPv6 /64):
 
-- unfinished games: a player's are its game set (store.add_player_game, written
+- unfinished games, real-time and correspondence ones (days a move) each against
+  limits of their own: a player's are its game set (store.add_player_game, written
   as a game is dealt, or as its fair deal starts waiting for seeds, and emptied
   as it ends); an address' are a hold
   (limits/holdings.py): the games its sockets were dealt (`seated`), or took a
@@ -75,7 +76,7 @@ class Quotas:
         """Refuse `too_many_games` when the player or the address holds its limit of games
         (`days`: of a correspondence game, counted apart from real-time ones)."""
         await self.player_room(player, days)
-        key, limit = self._address_games(address, days)
+        key, limit = self._address_games(address, days is not None)
         if not await self._room(key, limit, self._ended_games):
             raise _too_many_games("your address has", days)
 
@@ -86,13 +87,15 @@ class Quotas:
         in `correspondence` are played days a move, and held apart."""
         slow = [g for g in games if g in correspondence]
         fast = [g for g in games if g not in correspondence]
-        for days, held in ((None, fast), (1, slow)):
-            await self.holdings.put(self._address_games(address, days)[0], held, HOLD_TTL_MS)
+        for days_a_move, held in ((False, fast), (True, slow)):
+            key = self._address_games(address, days_a_move)[0]
+            await self.holdings.put(key, held, HOLD_TTL_MS)
 
-    def _address_games(self, address: str, days: int | None) -> tuple[str, int]:
-        """The hold of the address' unfinished games of that kind, and its limit."""
+    def _address_games(self, address: str, days_a_move: bool) -> tuple[str, int]:
+        """The hold of the address' unfinished games, real-time or correspondence ones,
+        and its limit."""
         subject, s = limit_subject(address), self.settings
-        if days is None:
+        if not days_a_move:
             return hold_key("games", subject), s.games_per_address
         return hold_key("corr_games", subject), s.correspondence_games_per_address
 
@@ -106,7 +109,7 @@ class Quotas:
         starts. A start that fails inside gives both back.
         """
         await self.player_room(player, days)
-        key, limit = self._address_games(address, days)
+        key, limit = self._address_games(address, days is not None)
         async with (
             self.limiter.attempt("start", address=address),
             self._taking(key, limit, self._ended_games) as held,
