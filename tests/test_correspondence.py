@@ -277,3 +277,26 @@ async def test_an_address_holds_its_correspondence_games_apart(serve, ws_client)
     assert (await bot_game(cy, None))["type"] == "table"  # real time: the address' own 1
     refused = await cy.request("queue")
     assert refused["message"].startswith("your address has too many unfinished games")
+
+
+async def test_a_vacation_holds_the_clocks_within_the_year_s_allowance(serve, ws_client):
+    url = (await serve(vacation_days=10)).url
+    ann, bob = await ws_client(url, "ann"), await ws_client(url, "bob")
+    match, _ = await days_game(ann, bob, 3)
+    game, clients = match["game"], [ann, bob]
+    assert (await ann.request("vacation", days=0))["code"] == "bad_message"
+    away = await ann.request("vacation", days=7)
+    assert away == {"type": "vacation", "days": 7, "games": [game], "left": 3, "id": away["id"]}
+    seen = [await state_of(c, game) for c in clients]
+    ((client, state),) = [(c, s) for c, (y, s) in zip(clients, seen, strict=True) if y["deadline"]]
+    assert abs(state["deadline"] - state["server_time"] - 10 * DAY_MS) < 60_000  # 7 + a turn
+    move = {"game": game, "seq": state["seq"], "move": state["legal"][0]}
+    assert (await client.request("move", **move))["type"] == "moved"
+    other = bob if client is ann else ann
+    turn = await next_event(other, game)
+    while turn["seq"] <= state["seq"] or turn["deadline"] is None:
+        turn = await next_event(other, game)
+    assert abs(turn["deadline"] - turn["server_time"] - 10 * DAY_MS) < 60_000  # still held
+    refused = await ann.request("vacation", days=4)
+    assert refused["code"] == "not_allowed" and "3 vacation days left" in refused["message"]
+    assert (await ann.request("vacation", days=3))["left"] == 0  # the refusal took none

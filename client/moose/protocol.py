@@ -153,6 +153,7 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[tuple[type, ...], bool]]] = {
     "record": {"game": (_STR, True), "code": (_STR, False)},
     "games": {"follow": (_BOOL, False)},
     "my_games": {},
+    "vacation": {"days": (_INT, True)},
     "seed": {"game": (_STR, True), "seed": (_STR, True)},  # provably fair deals
     # Together: rematch and challenges
     "rematch": {"game": (_STR, True), "bots": (_BOOL, False)},
@@ -226,6 +227,7 @@ SERVER_MESSAGES = frozenset(
         "profile",
         "game_list",
         "my_games",
+        "vacation",
         "gone",
         "reported",
         "seeded",

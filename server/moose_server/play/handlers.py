@@ -26,6 +26,7 @@ from moose_server.play.game import Game, GameError, finished_record
 from moose_server.play.games import Games
 from moose_server.play.hub import Hub
 from moose_server.play.listing import my_games
+from moose_server.play.vacation import Vacation
 from moose_server.settings import Settings
 from moose_server.storage.failures import UNAVAILABLE
 from moose_server.storage.store import Store
@@ -63,6 +64,7 @@ class PlayHandlers:
         self.deals = deals
         self.guard = guard  # a wrong join code pays the guess limit
         self.metrics = metrics
+        self.settings = settings
         self.watched = settings.watched_per_socket
         self.seated = seated  # where a socket's games count for its address (limits)
 
@@ -76,6 +78,7 @@ class PlayHandlers:
                 "unwatch": self.unwatch,
                 "record": self.record,
                 "my_games": self.my_games,
+                "vacation": self.vacation,
             }
         )
         router.on_back(self.back)
@@ -136,6 +139,12 @@ class PlayHandlers:
     async def my_games(self, conn: Session, msg: Message) -> Message:
         """Our unfinished games, those where it is our move first (play/listing.py)."""
         return await my_games(self.games, self.store, player_of(conn))
+
+    async def vacation(self, conn: Session, msg: Message) -> Message:
+        """Hold our correspondence games for some days (play/vacation.py)."""
+        return await Vacation(self.store, self.games, self.settings).take(
+            player_of(conn), msg["days"]
+        )
 
     async def move(self, conn: Session, msg: Message) -> Message:
         """Play a move in one of our games."""

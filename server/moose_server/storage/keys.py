@@ -402,6 +402,11 @@ def player_games_key(player: str) -> str:
     return _key(player, "games")
 
 
+def vacation_key(player: str) -> str:
+    """The vacation days a player took, per year (hash: year -> days)."""
+    return _key(player, "vacation")
+
+
 def correspondence_games_key(player: str) -> str:
     """The set of a player's unfinished correspondence games (also in player_games_key)."""
     return _key(player, "corr")
