@@ -91,3 +91,21 @@ async def test_no_table_of_one_address_and_an_away_seat_earns_nothing(moose_serv
     assert standing["x2"]["points"] + standing["y2"]["points"] == 2  # a win or a tie
     [game] = [g for g in shown["games"] if sorted(g["names"]) == ["x1", "y1"]]
     assert dict(zip(game["names"], game["points"], strict=True)) == {"x1": 2, "y1": 0}
+
+
+async def test_one_address_adds_a_bounded_number_of_arena_members(
+    moose_server, redis_url, ws_client
+):
+    url = await moose_server(arena_joins_per_hour=2)
+    await create_arena(redis_url, "a_many", 30, who="people", start_in=3600)
+    ann, bob, cat = [await ws_client(url, name, binary=False) for name in ("ann", "bob", "cat")]
+    for client in (ann, bob):
+        assert (await client.request("join_arena", arena="a_many"))["state"] == "wait"
+    refused = await cat.request("join_arena", arena="a_many")
+    assert (refused["type"], refused["code"]) == ("error", "rate_limited"), refused
+    assert refused["retry_after"] > 0
+    # Coming back is not a new member: free.
+    assert (await ann.request("pause_arena", arena="a_many"))["state"] == "paused"
+    assert (await ann.request("join_arena", arena="a_many"))["state"] == "wait"
+    shown = await cat.request("show_arena", arena="a_many")
+    assert sorted(s["name"] for s in shown["standings"]) == ["ann", "bob"]

@@ -103,3 +103,18 @@ async def test_one_address_is_not_seated_with_itself_while_others_are_free(redis
         assert sorted(s["player"] for s in table["seats"]) == ["q1", "q2"]
     finally:
         await backend.aclose()
+
+
+async def test_a_member_whose_own_table_did_not_form_joins_a_later_one(redis_url):
+    backend = await open_redis(redis_url, 4)
+    arenas = ArenaStore(backend)
+    try:
+        await arenas.create(new_arena("A", "bots", 30, (2, 3), arena_id="a_late"))
+        # First in line p1 (2-3) starts with p2 (3 only), then no third fits: no table.
+        # p3 (2 only) comes last: it sits with p1, ahead of it in line.
+        for p, low, high in (("p1", 2, 3), ("p2", 3, 3), ("p3", 2, 2)):
+            await arenas.member(ArenaMemberCall("a_late", p, "join", member(p, low, high)))
+        tables = await arenas.seat(ArenaSeatCall("a_late", 5000, 64))
+        assert [sorted(s["player"] for s in t["seats"]) for t in tables] == [["p1", "p3"]]
+    finally:
+        await backend.aclose()

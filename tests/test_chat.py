@@ -209,7 +209,8 @@ async def test_a_private_table_has_a_chat_before_its_start(serve, ws_client):
 
 
 async def test_following_shows_who_is_online_and_playing(serve, ws_client):
-    one, two = (await serve(**MANY)).url, (await serve(**MANY)).url
+    quick = {**MANY, "following_every": 0.1}  # asked again and again below
+    one, two = (await serve(**quick)).url, (await serve(**quick)).url
     ann, bob, cat = (
         await ws_client(one, "ann"),
         await ws_client(two, "bob"),
@@ -249,10 +250,15 @@ async def test_following_lists_the_games_the_follower_may_watch(serve, ws_client
 
 async def until_listed(client: RawClient, ok: Any) -> dict[str, Any]:
     """`following` asked again until every player in it passes `ok` (an instance notices
-    a closed socket a moment after the client closes it)."""
+    a closed socket a moment after the client closes it), after `retry_after` when
+    asked too soon."""
     async with asyncio.timeout(30):
         while True:
             answer = await client.request("following")
+            if answer["type"] == "error":
+                assert answer["code"] == "rate_limited", answer
+                await asyncio.sleep(answer["retry_after"] / 1000)
+                continue
             if answer["players"] and all(ok(p) for p in answer["players"]):
                 return answer
             await asyncio.sleep(0.05)

@@ -70,7 +70,7 @@ async def test_a_person_plays_an_arena_in_the_terminal_until_it_is_over(moose_se
         "ann",
         "--plain",
         "--players",
-        "2",
+        "2-6",  # the arena seats 2-4: what it says
         "--url",
         proc.url,
         stdin=asyncio.subprocess.PIPE,
@@ -88,6 +88,6 @@ async def test_a_person_plays_an_arena_in_the_terminal_until_it_is_over(moose_se
             played = await other
     out = (await person.stdout.read()).decode()
     assert person.returncode == 0, out
-    assert "waiting in arena a_hand" in out and played, out
+    assert "waiting in arena a_hand for a table of 2-4 players" in out and played, out
     assert all(f"game {r.game}" in out for r in played), out
     assert "ann" in out.split("a_hand")[-1]  # the final standings

@@ -17,7 +17,9 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from moose import protocol
+import msgspec.inspect
+
+from moose import messages, protocol
 from moose_server import errors
 from moose_server.limits import rates
 from moose_server.settings import Settings
@@ -199,6 +201,68 @@ def test_the_error_table_is_the_set_of_codes_the_server_may_send() -> None:
     assert {"bad_frame", "internal", "rate_limited"} <= doc  # the table was read
     assert sorted(protocol.ERROR_CODES - doc) == [], "codes missing from PROTOCOL.md's table"
     assert sorted(doc - protocol.ERROR_CODES) == [], "PROTOCOL.md lists codes never sent"
+
+
+def message_table(heading: str) -> dict[str, str]:
+    """A table of PROTOCOL.md's message index after the line `heading`: type -> second cell."""
+    text = section(PROTOCOL, "## Message index").split(f"\n{heading}\n", 1)[1]
+    table = text.lstrip("\n").split("\n\n", 1)[0]  # up to the next blank line
+    return dict(re.findall(r"^\| `([a-z_]+)` \| (.+) \|$", table, re.M))
+
+
+def documented_field(field: msgspec.inspect.Field) -> str:
+    """A Struct field as the client message table writes it: `name`? kind ≤ limit."""
+    kind = field.type
+    if isinstance(kind, msgspec.inspect.UnionType):  # an optional field: X | None
+        [kind] = [t for t in kind.types if not isinstance(t, msgspec.inspect.NoneType)]
+    names = {
+        msgspec.inspect.IntType: "int",
+        msgspec.inspect.StrType: "string",
+        msgspec.inspect.BoolType: "bool",
+        msgspec.inspect.DictType: "map",
+    }
+    text = f"`{field.name}`{'' if field.required else '?'} {names[type(kind)]}"
+    if isinstance(kind, msgspec.inspect.IntType):
+        assert (kind.ge, kind.le) == (-protocol.MAX_INT, protocol.MAX_INT), field.name
+    if isinstance(kind, msgspec.inspect.StrType) and kind.max_length != 64:
+        text += f" ≤ {kind.max_length}"
+    return text
+
+
+def test_the_client_message_table_is_the_structs_the_server_decodes() -> None:
+    doc = message_table("Client messages:")
+    infos = msgspec.inspect.multi_type_info(list(messages.CLIENT_TYPES.values()))
+    code = {}
+    for tag, info in zip(messages.CLIENT_TYPES, infos, strict=True):
+        assert isinstance(info, msgspec.inspect.StructType)
+        fields = [documented_field(f) for f in info.fields if f.name != "id"]
+        code[tag] = ", ".join(fields) or "—"
+    assert "`move` map" in code["move"] and len(code) > 40  # the Structs were read
+    assert sorted(code.keys() - doc.keys()) == [], "messages missing from PROTOCOL.md's table"
+    assert sorted(doc.keys() - code.keys()) == [], "PROTOCOL.md lists messages never decoded"
+    wrong = {t: (doc[t], code[t]) for t in code if doc[t] != code[t]}
+    assert wrong == {}, "PROTOCOL.md's fields (left) differ from the Struct's (right)"
+
+
+def test_the_server_message_table_is_every_type_the_server_sends() -> None:
+    doc = message_table("Server messages:")
+    assert {"welcome", "event", "error"} <= doc.keys()  # the table was read
+    assert sorted(messages.SERVER_TYPES - doc.keys()) == [], "missing from PROTOCOL.md"
+    assert sorted(doc.keys() - messages.SERVER_TYPES) == [], "PROTOCOL.md lists unknown types"
+    todo, built = [messages.Reply], set()
+    while todo:
+        cls = todo.pop()
+        todo += cls.__subclasses__()
+        if cls not in (messages.Reply, messages.Answer):
+            built.add(cls.__struct_config__.tag)
+    assert sorted(built - messages.SERVER_TYPES) == [] and {"error", "event"} <= built
+
+
+def test_the_error_struct_carries_the_extra_fields_the_error_table_names() -> None:
+    table = PROTOCOL.read_text().split("Stable codes:", 1)[1].split("## Close codes", 1)[0]
+    extra = set(messages.Error.__struct_fields__) - {"id", "code", "message"}
+    assert extra == set(messages.Error.KNOWN)
+    assert [f for f in sorted(extra) if f"`{f}`" not in table] == []
 
 
 def code_positions() -> dict[str, int]:

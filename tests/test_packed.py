@@ -7,6 +7,7 @@ import random
 from typing import Any
 
 import msgpack
+import msgspec
 import pytest
 
 from moose import protocol, rules
@@ -70,9 +71,10 @@ def test_prepared_messages_equal_event_message() -> None:
                 for seat in [None, *range(s.n)]:
                     got, want = ready.message(seat), event_message("g", e, seat, s)
                     assert got == want
-                    assert list(got["view"]) == list(want["view"])  # same key order
-                    # The frame a binary socket gets: the very bytes of the message.
-                    assert ready.frame(seat) == protocol.encode(want)
+                    assert list(got.view) == list(want.view)  # same key order
+                    # The frame a binary socket gets: the very bytes of the message as
+                    # msgpack packs it as a map (`type` first, every field, nulls too).
+                    assert ready.frame(seat) == protocol.encode(msgspec.to_builtins(want))
 
 
 def test_game_but_equals_dataclasses_replace() -> None:
@@ -151,7 +153,9 @@ def test_every_event_kind_s_frame_is_msgpack_packb_of_the_message_it_mirrors() -
                     e = Entry(i + 1, event, {**s.to_dict(), "auto": auto}, deadline, 7, s)
                     ready = Prepared("g_k", e)
                     for seat in [None, *range(n)]:
-                        want = msgpack.packb(event_message("g_k", e, seat, s), use_bin_type=True)
+                        message = msgspec.to_builtins(event_message("g_k", e, seat, s))
+                        assert list(message)[:2] == ["type", "game"]
+                        want = msgpack.packb(message, use_bin_type=True)
                         assert ready.frame(seat) == want, (event["kind"], seat)
 
 

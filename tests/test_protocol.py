@@ -1,4 +1,4 @@
-"""The wire format: encode/decode, message checks, and PROTOCOL.md's examples."""
+"""The wire format: encode/decode, the typed messages' checks, and PROTOCOL.md's examples."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ import re
 from pathlib import Path
 
 import msgpack
+import msgspec
 import pytest
 
-from moose import protocol
+from moose import messages, protocol
 from moose.protocol import ProtocolError
 
 DOC = Path(__file__).resolve().parent.parent / "PROTOCOL.md"
@@ -28,15 +29,22 @@ def test_every_doc_example_is_json_with_a_type():
         assert isinstance(ex.get("type"), str), ex
 
 
+def check(msg: dict) -> str:
+    """Decode `msg` as the server does (a JSON frame, then msgpack); its type."""
+    typed = messages.decode(json.dumps(msg))
+    assert type(messages.decode(msgpack.packb(msg))) is type(typed)
+    return str(typed.__struct_config__.tag)
+
+
 def test_doc_examples_of_client_messages_pass_the_check():
     kinds = set()
     for ex in doc_examples():
-        if ex["type"] in protocol.CLIENT_MESSAGES:
-            assert protocol.check(ex) == ex["type"]
+        if ex["type"] in messages.CLIENT_TYPES:
+            assert check(ex) == ex["type"]
             kinds.add(ex["type"])
         else:
-            assert ex["type"] in protocol.SERVER_MESSAGES, ex["type"]
-    assert kinds == set(protocol.CLIENT_MESSAGES)
+            assert ex["type"] in messages.SERVER_TYPES, ex["type"]
+    assert kinds == set(messages.CLIENT_TYPES)
 
 
 def test_doc_lists_every_error_code():
@@ -85,7 +93,7 @@ def test_non_map_frames_are_bad_message(frame):
 )
 def test_check_refuses_bad_messages_with_stable_codes(msg, code):
     with pytest.raises(ProtocolError) as err:
-        protocol.check(msg)
+        check(msg)
     assert err.value.code == code
     assert err.value.message
 
@@ -120,7 +128,7 @@ def test_error_carries_the_request_id():
 )
 def test_values_that_cannot_be_echoed_are_bad_message(msg):
     with pytest.raises(ProtocolError) as err:
-        protocol.check(msg)
+        messages.decode(protocol.encode(msg, binary=False))  # JSON text holds them all
     assert err.value.code == "bad_message"
     # The refusal itself can be sent in either encoding.
     answer = protocol.error(err.value.code, err.value.message, err.value.msg_id)
@@ -135,9 +143,63 @@ def test_an_id_that_cannot_be_echoed_is_not_echoed(msg_id):
 
 def test_the_largest_safe_integers_and_any_unicode_pass():
     big = protocol.MAX_INT
-    assert protocol.check({"type": "ping", "id": big}) == "ping"
-    assert protocol.check({"type": "ping", "id": -big}) == "ping"
-    assert protocol.check({"type": "sync", "game": "g_1", "since": big}) == "sync"
-    assert protocol.check({"type": "hello", "protocol": 1, "name": "Zoë 🦌 ムース"}) == "hello"
+    assert check({"type": "ping", "id": big}) == "ping"
+    assert check({"type": "ping", "id": -big}) == "ping"
+    assert check({"type": "sync", "game": "g_1", "since": big}) == "sync"
+    assert check({"type": "hello", "protocol": 1, "name": "Zoë 🦌 ムース"}) == "hello"
     move = {"action": "play", "card": "door", "room": 0, "seat": 1, "note": [1.5, None, True]}
-    assert protocol.check({"type": "move", "game": "g_1", "move": move}) == "move"
+    assert check({"type": "move", "game": "g_1", "move": move}) == "move"
+
+
+@pytest.mark.parametrize(
+    ("msg", "text"),
+    [
+        ({"type": "hello"}, "'hello' needs the field 'protocol'"),
+        ({"type": "watch", "game": None}, "'watch' needs the field 'game'"),
+        ({"type": "hello", "protocol": "1"}, "'hello.protocol' must be int, not str"),
+        ({"type": "say", "text": "x" * 1001}, "'say.text' is too long (at most 1000 characters)"),
+        ({"type": "sync", "game": "g", "since": 2**53}, "'sync.since' must be an integer within"),
+        ({"type": "move", "game": "g", "move": {"a": [[[[1]]]]}}, "'move.move' must be nested"),
+    ],
+)
+def test_a_refusal_names_the_message_and_the_field(msg, text):
+    for frame in (json.dumps(msg), msgpack.packb(msg)):
+        with pytest.raises(ProtocolError) as err:
+            messages.decode(frame)
+        assert err.value.code == "bad_message"
+        assert err.value.message.startswith(text), err.value.message
+
+
+def test_a_lone_surrogate_in_a_field_no_message_has_is_ignored_like_any_unknown_field():
+    # msgspec refuses the whole JSON text; the field is not one of ping's, so it passes.
+    assert messages.decode('{"type": "ping", "id": 4, "x": "\\ud800"}') == messages.Ping(id=4)
+
+
+def test_a_typed_message_has_its_fields_and_leaves_out_unknown_ones():
+    frame = {"type": "move", "id": "m1", "game": "g_1", "move": {"action": "pass"}, "extra": 1}
+    for encoded in (json.dumps(frame), msgpack.packb(frame)):
+        msg = messages.decode(encoded)
+        assert isinstance(msg, messages.Move)
+        assert (msg.id, msg.game, msg.move, msg.seq, msg.move_id) == (
+            "m1",
+            "g_1",
+            {"action": "pass"},
+            None,
+            None,
+        )
+
+
+def test_doc_examples_of_server_messages_built_as_structs_are_those_structs():
+    # PROTOCOL.md's `event`, `match`, `error`, `pong` and `moved` examples, read as their
+    # Struct and written back: the same map, every field documented and no other.
+    built = {"event": messages.Event, "match": messages.Match, "error": messages.Error}
+    built |= {"pong": messages.Pong, "moved": messages.Moved}
+    seen = set()
+    for ex in doc_examples():
+        cls = built.get(ex["type"])
+        if cls is None:
+            continue
+        typed = msgspec.convert(ex, cls)
+        assert msgspec.to_builtins(typed) == ex, ex
+        seen.add(ex["type"])
+    assert seen == set(built)

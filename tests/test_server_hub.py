@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import random
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 import pytest
@@ -19,20 +18,31 @@ import redis.asyncio as aioredis
 
 from moose import rules
 from moose_server.matchmaking.waiting import Waiting
-from moose_server.net.subscription import SILENT, Subscription
 from moose_server.play.copies import Copies
 from moose_server.play.games import Games
-from moose_server.play.hub import Hub, Sub
+from moose_server.play.hub import Hub
 from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.play.seats import Seat
+from moose_server.play.streams import heard_step
 from moose_server.settings import Settings
 from moose_server.storage.codec import pack
 from moose_server.storage.connection import open_redis
-from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, wake_channel
+from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, steps_channel, wake_channel
 from moose_server.storage.store import Entry, Store, connect
 
 from helpers import until
+from helpers.hubs import (
+    Peer,
+    checked_tasks,
+    instances,
+    is_true,
+    play_moves,
+    started,
+    stopped,
+)
 from helpers.relay import Relay
+
+HERE = wake_channel("i_here")  # the wake-up channel of a hub with no subscription
 
 
 class Committed:
@@ -79,31 +89,6 @@ def held_lock(peer: Peer, game: str) -> AskedLock:
     return lock
 
 
-class Peer:
-    """A socket that keeps the messages it is sent."""
-
-    binary = False
-
-    def __init__(self, player: str, seat: int | None) -> None:
-        self.player = player
-        self.subs: dict[str, Sub] = {}
-        self.seat = seat
-        self.got: list[dict[str, Any]] = []
-        self.said: list[dict[str, Any]] = []  # player messages
-
-    def send(self, message: dict[str, Any]) -> None:
-        self.got.append(message)
-
-    def send_frame(self, payload: bytes) -> None:
-        raise AssertionError("a text socket gets messages")
-
-    def note_away(self, game: str) -> None:
-        pass
-
-    async def on_player_message(self, message: dict[str, Any]) -> None:
-        self.said.append(message)
-
-
 @pytest.fixture
 async def game(redis_url: str) -> AsyncIterator[tuple[Store, str, list[Entry]]]:
     """A 2-player game dealt and moved once through the real Games and Redis.
@@ -136,16 +121,17 @@ async def xranges(store: Store) -> int:
 async def test_a_wake_up_before_its_commit_reply_reads_nothing_once_the_reply_delivered(game):
     store, gid, entries = game
     fanouts = Fanouts()
-    hub = Hub(store, fanout=fanouts)  # no subscription: wake-ups by hand
+    hub = Hub(store, HERE, fanout=fanouts)  # no subscription: wake-ups by hand
     fanned = fanouts.handled
     peers = [Peer("p_a", 0), Peer("p_b", 1)]
     for peer in peers:
         hub.join(peer, gid, peer.seat, 0)
     hub._on_game(gid, 2)  # our own wake-up, before the commit's reply was processed...
     hub.committed(gid, entries)  # ...which then sends the events at once
-    await asyncio.gather(*hub._tasks)
+    await checked_tasks(hub)
     assert await xranges(store) == 0  # the wake-up's task found every socket served
-    assert fanned == [(gid, 2)]
+    # ...and so did the follow, whose game version counts as a wake-up too.
+    assert fanned == [(gid, 2), (gid, 2)]
     assert fanouts.delivered_ == [(gid, 1, False)]  # every socket had the commit at once
     for peer in peers:
         assert [m["seq"] for m in peer.got] == [1, 2]
@@ -154,13 +140,14 @@ async def test_a_wake_up_before_its_commit_reply_reads_nothing_once_the_reply_de
 async def test_a_wake_up_reads_the_stream_once_for_the_sockets_behind(game):
     store, gid, _ = game
     fanouts = Fanouts()
-    hub = Hub(store, fanout=fanouts)
+    hub = Hub(store, HERE, fanout=fanouts)
     fanned = fanouts.handled
     peers = [Peer("p_a", 0), Peer("p_b", 1)]
     for peer in peers:
         hub.join(peer, gid, peer.seat, 0)
-    hub._on_game(gid, 2)  # another instance's commit: only the stream has the events
-    await asyncio.gather(*hub._tasks)
+    # Another instance's commits: the follow takes the game's version as their
+    # wake-up, and only the stream has the events.
+    await checked_tasks(hub)
     assert await xranges(store) == 1
     assert fanned == [(gid, 2)]
     for peer in peers:
@@ -171,7 +158,7 @@ async def test_a_late_socket_is_served_from_the_log_and_one_that_saw_another_eve
     game,
 ):
     store, gid, entries = game
-    hub = Hub(store)
+    hub = Hub(store, HERE)
     hub.committed(gid, entries)  # dealt and moved here before the sockets joined
     late, rewound = Peer("p_a", 0), Peer("p_b", 1)
     hub.join(late, gid, 0, 0)
@@ -186,7 +173,7 @@ async def test_a_late_socket_is_served_from_the_log_and_one_that_saw_another_eve
 
 async def test_a_commit_at_a_seq_a_socket_saw_resyncs_it_unless_it_saw_that_very_event(game):
     store, gid, entries = game
-    hub = Hub(store)
+    hub = Hub(store, HERE)
     same, other = Peer("p_a", 0), Peer("p_b", 1)
     hub.join(same, gid, 0, 2).time = entries[1].time  # got seq 2 from a read already
     hub.join(other, gid, 1, 2).time = entries[1].time + 5  # saw a seq 2 Redis lost
@@ -205,7 +192,7 @@ async def test_a_game_dealt_here_reaches_its_players_sockets_without_a_stream_re
     client = connect(redis_url, 4)
     gw = await open_redis(redis_url, 8)
     store = Store(gw, 16)
-    hub = Hub(store)
+    hub = Hub(store, HERE)
     games = Games(store, Settings(redis_url=redis_url), listeners=[hub])
     try:
         # Seat 1 is a bot: its moves are committed here before the people join.
@@ -231,7 +218,7 @@ async def test_a_game_dealt_here_reaches_its_players_sockets_without_a_stream_re
 async def test_our_commits_reach_a_socket_reading_a_gap_at_their_wake_up_without_a_read(game):
     store, gid, entries = game
     fanouts = Fanouts()
-    hub = Hub(store, fanout=fanouts)
+    hub = Hub(store, HERE, fanout=fanouts)
     fanned = fanouts.handled
     busy, free = Peer("p_a", 0), Peer("p_b", 1)
     for peer in (busy, free):
@@ -241,13 +228,14 @@ async def test_our_commits_reach_a_socket_reading_a_gap_at_their_wake_up_without
     hub.committed(gid, entries)
     assert seqs(free, gid) == [1, 2] and seqs(busy, gid) == []
     assert fanouts.delivered_ == [(gid, 1, True)]  # `busy` gets it at the wake-up
-    hub._on_game(gid, 2)  # the wake-up: `busy` waits for its lock in a task
-    await until(lambda: _true(lock.asked == 2))  # the hub's task waits for the lock
-    assert fanned == [] and seqs(busy, gid) == []
+    # No wake-up of our own commit comes: the hub makes one, and the follow's game
+    # version is one too; `busy` waits for its lock in a task.
+    await until(lambda: is_true(lock.asked >= 2))  # the hub's task waits for the lock
+    assert seqs(busy, gid) == []
     lock.release()
-    await asyncio.gather(*hub._tasks)
+    await checked_tasks(hub)
     assert seqs(busy, gid) == [1, 2] and seqs(free, gid) == [1, 2]
-    assert fanned == [(gid, 2)]
+    assert fanned and set(fanned) == {(gid, 2)}
     assert await xranges(store) == 0
 
 
@@ -257,7 +245,7 @@ async def test_our_commits_reach_a_socket_reading_a_gap_though_no_wake_up_of_the
     store, gid, _ = game
     fanouts = Fanouts()
     channel = wake_channel("i_here")
-    hub = Hub(store, fanout=fanouts, channel=channel)
+    hub = Hub(store, channel, fanout=fanouts)
     games = Games(store, Settings(), listeners=[hub], own_channel=channel)
     busy, free = Peer("p_a", 0), Peer("p_b", 1)
     for peer in (busy, free):
@@ -265,12 +253,12 @@ async def test_our_commits_reach_a_socket_reading_a_gap_though_no_wake_up_of_the
     await asyncio.gather(*hub._tasks)  # followed; nothing to send
     lock = held_lock(busy, gid)
     await lock.acquire()  # as if it were reading the stream
-    await _play(games, gid, 1)
+    await play_moves(games, gid, 1)
     assert seqs(free, gid) == [3] and seqs(busy, gid) == []
-    await until(lambda: _true(lock.asked == 2))  # the hub made a wake-up for `busy`
+    await until(lambda: is_true(lock.asked == 2))  # the hub made a wake-up for `busy`
     assert seqs(busy, gid) == []
     lock.release()
-    await until(lambda: _true(seqs(busy, gid) == [3]))
+    await until(lambda: is_true(seqs(busy, gid) == [3]))
     await asyncio.gather(*hub._tasks)
     assert fanouts.delivered_ == [(gid, 3, True)] and fanouts.handled[-1] == (gid, 3)
     await games.close()
@@ -280,7 +268,7 @@ async def test_sockets_behind_get_every_event_once_in_order_whatever_the_wake_up
     client = connect(redis_url, 4)
     gw = await open_redis(redis_url, 8)
     store = Store(gw, 16)
-    hub = Hub(store)
+    hub = Hub(store, HERE)
     ours, theirs = (
         Games(store, Settings(), listeners=[hub]),
         Games(store, Settings()),
@@ -345,7 +333,7 @@ async def test_a_wake_up_during_a_sockets_first_read_is_not_lost_when_the_read_i
     client = connect(redis_url, 4)
     gw = await open_redis(redis_url, 8)
     store = LateStore(gw, 16)
-    hub = Hub(store)
+    hub = Hub(store, HERE)
     elsewhere = Games(store, Settings())  # another instance: its commits reach us by wake-up
     try:
         dealt = await elsewhere.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
@@ -372,7 +360,7 @@ async def test_a_wake_up_drops_the_games_copy_it_makes_old(redis_url):
     gw = await open_redis(redis_url, 8)
     store = Store(gw, 16)
     copies = Copies(Settings())
-    hub = Hub(store, woken=copies)
+    hub = Hub(store, HERE, woken=copies)
     games = Games(store, Settings(), copies=copies, listeners=[hub])
     try:
         dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=7)
@@ -394,7 +382,7 @@ async def test_a_wake_up_drops_the_games_copy_it_makes_old(redis_url):
 
 def test_a_match_on_the_player_channel_ends_the_players_wait_in_the_queue() -> None:
     waiting = Waiting(None, None, None)  # type: ignore[arg-type]  # no Redis: nothing to requeue
-    hub = Hub(None, players=waiting)  # type: ignore[arg-type]
+    hub = Hub(None, HERE, players=waiting)  # type: ignore[arg-type]
     waiting.add("p_a", "a", 2, 4, 25)
     waiting.add("p_b", "b", 2, 4, 25)
     hub.heard_player(pack(["p_a", {"type": "table", "code": "X"}, 1]))
@@ -410,7 +398,7 @@ def _entries(count: int, start: int = 1) -> list[Entry]:
 
 
 def test_the_logs_are_bounded_in_games_and_in_events_per_game() -> None:
-    hub = Hub(None)  # type: ignore[arg-type]
+    hub = Hub(None, HERE)  # type: ignore[arg-type]
     for k in range(LOGGED_GAMES + 50):
         hub.committed(f"g_{k}", _entries(3))
     assert len(hub.recent) == LOGGED_GAMES
@@ -424,8 +412,8 @@ def test_the_logs_are_bounded_in_games_and_in_events_per_game() -> None:
     assert held.since(0) is None  # its first events are gone: a socket would read the stream
 
 
-def test_a_game_log_is_dropped_once_no_local_socket_can_use_it() -> None:
-    hub = Hub(None)  # type: ignore[arg-type]
+async def test_a_game_log_is_dropped_once_no_local_socket_can_use_it(redis_url) -> None:
+    hub = Hub(Store(await open_redis(redis_url, 2), 16), HERE)  # the games are in no Redis
     hub.committed("g_x", _entries(2))
     hub._on_game("g_x", 2)  # its own wake-up: kept for the players to come
     assert [p.seq for p in hub.recent.get("g_x").events] == [1, 2]
@@ -436,6 +424,8 @@ def test_a_game_log_is_dropped_once_no_local_socket_can_use_it() -> None:
     hub.join(peer, "g_y", 0, 2)
     hub.leave(peer, "g_y")
     assert hub.recent.get("g_y") is None
+    await checked_tasks(hub)  # the follow: no such game
+    await hub.store.redis.aclose()
 
 
 @pytest.fixture
@@ -461,13 +451,13 @@ async def test_a_player_message_published_twice_by_a_resend_reaches_each_socket_
 ):
     store, relay, url = resending_store
     pubsub_client = connect(url, 1, blocking=True)
-    hub = Hub(store)
+    hub = Hub(store, HERE)
     peer = Peer("p_a", 0)
     hub.add_player(peer)
-    running, ready = _started(hub, pubsub_client)
+    running, ready = started(hub, pubsub_client)
     admin = aioredis.Redis.from_url(url)
     try:
-        await until(lambda: _true(ready.is_set()))
+        await until(lambda: is_true(ready.is_set()))
         await store.ping()  # connected
         before = await publishes(admin)
         # Redis runs the PUBLISH but its reply is lost with the connection:
@@ -479,33 +469,12 @@ async def test_a_player_message_published_twice_by_a_resend_reaches_each_socket_
         assert await publishes(admin) - before == 2
         await store.publish_player("p_a", {"type": "table", "code": "X"})
         await admin.publish(PLAYERS_CHANNEL, pack(["p_a", {"type": "old"}]))  # no id
-        await until(lambda: _true(any(m["type"] == "old" for m in peer.said)))
+        await until(lambda: is_true(any(m["type"] == "old" for m in peer.said)))
         assert [m["type"] for m in peer.said] == ["match", "table", "old"]
     finally:
-        await _stopped(running, hub)
+        await stopped(running, hub)
         await admin.aclose()
         await pubsub_client.aclose()
-
-
-async def _true(value: bool) -> bool:
-    return value
-
-
-def _started(
-    hub: Hub, pubsub: Any, silent: float = SILENT
-) -> tuple[asyncio.Future[None], asyncio.Event]:
-    """The hub hearing its channels through a subscription, as an instance runs it;
-    the subscription's `ready`."""
-    subscription = Subscription(pubsub, hub.channels(), subscribed=hub.subscribed, silent=silent)
-    return asyncio.ensure_future(subscription.run()), subscription.ready
-
-
-async def _stopped(running: asyncio.Future[None], hub: Hub) -> None:
-    """Stop a subscription started by `_started`, and the hub's deliveries."""
-    running.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await running
-    await hub.close()
 
 
 async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
@@ -514,16 +483,16 @@ async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
     server = redis_factory(appendonly=False)
     async with Relay(server.port) as relay:
         pubsub_client = connect(f"redis://127.0.0.1:{relay.port}/0", 1, blocking=True)
-        hub = Hub(None)  # type: ignore[arg-type]
+        hub = Hub(Store(await open_redis(server.url, 2), 16), HERE)
         peer = Peer("p_a", 0)
         hub.add_player(peer)
-        running, ready = _started(hub, pubsub_client, silent=0.2)
+        running, ready = started(hub, pubsub_client, silent=0.2)
         admin = aioredis.Redis.from_url(server.url)
         try:
-            await until(lambda: _true(ready.is_set()))
+            await until(lambda: is_true(ready.is_set()))
             assert relay.accepted == 1
             relay.freeze()  # the PING after 0.2 s of silence gets no answer
-            await until(lambda: _true(relay.accepted == 2))
+            await until(lambda: is_true(relay.accepted == 2))
 
             # The new subscription hears what is published from now on.
             async def heard() -> bool:
@@ -532,9 +501,10 @@ async def test_a_subscription_that_stops_answering_is_made_anew(redis_factory):
 
             await until(heard, every=0.1)
         finally:
-            await _stopped(running, hub)
+            await stopped(running, hub)
             await admin.aclose()
             await pubsub_client.aclose()
+            await hub.store.redis.aclose()
 
 
 async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
@@ -548,11 +518,11 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
     store = Store(gw, 16)
     copies = Copies(Settings())
     fanouts = Fanouts()
-    hub = Hub(store, woken=copies, fanout=fanouts)
+    hub = Hub(store, HERE, woken=copies, fanout=fanouts)
     games = Games(store, Settings(), copies=copies, listeners=[hub])
-    running, ready = _started(hub, pubsub_client)
+    running, ready = started(hub, pubsub_client)
     try:
-        await until(lambda: _true(ready.is_set()))
+        await until(lambda: is_true(ready.is_set()))
         dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
         peers = [Peer("p_a", 0), Peer("p_b", 1)]
         for peer in peers:
@@ -565,13 +535,13 @@ async def test_our_own_commits_are_never_read_back_from_the_stream(redis_url):
             player = game.players[rules.to_act(game.state)]
             await games.move(dealt.id, player, rules.legal_moves(game.state)[0])
             game = await games.load(dealt.id)
-        await until(lambda: _true(all(p.subs[dealt.id].seen == game.version for p in peers)))
+        await until(lambda: is_true(all(p.subs[dealt.id].seen == game.version for p in peers)))
         # The last commit's wake-up handled (they come in order), and what it started.
-        await until(lambda: _true((dealt.id, game.version) in fanouts.handled))
-        await until(lambda: _true(not hub._tasks))
+        await until(lambda: is_true((dealt.id, game.version) in fanouts.handled))
+        await until(lambda: is_true(not hub._tasks))
         assert await xranges(store) == 0
     finally:
-        await _stopped(running, hub)
+        await stopped(running, hub)
         await games.close()
         await pubsub_client.aclose()
         await client.aclose()
@@ -590,7 +560,7 @@ async def test_sockets_whose_game_went_back_get_a_state_with_the_deadline_held(g
     # the deadline Redis had, which may already be due: a timeout raced the seat's
     # answer to it.
     store, gid, _ = game
-    hub = Hub(store, outage_grace=600)
+    hub = Hub(store, HERE, outage_grace=600)
     peers = [Peer("p_a", 0), Peer("p_b", 1)]
     for peer in peers:
         hub.join(peer, gid, peer.seat, 3).time = 12345
@@ -608,7 +578,7 @@ async def test_sockets_whose_game_went_back_get_a_state_with_the_deadline_held(g
 
 async def test_after_a_lost_subscription_only_games_that_went_back_are_held(game, redis_url):
     store, gid, entries = game
-    hub = Hub(store, outage_grace=600)
+    hub = Hub(store, HERE, outage_grace=600)
     kept, behind = Peer("p_a", 0), Peer("p_b", 1)
     hub.join(kept, gid, 0, 2).time = entries[1].time  # saw seq 2 as Redis holds it
     hub.join(behind, gid, 1, 1).time = entries[0].time  # missed seq 2
@@ -623,7 +593,7 @@ async def test_a_wake_up_while_a_sockets_state_is_read_reaches_it_after_the_stat
     # wake-up came while the socket's `seen` was still the seq Redis lost. Before,
     # it was taken as seen: the seat never heard of the move and timed out.
     store, gid, entries = game
-    hub = Hub(store)
+    hub = Hub(store, HERE)
     peer = Peer("p_a", 0)
     sub = hub.join(peer, gid, 0, 5)  # saw seq 5, which Redis lost
     games = Games(store, Settings(redis_url=redis_url))
@@ -639,12 +609,6 @@ async def test_a_wake_up_while_a_sockets_state_is_read_reaches_it_after_the_stat
     await games.close()
 
 
-async def checked_tasks(hub: Hub) -> None:
-    """Every task the hub has started, to its end."""
-    while hub._tasks:
-        await asyncio.gather(*list(hub._tasks))
-
-
 # -- wake-ups go to the instances that follow a game (lua/follow.lua) ----------------
 
 
@@ -652,21 +616,30 @@ MARKER_CHANNEL = GAMES_CHANNEL + b":~marker"  # no instance hears it; `Wakeups` 
 
 
 class Wakeups:
-    """Every game wake-up published, on any channel, as a raw subscriber hears them."""
+    """Every game wake-up published, on any channel, as a raw subscriber hears them;
+    a step published to the instance of wake-up channel C (on its sharded channels,
+    `steps_of`) is heard as C's wake-up at the step's last seq."""
 
-    def __init__(self, redis_url: str) -> None:
+    def __init__(self, redis_url: str, steps_of: Sequence[bytes] = ()) -> None:
         self.client = aioredis.Redis.from_url(redis_url)
         self.heard: list[tuple[bytes, str]] = []  # (channel, "<game> <seq>")
         self._task: asyncio.Task[None] | None = None
+        self._steps = {steps_channel(b, c): c for c in steps_of for b in range(16)}
 
     async def __aenter__(self) -> Wakeups:
         pubsub = self.client.pubsub()
         await pubsub.psubscribe(GAMES_CHANNEL + b"*")
+        if self._steps:
+            await pubsub.ssubscribe(*self._steps)
 
         async def listen() -> None:
             async for message in pubsub.listen():
                 if message["type"] == "pmessage":
                     self.heard.append((message["channel"], message["data"].decode()))
+                elif message["type"] == "smessage":
+                    step = heard_step(message["data"])
+                    wake = f"{step.game} {step.entries[-1].seq}"
+                    self.heard.append((self._steps[message["channel"]], wake))
 
         self._task = asyncio.ensure_future(listen())
         self._pubsub = pubsub
@@ -681,7 +654,7 @@ class Wakeups:
         """
         marker = f"caught-up {len(self.heard)}"
         await self.client.publish(MARKER_CHANNEL, marker)
-        await until(lambda: _true((MARKER_CHANNEL, marker) in self.heard))
+        await until(lambda: is_true((MARKER_CHANNEL, marker) in self.heard))
         self.heard.remove((MARKER_CHANNEL, marker))
 
     async def __aexit__(self, *exc: object) -> None:
@@ -691,56 +664,6 @@ class Wakeups:
             await self._task
         await self._pubsub.aclose()
         await self.client.aclose()
-
-
-async def _play(games: Games, game_id: str, moves: int) -> None:
-    """Play the first legal move of the seat to act, `moves` times (or to the end)."""
-    for _ in range(moves):
-        game = await games.load(game_id)
-        if game.state.over:
-            return
-        player = game.players[rules.to_act(game.state)]
-        await games.move(game_id, player, rules.legal_moves(game.state)[0])
-
-
-@dataclass
-class Instances:
-    """Hubs of several instances over one real Redis, each on its own subscription and
-    channel, and a `Games` that commits as the first of them (its hub a listener)."""
-
-    client: aioredis.Redis
-    store: Store
-    hubs: list[Hub]
-    channels: list[bytes]
-    games: Games
-
-    async def followers(self, game: str) -> set[bytes]:
-        """The channels the game's hash lists (lua/follow.lua)."""
-        return set((await self.client.hget(self.store.keys_of(game).game, "w") or b"").split())
-
-
-@contextlib.asynccontextmanager
-async def instances(redis_url: str, *names: str) -> AsyncIterator[Instances]:
-    client = connect(redis_url, 4)
-    gw = await open_redis(redis_url, 8)
-    pubsub_client = connect(redis_url, 1, blocking=True)
-    store = Store(gw, 16)
-    copies = Copies(Settings())
-    channels = [wake_channel(name) for name in names]
-    hubs = [Hub(store, woken=copies, channel=channels[0])]
-    hubs += [Hub(store, channel=channel) for channel in channels[1:]]
-    games = Games(store, Settings(), copies=copies, listeners=[hubs[0]], own_channel=channels[0])
-    started = [_started(hub, pubsub_client) for hub in hubs]
-    try:
-        await until(lambda: _true(all(ready.is_set() for _, ready in started)))
-        yield Instances(client, store, hubs, channels, games)
-    finally:
-        for (task, _), hub in zip(started, hubs, strict=True):
-            await _stopped(task, hub)
-        await games.close()
-        await pubsub_client.aclose()
-        await client.aclose()
-        await gw.aclose()
 
 
 async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_moves(redis_url):
@@ -754,12 +677,12 @@ async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_mov
         peers = [Peer("p_a", 0), Peer("p_b", 1)]
         for peer in peers:
             hub.join(peer, dealt.id, peer.seat, 0)
-        await until(lambda: _true(all(p.subs[dealt.id].seen == 1 for p in peers)))
-        await until(lambda: _true(not hub._tasks))  # followed
+        await until(lambda: is_true(all(p.subs[dealt.id].seen == 1 for p in peers)))
+        await until(lambda: is_true(not hub._tasks))  # followed
         assert await here.followers(dealt.id) == set(here.channels)
-        await _play(games, dealt.id, 10)
+        await play_moves(games, dealt.id, 10)
         game = await games.load(dealt.id)
-        await until(lambda: _true(all(p.subs[dealt.id].seen == game.version for p in peers)))
+        await until(lambda: is_true(all(p.subs[dealt.id].seen == game.version for p in peers)))
         await heard.caught_up()
         # The deal's wake-up went to every instance (nobody followed the game yet).
         assert heard.heard == [(GAMES_CHANNEL, f"{dealt.id} 1")]
@@ -771,22 +694,23 @@ async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_af
     # Instance A plays the game; instance B's socket starts following it at seq 1
     # while the game is further on, and B's channel is listed only once its follow
     # is done: B takes the version then as a wake-up, and hears A's next commits.
-    async with instances(redis_url, "i_a", "i_b") as both, Wakeups(redis_url) as heard:
+    steps = [wake_channel("i_a", steps=True), wake_channel("i_b", steps=True)]
+    async with instances(redis_url, "i_a", "i_b") as both, Wakeups(redis_url, steps) as heard:
         (hub_a, hub_b), (a, b), games = both.hubs, both.channels, both.games
         dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
         here = Peer("p_a", 0)
         hub_a.join(here, dealt.id, 0, 1)
-        await until(lambda: _true(not hub_a._tasks))
-        await _play(games, dealt.id, 3)
+        await until(lambda: is_true(not hub_a._tasks))
+        await play_moves(games, dealt.id, 3)
         watcher = Peer("p_w", None)
         hub_b.join(watcher, dealt.id, None, 1)  # B's socket saw seq 1 only
         then = (await games.load(dealt.id)).version
         # No wake-up comes for seqs 2..then: B's follow itself catches the socket up.
-        await until(lambda: _true(watcher.subs[dealt.id].seen == then))
+        await until(lambda: is_true(watcher.subs[dealt.id].seen == then))
         assert await both.client.hget(both.store.keys_of(dealt.id).game, "w") == a + b" " + b
-        await _play(games, dealt.id, 3)
+        await play_moves(games, dealt.id, 3)
         game = await games.load(dealt.id)
-        await until(lambda: _true(watcher.subs[dealt.id].seen == game.version))
+        await until(lambda: is_true(watcher.subs[dealt.id].seen == game.version))
         await heard.caught_up()
         # A's moves after B followed woke B alone; none woke A, none went to all.
         after = [c for c, w in heard.heard if int(w.split()[1]) > 4]
@@ -803,15 +727,15 @@ async def test_a_game_followed_before_it_is_dealt_is_followed_at_its_first_wake_
         (hub_a, hub_b), games = both.hubs, both.games
         waiting = Peer("p_b", 1)
         hub_b.join(waiting, "g_fair", 1, 0)  # before the deal
-        await until(lambda: _true(not hub_b._tasks))
+        await until(lambda: is_true(not hub_b._tasks))
         seats = [Seat("p_a", "a", None), Seat("p_b", "b", None)]
         dealt = await games.create(seats, seed=3, game_id="g_fair")
         hub_a.join(Peer("p_a", 0), dealt.id, 0, 1)
-        await until(lambda: _true(not hub_a._tasks and not hub_b._tasks))
+        await until(lambda: is_true(not hub_a._tasks and not hub_b._tasks))
         assert await both.followers(dealt.id) == set(both.channels)
-        await _play(games, dealt.id, 4)
+        await play_moves(games, dealt.id, 4)
         game = await games.load(dealt.id)
-        await until(lambda: _true(waiting.subs[dealt.id].seen == game.version))
+        await until(lambda: is_true(waiting.subs[dealt.id].seen == game.version))
     assert [m["seq"] for m in waiting.got] == list(range(1, game.version + 1))
 
 
@@ -821,24 +745,24 @@ async def test_a_socket_that_joins_from_an_older_read_gets_our_commits_since(gam
     # comes to a hub with its own channel: the join makes one.
     store, gid, _ = game
     channel = wake_channel("i_here")
-    hub = Hub(store, channel=channel)
+    hub = Hub(store, channel)
     games = Games(store, Settings(), listeners=[hub], own_channel=channel)
     first = Peer("p_a", 0)
     hub.join(first, gid, 0, 2)
     await asyncio.gather(*hub._tasks)  # followed
     read = await games.load(gid)  # the resumed socket's handler reads the game...
-    await _play(games, gid, 1)  # ...we commit seq 3...
+    await play_moves(games, gid, 1)  # ...we commit seq 3...
     assert seqs(first, gid) == [3]
     second = Peer("p_b", 1)
     hub.join(second, gid, 1, read.version)  # ...and then it joins, at seq 2
-    await until(lambda: _true(seqs(second, gid) == [3]))
+    await until(lambda: is_true(seqs(second, gid) == [3]))
     await games.close()
 
 
 async def test_a_list_of_followers_redis_lost_is_made_again_after_a_lost_subscription(game):
     store, gid, _ = game
     channel = wake_channel("i_here")
-    hub = Hub(store, channel=channel)  # no subscription
+    hub = Hub(store, channel)  # no subscription
     peer = Peer("p_a", 0)
     hub.join(peer, gid, 0, 2)
     await asyncio.gather(*hub._tasks)

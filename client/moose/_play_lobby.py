@@ -75,8 +75,9 @@ class PlayLobby:
             self.code = args.code.strip().upper()
             await self.on_table(await self.client.join_table(self.code, fair=args.fair))
         elif getattr(args, "arena", None):  # `moose arena join`
-            low, high = args.players
-            await self.client.join_arena(args.arena, low, high)
+            joined = await self.client.join_arena(args.arena, *args.players)
+            # The sizes the arena seats you at: yours, narrowed to the arena's.
+            low, high = joined["min_players"], joined["max_players"]
             self.say(f"waiting in arena {args.arena} for a table of {low}-{high} players")
         else:
             low, high = args.players

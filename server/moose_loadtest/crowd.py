@@ -269,8 +269,11 @@ class Player:
             {"type": "queue", "id": next(self._ids), "min_players": t, "max_players": t}
         )
 
-    async def play(self) -> None:
-        """Read and answer until stopped, or until the queue is closed and no game runs."""
+    async def play(self, after: float = 0.0) -> None:
+        """Queue (`after` seconds from now), then read and answer until stopped, or
+        until the queue is closed and no game runs."""
+        if after > 0:
+            await asyncio.sleep(after)
         await self.queue()
         while True:
             msg = await self._receive()
@@ -376,11 +379,23 @@ class Player:
 # Players of the matchmaking phase get a rating drawn evenly from this mu range
 # (sigma 2, 10 games: established), 1,152 rating points from end to end.
 SEED_MU = (13.0, 37.0)
+# Spread over instances: mu between runs of players seated together (~190 rating
+# points; the queue's window is 100 and a game moves a rating by about 50).
+SPREAD_MU = 4.0
+# Seconds between the first queue of one run and the next's: more than a server's
+# batch of queue requests takes on a machine not overloaded (games_on_several says).
+RUN_STAGGER = 0.005
 
 
-async def _seed_ratings(job: Job, players: list[Player]) -> None:
+async def _seed_ratings(job: Job, players: list[Player], spread: bool = False) -> None:
     """Give every player a rating in Redis before they queue (the queue reads it).
 
+    `spread`: players over several instances. The queue seats players of close
+    ratings together, and otherwise in the order their tickets came, which comes
+    in batches of one instance: left alone, most tables would sit on one
+    instance. Each run of `table` players in a row (on different instances,
+    round-robin) gets one rating, the runs `SPREAD_MU` apart (past the queue's
+    window, even after a game's change), so that a table is one run.
     In pipelines of a few hundred: the server's heartbeats go unanswered while
     the players do not read, so this must not take long.
     """
@@ -389,7 +404,14 @@ async def _seed_ratings(job: Job, players: list[Player]) -> None:
     from moose_loadtest.probes import seed_ratings
 
     rng = _random.Random(job.seed)
-    ratings = [(p.player, p.name, rng.uniform(*SEED_MU)) for p in players]
+    low, high = SEED_MU
+
+    def mu(i: int) -> float:
+        if not spread:
+            return rng.uniform(low, high)
+        return low + SPREAD_MU * (i // job.table)
+
+    ratings = [(p.player, p.name, mu(i)) for i, p in enumerate(players)]
     await seed_ratings(job.redis_url or "", ratings)
 
 
@@ -490,6 +512,8 @@ async def run_job(job: Job, ready: Any = None, go: Any = None, progress: Any = N
         players = await _connect_all(run, players)
         if job.mode == "matchmaking" and job.redis_url:
             await _seed_ratings(job, players)
+        elif job.spread and job.redis_url:
+            await _seed_ratings(job, players, spread=True)
         if ready is not None:
             ready()
         start = await go() if go is not None else time.monotonic()
@@ -531,7 +555,11 @@ def _restart(old: Run, start: float, players: list[Player]) -> Run:
 
 async def _games(run: Run, players: list[Player]) -> None:
     """Play until the window ends, then let running games finish within `drain`."""
-    tasks = [asyncio.create_task(p.play()) for p in players]
+    # Spread over instances: the runs of players seated together (`_seed_ratings`)
+    # queue one after another, each run's tickets side by side in the queue, which
+    # past its first tickets seats the oldest together whatever their ratings.
+    stagger = RUN_STAGGER if run.job.spread else 0.0
+    tasks = [asyncio.create_task(p.play(stagger * (p.index // run.job.table))) for p in players]
     stop_at = run.window[1]
     await asyncio.sleep(max(0.0, stop_at - time.monotonic()))
     run.queueing = False

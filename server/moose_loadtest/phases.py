@@ -112,7 +112,15 @@ async def games_phase(
             if redis:
                 await redis.aclose()
 
-    job = _job(opts, "games", url, opts.games * opts.table, rate=opts.rate, spread=spread)
+    job = _job(
+        opts,
+        "games",
+        url,
+        opts.games * opts.table,
+        rate=opts.rate,
+        spread=spread,
+        redis_url=redis_url if spread else None,  # ratings that seat a table over instances
+    )
     merged = await run_workers(job, opts.procs, ui, label, window)
     out = summary(merged, opts.duration)
     # The progress line ends on the window's figure, the one the table shows.

@@ -84,6 +84,7 @@ from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.chat_store import ChatStore
 from moose_server.social.consent import Consent
+from moose_server.social.following import Following
 from moose_server.social.follows import Follows
 from moose_server.social.handlers import Social
 from moose_server.social.presence import Presence
@@ -207,15 +208,19 @@ async def _build(
     # Wake-ups of the games our sockets follow come on our channel, but not those
     # of our own commits: the hub is told of them as a listener of `games`.
     # One per process, should two instances be given one name.
-    channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}")
+    # Steps come on sharded channels where Redis is one node; a cluster's would need
+    # a subscription on each shard: there, a wake-up and a stream read.
+    steps = not redis.cluster
+    channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}", steps)
     hub = Hub(
         store,
+        channel,
         copies.size,
         woken=copies,
         fanout=metrics,
         players=waiting,
         outage_grace=settings.outage_grace,
-        channel=channel,
+        steps=steps,
     )
     stack.push_async_callback(hub.close)
     observer = Observer(metrics)
@@ -227,6 +232,7 @@ async def _build(
         listeners=[hub, observer],
         timeouts=metrics,
         own_channel=channel,
+        publish_steps=steps,
     )
     stack.push_async_callback(games.close)
     # Every per-client rate limit (limits/rates.py), shared by the instances.
@@ -287,7 +293,7 @@ async def _build(
         consent=consent,
     )
     stack.push_async_callback(invites.close)
-    arena_requests = ArenaRequests(arena_store, store, players, quotas, settings)
+    arena_requests = ArenaRequests(arena_store, store, players, quotas, limiter, settings)
     # Chat, blocks and follows; follows read the same presence.
     follows = Follows(redis, store, settings, presence)
     social = Social(
@@ -300,6 +306,7 @@ async def _build(
         guard,
         limiter,
         consent,
+        Following(follows, players, games, settings.following_every),
     )
     # Each feature registers its messages and its hooks of a socket's life with the
     # router; a socket knows the router only. Hooks run in the order registered.
@@ -336,6 +343,7 @@ async def _build(
     subscription = Subscription(
         redis.pubsub,
         {**hub.channels(), MODERATION_CHANNEL: notices.heard, CHAT_CHANNEL: chat.heard},
+        sharded=hub.sharded_channels(),
         subscribed=hub.subscribed,
     )
     # The loops; those that take new work stop first when the instance drains.

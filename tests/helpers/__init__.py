@@ -8,6 +8,7 @@ path in rootdir mode).
 - `cluster`: a Redis Cluster of three real servers (the embedded binary).
 - `aof`: a copy of a server's AOF, put back to lose the writes made since.
 - `servers`: `moose serve` subprocesses and in-process server instances.
+- `hubs`: hubs of several instances over one Redis, and sockets that keep what they get.
 - `sockets`: a raw WebSocket client, and games played and checked over it.
 - `wire`: a WebSocket speaking JSON frames with no project code, for raw-protocol tests.
 - `clients`: games played through the client library.

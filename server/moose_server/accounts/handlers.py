@@ -11,6 +11,16 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol
 
+from moose.messages import (
+    ChangePassword,
+    Hello,
+    Leaderboard,
+    LogoutAll,
+    Ping,
+    Pong,
+    Profile,
+    Register,
+)
 from moose.protocol import PROTOCOL_VERSION, ProtocolError
 from moose_server.accounts import names
 from moose_server.accounts.identity import Accounts, Identity
@@ -85,44 +95,44 @@ class Sessions:
         """Handle the session messages; a closed bot socket's session ends."""
         router.add(
             {
-                "hello": self.hello,
-                "ping": self.ping,
-                "register": self.register_account,
-                "change_password": self.change_password,
-                "logout_all": self.logout_all,
+                Hello: self.hello,
+                Ping: self.ping,
+                Register: self.register_account,
+                ChangePassword: self.change_password,
+                LogoutAll: self.logout_all,
             }
         )
         router.on_closed(self.closed)
 
-    async def hello(self, conn: Session, msg: Message) -> Message:
+    async def hello(self, conn: Session, msg: Hello) -> Message:
         """Start a session: a new player with a name, or an old one with a token."""
-        if msg["protocol"] != PROTOCOL_VERSION:
+        if msg.protocol != PROTOCOL_VERSION:
             raise ProtocolError(
                 "protocol_version", f"this server speaks protocol {PROTOCOL_VERSION}"
             )
         self.admission.check(conn.address)  # before any work (a password hash) is done for it
         now = await self.store.now_ms()
-        if msg.get("token"):
+        if msg.token:
             # A banned player hears `banned` (why, and until when), not that the ban
             # revoked their token.
-            self.admission.check(conn.address, self.accounts.signed(msg["token"], now / 1000))
-            who = await self.accounts.resume(msg["token"], now / 1000)
+            self.admission.check(conn.address, self.accounts.signed(msg.token, now / 1000))
+            who = await self.accounts.resume(msg.token, now / 1000)
             self.reconnected()
-        elif msg.get("name") is None:
+        elif msg.name is None:
             raise ProtocolError("bad_message", "'hello' needs a 'name' or a 'token'")
-        elif msg.get("password") is not None:
-            who = await self.accounts.login(msg["name"], msg["password"], conn.address)
+        elif msg.password is not None:
+            who = await self.accounts.login(msg.name, msg.password, conn.address)
         else:
-            who = await self._guest(conn, names.clean(msg["name"]), bool(msg.get("bot")))
+            who = await self._guest(conn, names.clean(msg.name), bool(msg.bot))
         self.admission.check(conn.address, who.player)
         if who.bot and id(conn) not in self.bot_sockets:
             await self._bot_session(conn, new=False)
         _become(conn, who)
         fields: Message = {}
         for arrival in self.arrivals:
-            fields.update(await arrival.arrived(conn, bool(msg.get("token"))))
+            fields.update(await arrival.arrived(conn, bool(msg.token)))
         games = fields.get("games", [])
-        how = "resumed" if msg.get("token") else "login" if msg.get("password") else "new"
+        how = "resumed" if msg.token else "login" if msg.password else "new"
         log.info(
             "hello %s (%s, %s session, %d games)",
             who.player,
@@ -169,14 +179,14 @@ class Sessions:
         if address is not None:
             await self.bots.leave_bot(address)
 
-    async def ping(self, conn: Session, msg: Message) -> Message:
+    async def ping(self, conn: Session, msg: Ping) -> Pong:
         """Answer with Redis' clock."""
-        return {"type": "pong", "server_time": await self.store.now_ms()}
+        return Pong(server_time=await self.store.now_ms(), id=msg.id)
 
-    async def register_account(self, conn: Session, msg: Message) -> Message:
+    async def register_account(self, conn: Session, msg: Register) -> Message:
         """Claim the session's name as an account with a password (same player id)."""
         now = await self.store.now_ms()
-        who = await self.accounts.register(_identity(conn), msg["password"], now, conn.address)
+        who = await self.accounts.register(_identity(conn), msg.password, now, conn.address)
         _become(conn, who)
         log.info(
             "register %s (%s)",
@@ -191,14 +201,14 @@ class Sessions:
             "token": self.accounts.token(who, now / 1000),
         }
 
-    async def change_password(self, conn: Session, msg: Message) -> Message:
+    async def change_password(self, conn: Session, msg: ChangePassword) -> Message:
         """A new password; the account's other sessions are logged out."""
         who = await self.accounts.change_password(
-            _identity(conn), msg["password"], msg["new_password"], conn.address
+            _identity(conn), msg.password, msg.new_password, conn.address
         )
         return {"type": "password_changed", "token": await self._revoke_others(conn, who)}
 
-    async def logout_all(self, conn: Session, msg: Message) -> Message:
+    async def logout_all(self, conn: Session, msg: LogoutAll) -> Message:
         """Refuse every earlier token of the account, and close its other sockets."""
         who = await self.accounts.logout_all(_identity(conn))
         return {"type": "logged_out", "token": await self._revoke_others(conn, who)}
@@ -236,19 +246,21 @@ class Profiles:
 
     def register(self, router: Router) -> None:
         """Handle leaderboard and profile."""
-        router.add({"leaderboard": self.leaderboard, "profile": self.profile})
+        router.add({Leaderboard: self.leaderboard, Profile: self.profile})
 
-    async def leaderboard(self, conn: Session, msg: Message) -> Message:
+    async def leaderboard(self, conn: Session, msg: Leaderboard) -> Message:
         """The best players of the humans' or the bots' leaderboard."""
-        kind, limit = msg.get("kind", "humans"), msg.get("limit", DEFAULT_LIMIT)
-        return {"type": "leaderboard", **await self.boards.page(kind, limit, msg.get("offset", 0))}
+        kind = "humans" if msg.kind is None else msg.kind
+        limit = DEFAULT_LIMIT if msg.limit is None else msg.limit
+        offset = 0 if msg.offset is None else msg.offset
+        return {"type": "leaderboard", **await self.boards.page(kind, limit, offset)}
 
-    async def profile(self, conn: Session, msg: Message) -> Message:
+    async def profile(self, conn: Session, msg: Profile) -> Message:
         """A player's rating, rank and history (by id, account name, or seat of a game
         this player may watch; default: our own)."""
-        player, name = msg.get("player"), msg.get("name")
-        if msg.get("game") is not None:
-            player = await self.seat_player(conn, msg["game"], msg.get("seat"))
+        player, name = msg.player, msg.name
+        if msg.game is not None:
+            player = await self.seat_player(conn, msg.game, msg.seat)
         found = await self.boards.find(player, name) if player or name else player_of(conn)
         out = await self.boards.profile(found, await self.store.now_ms())
         return {"type": "profile", **out, "arenas_won": await self.won(found)}

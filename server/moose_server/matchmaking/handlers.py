@@ -12,6 +12,7 @@ import contextlib
 import logging
 from collections.abc import Callable
 
+from moose.messages import Games, LeaveQueue, Queue, QueueBots, QueueRange
 from moose_server.accounts import PlayerStore, ratings
 from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking.live_games import LiveGames
@@ -52,27 +53,27 @@ class QueueHandlers:
         """Handle the queue's messages; a closed socket leaves the queue and the list."""
         router.add(
             {
-                "queue": self.queue,
-                "leave_queue": self.leave_queue,
-                "queue_range": self.queue_range,
-                "queue_bots": self.queue_bots,
-                "games": self.games_list,
+                Queue: self.queue,
+                LeaveQueue: self.leave_queue,
+                QueueRange: self.queue_range,
+                QueueBots: self.queue_bots,
+                Games: self.games_list,
             }
         )
         router.on_dropped(self.live.unfollow)
         router.on_closed(self.closed)
 
-    async def queue(self, conn: Session, msg: Message) -> Message:
+    async def queue(self, conn: Session, msg: Queue) -> Message:
         """Join the public queue (with `days`: its correspondence tickets, apart)."""
-        days = check_days(msg.get("days"))
+        days = check_days(msg.days)
         if days is not None:
             return await self._seek(conn, days)
-        low, high = msg.get("min_players", 2), msg.get("max_players", 6)
+        low, high = _sizes(msg)
         player = player_of(conn)
         await self.quotas.may_play(conn.address, player)
         [profile] = await self.players.profiles([player])
         skill = ratings.skill(float(profile.get("mu", ratings.MU)))
-        fair = bool(msg.get("fair"))
+        fair = bool(msg.fair)
         since = await self.matchmaker.enqueue(player, conn.name, low, high, skill, fair)
         self.waiting.add(player, conn.name, low, high, skill, fair)
         log.info(
@@ -106,12 +107,10 @@ class QueueHandlers:
         log.info("queue %s for %d days a move", player, days, extra={"event": "queue"})
         return {"type": "queued", "days": days, "server_time": since, "matched": since is None}
 
-    async def queue_range(self, conn: Session, msg: Message) -> Message:
+    async def queue_range(self, conn: Session, msg: QueueRange) -> Message:
         """Change the sizes of table the player waits for, keeping their place."""
         player = player_of(conn)
-        ticket = await self.matchmaker.change_range(
-            player, msg.get("min_players", 2), msg.get("max_players", 6)
-        )
+        ticket = await self.matchmaker.change_range(player, *_sizes(msg))
         self.waiting.change(player, ticket.min_players, ticket.max_players)
         log.info(
             "queue_range %s for %s-%s seats",
@@ -122,10 +121,10 @@ class QueueHandlers:
         )
         return self._queued(ticket)
 
-    async def queue_bots(self, conn: Session, msg: Message) -> Message:
+    async def queue_bots(self, conn: Session, msg: QueueBots) -> Message:
         """A player who waited long enough asks for a table now, bots in the empty seats."""
         player = player_of(conn)
-        ticket = await self.matchmaker.ask_bots(player, msg.get("players"))
+        ticket = await self.matchmaker.ask_bots(player, msg.players)
         log.info(
             "queue_bots %s for %s seats",
             player,
@@ -134,9 +133,9 @@ class QueueHandlers:
         )
         return self._queued(ticket)
 
-    async def leave_queue(self, conn: Session, msg: Message) -> Message:
+    async def leave_queue(self, conn: Session, msg: LeaveQueue) -> Message:
         """Leave the public queue (with `days`: withdraw that correspondence ticket)."""
-        days = check_days(msg.get("days"))
+        days = check_days(msg.days)
         if days is not None:
             if not await self.seeks.withdraw(player_of(conn), days):
                 raise MatchError("not_queued", f"you have no ticket of {days} days a move")
@@ -149,11 +148,11 @@ class QueueHandlers:
         )
         return {"type": "left"}
 
-    async def games_list(self, conn: Session, msg: Message) -> Message:
+    async def games_list(self, conn: Session, msg: Games) -> Message:
         """The live public games; with `follow`, again whenever the list changes."""
-        if msg.get("follow"):
+        if msg.follow:
             self.live.follow(conn)
-        elif msg.get("follow") is False:
+        elif msg.follow is False:
             self.live.unfollow(conn)
         return dict(await self.live.snapshot())
 
@@ -162,3 +161,9 @@ class QueueHandlers:
         if conn.player is not None and not self.here(conn.player):
             with contextlib.suppress(MatchError):
                 await self.matchmaker.leave_if_queued(conn.player)
+
+
+def _sizes(msg: Queue | QueueRange) -> tuple[int, int]:
+    """The table sizes a queue message asks for: 2 to 6 players unless it says."""
+    low = 2 if msg.min_players is None else msg.min_players
+    return low, 6 if msg.max_players is None else msg.max_players

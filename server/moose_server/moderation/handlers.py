@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+from moose.messages import Report
 from moose.protocol import ProtocolError
 from moose_server.moderation.reports import Reports, clean_reason
 from moose_server.net.router import Router
@@ -16,7 +17,7 @@ __all__ = ["ReportHandlers"]
 
 log = logging.getLogger(__name__)
 
-Quoted = Callable[[Session, Message], Awaitable[Message | None]]
+Quoted = Callable[[Session, Report], Awaitable[Message | None]]
 # find(socket, target, None): (player id, name) of an account's name or a player's id,
 # a connected guest's included (social's `whom`); or no_such_player.
 Find = Callable[[Session, str, None], Awaitable[tuple[str, str]]]
@@ -36,11 +37,11 @@ class ReportHandlers:
 
     def register(self, router: Router) -> None:
         """Handle `report`."""
-        router.add({"report": self.report})
+        router.add({Report: self.report})
 
-    async def report(self, conn: Session, msg: Message) -> Message:
+    async def report(self, conn: Session, msg: Report) -> Message:
         """Report a player to the moderators (`moose admin reports`)."""
-        reason, game_id, target = clean_reason(msg["reason"]), msg.get("game"), msg["player"]
+        reason, game_id, target = clean_reason(msg.reason), msg.game, msg.player
         if target == conn.player:
             raise ProtocolError("bad_message", "you cannot report yourself")
         line = await self.quoted(conn, msg)  # a chat line it names

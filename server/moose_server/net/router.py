@@ -1,9 +1,10 @@
-"""Message type -> handler, and what runs as a socket comes back, is told or closes.
+"""Message class -> handler, and what runs as a socket comes back, is told or closes.
 
-Each feature registers its handlers (`add`) and its hooks while app.py builds
-it; a socket (net/ws.py) knows the router only. A handler takes the socket's
-session and the checked message and returns the answer (without `id`; the
-socket adds it), or raises a `Refusal` with a PROTOCOL.md code.
+Each feature registers its handlers (`add`, keyed by the client message's
+Struct in moose.messages) and its hooks while app.py builds it; a socket
+(net/ws.py) knows the router only. A handler takes the socket's session and the
+typed message and returns the answer (without `id`; the socket adds it), or
+raises a `Refusal` with a PROTOCOL.md code.
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import contextlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from moose.messages import ClientMessage, Reply, Request
 from moose_server.net.session import Message, Session
 from moose_server.storage.failures import UNAVAILABLE
 
 __all__ = ["Handler", "Hook", "Router", "Told"]
 
-Handler = Callable[[Any, Message], Awaitable[Message | None]]
+# A handler declares the Struct it takes (`msg: Move`); the router pairs them by class.
+Handler = Callable[[Any, Any], Awaitable[Message | Reply | None]]
 Hook = Callable[[Session], Awaitable[None]]
 Told = Callable[[Session, Message], Awaitable[None]]
 
@@ -26,17 +29,17 @@ class Router:
     """The handlers of every message type, and the hooks of a socket's life."""
 
     def __init__(self) -> None:
-        self.handlers: dict[str, Handler] = {}
+        self.handlers: dict[type[Request], Handler] = {}
         self._back: list[Hook] = []
         self._told: list[Told] = []
         self._dropped: list[Callable[[Session], None]] = []
         self._closed: list[Hook] = []
 
-    def add(self, handlers: Mapping[str, Handler]) -> None:
-        """Handle these message types; a type has one handler only."""
+    def add(self, handlers: Mapping[type[Request], Handler]) -> None:
+        """Handle these message classes; a class has one handler only."""
         taken = handlers.keys() & self.handlers.keys()
         if taken:
-            raise ValueError(f"message types handled twice: {sorted(taken)}")
+            raise ValueError(f"messages handled twice: {sorted(c.__name__ for c in taken)}")
         self.handlers.update(handlers)
 
     def on_back(self, hook: Hook) -> None:
@@ -55,9 +58,9 @@ class Router:
         """Run `hook` once a socket has closed; storage trouble in one stops no other."""
         self._closed.append(hook)
 
-    async def handle(self, mtype: str, conn: Session, msg: Message) -> Message | None:
-        """Run the handler of a checked message of type `mtype`."""
-        return await self.handlers[mtype](conn, msg)
+    async def handle(self, conn: Session, msg: ClientMessage) -> Message | Reply | None:
+        """Run the handler of a typed message."""
+        return await self.handlers[type(msg)](conn, msg)
 
     async def back(self, conn: Session) -> None:
         """The socket sent something while a seat of its was away."""

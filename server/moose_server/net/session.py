@@ -11,6 +11,8 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from moose.messages import Reply
+
 __all__ = ["Message", "Peer", "Session", "Sub", "player_of"]
 
 Message = dict[str, Any]
@@ -36,8 +38,8 @@ class Peer(Protocol):
     subs: dict[str, Sub]
     binary: bool  # msgpack frames (else JSON text)
 
-    def send(self, message: Message) -> None:
-        """Send a message to the socket; never waits."""
+    def send(self, message: Message | Reply) -> None:
+        """Send a message to the socket (a map, or a Struct of moose.messages); never waits."""
 
     def send_frame(self, payload: bytes) -> None:
         """Send a message already packed (binary sockets); never waits."""

@@ -44,11 +44,13 @@ class Subscription:
         redis: PubSubSource,
         channels: Mapping[bytes, Heard],
         *,
+        sharded: Mapping[bytes, Heard] | None = None,
         subscribed: Callable[[bool], None] | None = None,
         silent: float = SILENT,
     ) -> None:
         self.redis = redis
         self.channels = dict(channels)
+        self.sharded = dict(sharded or {})  # SSUBSCRIBEd: their messages come as "smessage"
         self.subscribed = subscribed  # told of each subscription: again (True) or first
         self.silent = silent
         self.ready = asyncio.Event()  # set once the first subscription is made
@@ -59,6 +61,8 @@ class Subscription:
             try:
                 async with self.redis.pubsub() as pubsub:
                     await pubsub.subscribe(*self.channels)
+                    if self.sharded:
+                        await pubsub.ssubscribe(*self.sharded)
                     if self.subscribed is not None:
                         self.subscribed(self.ready.is_set())
                     self.ready.set()
@@ -86,9 +90,13 @@ class Subscription:
 
     def hand_on(self, message: dict[str, Any]) -> None:
         """One pub/sub message to the part that hears its channel; never waits."""
-        if message.get("type") != "message":
+        kind = message.get("type")
+        if kind == "message":
+            heard = self.channels.get(message["channel"])
+        elif kind == "smessage":
+            heard = self.sharded.get(message["channel"])
+        else:
             return
-        heard = self.channels.get(message["channel"])
         if heard is None:
             return
         try:

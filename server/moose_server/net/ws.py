@@ -1,7 +1,9 @@
 """One WebSocket: read loop -> dispatch; every frame out through aiohttp's writer.
 
-The reader decodes and checks each frame, applies the rate limit and runs the
-handler the message type's feature registered with the router (`router.py`).
+The reader applies the rate limit, decodes each frame once into its typed
+message (moose.messages: msgspec's JSON or msgpack decoder, which checks every
+field as it reads) and runs the handler the message's feature registered with
+the router (`router.py`).
 `send` never waits: the frame goes to aiohttp's writer at once (`outbox.py`), so
 a move's `moved` and the events the hub sends are on the wire when they are
 sent, not when the loop turn ends. The kernel and aiohttp buffer what the client
@@ -27,9 +29,11 @@ import contextlib
 import logging
 from typing import Any, Protocol
 
+import msgspec
 from aiohttp import WSMsgType, web
 
-from moose import protocol
+from moose import messages, protocol
+from moose.messages import ClientMessage, Error, Hello, Reply
 from moose.protocol import ProtocolError
 from moose_server.addresses import networks
 from moose_server.errors import Refusal
@@ -220,17 +224,18 @@ class Connection:
 
     async def _answer(self, data: bytes | str) -> None:
         msg_id = None
-        msg = None
-        mtype = "?"
+        msg: ClientMessage | None = None
         try:
-            msg = protocol.decode(data)
-            msg_id = protocol.request_id(msg)
-            mtype = protocol.check(msg)
-            answer = await self._dispatch(mtype, msg)
+            msg = messages.decode(data)  # typed and checked, or ProtocolError
+            msg_id = msg.id
+            answer = await self._dispatch(msg)
         except _Refusal as exc:
+            if isinstance(exc, ProtocolError) and msg is None:
+                msg_id = exc.msg_id  # the id of a message that failed its check
             fields = getattr(exc, "fields", None)
             self.send_error(exc.code, exc.message, msg_id, _game_of(msg), fields)
             if isinstance(exc, Limited):
+                mtype = msg.__struct_config__.tag if msg is not None else "?"
                 self.doors.refusals.refused(
                     f"{exc.code}:{mtype}", self.address, self.player, self.name
                 )
@@ -257,18 +262,19 @@ class Connection:
             self.send_error("internal", "internal error (logged)", msg_id)
             return
         if answer is not None:
-            if msg_id is not None:
-                answer["id"] = msg_id
+            if msg_id is not None and isinstance(answer, dict):
+                answer["id"] = msg_id  # a Reply Struct carries it already
             self.send(answer)
 
-    async def _dispatch(self, mtype: str, msg: dict[str, Any]) -> dict[str, Any] | None:
-        if self.player is None and mtype != "hello":
+    async def _dispatch(self, msg: ClientMessage) -> dict[str, Any] | Reply | None:
+        hello = type(msg) is Hello
+        if self.player is None and not hello:
             raise ProtocolError("hello_required", "say hello first")
-        if self.player is not None and mtype == "hello":
+        if self.player is not None and hello:
             raise ProtocolError("already_hello", "this socket has said hello already")
         if self.away:  # a seat of ours is away: it comes back (play/handlers.py)
             await self.doors.router.back(self)
-        return await self.doors.router.handle(mtype, self, msg)
+        return await self.doors.router.handle(self, msg)
 
     def _limited(self, data: bytes | str) -> None:
         msg_id = None
@@ -287,20 +293,20 @@ class Connection:
 
     # -- writing ------------------------------------------------------------------
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: dict[str, Any] | Reply) -> None:
         """Send a message (written now, unless the client is behind); never waits."""
         if self._closing:
             return
         try:
-            frame = pack(message) if self.binary else protocol.encode(message, binary=False)
-        except (ValueError, TypeError, OverflowError) as exc:
+            frame = pack(message) if self.binary else _json(message)
+        except (ValueError, TypeError, OverflowError, msgspec.EncodeError) as exc:
             # A value the protocol check let through by mistake: the client gets
             # `internal` instead of a dead socket, and the log one line per socket.
             if not self._unencodable:
                 self._unencodable = True
                 log.error(
                     "cannot encode a %s message: %s",
-                    message.get("type"),
+                    _type_of(message),
                     exc,
                     extra={"event": "internal_error", "player": self.player},
                 )
@@ -373,8 +379,12 @@ class Connection:
                     "game": game,
                 },
             )
-        error = protocol.error(code, message, msg_id)
-        self.send({**error, **fields} if fields else error)
+        if not fields:
+            self.send(Error(code=code, message=message, id=msg_id))
+        elif fields.keys() <= Error.KNOWN:
+            self.send(Error(code=code, message=message, id=msg_id, **fields))
+        else:  # a field the Struct does not name yet: the map, as PROTOCOL.md has it
+            self.send({**protocol.error(code, message, msg_id), **fields})
 
     def close(self, code: int, message: str = "") -> None:
         """Close after what was sent before has been written."""
@@ -490,7 +500,21 @@ def _check_origin(request: web.Request, origins: Origins) -> None:
         )
 
 
-def _game_of(msg: dict[str, Any] | None) -> str | None:
+def _json(message: dict[str, Any] | Reply) -> str:
+    """A message as a JSON text frame."""
+    if isinstance(message, Reply):
+        return msgspec.json.encode(message).decode()
+    return str(protocol.encode(message, binary=False))
+
+
+def _type_of(message: dict[str, Any] | Reply) -> object:
+    """A message's `type`, for the log."""
+    if isinstance(message, Reply):
+        return message.__struct_config__.tag
+    return message.get("type")
+
+
+def _game_of(msg: ClientMessage | None) -> str | None:
     """The game a request is about, if it names one."""
-    game = msg.get("game") if msg is not None else None
+    game = getattr(msg, "game", None)
     return game if isinstance(game, str) else None

@@ -1,5 +1,9 @@
 """The games this instance wrote last (`Copies`): a player's move on one is checked
-against it and committed at once, without reading the game first (games.py)."""
+against it and committed at once, without reading the game first (games.py).
+
+A step another instance committed and published (lua/commit.lua) brings the game
+data it wrote: that is kept too, packed, and unpacked only when a move here
+needs it, as a read right after that commit would have found it."""
 
 from __future__ import annotations
 
@@ -9,6 +13,7 @@ from collections.abc import Iterator
 
 from moose_server.play.game import Game
 from moose_server.settings import Settings
+from moose_server.storage.codec import unpack_stored
 
 __all__ = ["COPIED_GAMES", "Copies"]
 
@@ -22,6 +27,8 @@ class Copies:
 
     def __init__(self, settings: Settings) -> None:
         self._games: dict[str, Game] = {}  # game id -> as last written here (LRU order)
+        # game id -> (version, deadline, packed data) as another instance last wrote it
+        self._heard: dict[str, tuple[int, int, bytes]] = {}
         self._committing: dict[str, int] = {}  # game -> commits of ours under way
         self._settled: dict[str, asyncio.Event] = {}  # set once none is, if awaited
         # Each game kept is ~12 KB (25 moves in); one that is not costs its next
@@ -30,10 +37,31 @@ class Copies:
 
     def get(self, game_id: str) -> Game | None:
         """Our copy of the game, if we keep one."""
-        return self._games.get(game_id)
+        found = self._games.get(game_id)
+        if found is None and game_id in self._heard:
+            version, deadline, data = self._heard.pop(game_id)
+            found = Game.from_data(game_id, version, deadline, unpack_stored(data))
+            if found.finished:
+                return None
+            self._games[game_id] = found
+        return found
+
+    def stepped(self, game: str, version: int, deadline: int, data: bytes) -> None:
+        """Another instance committed the game to `version`, writing `data`: kept
+        packed, as a read right after that commit would find it, until a move
+        here needs it (then it saves that move its read)."""
+        known = self._games.get(game)
+        if known is not None and known.version >= version:
+            return
+        self._games.pop(game, None)
+        self._heard.pop(game, None)
+        self._heard[game] = (version, deadline, data)
+        if len(self._heard) > self.size:
+            del self._heard[next(iter(self._heard))]
 
     def keep(self, game: Game) -> None:
         """Keep the game as just written here (a finished game is dropped)."""
+        self._heard.pop(game.id, None)
         known = self._games.pop(game.id, None)
         if game.finished:
             return
@@ -72,3 +100,6 @@ class Copies:
         known = self._games.get(game)
         if known is not None and known.version < seq:
             del self._games[game]
+        heard = self._heard.get(game)
+        if heard is not None and heard[0] < seq:
+            del self._heard[game]

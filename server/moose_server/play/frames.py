@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from moose import rules
+from moose.messages import Event
 from moose_server.play.correspondence import days_info
 from moose_server.play.game import Game, arena_info, seat_info
 from moose_server.storage.codec import HOLES, Template, pack
@@ -26,23 +27,22 @@ _NIL = pack(None)
 _SEATS = [pack(seat) for seat in range(rules.MAX_PLAYERS)]
 
 
-def event_message(game: str, entry: Entry, seat: int | None, state: rules.State) -> dict[str, Any]:
+def event_message(game: str, entry: Entry, seat: int | None, state: rules.State) -> Event:
     """The `event` message of one stream entry as `seat` sees it."""
     view = rules.view(state, seat)
     mine = seat is not None and view["to_act"] == seat and not entry.state.get("auto")
-    return {
-        "type": "event",
-        "game": game,
-        "seq": entry.seq,
-        "event": entry.event,
-        "view": view,
-        "legal": rules.legal_moves(state) if mine else None,
-        "deadline": entry.deadline if mine and entry.deadline else None,
-        "server_time": entry.time,
-    }
+    return Event(
+        game=game,
+        seq=entry.seq,
+        event=entry.event,
+        view=view,
+        legal=rules.legal_moves(state) if mine else None,
+        deadline=entry.deadline if mine and entry.deadline else None,
+        server_time=entry.time,
+    )
 
 
-def state_message(game: Game, seat: int | None, now: int) -> dict[str, Any]:
+def state_message(game: Game, seat: int | None, now: int) -> Event:
     """An `event` of kind `state`: the game as `seat` sees it now, with names and away seats."""
     auto = {"auto": game.auto_kind() is not None}
     # A spectator or a resumed seat never saw the `start` event that named the seats,
@@ -111,7 +111,7 @@ class Prepared:
         """The entry's sequence number."""
         return self.entry.seq
 
-    def message(self, seat: int | None) -> dict[str, Any]:
+    def message(self, seat: int | None) -> Event:
         """The `event` message as `seat` sees it."""
         if self._seated(seat):
             hand = sorted(self.state.hands[seat])  # type: ignore[index]
@@ -158,18 +158,17 @@ class Prepared:
             self.legal = rules.legal_moves(self.state)
         return self.legal
 
-    def _message(self, view: dict[str, Any], legal: Any, deadline: Any) -> dict[str, Any]:
+    def _message(self, view: dict[str, Any], legal: Any, deadline: Any) -> Event:
         entry = self.entry
-        return {
-            "type": "event",
-            "game": self.game,
-            "seq": entry.seq,
-            "event": entry.event,
-            "view": view,
-            "legal": legal,
-            "deadline": deadline,
-            "server_time": entry.time,
-        }
+        return Event(
+            game=self.game,
+            seq=entry.seq,
+            event=entry.event,
+            view=view,
+            legal=legal,
+            deadline=deadline,
+            server_time=entry.time,
+        )
 
     def _make_template(self) -> Template:
         """The message packed once, with the seat, its hand, `legal` and `deadline` open."""

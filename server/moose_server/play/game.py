@@ -17,7 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from moose import rules
+from moose.messages import Match
 from moose_server.accounts import Standing, distinct, ratings
 from moose_server.errors import Refusal
 from moose_server.play.correspondence import days_info
@@ -320,16 +323,14 @@ def match_message(game: Game, seat: int) -> dict[str, Any]:
 def table_match(
     game: str, seat: int, names: list[str], info: dict[str, Any], deal: dict[str, Any]
 ) -> dict[str, Any]:
-    """A `match` from its parts: `info` is `seat_info`'s, `deal` `Game.public_deal`'s."""
-    return {
-        "type": "match",
-        "game": game,
-        "seat": seat,
-        "players": len(names),
-        "names": names,
-        **info,
-        **deal,
-    }
+    """A `match` from its parts: `info` is `seat_info`'s, `deal` `Game.public_deal`'s.
+
+    Built as the Struct (a field it does not name is a TypeError), sent as its map:
+    it travels through Redis' player channel to the player's instance.
+    """
+    match = Match(game=game, seat=seat, players=len(names), names=names, **info, **deal)
+    built: dict[str, Any] = msgspec.to_builtins(match)
+    return built
 
 
 def seat_info(game: Game) -> dict[str, Any]:

@@ -107,12 +107,14 @@ class Games:
         listeners: Sequence[GameListener] = (),
         timeouts: TimeoutListener | None = None,
         own_channel: bytes = b"",
+        publish_steps: bool = True,
     ) -> None:
         self.store = store
         self.settings = settings
         self.rater = rater  # rates finished games that are rated (None: none is)
-        # `own_channel`: the wake-up channel of the hub among `listeners`.
-        self.steps = Steps(settings, rater, own_channel)
+        # `own_channel`: the wake-up channel of the hub among `listeners`;
+        # `publish_steps`: whether the hubs hear steps on sharded channels (steps.py).
+        self.steps = Steps(settings, rater, own_channel, publish_steps)
         self.copies = copies if copies is not None else Copies(settings)
         self.listeners = tuple(listeners)
         self.timeouts = timeouts

@@ -14,6 +14,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
+from moose import messages
+from moose.messages import Move, Moved, MyGames, Record, Sync, Unwatch, Watch
 from moose.protocol import ProtocolError
 from moose_server.limits.limiter import full
 from moose_server.limits.limits import CodeGuard
@@ -72,13 +74,13 @@ class PlayHandlers:
         """Handle the game messages and follow a socket's games through its life."""
         router.add(
             {
-                "move": self.move,
-                "sync": self.sync,
-                "watch": self.watch,
-                "unwatch": self.unwatch,
-                "record": self.record,
-                "my_games": self.my_games,
-                "vacation": self.vacation,
+                Move: self.move,
+                Sync: self.sync,
+                Watch: self.watch,
+                Unwatch: self.unwatch,
+                Record: self.record,
+                MyGames: self.my_games,
+                messages.Vacation: self.vacation,
             }
         )
         router.on_back(self.back)
@@ -136,28 +138,26 @@ class PlayHandlers:
                 slow.append(game_id)
         return found, slow
 
-    async def my_games(self, conn: Session, msg: Message) -> Message:
+    async def my_games(self, conn: Session, msg: MyGames) -> Message:
         """Our unfinished games, those where it is our move first (play/listing.py)."""
         return await my_games(self.games, self.store, player_of(conn))
 
-    async def vacation(self, conn: Session, msg: Message) -> Message:
+    async def vacation(self, conn: Session, msg: messages.Vacation) -> Message:
         """Hold our correspondence games for some days (play/vacation.py)."""
         return await Vacation(self.store, self.games, self.settings).take(
-            player_of(conn), msg["days"]
+            player_of(conn), msg.days
         )
 
-    async def move(self, conn: Session, msg: Message) -> Message:
+    async def move(self, conn: Session, msg: Move) -> Moved:
         """Play a move in one of our games."""
-        game, received = msg["game"], time.perf_counter()
-        seq = await self.games.move(
-            game, player_of(conn), msg["move"], msg.get("seq"), msg.get("move_id")
-        )
+        game, received = msg.game, time.perf_counter()
+        seq = await self.games.move(game, player_of(conn), msg.move, msg.seq, msg.move_id)
         self.metrics.commit_latency.observe(time.perf_counter() - received)
-        return {"type": "moved", "game": game, "seq": seq}
+        return Moved(game=game, seq=seq, id=msg.id)
 
-    async def sync(self, conn: Session, msg: Message) -> Message:
+    async def sync(self, conn: Session, msg: Sync) -> Message:
         """Resend the events after `since`, or the current state."""
-        game_id = msg["game"]
+        game_id = msg.game
         try:
             game = await self._found(conn, game_id, tell=True)
         except GameError:
@@ -171,7 +171,7 @@ class PlayHandlers:
             if seat is None:
                 raise GameError("not_in_game", f"you have no seat in game {game_id}; watch it")
             sub = self.hub.join(conn, game_id, seat, game.version)
-        since = msg.get("since")
+        since = msg.since
         if since is None or not 0 <= since <= game.version:
             await self.hub.send_state(conn, game_id)
             seq = sub.seen
@@ -230,34 +230,34 @@ class PlayHandlers:
             raise GameError("no_such_player", "a server bot has no profile")
         return player
 
-    async def watch(self, conn: Session, msg: Message) -> Message:
+    async def watch(self, conn: Session, msg: Watch) -> Message:
         """Follow a game as a spectator (a seated player keeps their seat's view)."""
-        game_id = msg["game"]
+        game_id = msg.game
         watched = sum(1 for sub in conn.subs.values() if sub.seat is None)
         if game_id not in conn.subs and watched >= self.watched:
             raise full(
                 "watched", f"this socket watches {self.watched} games already; unwatch one first"
             )
-        game = await self.visible(conn, game_id, msg.get("code"))
+        game = await self.visible(conn, game_id, msg.code)
         self.hub.join(conn, game_id, game.seat_of(player_of(conn)), game.version)
         await self.hub.send_state(conn, game_id)
         return {"type": "watching", "game": game_id, "seq": conn.subs[game_id].seen}
 
-    async def unwatch(self, conn: Session, msg: Message) -> Message:
+    async def unwatch(self, conn: Session, msg: Unwatch) -> Message:
         """Stop following a game as a spectator."""
-        sub = conn.subs.get(msg["game"])
+        sub = conn.subs.get(msg.game)
         if sub is not None and sub.seat is None:
-            self.hub.leave(conn, msg["game"])
-        return {"type": "unwatched", "game": msg["game"]}
+            self.hub.leave(conn, msg.game)
+        return {"type": "unwatched", "game": msg.game}
 
-    async def record(self, conn: Session, msg: Message) -> Message:
+    async def record(self, conn: Session, msg: Record) -> Message:
         """The record of a finished game (of a private table's: as for `watch`); a rated
         queue game's also after the game expired, while its record is kept."""
         try:
-            game = await self.visible(conn, msg["game"], msg.get("code"))
+            game = await self.visible(conn, msg.game, msg.code)
         except GameError as exc:
-            kept = await self.store.kept_record(msg["game"]) if exc.code == "no_such_game" else None
+            kept = await self.store.kept_record(msg.game) if exc.code == "no_such_game" else None
             if kept is None:
                 raise
-            return {"type": "record", "game": msg["game"], "record": kept}
-        return {"type": "record", "game": msg["game"], "record": finished_record(game)}
+            return {"type": "record", "game": msg.game, "record": kept}
+        return {"type": "record", "game": msg.game, "record": finished_record(game)}

@@ -15,6 +15,14 @@ was listed. No wake-up comes of our own commits: where a socket could not take
 one at once, the hub makes its wake-up itself. Before, every commit
 woke every instance, its own included.
 
+Where Redis is one node, another instance's commit publishes the step itself
+to the followers (`heard_step`: its events with the state after each, on the
+sharded channels of `sharded_channels`, one per bucket): they go into the log
+and serve the sockets with no stream read and no rules replayed. A step whose
+first seq does not follow what a socket has seen (a message lost) leaves a gap
+in the log, which the wake-up below fills from the stream. On a cluster, where a
+sharded channel lives on its shard's nodes only, the commit publishes a wake-up.
+
 Another instance's wake-up ("<game id> <seq>") makes the hub read the game's
 stream once from the lowest seq its local sockets have seen, unless the log
 holds those events, then give each socket the events it has not had, in order,
@@ -63,10 +71,10 @@ from moose_server.net.session import Peer, Sub
 from moose_server.play.frames import Prepared, state_message
 from moose_server.play.game import Game
 from moose_server.play.recent import LOGGED_GAMES, GameLog, Recent
-from moose_server.play.streams import read_events
+from moose_server.play.streams import heard_step, read_events
 from moose_server.storage.codec import unpack
 from moose_server.storage.failures import StorageError
-from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL
+from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, steps_channel
 from moose_server.storage.store import Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
@@ -93,6 +101,9 @@ class WakeupListener(Protocol):
 
     async def settled(self, game: str) -> None:
         """Once no commit of `game` by this instance is under way (its reply delivers)."""
+
+    def stepped(self, game: str, version: int, deadline: int, data: bytes) -> None:
+        """Another instance committed `game` to `version`, writing `data` (packed)."""
 
 
 class FanoutListener(Protocol):
@@ -123,18 +134,21 @@ class Hub:
     def __init__(
         self,
         store: Store,
+        channel: bytes,
         recent_games: int = LOGGED_GAMES,
         *,
         woken: WakeupListener | None = None,
         fanout: FanoutListener | None = None,
         players: PlayerListener | None = None,
         outage_grace: float = 5.0,
-        channel: bytes | None = None,
+        steps: bool = True,
     ) -> None:
         self.store = store
+        # Whether other instances' commits publish their steps to us (sharded pub/sub,
+        # where Redis is one node: `sharded_channels`), or wake-ups only.
+        self.steps = steps
         # This instance's wake-up channel (keys.wake_channel): the games a local
-        # socket follows are followed in Redis, and their wake-ups come there. None:
-        # no game is, and only GAMES_CHANNEL's come (tests hand wake-ups over).
+        # socket follows are followed in Redis, and their wake-ups come there.
         self.channel = channel
         self._followed: set[str] = set()  # games a local socket follows, followed in Redis
         self._following: set[str] = set()  # games whose follow is under way
@@ -162,8 +176,6 @@ class Hub:
         if sub is None or sub.seat != seat:
             sub = peer.subs[game] = Sub(seat, seen)
         self.games.setdefault(game, set()).add(peer)
-        if self.channel is None:
-            return sub
         if game not in self._followed:
             self._follow_later(game)
         elif sub is not old:
@@ -195,7 +207,6 @@ class Hub:
         A game not dealt yet (a fair deal waiting for its seeds) is followed at
         its first wake-up, which every instance hears: nobody follows it yet.
         """
-        assert self.channel is not None
         [version] = await self.store.follow([game], self.channel)
         if version >= 0 and game in self.games:
             self._followed.add(game)
@@ -252,6 +263,8 @@ class Hub:
             return
         async with sub.lock:
             found = self.recent.get(game)
+            if found is not None and sub.seen >= found.latest > 0 and not found.events:
+                return  # nothing heard of past what it has (the log was trimmed): no read
             ready = found.since(sub.seen) if found is not None else None
             if found is not None and ready is not None:
                 at = found.at(sub.seen)
@@ -407,7 +420,7 @@ class Hub:
                 late = True
             elif not self._offer(peer, game, ready):
                 late = True
-        if late and self.channel is not None:
+        if late:
             # No wake-up of our own commit comes (commit.lua): one is made here.
             asyncio.get_running_loop().call_soon(self._woke, game, entries[-1].seq)
         if not late and game in self.games:
@@ -503,9 +516,27 @@ class Hub:
     def heard_wakeup(self, data: bytes) -> None:
         """A wake-up, "<game id> <seq>" (on GAMES_CHANNEL or this instance's channel)."""
         game, seq = data.decode().split(" ")
-        if self.channel is not None and game in self.games and game not in self._followed:
+        self._heard(game, int(seq))
+
+    def _heard(self, game: str, seq: int) -> None:
+        if game in self.games and game not in self._followed:
             self._follow_later(game)
-        self._woke(game, int(seq))
+        self._woke(game, seq)
+
+    def heard_step(self, data: bytes) -> None:
+        """A step another instance committed, as its commit published it (commit.lua):
+        its events go into the game's log, then it is a wake-up. A step that does not
+        follow what the log holds leaves a gap there, which the wake-up reads from the
+        stream, as it does for a wake-up alone."""
+        step = heard_step(data)
+        game, entries = step.game, step.entries
+        if not entries:
+            return
+        if game in self.games:
+            self.recent.log(game).add(game, entries)
+        self._heard(game, entries[-1].seq)
+        if self.woken is not None:
+            self.woken.stepped(game, entries[-1].seq, step.deadline, step.data)
 
     def heard_player(self, data: bytes) -> None:
         """A player message: to the player's local sockets, unless a copy came before."""
@@ -549,13 +580,18 @@ class Hub:
 
     def channels(self) -> dict[bytes, Callable[[bytes], None]]:
         """What the hub hears on the subscription (net/subscription.py), by channel."""
-        heard: dict[bytes, Callable[[bytes], None]] = {
+        return {
             GAMES_CHANNEL: self.heard_wakeup,
             PLAYERS_CHANNEL: self.heard_player,
+            self.channel: self.heard_wakeup,
         }
-        if self.channel is not None:
-            heard[self.channel] = self.heard_wakeup
-        return heard
+
+    def sharded_channels(self) -> dict[bytes, Callable[[bytes], None]]:
+        """The sharded channels the hub hears (SSUBSCRIBE): the steps of the games it
+        follows, one channel per bucket (keys.steps_channel); none on a cluster."""
+        if not self.steps:
+            return {}
+        return {steps_channel(b, self.channel): self.heard_step for b in range(self.store.buckets)}
 
     def subscribed(self, again: bool) -> None:
         """A subscription was made; `again`: after a lost one, which may have lost
@@ -588,16 +624,20 @@ class Hub:
         ]
         if not subs:
             return
-        if self.channel is not None:
-            # Redis may have lost the games' lists of followers with its last writes.
-            games = list(self.games)
-            versions = await self.store.follow(games, self.channel)
-            self._followed.update(g for g, v in zip(games, versions, strict=True) if v >= 0)
-        times = await self.store.event_times([(game, sub.seen) for _, game, sub in subs])
+        # Redis may have lost the games' lists of followers with its last writes.
+        games = list(self.games)
+        versions = await self.store.follow(games, self.channel)
+        self._followed.update(g for g, v in zip(games, versions, strict=True) if v >= 0)
+        # Each socket's last event as it was before the read: a delivery meanwhile
+        # (a follow's wake-up) moves it on, and checks what it sends itself.
+        marks = [(sub.seen, sub.time) for _, _, sub in subs]
+        times = await self.store.event_times(
+            [(game, seen) for (_, game, _), (seen, _) in zip(subs, marks, strict=True)]
+        )
         back: list[tuple[Peer, str]] = []
         others: list[tuple[Peer, str]] = []
-        for (peer, game, sub), at in zip(subs, times, strict=True):
-            went = sub.seen >= 1 and (at is None or (bool(sub.time) and at != sub.time))
+        for (peer, game, _), (seen, time_), at in zip(subs, marks, times, strict=True):
+            went = seen >= 1 and (at is None or (bool(time_) and at != time_))
             (back if went else others).append((peer, game))
         await asyncio.gather(
             *(self._until_done(functools.partial(self._resync_locked, *pair)) for pair in back)

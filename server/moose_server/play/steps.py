@@ -15,7 +15,7 @@ from moose_server.play.correspondence import DAY_MS
 from moose_server.play.game import Event, Game, forfeit_event, over_event
 from moose_server.play.streams import keeps_snapshot
 from moose_server.settings import Settings
-from moose_server.storage.codec import pack, pack_compressed
+from moose_server.storage.codec import pack, pack_array_header, pack_compressed
 from moose_server.storage.scripts import CommitCall
 
 __all__ = ["Passes", "Rater", "Steps"]
@@ -35,12 +35,21 @@ class Steps:
     """Turns a step of a game (the game before, the game after, its events) into what
     the commit script writes."""
 
-    def __init__(self, settings: Settings, rater: Rater | None, own_channel: bytes) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        rater: Rater | None,
+        own_channel: bytes,
+        publish_steps: bool = True,
+    ) -> None:
         self.settings = settings
         self.rater = rater  # says each seat's new rating in a rated game's `over` event
         # The wake-up channel of this instance's hub: it has our commits at once, so
         # no wake-up of them is published to it (lua/commit.lua).
         self.own_channel = own_channel
+        # Whether a commit publishes its step to the games' followers (sharded pub/sub,
+        # where Redis is one node), or only a wake-up that has them read the stream.
+        self.publish_steps = publish_steps
 
     def over(self, game: Game, state: rules.State) -> Event:
         """The `over` event; a rated game's says each seat's new rating, a fair deal's
@@ -117,17 +126,25 @@ class Steps:
         record = pack_compressed(new.record()) if rated and new.code is None else b""
         if over:  # kept for game_ttl, read seldom: compressed (~1.1 KB for 4 players)
             data = pack_compressed(new.to_data(state))
-        stored = [
-            (e, packed_snapshot if keeps_snapshot(old.version + 1 + i) else None)
-            for i, e in enumerate(events)
-        ]
+        # Each event with the state after it, packed once for the stream and the step.
+        packed = [pack(e) for e in events]
+        states = [packed_snapshot] * len(events)
         autos: tuple[bool, ...] = ()
         if passes is not None:
             autos = tuple(passes.auto(i, auto) for i in range(len(events)))
-            stored = [
-                (e, None if kept is None or passes.final(i) else pack(passes.snapshot(i)))
-                for i, (e, kept) in enumerate(stored)
+            states = [
+                packed_snapshot if passes.final(i) else pack(passes.snapshot(i))
+                for i in range(len(events))
             ]
+        stored = [
+            (e, s if keeps_snapshot(old.version + 1 + i) else None)
+            for i, (e, s) in enumerate(zip(packed, states, strict=True))
+        ]
+        step = None
+        if self.publish_steps:
+            step = pack_array_header(2 * len(events)) + b"".join(
+                e + s for e, s in zip(packed, states, strict=True)
+            )
         call = CommitCall(
             game=new.id,
             expected=old.version,
@@ -144,6 +161,7 @@ class Steps:
             grace_ms=int(self.settings.game_grace * 1000),
             due=due,
             own=self.own_channel,
+            step=step,
         )
         return call, packed_moves
 

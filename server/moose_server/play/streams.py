@@ -8,14 +8,21 @@ the rules do deterministically. A snapshot is the state after its own event:
 a commit's events share one state, but for the forced passes a commit plays
 after its move (steps.py, `Steps.forced_passes`), each a move of its own.
 BENCHMARKS.md has the trade-off: memory per game against rebuilding per read.
+
+A follower of a game hears each step another instance commits as the commit
+publishes it (lua/commit.lua): `heard_step` makes its entries, every state
+given, nothing replayed.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from moose import rules
+from moose_server.storage.codec import unpack
 from moose_server.storage.store import Entry, Store, Stored
 
-__all__ = ["SNAPSHOT_EVERY", "keeps_snapshot", "read_event", "read_events"]
+__all__ = ["SNAPSHOT_EVERY", "Step", "heard_step", "keeps_snapshot", "read_event", "read_events"]
 
 SNAPSHOT_EVERY = 8
 
@@ -64,3 +71,26 @@ def _rebuilt(rows: list[Stored], since: int) -> list[Entry]:
                 state = {**parsed.to_dict(), "auto": row.auto}
             out.append(Entry(row.seq, row.event, state, row.deadline, row.time, parsed))
     return out
+
+
+@dataclass(frozen=True)
+class Step:
+    """A step another instance committed, as its commit published it (lua/commit.lua)."""
+
+    game: str
+    entries: list[Entry]  # as reading the stream would give them
+    deadline: int  # the game's deadline after it (ms)
+    data: bytes  # the game data it wrote (packed, as the game hash holds it)
+
+
+def heard_step(message: bytes) -> Step:
+    """A published step: "<game> <first seq> <Redis ms> <deadline ms> <step length> "
+    then msgpack [event, state, ...] and the game data written."""
+    game, first, now, deadline, size, rest = message.split(b" ", 5)
+    cut = int(size)
+    flat = unpack(rest[:cut])
+    at, time, due = int(first), int(now), int(deadline)
+    entries = [
+        Entry(at + i, flat[2 * i], flat[2 * i + 1], due, time) for i in range(len(flat) // 2)
+    ]
+    return Step(game.decode(), entries, due, rest[cut:])

@@ -25,6 +25,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
+from moose.messages import ChatHistory, Say
 from moose_server.errors import Refusal
 from moose_server.limits.limiter import Limiter
 from moose_server.matchmaking import Matchmaker, normalize_code
@@ -109,10 +110,10 @@ class Chat:
         self.hub = hub  # its sockets get the lines
         self.queue: asyncio.Queue[bytes] = asyncio.Queue()
 
-    async def say(self, peer: Peer, name: str, address: str, msg: Message) -> Message:
-        """Say `msg["text"]` in the room of the game or table `msg` names."""
+    async def say(self, peer: Peer, name: str, address: str, msg: Say) -> Message:
+        """Say `msg.text` in the room of the game or table `msg` names."""
         assert peer.player is not None
-        text = clean_text(msg["text"])
+        text = clean_text(msg.text)
         target, room, line = await self._place(peer, msg)
         line.update(player=peer.player, name=name, text=text)
         async with self.limiter.attempt("chat", player=peer.player, address=address):
@@ -125,21 +126,21 @@ class Chat:
             ("code" if room == "table" else "game"): target,
         }
 
-    async def _place(self, peer: Peer, msg: Message) -> tuple[str, str, Message]:
+    async def _place(self, peer: Peer, msg: Say) -> tuple[str, str, Message]:
         """(target, room, the line's fields of the place) where this socket speaks."""
         assert peer.player is not None
-        if msg.get("code") is not None:
-            code, seated = await self._table(peer.player, msg["code"])
+        if msg.code is not None:
+            code, seated = await self._table(peer.player, msg.code)
             return code, "table", {"to": seated}
-        if msg.get("game") is None:
+        if msg.game is None:
             raise Refusal("bad_message", "'say' needs a 'game' or a 'code'")
-        sub = peer.subs.get(msg["game"])
+        sub = peer.subs.get(msg.game)
         if sub is None:
-            raise Refusal("not_in_game", f"watch or sync game {msg['game']} first")
+            raise Refusal("not_in_game", f"watch or sync game {msg.game} first")
         if sub.seat is not None:
-            return msg["game"], "players", {"seat": sub.seat}
-        game = await self.games.load(msg["game"])
-        return msg["game"], "spectators", {"open": game.finished}
+            return msg.game, "players", {"seat": sub.seat}
+        game = await self.games.load(msg.game)
+        return msg.game, "spectators", {"open": game.finished}
 
     async def _table(self, player: str, code: str) -> tuple[str, list[str]]:
         """The table's code and its seated players, when `player` sits at it."""
@@ -149,11 +150,11 @@ class Chat:
             raise Refusal("bad_code", f"no private table has the code {info.code}")
         return info.code, seated
 
-    async def history(self, peer: Peer, msg: Message, blocked_too: bool = False) -> Message:
+    async def history(self, peer: Peer, msg: ChatHistory, blocked_too: bool = False) -> Message:
         """The lines kept of a room this socket may read, after `since`, without those
         of players its player blocked (with them: `blocked_too`, to report one)."""
         assert peer.player is not None
-        since = msg.get("since")
+        since = msg.since
         if since is not None and not LINE_ID.match(since):
             raise Refusal("bad_message", "'since' is the id of a chat line, like '1700000000000-0'")
         target, room = await self._readable(peer, msg)
@@ -169,17 +170,17 @@ class Chat:
         where = "code" if room == "table" else "game"
         return {"type": "chat_history", where: target, "room": room, "lines": shown}
 
-    async def _readable(self, peer: Peer, msg: Message) -> tuple[str, str]:
+    async def _readable(self, peer: Peer, msg: ChatHistory) -> tuple[str, str]:
         """(target, room) of a room this socket may read."""
         assert peer.player is not None
-        if msg.get("code") is not None:
-            return (await self._table(peer.player, msg["code"]))[0], "table"
-        game_id = msg.get("game")
+        if msg.code is not None:
+            return (await self._table(peer.player, msg.code))[0], "table"
+        game_id = msg.game
         sub = peer.subs.get(game_id) if game_id is not None else None
         if game_id is None or sub is None:
             raise Refusal("not_in_game", "watch or sync the game first (or name a table's code)")
         own = "players" if sub.seat is not None else "spectators"
-        room = msg.get("room") or own
+        room = msg.room or own
         if room not in ("players", "spectators"):
             raise Refusal("bad_message", "a game's rooms are 'players' and 'spectators'")
         if room != own and (room == "players" or not (await self.games.load(game_id)).finished):

@@ -23,7 +23,7 @@ from moose_server.settings import Settings
 from moose_server.social.calls import BoundedAddCall
 from moose_server.storage.codec import as_int, as_text
 from moose_server.storage.gateway import Gateway
-from moose_server.storage.keys import followers_key, follows_key
+from moose_server.storage.keys import followers_key, follows_key, player_games_key
 from moose_server.storage.store import Store
 
 __all__ = ["KEPT_MS", "Follows", "Online"]
@@ -85,5 +85,13 @@ class Follows:
         return await self.presence.online_many(players)
 
     async def playing(self, players: list[str]) -> list[list[str]]:
-        """Each player's unfinished games."""
-        return list(await asyncio.gather(*(self.store.player_games(p) for p in players)))
+        """Each player's unfinished games, sorted, in one round trip."""
+        if not players:
+            return []
+        rows = await self.redis.all([self.redis.smembers(player_games_key(p)) for p in players])
+        return [sorted(as_text(g) for g in row) for row in rows]
+
+    async def status(self, players: list[str]) -> tuple[list[bool], list[list[str]]]:
+        """Whether each player is online, and their unfinished games: read together."""
+        online, playing = await asyncio.gather(self.online(players), self.playing(players))
+        return online, playing

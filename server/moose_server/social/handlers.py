@@ -1,8 +1,8 @@
 """The message handlers of chat, blocks and follows.
 
-`Social.register` adds them to the router: each handler takes the
-socket's session and the checked message and returns the answer, or raises an
-error with a PROTOCOL.md code. A player is named by id ("p_...", as chat lines
+`Social.register` adds them to the router: each handler takes the socket's
+session and the typed message (moose.messages) and returns the answer, or raises
+an error with a PROTOCOL.md code. A player is named by id ("p_...", as chat lines
 and `table` seats give it), by account name, or, with `game`, by the name shown
 at that game's table. A guest has no profile: named by id, they keep the name
 they were last blocked or followed under, else their id.
@@ -14,6 +14,21 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from moose.messages import (
+    Block,
+    ChallengeSetting,
+    ChatHistory,
+    Follow,
+    Following,
+    Report,
+    Request,
+    Say,
+    Unblock,
+    Unfollow,
+)
+from moose.messages import (
+    Blocks as BlocksList,
+)
 from moose_server.accounts import PlayerStore
 from moose_server.errors import Refusal
 from moose_server.limits.limiter import Limiter
@@ -25,13 +40,14 @@ from moose_server.play import NOT_SHOWN, GameError, Games
 from moose_server.social.blocks import Blocks
 from moose_server.social.chat import Chat
 from moose_server.social.consent import Consent
+from moose_server.social.following import Following as FollowingAnswers
 from moose_server.social.follows import Follows
 
 __all__ = ["Social"]
 
 Message = dict[str, Any]
 GUEST_ID = re.compile(r"^p_[0-9a-f]{10}$")  # accounts/identity.py's player ids
-Handler = Callable[[Any, Message], Awaitable[Message]]
+Handler = Callable[[Any, Any], Awaitable[Message]]
 
 
 def _player(conn: Peer) -> str:
@@ -53,6 +69,7 @@ class Social:
         guard: CodeGuard,
         limiter: Limiter,
         consent: Consent,
+        following: FollowingAnswers,
     ) -> None:
         self.chat = chat
         self.blocks = blocks
@@ -63,32 +80,33 @@ class Social:
         self.guard = guard  # a request naming a join code pays a guess if refused
         self.limiter = limiter  # follows and blocks added per address (rates `social`)
         self.consent = consent
-        self.table: dict[str, Handler] = {
-            "say": self.say,
-            "chat_history": self.chat_history,
-            "block": self.block,
-            "unblock": self.unblock,
-            "blocks": self.blocks_list,
-            "follow": self.follow,
-            "unfollow": self.unfollow,
-            "following": self.following,
-            "challenge_setting": self.challenge_setting,
+        self.answers = following  # the `following` answers, one per socket every few s
+        self.table: dict[type[Request], Handler] = {
+            Say: self.say,
+            ChatHistory: self.chat_history,
+            Block: self.block,
+            Unblock: self.unblock,
+            BlocksList: self.blocks_list,
+            Follow: self.follow,
+            Unfollow: self.unfollow,
+            Following: self.following,
+            ChallengeSetting: self.challenge_setting,
         }
 
     def register(self, router: Router) -> None:
         """Handle chat, blocks and follows."""
         router.add(self.table)
 
-    async def say(self, conn: Any, msg: Message) -> Message:
+    async def say(self, conn: Any, msg: Say) -> Message:
         """Say a line at a game or a private table."""
-        if msg.get("code") is None:
+        if msg.code is None:
             return await self.chat.say(conn, conn.name, conn.address, msg)
         async with self.guard.attempt(conn.address, _player(conn)):
             return await self.chat.say(conn, conn.name, conn.address, msg)
 
-    async def chat_history(self, conn: Any, msg: Message, blocked_too: bool = False) -> Message:
+    async def chat_history(self, conn: Any, msg: ChatHistory, blocked_too: bool = False) -> Message:
         """The lines kept of a room, after `since`."""
-        if msg.get("code") is None:
+        if msg.code is None:
             return await self.chat.history(conn, msg, blocked_too)
         async with self.guard.attempt(conn.address, _player(conn)):
             return await self.chat.history(conn, msg, blocked_too)
@@ -143,67 +161,52 @@ class Social:
                 return names[player]
         return None
 
-    async def block(self, conn: Any, msg: Message) -> Message:
+    async def block(self, conn: Any, msg: Block) -> Message:
         """Block a player: their chat no longer reaches us, nor their challenges."""
-        player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        player, name = await self.whom(conn, msg.player, msg.game)
         async with self.limiter.attempt("social", address=conn.address):
             await self.blocks.block(_player(conn), player, name)
         return {"type": "blocked", "player": player, "name": name}
 
-    async def challenge_setting(self, conn: Any, msg: Message) -> Message:
+    async def challenge_setting(self, conn: Any, msg: ChallengeSetting) -> Message:
         """Who may challenge us: changed when `challenges` is given, and said."""
-        wanted = msg.get("challenges")
+        wanted = msg.challenges
         if wanted is None:
             setting = await self.consent.setting(_player(conn))
         else:
             setting = await self.consent.change(_player(conn), wanted)
         return {"type": "challenge_setting", "challenges": setting}
 
-    async def unblock(self, conn: Any, msg: Message) -> Message:
+    async def unblock(self, conn: Any, msg: Unblock) -> Message:
         """Unblock a player."""
-        player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        player, name = await self.whom(conn, msg.player, msg.game)
         await self.blocks.unblock(_player(conn), player)
         return {"type": "unblocked", "player": player, "name": name}
 
-    async def blocks_list(self, conn: Any, msg: Message) -> Message:
+    async def blocks_list(self, conn: Any, msg: BlocksList) -> Message:
         """The players we blocked."""
         blocked = await self.blocks.of(_player(conn))
         return {"type": "blocks", "players": await self._named(blocked)}
 
-    async def follow(self, conn: Any, msg: Message) -> Message:
+    async def follow(self, conn: Any, msg: Follow) -> Message:
         """Follow a player."""
-        player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        player, name = await self.whom(conn, msg.player, msg.game)
         async with self.limiter.attempt("social", address=conn.address):
             await self.follows.follow(_player(conn), conn.name, player, name)
+        self.answers.forget(_player(conn), id(conn))
         return {"type": "followed", "player": player, "name": name}
 
-    async def unfollow(self, conn: Any, msg: Message) -> Message:
+    async def unfollow(self, conn: Any, msg: Unfollow) -> Message:
         """Stop following a player."""
-        player, name = await self.whom(conn, msg["player"], msg.get("game"))
+        player, name = await self.whom(conn, msg.player, msg.game)
         await self.follows.unfollow(_player(conn), player)
+        self.answers.forget(_player(conn), id(conn))
         return {"type": "unfollowed", "player": player, "name": name}
 
-    async def following(self, conn: Any, msg: Message) -> Message:
+    async def following(self, conn: Any, msg: Following) -> Message:
         """The players we follow, each online or not, with the unfinished games of theirs
         we may watch (and how many others they sit in: private tables' games)."""
-        followed = await self.follows.of(_player(conn))
-        ids, named = list(followed), await self._named(followed)
-        online = await self.follows.online(ids)
-        games = await self.follows.playing(ids)
-        for entry, on, playing in zip(named, online, games, strict=True):
-            shown = [g for g in sorted(playing) if await self._watchable(conn, g)]
-            entry.update(online=on, games=shown, private=len(playing) - len(shown))
-        followers = await self.follows.followers(_player(conn))
-        return {"type": "following", "players": named, "followers": followers}
-
-    async def _watchable(self, conn: Any, game_id: str) -> bool:
-        """Whether `watch` would show this game to us: a queue game, or a private table's
-        at which we sit (its code is not ours to know)."""
-        try:
-            game = await self.games.load(game_id)
-        except GameError:  # gone meanwhile
-            return False
-        return game.code is None or game.seat_of(_player(conn)) is not None
+        return await self.answers.answer(_player(conn), id(conn))
 
     async def _named(self, names: dict[str, str]) -> list[Message]:
         """Players with their names: an account's as it is now, a guest's as kept."""
@@ -213,15 +216,16 @@ class Social:
             for (p, name), prof in zip(names.items(), profiles, strict=True)
         ]
 
-    async def quoted(self, conn: Any, msg: Message) -> Message | None:
+    async def quoted(self, conn: Any, msg: Report) -> Message | None:
         """The chat line a `report` names (`chat`: its id, in the room of `game` or
         `code` this socket reads), to keep with the report; None when it names none."""
-        if msg.get("chat") is None:
+        if msg.chat is None:
             return None
         # A blocked speaker's lines too: blocking someone is no reason not to report them.
-        found = await self.chat_history(conn, {**msg, "since": None}, blocked_too=True)
+        room = ChatHistory(game=msg.game, code=msg.code, room=msg.room)
+        found = await self.chat_history(conn, room, blocked_too=True)
         lines: list[Message] = found["lines"]
         for line in lines:
-            if line["line"] == msg["chat"]:
+            if line["line"] == msg.chat:
                 return line
-        raise Refusal("no_such_message", f"no chat line {msg['chat'][:24]!r} is kept there")
+        raise Refusal("no_such_message", f"no chat line {msg.chat[:24]!r} is kept there")

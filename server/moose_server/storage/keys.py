@@ -131,7 +131,11 @@ a game's wake-up "<game id> <last seq>" goes to `wake_channel(instance)` of
 each instance that follows the game (its sockets do; the game hash's field
 `w` lists them, lua/follow.lua), but the one that committed it, and to
 `GAMES_CHANNEL`, which every instance hears, while none follows it or once
-too many do; `PLAYERS_CHANNEL` msgpack
+too many do. Where Redis is one node, a follower's wake-up is instead the step
+itself, published on the sharded channel `steps_channel(bucket, its wake
+channel)` ("<game id> <first seq> <Redis ms> <deadline ms> " + msgpack
+[event, state, ...]): tagged with the game's bucket, so that SPUBLISH reaches
+only the shard that holds the game; `PLAYERS_CHANNEL` msgpack
 [player id, message, message id], `MODERATION_CHANNEL` a moderator's notice
 (msgpack map: ban, unban, end_session, takeover). They are a wake-up only; the
 streams (and the bans hash) are the record.
@@ -158,6 +162,7 @@ __all__ = [
     "ONLINE_KEY",
     "PLAYERS_CHANNEL",
     "SECRET_KEY",
+    "STEPS_MARK",
     "ArenaKeys",
     "GameKeys",
     "ModerationKeys",
@@ -183,6 +188,7 @@ __all__ = [
     "profile_key",
     "rated_key",
     "sessions_key",
+    "steps_channel",
     "table_chat_key",
     "top_key",
     "undealt_game",
@@ -194,6 +200,7 @@ PREFIX = "moose"
 
 GAMES_CHANNEL = b"moose:games"
 PLAYERS_CHANNEL = b"moose:players"
+STEPS_MARK = b":s"  # the end of the wake-up channel of an instance that hears steps
 LOADTEST_CHANNEL = b"moose:loadtest"  # moose_loadtest's Redis ceiling: a channel nobody hears
 MODERATION_CHANNEL = b"moose:moderation"  # moderators' notices
 CHAT_CHANNEL = b"moose:chat"  # chat lines: b"<game or code>\n<room>\n<id>\n<line>"
@@ -290,6 +297,11 @@ class GameKeys:
     def unrated(self) -> str:
         """The unrated set of the game's bucket."""
         return _key(self.tag, "unrated")
+
+    @property
+    def steps(self) -> bytes:
+        """The prefix of the game's sharded step channels (`steps_channel`)."""
+        return _key(self.tag, "steps:").encode()
 
     def held(self) -> list[str]:
         """Every key the game holds (what `MEMORY USAGE` sums for a game's memory)."""
@@ -412,9 +424,19 @@ def correspondence_games_key(player: str) -> str:
     return _key(player, "corr")
 
 
-def wake_channel(instance: str) -> bytes:
-    """The channel of an instance's wake-ups: games it follows (lua/commit.lua)."""
-    return GAMES_CHANNEL + b":" + instance.encode()
+def steps_channel(bucket: int, wake: bytes) -> bytes:
+    """The sharded channel of the steps of one bucket's games that the instance of
+    the wake-up channel `wake` follows (lua/commit.lua SPUBLISHes to it)."""
+    return _key(_bucket_tag(bucket), "steps:").encode() + wake
+
+
+def wake_channel(instance: str, steps: bool = False) -> bytes:
+    """The channel of an instance's wake-ups: games it follows (lua/commit.lua).
+
+    `steps`: the instance hears steps on its sharded channels (`steps_channel`); its
+    channel ends in STEPS_MARK, so that a commit publishes steps to it alone and a
+    wake-up to an instance that does not (one of the version before, mid-upgrade)."""
+    return GAMES_CHANNEL + b":" + instance.encode() + (STEPS_MARK if steps else b"")
 
 
 def instance_key(instance: str) -> str:

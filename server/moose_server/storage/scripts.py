@@ -121,6 +121,9 @@ class CommitCall:
     channel: bytes = GAMES_CHANNEL  # the wake-up's while no instance follows the game
     due: int = 0  # a timeout's deadline (ms), which the game must still have; 0: any
     own: bytes = b""  # the committing instance's wake-up channel: its hub has the events
+    # msgpack [event, state, ...] (every event with the state after it): the followers'
+    # wake-up on their sharded step channels; None: wake-ups only (a cluster).
+    step: bytes | None = None
 
     def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
         """KEYS and ARGV as commit.lua reads them, for the game's `keys`."""
@@ -138,6 +141,8 @@ class CommitCall:
             len(self.events),
             self.due,
             self.own,
+            b"" if self.step is None else keys.steps,
+            self.step or b"",
         ]
         autos = self.autos or [self.auto] * len(self.events)
         for (event, state), auto in zip(self.events, autos, strict=True):

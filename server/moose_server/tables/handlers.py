@@ -12,6 +12,21 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from moose.messages import (
+    AddBot,
+    Challenge,
+    ChallengeAccept,
+    ChallengeCancel,
+    ChallengeDecline,
+    CreateTable,
+    JoinTable,
+    LeaveTable,
+    Rematch,
+    RematchAccept,
+    RematchDecline,
+    Request,
+    StartTable,
+)
 from moose_server.limits.limits import CodeGuard
 from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking import Lobby, Matchmaker, TableInfo, game_id_of
@@ -34,7 +49,7 @@ class Who(Protocol):
     name: str
 
 
-Handler = Callable[[Any, Message], Awaitable[Message]]
+Handler = Callable[[Any, Any], Awaitable[Message]]
 
 
 def _me(conn: Who) -> str:
@@ -42,43 +57,43 @@ def _me(conn: Who) -> str:
     return conn.player
 
 
-def invite_handlers(invites: Invites) -> dict[str, Handler]:
-    """Message type -> handler, for the rematch and challenge messages of PROTOCOL.md."""
+def invite_handlers(invites: Invites) -> dict[type[Request], Handler]:
+    """Message class -> handler, for the rematch and challenge messages of PROTOCOL.md."""
 
-    async def rematch(conn: Who, msg: Message) -> Message:
-        return await invites.offer_rematch(_me(conn), msg["game"], bool(msg.get("bots")))
+    async def rematch(conn: Who, msg: Rematch) -> Message:
+        return await invites.offer_rematch(_me(conn), msg.game, bool(msg.bots))
 
-    async def rematch_accept(conn: Who, msg: Message) -> Message:
-        return await invites.answer_rematch(_me(conn), msg["game"], "accept")
+    async def rematch_accept(conn: Who, msg: RematchAccept) -> Message:
+        return await invites.answer_rematch(_me(conn), msg.game, "accept")
 
-    async def rematch_decline(conn: Who, msg: Message) -> Message:
-        return await invites.answer_rematch(_me(conn), msg["game"], "decline")
+    async def rematch_decline(conn: Who, msg: RematchDecline) -> Message:
+        return await invites.answer_rematch(_me(conn), msg.game, "decline")
 
-    async def challenge(conn: Who, msg: Message) -> Message:
-        players, rated = msg.get("players", DEFAULT_PLAYERS), bool(msg.get("rated"))
-        days = check_days(msg.get("days"))
+    async def challenge(conn: Who, msg: Challenge) -> Message:
+        players = DEFAULT_PLAYERS if msg.players is None else msg.players
+        rated, days = bool(msg.rated), check_days(msg.days)
         return await invites.challenge(
-            _me(conn), conn.name, msg["name"], players, rated, bool(msg.get("open")), days
+            _me(conn), conn.name, msg.name, players, rated, bool(msg.open), days
         )
 
-    async def challenge_accept(conn: Who, msg: Message) -> Message:
-        return await invites.answer_challenge(_me(conn), msg["challenge"], "accept")
+    async def challenge_accept(conn: Who, msg: ChallengeAccept) -> Message:
+        return await invites.answer_challenge(_me(conn), msg.challenge, "accept")
 
-    async def challenge_decline(conn: Who, msg: Message) -> Message:
-        reason = msg.get("reason", "generic")
-        return await invites.answer_challenge(_me(conn), msg["challenge"], "decline", reason)
+    async def challenge_decline(conn: Who, msg: ChallengeDecline) -> Message:
+        reason = "generic" if msg.reason is None else msg.reason
+        return await invites.answer_challenge(_me(conn), msg.challenge, "decline", reason)
 
-    async def challenge_cancel(conn: Who, msg: Message) -> Message:
-        return await invites.answer_challenge(_me(conn), msg["challenge"], "cancel")
+    async def challenge_cancel(conn: Who, msg: ChallengeCancel) -> Message:
+        return await invites.answer_challenge(_me(conn), msg.challenge, "cancel")
 
     return {
-        "rematch": rematch,
-        "rematch_accept": rematch_accept,
-        "rematch_decline": rematch_decline,
-        "challenge": challenge,
-        "challenge_accept": challenge_accept,
-        "challenge_decline": challenge_decline,
-        "challenge_cancel": challenge_cancel,
+        Rematch: rematch,
+        RematchAccept: rematch_accept,
+        RematchDecline: rematch_decline,
+        Challenge: challenge,
+        ChallengeAccept: challenge_accept,
+        ChallengeDecline: challenge_decline,
+        ChallengeCancel: challenge_cancel,
     }
 
 
@@ -103,11 +118,11 @@ class TableHandlers:
         """Handle the private tables' messages, and the rematches' and challenges'."""
         router.add(
             {
-                "create_table": self.create_table,
-                "join_table": self.join_table,
-                "add_bot": self.add_bot,
-                "leave_table": self.leave_table,
-                "start_table": self.start_table,
+                CreateTable: self.create_table,
+                JoinTable: self.join_table,
+                AddBot: self.add_bot,
+                LeaveTable: self.leave_table,
+                StartTable: self.start_table,
             }
         )
         router.add(invite_handlers(self.invites))
@@ -117,10 +132,11 @@ class TableHandlers:
         table = await self.matchmaker.seated_table(player_of(conn)) if resumed else None
         return {"table": _table_fields(table)}
 
-    async def create_table(self, conn: Session, msg: Message) -> Message:
+    async def create_table(self, conn: Session, msg: CreateTable) -> Message:
         """Open a private table with us as host."""
-        players, rated = msg.get("players", DEFAULT_TABLE), bool(msg.get("rated"))
-        fair, player, days = bool(msg.get("fair")), player_of(conn), check_days(msg.get("days"))
+        players = DEFAULT_TABLE if msg.players is None else msg.players
+        rated = bool(msg.rated)
+        fair, player, days = bool(msg.fair), player_of(conn), check_days(msg.days)
         await self.quotas.may_play(conn.address, player, days)
         async with self.quotas.hosting(conn.address) as held:
             info = await self.matchmaker.create_table(
@@ -129,43 +145,43 @@ class TableHandlers:
             held.id = info.code
         return info.as_message()
 
-    async def join_table(self, conn: Session, msg: Message) -> Message:
+    async def join_table(self, conn: Session, msg: JoinTable) -> Message:
         """Sit at a private table; everyone there hears of it."""
-        days = await self._days_of(conn, msg["code"])  # its cap: real-time or correspondence
+        days = await self._days_of(conn, msg.code)  # its cap: real-time or correspondence
         await self.quotas.may_play(conn.address, player_of(conn), days)
         async with self.guard.attempt(conn.address, player_of(conn)):
             info = await self.matchmaker.join_table(
-                msg["code"], player_of(conn), conn.name, conn.bot, bool(msg.get("fair"))
+                msg.code, player_of(conn), conn.name, conn.bot, bool(msg.fair)
             )
         await self.lobby.tell_table(info, skip=conn.player)
         return info.as_message()
 
-    async def add_bot(self, conn: Session, msg: Message) -> Message:
+    async def add_bot(self, conn: Session, msg: AddBot) -> Message:
         """The host seats a bot."""
-        player, bot = player_of(conn), msg.get("bot", "greedy")
+        player, bot = player_of(conn), "greedy" if msg.bot is None else msg.bot
         async with self.guard.attempt(conn.address, player):
-            info = await self.matchmaker.add_bot(msg["code"], player, bot)
+            info = await self.matchmaker.add_bot(msg.code, player, bot)
         await self.lobby.tell_table(info, skip=conn.player)
         return info.as_message()
 
-    async def leave_table(self, conn: Session, msg: Message) -> Message:
+    async def leave_table(self, conn: Session, msg: LeaveTable) -> Message:
         """Leave a private table before it starts."""
         async with self.guard.attempt(conn.address, player_of(conn)):
-            info = await self.matchmaker.leave_table(msg["code"], player_of(conn))
+            info = await self.matchmaker.leave_table(msg.code, player_of(conn))
         await self.lobby.tell_table(info, skip=conn.player)
         if info is None:
-            return {"type": "table", "code": msg["code"], "host": None, "players": 0, "seats": []}
+            return {"type": "table", "code": msg.code, "host": None, "players": 0, "seats": []}
         return info.as_message()
 
-    async def start_table(self, conn: Session, msg: Message) -> Message:
+    async def start_table(self, conn: Session, msg: StartTable) -> Message:
         """The host starts the game; every seated player gets `match`."""
-        days = await self._days_of(conn, msg["code"])
+        days = await self._days_of(conn, msg.code)
         async with self.quotas.starting(conn.address, player_of(conn), days) as held:
             async with self.guard.attempt(conn.address, player_of(conn)):
-                table = await self.matchmaker.start_table(msg["code"], player_of(conn))
+                table = await self.matchmaker.start_table(msg.code, player_of(conn))
             game = await self.lobby.start(table)  # None: a fair deal waits for its seeds
             held.id = game.id if game is not None else game_id_of(table.key)
-        return self.lobby.started_message(msg["code"], player_of(conn), table)
+        return self.lobby.started_message(msg.code, player_of(conn), table)
 
     async def _days_of(self, conn: Session, code: str) -> int | None:
         """The days per move of the table with that code (a guess if there is none)."""

@@ -49,8 +49,8 @@ local used = {}
 -- first, then the nearest in points, then in rating.
 local function others(i)
   local c, list = cands[i], {}
-  for j = i + 1, #cands do
-    if not used[j] then list[#list + 1] = j end
+  for j = 1, #cands do  -- those ahead in line too, when their own table did not form
+    if j ~= i and not used[j] then list[#list + 1] = j end
   end
   table.sort(list, function(x, y)
     local gx, gy = cands[x].m.games or 0, cands[y].m.games or 0

@@ -13,11 +13,18 @@
 --       10 its ttl seconds (0: no game ends here by the rules), 11 event count,
 --       12 a timeout's deadline: the game's must still be it (0: no check),
 --       13 the committing instance's own wake-up channel ('' = none),
+--       14 the prefix of the game's sharded step channels ('' = wake-ups only),
+--       15 the step: msgpack [event, state, ...], every event with the state after it,
 --       then per event: event blob, state snapshot blob ('' = none kept),
 --       auto ('1': the server plays the seat to act after this event)
--- The wake-up goes to the channel of every instance that follows the game (its
--- field 'w', written by follow.lua) but the committing one, whose hub has the
--- events already; to ARGV[6] while no instance follows it.
+-- The wake-up goes to every instance that follows the game (its field 'w',
+-- written by follow.lua) but the committing one, whose hub has the events
+-- already; to ARGV[6] while no instance follows it. Given a step, the wake-up of
+-- a follower that hears steps (its channel ends in ':s', keys.STEPS_MARK) is the
+-- step itself, on its sharded channel (ARGV[14] .. its wake-up channel): "<game id> <first seq> <now ms> <deadline ms> <step length> " then the
+-- step and the game data written (ARGV[3]), so that it need neither read the
+-- stream nor the game. Published in this script, it goes out with the
+-- commit or not at all; the stream stays the record for what a follower missed.
 -- A game's end by the rules also puts it among the bucket's unrated games, in
 -- this same step: whoever rates it (or lists it in its players' histories) takes
 -- it out, and should that instance die first, another one finds it there
@@ -66,8 +73,8 @@ local first = version + 1
 local d, now_s = string.format('%d', deadline), string.format('%d', now)
 for i = 1, count do
   seq = seq + 1
-  local id, e, s = string.format('%d-0', seq), ARGV[11 + 3 * i], ARGV[12 + 3 * i]
-  local auto = ARGV[13 + 3 * i]
+  local id, e, s = string.format('%d-0', seq), ARGV[13 + 3 * i], ARGV[14 + 3 * i]
+  local auto = ARGV[15 + 3 * i]
   if s == '' then
     redis.call('XADD', events, id, 'e', e, 'a', auto, 'd', d, 't', now_s)
   else
@@ -109,9 +116,15 @@ if tonumber(ARGV[10]) > 0 then -- a game ends here by the rules
 end
 local wake, followers = gid .. ' ' .. seq, got[4]
 if followers then
-  local own = ARGV[13]
+  local own, steps, step = ARGV[13], ARGV[14], nil
   for channel in string.gmatch(followers, '%S+') do
-    if channel ~= own then redis.call('PUBLISH', channel, wake) end
+    if channel == own then -- its hub has the events
+    elseif steps ~= '' and string.sub(channel, -2) == ':s' then
+      step = step or table.concat({gid, first, now_s, d, #ARGV[15], ARGV[15] .. ARGV[3]}, ' ')
+      redis.call('SPUBLISH', steps .. channel, step)
+    else
+      redis.call('PUBLISH', channel, wake)
+    end
   end
 else
   redis.call('PUBLISH', ARGV[6], wake)
