@@ -77,3 +77,19 @@ def test_a_private_table_of_days_a_move_is_made_from_the_lobby(players):
     (table,) = [f for f in ann.frames if f.get("type") == "table"]
     assert table["days"] == 2
     assert axe_violations(ann) == []
+
+
+def test_a_challenge_of_days_a_move_is_sent_and_accepted_from_the_page(players):
+    ann, bob = players().open(), players().open()
+    ann_id = next(f["player"] for f in ann.frames if f.get("type") == "welcome")
+    bob.find("name-input").fill("bob")
+    bob.find("challenge-name").fill(ann_id)  # a guest is challenged by player id
+    bob.page.select_option("#challenge-days", "3")
+    bob.find("challenge-button").first.click()
+    offer = ann.find("challenge-offer")
+    offer.wait_for()
+    assert "3 days a move" in offer.inner_text()
+    ann.find("challenge-accept").click()
+    ann.page.wait_for_selector('[data-testid="seat"]')
+    (match,) = [f for f in ann.frames if f.get("type") == "match"]
+    assert match["days"] == 3

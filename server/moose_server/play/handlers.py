@@ -144,9 +144,7 @@ class PlayHandlers:
 
     async def vacation(self, conn: Session, msg: messages.Vacation) -> Message:
         """Hold our correspondence games for some days (play/vacation.py)."""
-        return await Vacation(self.store, self.games, self.settings).take(
-            player_of(conn), msg.days
-        )
+        return await Vacation(self.store, self.games, self.settings).take(player_of(conn), msg.days)
 
     async def move(self, conn: Session, msg: Move) -> Moved:
         """Play a move in one of our games."""
