@@ -13,6 +13,7 @@ import pytest
 from moose_server.errors import Refusal
 from moose_server.limits.limiter import Limiter
 from moose_server.settings import Settings
+from moose_server.social.consent import Consent
 from moose_server.social.presence import Presence
 from moose_server.tables.invites import Invites
 
@@ -27,6 +28,10 @@ async def _find(target: str) -> tuple[str, str]:
 
 async def _blocked(by: str, whom: str) -> bool:
     return (by, whom) == ("p_bob", "p_alice")  # bob blocks alice
+
+
+async def _room(player: str, days: int | None) -> None:
+    pass  # no challenge here is accepted: nobody is at their cap
 
 
 async def test_a_blocked_challenger_gets_the_answer_of_any_challenger(redis_url):
@@ -47,6 +52,8 @@ async def test_a_blocked_challenger_gets_the_answer_of_any_challenger(redis_url)
             find=_find,
             limiter=Limiter(store, settings),
             blocked=_blocked,
+            room=_room,
+            consent=Consent(store.redis, 60),
         )
         with pytest.raises(Refusal) as refused:
             await invites.challenge("p_alice", "alice", "carol", 2, False, False)

@@ -7,12 +7,13 @@ what it uses and whom it tells (`_build`), and starts the loops (`_run`); on
 exit every task is cancelled and awaited, and the embedded Redis is stopped
 (it writes its AOF on the way out).
 
-One move, socket to Redis and back: ws.Connection reads the frame ->
-handlers.Handlers.move -> games.Games.move (rules, then Store.commit: one Lua
-script) -> the listeners Games was built with: hub.Hub.committed sends the
-events to this instance's sockets, observe.Observer counts and logs them. Other
-instances hear the commit's wake-up on pub/sub: their hub reads the stream and
-tells games.Copies that its copy is old.
+One move, socket to Redis and back: net/ws.py decodes the frame once into its
+typed message (moose.messages) -> the router -> play/handlers.py `move` ->
+play/games.py `Games.move` (the rules, then `Store.commit`: one Lua script) ->
+the listeners Games was built with: `Hub.committed` sends the events to this
+instance's sockets, `Observer` counts and logs them. Another instance holding a
+seat of the game hears the step itself on its sharded channel (`Hub.heard_step`)
+and serves its sockets from it; a gap in the seqs is read from the stream.
 """
 
 from __future__ import annotations

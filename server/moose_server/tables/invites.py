@@ -148,9 +148,9 @@ class Invites:
         settings: Settings,
         find: Finder,
         limiter: Limiter,
-        blocked: Blocked | None = None,
-        room: Room | None = None,
-        consent: Consent | None = None,
+        blocked: Blocked,
+        room: Room,
+        consent: Consent,
     ) -> None:
         self.store = store
         self.games = games
@@ -161,10 +161,10 @@ class Invites:
         self.settings = settings
         self.find = find  # (player id, name) of a name or id, or no_such_player
         self.limiter = limiter  # challenges sent per player (rates `challenge`)
-        self.blocked = blocked  # None until the block list exists: nobody is blocked
+        self.blocked = blocked  # (by, whom): whether `by` blocks `whom`
         self.redis = redis
-        self.consent = consent  # who each player lets challenge them (None: everyone)
-        self.room = room  # None: no cap on unfinished games (tests of the offers alone)
+        self.consent = consent  # who each player lets challenge them
+        self.room = room  # refuses a player at their cap of unfinished games
         self._timers: set[asyncio.Task[None]] = set()
 
     async def close(self) -> None:
@@ -308,8 +308,8 @@ class Invites:
             raise Refusal("bad_message", "you cannot challenge yourself")
         if await self.presence.online(whom) is None:
             raise Refusal("player_offline", f"{whom_name} is not online")
-        if self.consent is not None:  # before the block: a block never shows as a refusal
-            await self.consent.check(whom, whom_name, player)
+        # Before the block: a block never shows as a refusal.
+        await self.consent.check(whom, whom_name, player)
         # A blocked challenger's challenge is made as any other but never told to the
         # blocker (`quiet`): it waits, unanswered, and expires, as one ignored would.
         quiet = await self._blocking(player, [whom])
@@ -390,8 +390,6 @@ class Invites:
 
     async def _blocking(self, player: str, others: list[str]) -> list[str]:
         """Those of `others` who block `player`: an offer of theirs is never told them."""
-        if self.blocked is None:
-            return []
         return [p for p in others if await self.blocked(p, player)]
 
     async def _load(self, offer: str) -> dict[str, Any]:
@@ -406,17 +404,16 @@ class Invites:
             return  # the answer script says why (closed, expired, no such offer)
         names = {s["player"]: s["name"] for s in o["seats"] if s.get("player")}
         for who in sorted(names, key=lambda p: p != player):  # the accepter's own cap first
-            if self.room is not None:
-                try:
-                    await self.room(who, o.get("days"))
-                except Refusal as exc:
-                    if who == player:
-                        raise
-                    raise Limited(
-                        f"{names[who]} is playing as many unfinished games as allowed",
-                        None,
-                        exc.code,
-                    ) from None
+            try:
+                await self.room(who, o.get("days"))
+            except Refusal as exc:
+                if who == player:
+                    raise
+                raise Limited(
+                    f"{names[who]} is playing as many unfinished games as allowed",
+                    None,
+                    exc.code,
+                ) from None
         if o["kind"] == "challenge" and o["open"]:
             if await self.matchmaker.seated_table(o["from"]) is not None:
                 raise _elsewhere(o["from_name"])
