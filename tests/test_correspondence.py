@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import redis.asyncio as aioredis
 
+import moose
 from moose import rules
 from moose_server.storage.keys import GameKeys, bucket, deadlines_key
 
@@ -300,3 +301,18 @@ async def test_a_vacation_holds_the_clocks_within_the_year_s_allowance(serve, ws
     refused = await ann.request("vacation", days=4)
     assert refused["code"] == "not_allowed" and "3 vacation days left" in refused["message"]
     assert (await ann.request("vacation", days=3))["left"] == 0  # the refusal took none
+
+
+async def test_the_client_library_plays_correspondence_games(url):
+    async with moose.connect(url, name="ann") as ann, moose.connect(url, name="bob") as bob:
+        table = await ann.create_table(2, days=3)
+        assert table["days"] == 3
+        await bob.join_table(table["code"])
+        await ann.start_table(table["code"])
+        offer = await ann.challenge(bob.player, days=7)
+        assert offer["days"] == 7
+        await bob.challenge_accept(offer["challenge"])
+        mine = await ann.my_games()
+        assert sorted(g["days"] for g in mine) == [3, 7]
+        held = await bob.vacation(1)
+        assert sorted(held["games"]) == sorted(g["game"] for g in mine)
