@@ -37,11 +37,19 @@ class Together(Session):
         return await self._request("rematch_decline", game=game)
 
     async def challenge(
-        self, name: str, players: int = 2, *, rated: bool = False, open_seats: bool = False
+        self,
+        name: str,
+        players: int = 2,
+        *,
+        rated: bool = False,
+        open_seats: bool = False,
+        days: int | None = None,
     ) -> Message:
-        """Challenge a player (account name or player id) to a table of `players`."""
+        """Challenge a player (account name or player id) to a table of `players`
+        (`days`: a correspondence game, that many days a move)."""
+        extra = {} if days is None else {"days": days}
         return await self._request(
-            "challenge", name=name, players=players, rated=rated, open=open_seats
+            "challenge", name=name, players=players, rated=rated, open=open_seats, **extra
         )
 
     async def challenge_accept(self, challenge: str) -> Message:

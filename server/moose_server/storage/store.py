@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +44,7 @@ from moose_server.storage.keys import (
     SECRET_KEY,
     GameKeys,
     bucket,
+    correspondence_games_key,
     deadlines_key,
     instance_key,
     player_games_key,
@@ -349,13 +350,25 @@ class Store:
 
     # -- players, sessions, time ------------------------------------------------
 
-    async def add_player_game(self, players: list[str], game: str) -> None:
-        """Remember the game among each player's unfinished games."""
-        await self.redis.all([self.redis.sadd(player_games_key(p), game) for p in players])
+    async def add_player_game(
+        self, players: list[str], game: str, correspondence: bool = False
+    ) -> None:
+        """Remember the game among each player's unfinished games (and, played days per
+        move, among their correspondence games: a cap of their own counts those)."""
+        sets = _game_sets(correspondence)
+        await self.redis.all([self.redis.sadd(key(p), game) for p in players for key in sets])
 
-    async def remove_player_game(self, players: list[str], game: str) -> None:
-        """Forget a finished game for each player."""
-        await self.redis.all([self.redis.srem(player_games_key(p), game) for p in players])
+    async def remove_player_game(
+        self, players: list[str], game: str, correspondence: bool = False
+    ) -> None:
+        """Forget a finished game for each player (and among their correspondence games)."""
+        sets = _game_sets(correspondence)
+        await self.redis.all([self.redis.srem(key(p), game) for p in players for key in sets])
+
+    async def correspondence_games(self, player: str) -> list[str]:
+        """The player's unfinished correspondence games (maybe a few finished ones)."""
+        members = await self.redis.smembers(correspondence_games_key(player))
+        return sorted(m.decode() for m in members)
 
     async def player_games(self, player: str) -> list[str]:
         """The player's unfinished games (maybe a few finished ones not yet forgotten)."""
@@ -449,3 +462,9 @@ class Store:
         """Write this instance's count of players; the count of the whole service."""
         call = OnlineCall(instance, players, ttl_ms)
         return as_int(await self.redis.run(call, *call.build()))
+
+
+def _game_sets(correspondence: bool) -> list[Callable[[str], str]]:
+    """The key builders of the sets a player's game is in: its game set, and the
+    correspondence games' too for such a game."""
+    return [player_games_key, correspondence_games_key] if correspondence else [player_games_key]
