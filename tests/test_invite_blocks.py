@@ -30,7 +30,7 @@ async def _blocked(by: str, whom: str) -> bool:
     return (by, whom) == ("p_bob", "p_alice")  # bob blocks alice
 
 
-async def _room(player: str) -> None:
+async def _room(player: str, days: int | None) -> None:
     pass  # no challenge here is accepted: nobody is at their cap
 
 

@@ -13,12 +13,12 @@ from typing import Any
 from moose._connection import CLOSED, Message
 from moose._errors import MooseError
 from moose._session import Session
+from moose.messages import CHALLENGE_SETTINGS
 
 __all__ = ["CHALLENGE_SETTINGS", "REASONS", "Together"]
 
 REASONS = ("later", "not_rated", "table_size", "generic")  # why a challenge is declined
 # Who may challenge a player: anyone, players with an account, those they follow, no one.
-CHALLENGE_SETTINGS = ("everyone", "registered", "following", "nobody")
 
 
 class Together(Session):
@@ -37,11 +37,19 @@ class Together(Session):
         return await self._request("rematch_decline", game=game)
 
     async def challenge(
-        self, name: str, players: int = 2, *, rated: bool = False, open_seats: bool = False
+        self,
+        name: str,
+        players: int = 2,
+        *,
+        rated: bool = False,
+        open_seats: bool = False,
+        days: int | None = None,
     ) -> Message:
-        """Challenge a player (account name or player id) to a table of `players`."""
+        """Challenge a player (account name or player id) to a table of `players`
+        (`days`: a correspondence game, that many days a move)."""
+        extra = {} if days is None else {"days": days}
         return await self._request(
-            "challenge", name=name, players=players, rated=rated, open=open_seats
+            "challenge", name=name, players=players, rated=rated, open=open_seats, **extra
         )
 
     async def challenge_accept(self, challenge: str) -> Message:

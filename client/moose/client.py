@@ -137,15 +137,27 @@ class Client(Together):
                 raise
             return {"type": "left"}
 
-    async def create_table(self, players: int, *, fair: bool = False) -> Message:
+    async def create_table(
+        self, players: int, *, fair: bool = False, days: int | None = None
+    ) -> Message:
         """Create a private table of `players` seats; the answer holds its join code.
 
         `fair`: our seat sends a random seed to the game's provably fair deal.
+        `days`: a correspondence game, that many days a move (1, 2, 3, 5, 7 or 14).
         """
         self.fair = fair
-        return await self._request(
-            "create_table", players=players, **({"fair": True} if fair else {})
-        )
+        fields: dict[str, Any] = {"fair": True} if fair else {}
+        if days is not None:
+            fields["days"] = days
+        return await self._request("create_table", players=players, **fields)
+
+    async def my_games(self) -> list[Message]:
+        """Our unfinished games, those where it is our move first (PROTOCOL.md `my_games`)."""
+        return list((await self._request("my_games"))["games"])
+
+    async def vacation(self, days: int) -> Message:
+        """Hold the clocks of our correspondence games `days` days (and a turn)."""
+        return await self._request("vacation", days=days)
 
     async def join_table(self, code: str, *, fair: bool = False) -> Message:
         """Take a seat at a private table (`fair`: as for `create_table`)."""

@@ -21,6 +21,7 @@ from moose.protocol import MAX_INT, ProtocolError, is_unicode, request_id
 from moose.protocol import decode as decode_map
 
 __all__ = [
+    "CHALLENGE_SETTINGS",
     "CLIENT_TYPES",
     "SERVER_TYPES",
     "Answer",
@@ -115,10 +116,13 @@ class Queue(Request, tag="queue"):
     min_players: Int | None = None
     max_players: Int | None = None
     fair: bool | None = None
+    days: Int | None = None  # a correspondence ticket: days a move (1, 2, 3, 5, 7, 14)
 
 
 class LeaveQueue(Request, tag="leave_queue"):
-    """Leave the public queue."""
+    """Leave the public queue (with `days`: withdraw that correspondence ticket)."""
+
+    days: Int | None = None
 
 
 class QueueRange(Request, tag="queue_range"):
@@ -140,6 +144,7 @@ class CreateTable(Request, tag="create_table"):
     players: Int | None = None
     rated: bool | None = None
     fair: bool | None = None
+    days: Int | None = None  # a correspondence table: days a move
 
 
 class JoinTable(Request, tag="join_table"):
@@ -247,6 +252,16 @@ class Games(Request, tag="games"):
     follow: bool | None = None
 
 
+class MyGames(Request, tag="my_games"):
+    """Your unfinished games, those where it is your move first."""
+
+
+class Vacation(Request, tag="vacation"):
+    """Hold the clocks of your correspondence games for some days."""
+
+    days: Int
+
+
 class Seed(Request, tag="seed"):
     """A seat's seed for a provably fair deal."""
 
@@ -283,6 +298,7 @@ class Challenge(Request, tag="challenge"):
     players: Int | None = None
     rated: bool | None = None
     open: bool | None = None
+    days: Int | None = None  # a correspondence game: days a move
 
 
 class ChallengeAccept(Request, tag="challenge_accept"):
@@ -302,6 +318,10 @@ class ChallengeCancel(Request, tag="challenge_cancel"):
     """Withdraw one's challenge."""
 
     challenge: Short
+
+
+# Who may challenge a player: everyone, players with an account, those they follow, nobody.
+CHALLENGE_SETTINGS = ("everyone", "registered", "following", "nobody")
 
 
 class ChallengeSetting(Request, tag="challenge_setting"):
@@ -478,6 +498,8 @@ ClientMessage = (
     | Unwatch
     | Record
     | Games
+    | MyGames
+    | Vacation
     | Seed
     | Rematch
     | RematchAccept
@@ -564,6 +586,7 @@ class Match(Reply, tag="match", kw_only=True, omit_defaults=True):
     ratings: list[dict[str, Any] | None]  # {"rating", "provisional"}; None: a server bot
     arena: str | None = None  # an arena game's arena
     deal: dict[str, Any] | None = None  # a fair deal's {"scheme", "commitment"}
+    days: int | None = None  # a correspondence game's days a move
 
 
 class Event(Reply, tag="event"):
@@ -600,6 +623,8 @@ SERVER_TYPES = frozenset(
         "leaderboard",
         "profile",
         "game_list",
+        "my_games",
+        "vacation",
         "gone",
         "reported",
         "seeded",

@@ -53,6 +53,7 @@ from moose_server.matchmaking.dealer import Lobby
 from moose_server.matchmaking.handlers import QueueHandlers
 from moose_server.matchmaking.live_games import LiveGames
 from moose_server.matchmaking.matchmaker import Matchmaker, MatchOptions
+from moose_server.matchmaking.seeks import Seeks
 from moose_server.matchmaking.waiting import Waiting
 from moose_server.moderation.bans import Bans
 from moose_server.moderation.gate import GATE, Gate, gate
@@ -339,7 +340,10 @@ async def _build(
     router = Router()
     play = PlayHandlers(store, games, hub, deals, guard, metrics, settings, quotas.seated)
     play.register(router)
-    QueueHandlers(matchmaker, waiting, quotas, players, live, hub.has_player).register(router)
+    seeks = Seeks(redis, deals, results, settings, quotas.player_room)
+    QueueHandlers(matchmaker, waiting, quotas, players, live, hub.has_player, seeks).register(
+        router
+    )
     presence.register(router)
     tables = TableHandlers(matchmaker, lobby, quotas, guard, invites)
     arrivals: list[Arrival] = [play, presence, tables]  # at hello: games, presence, a table sat at

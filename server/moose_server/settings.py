@@ -25,6 +25,8 @@ __all__ = ["PLACEHOLDERS", "Settings", "check_secret"]
 APPENDFSYNC = ("always", "everysec", "no")
 HOLDS = (
     "games_per_player",
+    "correspondence_games",
+    "correspondence_games_per_address",
     "games_per_address",
     "tables_per_address",
     "table_starts_per_hour",
@@ -167,6 +169,10 @@ class Settings:
     # Holds: what one client may hold at once, and start, shared by every
     # instance through Redis (limits/quotas.py; PROTOCOL.md "Limits" says why each).
     games_per_player: int = 5  # unfinished games a player may be seated in
+    correspondence_games: int = 20  # unfinished correspondence games, counted apart
+    correspondence_games_per_address: int = 200  # ...and those of one address' players
+    correspondence_ticket_ttl: float = 7 * 86400.0  # a correspondence ticket waits this long
+    vacation_days: int = 30  # days a year a player may hold their correspondence games
     games_per_address: int = 100  # unfinished games the players of one address may be in
     tables_per_address: int = 20  # open private tables hosted from one address
     table_starts_per_hour: int = 60  # private tables' games started from one address

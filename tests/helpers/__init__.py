@@ -17,6 +17,7 @@ path in rootdir mode).
 - `certs`: a CA of a test's own and a server certificate it signed.
 - `workout`: a server put through most of what it does (every Redis command it sends).
 - `arenas`: `moose serve` processes for arena tests, and arenas made in Redis.
+- `releases`: the previous release of the server, unpacked from git (deploy/RELEASES).
 - `lanes`: the `slow` mark and the guard behind the fast lane (conftest registers it).
 """
 
@@ -47,6 +48,13 @@ from helpers.games import (
     replay,
     room,
     stacked_deck,
+)
+from helpers.releases import (
+    Release,
+    listed_releases,
+    previous_release,
+    previous_source,
+    release_is_ancestor,
 )
 from helpers.servers import (
     Instance,
@@ -86,6 +94,7 @@ __all__ = [
     "LoopbackPort",
     "RawClient",
     "RedisClusterNodes",
+    "Release",
     "Run",
     "Serve",
     "ServeProcess",
@@ -109,6 +118,7 @@ __all__ = [
     "house",
     "http_base",
     "keys_of",
+    "listed_releases",
     "make_certs",
     "moose",
     "open_games",
@@ -118,8 +128,11 @@ __all__ = [
     "play_match",
     "play_out",
     "play_seat",
+    "previous_release",
+    "previous_source",
     "random_game",
     "readme_acl",
+    "release_is_ancestor",
     "replay",
     "replay_states",
     "room",

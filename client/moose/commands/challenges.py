@@ -14,8 +14,8 @@ import asyncio
 import sys
 from typing import Any
 
-from moose._together import CHALLENGE_SETTINGS
 from moose.commands._common import DEFAULT_URL, url_help
+from moose.messages import CHALLENGE_SETTINGS
 
 SAID = {
     "everyone": "anyone may challenge you",

@@ -32,7 +32,15 @@ from moose import fair
 from moose_server.accounts import distinct
 from moose_server.deals.seeds import SeedStore, Waiting
 from moose_server.errors import Refusal
-from moose_server.play import Game, Games, Seat, seat_info_of, summary, table_match
+from moose_server.play import (
+    Game,
+    Games,
+    Seat,
+    days_info,
+    seat_info_of,
+    summary,
+    table_match,
+)
 from moose_server.settings import Settings
 from moose_server.storage.codec import pack
 from moose_server.storage.store import Store
@@ -72,8 +80,10 @@ class Deals:
         code: str | None = None,
         rated: bool = False,
         profiles: list[dict[str, Any] | None] | None = None,
+        days: int | None = None,
     ) -> Game | None:
-        """Deal a table's game, or make it wait for its fair seats' seeds (None)."""
+        """Deal a table's game, or make it wait for its fair seats' seeds (None).
+        `days`: days per move of a correspondence game (None: real time)."""
         game_id = game_id or f"g_{secrets.token_hex(5)}"
         fixed = self.settings.fixed_deck()
         fair_seats = tuple(i for i, s in enumerate(seats) if s.fair and s.player is not None)
@@ -86,6 +96,7 @@ class Deals:
                 profiles=profiles,
                 deck=fixed,
                 dealer=None if fixed is None else 0,
+                days=days,
             )
             await self._listed(game)
             return game
@@ -96,6 +107,7 @@ class Deals:
             "rated": rated,
             "profiles": profiles,
             "server_seed": server_seed,
+            "days": days,
         }
         s = self.settings
         stored = await self.seeds.open(
@@ -103,11 +115,11 @@ class Deals:
         )
         if stored is None:  # dealt already (an earlier start whose answer was lost)
             return await self.games.create(
-                seats, game_id=game_id, code=code, rated=rated, profiles=profiles
+                seats, game_id=game_id, code=code, rated=rated, profiles=profiles, days=days
             )
         # In the seats' game sets from now on: a seat that reconnects before the deal
         # finds its game (`welcome`, `sync`), and the limits on unfinished games count it.
-        await self.store.add_player_game(_players(stored), game_id)
+        await self.store.add_player_game(_players(stored), game_id, days is not None)
         await self.store.publish_players(_matches(game_id, stored))
         log.info(
             "deal %s waits for the seeds of seats %s",
@@ -171,6 +183,7 @@ class Deals:
             server_seed=waiting["server_seed"],
             seeds=seeds,
             told=True,
+            days=waiting.get("days"),
         )
         await self.seeds.forget(game_id)
         await self._listed(game)
@@ -215,7 +228,7 @@ def _matches(game_id: str, data: dict[str, Any]) -> list[tuple[str, Message]]:
     seats = data["seats"]
     names = distinct([s["name"] for s in seats])
     info = seat_info_of([s["bot"] for s in seats], data["profiles"])
-    deal = {"deal": fair.public(data["server_seed"])}
+    deal = {"deal": fair.public(data["server_seed"]), **days_info(data.get("days"))}
     return [
         (s["player"], table_match(game_id, i, names, info, deal))
         for i, s in enumerate(seats)

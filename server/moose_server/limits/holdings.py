@@ -12,7 +12,12 @@ from __future__ import annotations
 from moose_server.limits.calls import HoldCall, SessionsCall
 from moose_server.storage.codec import as_int, as_text
 from moose_server.storage.gateway import Gateway
-from moose_server.storage.keys import GameKeys, mm_key, player_games_key
+from moose_server.storage.keys import (
+    GameKeys,
+    correspondence_games_key,
+    mm_key,
+    player_games_key,
+)
 
 __all__ = ["Holdings"]
 
@@ -57,6 +62,14 @@ class Holdings:
         """The player's game set (store.add_player_game): unfinished, and a few not pruned."""
         members = await self.redis.smembers(player_games_key(player))
         return [as_text(m) for m in members]
+
+    async def games_of(self, player: str) -> tuple[list[str], set[str]]:
+        """The player's game set and, of those, the correspondence games (both sets in one
+        round trip; a correspondence game is in both)."""
+        reads = [self.redis.smembers(player_games_key(player))]
+        reads.append(self.redis.smembers(correspondence_games_key(player)))
+        games, slow = await self.redis.all(reads)
+        return [as_text(m) for m in games], {as_text(m) for m in slow}
 
     async def ended_games(self, games: list[str], missing: bool) -> set[str]:
         """Those of the games that are over: their deadline is cleared (every unfinished

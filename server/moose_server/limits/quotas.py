@@ -2,7 +2,8 @@
 
 Per player and per client address (addresses.limit_subject: an IPv6 /64):
 
-- unfinished games: a player's are its game set (store.add_player_game, written
+- unfinished games, real-time and correspondence ones (days a move) each against
+  limits of their own: a player's are its game set (store.add_player_game, written
   as a game is dealt, or as its fair deal starts waiting for seeds, and emptied
   as it ends); an address' are a hold
   (limits/holdings.py): the games its sockets were dealt (`seated`), or took a
@@ -28,7 +29,7 @@ import asyncio
 import contextlib
 import secrets
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from dataclasses import dataclass
 
 from moose_server.addresses import limit_subject
@@ -71,44 +72,67 @@ class Quotas:
 
     # -- unfinished games -------------------------------------------------------------
 
-    async def may_play(self, address: str, player: str) -> None:
-        """Refuse `too_many_games` when the player or the address holds its limit of games."""
-        await self.player_room(player)
-        key = hold_key("games", limit_subject(address))
-        if not await self._room(key, self.settings.games_per_address, self._ended_games):
-            raise _too_many_games("your address has")
+    async def may_play(self, address: str, player: str, days: int | None = None) -> None:
+        """Refuse `too_many_games` when the player or the address holds its limit of games
+        (`days`: of a correspondence game, counted apart from real-time ones)."""
+        await self.player_room(player, days)
+        key, limit = self._address_games(address, days is not None)
+        if not await self._room(key, limit, self._ended_games):
+            raise _too_many_games("your address has", days)
 
-    async def seated(self, address: str, games: list[str]) -> None:
-        """The address' player has a seat in these games (dealt, or resumed at hello)."""
-        await self.holdings.put(hold_key("games", limit_subject(address)), games, HOLD_TTL_MS)
+    async def seated(
+        self, address: str, games: list[str], correspondence: Collection[str] = ()
+    ) -> None:
+        """The address' player has a seat in these games (dealt, or resumed at hello); those
+        in `correspondence` are played days a move, and held apart."""
+        slow = [g for g in games if g in correspondence]
+        fast = [g for g in games if g not in correspondence]
+        for days_a_move, held in ((False, fast), (True, slow)):
+            key = self._address_games(address, days_a_move)[0]
+            await self.holdings.put(key, held, HOLD_TTL_MS)
+
+    def _address_games(self, address: str, days_a_move: bool) -> tuple[str, int]:
+        """The hold of the address' unfinished games, real-time or correspondence ones,
+        and its limit."""
+        subject, s = limit_subject(address), self.settings
+        if not days_a_move:
+            return hold_key("games", subject), s.games_per_address
+        return hold_key("corr_games", subject), s.correspondence_games_per_address
 
     @contextlib.asynccontextmanager
-    async def starting(self, address: str, player: str) -> AsyncIterator[Held]:
+    async def starting(
+        self, address: str, player: str, days: int | None = None
+    ) -> AsyncIterator[Held]:
         """Take a place for the game a private table starts; name it with the game's id.
 
         Atomic per address across instances; also one token of the address' hourly
         starts. A start that fails inside gives both back.
         """
-        await self.player_room(player)
-        key = hold_key("games", limit_subject(address))
-        async with self.limiter.attempt("start", address=address):
-            limit = self.settings.games_per_address
-            async with self._taking(key, limit, self._ended_games) as held:
-                if held is None:
-                    raise _too_many_games("your address has")
-                yield held
+        await self.player_room(player, days)
+        key, limit = self._address_games(address, days is not None)
+        async with (
+            self.limiter.attempt("start", address=address),
+            self._taking(key, limit, self._ended_games) as held,
+        ):
+            if held is None:
+                raise _too_many_games("your address has", days)
+            yield held
 
-    async def player_room(self, player: str) -> None:
-        """Refuse `too_many_games` when the player holds its limit of unfinished games."""
-        limit = self.settings.games_per_player
-        games = await self.holdings.player_games(player)  # a few ids: no SCARD needed
-        if len(games) < limit:
+    async def player_room(self, player: str, days: int | None = None) -> None:
+        """Refuse `too_many_games` when the player holds its limit of unfinished games:
+        real-time ones, or with `days` correspondence ones (each kind its own limit)."""
+        real_time = days is None
+        limit = self.settings.games_per_player if real_time else self.settings.correspondence_games
+        # A few ids each: no SCARD needed. Correspondence games are in both sets.
+        games, slow = await self.holdings.games_of(player)
+        counted = [g for g in games if (g not in slow) == real_time]
+        if len(counted) < limit:
             return
-        over = await self.holdings.ended_games(games, missing=False)
+        over = await self.holdings.ended_games(counted, missing=False)
         for game in over:
-            await self.store.remove_player_game([player], game)
-        if len(games) - len(over) >= limit:
-            raise _too_many_games("you have")
+            await self.store.remove_player_game([player], game, not real_time)
+        if len(counted) - len(over) >= limit:
+            raise _too_many_games("you have", days)
 
     async def _ended_games(self, games: list[str]) -> set[str]:
         return await self.holdings.ended_games(games, missing=True)
@@ -216,6 +240,11 @@ class Quotas:
         return gone
 
 
-def _too_many_games(who: str) -> Limited:
-    name = "games" if who == "you have" else "address_games"
-    return full(name, f"{who} too many unfinished games; finish one first")
+def _too_many_games(who: str, days: int | None = None) -> Limited:
+    mine = who == "you have"
+    if days is None:
+        name, what = ("games" if mine else "address_games"), "unfinished games"
+    else:
+        name = "correspondence_games" if mine else "correspondence_address_games"
+        what = "unfinished correspondence games"
+    return full(name, f"{who} too many {what}; finish one first")

@@ -248,6 +248,20 @@ HOLDS: tuple[Hold, ...] = (
         "too_many_games",
     ),
     Hold(
+        "correspondence_games",
+        "unfinished correspondence games (days per move) a player is seated in",
+        "player",
+        "correspondence_games",
+        "too_many_games",
+    ),
+    Hold(
+        "correspondence_address_games",
+        "unfinished correspondence games the players of one address are seated in",
+        "address",
+        "correspondence_games_per_address",
+        "too_many_games",
+    ),
+    Hold(
         "address_games",
         "unfinished games the players of one address are seated in",
         "address",

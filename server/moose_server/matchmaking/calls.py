@@ -10,7 +10,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from moose_server.storage.keys import mm_done_key, mm_keys
+from moose_server.storage.keys import SEEK_NAMES_KEY, mm_done_key, mm_keys, seeks_key
 from moose_server.storage.scripts import Argv
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "LeaveTableCall",
     "MatchCall",
     "RangeCall",
+    "SeekCall",
     "StartTableCall",
     "StartedCall",
     "TableCall",
@@ -129,6 +130,7 @@ class CreateTableCall(MatchCall):
     rated: bool
     host_is_bot: bool
     fair: bool = False  # the host asked for a provably fair deal
+    days: int = 0  # days per move of a correspondence game; 0: real time
 
 
 @dataclass(frozen=True)
@@ -197,7 +199,26 @@ class TableCall(MatchCall):
     code: str
 
 
+@dataclass(frozen=True)
+class SeekCall:
+    """A correspondence ticket (lua/seek.lua): paired with the oldest other one of the same
+    days per move, or queued; tickets older than `ttl_ms` are dropped first."""
+
+    SCRIPT: ClassVar[str] = "seek"
+
+    player: str
+    name: str
+    days: int
+    ttl_ms: int
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as seek.lua reads them."""
+        keys = [seeks_key(self.days), SEEK_NAMES_KEY]
+        return keys, [self.player, self.name, self.days, self.ttl_ms]
+
+
 CALLS: tuple[type[Any], ...] = (
+    SeekCall,
     EnqueueCall,
     LeaveCall,
     RangeCall,

@@ -17,7 +17,7 @@ from typing import Any
 
 from moose_server.deals import Deals, SeedStore
 from moose_server.matchmaking.matchmaker import FormedTable, Matchmaker, TableInfo
-from moose_server.play import Game, Games, Results
+from moose_server.play import Game, Games, Results, days_info
 from moose_server.settings import Settings
 from moose_server.storage.failures import StorageError, one_round
 from moose_server.storage.store import Store
@@ -63,7 +63,12 @@ class Lobby:
         rated = table.rated if table.code is not None else self.settings.rate_queue
         profiles = await self.results.profiles(table.seats) if self.results else None
         game = await self.deals.start(
-            table.seats, game_id=game_id, code=table.code, rated=rated, profiles=profiles
+            table.seats,
+            game_id=game_id,
+            code=table.code,
+            rated=rated,
+            profiles=profiles,
+            days=table.days,
         )
         if table.key:
             await self.matchmaker.started(table.key)
@@ -98,6 +103,7 @@ class Lobby:
             "players": len(seats),
             "seats": seats,
             "rated": table.rated,
+            **days_info(table.days),
         }
 
     def stop(self) -> None:

@@ -1,8 +1,9 @@
 """The messages of the public queue and the live games' list: queue, leave_queue,
 queue_range and queue_bots (a waiting player's other sizes, or bots now), games.
 
-A player's last socket closing leaves the queue (the hook `closed`), and a
-closed socket follows the live games' list no more (`dropped`).
+A player's last socket closing leaves the queue (the hook `closed`), but not
+their correspondence tickets (seeks.py), and a closed socket follows the live
+games' list no more (`dropped`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from moose_server.accounts import PlayerStore, ratings
 from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking.live_games import LiveGames
 from moose_server.matchmaking.matchmaker import MatchError, Matchmaker, Ticket
+from moose_server.matchmaking.seeks import Seeks
 from moose_server.matchmaking.waiting import Waiting
 from moose_server.net.router import Router
 from moose_server.net.session import Message, Session, player_of
+from moose_server.play import check_days
 
 __all__ = ["QueueHandlers"]
 
@@ -36,6 +39,7 @@ class QueueHandlers:
         players: PlayerStore,
         live: LiveGames,
         here: Callable[[str], bool],
+        seeks: Seeks,
     ) -> None:
         self.matchmaker = matchmaker
         self.waiting = waiting  # who queued here: queued again should Redis lose them
@@ -43,6 +47,7 @@ class QueueHandlers:
         self.players = players  # a queued player's rating
         self.live = live
         self.here = here  # whether a player has a socket on this instance still
+        self.seeks = seeks  # correspondence tickets: kept when the sockets close
 
     def register(self, router: Router) -> None:
         """Handle the queue's messages; a closed socket leaves the queue and the list."""
@@ -59,7 +64,10 @@ class QueueHandlers:
         router.on_closed(self.closed)
 
     async def queue(self, conn: Session, msg: Queue) -> Message:
-        """Join the public queue."""
+        """Join the public queue (with `days`: its correspondence tickets, apart)."""
+        days = check_days(msg.days)
+        if days is not None:
+            return await self._seek(conn, days)
         low, high = _sizes(msg)
         player = player_of(conn)
         await self.quotas.may_play(conn.address, player)
@@ -91,6 +99,14 @@ class QueueHandlers:
             "bots": ticket.bots,
         }
 
+    async def _seek(self, conn: Session, days: int) -> Message:
+        """A correspondence ticket: paired at once (`match` follows), or it waits."""
+        player = player_of(conn)
+        await self.quotas.may_play(conn.address, player, days)
+        since = await self.seeks.seek(player, conn.name, days)
+        log.info("queue %s for %d days a move", player, days, extra={"event": "queue"})
+        return {"type": "queued", "days": days, "server_time": since, "matched": since is None}
+
     async def queue_range(self, conn: Session, msg: QueueRange) -> Message:
         """Change the sizes of table the player waits for, keeping their place."""
         player = player_of(conn)
@@ -118,7 +134,12 @@ class QueueHandlers:
         return self._queued(ticket)
 
     async def leave_queue(self, conn: Session, msg: LeaveQueue) -> Message:
-        """Leave the public queue."""
+        """Leave the public queue (with `days`: withdraw that correspondence ticket)."""
+        days = check_days(msg.days)
+        if days is not None:
+            if not await self.seeks.withdraw(player_of(conn), days):
+                raise MatchError("not_queued", f"you have no ticket of {days} days a move")
+            return {"type": "left", "days": days}
         self.waiting.discard(player_of(conn))
         if not await self.matchmaker.leave(player_of(conn)):
             raise MatchError("not_queued", "you are not in the queue")

@@ -37,7 +37,7 @@ from moose_server.matchmaking.calls import (
     StartTableCall,
     TableCall,
 )
-from moose_server.play import CODE_ALPHABET, CODE_LENGTH, Seat, clean_code
+from moose_server.play import CODE_ALPHABET, CODE_LENGTH, Seat, clean_code, days_info
 from moose_server.settings import Settings
 from moose_server.storage.codec import as_bytes
 from moose_server.storage.gateway import Gateway
@@ -81,6 +81,7 @@ class FormedTable:
     source: str
     key: str = ""
     rated: bool = False  # a private table the host asked to rate (queue tables: a setting)
+    days: int | None = None  # days per move of a correspondence table; None: real time
 
     @property
     def code(self) -> str | None:
@@ -97,6 +98,7 @@ class TableInfo:
     players: int
     seats: list[Seat | None]
     rated: bool = False
+    days: int | None = None  # days per move of a correspondence table; None: real time
 
     def as_message(self) -> dict[str, Any]:
         """The `table` message of PROTOCOL.md (without `id`)."""
@@ -110,6 +112,7 @@ class TableInfo:
             "players": self.players,
             "seats": seats,
             "rated": self.rated,
+            **days_info(self.days),
         }
 
 
@@ -129,7 +132,14 @@ def _seat(data: dict[str, Any]) -> Seat:
 
 def _table_info(code: str, data: dict[str, Any]) -> TableInfo:
     seats = [None if s is None else _seat(s) for s in data["seats"]]
-    return TableInfo(code, data["host"], int(data["players"]), seats, bool(data.get("rated")))
+    rated, days = bool(data.get("rated")), data.get("days")
+    return TableInfo(code, data["host"], int(data["players"]), seats, rated, days)
+
+
+def _started(code: str, data: dict[str, Any], key: str) -> FormedTable:
+    """The formed table of a private table started (its stored entry, or the start's reply)."""
+    seats = [_seat(s) for s in data["seats"]]
+    return FormedTable(seats, f"table:{code}", key, bool(data.get("rated")), data.get("days"))
 
 
 def _error(err: dict[str, Any], code: str | None) -> MatchError:
@@ -337,8 +347,7 @@ class Matchmaker:
 
     def _formed(self, key: str, entry: dict[str, Any]) -> FormedTable:
         if "t" in entry:
-            seats = [_seat(s) for s in entry["seats"]]
-            return FormedTable(seats, f"table:{entry['t']}", key, bool(entry.get("rated")))
+            return _started(entry["t"], entry, key)
         bots, flat = int(entry["q"][0]), entry["q"][1:]
         fair = set(entry.get("f") or ())  # cjson writes an empty list as {}
         seats = [
@@ -379,14 +388,16 @@ class Matchmaker:
         rated: bool = False,
         is_bot: bool = False,
         fair: bool = False,
+        days: int | None = None,
     ) -> TableInfo:
-        """Open a private table of `players` seats with the host in seat 0."""
+        """Open a private table of `players` seats with the host in seat 0 (`days`: per
+        move, a correspondence table; None: real time)."""
         count = _check_count(players, "players")
         for _ in range(20):
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             try:
                 ttl = _us(self.options.table_ttl)
-                call = CreateTableCall(code, host, name, count, ttl, rated, is_bot, fair)
+                call = CreateTableCall(code, host, name, count, ttl, rated, is_bot, fair, days or 0)
                 data = await self._run(call)
             except MatchError as exc:
                 if exc.code == "code_taken":  # 31**8 codes: a clash is rare, retry
@@ -425,8 +436,7 @@ class Matchmaker:
         """The host starts the table with its filled seats (at least 2); the table is removed."""
         code = normalize_code(code)
         data = await self._run(StartTableCall(code, player, _us(self.options.lease)), code)
-        seats = [_seat(s) for s in data["seats"]]
-        return FormedTable(seats, f"table:{code}", data["key"], bool(data.get("rated")))
+        return _started(code, data, data["key"])
 
     async def seated_table(self, player: str) -> TableInfo | None:
         """The private table the player sits at (not started yet), or None."""

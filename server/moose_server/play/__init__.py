@@ -6,6 +6,7 @@ What other features may use of it is exported here (tests/test_layers.py).
 from __future__ import annotations
 
 from moose_server.play.codes import CODE_ALPHABET, CODE_LENGTH, clean_code
+from moose_server.play.correspondence import DAYS, check_days, days_info, is_correspondence
 from moose_server.play.game import (
     NOT_SHOWN,
     Game,
@@ -24,6 +25,7 @@ from moose_server.play.seats import Seat
 __all__ = [
     "CODE_ALPHABET",
     "CODE_LENGTH",
+    "DAYS",
     "NOT_SHOWN",
     "Game",
     "GameError",
@@ -31,7 +33,10 @@ __all__ = [
     "Hub",
     "Results",
     "Seat",
+    "check_days",
     "clean_code",
+    "days_info",
+    "is_correspondence",
     "match_message",
     "seat_info",
     "seat_info_of",

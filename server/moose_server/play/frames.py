@@ -16,6 +16,7 @@ from typing import Any
 
 from moose import rules
 from moose.messages import Event
+from moose_server.play.correspondence import days_info
 from moose_server.play.game import Game, arena_info, seat_info
 from moose_server.storage.codec import HOLES, Template, pack
 from moose_server.storage.store import Entry
@@ -51,6 +52,7 @@ def state_message(game: Game, seat: int | None, now: int) -> Event:
         "names": game.names,
         **seat_info(game),
         **arena_info(game),
+        **days_info(game.days),
         "away": game.away,
     }
     if game.forfeits:  # lost by a seat's forfeit: the view is not over by the rules

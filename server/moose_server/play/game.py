@@ -23,7 +23,10 @@ from moose import rules
 from moose.messages import Match
 from moose_server.accounts import Standing, distinct, ratings
 from moose_server.errors import Refusal
+from moose_server.play.correspondence import days_info
 from moose_server.storage.codec import extend_map, pack, pack_array_header, pack_map
+from moose_server.storage.formats import FIELD as FORMAT_FIELD
+from moose_server.storage.formats import WRITTEN
 
 __all__ = [
     "NOT_SHOWN",
@@ -90,6 +93,7 @@ class Game:
     deal: dict[str, Any] | None = None
     arena: str | None = None  # the arena tournament it is a game of
     forfeits: tuple[int, ...] = ()  # the seats that lost by forfeit (a banned player's)
+    days: int | None = None  # days per move of a correspondence game; None: real time
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
@@ -115,6 +119,7 @@ class Game:
             d.get("deal"),
             d.get("arena"),
             tuple(d.get("forfeits", ())),
+            d.get("days"),
         )
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -123,6 +128,7 @@ class Game:
         `state` is `self.state.to_dict()` when the caller has made it already.
         """
         return {
+            FORMAT_FIELD: WRITTEN,  # storage/formats.py: what a reader checks first
             "state": self.state.to_dict() if state is None else state,
             "players": self.players,
             "names": self.names,
@@ -137,6 +143,7 @@ class Game:
             **({"deal": self.deal} if self.deal else {}),
             **({"arena": self.arena} if self.arena else {}),
             **({"forfeits": list(self.forfeits)} if self.forfeits else {}),
+            **days_info(self.days),
         }
 
     def packed(self, state: dict[str, Any], auto: bool) -> tuple[bytes, bytes, tuple[int, bytes]]:
@@ -312,7 +319,7 @@ def thinks(name: str | None) -> bool:
 
 def match_message(game: Game, seat: int) -> dict[str, Any]:
     """The `match` that tells a seated player of their game."""
-    info = {**seat_info(game), **arena_info(game)}
+    info = {**seat_info(game), **arena_info(game), **days_info(game.days)}
     return table_match(game.id, seat, game.names, info, game.public_deal())
 
 

@@ -44,6 +44,7 @@ from typing import Any, Protocol
 from moose import fair, rules
 from moose_server.accounts import distinct
 from moose_server.play.copies import Copies
+from moose_server.play.correspondence import days_info
 from moose_server.play.game import (
     Event,
     Game,
@@ -173,6 +174,7 @@ class Games:
         seeds: Sequence[str] | None = None,
         told: bool = False,
         arena: str | None = None,
+        days: int | None = None,
     ) -> Game:
         """Deal a new game (or start from `state`), tell every seated player, let bots start.
 
@@ -209,6 +211,7 @@ class Games:
             profiles,
             deal=deal,
             arena=arena,
+            days=days,
         )
         start = {
             "kind": "start",
@@ -217,9 +220,10 @@ class Games:
             "names": game.names,
             **seat_info(game),
             **arena_info(game),
+            **days_info(days),
             **game.public_deal(),
         }
-        await self.store.add_player_game(game.humans(), game.id)
+        await self.store.add_player_game(game.humans(), game.id, days is not None)
         _, created = await self._commit(game, game, [start], "")
         if created is None:
             # Taken: by this very game when redis-py re-sent our commit or another
@@ -523,7 +527,7 @@ class Games:
                     listener.committed(new.id, entries)
         if new.finished:
             # Both leave in one batch (one round trip; storage/batch.py).
-            forget = self.store.remove_player_game(new.humans(), new.id)
+            forget = self.store.remove_player_game(new.humans(), new.id, new.days is not None)
             # Ratings, arena points, and every finished game in its players' histories.
             if new.decided and self.rater is not None:
                 await asyncio.gather(forget, self.rater.apply(new, got.now))

@@ -1,4 +1,5 @@
-"""The messages of games in play: move, sync, watch, unwatch, record; and a socket's games.
+"""The messages of games in play: move, sync, watch, unwatch, record, my_games; and a
+socket's games.
 
 `PlayHandlers` registers them with the router, with the hooks of a socket's life
 that concern its games: a `match` makes it follow the game, a message after its
@@ -13,7 +14,8 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-from moose.messages import Move, Moved, Record, Sync, Unwatch, Watch
+from moose import messages
+from moose.messages import Move, Moved, MyGames, Record, Sync, Unwatch, Watch
 from moose.protocol import ProtocolError
 from moose_server.limits.limiter import full
 from moose_server.limits.limits import CodeGuard
@@ -25,13 +27,16 @@ from moose_server.play.frames import seat_deadline
 from moose_server.play.game import Game, GameError, finished_record
 from moose_server.play.games import Games
 from moose_server.play.hub import Hub
+from moose_server.play.listing import my_games
+from moose_server.play.vacation import Vacation
 from moose_server.settings import Settings
 from moose_server.storage.failures import UNAVAILABLE
 from moose_server.storage.store import Store
 
 __all__ = ["PlayHandlers", "WaitingDeals"]
 
-Seated = Callable[[str, list[str]], Awaitable[None]]
+# seated(address, games, correspondence): where the games count for the address.
+Seated = Callable[[str, list[str], list[str]], Awaitable[None]]
 
 
 class WaitingDeals(Protocol):
@@ -61,6 +66,7 @@ class PlayHandlers:
         self.deals = deals
         self.guard = guard  # a wrong join code pays the guess limit
         self.metrics = metrics
+        self.settings = settings
         self.watched = settings.watched_per_socket
         self.seated = seated  # where a socket's games count for its address (limits)
 
@@ -73,6 +79,8 @@ class PlayHandlers:
                 Watch: self.watch,
                 Unwatch: self.unwatch,
                 Record: self.record,
+                MyGames: self.my_games,
+                messages.Vacation: self.vacation,
             }
         )
         router.on_back(self.back)
@@ -82,8 +90,8 @@ class PlayHandlers:
     async def arrived(self, conn: Session, resumed: bool) -> Message:
         """A socket said hello: it hears its player's messages and follows their games."""
         self.hub.add_player(conn)
-        games = await self.resume(conn)
-        await self.seated(conn.address, games)
+        games, slow = await self.resume(conn)
+        await self.seated(conn.address, games, slow)
         return {"games": games}
 
     async def back(self, conn: Session) -> None:
@@ -101,12 +109,14 @@ class PlayHandlers:
         self.hub.join(conn, game, message.get("seat"), 0)
         await self.hub.deliver(conn, game)
         with contextlib.suppress(*UNAVAILABLE):
-            await self.seated(conn.address, [game])  # it counts for the address
+            # It counts for the address (a correspondence game apart).
+            await self.seated(conn.address, [game], [game] if message.get("days") else [])
 
-    async def resume(self, conn: Session) -> list[str]:
-        """Follow the player's unfinished games again; an away seat comes back."""
+    async def resume(self, conn: Session) -> tuple[list[str], list[str]]:
+        """Follow the player's unfinished games again; an away seat comes back. The games,
+        and those of them played days a move."""
         player = player_of(conn)
-        found = []
+        found, slow = [], []
         for game_id in await self.store.player_games(player):
             try:
                 game = await self._found(conn, game_id, tell=False)
@@ -124,7 +134,17 @@ class PlayHandlers:
             if game.away[seat]:
                 await self.games.back(game_id, player)
             found.append(game_id)
-        return found
+            if game.days is not None:
+                slow.append(game_id)
+        return found, slow
+
+    async def my_games(self, conn: Session, msg: MyGames) -> Message:
+        """Our unfinished games, those where it is our move first (play/listing.py)."""
+        return await my_games(self.games, self.store, player_of(conn))
+
+    async def vacation(self, conn: Session, msg: messages.Vacation) -> Message:
+        """Hold our correspondence games for some days (play/vacation.py)."""
+        return await Vacation(self.store, self.games, self.settings).take(player_of(conn), msg.days)
 
     async def move(self, conn: Session, msg: Move) -> Moved:
         """Play a move in one of our games."""

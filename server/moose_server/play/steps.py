@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from moose import rules
+from moose_server.play.correspondence import DAY_MS
 from moose_server.play.game import Event, Game, forfeit_event, over_event
 from moose_server.play.streams import keeps_snapshot
 from moose_server.settings import Settings
@@ -97,6 +98,8 @@ class Steps:
             return -1
         if auto:
             return max(1, int(min(s.auto_delay, s.turn_time) * 1000))
+        if new.days is not None:  # a correspondence game: a turn or an answer alike
+            return new.days * DAY_MS
         return max(1, int((s.answer_time if new.state.pending else s.turn_time) * 1000))
 
     def call(

@@ -8,6 +8,7 @@ the player's profile hash (keys.profile_key); a guest's profile expires
 
 from __future__ import annotations
 
+from moose.messages import CHALLENGE_SETTINGS
 from moose_server.errors import Refusal
 from moose_server.storage.codec import as_text_or_none
 from moose_server.storage.gateway import Gateway
@@ -15,7 +16,7 @@ from moose_server.storage.keys import follows_key, profile_key
 
 __all__ = ["SETTINGS", "Consent"]
 
-SETTINGS = ("everyone", "registered", "following", "nobody")
+SETTINGS = CHALLENGE_SETTINGS
 FIELD = "challenges"
 REFUSED = {
     "registered": "{} accepts challenges from players with an account only",

@@ -418,12 +418,32 @@ ONLINE_KEY = _key("live", "online")
 ONLINE_COUNTS_KEY = _key("live", "counts")
 
 
+# -- correspondence tickets of the public queue: one tag, {seeks} ----------------------
+
+SEEK_NAMES_KEY = _key("seeks", "names")  # "<days>:<player>" -> the name they queued with
+
+
+def seeks_key(days: int) -> str:
+    """The correspondence tickets of `days` per move: player ids by when they queued (ms)."""
+    return _key("seeks", "queue", str(days))
+
+
 # -- keys that stand alone: tagged by their subject ----------------------------------
 
 
 def player_games_key(player: str) -> str:
     """The set of a player's unfinished games."""
     return _key(player, "games")
+
+
+def vacation_key(player: str) -> str:
+    """The vacation days a player took, per year (hash: year -> days)."""
+    return _key(player, "vacation")
+
+
+def correspondence_games_key(player: str) -> str:
+    """The set of a player's unfinished correspondence games (also in player_games_key)."""
+    return _key(player, "corr")
 
 
 def steps_channel(bucket: int, wake: bytes) -> bytes:

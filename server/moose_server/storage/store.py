@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +33,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from moose_server.storage import formats
 from moose_server.storage.codec import as_int, as_list, as_text, pack, unpack, unpack_stored
 from moose_server.storage.failures import UNAVAILABLE
 from moose_server.storage.gateway import Gateway, Reply, StreamEntry
@@ -43,6 +44,7 @@ from moose_server.storage.keys import (
     SECRET_KEY,
     GameKeys,
     bucket,
+    correspondence_games_key,
     deadlines_key,
     instance_key,
     player_games_key,
@@ -170,6 +172,8 @@ class Store:
     async def load(self, game: str, move_field: str | None = None) -> Loaded:
         """Read a game's version, data and deadline (and a move id's answer) at once.
 
+        Data of a format this release does not read raises formats.UnknownFormat.
+
         A move id's answer is in the game hash while the game goes on, in the
         ledger of its move ids for the grace after its end (lua/commit.lua)."""
         keys = self.keys_of(game)
@@ -181,7 +185,7 @@ class Store:
         else:
             got, answer = await self.redis.hmget(keys.game, "v", "data", "dl"), None
         dup = int(answer) if answer is not None else None
-        data = unpack_stored(got[1]) if got[1] is not None else None
+        data = formats.read(unpack_stored(got[1]), f"game {game}") if got[1] is not None else None
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
 
     async def commit(self, call: CommitCall) -> Commit:
@@ -346,13 +350,25 @@ class Store:
 
     # -- players, sessions, time ------------------------------------------------
 
-    async def add_player_game(self, players: list[str], game: str) -> None:
-        """Remember the game among each player's unfinished games."""
-        await self.redis.all([self.redis.sadd(player_games_key(p), game) for p in players])
+    async def add_player_game(
+        self, players: list[str], game: str, correspondence: bool = False
+    ) -> None:
+        """Remember the game among each player's unfinished games (and, played days per
+        move, among their correspondence games: a cap of their own counts those)."""
+        sets = _game_sets(correspondence)
+        await self.redis.all([self.redis.sadd(key(p), game) for p in players for key in sets])
 
-    async def remove_player_game(self, players: list[str], game: str) -> None:
-        """Forget a finished game for each player."""
-        await self.redis.all([self.redis.srem(player_games_key(p), game) for p in players])
+    async def remove_player_game(
+        self, players: list[str], game: str, correspondence: bool = False
+    ) -> None:
+        """Forget a finished game for each player (and among their correspondence games)."""
+        sets = _game_sets(correspondence)
+        await self.redis.all([self.redis.srem(key(p), game) for p in players for key in sets])
+
+    async def correspondence_games(self, player: str) -> list[str]:
+        """The player's unfinished correspondence games (maybe a few finished ones)."""
+        members = await self.redis.smembers(correspondence_games_key(player))
+        return sorted(m.decode() for m in members)
 
     async def player_games(self, player: str) -> list[str]:
         """The player's unfinished games (maybe a few finished ones not yet forgotten)."""
@@ -446,3 +462,9 @@ class Store:
         """Write this instance's count of players; the count of the whole service."""
         call = OnlineCall(instance, players, ttl_ms)
         return as_int(await self.redis.run(call, *call.build()))
+
+
+def _game_sets(correspondence: bool) -> list[Callable[[str], str]]:
+    """The key builders of the sets a player's game is in: its game set, and the
+    correspondence games' too for such a game."""
+    return [player_games_key, correspondence_games_key] if correspondence else [player_games_key]

@@ -32,6 +32,7 @@ from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking import Lobby, Matchmaker, TableInfo, game_id_of
 from moose_server.net.router import Router
 from moose_server.net.session import Session, player_of
+from moose_server.play import check_days
 from moose_server.tables.invites import Invites
 
 __all__ = ["TableHandlers", "invite_handlers"]
@@ -70,9 +71,9 @@ def invite_handlers(invites: Invites) -> dict[type[Request], Handler]:
 
     async def challenge(conn: Who, msg: Challenge) -> Message:
         players = DEFAULT_PLAYERS if msg.players is None else msg.players
-        rated = bool(msg.rated)
+        rated, days = bool(msg.rated), check_days(msg.days)
         return await invites.challenge(
-            _me(conn), conn.name, msg.name, players, rated, bool(msg.open)
+            _me(conn), conn.name, msg.name, players, rated, bool(msg.open), days
         )
 
     async def challenge_accept(conn: Who, msg: ChallengeAccept) -> Message:
@@ -135,18 +136,19 @@ class TableHandlers:
         """Open a private table with us as host."""
         players = DEFAULT_TABLE if msg.players is None else msg.players
         rated = bool(msg.rated)
-        fair, player = bool(msg.fair), player_of(conn)
-        await self.quotas.may_play(conn.address, player)
+        fair, player, days = bool(msg.fair), player_of(conn), check_days(msg.days)
+        await self.quotas.may_play(conn.address, player, days)
         async with self.quotas.hosting(conn.address) as held:
             info = await self.matchmaker.create_table(
-                player, conn.name, players, rated, conn.bot, fair
+                player, conn.name, players, rated, conn.bot, fair, days
             )
             held.id = info.code
         return info.as_message()
 
     async def join_table(self, conn: Session, msg: JoinTable) -> Message:
         """Sit at a private table; everyone there hears of it."""
-        await self.quotas.may_play(conn.address, player_of(conn))
+        days = await self._days_of(conn, msg.code)  # its cap: real-time or correspondence
+        await self.quotas.may_play(conn.address, player_of(conn), days)
         async with self.guard.attempt(conn.address, player_of(conn)):
             info = await self.matchmaker.join_table(
                 msg.code, player_of(conn), conn.name, conn.bot, bool(msg.fair)
@@ -173,12 +175,18 @@ class TableHandlers:
 
     async def start_table(self, conn: Session, msg: StartTable) -> Message:
         """The host starts the game; every seated player gets `match`."""
-        async with self.quotas.starting(conn.address, player_of(conn)) as held:
+        days = await self._days_of(conn, msg.code)
+        async with self.quotas.starting(conn.address, player_of(conn), days) as held:
             async with self.guard.attempt(conn.address, player_of(conn)):
                 table = await self.matchmaker.start_table(msg.code, player_of(conn))
             game = await self.lobby.start(table)  # None: a fair deal waits for its seeds
             held.id = game.id if game is not None else game_id_of(table.key)
         return self.lobby.started_message(msg.code, player_of(conn), table)
+
+    async def _days_of(self, conn: Session, code: str) -> int | None:
+        """The days per move of the table with that code (a guess if there is none)."""
+        async with self.guard.attempt(conn.address, player_of(conn)):
+            return (await self.matchmaker.table(code)).days
 
 
 def _table_fields(table: TableInfo | None) -> Message | None:

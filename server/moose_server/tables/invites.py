@@ -45,7 +45,7 @@ from moose_server.deals import Deals
 from moose_server.errors import Refusal
 from moose_server.limits.limiter import Limited, Limiter, full
 from moose_server.matchmaking import MAX_PLAYERS, MIN_PLAYERS, Matchmaker
-from moose_server.play import Game, GameError, Games, Results, Seat, seat_info
+from moose_server.play import Game, GameError, Games, Results, Seat, days_info, seat_info
 from moose_server.settings import Settings
 from moose_server.social import Consent, Presence
 from moose_server.storage.codec import as_bytes
@@ -66,8 +66,9 @@ BOT = "greedy"  # the bot that fills a seat
 # blocked(by, whom): whether `by` blocks `whom` (social/blocks.py).
 Blocked = Callable[[str, str], Awaitable[bool]]
 Finder = Callable[[str], Awaitable[tuple[str, str]]]
-# room(player): raise `too_many_games` when the player may not start another game.
-Room = Callable[[str], Awaitable[None]]
+# room(player, days): raise `too_many_games` when the player may not start another game
+# (`days`: a correspondence game's, whose cap is its own).
+Room = Callable[[str, int | None], Awaitable[None]]
 
 
 def watchers(game: str) -> str:
@@ -95,6 +96,7 @@ def rematch_message(o: dict[str, Any]) -> dict[str, Any]:
         "rated": o["rated"],
         "seats": [s["name"] for s in o["seats"]],
         "bots": [bool(s.get("bot") or s.get("is_bot")) for s in o["seats"]],
+        **days_info(o.get("days")),
         # In seat order: `need` went through a Lua table, which keeps no order.
         "waiting": [
             s["name"]
@@ -123,6 +125,7 @@ def challenge_message(o: dict[str, Any]) -> dict[str, Any]:
         "open": o["open"],
         "status": o["status"],
         "expires": o["expires"],
+        **days_info(o.get("days")),
     }
     for extra in ("game", "code", "reason"):
         if o.get(extra):
@@ -232,6 +235,7 @@ class Invites:
             "rated": game.rated,
             "code": game.code,
             "quiet": quiet,
+            "days": game.days,
         }
         await self._may_start(o, player)  # a seat at its cap could never accept
         made = await self._make(o, self.settings.rematch_wait, 0)
@@ -286,9 +290,17 @@ class Invites:
     # -- challenge -----------------------------------------------------------------
 
     async def challenge(
-        self, player: str, name: str, target: str, players: int, rated: bool, open_seats: bool
+        self,
+        player: str,
+        name: str,
+        target: str,
+        players: int,
+        rated: bool,
+        open_seats: bool,
+        days: int | None = None,
     ) -> dict[str, Any]:
-        """Challenge a player by name (or id) to a table of `players`; they hear of it."""
+        """Challenge a player by name (or id) to a table of `players` (`days` per move:
+        a correspondence game); they hear of it."""
         if isinstance(players, bool) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise Refusal("bad_message", f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}")
         whom, whom_name = await self._find(target)
@@ -315,6 +327,7 @@ class Invites:
             "need": {whom: True},
             "accepted": {},
             "quiet": quiet,
+            "days": days,
         }
         async with self.limiter.attempt("challenge", player=player):
             made = await self._make(o, self.settings.challenge_ttl, self.settings.challenges_open)
@@ -392,7 +405,7 @@ class Invites:
         names = {s["player"]: s["name"] for s in o["seats"] if s.get("player")}
         for who in sorted(names, key=lambda p: p != player):  # the accepter's own cap first
             try:
-                await self.room(who)
+                await self.room(who, o.get("days"))
             except Refusal as exc:
                 if who == player:
                     raise
@@ -420,7 +433,12 @@ class Invites:
             seats += [Seat(None, f"{BOT}-bot {n}", BOT) for n in range(1, o["players"] - 1)]
         profiles = await self.results.profiles(seats)
         game = await self.deals.start(
-            seats, game_id=o["next"], code=o.get("code"), rated=bool(o["rated"]), profiles=profiles
+            seats,
+            game_id=o["next"],
+            code=o.get("code"),
+            rated=bool(o["rated"]),
+            profiles=profiles,
+            days=o.get("days"),
         )
         assert game is not None  # no seat here asks for a fair deal: dealt at once
         if o["kind"] == "rematch":
@@ -442,7 +460,7 @@ class Invites:
             await mm.leave_if_queued(player)
         try:  # the host took a table since the accept's check: never say its code
             info = await mm.create_table(
-                host["player"], host["name"], o["players"], bool(o["rated"])
+                host["player"], host["name"], o["players"], bool(o["rated"]), days=o.get("days")
             )
         except Refusal:
             raise _elsewhere(host["name"]) from None

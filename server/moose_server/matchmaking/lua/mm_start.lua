@@ -1,7 +1,7 @@
 -- The host starts a private table: the filled seats, in order, become the
 -- game's seats and the table is gone, waiting to be dealt under a key (see
 -- starting() in mm_lib.lua). ARGV: nonce, code, player, lease_us.
--- Reply: {"seats": [...], "key": key, "rated": bool}.
+-- Reply: {"seats": [...], "key": key, "rated": bool, "days": days per move or absent}.
 local function main()
   local code, player, lease = ARGV[2], ARGV[3], tonumber(ARGV[4])
   local t, now = open_table(code)
@@ -14,6 +14,7 @@ local function main()
   if #seats < 2 then return fail('too_few') end
   drop_table(code, t)
   local key = NONCE .. ':t'
-  starting(key, cjson.encode({t = code, seats = seats, rated = t.rated == true}), now, lease)
-  return cjson.encode({seats = seats, key = key, rated = t.rated == true})
+  local entry = {t = code, seats = seats, rated = t.rated == true, days = t.days}
+  starting(key, cjson.encode(entry), now, lease)
+  return cjson.encode({seats = seats, key = key, rated = t.rated == true, days = t.days})
 end

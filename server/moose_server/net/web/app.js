@@ -13,6 +13,7 @@ import { renderRules } from "./howto.js";
 import { Net } from "./net.js";
 import { makeReplays, renderReplay } from "./replay.js";
 import { queuedText, renderLobby, renderTable } from "./screens.js";
+import { createMyGames } from "./mygames.js";
 import { accountBar, accountPage, accountPanel, guestNote, initAccount, offerLogin, placeholder } from "./account.js";
 import { Router, isPageScreen, navLink, profilePath, renderPage, routeOf, screenOf } from "./pages.js";
 import { createTogether } from "./together.js";
@@ -56,6 +57,8 @@ const together = createTogether({
   ask, render, session, watch: (id) => act.watch(id), me: () => net.welcome && net.welcome.player,
   request: (type, fields) => net.request(type, fields), game: () => state.game,
 });
+// "Your move in N games" in the lobby (mygames.js).
+const myGames = createMyGames({ request: (type, fields) => net.request(type, fields), render: () => render() });
 // Arena tournaments: their screens are "arenas" and "arena".
 const arenas = arenaPages({
   ask, send, go, render, session, watchGame: (game) => act.watch(game), now: () => net.now(),
@@ -196,9 +199,10 @@ const act = {
     if (ans && state.queued) state.queued = { ...queuedOf(ans), offered: true };
     render();
   },
-  async create(players) {
-    if (!(await session(() => act.create(players))) || !(await secondGame())) return;
-    const table = await ask("create_table", { players, ...FAIR });
+  // `days`: a correspondence table's days a move (0: real time).
+  async create(players, days = 0) {
+    if (!(await session(() => act.create(players, days))) || !(await secondGame())) return;
+    const table = await ask("create_table", { players, ...FAIR, ...(days ? { days } : {}) });
     if (table) showTable(table);
   },
   async join(code) {
@@ -247,6 +251,7 @@ const act = {
     state.replay = null;
     go("lobby", "/");
     follow();
+    myGames.refresh();
   },
   // Back to the game we sit in (the bar, an address /play/GAME).
   toGame() {
@@ -327,6 +332,7 @@ const gameActions = {
     arenas.leavePage();
     go("lobby", "/");
     follow();
+    myGames.refresh();
   },
   replay() {
     const game = state.game;
@@ -580,6 +586,8 @@ function screenContent() {
     note: guestNote(state.name),
     name: state.name, listing: state.listing, queued: state.queued, range: state.range,
     invited: state.invited, busy: state.busy, starting: state.starting, now: () => net.now(), act,
+    yourMove: myGames.line(),
+    myGames: myGames.panel((id) => { resumeGame(id); render(); }),
   }), net.welcome ? renderFollowing({ act: { watch: act.watch, unfollow: chatAct.unfollow } }) : null];
 }
 
@@ -694,7 +702,12 @@ async function boot() {
   render();
   setInterval(tick, 500);
   // Who of the players we follow is online: asked again now and then in the lobby.
-  setInterval(() => { if (state.screen === "lobby" && net.welcome) refreshFollowing(net, render); }, 5000);
+  // And the games where it is our move (a correspondence player's may be many).
+  setInterval(() => {
+    if (state.screen !== "lobby" || !net.welcome) return;
+    refreshFollowing(net, render);
+    myGames.refresh();
+  }, 5000);
   window.addEventListener("popstate", showPath);
   router.listen(root);
   document.addEventListener("keydown", replays.key);
@@ -716,6 +729,7 @@ async function boot() {
   if (net.taken) offerLogin(net.taken);
   await arrive(welcome, kind, arg ? decodeURIComponent(arg) : "");
   render();
+  myGames.refresh();
 }
 
 // The first screen once connected, as the address says; a game of ours that the

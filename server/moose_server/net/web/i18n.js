@@ -1031,6 +1031,14 @@ const enTable = {
   clock_offline: "Not connected",
   clock_waiting: "Waiting",
   clock_low: "Hurry! {time}",
+  "your_move_n.one": "Your move in {n} game", "your_move_n.other": "Your move in {n} games",
+  my_games_title: "Your games",
+  my_game_yours: "Against {names}: your move",
+  my_game_theirs: "Against {names}: their move",
+  "days_move_n.one": "{n} day a move", "days_move_n.other": "{n} days a move",
+  my_game_open: "Open",
+  days_label: "Time a move",
+  real_time: "Real time",
 };
 
 const esTable = {
@@ -1040,6 +1048,14 @@ const esTable = {
   clock_offline: "Sin conexión",
   clock_waiting: "Esperando",
   clock_low: "¡Rápido! {time}",
+  "your_move_n.one": "Te toca en {n} partida", "your_move_n.other": "Te toca en {n} partidas",
+  my_games_title: "Tus partidas",
+  my_game_yours: "Contra {names}: te toca",
+  my_game_theirs: "Contra {names}: les toca",
+  "days_move_n.one": "{n} día por jugada", "days_move_n.other": "{n} días por jugada",
+  my_game_open: "Abrir",
+  days_label: "Tiempo por jugada",
+  real_time: "Tiempo real",
 };
 
 // -- never losing a game, playing the computer, the queue's offers, the end's tie-break --

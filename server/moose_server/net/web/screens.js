@@ -8,13 +8,14 @@ import { botKind, botName, count, duration, t } from "./i18n.js";
 const SIZES = [2, 3, 4, 5, 6];
 const BOTS = ["greedy", "cautious", "random", "mcts"];
 const OPPONENTS = [1, 2, 3, 4, 5];
+const DAYS = [0, 1, 2, 3, 5, 7, 14]; // days a move of a private table; 0: real time
 
 /** @param {(v: any) => string} [shown] */
 function select(id, chosen, values, label, shown = (v) => String(v)) {
   return h("select", { id, "aria-label": label }, values.map((v) => h("option", { value: v, selected: v === chosen }, shown(v))));
 }
 
-// ctx: {account, note, name, listing, queued, invited, busy, starting, now, act: {...}}
+// ctx: {account, note, name, listing, queued, invited, busy, starting, now, yourMove, myGames, act: {...}}
 export function renderLobby(ctx) {
   const { act } = ctx;
   return h(
@@ -41,6 +42,7 @@ export function renderLobby(ctx) {
           ],
       ctx.note,
       h("p", { class: "counts", testid: "counts" }, counts(ctx.listing)),
+      ctx.yourMove,
     ),
     ctx.invited ? h("p", { class: "banner" }, t("invited", { code: ctx.invited })) : null,
     h(
@@ -48,6 +50,7 @@ export function renderLobby(ctx) {
       { class: "choices" },
       // Waiting in the queue comes first: what is happening, and the offers, in view.
       ctx.queued ? [queuedPanel(ctx), computerPanel(ctx)] : [computerPanel(ctx), playPanel(ctx)],
+      ctx.myGames,
       privatePanel(ctx),
       watchPanel(ctx),
     ),
@@ -140,9 +143,11 @@ function privatePanel(ctx) {
     h("p", {}, t("private_text")),
     h(
       "form",
-      { class: "row", onsubmit: (e) => { e.preventDefault(); ctx.act.create(+e.target.seats.value); } },
+      { class: "row", onsubmit: (e) => { e.preventDefault(); ctx.act.create(+e.target.seats.value, +e.target.days.value); } },
       h("label", { for: "seats" }, t("seats_label")),
       select("seats", 4, SIZES, t("seats_label")),
+      h("label", { for: "days" }, t("days_label")),
+      select("days", 0, DAYS, t("days_label"), (d) => (d ? count("days_move_n", d) : t("real_time"))),
       h("button", { type: "submit", testid: "create-button", disabled: ctx.busy || Boolean(ctx.queued) }, t("create_button")),
     ),
     h(
@@ -197,6 +202,7 @@ export function renderTable(ctx) {
     { class: "panel table" },
     h("h2", {}, t("table_title", { code: "" }), h("span", { class: "code big", testid: "table-code" }, table.code)),
     h("p", {}, t("share"), " ", h("a", { href: link, testid: "table-link" }, link)),
+    table.days ? h("p", { testid: "table-days" }, count("days_move_n", table.days)) : null,
     h(
       "ol",
       { class: "table-seats" },

@@ -7,7 +7,7 @@
 //       game(): the game shown}
 
 import { h } from "./dom.js";
-import { t } from "./i18n.js";
+import { count, t } from "./i18n.js";
 
 const REASONS = ["later", "not_rated", "table_size", "generic"];
 
@@ -17,7 +17,7 @@ export function createTogether(ctx) {
     rematch: null, // the last rematch_offer of our ended game
     moved: null, // a watched game's rematch: {next}
     note: "", // the news of our own challenge or rematch
-    form: { name: "", players: 2, rated: false },
+    form: { name: "", players: 2, rated: false, days: 0 },
   };
 
   function heard(msg) {
@@ -45,9 +45,10 @@ export function createTogether(ctx) {
     else s.note = "";
   }
 
-  async function challenge(name, players = 2, rated = false) {
+  // `days`: a correspondence game's days a move (0: real time).
+  async function challenge(name, players = 2, rated = false, days = 0) {
     if (!(await ctx.session())) return; // the name typed in the lobby is who challenges
-    const sent = await ctx.ask("challenge", { name, players, rated });
+    const sent = await ctx.ask("challenge", { name, players, rated, ...(days ? { days } : {}) });
     if (sent) s.note = t("tg_challenge_sent", { name: sent.to });
     ctx.render();
   }
@@ -85,7 +86,8 @@ export function createTogether(ctx) {
     const c = s.incoming;
     if (!c) return null;
     let reason = "generic";
-    const text = t(c.rated ? "tg_challenged_rated" : "tg_challenged", { name: c.from, n: c.players });
+    const said = t(c.rated ? "tg_challenged_rated" : "tg_challenged", { name: c.from, n: c.players });
+    const text = c.days ? `${said} · ${count("days_move_n", c.days)}` : said;
     return h(
       "div",
       { class: "panel prompt", role: "alert", testid: "challenge-offer" },
@@ -124,13 +126,16 @@ export function createTogether(ctx) {
     const f = s.form;
     return h(
       "form",
-      { class: "panel challenge", testid: "challenge-form", onsubmit: (e) => { e.preventDefault(); if (f.name.trim()) challenge(f.name.trim(), f.players, f.rated); } },
+      { class: "panel challenge", testid: "challenge-form", onsubmit: (e) => { e.preventDefault(); if (f.name.trim()) challenge(f.name.trim(), f.players, f.rated, f.days); } },
       h("h2", {}, t("tg_challenge_title")),
       h("label", { for: "challenge-name" }, t("tg_challenge_name")),
       h("input", { id: "challenge-name", testid: "challenge-name", maxlength: 64, value: f.name, oninput: (e) => { f.name = e.target.value; } }),
       h("label", { for: "challenge-players" }, t("tg_players")),
       h("select", { id: "challenge-players", testid: "challenge-players", onchange: (e) => { f.players = Number(e.target.value); } },
         [2, 3, 4, 5, 6].map((n) => h("option", { value: n, selected: n === f.players }, String(n)))),
+      h("label", { for: "challenge-days" }, t("days_label")),
+      h("select", { id: "challenge-days", testid: "challenge-days", onchange: (e) => { f.days = Number(e.target.value); } },
+        [0, 1, 2, 3, 5, 7, 14].map((d) => h("option", { value: d, selected: d === f.days }, d ? count("days_move_n", d) : t("real_time")))),
       h("label", {}, h("input", { type: "checkbox", testid: "challenge-rated", checked: f.rated, onchange: (e) => { f.rated = e.target.checked; } }), t("tg_rated")),
       h("button", { type: "submit", testid: "challenge-button" }, t("tg_challenge")),
     );
