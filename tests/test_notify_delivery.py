@@ -197,14 +197,10 @@ async def _pending(sender: Sender) -> int:
 
 
 def correspondence_game(days: int | None = 3, bots: tuple[str | None, ...] = (None, None)) -> Game:
-    """A 2-player game as play/ writes it, with `days` set as a correspondence game has it."""
+    """A 2-player game as play/ writes it: days per move (None: real time)."""
     state = rules.new_game(2, seed=1, dealer=0)
-    game = Game(
-        "g_corr", 4, 0, state, ["pa", "pb"], ["A", "B"], list(bots), [False] * 2, [0] * 2, []
-    )
-    if days is not None:
-        object.__setattr__(game, "days", days)  # the field correspondence games carry
-    return game
+    seats = (["pa", "pb"], ["A", "B"], list(bots), [False] * 2, [0] * 2, [])
+    return Game("g_corr", 4, 0, state, *seats, days=days)
 
 
 async def test_a_correspondence_move_queues_your_move_for_the_seat_to_act_not_watching(
@@ -223,9 +219,7 @@ async def test_a_correspondence_move_queues_your_move_for_the_seat_to_act_not_wa
     watching.clear()
     here = Notifier(sender.store, lambda p, g: False, sender.wake, before=60, here=lambda p: True)
     await here.turned(game)  # just dealt, the player has a socket here: nothing
-    moved = dataclasses.replace(game, version=5)
-    object.__setattr__(moved, "days", 3)
-    await notifier.turned(moved)
+    await notifier.turned(dataclasses.replace(game, version=5))
     assert await sender.round() == 1
     [got] = _drain(push_service)
     assert browser.read(got) == {"kind": "your_move", "game": "g_corr", "text": "It is your move."}
@@ -234,9 +228,7 @@ async def test_a_correspondence_move_queues_your_move_for_the_seat_to_act_not_wa
 def test_only_an_integer_days_makes_a_game_correspondence() -> None:
     assert is_correspondence(correspondence_game(days=1))
     assert not is_correspondence(correspondence_game(days=None))
-    game = correspondence_game(days=None)
-    object.__setattr__(game, "days", True)
-    assert not is_correspondence(game)
+    assert not is_correspondence(dataclasses.replace(correspondence_game(), days=True))
 
 
 def test_a_bot_to_act_is_told_nothing() -> None:
@@ -290,8 +282,7 @@ async def test_time_running_out_goes_at_its_time_only_if_nobody_moved_since(
     # Told "your move" while looking: no notice now; the reminder is kept for its time,
     # which has come: the deadline is 30 s away, the reminder is for 60 s before it.
     notifier = Notifier(sender.store, lambda p, g: True, sender.wake, before=60)
-    told = dataclasses.replace(game, version=game.version - 1) if moved_since else game
-    object.__setattr__(told, "days", 1)
+    told = dataclasses.replace(game, version=game.version - (1 if moved_since else 0), days=1)
     await notifier.turned(told)
     await sender.store.queue([your_move(player=to_act, game="other")])  # a notice after it
     assert await sender.round() == 2  # the reminder, released, and the other notice

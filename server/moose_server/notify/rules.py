@@ -88,7 +88,7 @@ class Notice:
 
 def is_correspondence(game: Game) -> bool:
     """Whether the game is played days per move (its integer `days`)."""
-    days = getattr(game, "days", None)
+    days = game.days
     return isinstance(days, int) and not isinstance(days, bool) and days > 0
 
 
