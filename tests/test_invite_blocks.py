@@ -56,11 +56,11 @@ async def test_a_blocked_challenger_gets_the_answer_of_any_challenger(redis_url)
             consent=Consent(store.redis, 60),
         )
         with pytest.raises(Refusal) as refused:
-            await invites.challenge("p_alice", "alice", "carol", 2, False, False)
+            await invites.challenge("p_alice", "alice", "192.0.2.7", "carol", 2, False, False)
         assert refused.value.code == "player_offline"  # carol is not connected
         # bob blocks alice: her challenge is answered as dave's, who blocks nobody.
-        to_bob = await invites.challenge("p_alice", "alice", "bob", 2, False, False)
-        to_dave = await invites.challenge("p_alice", "alice", "dave", 2, False, False)
+        to_bob = await invites.challenge("p_alice", "alice", "192.0.2.7", "bob", 2, False, False)
+        to_dave = await invites.challenge("p_alice", "alice", "192.0.2.7", "dave", 2, False, False)
         assert to_bob["status"] == to_dave["status"] == "open"
         assert set(to_bob) == set(to_dave) and to_bob["to"] == "bob"
         await invites.close()

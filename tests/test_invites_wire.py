@@ -218,3 +218,25 @@ async def test_an_accept_racing_the_expiry_starts_one_game_or_none(moose_serve, 
             outcomes.add("expired")
         await bob.drain(0.2)
     assert outcomes  # each round was one or the other
+
+
+async def test_fresh_guests_of_one_address_share_its_challenges(moose_serve, redis_url, wire):
+    # A player's own budget is large here; the address's, 3 an hour, is what holds.
+    env = ENV | {"MOOSE_CHALLENGES_PER_HOUR": "100", "MOOSE_CHALLENGES_PER_ADDRESS_HOUR": "3"}
+    urls = [
+        moose_serve(
+            "--redis", redis_url, "--instance-id", f"i_{n}", env=env, log=f"serve{n}.log"
+        ).url
+        for n in range(2)
+    ]
+    bob = await wire(urls[1], "bob", account=True)
+    guests = [await wire(urls[n % 2], f"guest{n}") for n in range(4)]
+    sent = [await g.ask("challenge", name="bob") for g in guests[:3]]
+    assert [s.get("status") for s in sent] == ["open"] * 3, sent
+    # The fourth fresh guest of the same address, on either instance, is refused.
+    refused = await guests[3].ask("challenge", name="bob")
+    assert refused["code"] == "rate_limited" and refused["retry_after"] > 0, refused
+    assert "challenge" not in refused
+    # bob hears the three challenges made, from the three guests that made them.
+    heard = [await bob.expect(type="challenge_offer", challenge=s["challenge"]) for s in sent]
+    assert [h["from"] for h in heard] == ["guest0", "guest1", "guest2"], heard

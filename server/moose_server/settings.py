@@ -203,6 +203,9 @@ class Settings:
     challenge_ttl: float = 60.0  # seconds a challenge waits for its answer
     challenges_open: int = 3  # challenges one player may have waiting at once
     challenges_per_hour: int = 30  # challenges one player may send an hour
+    # challenges the players of one client address may send an hour, all together:
+    # fresh guests of one address cannot each bring a player's 30 to one victim
+    challenges_per_address_hour: int = 60
     presence_ttl: float = 60.0  # a player unseen by every instance this long is offline
     # Arena tournaments (arenas/runner.py)
     arenas: str = ""  # recurring arenas, e.g. "bots:hourly:30m:2-4,people:daily:60m:2-4"

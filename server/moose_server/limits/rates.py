@@ -197,6 +197,15 @@ RATES: tuple[Rate, ...] = (
         "you sent {burst} challenges this hour; try again later",
     ),
     Rate(
+        "challenge_address",
+        "challenges sent by the players of one address",
+        ("address",),
+        _field("challenges_per_address_hour"),
+        _hourly("challenges_per_address_hour"),
+        ("challenges_per_address_hour",),
+        "{burst} challenges were sent from your address this hour; try again later",
+    ),
+    Rate(
         "confirm_mail",
         "confirm mails asked for (`notify_settings` with a new `email`)",
         ("player", "address"),

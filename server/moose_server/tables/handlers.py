@@ -47,6 +47,7 @@ class Who(Protocol):
 
     player: str | None
     name: str
+    address: str  # the client's address, after the trusted proxies
 
 
 Handler = Callable[[Any, Any], Awaitable[Message]]
@@ -73,7 +74,7 @@ def invite_handlers(invites: Invites) -> dict[type[Request], Handler]:
         players = DEFAULT_PLAYERS if msg.players is None else msg.players
         rated, days = bool(msg.rated), check_days(msg.days)
         return await invites.challenge(
-            _me(conn), conn.name, msg.name, players, rated, bool(msg.open), days
+            _me(conn), conn.name, conn.address, msg.name, players, rated, bool(msg.open), days
         )
 
     async def challenge_accept(conn: Who, msg: ChallengeAccept) -> Message:

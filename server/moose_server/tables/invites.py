@@ -293,6 +293,7 @@ class Invites:
         self,
         player: str,
         name: str,
+        address: str,
         target: str,
         players: int,
         rated: bool,
@@ -300,7 +301,7 @@ class Invites:
         days: int | None = None,
     ) -> dict[str, Any]:
         """Challenge a player by name (or id) to a table of `players` (`days` per move:
-        a correspondence game); they hear of it."""
+        a correspondence game); they hear of it. Counted per player and per `address`."""
         if isinstance(players, bool) or not MIN_PLAYERS <= players <= MAX_PLAYERS:
             raise Refusal("bad_message", f"players must be {MIN_PLAYERS} to {MAX_PLAYERS}")
         whom, whom_name = await self._find(target)
@@ -329,7 +330,8 @@ class Invites:
             "quiet": quiet,
             "days": days,
         }
-        async with self.limiter.attempt("challenge", player=player):
+        limits = ("challenge", "challenge_address")
+        async with self.limiter.attempt(*limits, player=player, address=address):
             made = await self._make(o, self.settings.challenge_ttl, self.settings.challenges_open)
             if "err" in made:
                 most = self.settings.challenges_open
