@@ -219,36 +219,11 @@ async def _build(
     copies = Copies(settings)
     seeds = SeedStore(redis, settings.buckets)  # fair deals
     waiting = Waiting(store, matchmaker, seeds)
-    # Wake-ups of the games our sockets follow come on our channel, but not those
-    # of our own commits: the hub is told of them as a listener of `games`.
-    # One per process, should two instances be given one name.
-    # Steps come on sharded channels where Redis is one node; a cluster's would need
-    # a subscription on each shard: there, a wake-up and a stream read.
-    steps = not redis.cluster
-    channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}", steps)
-    hub = Hub(
-        store,
-        channel,
-        copies.size,
-        woken=copies,
-        fanout=metrics,
-        players=waiting,
-        outage_grace=settings.outage_grace,
-        steps=steps,
-    )
+    hub, channel = _hub(settings, redis, store, copies, metrics, waiting)
     stack.push_async_callback(hub.close)
     observer = Observer(metrics)
-    # Notices away from the page: queued as games are written (unless the player's
-    # socket here has the game open), sent from the stream by every instance.
-    notify_store = NotifyStore(redis, per_player=settings.push_per_player)
-    vapid = load_vapid(settings.vapid_key, settings.data_dir)
-    pusher = await stack.enter_async_context(
-        Pusher(vapid, settings.vapid_subject, settings.push_timeout)
-    )
-    consumer = channel.decode().rsplit(":", 1)[-1]  # this process's own name
-    sender = Sender(notify_store, pusher, Mailer(settings), settings, consumer, store)
-    notifier = Notifier(
-        notify_store, hub.watches, sender.wake, before=settings.notify_before, here=hub.has_player
+    notify_store, vapid_key, sender, notifier = await _notices(
+        settings, redis, store, hub, channel, stack
     )
     games = Games(
         store,
@@ -259,7 +234,7 @@ async def _build(
         timeouts=metrics,
         turns=[notifier],
         own_channel=channel,
-        publish_steps=steps,
+        publish_steps=not redis.cluster,
     )
     stack.push_async_callback(games.close)
     # Every per-client rate limit (limits/rates.py), shared by the instances.
@@ -354,7 +329,7 @@ async def _build(
     ReportHandlers(reports, store, games, social.quoted, social.whom).register(router)
     social.register(router)
     arena_requests.register(router)
-    notify = app[NOTIFY] = NotifyHandlers(notify_store, notifier, limiter, public_key(vapid))
+    notify = app[NOTIFY] = NotifyHandlers(notify_store, notifier, limiter, vapid_key)
     notify.register(router)
     sockets = Sockets(settings)
     doors = app[DOORS] = Doors(settings, sockets, router, metrics, refusals)
@@ -402,6 +377,61 @@ async def _build(
         "deliveries": sender.run(),
     }
     await _run(app, stack, subscription.ready, work, loops)
+
+
+def _hub(
+    settings: Settings,
+    redis: Gateway,
+    store: Store,
+    copies: Copies,
+    metrics: Metrics,
+    waiting: Waiting,
+) -> tuple[Hub, bytes]:
+    """The fan-out of game events to this instance's sockets, and its wake-up channel.
+
+    Wake-ups of the games our sockets follow come on our channel, but not those of
+    our own commits: the hub is told of them as a listener of `games`. One channel
+    per process, should two instances be given one name. Steps come on sharded
+    channels where Redis is one node; a cluster's would need a subscription on each
+    shard: there, a wake-up and a stream read.
+    """
+    steps = not redis.cluster
+    channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}", steps)
+    hub = Hub(
+        store,
+        channel,
+        copies.size,
+        woken=copies,
+        fanout=metrics,
+        players=waiting,
+        outage_grace=settings.outage_grace,
+        steps=steps,
+    )
+    return hub, channel
+
+
+async def _notices(
+    settings: Settings,
+    redis: Gateway,
+    store: Store,
+    hub: Hub,
+    channel: bytes,
+    stack: contextlib.AsyncExitStack,
+) -> tuple[NotifyStore, str, Sender, Notifier]:
+    """Notices away from the page: queued as games are written (unless the player's
+    socket here has the game open), sent from the stream by every instance; the store,
+    the public key the page subscribes with, the sender and the notifier."""
+    notify_store = NotifyStore(redis, per_player=settings.push_per_player)
+    vapid = load_vapid(settings.vapid_key, settings.data_dir)
+    pusher = await stack.enter_async_context(
+        Pusher(vapid, settings.vapid_subject, settings.push_timeout)
+    )
+    consumer = channel.decode().rsplit(":", 1)[-1]  # this process's own name
+    sender = Sender(notify_store, pusher, Mailer(settings), settings, consumer, store)
+    notifier = Notifier(
+        notify_store, hub.watches, sender.wake, before=settings.notify_before, here=hub.has_player
+    )
+    return notify_store, public_key(vapid), sender, notifier
 
 
 async def _run(
