@@ -173,3 +173,21 @@ async def test_a_subscription_or_address_that_is_not_one_is_refused(
     assert (await carol.expect(type="error"))["code"] == "not_registered"  # a guest
     settings = await carol.request("notify_settings")
     assert settings["push"] == 0 and settings["email"] is None
+
+
+async def test_a_browser_unsubscribes_once_and_a_second_time_drops_nothing(
+    url: str, ws_client: Connect, push_service: PushService
+) -> None:
+    dora = await ws_client(url, "dora")
+    browser = Browser(push_service.endpoint("dora"))
+    subscribed = await dora.request("push_subscribe", subscription=browser.subscription())
+    assert subscribed["type"] == "push_subscribed", subscribed
+    assert (await dora.request("notify_settings"))["push"] == 1
+    endpoint = browser.subscription()["endpoint"]
+    dropped = await dora.request("push_unsubscribe", endpoint=endpoint)
+    assert dropped["type"] == "push_unsubscribed" and dropped["dropped"] is True, dropped
+    again = await dora.request("push_unsubscribe", endpoint=endpoint)
+    assert again["type"] == "push_unsubscribed" and again["dropped"] is False, again
+    await dora.send({"type": "push_unsubscribe", "id": 9})  # no endpoint
+    assert (await dora.expect(type="error"))["code"] == "bad_message"
+    assert (await dora.request("notify_settings"))["push"] == 0
