@@ -3,15 +3,29 @@ for, the session kept per server and name, and the name to play under."""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import contextlib
 import getpass
 import os
-from typing import TYPE_CHECKING
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the client pulls in aiohttp: imported when a command runs
     from moose.client import Client
 
-__all__ = ["BUILT_IN_URL", "DEFAULT_URL", "ask", "login_name", "open_kept", "url_help", "who_hint"]
+__all__ = [
+    "BUILT_IN_URL",
+    "DEFAULT_URL",
+    "add_player_options",
+    "ask",
+    "login_name",
+    "open_kept",
+    "run_as_player",
+    "url_help",
+    "who_hint",
+]
 
 BUILT_IN_URL = "ws://127.0.0.1:8080/ws"  # what `moose serve` listens on by default
 DEFAULT_URL = os.environ.get("MOOSE_URL", BUILT_IN_URL)
@@ -50,6 +64,53 @@ async def open_kept(url: str, name: str, password: str | None) -> Client:
     if client.token:
         _saved.save(url, who, client.token)
     return client
+
+
+def add_player_options(p: argparse.ArgumentParser, login_help: str = "") -> None:
+    """--login and --url, for a command run as the player `--name` has been."""
+    p.add_argument(
+        "--login",
+        action="store_true",
+        help=login_help or "as your account (password asked, or MOOSE_PASSWORD)",
+    )
+    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
+
+
+def run_as_player(
+    args: argparse.Namespace,
+    command: str,
+    act: Callable[[Client], Awaitable[None]],
+    hint: Callable[[str], str] = lambda code: who_hint(code),
+) -> int:
+    """Run `act` with the kept session of `args.name` (the account's with --login) on
+    `args.url`; 0, or 1 with the refusal or the unreachable server said on stderr."""
+    password = ask("password: ", "MOOSE_PASSWORD") if args.login else None
+    return asyncio.run(_as_player(args, password, command, act, hint))
+
+
+async def _as_player(
+    args: Any,
+    password: str | None,
+    command: str,
+    act: Callable[[Client], Awaitable[None]],
+    hint: Callable[[str], str],
+) -> int:
+    from moose.client import ConnectError, ServerError
+
+    client: Client | None = None
+    try:
+        client = await open_kept(args.url, args.name, password)
+        await act(client)
+        return 0
+    except ConnectError:
+        print(f"cannot reach {args.url}: is `moose serve` running?", file=sys.stderr)
+        return 1
+    except ServerError as exc:
+        print(f"{command}: {exc.message} ({exc.code}){hint(exc.code)}", file=sys.stderr)
+        return 1
+    finally:
+        if client is not None:
+            await client.close()
 
 
 def login_name() -> str:

@@ -10,12 +10,13 @@ yours (the page too) holds to it.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from moose.commands._common import DEFAULT_URL, url_help
+from moose.commands._common import add_player_options, run_as_player
 from moose.messages import CHALLENGE_SETTINGS
+
+if TYPE_CHECKING:  # the client pulls in aiohttp: imported when the command runs
+    from moose.client import Client
 
 SAID = {
     "everyone": "anyone may challenge you",
@@ -41,39 +42,16 @@ def add_parser(subparsers: Any) -> None:
         default=None,
         help="who may challenge you from now on (default: leave it as it is)",
     )
-    p.add_argument(
-        "--login", action="store_true", help="as your account (password asked, or MOOSE_PASSWORD)"
-    )
-    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
+    add_player_options(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Entry point of `moose challenges`."""
-    from moose.commands._common import ask
 
-    password = ask("password: ", "MOOSE_PASSWORD") if args.login else None
-    return asyncio.run(_main(args, password))
-
-
-async def _main(args: argparse.Namespace, password: str | None) -> int:
-    from moose.client import Client, ConnectError, ServerError
-    from moose.commands._common import open_kept, who_hint
-
-    client: Client | None = None
-    try:
-        client = await open_kept(args.url, args.name, password)
+    async def act(client: Client) -> None:
         answer = await client.challenge_setting(args.setting)
         setting = str(answer["challenges"])
         print(f"{SAID.get(setting, setting)} ({setting})")
-        return 0
-    except ConnectError:
-        print(f"cannot reach {args.url}: is `moose serve` running?", file=sys.stderr)
-        return 1
-    except ServerError as exc:
-        hint = who_hint(exc.code)
-        print(f"moose challenges: {exc.message} ({exc.code}){hint}", file=sys.stderr)
-        return 1
-    finally:
-        if client is not None:
-            await client.close()
+
+    return run_as_player(args, "moose challenges", act)

@@ -8,11 +8,12 @@ list first; `moose watch GAME_ID` watches a game listed.
 from __future__ import annotations
 
 import argparse
-import asyncio
-import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from moose.commands._common import DEFAULT_URL, url_help
+from moose.commands._common import add_player_options, run_as_player
+
+if TYPE_CHECKING:  # the client pulls in aiohttp: imported when the command runs
+    from moose.client import Client
 
 
 def add_parser(subparsers: Any) -> None:
@@ -38,19 +39,8 @@ def add_parser(subparsers: Any) -> None:
         metavar="PLAYER",
         help="stop following a player first",
     )
-    p.add_argument(
-        "--login", action="store_true", help="as your account (password asked, or MOOSE_PASSWORD)"
-    )
-    p.add_argument("--url", default=DEFAULT_URL, help=url_help())
+    add_player_options(p)
     p.set_defaults(func=run)
-
-
-def run(args: argparse.Namespace) -> int:
-    """Entry point of `moose following`."""
-    from moose.commands._common import ask
-
-    password = ask("password: ", "MOOSE_PASSWORD") if args.login else None
-    return asyncio.run(_main(args, password))
 
 
 def describe(entry: dict[str, Any]) -> str:
@@ -64,13 +54,10 @@ def describe(entry: dict[str, Any]) -> str:
     return f"{entry.get('name')} ({entry.get('player')}): {state}{playing}"
 
 
-async def _main(args: argparse.Namespace, password: str | None) -> int:
-    from moose.client import Client, ConnectError, ServerError
-    from moose.commands._common import open_kept, who_hint
+def run(args: argparse.Namespace) -> int:
+    """Entry point of `moose following`."""
 
-    client: Client | None = None
-    try:
-        client = await open_kept(args.url, args.name, password)
+    async def act(client: Client) -> None:
         for player in args.follow:
             print(f"following {(await client.follow(player))['name']}")
         for player in args.unfollow:
@@ -80,14 +67,5 @@ async def _main(args: argparse.Namespace, password: str | None) -> int:
             print(describe(entry))
         if not answer["players"]:
             print("you follow nobody yet: moose following --name NAME --follow PLAYER")
-        return 0
-    except ConnectError:
-        print(f"cannot reach {args.url}: is `moose serve` running?", file=sys.stderr)
-        return 1
-    except ServerError as exc:
-        hint = who_hint(exc.code)
-        print(f"moose following: {exc.message} ({exc.code}){hint}", file=sys.stderr)
-        return 1
-    finally:
-        if client is not None:
-            await client.close()
+
+    return run_as_player(args, "moose following", act)
