@@ -8,6 +8,9 @@ import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
 export const KINDS = ["your_move", "time_running_out", "game_over", "challenge_received"];
+// The kinds the page offers: a challenge reaches only a connected player today, so the
+// server sends no `challenge_received` notice, and the page asks nobody to choose it.
+export const OFFERED = KINDS.filter((kind) => kind !== "challenge_received");
 
 // The server's settings as last answered (`notify_settings`), and this browser's state.
 const state = { of: null, settings: null, here: false, busy: false };
@@ -90,7 +93,7 @@ function kindsRow(app) {
     "fieldset",
     { class: "row" },
     h("legend", {}, t("notices_kinds")),
-    KINDS.map((kind) =>
+    OFFERED.map((kind) =>
       h(
         "label",
         {},
