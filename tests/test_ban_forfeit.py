@@ -9,31 +9,12 @@ works after the unban, an account's nor a guest's: the account logs in again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from helpers import RawClient, ServeProcess, admin, table_game
+from helpers import RawClient, account_socket, admin, serve_several, table_game
 
 PASSWORD = "tr0ub4dor&3 moose house"
 ENV = {"MOOSE_BAN_REFRESH": "1", "MOOSE_TURN_TIME": "60", "MOOSE_ANSWER_TIME": "60"}
-
-
-def two_instances(moose_serve: Callable[..., ServeProcess], redis_url: str) -> list[ServeProcess]:
-    """Two instances over `redis_url`, started at once."""
-    procs = [
-        moose_serve("--redis", redis_url, wait=False, env=ENV, log=f"serve{n}.log")
-        for n in range(2)
-    ]
-    return [p.wait_ready() for p in procs]
-
-
-async def account(ws_client: Any, url: str, name: str) -> RawClient:
-    """A socket of a new account called `name`."""
-    client: RawClient = await ws_client(url, name)
-    answer = await client.request("register", password=PASSWORD)
-    assert answer["type"] == "registered", answer
-    client.token = answer["token"]
-    return client
 
 
 async def rated_game(host: RawClient, guest: RawClient) -> tuple[str, list[int]]:
@@ -57,9 +38,9 @@ async def hello(ws_client: Any, url: str, **fields: Any) -> dict[str, Any]:
 async def test_a_banned_players_rated_game_is_lost_by_forfeit_at_once(
     moose_serve, redis_url, ws_client
 ):
-    first, second = two_instances(moose_serve, redis_url)
-    mallory = await account(ws_client, first.url, "mallory")
-    ivan = await account(ws_client, second.url, "ivan")
+    first, second = serve_several(moose_serve, redis_url, ENV)
+    mallory = await account_socket(ws_client, first.url, "mallory", PASSWORD)
+    ivan = await account_socket(ws_client, second.url, "ivan", PASSWORD)
     game, [bad, good] = await rated_game(mallory, ivan)
     run = await admin("--redis", redis_url, "ban", "mallory", "--for", "1h", "--reason", "cheat")
     assert run.code == 0, run.err
@@ -93,7 +74,7 @@ async def test_a_banned_players_rated_game_is_lost_by_forfeit_at_once(
 async def test_a_banned_guests_unrated_seat_goes_to_the_bot_and_their_token_dies(
     moose_serve, redis_url, ws_client
 ):
-    first, second = two_instances(moose_serve, redis_url)
+    first, second = serve_several(moose_serve, redis_url, ENV)
     guest: RawClient = await ws_client(first.url, "gus")
     ivan: RawClient = await ws_client(second.url, "ivan")
     game, [seat, _] = await table_game([guest, ivan])

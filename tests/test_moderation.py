@@ -10,7 +10,6 @@ import json
 import random
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,36 +17,19 @@ import redis
 
 from moose_server.storage.keys import ModerationKeys
 
-from helpers import RawClient, ServeProcess, admin, drive, spawn, table_game, until
+from helpers import (
+    RawClient,
+    account_socket,
+    admin,
+    drive,
+    serve_several,
+    spawn,
+    table_game,
+    until,
+)
 
 PASSWORD = "tr0ub4dor&3 moose house"
 ENV = {"MOOSE_BAN_REFRESH": "1"}
-
-
-def two_instances(moose_serve: Callable[..., ServeProcess], redis_url: str) -> list[ServeProcess]:
-    """Two instances over `redis_url`, started at once."""
-    procs = [
-        moose_serve(
-            "--redis",
-            redis_url,
-            "--instance-id",
-            f"i_{n}",
-            wait=False,
-            env=ENV,
-            log=f"serve{n}.log",
-        )
-        for n in range(2)
-    ]
-    return [p.wait_ready() for p in procs]
-
-
-async def account(ws_client: Any, url: str, name: str) -> RawClient:
-    """A socket of a new account called `name`."""
-    client: RawClient = await ws_client(url, name)
-    answer = await client.request("register", password=PASSWORD)
-    assert answer["type"] == "registered", answer
-    client.token = answer["token"]
-    return client
 
 
 async def again(ws_client: Any, url: str, token: str) -> dict[str, Any]:
@@ -63,8 +45,8 @@ async def again(ws_client: Any, url: str, token: str) -> dict[str, Any]:
 async def test_a_ban_holds_on_the_other_instance_and_closes_open_sockets(
     moose_serve, redis_url, ws_client
 ):
-    first, second = two_instances(moose_serve, redis_url)
-    mallory = await account(ws_client, first.url, "mallory")
+    first, second = serve_several(moose_serve, redis_url, ENV)
+    mallory = await account_socket(ws_client, first.url, "mallory", PASSWORD)
     elsewhere: RawClient = await ws_client(second.url, None)
     assert (await elsewhere.hello(token=mallory.token))["type"] == "welcome"
 
@@ -171,7 +153,7 @@ async def test_a_banned_address_is_refused_at_hello_and_on_the_api(
 async def test_ending_a_session_closes_its_sockets_on_every_instance(
     moose_serve, redis_url, ws_client
 ):
-    first, second = two_instances(moose_serve, redis_url)
+    first, second = serve_several(moose_serve, redis_url, ENV)
     carol: RawClient = await ws_client(first.url, "carol")  # a guest: named by player id
     twin: RawClient = await ws_client(second.url, None)
     assert (await twin.hello(token=carol.token))["type"] == "welcome"
@@ -191,7 +173,7 @@ async def test_ending_a_session_closes_its_sockets_on_every_instance(
 async def test_a_seat_taken_over_is_played_by_the_bot_until_its_player_returns(
     moose_serve, redis_url, ws_client
 ):
-    first, second = two_instances(moose_serve, redis_url)
+    first, second = serve_several(moose_serve, redis_url, ENV)
     erin: RawClient = await ws_client(first.url, "erin")
     ivan: RawClient = await ws_client(second.url, "ivan")  # plays whenever asked
     game, [seat, _] = await table_game([erin, ivan])
@@ -243,7 +225,7 @@ async def test_refusals_list_a_flooding_client_and_its_limit(moose_serve, redis_
 
 async def test_a_report_from_a_raw_client_is_listed_and_metered(moose_serve, redis_url, ws_client):
     server = moose_serve("--redis", redis_url, env=ENV)
-    await account(ws_client, server.url, "grace")
+    await account_socket(ws_client, server.url, "grace", PASSWORD)
     # From the command line (a player's first report from this address)...
     cli = await drive(
         await spawn("report", "grace", "--reason", "cheats", "--name", "judy", "--url", server.url)

@@ -65,9 +65,11 @@ from helpers.servers import (
     http_base,
     open_games,
     open_store,
+    serve_several,
 )
 from helpers.sockets import (
     RawClient,
+    account_socket,
     card_codes,
     check_game,
     check_no_leak,
@@ -98,6 +100,7 @@ __all__ = [
     "Run",
     "Serve",
     "ServeProcess",
+    "account_socket",
     "admin",
     "aof_copy",
     "aof_restore",
@@ -136,6 +139,7 @@ __all__ = [
     "replay",
     "replay_states",
     "room",
+    "serve_several",
     "spawn",
     "stacked_deck",
     "stopped",

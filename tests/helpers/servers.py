@@ -149,3 +149,25 @@ async def cleanup(runner: web.AppRunner) -> None:
 
 
 Serve = Callable[..., Awaitable[Instance]]
+
+
+def serve_several(
+    moose_serve: Callable[..., ServeProcess],
+    redis_url: str,
+    env: dict[str, str],
+    count: int = 2,
+) -> list[ServeProcess]:
+    """`count` instances over `redis_url` (ids i_0, i_1, ...), started at once."""
+    procs = [
+        moose_serve(
+            "--redis",
+            redis_url,
+            "--instance-id",
+            f"i_{n}",
+            wait=False,
+            env=env,
+            log=f"serve{n}.log",
+        )
+        for n in range(count)
+    ]
+    return [p.wait_ready() for p in procs]

@@ -245,3 +245,12 @@ async def play_in_order(
             assert answer["type"] == "moved" or answer["code"] == "stale_seq", answer
         if stop is not None and event["seq"] >= stop:
             return
+
+
+async def account_socket(ws_client: Any, url: str, name: str, password: str) -> RawClient:
+    """A socket of a new account called `name`, its token kept on it."""
+    client: RawClient = await ws_client(url, name)
+    answer = await client.request("register", password=password)
+    assert answer["type"] == "registered", answer
+    client.token = answer["token"]
+    return client
