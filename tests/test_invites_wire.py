@@ -18,6 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 
+from helpers import serve_several
 from helpers.wire import Wire
 
 Message = dict[str, Any]
@@ -58,19 +59,7 @@ async def wire() -> AsyncIterator[Connect]:
 @pytest.fixture
 def two(moose_serve, redis_url) -> list[str]:
     """The URLs of two instances over one Redis."""
-    procs = [
-        moose_serve(
-            "--redis",
-            redis_url,
-            "--instance-id",
-            f"i_{n}",
-            env=ENV,
-            wait=False,
-            log=f"serve{n}.log",
-        )
-        for n in range(2)
-    ]
-    return [p.wait_ready().url for p in procs]
+    return [p.url for p in serve_several(moose_serve, redis_url, ENV)]
 
 
 async def finished_table(host: Wire, others: list[Wire]) -> tuple[str, str]:
@@ -194,12 +183,7 @@ async def test_challenge_limits_and_offline_players_answer_with_their_codes(two,
 
 async def test_an_accept_racing_the_expiry_starts_one_game_or_none(moose_serve, redis_url, wire):
     env = ENV | {"MOOSE_CHALLENGE_TTL": "1", "MOOSE_CHALLENGES_PER_HOUR": "100"}
-    urls = [
-        moose_serve(
-            "--redis", redis_url, "--instance-id", f"i_{n}", env=env, log=f"serve{n}.log"
-        ).url
-        for n in range(2)
-    ]
+    urls = [p.url for p in serve_several(moose_serve, redis_url, env)]
     alice = await wire(urls[0], "alice", account=True)
     bob = await wire(urls[1], "bob", account=True)
     outcomes = set()
@@ -223,12 +207,7 @@ async def test_an_accept_racing_the_expiry_starts_one_game_or_none(moose_serve, 
 async def test_fresh_guests_of_one_address_share_its_challenges(moose_serve, redis_url, wire):
     # A player's own budget is large here; the address's, 3 an hour, is what holds.
     env = ENV | {"MOOSE_CHALLENGES_PER_HOUR": "100", "MOOSE_CHALLENGES_PER_ADDRESS_HOUR": "3"}
-    urls = [
-        moose_serve(
-            "--redis", redis_url, "--instance-id", f"i_{n}", env=env, log=f"serve{n}.log"
-        ).url
-        for n in range(2)
-    ]
+    urls = [p.url for p in serve_several(moose_serve, redis_url, env)]
     bob = await wire(urls[1], "bob", account=True)
     guests = [await wire(urls[n % 2], f"guest{n}") for n in range(4)]
     sent = [await g.ask("challenge", name="bob") for g in guests[:3]]
