@@ -137,8 +137,3 @@ class NotifyStore:
         if drop:
             calls.append(self.redis.hdel(notify_key(player), *drop))
         await Gateway.all(calls)
-
-
-def _fields(kept: dict[str, str]) -> dict[bytes, bytes]:
-    """A kept notice's fields as a stream entry gives them."""
-    return {k.encode(): v.encode() for k, v in kept.items()}
