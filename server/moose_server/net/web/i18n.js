@@ -1181,6 +1181,14 @@ export function duration(ms) {
 }
 
 // A counted phrase: `key.one`, `key.other` (...) as Intl.PluralRules picks for `n` (site).
+/** The days a move a correspondence game may have (PROTOCOL.md); 0: real time. */
+export const DAYS = [0, 1, 2, 3, 5, 7, 14];
+
+/** How a choice of DAYS reads: "3 days a move", or "Real time". */
+export function daysText(/** @type {number} */ d) {
+  return d ? count("days_move_n", d) : t("real_time");
+}
+
 export function count(key, n, params = {}) {
   const form = new Intl.PluralRules(lang).select(n);
   const table = TABLES[lang];

@@ -3,12 +3,11 @@
 
 import { welcomeArt } from "./cards.js";
 import { h, svg } from "./dom.js";
-import { botKind, botName, count, duration, t } from "./i18n.js";
+import { DAYS, botKind, botName, count, daysText, duration, t } from "./i18n.js";
 
 const SIZES = [2, 3, 4, 5, 6];
 const BOTS = ["greedy", "cautious", "random", "mcts"];
 const OPPONENTS = [1, 2, 3, 4, 5];
-const DAYS = [0, 1, 2, 3, 5, 7, 14]; // days a move of a private table; 0: real time
 
 /** @param {(v: any) => string} [shown] */
 function select(id, chosen, values, label, shown = (v) => String(v)) {
@@ -144,10 +143,8 @@ function privatePanel(ctx) {
     h(
       "form",
       { class: "row", onsubmit: (e) => { e.preventDefault(); ctx.act.create(+e.target.seats.value, +e.target.days.value); } },
-      h("label", { for: "seats" }, t("seats_label")),
-      select("seats", 4, SIZES, t("seats_label")),
-      h("label", { for: "days" }, t("days_label")),
-      select("days", 0, DAYS, t("days_label"), (d) => (d ? count("days_move_n", d) : t("real_time"))),
+      h("span", { class: "field" }, h("label", { for: "seats" }, t("seats_label")), select("seats", 4, SIZES, t("seats_label"))),
+      h("span", { class: "field" }, h("label", { for: "days" }, t("days_label")), select("days", 0, DAYS, t("days_label"), daysText)),
       h("button", { type: "submit", testid: "create-button", disabled: ctx.busy || Boolean(ctx.queued) }, t("create_button")),
     ),
     h(

@@ -7,7 +7,7 @@
 //       game(): the game shown}
 
 import { h } from "./dom.js";
-import { count, t } from "./i18n.js";
+import { DAYS, count, daysText, t } from "./i18n.js";
 
 const REASONS = ["later", "not_rated", "table_size", "generic"];
 
@@ -130,12 +130,14 @@ export function createTogether(ctx) {
       h("h2", {}, t("tg_challenge_title")),
       h("label", { for: "challenge-name" }, t("tg_challenge_name")),
       h("input", { id: "challenge-name", testid: "challenge-name", maxlength: 64, value: f.name, oninput: (e) => { f.name = e.target.value; } }),
-      h("label", { for: "challenge-players" }, t("tg_players")),
-      h("select", { id: "challenge-players", testid: "challenge-players", onchange: (e) => { f.players = Number(e.target.value); } },
-        [2, 3, 4, 5, 6].map((n) => h("option", { value: n, selected: n === f.players }, String(n)))),
-      h("label", { for: "challenge-days" }, t("days_label")),
-      h("select", { id: "challenge-days", testid: "challenge-days", onchange: (e) => { f.days = Number(e.target.value); } },
-        [0, 1, 2, 3, 5, 7, 14].map((d) => h("option", { value: d, selected: d === f.days }, d ? count("days_move_n", d) : t("real_time")))),
+      h("span", { class: "field" },
+        h("label", { for: "challenge-players" }, t("tg_players")),
+        h("select", { id: "challenge-players", testid: "challenge-players", onchange: (e) => { f.players = Number(e.target.value); } },
+          [2, 3, 4, 5, 6].map((n) => h("option", { value: n, selected: n === f.players }, String(n))))),
+      h("span", { class: "field" },
+        h("label", { for: "challenge-days" }, t("days_label")),
+        h("select", { id: "challenge-days", testid: "challenge-days", onchange: (e) => { f.days = Number(e.target.value); } },
+          DAYS.map((d) => h("option", { value: d, selected: d === f.days }, daysText(d))))),
       h("label", {}, h("input", { type: "checkbox", testid: "challenge-rated", checked: f.rated, onchange: (e) => { f.rated = e.target.checked; } }), t("tg_rated")),
       h("button", { type: "submit", testid: "challenge-button" }, t("tg_challenge")),
     );
