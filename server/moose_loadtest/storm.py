@@ -38,6 +38,7 @@ __all__ = ["DEFAULT_RATE", "StormPlayer", "storm_phase"]
 DEFAULT_RATE = 500.0  # moves a second in all when --rate is not given
 GIVE_UP = 60.0  # seconds a player keeps trying to reconnect
 CONNECT_TIMEOUT = 10.0  # seconds for one attempt: the socket and the welcome
+DRAIN = 5.0  # seconds after the window: games at a human pace are not waited for
 
 
 class StormPlayer(Player):
@@ -164,17 +165,14 @@ class StormPlayer(Player):
             hello = {"type": "hello", "id": 0, "protocol": PROTOCOL_VERSION, "token": self.token}
             await ws.send_bytes(msg_pack(hello))
             async with asyncio.timeout(HELLO_TIMEOUT):
-                raw = await ws.receive()
-            welcome = msg_unpack(raw.data) if raw.type == aiohttp.WSMsgType.BINARY else None
-            if not welcome or welcome.get("type") != "welcome":
-                raise ConnectionError(
-                    f"hello refused: {(welcome or {}).get('code', raw.type.name)}"
-                )
+                welcome = await _answer(ws, 0)
+            if welcome.get("type") != "welcome":
+                raise ConnectionError(f"hello refused: {welcome.get('code', '?')}")
         except BaseException:
             await ws.close()
             raise
         self.ws = ws
-        return welcome  # type: ignore[no-any-return]
+        return welcome
 
     def _on_moved(self, msg: dict[str, Any]) -> None:
         sent = self._moves.get(msg["id"])
@@ -190,6 +188,18 @@ class StormPlayer(Player):
         storm.setdefault("players", []).append((self.doomed, self.record))
         for game, seq in self.timeouts:
             storm.setdefault("timeouts", []).append((self.doomed, game, seq))
+
+
+async def _answer(ws: aiohttp.ClientWebSocketResponse, msg_id: int) -> dict[str, Any]:
+    """The answer to request `msg_id`; what comes before it (a game's events, which the
+    server may send as soon as it knows the player) is skipped: the sync resends it."""
+    while True:
+        raw = await ws.receive()
+        if raw.type != aiohttp.WSMsgType.BINARY:
+            raise ConnectionError(f"closed during hello ({raw.type.name})")
+        msg = msg_unpack(raw.data)
+        if msg.get("id") == msg_id:
+            return msg  # type: ignore[no-any-return]
 
 
 async def storm_phase(
@@ -215,7 +225,7 @@ async def storm_phase(
         rate=opts.rate or DEFAULT_RATE,
         warmup=opts.warmup,
         duration=opts.duration,
-        drain=opts.drain,
+        drain=min(opts.drain, DRAIN),
         source_ips=source_ips,
         spread=tuple(urls),
         redis_url=redis_url,
