@@ -15,8 +15,9 @@ measured for `--seconds` idle, then for `--seconds` while every attacker sends
 `following` at 19 a second (under the 20/s socket limit), `--rounds` times. Printed: the ping
 p50/p99 idle and flooded, their ratio, the `following` answered and refused
 (`rate_limited`), one answer's time alone, the Redis commands per answer
-(INFO commandstats over the flood), and the CPU time the server process and
-Redis used per second idle and flooded (/proc, INFO cpu). `--message ping` floods
+(INFO commandstats over the flood: a script's commands count each), and the CPU
+time the server process, Redis and the flood's clients (this process) used per
+second idle and flooded (/proc, INFO cpu, getrusage). `--message ping` floods
 with `ping` instead, at the same rate: a control for what the clients' own load
 on the machine does to the measure.
 """
@@ -29,6 +30,7 @@ import collections
 import contextlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -171,32 +173,37 @@ async def commands(redis: Any) -> int:
     return sum(int(v["calls"]) for v in stats.values())
 
 
-async def cpu(redis: Any, pid: int) -> tuple[float, float]:
-    """CPU seconds used so far by the server process (user + system) and by Redis."""
+async def cpu(redis: Any, pid: int) -> tuple[float, float, float]:
+    """CPU seconds used so far by the server process (user + system), by Redis and by
+    this process (the flood's clients)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     server = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     info = await redis.info("cpu")
-    return server, float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return (
+        server,
+        float(info["used_cpu_user"]) + float(info["used_cpu_sys"]),
+        own.ru_utime + own.ru_stime,
+    )
 
 
 class Clock:
-    """CPU ms per second of the server and of Redis, over windows measured in turn."""
+    """CPU ms per second of the server, Redis and the clients, over windows measured in turn."""
 
     def __init__(self) -> None:
-        self.used = [0.0, 0.0]  # server, Redis: CPU s
+        self.used = [0.0, 0.0, 0.0]  # server, Redis, clients: CPU s
         self.seconds = 0.0
 
     @contextlib.asynccontextmanager
     async def window(self, redis: Any, pid: int) -> Any:
-        start, (server, red) = time.perf_counter(), await cpu(redis, pid)
+        start, before = time.perf_counter(), await cpu(redis, pid)
         yield
-        server2, red2 = await cpu(redis, pid)
-        self.used[0] += server2 - server
-        self.used[1] += red2 - red
+        after = await cpu(redis, pid)
+        self.used = [u + b - a for u, a, b in zip(self.used, before, after, strict=True)]
         self.seconds += time.perf_counter() - start
 
-    def per_second(self) -> tuple[float, float]:
-        return tuple(u * 1000 / max(self.seconds, 1e-9) for u in self.used)  # type: ignore[return-value]
+    def per_second(self) -> list[float]:
+        return [u * 1000 / max(self.seconds, 1e-9) for u in self.used]
 
 
 async def pinger(url: str, seconds: float) -> None:
@@ -300,11 +307,13 @@ def report(
         f"Redis commands during the flood per answer (all the server's, pings included): "
         f"{used / max(1, answered):.0f}"
     )
-    (server_idle, redis_idle), (server_busy, redis_busy) = (c.per_second() for c in clocks)
+    calm, flooded = (c.per_second() for c in clocks)
     print(
-        f"CPU ms/s idle -> flooded: server {server_idle:.0f} -> {server_busy:.0f} "
-        f"(+{server_busy - server_idle:.0f}), Redis {redis_idle:.0f} -> {redis_busy:.0f} "
-        f"(+{redis_busy - redis_idle:.0f})"
+        "CPU ms/s idle -> flooded: "
+        + ", ".join(
+            f"{who} {a:.0f} -> {b:.0f} (+{b - a:.0f})"
+            for who, a, b in zip(("server", "Redis", "clients"), calm, flooded, strict=True)
+        )
     )
 
 
