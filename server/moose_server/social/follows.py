@@ -86,10 +86,6 @@ class Follows:
         """How many follow `player` (counted up to followers_max)."""
         return await self.redis.hlen(followers_key(player))
 
-    async def online(self, players: list[str]) -> list[bool]:
-        """Whether each player has a socket open on some instance now."""
-        return await self.presence.online_many(players)
-
     async def playing(self, players: list[str]) -> list[list[str]]:
         """Each player's unfinished games, sorted, in one round trip."""
         if not players:
