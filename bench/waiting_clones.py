@@ -6,10 +6,12 @@ and `clone` writes N copies in pipelines: each copy has its own game id (so its
 own bucket), its own two players (their game sets and correspondence game sets),
 its own deadline in its bucket's deadline set (hours to a day ahead: none falls
 due while the bench runs) and the template's data with those players in it, as
-stored (compressed or not). The stream's entries are written with XADD, as the
-commits wrote them: RESTORE would build it smaller than a real one (Valkey
-preallocates 4 KB for a stream's newest node, which a restore does not).
-`drop` deletes them all again.
+stored (compressed or not). The stream is written as the server left it: a
+stream built by XADD keeps room for up to 4 KB of entries to come in its newest
+node (Valkey 9), one built by RESTORE does not. A server that compacts a waiting
+game's stream (lua/commit.lua) leaves the latter: then the clones are restored
+from the template's DUMP; else their entries are written with XADD, as the
+commits wrote them. `drop` deletes them all again.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ class Template:
     data: dict[str, Any]  # the data map, unpacked
     compressed: bool  # whether the data was stored compressed
     stream: list[tuple[bytes, dict[bytes, bytes]]]  # the events stream's entries
+    dump: bytes | None  # its DUMP, if the server left it compact (no room kept)
 
     @property
     def players(self) -> list[str]:
@@ -53,8 +56,14 @@ async def read_template(redis: Any, keys: GameKeys) -> Template:
     blob = got.pop(b"data")
     for field in (b"dl", b"w"):
         got.pop(field, None)
-    stream = await redis.xrange(keys.events)
-    return Template(got, unpack_stored(blob), blob[:1] == b"\x78", stream)
+    stream, dump = await redis.xrange(keys.events), await redis.dump(keys.events)
+    scratch = keys.events[:-1] + "~"  # as long a name: MEMORY USAGE counts it
+    await redis.restore(scratch, 0, dump)
+    compact = await redis.memory_usage(scratch, samples=0)
+    left = await redis.memory_usage(keys.events, samples=0)
+    await redis.unlink(scratch)
+    kept = dump if abs(left - compact) <= 64 else None  # an allocation's rounding
+    return Template(got, unpack_stored(blob), blob[:1] == b"\x78", stream, kept)
 
 
 def clone_id(n: int) -> str:
@@ -105,8 +114,11 @@ async def clone(
                 deadline = now_ms + AHEAD_MS + (n * 7919 % 86_400) * (SPREAD_MS // 86_400)
                 mapping = {**_clone_fields(t, players), b"data": blob, b"dl": deadline}
                 pipe.hset(keys.game, mapping=mapping)
-                for entry_id, fields in t.stream:
-                    pipe.xadd(keys.events, fields, id=entry_id)
+                if t.dump is not None:
+                    pipe.restore(keys.events, 0, t.dump)
+                else:
+                    for entry_id, fields in t.stream:
+                        pipe.xadd(keys.events, fields, id=entry_id)
                 pipe.zadd(deadlines_key(bucket(gid, buckets)), {gid: deadline})
                 for p in players:
                     pipe.sadd(player_games_key(p), gid)

@@ -3,7 +3,9 @@
 Every game's data map (the game hash's field ``data``, what every instance loads
 to play a move) carries its format in the field ``fmt``. The maps written before
 formats were numbered have no ``fmt``: that is format 0, the same fields as
-format 1 (which only adds ``fmt``).
+format 1 (which only adds ``fmt``). The map is stored packed, or zlib-compressed
+when it is read seldom (a finished game's, one waiting days for a move): that is
+no format of its own, as every reader takes either (codec.unpack_stored).
 
 Only the game data carries a number, because it is the one map Python reads,
 changes and writes back: a release that misread it would write its misreading
