@@ -15,8 +15,9 @@ claims of every bucket (bench/waiting_probes.py `tick`), the probe's `my_games` 
 `games`, 3 of its real-time moves (`move` to `moved`). Printed: Redis `used_memory`
 growth per game and `MEMORY USAGE` of each kind of key of one clone (bench/
 bench_waiting_memory.py gives the same per number of moves, without a server),
-then the probes' medians and p99s, and the p99 ratio of the largest size to the
-same run's smallest (the last size, a repeat of the first, is the baseline).
+then the probes' medians and p99s, and the p99 ratios of each run of the largest
+size to each of the smallest (a repeat of the first size at the end is the same
+run's baseline; `1000,100000,1000,100000,1000` interleaves them).
 """
 
 from __future__ import annotations
@@ -102,9 +103,11 @@ async def main(args: argparse.Namespace) -> dict[str, Any]:
         data = Path(tmp)
         with EmbeddedRedis(data / "r", appendonly=False) as server:
             port = free_port()
-            # The probe sends faster than a player may (MOOSE_RATE, 20/s): its server
-            # lets it, so that no probe waits for a token.
-            os.environ.update(MOOSE_RATE="1000", MOOSE_BURST="1000")
+            # The probe sends faster than a player may (MOOSE_RATE, 20/s) and starts
+            # more tables than an address may in an hour: its server lets it.
+            os.environ.update(
+                MOOSE_RATE="1000", MOOSE_BURST="1000", MOOSE_TABLE_STARTS_PER_HOUR="100000"
+            )
             proc = serve(server.url, data, port)
             url = f"ws://127.0.0.1:{port}/ws"
             redis = aioredis.Redis.from_url(server.url)
@@ -148,11 +151,15 @@ def report(result: dict[str, Any]) -> None:
         cells += [f"{k[SETS[0]]} + {k[SETS[1]]}"]
         cells += [f"{r[p]['p50']:.2f} / {r[p]['p99']:.2f}" for p in PROBES]
         print("| " + " | ".join(cells) + " |")
-    big = max(rows, key=lambda r: r["waiting"])
-    small = [r for r in rows if r["waiting"] == min(x["waiting"] for x in rows)]
+    most, least = max(r["waiting"] for r in rows), min(r["waiting"] for r in rows)
+    big = [r for r in rows if r["waiting"] == most]
+    small = [r for r in rows if r["waiting"] == least]
     for p in PROBES:
-        ratios = ", ".join(f"{big[p]['p99'] / s[p]['p99']:.2f}" for s in small)
-        print(f"{p}: p99 at {big['waiting']:,} / p99 at {small[0]['waiting']:,}: {ratios}")
+        ratios = ", ".join(f"{b[p]['p99'] / s[p]['p99']:.2f}" for b in big for s in small)
+        p50 = statistics.median(b[p]["p50"] for b in big) / statistics.median(
+            s[p]["p50"] for s in small
+        )
+        print(f"{p}: p99 at {most:,} / p99 at {least:,}: {ratios}; p50 medians: {p50:.2f}")
 
 
 if __name__ == "__main__":

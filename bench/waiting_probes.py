@@ -89,7 +89,9 @@ class Mover:
     async def _new_game(self) -> None:
         table = await self.sock.request("create_table", players=2)
         await self.sock.request("add_bot", code=table["code"], bot="greedy")
-        await self.sock.request("start_table", code=table["code"])
+        started = await self.sock.request("start_table", code=table["code"])
+        if started["type"] != "table":
+            raise RuntimeError(f"the probe's table did not start: {started}")
         while (msg := await asyncio.wait_for(self.sock.pushed.get(), 30))["type"] != "match":
             pass
         self.game, self.seat, self.last, self.acted = msg["game"], msg["seat"], None, 0
