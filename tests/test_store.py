@@ -9,6 +9,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.crc import key_slot
 
+from moose_server.storage.codec import pack, pack_compressed
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import GAMES_CHANNEL, deadlines_key, move_field, polled_key
 from moose_server.storage.scripts import CommitCall
@@ -249,3 +250,11 @@ async def test_a_compact_commit_leaves_the_stream_as_small_as_its_entries(store,
         assert deadline == after.deadline
     finally:
         await r.aclose()
+
+
+async def test_a_compressed_snapshot_is_read_as_a_packed_one(store):
+    """formats.py: a later release may store a waiting game's snapshots compressed."""
+    state = {"turn": 3, "hand": ["house"] * 40}
+    events = [(EV[0], pack_compressed(state)), (EV[0], pack(state))]
+    await store.commit(step("g_zs", 0, events=events))
+    assert [e.state for e in await store.events("g_zs")] == [state, state]

@@ -14,7 +14,9 @@ ever added, never removed or given another meaning) and need none: a game's
 stream entries and snapshots and its kept record are written once and never
 rewritten; the JSON that scripts change in place (queue tickets, tables,
 invites, arenas) goes through cjson's decode and encode, which keep every field
-they do not know.
+they do not know. A stream snapshot, too, may be stored zlib-compressed: this
+release reads that (codec.unpack_stored) but writes none, so that the next one
+may (for a game that waits days for a move) while this one still serves.
 
 The rule that lets two releases serve the same games side by side (a rolling
 upgrade, deploy/README.md):
