@@ -101,3 +101,21 @@ def test_the_formats_read_reach_back_to_the_one_before_the_written_one():
     for fmt in range(formats.OLDEST, formats.NEWEST + 1):
         assert formats.read({formats.FIELD: fmt, "n": 1}, "x")["n"] == 1
     assert formats.read({"n": 1}, "x") == {"n": 1}  # no field: format 0
+
+
+async def test_a_correspondence_game_waits_with_its_data_compressed_and_plays_on(games, redis_url):
+    """While it waits days for a move, the game's data is stored zlib-compressed (the
+    map inside, `fmt` and all, the same); every reader takes either (codec.unpack_stored)."""
+    corr = await games.create([Seat(p, p, None) for p in PLAYERS], seed=3, days=3)
+    live = await games.create([Seat(p, p, None) for p in PLAYERS], seed=3)
+    keys = [games.store.keys_of(g.id).game for g in (corr, live)]
+    raw = [await games.store.redis.hget(k, "data") for k in keys]
+    assert raw[0] is not None and raw[1] is not None
+    assert raw[0][:1] == b"\x78" and raw[1][:1] != b"\x78"
+    assert len(raw[0]) * 2 < len(raw[1])  # 1,483 -> 404 bytes dealt, 2 players
+    assert unpack_stored(raw[0]) == {**unpack_stored(raw[1]), "days": 3}
+    assert (await stored(games, corr.id))[formats.FIELD] == formats.WRITTEN
+    assert await first_move(redis_url, corr.id) == corr.version + 1  # read by a new instance
+    after = await games.store.redis.hget(keys[0], "data")
+    assert after is not None and after[:1] == b"\x78"
+    assert len(unpack_stored(after)["moves"]) == 1

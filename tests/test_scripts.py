@@ -209,12 +209,12 @@ def test_a_matchmaking_call_sends_the_nonce_then_its_fields_in_order(call):
 
 def test_a_commit_sends_three_arguments_per_event_where_commit_lua_reads_them():
     text = scripts.source("commit")
-    assert "ARGV[13 + 3 * i], ARGV[14 + 3 * i]" in text and "ARGV[15 + 3 * i]" in text
+    assert "ARGV[14 + 3 * i], ARGV[15 + 3 * i]" in text and "ARGV[16 + 3 * i]" in text
     events = [({"kind": "move"}, {"turn": 1}), ({"kind": "move"}, None), (b"packed", b"s")]
     _, argv = build(CommitCall(**COMMIT, events=events, auto=True))
-    assert argv[10] == len(events) and len(argv) == 15 + 3 * len(events)
-    assert argv[13:15] == [b"", b""]  # no step published: wake-ups only
-    assert argv[15:] == [
+    assert argv[10] == len(events) and len(argv) == 16 + 3 * len(events)
+    assert argv[13:16] == [b"", b"", 0]  # no step published: wake-ups only; not compacted
+    assert argv[16:] == [
         b"\x81\xa4kind\xa4move",
         b"\x81\xa4turn\x01",
         1,
@@ -226,7 +226,8 @@ def test_a_commit_sends_three_arguments_per_event_where_commit_lua_reads_them():
         1,
     ]
     _, argv = build(CommitCall(**COMMIT, events=events, autos=(True, True, False)))
-    assert argv[15 + 2 :: 3] == [1, 1, 0]  # each event's own
+    assert argv[16 + 2 :: 3] == [1, 1, 0]  # each event's own
+    assert build(CommitCall(**COMMIT, events=events, compact=True))[1][15] == 1
     keys, argv = build(CommitCall(**COMMIT, events=events, step=b"the step"))
     assert argv[13:15] == [GameKeys.of("g_1", 16).steps, b"the step"]
     assert key_slot(argv[13] + b"i_1") == key_slot(keys[0].encode())  # the game's shard

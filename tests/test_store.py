@@ -9,6 +9,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.crc import key_slot
 
+from moose_server.storage.codec import pack, pack_compressed
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import GAMES_CHANNEL, deadlines_key, move_field, polled_key
 from moose_server.storage.scripts import CommitCall
@@ -222,3 +223,38 @@ async def test_a_held_game_sets_no_deadline_before_its_hold_ends(store):
     assert await store.redis.zscore(store.keys_of("g_replay").deadlines, "g_replay") == held
     later = await store.commit(step("g_replay", 2, deadline_ms=120_000))
     assert later.deadline == later.now + 120_000  # a turn longer than the hold: its own
+
+
+async def test_a_compact_commit_leaves_the_stream_as_small_as_its_entries(store, redis_url):
+    """A stream keeps room for entries to come in its newest node (Valkey 9); a
+    compact commit (a game that now waits days) writes it anew without that room."""
+    r = aioredis.Redis.from_url(redis_url)
+    try:
+        for game, compact in (("g_roomy", False), ("g_compact", True)):
+            for v in range(3):
+                events = [({"kind": "move", "n": "x" * 80}, {"turn": v, "s": "y" * 400})]
+                await store.commit(step(game, v, events=events, deadline_ms=86_400_000))
+            await store.commit(step(game, 3, events=[EV], deadline_ms=86_400_000, compact=compact))
+        sizes = {}
+        for game in ("g_roomy", "g_compact"):
+            events = store.keys_of(game).events
+            copy = events[:-1] + "~"  # as long a name: MEMORY USAGE counts it
+            await r.restore(copy, 0, await r.dump(events))  # built at its size
+            sizes[game] = [await r.memory_usage(k, samples=0) for k in (events, copy)]
+            assert [e.seq for e in await store.events(game)] == [1, 2, 3, 4]
+        assert abs(sizes["g_compact"][0] - sizes["g_compact"][1]) <= 64  # an allocation's rounding
+        assert sizes["g_roomy"][0] > sizes["g_roomy"][1] + 1000
+        after = await store.commit(step("g_compact", 4, events=[EV], deadline_ms=1000))
+        assert after.status == "ok" and len(await store.events("g_compact", since=4)) == 1
+        deadline = await r.zscore(store.keys_of("g_compact").deadlines, "g_compact")
+        assert deadline == after.deadline
+    finally:
+        await r.aclose()
+
+
+async def test_a_compressed_snapshot_is_read_as_a_packed_one(store):
+    """formats.py: a later release may store a waiting game's snapshots compressed."""
+    state = {"turn": 3, "hand": ["house"] * 40}
+    events = [(EV[0], pack_compressed(state)), (EV[0], pack(state))]
+    await store.commit(step("g_zs", 0, events=events))
+    assert [e.state for e in await store.events("g_zs")] == [state, state]

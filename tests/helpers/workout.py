@@ -3,9 +3,10 @@
 For tests that must see every Redis command the server sends (a least-privilege
 ACL user misses none) and every line it logs (no password in them): bots play a
 queue game to its end, an account registers and logs in again, a private table
-is filled with a bot and started, the game is watched, and the leaderboards,
-profiles, live games and records are read over the socket and over HTTP; a
-player is reported and a limit refuses a client (moderation's records).
+(and a correspondence one) is filled with a bot and started, the game is watched,
+and the leaderboards, profiles, live games and records are read over the socket
+and over HTTP; a player is reported and a limit refuses a client (moderation's
+records).
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ async def workout(url: str, timeout: float = 60.0) -> dict[str, Any]:
             table = await walker.create_table(2)
             await walker.add_bot(table["code"])
             started = await walker.start_table(table["code"])
+            # A correspondence table: its game waits days for the walker (a compact commit).
+            days = await walker.create_table(2, days=3)
+            await walker.add_bot(days["code"])
+            await walker.start_table(days["code"])
             live = await walker.games()
             # Moderation's writes: a report, and refusals of a limit (recorded).
             await walker.report("bot0", "workout", game)

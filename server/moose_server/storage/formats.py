@@ -3,7 +3,9 @@
 Every game's data map (the game hash's field ``data``, what every instance loads
 to play a move) carries its format in the field ``fmt``. The maps written before
 formats were numbered have no ``fmt``: that is format 0, the same fields as
-format 1 (which only adds ``fmt``).
+format 1 (which only adds ``fmt``). The map is stored packed, or zlib-compressed
+when it is read seldom (a finished game's, one waiting days for a move): that is
+no format of its own, as every reader takes either (codec.unpack_stored).
 
 Only the game data carries a number, because it is the one map Python reads,
 changes and writes back: a release that misread it would write its misreading
@@ -12,7 +14,9 @@ ever added, never removed or given another meaning) and need none: a game's
 stream entries and snapshots and its kept record are written once and never
 rewritten; the JSON that scripts change in place (queue tickets, tables,
 invites, arenas) goes through cjson's decode and encode, which keep every field
-they do not know.
+they do not know. A stream snapshot, too, may be stored zlib-compressed: this
+release reads that (codec.unpack_stored) but writes none, so that the next one
+may (for a game that waits days for a move) while this one still serves.
 
 The rule that lets two releases serve the same games side by side (a rolling
 upgrade, deploy/README.md):

@@ -124,6 +124,9 @@ class CommitCall:
     # msgpack [event, state, ...] (every event with the state after it): the followers'
     # wake-up on their sharded step channels; None: wake-ups only (a cluster).
     step: bytes | None = None
+    # The game now waits days for a person's move: its stream is written anew at its
+    # size, without the room a stream keeps for entries to come (lua/commit.lua).
+    compact: bool = False
 
     def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
         """KEYS and ARGV as commit.lua reads them, for the game's `keys`."""
@@ -143,6 +146,7 @@ class CommitCall:
             self.own,
             b"" if self.step is None else keys.steps,
             self.step or b"",
+            int(self.compact),
         ]
         autos = self.autos or [self.auto] * len(self.events)
         for (event, state), auto in zip(self.events, autos, strict=True):

@@ -270,7 +270,7 @@ class Store:
         for entry_id, f in rows:
             seq = int(entry_id.split(b"-")[0])
             snapshot = f.get(b"s")
-            state = unpack(snapshot) if snapshot else None
+            state = unpack_stored(snapshot) if snapshot else None  # compressed or not
             auto = f[b"a"] == b"1" if b"a" in f else bool(state and state.get("auto"))
             event = unpack(f[b"e"])
             entries.append(Stored(seq, event, state, auto, int(f[b"d"]), int(f[b"t"])))

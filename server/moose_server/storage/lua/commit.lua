@@ -15,6 +15,7 @@
 --       13 the committing instance's own wake-up channel ('' = none),
 --       14 the prefix of the game's sharded step channels ('' = wake-ups only),
 --       15 the step: msgpack [event, state, ...], every event with the state after it,
+--       16 compact ('1': the game now waits days for a person's move, see below),
 --       then per event: event blob, state snapshot blob ('' = none kept),
 --       auto ('1': the server plays the seat to act after this event)
 -- The wake-up goes to every instance that follows the game (its field 'w',
@@ -73,13 +74,19 @@ local first = version + 1
 local d, now_s = string.format('%d', deadline), string.format('%d', now)
 for i = 1, count do
   seq = seq + 1
-  local id, e, s = string.format('%d-0', seq), ARGV[13 + 3 * i], ARGV[14 + 3 * i]
-  local auto = ARGV[15 + 3 * i]
+  local id, e, s = string.format('%d-0', seq), ARGV[14 + 3 * i], ARGV[15 + 3 * i]
+  local auto = ARGV[16 + 3 * i]
   if s == '' then
     redis.call('XADD', events, id, 'e', e, 'a', auto, 'd', d, 't', now_s)
   else
     redis.call('XADD', events, id, 'e', e, 'a', auto, 'd', d, 't', now_s, 's', s)
   end
+end
+if ARGV[16] == '1' then
+  -- A stream's newest node keeps room for up to 4 KB of entries to come (the
+  -- bundled Valkey 9 does): a third of what a correspondence game holds while it
+  -- waits days for a move. Written anew from its DUMP, it holds its entries only.
+  redis.call('RESTORE', events, 0, redis.call('DUMP', events), 'REPLACE')
 end
 if mid ~= '' then
   redis.call('HSET', game, 'v', seq, 'data', ARGV[3], 'dl', d, mid, first)
