@@ -289,6 +289,24 @@ class Hub:
                 ready = self.recent.log(game).add(game, entries)
             self._send(peer, game, sub, ready)
 
+    async def catch_up(self, peer: Peer, game: str) -> None:
+        """Send the socket every event it has not had, read from the stream.
+
+        For a move refused as behind the game (`stale_seq`, `not_your_turn`):
+        the socket may have missed an event whose wake-up never reached this
+        instance, or whose read failed, so the log is not asked. One read per
+        refusal; the events go out before the refusal's answer.
+        """
+        sub = peer.subs.get(game)
+        if sub is None:
+            return
+        async with sub.lock:
+            entries = await read_events(self.store, game, max(0, sub.seen - 1))
+            if _rewritten(sub, entries, whole=True):
+                await self._resync(peer, game, sub)
+                return
+            self._send(peer, game, sub, self.recent.log(game).add(game, entries))
+
     async def send_state(self, peer: Peer, game: str) -> None:
         """Send the socket the game as it is now: a `state` event, or `gone`."""
         sub = peer.subs.get(game)
