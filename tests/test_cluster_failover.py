@@ -54,7 +54,8 @@ BUCKETS = 16  # the server's default (Settings.buckets)
 MOVES_BEFORE = 40  # moves acknowledged before the kill: every bot is busy
 MOVES_AFTER = 60  # ...and after it, once the replica took over: the games went on
 TIMEOUT = 90.0
-OUTAGE = re.compile(r"deadlines moved to [\d.]+ s from now \(buckets ([\d ]+)\)")
+# The outage line of Store.claim: how many deadlines it moved, and in which buckets.
+OUTAGE = re.compile(r"(\d+) deadlines moved to [\d.]+ s from now(?: \(buckets ([\d ]+)\))?")
 
 
 def start_instances(moose_serve: Callable[..., ServeProcess], url: str) -> list[ServeProcess]:
@@ -127,14 +128,16 @@ async def test_a_killed_primary_costs_no_turn_and_holds_up_no_other_primary(
                 data = (await store.load(game)).data
                 assert data is not None and data["state"]["over"], f"{game} did not end"
         logs = "".join(p.log.read_text() for p in procs)
-        moved = [int(b) for found in OUTAGE.findall(logs) for b in found.split()]
+        outages = OUTAGE.findall(logs)
+        moved = [int(b) for _, found in outages for b in found.split()]
         healthy = sorted({b for b in moved if primary_of[b] != victim})
         after = sum(a.at > killed for a in fleet.acked)
         print(
             f"acked {len(fleet.acked)} ({after} after the kill), "
             f"games {len(fleet.seated)}, unavailable {fleet.unavailable}, "
             f"refused as behind {fleet.refused}, timeouts {len(timeouts)}, "
-            f"buckets moved by an outage {sorted(set(moved))} (healthy: {healthy})"
+            f"deadlines moved by an outage {sum(int(n) for n, _ in outages)}, "
+            f"in buckets {sorted(set(moved))} (of healthy primaries: {healthy})"
         )
         assert not timeouts, "\n".join(timeouts)
         assert not healthy, f"buckets of healthy primaries held up: {healthy}"
