@@ -1,6 +1,7 @@
 """What a flood of `following` from one address costs another player.
 
     python bench/bench_following_flood.py [--attackers 8] [--follows 500] [--seconds 5] [--rounds 6]
+        [--message following]
 
 Runs a real `moose serve` (its own valkey-server on a unix socket, loopback
 trusted as a proxy so that clients say their address in X-Forwarded-For).
@@ -13,8 +14,12 @@ second: its round trips are
 measured for `--seconds` idle, then for `--seconds` while every attacker sends
 `following` at 19 a second (under the 20/s socket limit), `--rounds` times. Printed: the ping
 p50/p99 idle and flooded, their ratio, the `following` answered and refused
-(`rate_limited`), one answer's time alone, and the Redis commands per answer
-(INFO commandstats over the flood).
+(`rate_limited`), one answer's time alone, the Redis commands per answer
+(INFO commandstats over the flood: a script's commands count each), and the CPU
+time the server process, Redis and the flood's clients (this process) used per
+second idle and flooded (/proc, INFO cpu, getrusage). `--message ping` floods
+with `ping` instead, at the same rate: a control for what the clients' own load
+on the machine does to the measure.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import collections
 import contextlib
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -138,14 +144,16 @@ async def pings(victim: Sock, seconds: float) -> list[float]:
     return out
 
 
-async def flood(attacker: Sock, stop: asyncio.Event, got: collections.Counter[str]) -> None:
-    """`following` at RATE a second (not waiting for answers) until stopped; counts the
+async def flood(
+    attacker: Sock, message: str, stop: asyncio.Event, got: collections.Counter[str]
+) -> None:
+    """`message` at RATE a second (not waiting for answers) until stopped; counts the
     answers by type (following, error)."""
     gap = 1.0 / RATE
 
     async def ask() -> None:
         try:
-            got[(await attacker.request("following"))["type"]] += 1
+            got[(await attacker.request(message))["type"]] += 1
         except TimeoutError:  # no answer within a minute
             got["unanswered"] += 1
 
@@ -163,6 +171,39 @@ def p99(values: list[float]) -> float:
 async def commands(redis: Any) -> int:
     stats = await redis.info("commandstats")
     return sum(int(v["calls"]) for v in stats.values())
+
+
+async def cpu(redis: Any, pid: int) -> tuple[float, float, float]:
+    """CPU seconds used so far by the server process (user + system), by Redis and by
+    this process (the flood's clients)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    server = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    info = await redis.info("cpu")
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    return (
+        server,
+        float(info["used_cpu_user"]) + float(info["used_cpu_sys"]),
+        own.ru_utime + own.ru_stime,
+    )
+
+
+class Clock:
+    """CPU ms per second of the server, Redis and the clients, over windows measured in turn."""
+
+    def __init__(self) -> None:
+        self.used = [0.0, 0.0, 0.0]  # server, Redis, clients: CPU s
+        self.seconds = 0.0
+
+    @contextlib.asynccontextmanager
+    async def window(self, redis: Any, pid: int) -> Any:
+        start, before = time.perf_counter(), await cpu(redis, pid)
+        yield
+        after = await cpu(redis, pid)
+        self.used = [u + b - a for u, a, b in zip(self.used, before, after, strict=True)]
+        self.seconds += time.perf_counter() - start
+
+    def per_second(self) -> list[float]:
+        return [u * 1000 / max(self.seconds, 1e-9) for u in self.used]
 
 
 async def pinger(url: str, seconds: float) -> None:
@@ -213,14 +254,20 @@ async def main(args: argparse.Namespace) -> None:
                     idle: list[float] = []
                     busy: list[float] = []
                     got, used = collections.Counter[str](), 0
+                    calm, flooded = Clock(), Clock()
                     for _ in range(args.rounds):  # windows interleaved: the machine's
-                        idle += await measured(victim)  # other load falls on both alike
+                        async with calm.window(redis, proc.pid):  # other load falls on
+                            idle += await measured(victim)  # both alike
                         stop = asyncio.Event()
                         before = await commands(redis)
-                        floods = [asyncio.create_task(flood(a, stop, got)) for a in attackers]
-                        busy += await measured(victim)
-                        stop.set()
-                        await asyncio.gather(*floods)
+                        async with flooded.window(redis, proc.pid):
+                            floods = [
+                                asyncio.create_task(flood(a, args.message, stop, got))
+                                for a in attackers
+                            ]
+                            busy += await measured(victim)
+                            stop.set()
+                            await asyncio.gather(*floods)
                         used += await commands(redis) - before
             finally:
                 if victim.returncode is None:
@@ -229,7 +276,7 @@ async def main(args: argparse.Namespace) -> None:
                 await redis.aclose()
                 proc.terminate()
                 proc.wait(20)
-    report(args, idle, busy, got, alone, used)
+    report(args, idle, busy, got, alone, used, (calm, flooded))
 
 
 def report(
@@ -239,25 +286,34 @@ def report(
     got: collections.Counter[str],
     alone: float,
     used: int,
+    clocks: tuple[Clock, Clock],
 ) -> None:
     """Print the figures."""
     print(
         f"{args.attackers} guests of one address, {args.follows} follows each, "
-        f"`following` at {RATE:.0f}/s each; {args.rounds} rounds of {args.seconds:g} s idle "
+        f"`{args.message}` at {RATE:.0f}/s each; {args.rounds} rounds of {args.seconds:g} s idle "
         f"then {args.seconds:g} s flooded"
     )
     print(f"ping idle:    p50 {statistics.median(idle):6.2f} ms  p99 {p99(idle):6.2f} ms")
     print(f"ping flooded: p50 {statistics.median(busy):6.2f} ms  p99 {p99(busy):6.2f} ms")
     print(f"p99 ratio flooded/idle: {p99(busy) / p99(idle):.2f}")
-    answered = got["following"]
+    answered = got[args.message if args.message != "ping" else "pong"]
     print(
-        f"`following` sent {sum(got.values())}: {answered} answered, {got['error']} refused, "
+        f"`{args.message}` sent {sum(got.values())}: {answered} answered, {got['error']} refused, "
         f"{got['unanswered']} unanswered within a minute; "
         f"one answer alone took {alone:.1f} ms"
     )
     print(
         f"Redis commands during the flood per answer (all the server's, pings included): "
         f"{used / max(1, answered):.0f}"
+    )
+    calm, flooded = (c.per_second() for c in clocks)
+    print(
+        "CPU ms/s idle -> flooded: "
+        + ", ".join(
+            f"{who} {a:.0f} -> {b:.0f} (+{b - a:.0f})"
+            for who, a, b in zip(("server", "Redis", "clients"), calm, flooded, strict=True)
+        )
     )
 
 
@@ -267,6 +323,7 @@ if __name__ == "__main__":
     parser.add_argument("--follows", type=int, default=500)
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--message", default="following", choices=("following", "ping"))
     parser.add_argument("--pinger", help=argparse.SUPPRESS)  # the other player's process
     parsed = parser.parse_args()
     if parsed.pinger:

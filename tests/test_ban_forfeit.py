@@ -2,14 +2,19 @@
 serve` instances over one Redis, raw frames from PROTOCOL.md alone, `moose admin`.
 
 A banned player's unfinished rated game ends at once, lost by forfeit (the other
-seat wins and both ratings change), heard on the other instance; their unrated
-game's seat goes to the server's bot at once. No token issued before the ban
+seat wins and both ratings change), heard on the other instance, whether the ban
+names the account or the address it is connected from; their unrated game's seat
+goes to the server's bot at once. No token issued before the ban
 works after the unban, an account's nor a guest's: the account logs in again.
 """
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+
+import aiohttp
 
 from helpers import RawClient, account_socket, admin, serve_several, table_game
 
@@ -69,6 +74,54 @@ async def test_a_banned_players_rated_game_is_lost_by_forfeit_at_once(
     assert old["type"] == "error" and old["code"] == "token_revoked", old
     login = await hello(ws_client, second.url, name="mallory", password=PASSWORD)
     assert login["type"] == "welcome" and login["player"] == mallory.player, login
+
+
+@contextlib.asynccontextmanager
+async def from_addresses() -> AsyncIterator[Callable[[str, str, str], Awaitable[RawClient]]]:
+    """`account(url, address, name)`: a socket of a new account whose client says it
+    comes from `address` (X-Forwarded-For, trusted from loopback); all closed after."""
+    async with aiohttp.ClientSession() as session:
+        made: list[RawClient] = []
+
+        async def account(url: str, address: str, name: str) -> RawClient:
+            ws = await session.ws_connect(url, headers={"X-Forwarded-For": address})
+            client = RawClient(ws, True)
+            made.append(client)
+            assert (await client.hello(name))["type"] == "welcome"
+            registered = await client.request("register", password=PASSWORD)
+            assert registered["type"] == "registered", registered
+            client.token = registered["token"]
+            return client
+
+        try:
+            yield account
+        finally:
+            for client in made:
+                await client.close()
+
+
+async def test_an_address_ban_forfeits_the_rated_games_of_the_players_connected_from_it(
+    moose_serve, redis_url
+):
+    env = {**ENV, "MOOSE_TRUSTED_PROXIES": "127.0.0.1"}
+    first, second = serve_several(moose_serve, redis_url, env)
+    async with from_addresses() as account:
+        mallory = await account(first.url, "203.0.113.66", "mallory")
+        ivan = await account(second.url, "198.51.100.5", "ivan")
+        game, [bad, good] = await rated_game(mallory, ivan)
+        run = await admin(
+            "--redis", redis_url, "ban", "--address", "203.0.113.66", "--reason", "cheat"
+        )
+        assert run.code == 0, run.err
+        assert (await mallory.expect(type="error", code="banned"))["reason"] == "cheat"
+        assert await mallory.closed() == 4003
+        # Ivan, on the other instance, hears the end now: Mallory's seat lost by forfeit.
+        while (over := await ivan.expect(type="event", game=game))["event"]["kind"] != "over":
+            pass
+        event = over["event"]
+        assert event["forfeit"] == [bad] and event["winners"] == [good], event
+        assert event["ratings"][good]["change"] > 0 > event["ratings"][bad]["change"], event
+        assert (await ivan.request("ping"))["type"] == "pong"  # another address: still here
 
 
 async def test_a_banned_guests_unrated_seat_goes_to_the_bot_and_their_token_dies(

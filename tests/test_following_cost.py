@@ -1,5 +1,6 @@
 """What a `following` answer costs Redis (social/following.py), counted with MONITOR
-on the test's own Redis: at most three commands per followed player (their name,
+on the test's own Redis: one script call (lua/followed.lua) for up to 50
+followed players, which runs at most three commands per player (their name,
 presence and games; a game's seats are read once per instance, not per answer),
 and nothing for a `following` asked again too soon (`rate_limited`) or by the
 player's other socket meanwhile (the same answer)."""
@@ -13,21 +14,28 @@ from typing import Any
 
 import redis.asyncio as aioredis
 
+from moose_server.settings import Settings
+from moose_server.social.follows import Follows
+from moose_server.social.presence import Presence
 from moose_server.storage.keys import (
     followers_key,
     follows_key,
     player_games_key,
     presence_key,
+    profile_key,
 )
+
+from helpers import open_store
 
 FOLLOWED = [f"p_{n:010x}" for n in range(1, 21)]
 GAME = "g_0123456789"  # a game every followed player sits in (long gone)
 
 
 @contextlib.asynccontextmanager
-async def monitored(redis_url: str) -> AsyncIterator[list[list[str]]]:
-    """Every command Redis runs inside the block, as words, up to a marker sent at its end."""
-    seen: list[list[str]] = []
+async def monitored(redis_url: str) -> AsyncIterator[list[tuple[str, list[str]]]]:
+    """Every command Redis runs inside the block, as (who sent it: "lua" for a script's
+    commands, words), up to a marker sent at its end."""
+    seen: list[tuple[str, list[str]]] = []
     monitor_client: Any = aioredis.Redis.from_url(redis_url)
     marker_client: Any = aioredis.Redis.from_url(redis_url)
     async with monitor_client.monitor() as monitor:
@@ -40,7 +48,7 @@ async def monitored(redis_url: str) -> AsyncIterator[list[list[str]]]:
                 words = entry["command"].split()
                 if words[:2] == ["ECHO", "end-of-block"]:
                     return
-                seen.append(words)
+                seen.append((entry.get("client_type", ""), words))
 
         reader = asyncio.create_task(read())
         await ready.wait()
@@ -53,7 +61,7 @@ async def monitored(redis_url: str) -> AsyncIterator[list[list[str]]]:
     await monitor_client.aclose()
 
 
-async def test_a_following_answer_reads_each_followed_player_three_times_at_most(
+async def test_a_following_answer_reads_its_followed_players_in_one_script_call(
     moose_server, redis_url, ws_client
 ):
     url = await moose_server(following_every=3600)
@@ -81,7 +89,31 @@ async def test_a_following_answer_reads_each_followed_player_three_times_at_most
     assert {**shared, "id": answer["id"]} == answer
     # ann's own presence renewals may fall in the block: only her follow lists count.
     named = [*FOLLOWED, GAME, follows_key(ann.player), followers_key(ann.player)]
-    naming = [w for w in seen if any(p in " ".join(w) for p in named)]
-    # 20 names, presences and games; ann's two lists; the game's seats, once.
-    assert len(naming) <= 3 * len(FOLLOWED) + 3, naming
-    assert sum(GAME in " ".join(w) and "games" not in " ".join(w) for w in naming) <= 1
+    sent = [w for who, w in seen if who != "lua" and any(p in " ".join(w) for p in named)]
+    scripted = [w for who, w in seen if who == "lua" and any(p in " ".join(w) for p in named)]
+    # One script call for the 20 (and EVAL after it where Redis lacked the script);
+    # ann's two lists; the game's seats, once.
+    assert sum(w[0] == "EVALSHA" for w in sent) == 1, sent
+    assert len([w for w in sent if w[0] != "EVAL"]) <= 1 + 3, sent
+    assert sum(GAME in " ".join(w) and "games" not in " ".join(w) for w in sent) <= 1
+    # In the script: 20 names, presences and games.
+    assert len(scripted) <= 3 * len(FOLLOWED), scripted
+
+
+async def test_followed_players_are_read_alike_on_one_node_and_on_a_cluster(backend_url):
+    # One script call for them all on one node; one per player (their keys are in
+    # different slots) and the names from the profiles on a cluster.
+    async with open_store(backend_url) as store:
+        redis = store.redis
+        presence = Presence(redis, "i_one", 60, lambda: [])
+        follows = Follows(redis, store, Settings(redis_url=backend_url), presence)
+        now = await store.now_ms()
+        await presence.here([("p_ann", "ann")])
+        await redis.hset(presence_key("p_dan"), {"i_dead": now - 1, "name": "dan"})  # lapsed
+        await redis.sadd(player_games_key("p_ann"), "g_2", "g_1")
+        await redis.hset(profile_key("p_ann"), {"name": "Ann"})
+        status = await follows.status(["p_ann", "p_bob", "p_dan"])
+        name = "" if follows.names_apart else "Ann"
+        assert follows.names_apart == redis.cluster
+        assert status == [(name, True, ["g_1", "g_2"]), ("", False, []), ("", False, [])]
+        assert await follows.status([]) == []

@@ -144,6 +144,21 @@ async def test_a_game_logs_its_events_with_game_and_player_ids(moose_server, ws_
     assert find(lines, "queue", player=queued.player)
 
 
+async def test_a_socket_refused_many_times_logs_its_1st_10th_and_100th_refusal(
+    moose_server, ws_client, json_log
+):
+    url = await moose_server(following_every=3600, burst=1000, rate=1000)
+    client = await ws_client(url, "flo", binary=False)
+    answers = [await client.request("following") for _ in range(121)]
+    assert [a["type"] for a in answers] == ["following"] + ["error"] * 120
+    assert {a["code"] for a in answers[1:]} == {"rate_limited"}
+    await json_log.wait_for("error", code="rate_limited", player=client.player)
+    await client.request("ping")  # every refusal's line, if any, is written by now
+    lines = find(json_log.lines(), "error", code="rate_limited", player=client.player)
+    assert [line["refusals"] for line in lines] == [1, 10, 100]
+    assert lines[1]["message"].endswith("(refusal 10 of this socket)")
+
+
 async def test_moose_serve_writes_json_lines(moose_serve, ws_client, redis_url):
     proc = moose_serve("--redis", redis_url, "--log-format", "json", "--instance-id", "i_logs")
     client = await ws_client(proc.url, "ann")

@@ -1,6 +1,6 @@
 """What one client may hold: unfinished games, open tables, table starts, bot
-sessions, watched games and API requests, per player and per address, shared by every
-instance; raw protocol clients over real sockets and a real Redis.
+sessions, new guests, watched games and API requests, per player and per address,
+shared by every instance; raw protocol clients over real sockets and a real Redis.
 
 Each client says which address it comes from in X-Forwarded-For, which the servers
 here trust from 127.0.0.1; the flood against real `moose serve` processes is in
@@ -216,6 +216,35 @@ async def test_bot_sessions_per_address_at_once_and_new_bots_per_hour(moose_serv
     assert refused["code"] == "rate_limited" and refused["retry_after"] > 0, refused
     resumed = await fourth.request("hello", protocol=1, token=bots[1].token)
     assert resumed["type"] == "welcome" and resumed["bot"] is True
+
+
+async def test_new_guests_per_address_and_hour_counted_across_two_instances(
+    moose_server, clients, redis_url
+):
+    settings = {"guest_hellos_per_hour": 3, **TRUST}
+    urls = [await moose_server(**settings), await moose_server(**settings)]
+    guests = [await clients.connect(urls[n % 2], "192.0.2.60") for n in range(3)]
+    redis: Any = aioredis.Redis.from_url(redis_url)
+    try:
+        before = sorted(await redis.keys("*"))
+        fourth = await clients.socket(urls[1], "192.0.2.60")
+        refused = await fourth.request("hello", protocol=1, name="fourth")
+        assert refused["code"] == "rate_limited", refused
+        assert 0 < refused["retry_after"] <= 1_200_000  # one more every 20 minutes
+        assert sorted(await redis.keys("*")) == before  # no player, no presence: nothing
+    finally:
+        await redis.aclose()
+    # The socket is no player's; a guest who comes back with their token is not new,
+    # nor is a bot (its own limit), nor a guest of another address.
+    assert (await fourth.request("ping"))["code"] == "hello_required"
+    back = await fourth.request("hello", protocol=1, token=guests[0].token)
+    assert back["type"] == "welcome" and back["player"] == guests[0].player, back
+    await clients.connect(urls[0], "192.0.2.60", "robo", bot=True)
+    await clients.connect(urls[0], "192.0.2.61", "other")
+    again = await (await clients.socket(urls[0], "192.0.2.60")).request(
+        "hello", protocol=1, name="fifth"
+    )
+    assert again["code"] == "rate_limited", again
 
 
 async def test_a_socket_watches_so_many_games(moose_server, clients):

@@ -3,10 +3,12 @@
 `Connection` opens a WebSocket and says hello (with the session token once it
 has one), sends requests under the server's rate limit and matches each answer
 to its request by `id`. When the socket drops it reconnects by itself
-(exponential backoff with jitter; at once after close code 1012), going round
-its URLs, says hello again and resends the requests in flight that are safe to
-send twice. What the messages mean (games, events) is `_session.Session`'s,
-through three hooks: `_welcomed`, `_restore` and `_dispatch`.
+(exponential backoff with full jitter, `moose.backoff`; the first attempt at
+once after close code 1012), trying its other URLs in a random order of its
+own, so that the players of a dead instance spread over the others; says
+hello again and resends the requests in flight that are safe to send twice.
+What the messages mean (games, events) is `_session.Session`'s, through three
+hooks: `_welcomed`, `_restore` and `_dispatch`.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import asyncio
 import contextlib
 import itertools
 import logging
-import random
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -25,7 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import aiohttp
 
-from moose import protocol
+from moose import backoff, protocol
 from moose._errors import ConnectError, ConnectionLost, MooseError, ServerError
 
 __all__ = ["Connection", "Message"]
@@ -38,8 +39,6 @@ REVOKED = 4001  # the account logged out everywhere: this session's token is ref
 BANNED = 4003  # the account or address is banned (the error `banned` came before)
 ENDED = 4004  # a moderator ended the session: not reconnected by itself
 _HELLO_TIMEOUT = 10.0
-_BACKOFF_FIRST = 0.1
-_BACKOFF_MAX = 5.0
 # Requests that are safe to send twice; others fail with ConnectionLost when the
 # socket drops before their answer (a second create_table would make a second table).
 _RESENDABLE = frozenset(
@@ -404,16 +403,16 @@ class Connection:
                 return code
 
     async def _reconnect(self, *, at_once: bool) -> None:
-        """Connect again with backoff and jitter, then resume; ConnectionLost on giving up."""
+        """Connect again with full-jitter backoff (`moose.backoff`), trying the other
+        URLs in a random order first, then resume; ConnectionLost on giving up."""
         start = time.monotonic()
-        delay = _BACKOFF_FIRST
+        order = backoff.reconnect_order(self.urls, self.url)
         attempt = 0
         while True:
             if attempt or not at_once:
-                await asyncio.sleep(random.uniform(0, delay))  # full jitter: no thundering herd
-                delay = min(_BACKOFF_MAX, delay * 2)
+                await asyncio.sleep(backoff.delay(attempt))  # no thundering herd
+            self.url = order[attempt % len(order)]
             attempt += 1
-            self._next_url()
             try:
                 await self._connect_once()
                 break

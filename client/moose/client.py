@@ -7,8 +7,10 @@
 
 The client says hello, keeps the session token and matches each answer to its
 request by `id`. When the socket drops it reconnects by itself (exponential
-backoff with jitter; at once after close code 1012) to the same URL, or, given
-a list of URLs (several instances), to the next one in turn; it says hello
+backoff with full jitter, `moose.backoff`: attempt n waits uniform(0, min(5 s,
+0.1 s * 2**n)); at once after close code 1012) to the same URL, or, given a
+list of URLs (several instances), to the others first, in a random order of
+its own, so that a dead instance's players spread over the rest; it says hello
 with its token, resumes every game it follows with `sync` from the last seq it
 saw, and resends the requests in flight (a move keeps its `move_id`, so the
 server applies it once).

@@ -370,7 +370,8 @@ class Bot {
     if (this.arena) this.arena.joining = false; // welcome joins again
     if (this.stopping) return;
     if (STOP.has(code)) return this.stop(3, `closed ${code}: ${STOP.get(code)}`);
-    const backoff = Math.min(MAX_BACKOFF_MS, 100 * 2 ** this.failures) * (0.5 + Math.random());
+    // Full jitter (PROTOCOL.md, "Reconnecting"): bots of a dead instance come back spread out.
+    const backoff = Math.random() * Math.min(MAX_BACKOFF_MS, 100 * 2 ** this.failures);
     const wait = RECONNECT_AT_ONCE.has(code) ? 0 : backoff;
     this.failures += 1;
     const why = reason ? ` (${reason})` : "";

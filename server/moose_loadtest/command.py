@@ -161,6 +161,19 @@ def add_parser(subparsers: Any) -> None:
         "limits and MOOSE_MAX_SOCKETS allow) and each size is measured for "
         "--duration seconds",
     )
+    p.add_argument(
+        "--storm",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the storm mode, instead of games (with --spawn --instances 2 or more): N "
+        "players spread round-robin over the instances play games (about --rate moves a "
+        "second in all, default 500); in the middle of the window the last instance is "
+        "killed (SIGKILL) and its players reconnect to the others (full-jitter backoff) "
+        "and resync; reports how many came back, the time from the kill to the last one "
+        "resynced, turns lost to timeouts, and the other players' move latency before and "
+        "during",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object (progress on stderr)")
     p.set_defaults(func=run)
 
@@ -181,6 +194,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if min(args.instances, args.rounds) < 1:
         console.print("moose loadtest: --instances and --rounds are at least 1")
+        return 2
+    if args.storm and (not args.spawn or args.instances < 2 or args.storm < 2 * args.table):
+        console.print(
+            "moose loadtest: --storm N needs --spawn, --instances 2 or more and N of two "
+            "tables or more (the load test kills an instance it started)"
+        )
         return 2
     # Every field but `ceilings` is the flag of the same name; the repeatable ones
     # become tuples (a --url may itself list several, joined by commas).

@@ -61,7 +61,7 @@ LEAVE_ID = -1  # the id of the `leave_queue` that ends a player's run
 class Job:
     """What one worker does; every field is plain data (it crosses a process boundary)."""
 
-    mode: str  # "games", "connections" or "matchmaking"
+    mode: str  # "games", "storm", "connections" or "matchmaking"
     url: str
     players: int  # sockets in this worker
     table: int = 4  # seats per game (queue min = max = table)
@@ -79,6 +79,7 @@ class Job:
     # Several instances: player i connects to spread[(worker + i) % len], so that the
     # seats of one game sit on different instances (`url` is then spread[0]).
     spread: tuple[str, ...] = ()
+    kill: int = -1  # storm mode: the index in `spread` of the instance that will die
 
 
 @dataclass
@@ -99,6 +100,7 @@ class Tally:
     window: tuple[float, float] = (0.0, 0.0)
     tables: dict[str, list[int]] = field(default_factory=dict)  # game -> seats' ratings
     instances: dict[str, list[int]] = field(default_factory=dict)  # game -> its seats' instances
+    storm: dict[str, list[Any]] = field(default_factory=dict)  # storm mode: `storm.py`'s lists
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data for the trip back to the parent process."""
@@ -188,6 +190,7 @@ class Player:
         self.session = session
         self.name = f"lt{run.job.worker}-{index}"
         self.player = ""
+        self.token = ""  # the welcome's: a reconnect says hello with it
         self.bot = make_bot(run.job.bot, run.job.seed * 100_003 + index)
         spread = run.job.spread
         self.instance = (run.job.worker + index) % len(spread) if spread else 0
@@ -219,8 +222,11 @@ class Player:
         if welcome is None or welcome.get("type") != "welcome":
             code = (welcome or {}).get("code", "closed")
             raise ConnectionError(f"hello refused: {code}")
-        self.player = welcome["player"]
+        self.player, self.token = welcome["player"], welcome.get("token", "")
         self.run.tally.connect_ms.append((time.monotonic() - t0) * 1000)
+
+    def report(self) -> None:
+        """Put in the tally what this kind of player keeps of its own (a plain one: nothing)."""
 
     def pump(self) -> None:
         """Read every message into an inbox from now on (`_receive` takes from it)."""
@@ -483,8 +489,8 @@ async def _connect_all(run: Run, players: list[Player]) -> list[Player]:
         async with gate:
             try:
                 await p.connect()
-                if run.job.mode != "games":
-                    p.pump()
+                if run.job.mode not in ("games", "storm"):
+                    p.pump()  # the others read in `Player.play`
                 run.tally.connected += 1
                 return p
             except Exception as exc:  # counted, not fatal: the report shows how many
@@ -506,7 +512,12 @@ async def run_job(job: Job, ready: Any = None, go: Any = None, progress: Any = N
     raise_nofile(job.players + 256)
     sessions = client_sessions(job)
     run = Run(job, time.monotonic())
-    players = [Player(run, i, sessions[i % len(sessions)]) for i in range(job.players)]
+    kind: type[Player] = Player
+    if job.mode == "storm":
+        from moose_loadtest.storm import StormPlayer  # it builds on this module
+
+        kind = StormPlayer
+    players = [kind(run, i, sessions[i % len(sessions)]) for i in range(job.players)]
     reporter = asyncio.create_task(_report(lambda: run, progress))
     try:
         players = await _connect_all(run, players)
@@ -524,6 +535,8 @@ async def run_job(job: Job, ready: Any = None, go: Any = None, progress: Any = N
             await _matchmaking(run, players)
         else:
             await _games(run, players)
+            for p in players:
+                p.report()
     finally:
         reporter.cancel()
         await asyncio.gather(*(p.close() for p in players))
@@ -575,7 +588,7 @@ async def _games(run: Run, players: list[Player]) -> None:
     for r in results:
         if isinstance(r, Exception) and not isinstance(r, asyncio.CancelledError):
             run.tally.errors[f"client: {type(r).__name__}"] += 1
-    if late:
+    if late and run.job.mode != "storm":  # a storm's games at a human pace outlast it
         run.tally.errors["unfinished at drain"] += len(late)
         if os.environ.get("MOOSE_LOADTEST_DEBUG"):
             for p in players:

@@ -45,6 +45,7 @@ from moose_loadtest.probes import (
 )
 from moose_loadtest.run import Options, Ui, in_thread, percentiles, run_workers, summary
 from moose_loadtest.scale import scale_out
+from moose_loadtest.storm import storm_phase
 
 __all__ = ["run"]
 
@@ -408,7 +409,7 @@ def cpu_per_move(report: dict[str, Any], socket: dict[str, Any]) -> dict[str, An
 
 async def run(opts: Options, ui: Ui) -> dict[str, Any]:
     """Every phase asked for; the report as one plain dict."""
-    sockets = max(opts.games * opts.table, opts.matchmaking, opts.connections)
+    sockets = max(opts.games * opts.table, opts.matchmaking, opts.connections, opts.storm)
     wanted = 2 * sockets + 1024
     if opts.lobby:
         # As many as the limits allow (lobby.capacity() says how many); only the
@@ -444,6 +445,9 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
         if opts.lobby:
             sources = functools.partial(_source_ips, opts, url=url)
             report["lobby"] = await lobby_phase(opts, url, pid, redis_url, ui, sources)
+        elif opts.storm:
+            ips = _source_ips(opts, opts.storm, url)
+            report["storm"] = await storm_phase(opts, urls, pids, redis_url, ui, ips)
         elif opts.games > 0:
             report.update(await _games_and_ceilings(opts, urls, pids, redis_url, ui, report))
         if opts.matchmaking > 0:

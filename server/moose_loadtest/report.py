@@ -43,6 +43,8 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         rows += [(f"  {name}", value) for name, value in _window_rows(step)]
         if step.get("server_bytes_per_player") is not None:
             rows.append(("  server bytes per player", f"{step['server_bytes_per_player']:,}"))
+    if r.get("storm"):
+        rows += _storm_rows(r["storm"])
     if "matchmaking" in r:
         mm = r["matchmaking"]
         rows += [
@@ -132,3 +134,27 @@ def _ceiling_rows(r: dict[str, Any]) -> list[Row]:
             ratio, ours = c["cpu_per_move_ratio"], c["server_cpu_ms_per_move"]
             rows.append((f"server CPU ms/move (x{ratio} the {name} ceiling's)", f"{ours:.3f}"))
     return rows
+
+
+def _storm_rows(s: dict[str, Any]) -> list[Row]:
+    """An instance killed under its players: who came back, how soon, at what cost."""
+    rows = [(f"storm over {s.get('instances', '?')} instances, one killed", "")]
+    rows += [(f"  {name}", value) for name, value in _window_rows(s)]
+    if not s.get("killed"):
+        return [*rows, ("  no instance was killed", "")]
+    spread = ", ".join(f"#{k}: {v}" for k, v in s["back_on_instance"].items()) or "-"
+    took = s["kill_to_resynced_s"]
+    return [
+        *rows,
+        ("  players of the dead instance, back", f"{s['players_of_dead_instance']}, {s['back']}"),
+        ("  kill -> last resynced, s", str(s["kill_to_last_resynced_s"])),
+        ("  kill -> resynced, s p50/p95", f"{took['p50']} / {took['p95']}"),
+        ("  back on instance", spread),
+        ("  turns lost (their seats' timeouts)", str(s["turns_lost"])),
+        (
+            "  others' timeouts, reconnects",
+            f"{s['timeouts_of_others']}, {s['reconnects_of_others']}",
+        ),
+        ("  survivors' move ms before the kill", _ms(s["survivors_move_ms_before"])),
+        ("  ... from the kill to the last resynced", _ms(s["survivors_move_ms_during"])),
+    ]

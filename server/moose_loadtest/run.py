@@ -55,6 +55,7 @@ class Options:
     hold: float = 3.0
     monitor: float = 2.0  # seconds of MONITOR in the warm-up (0: off)
     lobby: str | None = None  # lobby sizes ("2000,5000,max"): the lobby mode instead of games
+    storm: int = 0  # players of the storm mode (an instance killed under them) instead of games
 
 
 class Ui(Protocol):
@@ -94,6 +95,7 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
     instances: dict[str, set[int]] = {}  # game -> the instances its seats are on
     games: set[str] = set()
     errors: Counter[str] = Counter()
+    storm: dict[str, list[Any]] = {}
     sent: dict[str, float] = {}
     seen: dict[str, list[float]] = {}
     for t in tallies:
@@ -105,6 +107,8 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
         for game, where in t.get("instances", {}).items():
             instances.setdefault(game, set()).update(where)
         errors.update(t["errors"])
+        for key, values in t.get("storm", {}).items():
+            storm.setdefault(key, []).extend(values)
         sent.update(t["sent"])
         for key, (last, count) in t["seen"].items():
             s = seen.setdefault(key, [0.0, 0])
@@ -114,6 +118,7 @@ def merge(tallies: list[dict[str, Any]], table: int) -> dict[str, Any]:
     ]
     out["games"], out["errors"], out["tables"] = len(games), dict(errors), tables
     out["game_ids"] = sorted(games)
+    out["storm"] = storm
     out["spread_games"] = sum(1 for where in instances.values() if len(where) > 1)
     out["seated_games"] = len(instances)
     return out
@@ -221,7 +226,7 @@ async def _collect(
         last = (now, moves)
         info = (
             f"{rate:,.0f} moves/s, {sum(c[1] for c in progress)} games"
-            if job.mode == "games"
+            if job.mode in ("games", "storm")
             else f"{sum(c[3] for c in progress)} seated"
         )
         ui.update(min(total, now - start), info)

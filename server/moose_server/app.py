@@ -122,6 +122,10 @@ HUB = web.AppKey("hub", Hub)  # the fan-out of game events to this instance's so
 EXPORTER = web.AppKey("exporter", Exporter)  # /metrics
 READY_TIMEOUT = 15.0
 SHUTDOWN_TIMEOUT = 15.0
+# Connections the kernel holds until accepted (capped by net.core.somaxconn): when an
+# instance dies its players all come to the others within seconds, more than
+# aiohttp's default of 128 would take at once.
+LISTEN_BACKLOG = 4096
 
 
 class Work(Protocol):
@@ -532,7 +536,7 @@ async def serve(settings: Settings) -> None:
     await runner.setup()
     collector = None
     try:
-        site = web.TCPSite(runner, settings.host, settings.port)
+        site = web.TCPSite(runner, settings.host, settings.port, backlog=LISTEN_BACKLOG)
         await site.start()
         clock = Collector(settings.gc_reclaim, heap=Heap.open(settings.malloc_trim))
         collector = asyncio.create_task(clock.run(), name="collector")

@@ -32,6 +32,7 @@ HOLDS = (
     "table_starts_per_hour",
     "bot_sessions_per_address",
     "bot_hellos_per_hour",
+    "guest_hellos_per_hour",
     "watched_per_socket",
     "api_burst",
     "api_rate",
@@ -178,6 +179,7 @@ class Settings:
     table_starts_per_hour: int = 60  # private tables' games started from one address
     bot_sessions_per_address: int = 20  # sockets that said hello as a bot, at once
     bot_hellos_per_hour: int = 200  # new bot players (hello as a bot without a token)
+    guest_hellos_per_hour: int = 500  # new guests (hello with a name alone) from one address
     watched_per_socket: int = 20  # games one socket watches as a spectator
     api_burst: int = 60  # HTTP API requests an address may make at once...
     api_rate: float = 10.0  # ...and this many more a second

@@ -42,13 +42,16 @@ class Admission(Protocol):
 
 
 class BotSessions(Protocol):
-    """The bot sessions an address holds (limits' quotas)."""
+    """The bot sessions an address holds, and its new guests (limits' quotas)."""
 
     async def enter_bot(self, address: str, new: bool) -> None:
         """One more bot session of `address`, or `too_many_bots`."""
 
     async def leave_bot(self, address: str) -> None:
         """A bot session of `address` ended."""
+
+    async def new_guest(self, address: str) -> None:
+        """One more new guest of `address` this hour, or `rate_limited`."""
 
 
 class Arrival(Protocol):
@@ -158,10 +161,12 @@ class Sessions:
         return welcome
 
     async def _guest(self, conn: Session, name: str, bot: bool) -> Identity:
-        """A new guest; a new bot's session is counted (and metered) before its profile
-        is written."""
+        """A new guest, metered per address before anything is written; a new bot's
+        session is counted (and metered apart) before its profile is written."""
         if bot:
             await self._bot_session(conn, new=True)
+        else:
+            await self.bots.new_guest(conn.address)
         try:
             return await self.accounts.guest(name, bot)
         except BaseException:

@@ -14,9 +14,9 @@ Per player and per client address (addresses.limit_subject: an IPv6 /64):
   ended; one whose hash is gone has expired) and those are dropped, so a game
   that ended on an instance that died never counts for long;
 - open private tables an address hosts (a player sits at one table at most);
-- private tables' games started from an address per hour, and new bot
-  players (a `hello` as a bot without a token writes a profile) per hour: rate
-  limits (lua/limit.lua);
+- private tables' games started from an address per hour, new bot players (a
+  `hello` as a bot without a token writes a profile) and new guests per hour:
+  rate limits (lua/limit.lua);
 - bot sessions from an address at once: counted per server process under a
   lease it renews (`run`), so a process that dies takes its count with it.
 
@@ -177,6 +177,10 @@ class Quotas:
             except Limited:
                 await self.leave_bot(address)
                 raise
+
+    async def new_guest(self, address: str) -> None:
+        """One more new guest from the address this hour, or `rate_limited`."""
+        await self.limiter.take("guest", address=address)
 
     async def leave_bot(self, address: str) -> None:
         """A bot session from the address ended."""

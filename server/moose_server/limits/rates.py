@@ -235,6 +235,17 @@ RATES: tuple[Rate, ...] = (
         note="; a bot that comes back with its `token` is not new",
     ),
     Rate(
+        "guest",
+        "new guests (`hello` with a `name` alone: no `token`, `password` or `bot`)",
+        ("address",),
+        _field("guest_hellos_per_hour"),
+        _hourly("guest_hellos_per_hour"),
+        ("guest_hellos_per_hour",),
+        "too many new guests from your address; come back with your `token`, or wait",
+        costs="tried",
+        note=", before the guest is made; a guest who comes back with their `token` is not new",
+    ),
+    Rate(
         "api",
         "HTTP API requests (`/api/`)",
         ("address",),

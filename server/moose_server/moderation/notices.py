@@ -6,10 +6,12 @@ publishes a notice on `MODERATION_CHANNEL`; every instance's subscription
 waits:
 
 - `ban`: the ban joins this instance's copy (moderation/bans.py), and every
-  socket it holds here gets the error `banned` and is closed with `4003`; an
-  account's unfinished games end at once (games.forfeit_all: a rated game is
-  lost by forfeit, any other seat goes to the server's bot; version-checked
-  commits, so the first instance to try applies each and the others find it done);
+  socket it holds here gets the error `banned` and is closed with `4003`; the
+  banned account's unfinished games end at once, and so do those of every
+  player with a socket here from a banned address (games.forfeit_all: a rated
+  game is lost by forfeit, any other seat goes to the server's bot;
+  version-checked commits, so the first instance to try applies each and the
+  others find it done);
 - `unban`: the ban leaves the copy;
 - `end_session`: every socket of the player here is closed with `4004` (the
   player may come back, unless banned);
@@ -113,6 +115,7 @@ class Notices:
             return 0
         refusal = ban.refusal(now)
         closed = 0
+        players = {ban.subject} if ban.kind == "account" else set()  # whose games end
         for sock in list(self.sockets):
             held = (
                 sock.player == ban.subject
@@ -123,8 +126,10 @@ class Notices:
                 sock.send_error(refusal.code, refusal.message, fields=refusal.fields)
                 sock.close(CLOSE_BANNED, refusal.message)
                 closed += 1
-        if ban.kind == "account":
-            self._spawn(self._forfeit(ban.subject))
+                if sock.player is not None:
+                    players.add(sock.player)
+        for player in sorted(players):
+            self._spawn(self._forfeit(player))
         return closed
 
     async def _forfeit(self, player: str) -> None:

@@ -152,6 +152,7 @@ class Connection:
         self._loop = asyncio.get_running_loop()
         self._rate = SocketRate(settings, self._loop.time())  # messages a second
         self._unencodable = False  # logged once: a client must not be able to flood the log
+        self._refused = 0  # `rate_limited` sent so far: the 1st, 10th, 100th, ... logged
         self._closing = False
         self._cut: asyncio.TimerHandle | None = None  # aborts the transport (see `_cut_later`)
         self.close_sent: int | None = None  # the close code this server sent, if it closed
@@ -364,19 +365,24 @@ class Connection:
             log.error("unknown error code %s: %s", code, message)
             code = "internal"
         self.doors.metrics.error(code)
-        level = logging.INFO if code == "rate_limited" else logging.DEBUG
-        if log.isEnabledFor(level):
+        level, count, logged = logging.DEBUG, None, True
+        if code == "rate_limited":  # a flood of them: the 1st, 10th, 100th, ... logged
+            self._refused = count = self._refused + 1
+            level, logged = logging.INFO, _tenfold(count)
+        if logged and log.isEnabledFor(level):
             log.log(
                 level,
-                "error %s to %s: %s",
+                "error %s to %s: %s%s",
                 code,
                 self.player,
                 message,
+                f" (refusal {count} of this socket)" if count else "",
                 extra={
                     "event": "error",
                     "code": code,
                     "player": self.player,
                     "game": game,
+                    "refusals": count,
                 },
             )
         if not fields:
@@ -512,6 +518,13 @@ def _type_of(message: dict[str, Any] | Reply) -> object:
     if isinstance(message, Reply):
         return message.__struct_config__.tag
     return message.get("type")
+
+
+def _tenfold(n: int) -> bool:
+    """Whether `n` is 1, 10, 100, ...: the refusals of one socket that are logged."""
+    while n % 10 == 0:
+        n //= 10
+    return n == 1
 
 
 def _game_of(msg: ClientMessage | None) -> str | None:

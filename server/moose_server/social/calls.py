@@ -1,4 +1,5 @@
-"""The typed calls of chat's and of the bounded hashes' scripts (blocks, follows).
+"""The typed calls of chat's, of the bounded hashes' (blocks, follows) and of the
+followed players' scripts.
 
 Each call's `build` returns (KEYS, ARGV) in the order its script reads them (see
 storage/scripts.py); tests/test_scripts.py checks them against the Lua.
@@ -9,9 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from moose_server.storage.keys import player_games_key, presence_key, profile_key
 from moose_server.storage.scripts import Argv
 
-__all__ = ["BoundedAddCall", "ChatCall"]
+__all__ = ["BoundedAddCall", "ChatCall", "FollowedCall"]
 
 
 # -- chat, blocks and follows ------------------------------------
@@ -55,7 +57,28 @@ class ChatCall:
         return [self.key, self.life], argv
 
 
+@dataclass(frozen=True)
+class FollowedCall:
+    """Whether some followed players are online, their unfinished games and, with
+    `names`, their profiles' names (lua/followed.lua): {online, games, name or ""}
+    each. Its keys are in the players' slots (and profiles' in {pl}): a cluster
+    is sent one player's, without `names`, a call."""
+
+    SCRIPT: ClassVar[str] = "followed"
+
+    players: tuple[str, ...]
+    names: bool = False
+
+    def build(self) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as followed.lua reads them."""
+        keys = [k for p in self.players for k in (presence_key(p), player_games_key(p))]
+        if self.names:
+            keys += [profile_key(p) for p in self.players]
+        return keys, [len(self.players)]
+
+
 CALLS: tuple[type[Any], ...] = (
     BoundedAddCall,
     ChatCall,
+    FollowedCall,
 )

@@ -12,10 +12,12 @@ address asking 19 times a second each took another player's ping p99 from 8 to
   computed at most once in that time, the same answer going to each of their
   sockets (a page loaded again) meanwhile. A follow or unfollow lets the next
   ask through at once with a new answer, so that a page shows the change;
-- an answer reads its players `CHUNK` at a time, one pipeline each, so other
-  sockets are served between chunks, and one answer of more than `CHUNK`
-  players is computed at a time on an instance (the lobby's short lists never
-  wait behind them);
+- an answer reads its players `CHUNK` at a time, one call of lua/followed.lua
+  each on one node (a chunk's 150 commands and replies cost the server's loop
+  and Redis' parser far more than one script's short reply; per player on a
+  cluster, as Follows.status says), so other sockets are served between
+  chunks, and one answer of more than `CHUNK` players is computed at a time on
+  an instance (the lobby's short lists never wait behind them);
 - whether a game is a private table's, and who sits at it, is read once per
   instance (neither changes), not once per answer.
 
@@ -103,16 +105,19 @@ class Following:
 
     async def _entries(self, player: str, ids: list[str], names: dict[str, str]) -> list[Message]:
         """The entries of some followed players: name, online, watchable games, private."""
-        profiles = await self.players.profiles(ids)
-        online, playing = await self.follows.status(ids)
+        status = await self.follows.status(ids)
+        if self.follows.names_apart:
+            profiles = await self.players.profiles(ids)
+            pairs = zip(profiles, status, strict=True)
+            status = [(prof.get("name", ""), on, games) for prof, (_, on, games) in pairs]
         gone: set[str] = set()  # games not found, looked for once in this chunk
         out = []
-        for p, prof, on, games in zip(ids, profiles, online, playing, strict=True):
+        for p, (name, on, games) in zip(ids, status, strict=True):
             shown = [g for g in games if not await self._private_to(player, g, gone)]
             out.append(
                 {
                     "player": p,
-                    "name": prof.get("name", names[p]),
+                    "name": name or names[p],
                     "online": on,
                     "games": shown,
                     "private": len(games) - len(shown),

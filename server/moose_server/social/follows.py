@@ -9,26 +9,32 @@ after their last change.
 
 Online: what social/presence.py says (the record challenges read too: each
 instance's word on its connected players, lapsing when the instance dies).
-Playing: the player has unfinished games.
+Playing: the player has unfinished games. `status` reads both, and the
+profile's name, of many players with lua/followed.lua: one call for them all on
+one node, one per player on a cluster (their keys are in different slots; the
+names then come from the profiles, read apart).
 """
 
 from __future__ import annotations
 
-import asyncio
 from typing import Protocol
 
 from moose_server.errors import Refusal
 from moose_server.limits.limiter import full
 from moose_server.settings import Settings
-from moose_server.social.calls import BoundedAddCall
-from moose_server.storage.codec import as_int, as_text
+from moose_server.social.calls import BoundedAddCall, FollowedCall
+from moose_server.storage.codec import as_int, as_list, as_text
 from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import followers_key, follows_key, player_games_key
 from moose_server.storage.store import Store
 
-__all__ = ["KEPT_MS", "Follows", "Online"]
+__all__ = ["KEPT_MS", "Follows", "Online", "Status"]
 
 KEPT_MS = 180 * 86_400_000  # follows last half a year after the player's last change
+
+
+# A followed player's profile name ("": none, or not read), whether online, unfinished games
+Status = tuple[str, bool, list[str]]
 
 
 class Online(Protocol):
@@ -80,10 +86,6 @@ class Follows:
         """How many follow `player` (counted up to followers_max)."""
         return await self.redis.hlen(followers_key(player))
 
-    async def online(self, players: list[str]) -> list[bool]:
-        """Whether each player has a socket open on some instance now."""
-        return await self.presence.online_many(players)
-
     async def playing(self, players: list[str]) -> list[list[str]]:
         """Each player's unfinished games, sorted, in one round trip."""
         if not players:
@@ -91,7 +93,23 @@ class Follows:
         rows = await self.redis.all([self.redis.smembers(player_games_key(p)) for p in players])
         return [sorted(as_text(g) for g in row) for row in rows]
 
-    async def status(self, players: list[str]) -> tuple[list[bool], list[list[str]]]:
-        """Whether each player is online, and their unfinished games: read together."""
-        online, playing = await asyncio.gather(self.online(players), self.playing(players))
-        return online, playing
+    @property
+    def names_apart(self) -> bool:
+        """Whether `status` leaves the names out (a cluster: read them from the profiles)."""
+        return self.redis.cluster
+
+    async def status(self, players: list[str]) -> list[Status]:
+        """Each player's profile name ("" where `names_apart`), whether online, and their
+        unfinished games (sorted): one script call on one node, one per player on a cluster."""
+        if not players:
+            return []
+        if self.redis.cluster:
+            calls = [FollowedCall((p,)) for p in players]
+        else:
+            calls = [FollowedCall(tuple(players), names=True)]
+        replies = await self.redis.all([self.redis.run(c, *c.build()) for c in calls])
+        rows = [row for reply in replies for row in as_list(reply)]
+        return [
+            (as_text(name), bool(as_int(on)), sorted(as_text(g) for g in as_list(games)))
+            for on, games, name in rows
+        ]

@@ -3,18 +3,27 @@
 //
 // `Net` says hello (with the token from localStorage when there is one),
 // matches each answer to its request by `id`, and hands every other message
-// to `onMessage`. When the socket drops it reconnects by itself (backoff up
-// to 5 s; at once after close code 1012, then every RESTART ms while the service
-// restarts; never after 4003 or 4004), says hello with its token again
+// to `onMessage`. When the socket drops it reconnects by itself (`backoff`:
+// full jitter up to 5 s; at once after close code 1012, then within RESTART ms
+// while the service restarts; never after 4003 or 4004), says hello with its token again
 // and calls `onResume`, where the page syncs its game from the last seq seen. A new
 // session (a login, another name, a logout) is said hello on a fresh socket first
 // (`switchTo`): only once welcomed does it replace the socket in use.
 
 const TOKEN = "moose.token";
-const BACKOFF = [250, 500, 1000, 2000, 4000, 5000];
+export const BACKOFF_BASE = 100; // ms: the window of the first attempt
+export const BACKOFF_CAP = 5000; // ms: the widest window, however many attempts failed
 // After 1012 (the server restarts) the service is back within seconds: try often, so
 // that the page is back within a second of it and the outage grace is the player's.
-const RESTART = 500;
+export const RESTART = 500;
+
+// Milliseconds before reconnect attempt `attempt` (from 0): full jitter, drawn evenly
+// from [0, min(cap, BACKOFF_BASE * 2^attempt)), as PROTOCOL.md advises every client.
+// When an instance dies its pages all lose their socket at once: drawn so, they come
+// back spread over the window instead of together, again and again, on the others.
+export function backoff(attempt, cap = BACKOFF_CAP, random = Math.random) {
+  return random() * Math.min(cap, BACKOFF_BASE * 2 ** attempt);
+}
 
 export class ServerError extends Error {
   constructor(code, message) {
@@ -170,8 +179,7 @@ export class Net {
       this.restarting = true;
       this.tries = 0;
     }
-    const backoff = BACKOFF[Math.min(this.tries, BACKOFF.length - 1)];
-    const wait = e.code === 1012 ? 0 : this.restarting ? Math.min(backoff, RESTART) : backoff;
+    const wait = e.code === 1012 ? 0 : backoff(this.tries, this.restarting ? RESTART : BACKOFF_CAP);
     this.tries += 1;
     this.retryAt = Date.now() + wait;
     this.on.onStatus("lost");
