@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import shutil
 import ssl
 import subprocess
@@ -13,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import redis
+from redis.crc import key_slot
 from redis.exceptions import ConnectionError, DataError, NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -21,9 +23,11 @@ from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import free_port
 from moose_server.storage.gateway import Gateway
 from moose_server.storage.scripts import CommitCall
+from moose_server.storage.shards import Shards, key_of
 from moose_server.storage.store import Store, connect
 
 from helpers import RedisClusterNodes
+from helpers.cluster import SLOTS
 from helpers.relay import Relay
 
 EV = ({"kind": "move", "seat": 0}, {"turn": 1})
@@ -314,3 +318,32 @@ async def test_a_store_over_tls_batches_its_calls(redis_server, redis_url, tls_c
             assert (await store.load("g_tls")).version == 1 and backend.batches >= 2
         finally:
             await backend.aclose()
+
+
+def test_a_command_is_laned_by_its_first_key():
+    assert key_of(("GET", "{b1}g")) == "{b1}g"
+    assert key_of(("EVALSHA", "abc", 2, "{b1}g", "{b1}h", "x")) == "{b1}g"
+    assert key_of(("EVALSHA", "abc", 0, "x")) is None
+    assert key_of(("TIME",)) is None and key_of((b"publish", "c", "m")) is None
+
+
+async def test_a_stalled_primary_holds_up_only_its_own_slots_commands(redis_cluster):
+    gateway = await open_redis(redis_cluster.url, 8)
+    assert isinstance(gateway.batch, Shards)
+    # Node i holds the slots from SLOTS * i // 3 on: one key on each node.
+    keys = [next(f"{{k{n}}}" for n in itertools.count() if _on(f"{{k{n}}}", i)) for i in range(3)]
+    try:
+        assert await gateway.all([gateway.call("INCR", k) for k in keys]) == [1, 1, 1]
+        with redis.Redis(port=redis_cluster.nodes[0].port) as admin:
+            admin.execute_command("CLIENT", "PAUSE", 1500, "ALL")
+        stalled = asyncio.ensure_future(gateway.call("INCR", keys[0]))
+        others = await gateway.all([gateway.call("INCR", k) for k in keys[1:]])
+        assert others == [2, 2] and not stalled.done()  # answered while node 0 is paused
+        assert await stalled == 2
+    finally:
+        await gateway.aclose()
+
+
+def _on(key: str, node: int) -> bool:
+    """Whether the key's slot is on the cluster fixture's node `node` (of three)."""
+    return SLOTS * node // 3 <= key_slot(key.encode()) < SLOTS * (node + 1) // 3

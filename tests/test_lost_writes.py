@@ -17,20 +17,19 @@ is left by every seat.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from moose.bots import make_bot
-from moose.client import Client, ServerError, is_final
+from moose.client import Client
 from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.keys import move_field
 from moose_server.storage.store import Store
 
 from helpers import RawClient, ServeProcess, aof_copy, aof_restore, open_store, table_game
+from helpers.fleet import Bot, Fleet
 
 Message = dict[str, Any]
 
@@ -54,144 +53,6 @@ LOST = 0.8  # seconds of writes Redis loses
 THINK = 0.05  # seconds a bot takes over a move: a few moves of each game in the lost window
 MOVES_BEFORE = 40  # moves acknowledged before the fault: every bot is busy
 TIMEOUT = 50.0
-
-
-@dataclass(frozen=True)
-class Ack:
-    """A move the server acknowledged (`moved`)."""
-
-    bot: str
-    player: str
-    game: str
-    seat: int
-    seq: int  # the seq of its event, as `moved` said
-    move: Message
-    move_id: str
-    at: float  # time.time() when `moved` came
-
-
-@dataclass
-class Fleet:
-    """What every bot did and was told."""
-
-    acked: list[Ack] = field(default_factory=list)
-    seated: dict[str, dict[str, int]] = field(default_factory=dict)  # game -> bot -> seat
-    gone: set[tuple[str, str]] = field(default_factory=set)  # (bot, game) told `gone`
-    ended: set[tuple[str, str]] = field(default_factory=set)  # (bot, game) saw its end
-    stopping: bool = False
-
-
-class Bot:
-    """A greedy bot on the client library's public API: `events()` and `move`."""
-
-    def __init__(self, client: Client, fleet: Fleet, seed: int) -> None:
-        self.client, self.fleet = client, fleet
-        self.name = client.name or ""
-        self.brain = make_bot("greedy", seed=seed)
-        self.seats: dict[str, int] = {}  # game -> our seat
-        self.playing: set[str] = set()  # games not ended, not gone
-        self.moved: dict[str, int] = {}  # game -> seq of our last move's event
-        self.ids = itertools.count(1)
-        self.states: list[Message] = []
-        self.waiting: Message | None = None  # an event of ours to answer once playing
-        self.queued = False
-
-    async def run(self) -> None:
-        """Play queue games until the fleet stops, then finish the games under way."""
-        playing = asyncio.create_task(self.play())
-        try:
-            while not (self.fleet.stopping and not self.playing and await self.left()):
-                assert not playing.done(), playing.result()
-                await asyncio.sleep(0.2)
-        finally:
-            playing.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await playing
-
-    async def left(self) -> bool:
-        """Out of the queue: never queued, or left it (not just matched)."""
-        if not self.queued:
-            return True
-        try:
-            await self.client.leave_queue()
-        except ServerError as exc:
-            assert exc.code in ("not_queued", "unavailable"), exc
-            return False  # matched: the `match` is on its way (or Redis lost the ticket)
-        self.queued = False
-        return True
-
-    async def play(self) -> None:
-        await self.queue()
-        async for msg in self.client.events():
-            game = msg.get("game")
-            if msg["type"] == "match" and msg.get("seat") is not None:
-                self.queued = False
-                self.seats[game] = msg["seat"]
-                self.playing.add(game)
-                self.moved.pop(game, None)
-                self.fleet.seated.setdefault(game, {})[self.name] = msg["seat"]
-            elif msg["type"] == "gone" and game in self.seats:
-                self.fleet.gone.add((self.name, game))
-                await self.finished(game)
-            elif msg["type"] == "event" and game in self.seats:
-                await self.on_event(game, msg)
-
-    async def on_event(self, game: str, msg: Message) -> None:
-        if is_final(msg):
-            self.fleet.ended.add((self.name, game))
-            await self.finished(game)
-            return
-        self.playing.add(game)  # a game whose end Redis lost is played again
-        if msg["event"]["kind"] == "state":
-            self.moved.pop(game, None)  # the game as it is now
-        view, legal = msg["view"], msg.get("legal")
-        if legal and view["to_act"] == self.seats[game] and msg["seq"] >= self.moved.get(game, 0):
-            await asyncio.sleep(THINK)
-            await self.move(game, msg["seq"], self.brain.choose(view, legal))
-
-    async def move(self, game: str, seq: int, move: Message) -> None:
-        move_id = f"{self.name}-{next(self.ids)}"
-        for attempt in range(1, 100):
-            try:
-                answer = await self.client.move(game, move, seq=seq, move_id=move_id)
-            except ServerError as exc:
-                if exc.code == "unavailable":  # Redis is down: the same move id again
-                    await asyncio.sleep(min(0.5, 0.05 * attempt))
-                    continue
-                assert exc.code in ("stale_seq", "not_your_turn", "game_over", "no_such_game"), exc
-                return
-            self.moved[game] = answer["seq"]
-            ack = Ack(
-                self.name,
-                self.client.player or "",
-                game,
-                self.seats[game],
-                answer["seq"],
-                move,
-                move_id,
-                time.time(),
-            )
-            self.fleet.acked.append(ack)
-            return
-
-    async def finished(self, game: str) -> None:
-        self.playing.discard(game)
-        if not self.playing and not self.fleet.stopping:
-            await self.queue()
-
-    async def queue(self) -> None:
-        for attempt in range(1, 100):
-            try:
-                await self.client.queue(2, 2)
-            except ServerError as exc:
-                if exc.code == "already_queued":
-                    self.queued = True
-                    return
-                assert exc.code == "unavailable", exc
-                await asyncio.sleep(min(0.5, 0.05 * attempt))
-                continue
-            self.queued = True
-            return
 
 
 def start_instances(moose_serve: Callable[..., ServeProcess], url: str) -> list[ServeProcess]:
@@ -283,7 +144,7 @@ async def test_moves_redis_lost_are_applied_again_and_no_ready_turn_times_out(
         Client(urls[i % 2 :] + urls[: i % 2], name=f"bot{i}", reconnect_timeout=60.0)
         for i in range(BOTS)
     ]
-    bots = [Bot(c, fleet, seed=i) for i, c in enumerate(clients)]
+    bots = [Bot(c, fleet, seed=i, think=THINK) for i, c in enumerate(clients)]
     try:
         async with asyncio.timeout(TIMEOUT):
             for client in clients:

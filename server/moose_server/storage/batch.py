@@ -11,8 +11,9 @@ meanwhile goes in the next.
 
 It uses the redis-py client it is given, whatever that talks to: one node
 (``redis://``, ``rediss://``, ``unix://``) or a `RedisCluster`, whose pipeline
-sends each command to the node of its key's slot. The gateway (gateway.py) is
-its one user. Either way:
+sends each command to the node of its key's slot; on a cluster the gateway
+keeps one batcher per primary (shards.py), so that a dead primary's batch holds
+up no other's. The gateway (gateway.py) is its one user. Either way:
 
 - an error reply reaches its caller only (``raise_on_error=False``);
 - a batch whose connection failed fails every caller in it with that error,

@@ -6,7 +6,8 @@ storage/ imports redis-py. What the gateway does for every call alike:
 
 - **one round trip per loop turn**: each call is queued on its `Batcher`
   (batch.py) the moment it is made, and the calls of one event-loop turn go as
-  one pipeline. A call returns a `Pending`, awaited when its reply is wanted:
+  one pipeline (on a cluster, one per primary: shards.py). A call returns a
+  `Pending`, awaited when its reply is wanted:
   ``a, b = gw.hget(k, f), gw.zscore(z, m)`` then ``await a``, ``await b`` costs
   one round trip; `all` awaits a list of them;
 - **one timeout and retry rule**: a batch's round trip is bounded as a whole
@@ -41,6 +42,7 @@ from redis.asyncio.cluster import RedisCluster
 
 from moose_server.storage.batch import Arg, Batcher, Reply
 from moose_server.storage.scripts import source
+from moose_server.storage.shards import Shards
 
 __all__ = ["Arg", "Gateway", "Pending", "PubSubSource", "Reply", "Scripted", "StreamEntry"]
 
@@ -108,7 +110,12 @@ class Gateway:
         self.client = client  # redis-py's: for tests that look past the gateway
         self.pubsub = pubsub
         self.cluster = cluster
-        self.batch = Batcher(client, timeout, connections)
+        # On a cluster, one batch per primary (shards.py): a dead one stalls its slots only.
+        self.batch: Batcher | Shards = (
+            Shards(client, timeout, connections)
+            if isinstance(client, RedisCluster)
+            else Batcher(client, timeout, connections)
+        )
         self._shas: dict[type[Scripted], tuple[str, str]] = {}
 
     # -- the raw path ---------------------------------------------------------

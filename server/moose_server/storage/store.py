@@ -20,9 +20,11 @@ second copy.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import secrets
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -67,6 +69,7 @@ __all__ = ["Commit", "Entry", "Loaded", "Store", "Stored", "connect"]
 CLAIM_LIMIT = 100
 LIVE_KEPT = 1000  # public games the index holds at most (the newest)
 OUTAGE_MS = 1000  # no claim of a bucket for longer: the service was down
+CLAIM_WAIT = 0.25  # seconds a poll waits for a bucket's claim once others answered
 GRACE_MS = 5000  # then every deadline is at least this far after it is back
 
 log = logging.getLogger(__name__)
@@ -154,6 +157,7 @@ class Store:
         # The Redis time of this store's last claim of each bucket: a poll stamp
         # older than it shows that Redis lost its last writes (lua/claim.lua).
         self._claimed: dict[int, int] = {}
+        self._claims: dict[int, _Claim] = {}  # bucket -> its claim under way
         # Player message ids: from a random start, so that two instances' differ.
         self._message_ids = itertools.count(secrets.randbits(62))
 
@@ -277,27 +281,78 @@ class Store:
         return entries
 
     async def claim(
-        self, lease_ms: int, outage_ms: int = OUTAGE_MS, grace_ms: int = GRACE_MS
+        self,
+        lease_ms: int,
+        outage_ms: int = OUTAGE_MS,
+        grace_ms: int = GRACE_MS,
+        wait: float = CLAIM_WAIT,
     ) -> list[tuple[str, int]]:
         """Claim the due deadlines of every bucket: (game id, its bucket's Redis time).
 
         A bucket that nobody claimed for over `outage_ms` (the service was down),
         or whose last claim Redis lost (it came back without its last writes),
         claims nothing this time: its deadlines before now + `grace_ms` move there.
+
+        On a cluster a bucket's claim may stall with its node (a primary that died,
+        until its replica takes over): a poll waits `wait` seconds for the buckets
+        that have not answered once others have, then returns what it has; a claim
+        under way is collected by a later poll, not sent again. One that came back
+        over OUTAGE_MS late while others answered stalled with its node: what it
+        claimed moves to `grace_ms` from now, as after an outage, for the players
+        whose moves stalled with it. The healthy nodes' buckets are claimed on time.
         """
-        calls = [
-            ClaimCall(b, lease_ms, CLAIM_LIMIT, outage_ms, grace_ms, self._claimed.get(b, 0))
-            for b in range(self.buckets)
-        ]
-        replies = await self._claim_each(calls)
+        for b in range(self.buckets):
+            if b not in self._claims:
+                call = ClaimCall(
+                    b, lease_ms, CLAIM_LIMIT, outage_ms, grace_ms, self._claimed.get(b, 0)
+                )
+                self._claims[b] = _Claim(asyncio.ensure_future(self._claim_one(call)))
+        under_way = dict(self._claims)
+        futures = [c.future for c in under_way.values()]
+        _, pending = await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
+        if pending:
+            await asyncio.wait(pending, timeout=wait)
+        if not all(c.future.done() for c in under_way.values()):
+            for claim in under_way.values():
+                claim.waited = claim.waited or not claim.future.done()
+        answered = {}  # taken by this poll (not by another one of the same store)
+        for b, claim in under_way.items():
+            if claim.future.done() and self._claims.get(b) is claim:
+                answered[b] = self._claims.pop(b)
+        claimed, failed = [], []
+        for b, claim in answered.items():
+            error = claim.future.exception()
+            if error is not None:
+                failed.append(error)
+                continue
+            reply = as_list(claim.future.result())
+            self._claimed[b] = as_int(reply[0])
+            if claim.waited and not as_int(reply[1]) and claim.late() and len(reply) > 2:
+                # Its node stalled: what it claimed moves a grace on (claim.lua's outage).
+                await self._tell_moved([as_text(gid) for gid in reply[2:]], grace_ms)
+                reply = [reply[0], max(1, claim.late_ms()), *reply[2:]]
+            claimed.append((b, reply))
+        if failed and not claimed:
+            raise failed[0]
+        # A claim failed, or is still under way (its node stalled): judge the gap next.
+        self.claim_failed = bool(failed) or bool(self._claims)
+        if failed:
+            log.warning(
+                "deadline claims failed in %d of %d buckets: %s",
+                len(failed),
+                self.buckets,
+                failed[0],
+            )
+        replies = [r for _, r in claimed]
         outages = [r for r in replies if as_int(r[1])]
         if outages:
             log.warning(
                 "no deadline poll for %.1f s (the service was down, or Redis lost its last "
-                "writes): %d deadlines moved to %.1f s from now",
+                "writes): %d deadlines moved to %.1f s from now (buckets %s)",
                 max(as_int(r[1]) for r in outages) / 1000,
                 sum(len(r) - 2 for r in outages),
                 grace_ms / 1000,
+                " ".join(str(b) for b, r in claimed if as_int(r[1])),
                 extra={"event": "outage"},
             )
             await self._tell_moved([as_text(gid) for r in outages for gid in r[2:]], grace_ms)
@@ -314,39 +369,9 @@ class Store:
         except UNAVAILABLE as exc:
             log.warning("deadlines moved by an outage not written to their games: %s", exc)
 
-    async def _claim_each(self, calls: list[ClaimCall]) -> list[list[Reply]]:
-        """One claim per bucket, all in one batch: the replies of the buckets whose node
-        answered (each bucket's time is kept for its next claim).
-
-        On a cluster each runs on the node of its slot (and may read another clock).
-        A failing node delays only its own buckets: the others' claims are kept
-        (their lease runs already); only when every bucket fails does this raise.
-        """
-        runs = [self.redis.run(call, *call.build()) for call in calls]
-        got: list[Reply | BaseException] = []
-        for run in runs:
-            try:
-                got.append(await run)
-            except Exception as exc:  # kept: the other buckets' claims stand
-                got.append(exc)
-        failed = [r for r in got if isinstance(r, BaseException)]
-        replies = []
-        for call, reply in zip(calls, got, strict=True):
-            if not isinstance(reply, BaseException):
-                claimed = as_list(reply)
-                self._claimed[call.bucket] = as_int(claimed[0])
-                replies.append(claimed)
-        if failed and not replies:
-            raise failed[0]
-        self.claim_failed = bool(failed)
-        if failed:
-            log.warning(
-                "deadline claims failed in %d of %d buckets: %s",
-                len(failed),
-                self.buckets,
-                failed[0],
-            )
-        return replies
+    async def _claim_one(self, call: ClaimCall) -> Reply:
+        """One bucket's claim, on the node of its slot (on a cluster, another clock)."""
+        return await self.redis.run(call, *call.build())
 
     # -- players, sessions, time ------------------------------------------------
 
@@ -468,3 +493,27 @@ def _game_sets(correspondence: bool) -> list[Callable[[str], str]]:
     """The key builders of the sets a player's game is in: its game set, and the
     correspondence games' too for such a game."""
     return [player_games_key, correspondence_games_key] if correspondence else [player_games_key]
+
+
+class _Claim:
+    """A bucket's deadline claim under way (Store.claim)."""
+
+    def __init__(self, future: asyncio.Future[Reply]) -> None:
+        self.future = future
+        self.sent = time.monotonic()
+        self.done_at = 0.0
+        self.waited = False  # a poll returned without it, others answered
+        future.add_done_callback(self._done)
+
+    def _done(self, future: asyncio.Future[Reply]) -> None:
+        self.done_at = time.monotonic()
+        if not future.cancelled():
+            future.exception()  # retrieved: a later poll reads it, or none does
+
+    def late_ms(self) -> int:
+        """How long it took to come back, in ms."""
+        return int(((self.done_at or time.monotonic()) - self.sent) * 1000)
+
+    def late(self) -> bool:
+        """Whether it came back later than an outage (OUTAGE_MS)."""
+        return self.late_ms() > OUTAGE_MS
