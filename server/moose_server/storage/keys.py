@@ -39,10 +39,11 @@ share one tag:
     own tag, ``moose:{lt}:...``, apart from the server's, and deletes them after.)
 
 ``{pl}`` -- players. lua/rate.lua applies a finished game to every seat's
-    profile and history and both leaderboards at once; lua/account_claim.lua
+    profile and history and both leaderboards of its pool at once; lua/account_claim.lua
     writes the names index, a profile, its history and the guests::
 
-        moose:{pl}:p:<player>    hash: name, mu, sigma, games, rating, bot, and an
+        moose:{pl}:p:<player>    hash: name, mu, sigma, games, rating (real time),
+                                 cmu, csigma, cgames, crating (correspondence), bot, and an
                                  account's pw (scrypt), gen (token generation),
                                  since (ms); a guest's expires guest_ttl after
                                  their last rated game; revoked "1": a banned
@@ -53,6 +54,8 @@ share one tag:
                                  (names.KEY_VERSION; PlayerStore.rekey_names)
         moose:{pl}:top:humans    sorted set: player -> rating (not provisional)
         moose:{pl}:top:bots      the same for bots
+        moose:{pl}:ctop:humans   the same of correspondence ratings (crating)
+        moose:{pl}:ctop:bots
         moose:{pl}:guests        sorted set: guest -> when their rating expires (ms)
         moose:{pl}:rated:<game>  "1" once the game is rated (kept 2 x game_ttl)
 
@@ -188,6 +191,7 @@ __all__ = [
     "blocks_key",
     "bucket",
     "chat_key",
+    "ctop_key",
     "deadlines_key",
     "followers_key",
     "follows_key",
@@ -360,9 +364,15 @@ def history_key(player: str) -> str:
     return _key("pl", "h", player)
 
 
-def top_key(kind: str) -> str:
-    """The leaderboard of 'humans' or 'bots'."""
-    return _key("pl", "top", kind)
+def top_key(kind: str, pool: str = "realtime") -> str:
+    """The leaderboard of 'humans' or 'bots' of a rating pool: 'realtime' (`top`) or
+    'correspondence' (`ctop_key`)."""
+    return ctop_key(kind) if pool == "correspondence" else _key("pl", "top", kind)
+
+
+def ctop_key(kind: str) -> str:
+    """The correspondence games' leaderboard of 'humans' or 'bots'."""
+    return _key("pl", "ctop", kind)
 
 
 def rated_key(game: str) -> str:

@@ -433,7 +433,7 @@ class Invites:
         seats = [_seat(s) for s in o["seats"]]
         if o["kind"] == "challenge":
             seats += [Seat(None, f"{BOT}-bot {n}", BOT) for n in range(1, o["players"] - 1)]
-        profiles = await self.results.profiles(seats)
+        profiles = await self.results.profiles(seats, o.get("days"))
         game = await self.deals.start(
             seats,
             game_id=o["next"],
