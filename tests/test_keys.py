@@ -43,6 +43,7 @@ KINDS = "|".join(
         "names",
         "guests",
         "top",
+        "challenged",
         "ctop",
         "rated",
         "games",

@@ -293,6 +293,8 @@ async def _build(
         blocked=blocked,
         room=quotas.player_room,
         consent=consent,
+        is_account=players.is_account,
+        challenged=notifier.challenged,
     )
     stack.push_async_callback(invites.close)
     arena_requests = ArenaRequests(arena_store, store, players, quotas, limiter, settings)

@@ -153,6 +153,8 @@ class Sessions:
             "bot": who.bot,
             "table": fields.get("table"),
         }
+        if fields.get("challenges"):  # correspondence challenges waiting for this player
+            welcome["challenges"] = fields["challenges"]
         if who.renamed_from is not None:  # an account took this guest's name meanwhile
             welcome["renamed_from"] = who.renamed_from
         return welcome

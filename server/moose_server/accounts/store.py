@@ -143,6 +143,10 @@ class PlayerStore:
         if await self.redis.pttl(key) < kept_ms:  # -1: made just now, with no expiry
             await self.redis.pexpire(key, kept_ms)
 
+    async def is_account(self, player: str) -> bool:
+        """Whether the player has an account (a guest has none)."""
+        return await self.generation(player) is not None
+
     async def generation(self, player: str) -> int | None:
         """The account's token generation; None for a guest."""
         got = await self.redis.hget(profile_key(player), "gen")

@@ -4,7 +4,9 @@ A "time running out" notice is kept until its time (store.schedule), and sent
 then only if the game is still at that version (nobody moved since).
 A notice is queued only for a player with no socket on this instance that
 follows the game (the page, where the move shows anyway); the stream then
-carries it to whichever instance sends it (sender.py).
+carries it to whichever instance sends it (sender.py). A challenge to a
+correspondence game is told to its player when they are not connected
+(`challenged`, from tables/invites.py); its notice names the challenge.
 """
 
 from __future__ import annotations
@@ -53,6 +55,10 @@ class Notifier:
                 await self.store.schedule(*later)
             except UNAVAILABLE as exc:
                 log.warning("a reminder not scheduled: %s", exc)
+
+    async def challenged(self, player: str, challenge: str, text: str) -> None:
+        """A player who is not connected was challenged to a correspondence game."""
+        await self.queue([Notice(player, "challenge_received", challenge, text)])
 
     def _looking(self, player: str, game: Game) -> bool:
         """Whether the player has the game open here (or, at its deal, a socket here)."""

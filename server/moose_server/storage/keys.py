@@ -190,6 +190,7 @@ __all__ = [
     "arena_won_key",
     "blocks_key",
     "bucket",
+    "challenged_key",
     "chat_key",
     "ctop_key",
     "deadlines_key",
@@ -528,6 +529,8 @@ def sessions_key(subject: str) -> str:
 #                                offer, its seats, answers and status; expires after
 #                                its answer time plus a grace
 #     moose:{inv}:open:<player>  sorted set: the player's open challenges -> expiry ms
+#     moose:{inv}:challenged:<player>  sorted set: the correspondence challenges sent to
+#                                the player -> expiry ms (shown at their next hello)
 #
 # Presence has its subject's tag: moose:{<player>}:online, a hash: instance -> when
 # that instance's word lapses (ms), and `name` (social/presence.py; follows read it too).
@@ -541,6 +544,11 @@ def offer_key(offer: str) -> str:
 def open_offers_key(player: str) -> str:
     """The challenges a player sent that wait for an answer."""
     return _key("inv", "open", player)
+
+
+def challenged_key(player: str) -> str:
+    """The correspondence challenges sent to a player, shown when they come back."""
+    return _key("inv", "challenged", player)
 
 
 def presence_key(player: str) -> str:
