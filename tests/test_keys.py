@@ -44,6 +44,7 @@ KINDS = "|".join(
         "guests",
         "top",
         "challenged",
+        "looking",
         "ctop",
         "rated",
         "games",

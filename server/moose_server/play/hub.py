@@ -30,6 +30,11 @@ each with its own view. Pub/sub may lose a wake-up while it reconnects: the hub
 then forgets every log and re-reads every game it serves, and a socket that sees
 a gap reads the stream itself, so the stream is the record.
 
+Which games each player's sockets here follow is written to Redis too
+(keys.looking_key, per instance, in a task off the socket's path): a notice of
+a game is never sent to a player who has it open on any instance (notify/,
+through social/presence.py's `looking`).
+
 Player messages (`match`, `table`) travel on one channel as [player, message,
 id]; a resent PUBLISH (store.py) brings a second copy, which the id drops.
 
@@ -64,7 +69,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Mapping
 from typing import Any, Protocol
 
 from moose_server.net.session import Peer, Sub
@@ -74,7 +79,7 @@ from moose_server.play.recent import LOGGED_GAMES, GameLog, Recent
 from moose_server.play.streams import heard_step, read_events
 from moose_server.storage.codec import unpack
 from moose_server.storage.failures import StorageError
-from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, steps_channel
+from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, looking_key, steps_channel
 from moose_server.storage.store import Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
@@ -142,8 +147,16 @@ class Hub:
         players: PlayerListener | None = None,
         outage_grace: float = 5.0,
         steps: bool = True,
+        instance: str = "",
+        look_ttl: float = 60.0,
     ) -> None:
         self.store = store
+        # This instance's id (settings.instance_id): the games its players' sockets follow
+        # are written under it (keys.looking_key), for the notices of every instance
+        # (social/presence.py's `looking`); "" writes none. Each lives `look_ttl`
+        # unless presence renews it.
+        self.instance = instance
+        self.look_ttl_ms = max(1000, round(look_ttl * 1000))
         # Whether other instances' commits publish their steps to us (sharded pub/sub,
         # where Redis is one node: `sharded_channels`), or wake-ups only.
         self.steps = steps
@@ -175,6 +188,8 @@ class Hub:
         sub = old = peer.subs.get(game)
         if sub is None or sub.seat != seat:
             sub = peer.subs[game] = Sub(seat, seen)
+        if seat is not None and peer.player is not None and not self.watches(peer.player, game):
+            self._look(peer.player, game, True)  # a seat's: only seats are sent notices
         self.games.setdefault(game, set()).add(peer)
         if game not in self._followed:
             self._follow_later(game)
@@ -214,14 +229,29 @@ class Hub:
 
     def leave(self, peer: Peer, game: str) -> None:
         """Stop following a game."""
-        peer.subs.pop(game, None)
+        sub = peer.subs.pop(game, None)
         peers = self.games.get(game)
         if peers is not None:
             peers.discard(peer)
+            seated = sub is not None and sub.seat is not None
+            if seated and peer.player is not None and not self.watches(peer.player, game):
+                self._look(peer.player, game, False)
             if not peers:
                 del self.games[game]
                 self._followed.discard(game)  # in Redis it stays so: a wake-up or two more
                 self.recent.drop(game)  # no local socket left to give its events to
+
+    def _look(self, player: str, game: str, looking: bool) -> None:
+        """Write (in a task) that a socket of the player here follows the game, or that
+        none does any more."""
+        if not self.instance:
+            return
+        redis, key, field = self.store.redis, looking_key(player), f"{game} {self.instance}"
+        if looking:
+            work = redis.all([redis.hset(key, {field: 1}), redis.pexpire(key, self.look_ttl_ms)])
+        else:
+            work = redis.all([redis.hdel(key, field)])
+        self._spawn(_done(work))
 
     def drop(self, peer: Peer) -> None:
         """Forget a closed socket."""
@@ -667,3 +697,8 @@ def _rewritten(sub: Sub, entries: Iterable[Entry], *, whole: bool) -> bool:
 def _kept(sub: Sub, entries: Iterable[Entry]) -> bool:
     """Whether `entries` hold the event the socket saw last, as it was sent."""
     return any(e.seq == sub.seen and e.time == sub.time for e in entries)
+
+
+async def _done(work: Awaitable[Any]) -> None:
+    """Wait for `work` (a write the hub does not need the answer of)."""
+    await work

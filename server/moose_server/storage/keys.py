@@ -201,6 +201,7 @@ __all__ = [
     "instance_key",
     "limit_key",
     "listed_key",
+    "looking_key",
     "mm_done_key",
     "mm_key",
     "mm_keys",
@@ -533,7 +534,10 @@ def sessions_key(subject: str) -> str:
 #                                the player -> expiry ms (shown at their next hello)
 #
 # Presence has its subject's tag: moose:{<player>}:online, a hash: instance -> when
-# that instance's word lapses (ms), and `name` (social/presence.py; follows read it too).
+# that instance's word lapses (ms), and `name` (social/presence.py; follows read it too);
+# moose:{<player>}:looking, a hash: "<game> <instance>" -> 1, the games the player's
+# sockets on that instance follow (play/hub.py writes it, social/presence.py reads it,
+# counting an instance's fields while its word in the presence hash lives).
 
 
 def offer_key(offer: str) -> str:
@@ -554,6 +558,11 @@ def challenged_key(player: str) -> str:
 def presence_key(player: str) -> str:
     """The instances a player is connected to, each with when its word lapses."""
     return _key(player, "online")
+
+
+def looking_key(player: str) -> str:
+    """The games a player's sockets follow, as "<game> <instance>" fields (play/hub.py)."""
+    return _key(player, "looking")
 
 
 # Arena tournaments: one tag, {ar}.
