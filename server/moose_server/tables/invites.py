@@ -379,7 +379,11 @@ class Invites:
         key = challenged_key(whom)
         keep = round(self.settings.correspondence_challenge_ttl * 1000) + GRACE_MS
         await self.redis.all(
-            [self.redis.zadd(key, {o["id"]: o["expires"]}), self.redis.pexpire(key, keep)]
+            [
+                self.redis.zadd(key, {o["id"]: o["expires"]}),
+                self.redis.zremrangebyrank(key, 0, -MAX_KEPT - 1),  # the latest MAX_KEPT stay
+                self.redis.pexpire(key, keep),
+            ]
         )
         if not online:
             days = o["days"]
@@ -389,15 +393,19 @@ class Invites:
     async def waiting_for(self, player: str) -> list[dict[str, Any]]:
         """The `challenge_offer`s of the correspondence challenges still open for the
         player, oldest first."""
-        key = challenged_key(player)
+        ids = await self.redis.zrangebyscore(
+            challenged_key(player), "-inf", "+inf", offset=0, count=MAX_KEPT
+        )
+        if not ids:  # most hellos: one read
+            return []
         now = await self.store.now_ms()
-        ids = await self.redis.zrangebyscore(key, now, "+inf", offset=0, count=MAX_KEPT)
-        out = []
-        for raw in ids:
-            o = await self._load(raw.decode())
-            if o.get("status") == "open" and o.get("to") == player and o["expires"] > now:
-                out.append(challenge_message(o))
-        return out
+        raws = await self.redis.all([self.redis.get(offer_key(i.decode())) for i in ids])
+        offers = [json.loads(raw) for raw in raws if raw is not None]
+        return [
+            challenge_message(o)
+            for o in offers
+            if o.get("status") == "open" and o.get("to") == player and o["expires"] > now
+        ]
 
     async def _find(self, target: str) -> tuple[str, str]:
         """(player id, name) of an account's name or a player's id; a guest, who has no
