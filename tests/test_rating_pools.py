@@ -16,10 +16,14 @@ from typing import Any
 
 import aiohttp
 import pytest
+import redis.asyncio as aioredis
 
-from helpers import http_base, play_out
+from moose_server.storage.keys import GameKeys, bucket, deadlines_key
+
+from helpers import http_base, open_games, play_out
 
 Message = dict[str, Any]
+BUCKETS = 16  # the servers' default
 
 
 async def rated_game(host: Any, guest: Any, days: int | None) -> None:
@@ -103,3 +107,44 @@ async def test_a_pool_outside_the_two_is_refused(url, ws_client, pool):
         assert answer["type"] == "leaderboard" and answer["pool"] == "realtime"
         return
     assert answer["type"] == "error" and answer["code"] == "bad_message", answer
+
+
+async def make_due(redis_url: str, game: str) -> None:
+    """Move the game's deadline into the past, as if its days had gone by."""
+    r = aioredis.Redis.from_url(redis_url)
+    try:
+        now_s, now_us = await r.time()
+        past = now_s * 1000 + now_us // 1000 - 1
+        await r.hset(GameKeys.of(game, BUCKETS).game, "dl", past)
+        await r.zadd(deadlines_key(bucket(game, BUCKETS)), {game: past}, xx=True)
+    finally:
+        await r.aclose()
+
+
+async def test_a_correspondence_game_ended_by_its_clock_rates_that_pool_only(
+    serve, ws_client, redis_url
+):
+    url = (await serve(provisional_games=1)).url
+    ann, bob, reader = [await ws_client(url, n) for n in ("ann", "bob", "reader")]
+    table = await ann.request("create_table", players=2, rated=True, days=1)
+    await bob.request("join_table", code=table["code"])
+    await ann.request("start_table", code=table["code"])
+    game = (await ann.expect(type="match"))["game"]
+    # Nobody moves: the days run out (made due here) until both seats are away, and
+    # the server plays the rest of the rated game for them.
+    async with open_games(redis_url) as games:
+        for _ in range(10):
+            stored = await games.load(game)
+            if all(stored.away):
+                break
+            await make_due(redis_url, game)
+            while (await ann.expect(type="event", game=game))["seq"] <= stored.version:
+                pass
+    while (over := await ann.expect(type="event", game=game))["event"]["kind"] != "over":
+        pass
+    assert all(r is not None for r in over["event"]["ratings"])
+    prof = await reader.request("profile", player=ann.player)
+    assert prof["games"] == 0 and prof["correspondence"]["games"] == 1
+    board = await reader.request("leaderboard", pool="correspondence")
+    assert {p["player"] for p in board["players"]} == {ann.player, bob.player}
+    assert (await reader.request("leaderboard"))["players"] == []
