@@ -21,6 +21,7 @@ import aiohttp
 import pytest
 from aiosmtpd.controller import Controller
 
+import moose
 from moose_server.storage.embedded import free_port
 
 from helpers import RawClient, Serve, account_socket
@@ -192,3 +193,22 @@ async def test_a_days_challenge_is_mailed_to_a_confirmed_address_without_push(
     body = text_of(got)
     assert "ann challenges you to a game of 7 days a move." in body
     assert f"Answer it: {public}/" in body and "/play/" not in body
+
+
+async def test_the_client_library_hears_a_days_challenge_that_waited_for_it(
+    serve: Serve, ws_client: Connect
+) -> None:
+    url = (await serve()).url
+    ann = await ws_client(url, "ann")
+    async with moose.connect(url, name="bob") as bob:
+        token = (await bob.register(PASSWORD))["token"]
+        player = bob.player
+    while (got := await ann.request("challenge", name=player)).get("status") == "open":
+        await ann.request("challenge_cancel", challenge=got["challenge"])  # not gone yet
+    sent = await ann.request("challenge", name="bob", days=2)
+    async with moose.connect(url, token=token) as bob:
+        heard = bob.challenges()
+        offer = await anext(heard)
+        assert offer["challenge"] == sent["challenge"] and offer["days"] == 2
+        await bob.challenge_accept(offer["challenge"])
+        assert (await ann.expect(type="challenge_offer"))["status"] == "started"
