@@ -18,6 +18,7 @@ import aiohttp
 import pytest
 import redis.asyncio as aioredis
 
+import moose
 from moose_server.storage.keys import GameKeys, bucket, deadlines_key
 
 from helpers import http_base, open_games, play_out
@@ -79,7 +80,9 @@ async def test_each_pool_rates_its_own_games(serve, ws_client):
     hist = (await ann.request("profile"))["history"]
     assert [h.get("days") for h in hist] == [None, 3]  # newest first
 
-    # The HTTP API and the command line read the same boards.
+    # The client library, the HTTP API and the command line read the same boards.
+    async with moose.connect(url, name="reader") as reader:
+        assert await reader.leaderboard(pool="correspondence") == listed["players"]
     base = http_base(url)
     async with aiohttp.ClientSession() as session:
         async with session.get(base + "/api/leaderboard?pool=correspondence") as resp:
@@ -96,6 +99,12 @@ async def test_each_pool_rates_its_own_games(serve, ws_client):
     assert '"pool": "correspondence"' in done.stdout and ann.player in done.stdout
     shown = await asyncio.to_thread(subprocess.run, cli, capture_output=True, text=True, timeout=60)
     assert shown.returncode == 0 and "correspondence" in shown.stdout and "ann" in shown.stdout
+    profile = [sys.executable, "-m", "moose", "profile", ann.player, "--url", url]
+    prof = await asyncio.to_thread(
+        subprocess.run, profile, capture_output=True, text=True, timeout=60
+    )
+    assert prof.returncode == 0, prof.stderr
+    assert f"correspondence: rating {corr['rating']} after 1 rated games" in prof.stdout
 
 
 @pytest.mark.parametrize("pool", ["slow", "", 3, None])
