@@ -1,4 +1,4 @@
-"""Ratings: openskill's Plackett-Luce model, one rating per player over every table size.
+"""Ratings: openskill's Plackett-Luce model, one rating per player and pool over every table size.
 
 Pure (no I/O): `update` turns the seats' standings at the start of a game and
 its result into each seat's new standing. A standing keeps openskill's whole
