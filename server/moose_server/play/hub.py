@@ -30,7 +30,7 @@ each with its own view. Pub/sub may lose a wake-up while it reconnects: the hub
 then forgets every log and re-reads every game it serves, and a socket that sees
 a gap reads the stream itself, so the stream is the record.
 
-Which games each player's sockets here follow is written to Redis too
+Which correspondence games each player's sockets here follow is written to Redis too
 (keys.looking_key, per instance, in a task off the socket's path): a notice of
 a game is never sent to a player who has it open on any instance (notify/,
 through social/presence.py's `looking`).
@@ -157,6 +157,7 @@ class Hub:
         # unless presence renews it.
         self.instance = instance
         self.look_ttl_ms = max(1000, round(look_ttl * 1000))
+        self._looked: set[tuple[str, str]] = set()  # (player, game) written as followed
         # Whether other instances' commits publish their steps to us (sharded pub/sub,
         # where Redis is one node: `sharded_channels`), or wake-ups only.
         self.steps = steps
@@ -183,12 +184,15 @@ class Hub:
         assert peer.player is not None
         self.players.setdefault(peer.player, set()).add(peer)
 
-    def join(self, peer: Peer, game: str, seat: int | None, seen: int) -> Sub:
-        """Follow a game from seq `seen` on (kept if the socket follows it already)."""
+    def join(
+        self, peer: Peer, game: str, seat: int | None, seen: int, *, slow: bool = False
+    ) -> Sub:
+        """Follow a game from seq `seen` on (kept if the socket follows it already).
+        `slow`: a correspondence game, whose seats' looks are written (`_look`)."""
         sub = old = peer.subs.get(game)
         if sub is None or sub.seat != seat:
             sub = peer.subs[game] = Sub(seat, seen)
-        if seat is not None and peer.player is not None and not self.watches(peer.player, game):
+        if slow and seat is not None and peer.player is not None:
             self._look(peer.player, game, True)  # a seat's: only seats are sent notices
         self.games.setdefault(game, set()).add(peer)
         if game not in self._followed:
@@ -229,12 +233,11 @@ class Hub:
 
     def leave(self, peer: Peer, game: str) -> None:
         """Stop following a game."""
-        sub = peer.subs.pop(game, None)
+        peer.subs.pop(game, None)
         peers = self.games.get(game)
         if peers is not None:
             peers.discard(peer)
-            seated = sub is not None and sub.seat is not None
-            if seated and peer.player is not None and not self.watches(peer.player, game):
+            if peer.player is not None and not self.watches(peer.player, game):
                 self._look(peer.player, game, False)
             if not peers:
                 del self.games[game]
@@ -242,14 +245,16 @@ class Hub:
                 self.recent.drop(game)  # no local socket left to give its events to
 
     def _look(self, player: str, game: str, looking: bool) -> None:
-        """Write (in a task) that a socket of the player here follows the game, or that
-        none does any more."""
-        if not self.instance:
+        """Write (in a task) that a socket of the player here follows the game (once),
+        or that none does any more (if it was written)."""
+        if not self.instance or ((player, game) in self._looked) == looking:
             return
         redis, key, field = self.store.redis, looking_key(player), f"{game} {self.instance}"
         if looking:
+            self._looked.add((player, game))
             work = redis.all([redis.hset(key, {field: 1}), redis.pexpire(key, self.look_ttl_ms)])
         else:
+            self._looked.discard((player, game))
             work = redis.all([redis.hdel(key, field)])
         self._spawn(_done(work))
 
