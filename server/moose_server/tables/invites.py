@@ -57,6 +57,7 @@ from moose_server.play import Game, GameError, Games, Results, Seat, days_info, 
 from moose_server.settings import Settings
 from moose_server.social import Consent, Presence
 from moose_server.storage.codec import as_bytes
+from moose_server.storage.failures import UNAVAILABLE
 from moose_server.storage.gateway import Gateway
 from moose_server.storage.keys import challenged_key, offer_key
 from moose_server.storage.store import Store
@@ -378,13 +379,16 @@ class Invites:
         a notice (a connected one heard of it just now)."""
         key = challenged_key(whom)
         keep = round(self.settings.correspondence_challenge_ttl * 1000) + GRACE_MS
-        await self.redis.all(
-            [
-                self.redis.zadd(key, {o["id"]: o["expires"]}),
-                self.redis.zremrangebyrank(key, 0, -MAX_KEPT - 1),  # the latest MAX_KEPT stay
-                self.redis.pexpire(key, keep),
-            ]
-        )
+        try:  # the challenge is made: Redis failing now loses its listing, not the answer
+            await self.redis.all(
+                [
+                    self.redis.zadd(key, {o["id"]: o["expires"]}),
+                    self.redis.zremrangebyrank(key, 0, -MAX_KEPT - 1),  # the latest stay
+                    self.redis.pexpire(key, keep),
+                ]
+            )
+        except UNAVAILABLE as exc:
+            log.warning("challenge %s not kept for %s: %s", o["id"], whom, exc)
         if not online:
             days = o["days"]
             text = f"{o['from_name']} challenges you to a game of {days} days a move."
