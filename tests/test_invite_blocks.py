@@ -34,6 +34,14 @@ async def _room(player: str, days: int | None) -> None:
     pass  # no challenge here is accepted: nobody is at their cap
 
 
+async def _is_account(player: str) -> bool:
+    return True
+
+
+async def _challenged(player: str, challenge: str, text: str) -> None:
+    pass  # no challenge here is to a correspondence game
+
+
 async def test_a_blocked_challenger_gets_the_answer_of_any_challenger(redis_url):
     async with open_store(redis_url) as store:
         presence = Presence(store.redis, "i_test", 60, lambda: [])
@@ -54,6 +62,8 @@ async def test_a_blocked_challenger_gets_the_answer_of_any_challenger(redis_url)
             blocked=_blocked,
             room=_room,
             consent=Consent(store.redis, 60),
+            is_account=_is_account,
+            challenged=_challenged,
         )
         with pytest.raises(Refusal) as refused:
             await invites.challenge("p_alice", "alice", "192.0.2.7", "carol", 2, False, False)

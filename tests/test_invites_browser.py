@@ -163,3 +163,26 @@ def test_two_pages_start_a_rematch_from_the_end_screen(page, tmp_path) -> None:
     assert len(new) == 1 and old not in new
     hana.page.screenshot(path=str(tmp_path / "rematch-game.png"))
     assert hana.problems == gus.problems == []
+
+
+def test_a_correspondence_challenge_is_shown_again_after_a_reload(page, server, loop) -> None:
+    hana = page().open()
+    hana.find("name-input").fill("hana")
+    hana.find("create-button").click()  # a session under that name
+    hana.find("table-code").wait_for()
+    hana.find("leave-button").click()
+    hana.find("challenge-name").wait_for()
+    welcome = [f for f in hana.frames if f.get("type") == "welcome"][-1]
+    alice = loop.run(_account(server.url, "alice"))
+    sent = loop.run(alice.challenge(welcome["player"], 2, days=3))
+    hana.find("challenge-offer").wait_for()
+    hana.frames.clear()
+    hana.page.reload()  # the offer comes back with the welcome, not as a push
+    hana.find("challenge-offer").wait_for()
+    [again] = [f for f in hana.frames if f.get("type") == "welcome"]
+    assert [c["challenge"] for c in again["challenges"]] == [sent["challenge"]]
+    assert "alice" in hana.find("challenge-offer").inner_text()
+    hana.find("challenge-accept").click()
+    hana.page.wait_for_selector("section.game")
+    assert hana.problems == []
+    loop.run(alice.close())

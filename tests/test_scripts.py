@@ -50,6 +50,7 @@ from moose_server.social.calls import BoundedAddCall, ChatCall, FollowedCall
 from moose_server.storage import scripts
 from moose_server.storage.keys import (
     CHAT_CHANNEL,
+    GUESTS_KEY,
     GameKeys,
     blocks_key,
     chat_key,
@@ -59,6 +60,7 @@ from moose_server.storage.keys import (
     listed_key,
     profile_key,
     sessions_key,
+    top_key,
     wake_channel,
 )
 from moose_server.storage.scripts import (
@@ -241,12 +243,26 @@ def test_a_commit_keeps_the_stream_its_grace_at_most_its_ttl():
 
 def test_a_rating_sends_a_profile_and_history_and_six_arguments_per_seat():
     text = scripts.source("rate")
-    assert "KEYS[3 + 2 * i], KEYS[4 + 2 * i]" in text and "local a = 11 + (i - 1) * 6" in text
+    assert "KEYS[5 + 2 * i], KEYS[6 + 2 * i]" in text and "local a = 12 + (i - 1) * 6" in text
     seats = [SEAT, dataclasses.replace(SEAT, player="p_2", bot=True)]
     keys, argv = build(RateCall(**RATE, seats=seats))
-    assert keys[4:] == [k for s in seats for k in (profile_key(s.player), history_key(s.player))]
-    assert argv[10] == len(seats) and len(argv) == 11 + 6 * len(seats)
-    assert argv[17:] == ["p_2", "ann", 1, "0.5", "0.9", "{}"]
+    assert keys[6:] == [k for s in seats for k in (profile_key(s.player), history_key(s.player))]
+    assert argv[10] == len(seats) and len(argv) == 12 + 6 * len(seats)
+    assert argv[18:] == ["p_2", "ann", 1, "0.5", "0.9", "{}"]
+
+
+@pytest.mark.parametrize("pool", ["realtime", "correspondence"])
+def test_a_rating_writes_its_pool_s_fields_and_boards(pool):
+    keys, argv = build(RateCall(**RATE, seats=[SEAT], pool=pool))
+    other = "correspondence" if pool == "realtime" else "realtime"
+    assert keys[1:6] == [
+        top_key("humans", pool),
+        top_key("bots", pool),
+        GUESTS_KEY,
+        top_key("humans", other),
+        top_key("bots", other),
+    ]
+    assert argv[11] == ("c" if pool == "correspondence" else "")
 
 
 def test_history_sends_each_player_s_keys_and_entry():

@@ -32,6 +32,13 @@ def test_the_account_page_turns_a_kind_off_and_registers_the_service_worker(
     ann.page.goto(ann.base + "/account")
     box = ann.find("notice-your_move")
     wait_until(lambda: box.is_enabled() and box.is_checked())
+    challenged = ann.find("notice-challenge_received")  # a challenge sent while away
+    assert challenged.is_checked()
+    challenged.uncheck()
+    wait_until(lambda: any(f.get("challenge_received") is False for f in ann.frames))
+    challenged.check()
+    told = lambda: [f for f in ann.frames if "challenge_received" in f][-1]  # noqa: E731
+    wait_until(lambda: told()["challenge_received"] is True)
     for size in (DESKTOP, PHONE):
         ann.page.set_viewport_size(size)
         for _ in range(2):

@@ -32,7 +32,12 @@ pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 
 PASSWORD = "lantern moose quill 88"
 NEW_PASSWORD = "otter kettle mango 1912"
-ENV = {"MOOSE_PROVISIONAL_GAMES": "2", "MOOSE_MATCH_INTERVAL": "0.05"}
+ENV = {
+    "MOOSE_PROVISIONAL_GAMES": "2",
+    "MOOSE_MATCH_INTERVAL": "0.05",
+    "MOOSE_RATE": "1000",  # raw sockets that play out their games as fast as they can
+    "MOOSE_BURST": "1000",
+}
 
 
 @pytest.fixture
@@ -212,9 +217,36 @@ def seed_humans(server: Any, names: list[str], games: int) -> None:
     run_async(every())
 
 
+def seed_correspondence(server: Any, names: tuple[str, str], games: int) -> None:
+    """Two people play `games` rated correspondence games (3 days a move) at a private
+    table, over raw sockets, each move as soon as it is theirs."""
+    import aiohttp
+
+    from helpers import RawClient, play_out
+
+    async def every() -> None:
+        async with aiohttp.ClientSession() as session:
+            host = RawClient(await session.ws_connect(server.url), True)
+            guest = RawClient(await session.ws_connect(server.url), True)
+            for client, name in zip((host, guest), names, strict=True):
+                assert (await client.hello(name))["type"] == "welcome"
+            for n in range(games):
+                table = await host.request("create_table", players=2, rated=True, days=3)
+                await guest.request("join_table", code=table["code"])
+                await host.request("start_table", code=table["code"])
+                game = (await host.expect(type="match"))["game"]
+                await guest.expect(type="match")
+                await asyncio.gather(play_out(host, game, n), play_out(guest, game, n + 9))
+            await host.close()
+            await guest.close()
+
+    run_async(every())
+
+
 def test_the_leaderboards_list_established_players_best_first(players, server) -> None:
     robots = bots(server, 4, 6, "bot")
     seed_humans(server, ["hana", "ivo", "jun", "kai"], 2)
+    seed_correspondence(server, ("lea", "max"), 2)
     assert robots.wait(120) == 0
     fan = players()
     fan.open()
@@ -228,6 +260,30 @@ def test_the_leaderboards_list_established_players_best_first(players, server) -
     assert shown == sorted(shown, reverse=True) and all(g >= 2 for g in games)
     assert names == {"hana", "ivo", "jun", "kai"}
     accessible(fan, "leaderboard")
+    # Correspondence games have a pool of their own: its tab, kept by the kinds' tabs.
+    fan.find("board-pool-correspondence").click()
+    fan.page.wait_for_url("**/leaderboard?pool=correspondence")
+    wait_until(lambda: "Correspondence" in fan.page.locator("table.board caption").inner_text())
+    rows = fan.find("leaderboard-row")
+    assert {r.locator('[data-testid="profile-link"]').inner_text() for r in rows.all()} == {
+        "lea",
+        "max",
+    }
+    assert [int(r.locator("td").nth(3).inner_text()) for r in rows.all()] == [2, 2]
+    accessible(fan, "correspondence leaderboard")
+    fan.find("board-kind-bots").click()
+    fan.page.wait_for_url("**/leaderboard/bots?pool=correspondence")
+    wait_until(lambda: fan.page.get_by_text("Nobody here yet").count() > 0)
+    fan.find("board-pool-realtime").click()
+    fan.page.wait_for_url("**/leaderboard/bots")
+    fan.find("leaderboard-row").first.wait_for()
+    fan.page.goto(server.http + "/leaderboard?pool=correspondence")
+    fan.page.get_by_role("link", name="lea", exact=True).click()
+    fan.find("profile-correspondence-rating").wait_for()
+    assert "2 games" in fan.find("profile-correspondence").inner_text()
+    assert fan.find("profile-rating").inner_text() == "540"  # no real-time game: a newcomer's
+    fan.page.goto(server.http + "/leaderboard")
+    fan.find("leaderboard-row").first.wait_for()
     fan.page.get_by_role("link", name="Bots").click()
     fan.page.wait_for_url("**/leaderboard/bots")
     wait_until(lambda: fan.page.locator('[data-testid="leaderboard-row"] .bot').count() > 0)

@@ -127,10 +127,21 @@ class Session(Connection):
         # `Client.challenges()`; those heard before any reader wait for the first one.
         self._challenge_readers: list[asyncio.Queue[Any]] = []
         self._challenges_unread: deque[Message] = deque(maxlen=100)
+        # Challenges a welcome listed (correspondence ones that waited for us): each is
+        # heard once, however many welcomes list it again.
+        self._challenges_listed: set[str] = set()
         self.chat = ChatLog()  # chat lines seen per room, muted seats
 
+    def _heard_challenge(self, msg: Message) -> None:
+        """A `challenge_offer` for every reader of `challenges()` (kept until the first)."""
+        for reader in self._challenge_readers:
+            reader.put_nowait(msg)
+        if not self._challenge_readers:
+            self._challenges_unread.append(msg)
+
     def _welcomed(self, welcome: Message) -> None:
-        """Follow the unfinished games the welcome lists."""
+        """Follow the unfinished games the welcome lists; hear the challenges it lists
+        (correspondence ones that waited for us) as `challenge_offer`s, once each."""
         self.welcome_games = [g for g in welcome.get("games") or () if isinstance(g, str)]
         for game in welcome.get("games") or ():
             known = self._games.get(game)
@@ -141,6 +152,10 @@ class Session(Connection):
                 self._queue_args = None
             elif known.over:
                 known.over = False  # the server lost its end: it is being played again
+        for offer in welcome.get("challenges") or ():
+            if isinstance(offer, dict) and offer.get("challenge") not in self._challenges_listed:
+                self._challenges_listed.add(str(offer.get("challenge")))
+                self._heard_challenge(offer)
 
     def _restore(self) -> None:
         """After hello: sync followed games, watch again, queue again."""
@@ -178,10 +193,9 @@ class Session(Connection):
         elif mtype in ("table", "game_list", "rematch_offer", "rematch_started", "arena"):
             self._inbox.put_nowait(msg)
         elif mtype == "challenge_offer":
-            for reader in self._challenge_readers:
-                reader.put_nowait(msg)
-            if not self._challenge_readers:
-                self._challenges_unread.append(msg)
+            if msg.get("to_player") == self.player and msg.get("status") == "open":
+                self._challenges_listed.add(str(msg.get("challenge")))  # told: not again
+            self._heard_challenge(msg)
         elif mtype == "chat":
             for line in self.chat.take(msg):
                 self._inbox.put_nowait(line)

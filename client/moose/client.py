@@ -239,9 +239,12 @@ class Client(Together):
         self.token = answer["token"]
         return answer
 
-    async def leaderboard(self, kind: str = "humans", limit: int = 20) -> list[Message]:
-        """The best players of the humans' or the bots' leaderboard, best first."""
-        answer = await self._request("leaderboard", kind=kind, limit=limit)
+    async def leaderboard(
+        self, kind: str = "humans", limit: int = 20, pool: str = "realtime"
+    ) -> list[Message]:
+        """The best players of the humans' or the bots' leaderboard of a rating pool
+        ("realtime" or "correspondence"), best first."""
+        answer = await self._request("leaderboard", kind=kind, limit=limit, pool=pool)
         players: list[Message] = answer["players"]
         return players
 

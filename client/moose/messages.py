@@ -96,6 +96,7 @@ class Leaderboard(Request, tag="leaderboard"):
     kind: Short | None = None
     limit: Int | None = None
     offset: Int | None = None
+    pool: Short | None = None
 
 
 class Profile(Request, tag="profile"):

@@ -226,8 +226,16 @@ async def _build(
     hub, channel = _hub(settings, redis, store, copies, metrics, waiting)
     stack.push_async_callback(hub.close)
     observer = Observer(metrics)
+    # Who is connected, and which games they have open, on any instance.
+    presence = Presence(
+        redis,
+        settings.instance_id,
+        settings.presence_ttl,
+        hub.player_names,
+        still_here=hub.has_player,
+    )
     notify_store, vapid_key, sender, notifier = await _notices(
-        settings, redis, store, hub, channel, stack
+        settings, redis, store, hub, channel, stack, presence
     )
     games = Games(
         store,
@@ -274,13 +282,6 @@ async def _build(
     quotas = Quotas(Holdings(redis, settings.buckets), limiter, store, settings)
     # Rematch and challenges; a player's challenge to someone who
     # blocked them is never told to them (social.blocks).
-    presence = Presence(
-        redis,
-        settings.instance_id,
-        settings.presence_ttl,
-        hub.player_names,
-        still_here=hub.has_player,
-    )
     blocked = chat.blocks.blocked  # async (by, whom) -> bool, as Invites asks
     consent = Consent(redis, settings.guest_ttl)  # who may challenge whom
     invites = Invites(
@@ -297,6 +298,8 @@ async def _build(
         blocked=blocked,
         room=quotas.player_room,
         consent=consent,
+        is_account=players.is_account,
+        challenged=notifier.challenged,
     )
     stack.push_async_callback(invites.close)
     arena_requests = ArenaRequests(arena_store, store, players, quotas, limiter, settings)
@@ -410,6 +413,8 @@ def _hub(
         players=waiting,
         outage_grace=settings.outage_grace,
         steps=steps,
+        instance=settings.instance_id,
+        look_ttl=settings.presence_ttl,
     )
     return hub, channel
 
@@ -421,9 +426,10 @@ async def _notices(
     hub: Hub,
     channel: bytes,
     stack: contextlib.AsyncExitStack,
+    presence: Presence,
 ) -> tuple[NotifyStore, str, Sender, Notifier]:
-    """Notices away from the page: queued as games are written (unless the player's
-    socket here has the game open), sent from the stream by every instance; the store,
+    """Notices away from the page: queued as games are written (unless the player has
+    the game open, on any instance), sent from the stream by every instance; the store,
     the public key the page subscribes with, the sender and the notifier."""
     notify_store = NotifyStore(redis, per_player=settings.push_per_player)
     vapid = load_vapid(settings.vapid_key, settings.data_dir)
@@ -433,7 +439,12 @@ async def _notices(
     consumer = channel.decode().rsplit(":", 1)[-1]  # this process's own name
     sender = Sender(notify_store, pusher, Mailer(settings), settings, consumer, store)
     notifier = Notifier(
-        notify_store, hub.watches, sender.wake, before=settings.notify_before, here=hub.has_player
+        notify_store,
+        hub.watches,
+        sender.wake,
+        before=settings.notify_before,
+        here=hub.has_player,
+        looking=presence.looking,
     )
     return notify_store, public_key(vapid), sender, notifier
 

@@ -203,6 +203,8 @@ class Settings:
     # Rematch and challenges (tables/invites.py).
     rematch_wait: float = 30.0  # seconds the other seats have to answer a rematch offer
     challenge_ttl: float = 60.0  # seconds a challenge waits for its answer
+    # seconds a correspondence challenge (with `days`) waits: its player may be away
+    correspondence_challenge_ttl: float = 259_200.0
     challenges_open: int = 3  # challenges one player may have waiting at once
     challenges_per_hour: int = 30  # challenges one player may send an hour
     # challenges the players of one client address may send an hour, all together:

@@ -21,9 +21,15 @@ def add_parser(subparsers: Any) -> None:
         "top",
         help="show the leaderboard",
         description="The best rated players of a server, humans or bots (provisional ratings "
-        "are not listed).",
+        "are not listed), in real-time games or in correspondence games (days a move: a "
+        "rating of their own).",
     )
     top.add_argument("--bots", action="store_true", help="the bots' leaderboard")
+    top.add_argument(
+        "--correspondence",
+        action="store_true",
+        help="the correspondence games' leaderboard (default: real time)",
+    )
     top.add_argument("--limit", type=int, default=20, help="players shown, 1-100 (default 20)")
     _common(top)
     top.set_defaults(func=run_top)
@@ -86,13 +92,15 @@ def run_top(args: argparse.Namespace) -> int:
     from rich.text import Text
 
     kind = "bots" if args.bots else "humans"
-    answer = _get(args, "/api/leaderboard", kind=kind, limit=args.limit)
+    pool = "correspondence" if args.correspondence else "realtime"
+    answer = _get(args, "/api/leaderboard", kind=kind, limit=args.limit, pool=pool)
     if answer is None:
         return 1
     if args.json:
         print(json.dumps(answer, indent=2))
         return 0
-    table = Table(title=f"leaderboard: {kind}")
+    title = f"leaderboard: {kind}" + (", correspondence" if args.correspondence else "")
+    table = Table(title=title)
     for col, justify in (
         ("#", "right"),
         ("name", "left"),
@@ -134,6 +142,14 @@ def run_profile(args: argparse.Namespace) -> int:
         f"rated games, {rank}",
         markup=False,
     )
+    c = p.get("correspondence")
+    if c and c["rating"] is not None:
+        where = f"#{c['rank']}" if c["rank"] else "unranked"
+        console.print(
+            f"correspondence: rating {c['rating']}{'?' if c['provisional'] else ''} after "
+            f"{c['games']} rated games, {where}",
+            markup=False,
+        )
     table = Table(title="last games")
     for col in ("when (UTC)", "game", "table", "place", "rating", "change"):
         table.add_column(col)

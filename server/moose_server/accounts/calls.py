@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from moose_server.accounts.ratings import POOLS, field
 from moose_server.storage.keys import (
     GUESTS_KEY,
     NAMES_KEY,
@@ -57,10 +58,19 @@ class RateCall:
     spread: float
     mu: float  # a newcomer's
     sigma: float
+    pool: str = "realtime"  # the rating pool of the game (ratings.POOLS)
 
     def build(self) -> tuple[list[str], Argv]:
         """KEYS and ARGV as rate.lua reads them."""
-        keys = [rated_key(self.game), top_key("humans"), top_key("bots"), GUESTS_KEY]
+        other = next(p for p in POOLS if p != self.pool)
+        keys = [
+            rated_key(self.game),
+            top_key("humans", self.pool),
+            top_key("bots", self.pool),
+            GUESTS_KEY,
+            top_key("humans", other),
+            top_key("bots", other),
+        ]
         argv: Argv = [
             self.marker_ttl,
             self.history_size,
@@ -73,6 +83,7 @@ class RateCall:
             self.mu,
             self.sigma,
             len(self.seats),
+            field(self.pool, ""),
         ]
         for s in self.seats:
             keys += [profile_key(s.player), history_key(s.player)]

@@ -156,6 +156,8 @@ class Sessions:
             "bot": who.bot,
             "table": fields.get("table"),
         }
+        if fields.get("challenges"):  # correspondence challenges waiting for this player
+            welcome["challenges"] = fields["challenges"]
         if who.renamed_from is not None:  # an account took this guest's name meanwhile
             welcome["renamed_from"] = who.renamed_from
         return welcome
@@ -254,11 +256,12 @@ class Profiles:
         router.add({Leaderboard: self.leaderboard, Profile: self.profile})
 
     async def leaderboard(self, conn: Session, msg: Leaderboard) -> Message:
-        """The best players of the humans' or the bots' leaderboard."""
+        """The best players of the humans' or the bots' leaderboard of a rating pool."""
         kind = "humans" if msg.kind is None else msg.kind
         limit = DEFAULT_LIMIT if msg.limit is None else msg.limit
         offset = 0 if msg.offset is None else msg.offset
-        return {"type": "leaderboard", **await self.boards.page(kind, limit, offset)}
+        pool = "realtime" if msg.pool is None else msg.pool
+        return {"type": "leaderboard", **await self.boards.page(kind, limit, offset, pool)}
 
     async def profile(self, conn: Session, msg: Profile) -> Message:
         """A player's rating, rank and history (by id, account name, or seat of a game

@@ -6,6 +6,11 @@ None while provisional) and ``history``: the last rated games, newest first,
 each with its table (names, bots), scores, the player's seat and place, their
 rating after it and its change, and ``record``: where a queue game's record is
 while it is kept (None once it has expired, and for a private table's game).
+
+Each rating pool (ratings.POOLS) has its boards: `pool` "realtime" (the default)
+or "correspondence". A profile's rating, games, rank and provisional are the
+real-time pool's; its ``correspondence`` block holds the same of the other pool
+(``rating`` None before any rated correspondence game).
 """
 
 from __future__ import annotations
@@ -37,6 +42,13 @@ def check_kind(kind: object) -> str:
     return str(kind)
 
 
+def check_pool(pool: object) -> str:
+    """'realtime' or 'correspondence', or BoardError bad_message."""
+    if pool not in ratings.POOLS:
+        raise BoardError("bad_message", "pool is 'realtime' or 'correspondence'")
+    return str(pool)
+
+
 def check_limit(limit: object) -> int:
     """1 to MAX_LIMIT, or BoardError bad_message."""
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
@@ -51,13 +63,14 @@ def check_offset(offset: object) -> int:
     return offset
 
 
-def _summary(player: str, p: dict[str, str]) -> dict[str, Any]:
-    mu, sigma = float(p.get("mu", ratings.MU)), float(p.get("sigma", ratings.SIGMA))
+def _summary(player: str, p: dict[str, str], pool: str = "realtime") -> dict[str, Any]:
+    mu = float(p.get(ratings.field(pool, "mu"), ratings.MU))
+    sigma = float(p.get(ratings.field(pool, "sigma"), ratings.SIGMA))
     return {
         "player": player,
         "name": p.get("name", ""),
         "rating": ratings.display(mu, sigma),
-        "games": int(p.get("games", 0)),
+        "games": int(p.get(ratings.field(pool, "games"), 0)),
         "bot": p.get("bot") == "1",
     }
 
@@ -82,19 +95,28 @@ class Boards:
         self.players = players
         self.settings = settings
 
-    async def top(self, kind: str, limit: int, offset: int = 0) -> list[dict[str, Any]]:
-        """`limit` players of the humans' or the bots' leaderboard from place `offset` + 1,
-        best first."""
-        rows = await self.players.top(check_kind(kind), check_limit(limit), check_offset(offset))
+    async def top(
+        self, kind: str, limit: int, offset: int = 0, pool: str = "realtime"
+    ) -> list[dict[str, Any]]:
+        """`limit` players of the humans' or the bots' leaderboard of a pool from place
+        `offset` + 1, best first."""
+        kind, pool = check_kind(kind), check_pool(pool)
+        rows = await self.players.top(kind, check_limit(limit), check_offset(offset), pool)
         profiles = await self.players.profiles([p for p, _ in rows])
-        return [_summary(p, prof) for (p, _), prof in zip(rows, profiles, strict=True) if prof]
+        return [
+            _summary(p, prof, pool) for (p, _), prof in zip(rows, profiles, strict=True) if prof
+        ]
 
-    async def page(self, kind: str, limit: int, offset: int) -> dict[str, Any]:
-        """One page of a leaderboard: its `kind`, `offset`, `total` players and `players`."""
-        players = await self.top(kind, limit, offset)
-        total = await self.players.board_size(kind)
+    async def page(
+        self, kind: str, limit: int, offset: int, pool: str = "realtime"
+    ) -> dict[str, Any]:
+        """One page of a leaderboard: its `kind`, `pool`, `offset`, `total` players and
+        `players`."""
+        players = await self.top(kind, limit, offset, pool)
+        total = await self.players.board_size(kind, pool)
         return {
             "kind": kind,
+            "pool": pool,
             "offset": offset,
             "total": total,
             "players": players,
@@ -119,9 +141,9 @@ class Boards:
         out["provisional"] = out["games"] < self.settings.provisional_games
         out["provisional_games"] = self.settings.provisional_games
         out["account"] = "gen" in p
-        out["rank"] = (
-            await self.players.rank("bots" if out["bot"] else "humans", player) if p else None
-        )
+        kind = "bots" if out["bot"] else "humans"
+        out["rank"] = await self.players.rank(kind, player) if p else None
+        out["correspondence"] = await self._correspondence(player, p, kind)
         history = []
         for raw in rows:
             entry = json.loads(raw)
@@ -133,3 +155,17 @@ class Boards:
             history.append(entry)
         out["history"] = history
         return out
+
+    async def _correspondence(self, player: str, p: dict[str, str], kind: str) -> dict[str, Any]:
+        """A profile's correspondence block: rating (None before any rated correspondence
+        game), games, provisional and rank on that pool's board."""
+        pool = "correspondence"
+        if "cgames" not in p:
+            return {"rating": None, "games": 0, "provisional": True, "rank": None}
+        s = _summary(player, p, pool)
+        return {
+            "rating": s["rating"],
+            "games": s["games"],
+            "provisional": s["games"] < self.settings.provisional_games,
+            "rank": await self.players.rank(kind, player, pool),
+        }

@@ -1,4 +1,4 @@
-"""Ratings: openskill's Plackett-Luce model, one rating per player over every table size.
+"""Ratings: openskill's Plackett-Luce model, one rating per player and pool over every table size.
 
 Pure (no I/O): `update` turns the seats' standings at the start of a game and
 its result into each seat's new standing. A standing keeps openskill's whole
@@ -13,6 +13,13 @@ One rating over every table size rather than one per size: the skill of the
 game carries from 2 to 6 seats, Plackett-Luce rates any number of seats with
 ties, and one rating per size would split a player's games five ways, leaving
 each provisional for longer and each leaderboard thin.
+
+Two pools, though: a correspondence game (days a move, play/correspondence.py)
+rates its players' correspondence rating and a real-time game their real-time
+one, never the other. Thinking a day over a move is another game than a
+20-second turn, and one bad habit should not cost the other rating. A profile
+keeps both (the correspondence one in fields prefixed `c`: cmu, csigma, cgames,
+crating), each pool has its own leaderboards.
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from openskill.models import PlackettLuce
 
 from moose import rules
 
-__all__ = ["MODEL", "Standing", "display", "places", "skill", "update"]
+__all__ = ["MODEL", "POOLS", "Standing", "display", "field", "places", "pool_of", "skill", "update"]
 
 MODEL = PlackettLuce()
 MU, SIGMA = MODEL.mu, MODEL.sigma  # a newcomer's: 25 and 25/3
@@ -31,6 +38,20 @@ SCALE = 48.0  # rating points per mu point
 BASE = 1500.0  # an established average player...
 BASE_ORDINAL = 20.0  # ...whose mu - 3 sigma is 25 - 3 * 5/3
 SPREAD = 3.0  # sigmas taken off mu: the conservative estimate
+
+
+POOLS = ("realtime", "correspondence")
+_PREFIX = {"realtime": "", "correspondence": "c"}
+
+
+def pool_of(days: int | None) -> str:
+    """The rating pool of a game of `days` a move (None: real time)."""
+    return "realtime" if days is None else "correspondence"
+
+
+def field(pool: str, name: str) -> str:
+    """The profile field of a pool's `name` (mu, sigma, games, rating): `cmu`, ..."""
+    return _PREFIX[pool] + name
 
 
 def display(mu: float, sigma: float) -> int:

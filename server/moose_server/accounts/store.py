@@ -30,7 +30,21 @@ from moose_server.storage.keys import (
 
 __all__ = ["PROFILE_FIELDS", "PlayerStore", "RatedSeat"]
 
-PROFILE_FIELDS = ("name", "mu", "sigma", "games", "rating", "bot", "pw", "gen", "revoked")
+PROFILE_FIELDS = (
+    "name",
+    "mu",
+    "sigma",
+    "games",
+    "rating",
+    "cmu",
+    "csigma",
+    "cgames",
+    "crating",
+    "bot",
+    "pw",
+    "gen",
+    "revoked",
+)
 KINDS = ("humans", "bots")
 
 
@@ -129,6 +143,10 @@ class PlayerStore:
         if await self.redis.pttl(key) < kept_ms:  # -1: made just now, with no expiry
             await self.redis.pexpire(key, kept_ms)
 
+    async def is_account(self, player: str) -> bool:
+        """Whether the player has an account (a guest has none)."""
+        return await self.generation(player) is not None
+
     async def generation(self, player: str) -> int | None:
         """The account's token generation; None for a guest."""
         got = await self.redis.hget(profile_key(player), "gen")
@@ -145,20 +163,22 @@ class PlayerStore:
         (lua/history.lua); False if it was listed before."""
         return as_text_or_none(await self.redis.run(call, *call.build())) == "ok"
 
-    async def top(self, kind: str, limit: int, offset: int = 0) -> list[tuple[str, int]]:
-        """`limit` players of a leaderboard from place `offset` + 1: (player, rating),
+    async def top(
+        self, kind: str, limit: int, offset: int = 0, pool: str = "realtime"
+    ) -> list[tuple[str, int]]:
+        """`limit` players of a pool's leaderboard from place `offset` + 1: (player, rating),
         best first."""
-        key = top_key(kind)
+        key = top_key(kind, pool)
         rows = await self.redis.zrange_scored(key, offset, offset + limit - 1, reverse=True)
         return [(str(as_text_or_none(p)), int(score)) for p, score in rows]
 
-    async def board_size(self, kind: str) -> int:
-        """How many players a leaderboard holds."""
-        return await self.redis.zcard(top_key(kind))
+    async def board_size(self, kind: str, pool: str = "realtime") -> int:
+        """How many players a pool's leaderboard holds."""
+        return await self.redis.zcard(top_key(kind, pool))
 
-    async def rank(self, kind: str, player: str) -> int | None:
-        """The player's place on a leaderboard (1 = best), or None when not on it."""
-        got = await self.redis.zrevrank(top_key(kind), player)
+    async def rank(self, kind: str, player: str, pool: str = "realtime") -> int | None:
+        """The player's place on a pool's leaderboard (1 = best), or None when not on it."""
+        got = await self.redis.zrevrank(top_key(kind, pool), player)
         return None if got is None else int(got) + 1
 
     async def history(self, player: str, limit: int) -> list[str]:

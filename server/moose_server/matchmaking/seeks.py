@@ -70,7 +70,7 @@ class Seeks:
     async def _deal(self, first: Seat, second: Seat, days: int) -> None:
         """Deal the game of two paired tickets: the one who waited takes seat 0."""
         seats = [first, second]
-        profiles = await self.results.profiles(seats)
+        profiles = await self.results.profiles(seats, days)
         rated = self.settings.rate_queue
         game = await self.deals.start(seats, rated=rated, profiles=profiles, days=days)
         log.info(

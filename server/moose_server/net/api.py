@@ -1,11 +1,11 @@
 """The read-only HTTP JSON API, for web pages and tools (the same data as the protocol).
 
-    GET /api/leaderboard?limit=N&offset=M&kind=humans|bots
-                                                   {"kind", "offset", "total",
+    GET /api/leaderboard?limit=N&offset=M&kind=humans|bots&pool=realtime|correspondence
+                                                   {"kind", "pool", "offset", "total",
                                                    "players": [player, ...]}, best first
     GET /api/players/{player}                      a player (an id, or an account's name)
-                                                   with "provisional", "account", "rank"
-                                                   and "history"
+                                                   with "provisional", "account", "rank",
+                                                   "correspondence" and "history"
     GET /api/games/{game}/record                   a finished queue game's record (RULES.md 7;
                                                    a private table's is not served here)
 
@@ -39,8 +39,8 @@ DEFAULT_LIMIT = 20  # players a leaderboard page holds unless asked (accounts' d
 class Boards(Protocol):
     """The leaderboards and profiles (accounts/leaderboards.py)."""
 
-    async def page(self, kind: str, limit: int, offset: int) -> dict[str, Any]:
-        """A page of one leaderboard."""
+    async def page(self, kind: str, limit: int, offset: int, pool: str) -> dict[str, Any]:
+        """A page of one leaderboard of a rating pool."""
 
     async def find(self, player: str | None = None, name: str | None = None) -> str:
         """The player id of an id or an account's name; or no_such_player."""
@@ -115,12 +115,13 @@ def _json(handler: Handler) -> Callable[[web.Request], Awaitable[web.Response]]:
 async def leaderboard(api: Api, request: web.Request) -> dict[str, Any]:
     """GET /api/leaderboard: the best players of one kind."""
     kind = request.query.get("kind", "humans")
+    pool = request.query.get("pool", "realtime")
     try:
         limit = int(request.query.get("limit", DEFAULT_LIMIT))
         offset = int(request.query.get("offset", 0))
     except ValueError:
         raise Refusal("bad_message", "limit and offset are numbers") from None
-    return await api.boards.page(kind, limit, offset)
+    return await api.boards.page(kind, limit, offset, pool)
 
 
 async def player(api: Api, request: web.Request) -> dict[str, Any]:

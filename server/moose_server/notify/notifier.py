@@ -2,22 +2,29 @@
 
 A "time running out" notice is kept until its time (store.schedule), and sent
 then only if the game is still at that version (nobody moved since).
-A notice is queued only for a player with no socket on this instance that
-follows the game (the page, where the move shows anyway); the stream then
-carries it to whichever instance sends it (sender.py).
+A notice is queued only for a player with no socket that follows the game (the
+page, where the move shows anyway), on this instance or any other (`looking`:
+the games each instance's sockets follow, in Redis; at a game's deal, a
+player with a socket anywhere counts as looking, the `match` being on its way);
+the stream then carries it to whichever instance sends it (sender.py). A challenge to a
+correspondence game is told to its player when they are not connected
+(`challenged`, from tables/invites.py); its notice names the challenge.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from moose_server.notify.rules import Notice, reminder, turn_notices
 from moose_server.notify.store import NotifyStore
 from moose_server.play import Game
 from moose_server.storage.failures import UNAVAILABLE
 
-__all__ = ["Notifier"]
+__all__ = ["Looking", "Notifier"]
+
+# looking(player, game, anywhere): social/presence.py's `looking`.
+Looking = Callable[[str, str, bool], Awaitable[bool]]
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +40,7 @@ class Notifier:
         *,
         before: float,
         here: Callable[[str], bool] = lambda player: False,
+        looking: Looking | None = None,
     ) -> None:
         self.store = store
         self.before_ms = int(before * 1000)
@@ -40,11 +48,16 @@ class Notifier:
         # (player) -> the player has a socket here: at a game's deal their sockets follow
         # it only once its `match` reaches them, so one here is taken as looking.
         self.here = here
+        # (player, game, anywhere) -> on any instance: a socket of the player follows the
+        # game (anywhere: the player has a socket at all). Read only when here says no.
+        self.looking = looking
         self.queued = queued  # the local sender: look at the stream now
 
     async def turned(self, game: Game) -> None:
         """A new version of `game` was written: queue its notices."""
         notices = [n for n in turn_notices(game) if not self._looking(n.player, game)]
+        if notices and self.looking is not None:
+            notices = [n for n in notices if not await self._elsewhere(n.player, game)]
         if notices:
             await self.queue(notices)
         later = reminder(game, self.before_ms)
@@ -53,6 +66,20 @@ class Notifier:
                 await self.store.schedule(*later)
             except UNAVAILABLE as exc:
                 log.warning("a reminder not scheduled: %s", exc)
+
+    async def challenged(self, player: str, challenge: str, text: str) -> None:
+        """A player who is not connected was challenged to a correspondence game."""
+        await self.queue([Notice(player, "challenge_received", challenge, text)])
+
+    async def _elsewhere(self, player: str, game: Game) -> bool:
+        """Whether the player has the game open on another instance (at its deal: a
+        socket anywhere). Redis out of reach: not known, so not looking."""
+        assert self.looking is not None
+        try:
+            return await self.looking(player, game.id, not game.moves)
+        except UNAVAILABLE as exc:
+            log.warning("where %s looks is not known: %s", player, exc)
+            return False
 
     def _looking(self, player: str, game: Game) -> bool:
         """Whether the player has the game open here (or, at its deal, a socket here)."""

@@ -81,8 +81,16 @@ class Notice:
         got = {k.decode(): v.decode() for k, v in fields.items()}
         return cls(got["p"], got["k"], got["g"], got["t"], int(got["s"]))
 
+    @property
+    def challenge(self) -> bool:
+        """Whether the notice is of a challenge (its `game` is the challenge's id)."""
+        return self.kind == "challenge_received"
+
     def payload(self) -> dict[str, Any]:
-        """What the page's service worker is handed: the kind, the game, a line of text."""
+        """What the page's service worker is handed: the kind, the game (a challenge's
+        id as `challenge` instead: the page opens the lobby), a line of text."""
+        if self.challenge:
+            return {"kind": self.kind, "challenge": self.game, "text": self.text}
         return {"kind": self.kind, "game": self.game, "text": self.text}
 
 

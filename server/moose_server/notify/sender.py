@@ -38,7 +38,11 @@ log = logging.getLogger(__name__)
 
 BATCH = 20  # entries taken at a time
 POLL = 1.0  # seconds between looks at the stream when nothing woke us
-SUBJECTS = {"your_move": "Your move", "time_running_out": "Your time is running out"}
+SUBJECTS = {
+    "your_move": "Your move",
+    "time_running_out": "Your time is running out",
+    "challenge_received": "You are challenged",
+}
 
 
 class Sender:
@@ -138,8 +142,11 @@ class Sender:
         if not self.mailer.enabled or prefs.get("email_ok") != "1" or not address or not unsub:
             return False
         subject = SUBJECTS.get(notice.kind, "Moose House")
-        game = f"{self.settings.public_url.rstrip('/')}/play/{notice.game}"
-        body = f"{notice.text}\n\nYour game: {game}"
+        site = self.settings.public_url.rstrip("/")
+        if notice.challenge:  # answered in the lobby
+            body = f"{notice.text}\n\nAnswer it: {site}/"
+        else:
+            body = f"{notice.text}\n\nYour game: {site}/play/{notice.game}"
         stop = link(self.settings, "unsubscribe", notice.player, unsub)
         return await self._tries(self.mailer.send, address, subject, body, stop) is Outcome.SENT
 

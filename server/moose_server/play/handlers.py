@@ -109,7 +109,7 @@ class PlayHandlers:
         if message.get("type") != "match":
             return
         game = message["game"]
-        self.hub.join(conn, game, message.get("seat"), 0)
+        self.hub.join(conn, game, message.get("seat"), 0, slow=bool(message.get("days")))
         await self.hub.deliver(conn, game)
         with contextlib.suppress(*UNAVAILABLE):
             # It counts for the address (a correspondence game apart).
@@ -133,7 +133,7 @@ class PlayHandlers:
             if game is None or seat is None or game.finished:
                 await self.store.remove_player_game([player], game_id)
                 continue
-            self.hub.join(conn, game_id, seat, game.version)
+            self.hub.join(conn, game_id, seat, game.version, slow=game.days is not None)
             if game.away[seat]:
                 await self.games.back(game_id, player)
             found.append(game_id)
@@ -179,7 +179,7 @@ class PlayHandlers:
             seat = game.seat_of(player_of(conn))
             if seat is None:
                 raise GameError("not_in_game", f"you have no seat in game {game_id}; watch it")
-            sub = self.hub.join(conn, game_id, seat, game.version)
+            sub = self.hub.join(conn, game_id, seat, game.version, slow=game.days is not None)
         since = msg.since
         if since is None or not 0 <= since <= game.version:
             await self.hub.send_state(conn, game_id)
@@ -209,7 +209,7 @@ class PlayHandlers:
         if tell:
             await conn.on_player_message(match)  # follows it, and counts for the address
         else:
-            self.hub.join(conn, game_id, match["seat"], 0)
+            self.hub.join(conn, game_id, match["seat"], 0, slow=bool(match.get("days")))
         return None
 
     async def visible(self, conn: Session, game_id: str, code: str | None) -> Game:
@@ -248,7 +248,8 @@ class PlayHandlers:
                 "watched", f"this socket watches {self.watched} games already; unwatch one first"
             )
         game = await self.visible(conn, game_id, msg.code)
-        self.hub.join(conn, game_id, game.seat_of(player_of(conn)), game.version)
+        seat, slow = game.seat_of(player_of(conn)), game.days is not None
+        self.hub.join(conn, game_id, seat, game.version, slow=slow)
         await self.hub.send_state(conn, game_id)
         return {"type": "watching", "game": game_id, "seq": conn.subs[game_id].seen}
 

@@ -32,6 +32,11 @@ may lose a wake-up while it reconnects: the hub then forgets every log and
 re-reads every game it serves, and a socket that sees a gap reads the stream
 itself, so the stream is the record.
 
+Which correspondence games each player's sockets here follow is written to Redis too
+(keys.looking_key, per instance, in a task off the socket's path): a notice of
+a game is never sent to a player who has it open on any instance (notify/,
+through social/presence.py's `looking`).
+
 Player messages (`match`, `table`) travel on one channel as [player, message,
 id]; a resent PUBLISH (store.py) brings a second copy, which the id drops.
 
@@ -67,7 +72,7 @@ import functools
 import logging
 import random
 import time
-from collections.abc import Callable, Collection, Coroutine, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Mapping
 from typing import Any, Protocol
 
 from moose_server.net.session import Peer, Sub
@@ -77,7 +82,7 @@ from moose_server.play.recent import LOGGED_GAMES, GameLog, Recent
 from moose_server.play.streams import heard_step, read_events
 from moose_server.storage.codec import unpack
 from moose_server.storage.failures import StorageError
-from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, steps_channel
+from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, looking_key, steps_channel
 from moose_server.storage.store import Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
@@ -148,8 +153,17 @@ class Hub:
         players: PlayerListener | None = None,
         outage_grace: float = 5.0,
         steps: bool = True,
+        instance: str = "",
+        look_ttl: float = 60.0,
     ) -> None:
         self.store = store
+        # This instance's id (settings.instance_id): the games its players' sockets follow
+        # are written under it (keys.looking_key), for the notices of every instance
+        # (social/presence.py's `looking`); "" writes none. Each lives `look_ttl`
+        # unless presence renews it.
+        self.instance = instance
+        self.look_ttl_ms = max(1000, round(look_ttl * 1000))
+        self._looked: set[tuple[str, str]] = set()  # (player, game) written as followed
         # Whether other instances' commits publish their steps to us (sharded pub/sub,
         # where Redis is one node: `sharded_channels`), or wake-ups only.
         self.steps = steps
@@ -176,11 +190,16 @@ class Hub:
         assert peer.player is not None
         self.players.setdefault(peer.player, set()).add(peer)
 
-    def join(self, peer: Peer, game: str, seat: int | None, seen: int) -> Sub:
-        """Follow a game from seq `seen` on (kept if the socket follows it already)."""
+    def join(
+        self, peer: Peer, game: str, seat: int | None, seen: int, *, slow: bool = False
+    ) -> Sub:
+        """Follow a game from seq `seen` on (kept if the socket follows it already).
+        `slow`: a correspondence game, whose seats' looks are written (`_look`)."""
         sub = old = peer.subs.get(game)
         if sub is None or sub.seat != seat:
             sub = peer.subs[game] = Sub(seat, seen)
+        if slow and seat is not None and peer.player is not None:
+            self._look(peer.player, game, True)  # a seat's: only seats are sent notices
         self.games.setdefault(game, set()).add(peer)
         if game not in self._followed:
             self._follow_later(game)
@@ -224,10 +243,26 @@ class Hub:
         peers = self.games.get(game)
         if peers is not None:
             peers.discard(peer)
+            if peer.player is not None and not self.watches(peer.player, game):
+                self._look(peer.player, game, False)
             if not peers:
                 del self.games[game]
                 self._followed.discard(game)  # in Redis it stays so: a wake-up or two more
                 self.recent.drop(game)  # no local socket left to give its events to
+
+    def _look(self, player: str, game: str, looking: bool) -> None:
+        """Write (in a task) that a socket of the player here follows the game (once),
+        or that none does any more (if it was written)."""
+        if not self.instance or ((player, game) in self._looked) == looking:
+            return
+        redis, key, field = self.store.redis, looking_key(player), f"{game} {self.instance}"
+        if looking:
+            self._looked.add((player, game))
+            work = redis.all([redis.hset(key, {field: 1}), redis.pexpire(key, self.look_ttl_ms)])
+        else:
+            self._looked.discard((player, game))
+            work = redis.all([redis.hdel(key, field)])
+        self._spawn(_done(work))
 
     def drop(self, peer: Peer) -> None:
         """Forget a closed socket."""
@@ -707,3 +742,8 @@ def _rewritten(sub: Sub, entries: Iterable[Entry], *, whole: bool) -> bool:
 def _kept(sub: Sub, entries: Iterable[Entry]) -> bool:
     """Whether `entries` hold the event the socket saw last, as it was sent."""
     return any(e.seq == sub.seen and e.time == sub.time for e in entries)
+
+
+async def _done(work: Awaitable[Any]) -> None:
+    """Wait for `work` (a write the hub does not need the answer of)."""
+    await work

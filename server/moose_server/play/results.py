@@ -1,5 +1,9 @@
 """Finished rated games: the seats' new ratings, their histories, the leaderboards.
 
+A correspondence game rates the correspondence pool, a real-time one the
+real-time pool (accounts/ratings.py): the seats' standings at its start are read
+from that pool (`profiles`), and its changes go back to it.
+
 A rated game's last commit (games.py) also puts the game among its bucket's
 unrated games and keeps its record for `record_ttl`, in that one atomic step.
 The instance that committed it then applies the rating changes at once
@@ -36,6 +40,7 @@ from typing import Any, Protocol
 
 from moose import rules
 from moose_server.accounts import HistoryCall, PlayerStore, RateCall, RatedSeat, Standing, ratings
+from moose_server.play.correspondence import days_info
 from moose_server.play.game import Game
 from moose_server.play.seats import Seat
 from moose_server.settings import Settings
@@ -104,6 +109,7 @@ def _entry(
         "rating": rating,
         "change": change,
         "private": game.code is not None,
+        **days_info(game.days),  # a correspondence game's rating is of that pool
     }
 
 
@@ -128,8 +134,13 @@ class Results:
 
     # -- the seats of a new game ------------------------------------------------
 
-    async def profiles(self, seats: list[Seat]) -> list[dict[str, Any] | None]:
-        """Each seat's rating and bot flag as the game starts (None: a server bot)."""
+    async def profiles(
+        self, seats: list[Seat], days: int | None = None
+    ) -> list[dict[str, Any] | None]:
+        """Each seat's rating and bot flag as the game starts (None: a server bot): the
+        correspondence rating for a game of `days` a move, else the real-time one."""
+        pool = ratings.pool_of(days)
+        mu, sigma, played = (ratings.field(pool, f) for f in ("mu", "sigma", "games"))
         players = [s.player for s in seats if s.player is not None and s.bot is None]
         found = dict(zip(players, await self.players.profiles(players), strict=True))
         out: list[dict[str, Any] | None] = []
@@ -138,12 +149,12 @@ class Results:
             if p is None:
                 out.append(None)
                 continue
-            games = int(p.get("games", 0))
+            games = int(p.get(played, 0))
             out.append(
                 {
                     "bot": p.get("bot") == "1",
-                    "mu": float(p.get("mu", ratings.MU)),
-                    "sigma": float(p.get("sigma", ratings.SIGMA)),
+                    "mu": float(p.get(mu, ratings.MU)),
+                    "sigma": float(p.get(sigma, ratings.SIGMA)),
                     "games": games,
                     "provisional": games < self.settings.provisional_games,
                 }
@@ -223,7 +234,8 @@ class Results:
                 )
             )
             rated.add(k)
-        if seats and await self.players.rate(self._rate_call(game.id, seats)):
+        call = self._rate_call(game.id, seats, ratings.pool_of(game.days))
+        if seats and await self.players.rate(call):
             log.info(
                 "rated %s: %d seats", game.id, len(seats), extra={"event": "rated", "game": game.id}
             )
@@ -250,8 +262,9 @@ class Results:
                 extra={"event": "listed", "game": game.id},
             )
 
-    def _rate_call(self, game: str, seats: list[RatedSeat]) -> RateCall:
-        """The rating update of a game's seats, on this service's scales and settings."""
+    def _rate_call(self, game: str, seats: list[RatedSeat], pool: str) -> RateCall:
+        """The rating update of a game's seats in a pool, on this service's scales and
+        settings."""
         s = self.settings
         return RateCall(
             game=game,
@@ -266,6 +279,7 @@ class Results:
             spread=ratings.SPREAD,
             mu=ratings.MU,
             sigma=ratings.SIGMA,
+            pool=pool,
         )
 
     # -- the loop ---------------------------------------------------------------

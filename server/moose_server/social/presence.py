@@ -1,4 +1,6 @@
-"""Who is connected, on any instance: a challenge goes only to a player who is here.
+"""Who is connected, on any instance: a challenge goes only to a player who is here;
+and which games they have open (`looking`): a notice never goes to a player who
+has its game open on any instance.
 
 Each instance writes, for every player with a socket on it, its own word in the
 player's key (keys.presence_key, a hash: instance -> when the word lapses, and
@@ -24,7 +26,7 @@ from moose_server.net.router import Router
 from moose_server.net.session import Message, Session, player_of
 from moose_server.storage.failures import StorageError
 from moose_server.storage.gateway import Gateway, Pending
-from moose_server.storage.keys import presence_key
+from moose_server.storage.keys import looking_key, presence_key
 
 __all__ = ["Presence"]
 
@@ -80,6 +82,8 @@ class Presence:
             key = presence_key(player)
             writes.append(self.redis.hset(key, {self.instance: now + self.ttl_ms, "name": name}))
             writes.append(self.redis.pexpire(key, self.ttl_ms))
+            # The games they follow (play/hub.py) live as long as their presence.
+            writes.append(self.redis.pexpire(looking_key(player), self.ttl_ms))
         await self.redis.all(writes)
 
     async def left(self, player: str) -> None:
@@ -92,6 +96,23 @@ class Presence:
         fields = await self.redis.hgetall(presence_key(player))
         name = fields.get(b"name")
         return name.decode() if name is not None and _lives(fields, now) else None
+
+    async def looking(self, player: str, game: str, anywhere: bool = False) -> bool:
+        """Whether a socket of the player follows the game on a live instance (with
+        `anywhere`: whether the player has a socket on one at all)."""
+        now = await self._now()
+        fields, looks = await self.redis.all(
+            [self.redis.hgetall(presence_key(player)), self.redis.hgetall(looking_key(player))]
+        )
+        if anywhere:
+            return _lives(fields, now)
+        prefix = f"{game} ".encode()
+        for look in looks:
+            if look.startswith(prefix):
+                word = fields.get(look[len(prefix) :])
+                if word is not None and int(word) > now:
+                    return True
+        return False
 
     async def online_many(self, players: list[str]) -> list[bool]:
         """Whether each player has a socket on some live instance (one round trip)."""

@@ -39,10 +39,11 @@ share one tag:
     own tag, ``moose:{lt}:...``, apart from the server's, and deletes them after.)
 
 ``{pl}`` -- players. lua/rate.lua applies a finished game to every seat's
-    profile and history and both leaderboards at once; lua/account_claim.lua
+    profile and history and both leaderboards of its pool at once; lua/account_claim.lua
     writes the names index, a profile, its history and the guests::
 
-        moose:{pl}:p:<player>    hash: name, mu, sigma, games, rating, bot, and an
+        moose:{pl}:p:<player>    hash: name, mu, sigma, games, rating (real time),
+                                 cmu, csigma, cgames, crating (correspondence), bot, and an
                                  account's pw (scrypt), gen (token generation),
                                  since (ms); a guest's expires guest_ttl after
                                  their last rated game; revoked "1": a banned
@@ -53,6 +54,8 @@ share one tag:
                                  (names.KEY_VERSION; PlayerStore.rekey_names)
         moose:{pl}:top:humans    sorted set: player -> rating (not provisional)
         moose:{pl}:top:bots      the same for bots
+        moose:{pl}:ctop:humans   the same of correspondence ratings (crating)
+        moose:{pl}:ctop:bots
         moose:{pl}:guests        sorted set: guest -> when their rating expires (ms)
         moose:{pl}:rated:<game>  "1" once the game is rated (kept 2 x game_ttl)
 
@@ -187,7 +190,9 @@ __all__ = [
     "arena_won_key",
     "blocks_key",
     "bucket",
+    "challenged_key",
     "chat_key",
+    "ctop_key",
     "deadlines_key",
     "followers_key",
     "follows_key",
@@ -196,6 +201,7 @@ __all__ = [
     "instance_key",
     "limit_key",
     "listed_key",
+    "looking_key",
     "mm_done_key",
     "mm_key",
     "mm_keys",
@@ -360,9 +366,15 @@ def history_key(player: str) -> str:
     return _key("pl", "h", player)
 
 
-def top_key(kind: str) -> str:
-    """The leaderboard of 'humans' or 'bots'."""
-    return _key("pl", "top", kind)
+def top_key(kind: str, pool: str = "realtime") -> str:
+    """The leaderboard of 'humans' or 'bots' of a rating pool: 'realtime' (`top`) or
+    'correspondence' (`ctop_key`)."""
+    return ctop_key(kind) if pool == "correspondence" else _key("pl", "top", kind)
+
+
+def ctop_key(kind: str) -> str:
+    """The correspondence games' leaderboard of 'humans' or 'bots'."""
+    return _key("pl", "ctop", kind)
 
 
 def rated_key(game: str) -> str:
@@ -518,9 +530,14 @@ def sessions_key(subject: str) -> str:
 #                                offer, its seats, answers and status; expires after
 #                                its answer time plus a grace
 #     moose:{inv}:open:<player>  sorted set: the player's open challenges -> expiry ms
+#     moose:{inv}:challenged:<player>  sorted set: the correspondence challenges sent to
+#                                the player -> expiry ms (shown at their next hello)
 #
 # Presence has its subject's tag: moose:{<player>}:online, a hash: instance -> when
-# that instance's word lapses (ms), and `name` (social/presence.py; follows read it too).
+# that instance's word lapses (ms), and `name` (social/presence.py; follows read it too);
+# moose:{<player>}:looking, a hash: "<game> <instance>" -> 1, the games the player's
+# sockets on that instance follow (play/hub.py writes it, social/presence.py reads it,
+# counting an instance's fields while its word in the presence hash lives).
 
 
 def offer_key(offer: str) -> str:
@@ -533,9 +550,19 @@ def open_offers_key(player: str) -> str:
     return _key("inv", "open", player)
 
 
+def challenged_key(player: str) -> str:
+    """The correspondence challenges sent to a player, shown when they come back."""
+    return _key("inv", "challenged", player)
+
+
 def presence_key(player: str) -> str:
     """The instances a player is connected to, each with when its word lapses."""
     return _key(player, "online")
+
+
+def looking_key(player: str) -> str:
+    """The games a player's sockets follow, as "<game> <instance>" fields (play/hub.py)."""
+    return _key(player, "looking")
 
 
 # Arena tournaments: one tag, {ar}.

@@ -129,9 +129,12 @@ class TableHandlers:
         router.add(invite_handlers(self.invites))
 
     async def arrived(self, conn: Session, resumed: bool) -> Message:
-        """A returning player may sit at a private table that has not started: say which."""
-        table = await self.matchmaker.seated_table(player_of(conn)) if resumed else None
-        return {"table": _table_fields(table)}
+        """A returning player may sit at a private table that has not started: say which;
+        and the correspondence challenges that wait for them (`challenges`, when any)."""
+        player = player_of(conn)
+        table = await self.matchmaker.seated_table(player) if resumed else None
+        waiting = await self.invites.waiting_for(player)
+        return {"table": _table_fields(table), **({"challenges": waiting} if waiting else {})}
 
     async def create_table(self, conn: Session, msg: CreateTable) -> Message:
         """Open a private table with us as host."""

@@ -14,6 +14,13 @@ accept racing the expiry either deals it or finds the offer expired.
   table of `players` seats: the rest are bots, or open seats of a private table
   that the challenger hosts. It waits `challenge_ttl`. A challenger has at most
   `challenges_open` waiting and sends `challenges_per_hour`.
+- A correspondence challenge (with `days`) waits `correspondence_challenge_ttl`
+  (3 days), and may name an account that is not connected: they are sent a
+  `challenge_received` notice (notify/, by their settings), and every such
+  challenge still open is listed in their next `welcome` (`challenges`), as it
+  is in a welcome of the player while connected. A real-time challenge to
+  someone not connected is `player_offline`, as is any challenge to a guest who
+  is not.
 
 A game an offer deals counts against each human seat's cap of unfinished games:
 an accept that would seat someone over it is refused (`too_many_games`) before
@@ -25,7 +32,8 @@ A challenge to a player who blocks the challenger is made and answered as any
 other, but never told to them (it expires unanswered), so a block cannot be told
 from being ignored; their `following` shows them online as it would anyway.
 
-Refusals: `player_offline` (not connected), `not_allowed` (the challenged player's
+Refusals: `player_offline` (not connected; for a correspondence challenge, a guest
+not connected), `not_allowed` (the challenged player's
 setting of who may challenge them, social/consent.py), `no_such_player`,
 `too_many_challenges`, `rate_limited`,
 `no_such_rematch`, `no_such_challenge`, `expired`, `offer_closed`, `not_over`,
@@ -49,8 +57,9 @@ from moose_server.play import Game, GameError, Games, Results, Seat, days_info, 
 from moose_server.settings import Settings
 from moose_server.social import Consent, Presence
 from moose_server.storage.codec import as_bytes
+from moose_server.storage.failures import UNAVAILABLE
 from moose_server.storage.gateway import Gateway
-from moose_server.storage.keys import offer_key
+from moose_server.storage.keys import challenged_key, offer_key
 from moose_server.storage.store import Store
 from moose_server.tables.calls import InviteAnswerCall, InviteOfferCall
 from moose_server.tasks import cancel_and_wait
@@ -61,6 +70,7 @@ log = logging.getLogger(__name__)
 
 REASONS = ("later", "not_rated", "table_size", "generic")  # why a challenge is declined
 GRACE_MS = 60_000  # an offer is kept this long after it closes: late answers learn why
+MAX_KEPT = 50  # correspondence challenges listed at a hello
 BOT = "greedy"  # the bot that fills a seat
 
 # blocked(by, whom): whether `by` blocks `whom` (social/blocks.py).
@@ -69,6 +79,10 @@ Finder = Callable[[str], Awaitable[tuple[str, str]]]
 # room(player, days): raise `too_many_games` when the player may not start another game
 # (`days`: a correspondence game's, whose cap is its own).
 Room = Callable[[str, int | None], Awaitable[None]]
+# is_account(player): whether the player has an account (may be challenged while away).
+IsAccount = Callable[[str], Awaitable[bool]]
+# challenged(player, challenge, text): send the player a `challenge_received` notice.
+Challenged = Callable[[str, str, str], Awaitable[None]]
 
 
 def watchers(game: str) -> str:
@@ -151,6 +165,8 @@ class Invites:
         blocked: Blocked,
         room: Room,
         consent: Consent,
+        is_account: IsAccount,
+        challenged: Challenged,
     ) -> None:
         self.store = store
         self.games = games
@@ -165,6 +181,8 @@ class Invites:
         self.redis = redis
         self.consent = consent  # who each player lets challenge them
         self.room = room  # refuses a player at their cap of unfinished games
+        self.is_account = is_account  # who may be challenged to a correspondence game away
+        self.challenged = challenged  # tells a player away of a challenge (notify)
         self._timers: set[asyncio.Task[None]] = set()
 
     async def close(self) -> None:
@@ -307,7 +325,8 @@ class Invites:
         whom, whom_name = await self._find(target)
         if whom == player:
             raise Refusal("bad_message", "you cannot challenge yourself")
-        if await self.presence.online(whom) is None:
+        online = await self.presence.online(whom) is not None
+        if not online and (days is None or not await self.is_account(whom)):
             raise Refusal("player_offline", f"{whom_name} is not online")
         # Before the block: a block never shows as a refusal.
         await self.consent.check(whom, whom_name, player)
@@ -331,8 +350,10 @@ class Invites:
             "days": days,
         }
         limits = ("challenge", "challenge_address")
+        s = self.settings
+        wait = s.challenge_ttl if days is None else s.correspondence_challenge_ttl
         async with self.limiter.attempt(*limits, player=player, address=address):
-            made = await self._make(o, self.settings.challenge_ttl, self.settings.challenges_open)
+            made = await self._make(o, wait, s.challenges_open)
             if "err" in made:
                 most = self.settings.challenges_open
                 raise full(
@@ -342,6 +363,8 @@ class Invites:
         o = made["offer"]
         self._expire_later(o, await self.store.now_ms())
         await self._tell(o, player)
+        if days is not None and not quiet:
+            await self._keep_for(whom, o, online)
         log.info(
             "challenge %s: %s challenges %s",
             o["id"],
@@ -350,6 +373,43 @@ class Invites:
             extra={"event": "challenge", "player": player},
         )
         return challenge_message(o)
+
+    async def _keep_for(self, whom: str, o: dict[str, Any], online: bool) -> None:
+        """Keep a correspondence challenge for its player's next hello; one away is sent
+        a notice (a connected one heard of it just now)."""
+        key = challenged_key(whom)
+        keep = round(self.settings.correspondence_challenge_ttl * 1000) + GRACE_MS
+        try:  # the challenge is made: Redis failing now loses its listing, not the answer
+            await self.redis.all(
+                [
+                    self.redis.zadd(key, {o["id"]: o["expires"]}),
+                    self.redis.zremrangebyrank(key, 0, -MAX_KEPT - 1),  # the latest stay
+                    self.redis.pexpire(key, keep),
+                ]
+            )
+        except UNAVAILABLE as exc:
+            log.warning("challenge %s not kept for %s: %s", o["id"], whom, exc)
+        if not online:
+            days = o["days"]
+            text = f"{o['from_name']} challenges you to a game of {days} days a move."
+            await self.challenged(whom, o["id"], text)
+
+    async def waiting_for(self, player: str) -> list[dict[str, Any]]:
+        """The `challenge_offer`s of the correspondence challenges still open for the
+        player, oldest first."""
+        ids = await self.redis.zrangebyscore(
+            challenged_key(player), "-inf", "+inf", offset=0, count=MAX_KEPT
+        )
+        if not ids:  # most hellos: one read
+            return []
+        now = await self.store.now_ms()
+        raws = await self.redis.all([self.redis.get(offer_key(i.decode())) for i in ids])
+        offers = [json.loads(raw) for raw in raws if raw is not None]
+        return [
+            challenge_message(o)
+            for o in offers
+            if o.get("status") == "open" and o.get("to") == player and o["expires"] > now
+        ]
 
     async def _find(self, target: str) -> tuple[str, str]:
         """(player id, name) of an account's name or a player's id; a guest, who has no
@@ -433,7 +493,7 @@ class Invites:
         seats = [_seat(s) for s in o["seats"]]
         if o["kind"] == "challenge":
             seats += [Seat(None, f"{BOT}-bot {n}", BOT) for n in range(1, o["players"] - 1)]
-        profiles = await self.results.profiles(seats)
+        profiles = await self.results.profiles(seats, o.get("days"))
         game = await self.deals.start(
             seats,
             game_id=o["next"],

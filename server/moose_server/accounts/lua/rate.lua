@@ -1,11 +1,13 @@
 -- Apply one finished game's rating changes, once whoever runs it and however often.
 --
--- KEYS: 1 the game's "rated" marker, 2 humans' leaderboard, 3 bots' leaderboard,
---       4 guests (player -> when their rating expires, ms), then per player:
+-- KEYS: 1 the game's "rated" marker, 2 humans' leaderboard, 3 bots' leaderboard (of
+--       the game's pool), 4 guests (player -> when their rating expires, ms),
+--       5 humans' and 6 bots' leaderboard of the other pool, then per player:
 --       profile hash, history list
 -- ARGV: 1 marker ttl s, 2 history size, 3 guest ttl ms, 4 provisional games,
 --       5 rating base, 6 scale, 7 base ordinal, 8 sigmas off mu (see ratings.display),
---       9 newcomer mu, 10 newcomer sigma, 11 player count,
+--       9 newcomer mu, 10 newcomer sigma, 11 player count, 12 the pool's field prefix
+--       ('' real time, 'c' correspondence: mu, sigma, games, rating or cmu, ...),
 --       then per player: player id, name, bot ('1'/'0'), mu delta, sigma ratio,
 --       history entry (JSON)
 -- A player's new mu is their current mu plus the game's change, their sigma the
@@ -22,17 +24,19 @@ local size, guest_ttl, provisional = tonumber(ARGV[2]), tonumber(ARGV[3]), tonum
 local base, scale, ordinal, spread = tonumber(ARGV[5]), tonumber(ARGV[6]), tonumber(ARGV[7]),
   tonumber(ARGV[8])
 local mu0, sigma0 = tonumber(ARGV[9]), tonumber(ARGV[10])
+local f = ARGV[12]
 for i = 1, tonumber(ARGV[11]) do
-  local a = 11 + (i - 1) * 6
+  local a = 12 + (i - 1) * 6
   local player, name, bot = ARGV[a + 1], ARGV[a + 2], ARGV[a + 3]
-  local profile, history = KEYS[3 + 2 * i], KEYS[4 + 2 * i]
-  local got = redis.call('HMGET', profile, 'mu', 'sigma', 'games', 'pw')
+  local profile, history = KEYS[5 + 2 * i], KEYS[6 + 2 * i]
+  local got = redis.call('HMGET', profile, f .. 'mu', f .. 'sigma', f .. 'games', 'pw')
   local mu = (tonumber(got[1]) or mu0) + tonumber(ARGV[a + 4])
   local sigma = (tonumber(got[2]) or sigma0) * tonumber(ARGV[a + 5])
   local games = (tonumber(got[3]) or 0) + 1
   local rating = math.floor(base + scale * (mu - spread * sigma - ordinal) + 0.5)
-  redis.call('HSET', profile, 'mu', string.format('%.17g', mu), 'sigma',
-    string.format('%.17g', sigma), 'games', games, 'rating', rating, 'name', name, 'bot', bot)
+  redis.call('HSET', profile, f .. 'mu', string.format('%.17g', mu), f .. 'sigma',
+    string.format('%.17g', sigma), f .. 'games', games, f .. 'rating', rating, 'name', name,
+    'bot', bot)
   -- Trimmed only once it is over its size: a history not full yet costs no LTRIM.
   if redis.call('LPUSH', history, ARGV[a + 6]) > size then
     redis.call('LTRIM', history, 0, size - 1)
@@ -49,11 +53,13 @@ for i = 1, tonumber(ARGV[11]) do
     redis.call('ZADD', KEYS[4], now + guest_ttl, player)
   end
 end
--- Guests whose ratings expired leave the leaderboards, a few per game.
+-- Guests whose ratings expired leave the leaderboards of both pools, a few per game.
 local gone = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 20)
 for _, player in ipairs(gone) do
   redis.call('ZREM', KEYS[2], player)
   redis.call('ZREM', KEYS[3], player)
   redis.call('ZREM', KEYS[4], player)
+  redis.call('ZREM', KEYS[5], player)
+  redis.call('ZREM', KEYS[6], player)
 end
 return 'ok'

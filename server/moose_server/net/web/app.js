@@ -43,7 +43,7 @@ const state = {
   replay: null, // the finished game shown move by move (/g/GAME)
 };
 
-const net = new Net({ onMessage, onOpen: follow, onResume, onStatus });
+const net = new Net({ onMessage, onOpen: follow, onResume, onStatus, onWelcome });
 const replays = makeReplays({ state, net, go, render, follow });
 const router = new Router(state, () => render(), replays);
 initAccount({
@@ -126,6 +126,13 @@ function onEvent(msg) {
   state.moving = false;
   if (!game.legal || !game.legal.some((m) => m.card === state.selected)) state.selected = null;
   if (game.over && !game.record) fetchRecord(game);
+}
+
+// Every welcome: the correspondence challenges that waited for us while we were away.
+function onWelcome(welcome) {
+  if (!welcome.challenges || !welcome.challenges.length) return;
+  for (const offer of welcome.challenges) together.heard(offer);
+  render();
 }
 
 function noteRenamed(welcome) {

@@ -34,7 +34,7 @@ export class ServerError extends Error {
 
 export class Net {
   constructor(handlers) {
-    this.on = handlers; // {onMessage, onOpen, onResume, onStatus}
+    this.on = handlers; // {onMessage, onOpen, onResume, onStatus, onWelcome}
     this.ws = null;
     this.nextId = 1;
     this.pending = new Map();
@@ -128,6 +128,7 @@ export class Net {
     this.restarting = false;
     this.welcome = welcome;
     localStorage.setItem(TOKEN, welcome.token);
+    if (this.on.onWelcome) this.on.onWelcome(welcome);
     ws.onmessage = (e) => this.receive(e.data);
     ws.onclose = (e) => this.dropped(ws, e, null);
     this.ping().catch(() => {});
@@ -201,6 +202,7 @@ export class Net {
     localStorage.setItem(TOKEN, w.token);
     const first = !this.welcome;
     this.welcome = w;
+    if (this.on.onWelcome) this.on.onWelcome(w);
     if (!first) this.on.onResume(w);
     return w;
   }

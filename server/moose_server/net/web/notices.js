@@ -8,9 +8,9 @@ import { h } from "./dom.js";
 import { t } from "./i18n.js";
 
 export const KINDS = ["your_move", "time_running_out", "game_over", "challenge_received"];
-// The kinds the page offers: a challenge reaches only a connected player today, so the
-// server sends no `challenge_received` notice, and the page asks nobody to choose it.
-export const OFFERED = KINDS.filter((kind) => kind !== "challenge_received");
+// The kinds the page offers: every one (`challenge_received`: a correspondence
+// challenge sent while we were away).
+export const OFFERED = KINDS;
 
 // The server's settings as last answered (`notify_settings`), and this browser's state.
 const state = { of: null, settings: null, here: false, busy: false };

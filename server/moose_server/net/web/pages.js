@@ -1,6 +1,7 @@
 // @ts-check
 // The site around the table: a player's profile (/p/NAME or /p/PLAYER_ID) and the
-// leaderboards (/leaderboard, /leaderboard/bots, ?page=N), read from the public HTTP
+// leaderboards (/leaderboard, /leaderboard/bots, ?page=N, ?pool=correspondence for
+// the correspondence games' own ratings), read from the public HTTP
 // API (PROTOCOL.md "Ratings, leaderboards and history"). A finished game's row opens
 // its replay at /g/GAME. The router serves those, /account, and the replays' pages
 // (/g/GAME, /rules: replay.js, howto.js).
@@ -14,9 +15,13 @@ const CHART = { width: 560, height: 180, pad: 36 };
 // The page a path shows, or null for the lobby's, a table's and a game's paths.
 export function routeOf(loc) {
   const parts = loc.pathname.split("/").filter(Boolean);
-  const page = Math.max(1, parseInt(new URLSearchParams(loc.search).get("page") || "1", 10) || 1);
+  const query = new URLSearchParams(loc.search);
+  const page = Math.max(1, parseInt(query.get("page") || "1", 10) || 1);
   if (parts[0] === "p" && parts[1]) return { screen: "profile", key: decoded(parts[1]) };
-  if (parts[0] === "leaderboard") return { screen: "leaderboard", kind: parts[1] === "bots" ? "bots" : "humans", page };
+  if (parts[0] === "leaderboard") {
+    const pool = query.get("pool") === "correspondence" ? "correspondence" : "realtime";
+    return { screen: "leaderboard", kind: parts[1] === "bots" ? "bots" : "humans", page, pool };
+  }
   if (parts[0] === "account") return { screen: "account" };
   if (parts[0] === "g" && parts[1]) return { screen: "replay", id: parts[1] };
   if (parts[0] === "rules") return { screen: "rules" };
@@ -46,8 +51,12 @@ export function profilePath(p) {
   return p.account ? `/p/${encodeURIComponent(p.name)}` : `/p/${encodeURIComponent(p.player)}`;
 }
 
-export function leaderboardPath(kind, page = 1) {
-  return `/leaderboard${kind === "bots" ? "/bots" : ""}${page > 1 ? `?page=${page}` : ""}`;
+export function leaderboardPath(kind, page = 1, pool = "realtime") {
+  const query = new URLSearchParams();
+  if (pool === "correspondence") query.set("pool", pool);
+  if (page > 1) query.set("page", String(page));
+  const rest = query.toString();
+  return `/leaderboard${kind === "bots" ? "/bots" : ""}${rest ? `?${rest}` : ""}`;
 }
 
 // A link the page follows itself (app.js: any a[data-nav]), keeping the history.
@@ -62,7 +71,7 @@ export async function loadPage(route, done) {
   try {
     const url = route.screen === "profile"
       ? `/api/players/${encodeURIComponent(route.key)}`
-      : `/api/leaderboard?kind=${route.kind}&limit=${PAGE_SIZE}&offset=${(route.page - 1) * PAGE_SIZE}`;
+      : `/api/leaderboard?kind=${route.kind}&pool=${route.pool}&limit=${PAGE_SIZE}&offset=${(route.page - 1) * PAGE_SIZE}`;
     const answer = await fetch(url, { headers: { Accept: "application/json" } });
     const body = await answer.json();
     if (!answer.ok) throw Object.assign(new Error(body.message), { code: body.error });
@@ -145,15 +154,20 @@ function waiting(route, title) {
 
 function leaderboardPage(route) {
   const title = t("site_board_title");
+  const tab = (on, href, testid, label) => navLink(href, { class: on ? "tab on" : "tab", "aria-current": on ? "page" : null, testid }, label);
+  const pools = h(
+    "nav",
+    { class: "tabs", "aria-label": t("site_board_pools") },
+    ["realtime", "correspondence"].map((pool) => tab(pool === route.pool, leaderboardPath(route.kind, 1, pool), `board-pool-${pool}`, t(`site_board_${pool}`))),
+  );
   const tabs = h(
     "nav",
     { class: "tabs", "aria-label": t("site_board_kinds") },
-    ["humans", "bots"].map((kind) =>
-      navLink(leaderboardPath(kind), { class: kind === route.kind ? "tab on" : "tab", "aria-current": kind === route.kind ? "page" : null }, t(`site_board_${kind}`)),
-    ),
+    ["humans", "bots"].map((kind) => tab(kind === route.kind, leaderboardPath(kind, 1, route.pool), `board-kind-${kind}`, t(`site_board_${kind}`))),
   );
   if (!route.data) return waiting(route, title);
   const { players, total, offset } = route.data;
+  const caption = [t(`site_board_${route.kind}`), " · ", t(`site_board_${route.pool}`), " · ", count("site_players_n", total)];
   const rows = players.map((p, i) =>
     h(
       "tr",
@@ -167,13 +181,14 @@ function leaderboardPage(route) {
   const pages = Math.max(1, Math.ceil(total / PAGE_SIZE));
   return frame(
     title,
+    pools,
     tabs,
     h("p", { class: "hint" }, t("site_board_note", { n: route.data.provisional_games ?? 5 })),
     players.length
       ? h(
           "table",
           { class: "board" },
-          h("caption", {}, t(`site_board_${route.kind}`), " · ", count("site_players_n", total)),
+          h("caption", {}, ...caption),
           h("thead", {}, h("tr", {}, ["site_col_rank", "site_col_player", "site_col_rating", "site_col_games"].map((k) => h("th", { scope: "col" }, t(k))))),
           h("tbody", {}, rows),
         )
@@ -182,9 +197,9 @@ function leaderboardPage(route) {
       ? h(
           "nav",
           { class: "pager", "aria-label": t("site_pages") },
-          route.page > 1 ? navLink(leaderboardPath(route.kind, route.page - 1), { rel: "prev" }, t("site_prev")) : null,
+          route.page > 1 ? navLink(leaderboardPath(route.kind, route.page - 1, route.pool), { rel: "prev" }, t("site_prev")) : null,
           h("span", {}, t("site_page_of", { page: route.page, pages })),
-          route.page < pages ? navLink(leaderboardPath(route.kind, route.page + 1), { rel: "next" }, t("site_next")) : null,
+          route.page < pages ? navLink(leaderboardPath(route.kind, route.page + 1, route.pool), { rel: "next" }, t("site_next")) : null,
         )
       : null,
   );
@@ -221,6 +236,7 @@ function profilePage(route, ctx) {
       h("dd", { testid: "profile-rank" }, p.rank ? t(p.bot ? "site_rank_bots" : "site_rank_humans", { rank: p.rank }) : t("site_unranked")),
       h("dt", {}, t("site_games")),
       h("dd", { testid: "profile-games" }, count("site_games_n", p.games), " · ", t("site_won_of", { won, n: history.length })),
+      ...correspondenceFacts(p),
     ),
     p.provisional ? h("p", { class: "hint" }, t("site_provisional_note", { n: ctx.provisionalGames })) : null,
     !p.account && !p.bot ? h("p", { class: "hint" }, t("site_guest_note")) : null,
@@ -228,6 +244,26 @@ function profilePage(route, ctx) {
     h("h3", {}, t("site_last_games")),
     history.length ? h("ol", { class: "history" }, history.map((g) => historyRow(g))) : h("p", {}, t("people_no_games")),
   );
+}
+
+// The correspondence games' rating (a pool of its own), once one changed it.
+function correspondenceFacts(p) {
+  const c = p.correspondence;
+  if (!c || c.rating === null) return [];
+  const rank = c.rank ? t(p.bot ? "site_rank_bots" : "site_rank_humans", { rank: c.rank }) : t("site_unranked");
+  return [
+    h("dt", {}, t("site_correspondence_rating")),
+    h(
+      "dd",
+      { testid: "profile-correspondence" },
+      h("strong", { testid: "profile-correspondence-rating" }, String(c.rating)),
+      c.provisional ? ` ${t("site_provisional")}` : "",
+      " · ",
+      rank,
+      " · ",
+      count("site_games_n", c.games),
+    ),
+  ];
 }
 
 function historyRow(g) {
