@@ -55,11 +55,22 @@ async def test_the_commands_of_one_turn_go_in_one_batch(backend):
     assert got == list(range(1, 51))  # in the order sent
     assert batch.batches == 1
     first = asyncio.ensure_future(batch.call("RPUSH", "{t}list", "a"))
-    await asyncio.sleep(0)  # the first batch is on its way: the next two wait for it
+    while batch.batches < 2:  # the first batch is on its way: the next two wait for it
+        await asyncio.sleep(0)
     later = [batch.call("RPUSH", "{t}list", x) for x in "bc"]
     assert await first == 1 and await asyncio.gather(*later) == [2, 3]
     assert batch.batches == 3
     assert await batch.call("LRANGE", "{t}list", 0, -1) == [b"a", b"b", b"c"]
+
+
+async def test_commands_of_later_turns_within_the_window_join_the_batch(backend):
+    batch = backend
+    batch.batch.window = 0.5  # wide: a slow machine's loop turns stay inside it
+    first = asyncio.ensure_future(batch.call("INCR", "{t}w"))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert await asyncio.gather(first, batch.call("INCR", "{t}w")) == [1, 2]
+    assert batch.batches == 1
 
 
 async def test_one_batch_is_one_connection_on_one_node(redis_url):

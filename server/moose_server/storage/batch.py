@@ -1,4 +1,4 @@
-"""The commands of one event-loop turn, sent to Redis as one redis-py pipeline.
+"""The commands of one event-loop turn (or of a short window), sent as one redis-py pipeline.
 
 A move's hot calls (the game read and commit script, event reads, the players'
 game sets and messages, the matchmaking and rating scripts) come from many
@@ -7,7 +7,11 @@ alone than on the same command in its own pipeline (``python
 bench/bench_redis_clients.py``). A `Batcher` queues what its callers send
 during one event-loop turn and sends it as one pipeline
 (``transaction=False``): one batch in flight at a time, and what is queued
-meanwhile goes in the next.
+meanwhile goes in the next. A batch that starts while none is in flight first
+waits `WINDOW` (2 ms) for the commands of later turns: below full speed a turn
+holds about one command, and a pipeline of one costs nearly what one of several
+does, in the server and in Redis (at 1,000 moves/s: 0.77x the server's CPU a
+move, 0.61x Redis', BENCHMARKS.md), for 2 ms more on a move's round trip.
 
 It uses the redis-py client it is given, whatever that talks to: one node
 (``redis://``, ``rediss://``, ``unix://``) or a `RedisCluster`, whose pipeline
@@ -65,6 +69,10 @@ Reply: TypeAlias = "bytes | int | float | list[Reply] | dict[bytes, Reply] | Non
 RESENT = (ConnectionError, RedisTimeoutError, ClusterDownError, SlotNotCoveredError)
 
 # A command, the future of its reply, and for an EVALSHA the script's source.
+# Seconds a batch that starts while none is in flight waits for more commands
+# (see the module docstring).
+WINDOW = 0.002
+
 Queued = tuple[tuple[Arg, ...], "asyncio.Future[Any]", str | None]
 
 
@@ -72,10 +80,15 @@ class Batcher:
     """Commands of one loop turn in one redis-py pipeline (see the module docstring)."""
 
     def __init__(
-        self, redis: aioredis.Redis | RedisCluster, timeout: float = 10.0, connections: int = 8
+        self,
+        redis: aioredis.Redis | RedisCluster,
+        timeout: float = 10.0,
+        connections: int = 8,
+        window: float = WINDOW,
     ) -> None:
         self.redis = redis
         self.timeout = timeout  # seconds a batch's round trip may take
+        self.window = window  # seconds a batch started from idle gathers commands
         self.batches = 0  # pipelines sent: one round trip each (per node on a cluster)
         self._queue: list[Queued] = []
         self._task: asyncio.Task[None] | None = None
@@ -112,6 +125,8 @@ class Batcher:
     async def _run(self) -> None:
         batch: list[Queued] = []
         try:
+            if self.window > 0:
+                await asyncio.sleep(self.window)
             while self._queue:
                 batch, self._queue = self._queue, []
                 self.batches += 1
