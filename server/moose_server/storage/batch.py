@@ -7,14 +7,13 @@ alone than on the same command in its own pipeline (``python
 bench/bench_redis_clients.py``). A `Batcher` queues what its callers send
 during one event-loop turn and sends it as one pipeline
 (``transaction=False``): one batch in flight at a time, and what is queued
-meanwhile goes in the next. A batch that starts while none is in flight, less
-than `WINDOW` (2 ms) after the last one started, first waits until then for the
-commands of later turns: under load below full speed a turn holds about one
-command, and a pipeline of one costs nearly what one of several does, in the
-server and in Redis (at 1,000 moves/s: 0.77x the server's CPU a move, 0.61x
-Redis', BENCHMARKS.md), for up to 2 ms more on that round trip. An idle
-server's commands leave at once, and so does a batch started by a task that
-had a command in the last one (a chain of round trips, each needing the last).
+meanwhile goes in the next. A batch that starts while none is in flight first
+waits `WINDOW` (2 ms) for the commands of later turns: below full speed a turn
+holds about one command, and a pipeline of one costs nearly what one of several
+does, in the server and in Redis (at 1,000 moves/s: 0.77x the server's CPU a
+move, 0.61x Redis', BENCHMARKS.md), for 2 ms more on that round trip. A batch
+started by a task that had a command in the last one (a chain of round trips,
+each needing the one before) leaves at once.
 
 It uses the redis-py client it is given, whatever that talks to: one node
 (``redis://``, ``rediss://``, ``unix://``) or a `RedisCluster`, whose pipeline
@@ -72,7 +71,7 @@ Reply: TypeAlias = "bytes | int | float | list[Reply] | dict[bytes, Reply] | Non
 RESENT = (ConnectionError, RedisTimeoutError, ClusterDownError, SlotNotCoveredError)
 
 # A command, the future of its reply, and for an EVALSHA the script's source.
-# Least seconds between the starts of batches sent while none is in flight
+# Seconds a batch that starts while none is in flight waits for more commands
 # (see the module docstring).
 WINDOW = 0.002
 
@@ -91,8 +90,7 @@ class Batcher:
     ) -> None:
         self.redis = redis
         self.timeout = timeout  # seconds a batch's round trip may take
-        self.window = window  # least seconds between batch starts from idle
-        self._started = -window  # loop time the last batch left
+        self.window = window  # seconds a batch started from idle gathers commands
         self._senders: set[asyncio.Task[Any] | None] = set()  # of the queued commands
         self._answered: set[asyncio.Task[Any] | None] = set()  # senders of the last batch
         self.batches = 0  # pipelines sent: one round trip each (per node on a cluster)
@@ -135,14 +133,12 @@ class Batcher:
         """Send the queued commands, batch after batch; `gather`: within the window first."""
         batch: list[Queued] = []
         try:
-            wait = self._started + self.window - asyncio.get_running_loop().time()
-            if gather and wait > 0:
-                await asyncio.sleep(wait)
+            if gather and self.window > 0:
+                await asyncio.sleep(self.window)
             while self._queue:
                 batch, self._queue = self._queue, []
                 self._answered, self._senders = self._senders, set()
                 self.batches += 1
-                self._started = asyncio.get_running_loop().time()
                 replies = await self._replies([args for args, _, _ in batch])
                 for (args, future, source), reply in zip(batch, replies, strict=True):
                     if future.done():  # its caller was cancelled
