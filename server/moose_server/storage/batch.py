@@ -10,7 +10,7 @@ during one event-loop turn and sends it as one pipeline
 meanwhile goes in the next. A batch that starts while none is in flight first
 waits `WINDOW` (2 ms) for the commands of later turns: below full speed a turn
 holds about one command, and a pipeline of one costs nearly what one of several
-does, in the server and in Redis (at 1,000 moves/s: 0.77x the server's CPU a
+does, in the server and in Redis (at 1,000 moves/s: 0.78x the server's CPU a
 move, 0.61x Redis', BENCHMARKS.md), for 2 ms more on that round trip. A batch
 started by a task that had a command in the last one (a chain of round trips,
 each needing the one before) leaves at once.
@@ -70,11 +70,11 @@ Reply: TypeAlias = "bytes | int | float | list[Reply] | dict[bytes, Reply] | Non
 # (RedisCluster.ERRORS_ALLOW_RETRY), named here from its public exceptions.
 RESENT = (ConnectionError, RedisTimeoutError, ClusterDownError, SlotNotCoveredError)
 
-# A command, the future of its reply, and for an EVALSHA the script's source.
 # Seconds a batch that starts while none is in flight waits for more commands
 # (see the module docstring).
 WINDOW = 0.002
 
+# A command, the future of its reply, and for an EVALSHA the script's source.
 Queued = tuple[tuple[Arg, ...], "asyncio.Future[Any]", str | None]
 
 
