@@ -59,11 +59,36 @@ async def test_the_commands_of_one_turn_go_in_one_batch(backend):
     assert got == list(range(1, 51))  # in the order sent
     assert batch.batches == 1
     first = asyncio.ensure_future(batch.call("RPUSH", "{t}list", "a"))
-    await asyncio.sleep(0)  # the first batch is on its way: the next two wait for it
+    while batch.batches < 2:  # the first batch is on its way: the next two wait for it
+        await asyncio.sleep(0)
     later = [batch.call("RPUSH", "{t}list", x) for x in "bc"]
     assert await first == 1 and await asyncio.gather(*later) == [2, 3]
     assert batch.batches == 3
     assert await batch.call("LRANGE", "{t}list", 0, -1) == [b"a", b"b", b"c"]
+
+
+async def test_commands_of_later_turns_within_the_window_join_the_batch(backend):
+    batch = backend
+    batch.batch.window = 0.2  # wide: a slow machine's loop turns stay inside it
+
+    async def incr() -> object:
+        return await batch.call("INCR", "{t}w")
+
+    first = asyncio.ensure_future(incr())
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert await asyncio.gather(first, batch.call("INCR", "{t}w")) == [1, 2]
+    assert batch.batches == 1
+
+
+async def test_a_chain_of_round_trips_of_one_task_does_not_wait_for_the_window(backend):
+    batch = backend
+    assert await batch.call("INCR", "{t}c") == 1
+    batch.batch.window = 3600.0  # a wait would outlast the test's bound
+    async with asyncio.timeout(30):
+        for n in range(2, 5):
+            assert await batch.call("INCR", "{t}c") == n
+    assert batch.batches == 4
 
 
 async def test_one_batch_is_one_connection_on_one_node(redis_url):

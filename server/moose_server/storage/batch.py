@@ -1,4 +1,4 @@
-"""The commands of one event-loop turn, sent to Redis as one redis-py pipeline.
+"""The commands of one event-loop turn (or of a short window), sent as one redis-py pipeline.
 
 A move's hot calls (the game read and commit script, event reads, the players'
 game sets and messages, the matchmaking and rating scripts) come from many
@@ -7,7 +7,13 @@ alone than on the same command in its own pipeline (``python
 bench/bench_redis_clients.py``). A `Batcher` queues what its callers send
 during one event-loop turn and sends it as one pipeline
 (``transaction=False``): one batch in flight at a time, and what is queued
-meanwhile goes in the next.
+meanwhile goes in the next. A batch that starts while none is in flight first
+waits `WINDOW` (2 ms) for the commands of later turns: below full speed a turn
+holds about one command, and a pipeline of one costs nearly what one of several
+does, in the server and in Redis (at 1,000 moves/s: 0.78x the server's CPU a
+move, 0.61x Redis', BENCHMARKS.md), for 2 ms more on that round trip. A batch
+started by a task that had a command in the last one (a chain of round trips,
+each needing the one before) leaves at once.
 
 It uses the redis-py client it is given, whatever that talks to: one node
 (``redis://``, ``rediss://``, ``unix://``) or a `RedisCluster`, whose pipeline
@@ -65,6 +71,10 @@ Reply: TypeAlias = "bytes | int | float | list[Reply] | dict[bytes, Reply] | Non
 # (RedisCluster.ERRORS_ALLOW_RETRY), named here from its public exceptions.
 RESENT = (ConnectionError, RedisTimeoutError, ClusterDownError, SlotNotCoveredError)
 
+# Seconds a batch that starts while none is in flight waits for more commands
+# (see the module docstring).
+WINDOW = 0.002
+
 # A command, the future of its reply, and for an EVALSHA the script's source.
 Queued = tuple[tuple[Arg, ...], "asyncio.Future[Any]", str | None]
 
@@ -73,10 +83,17 @@ class Batcher:
     """Commands of one loop turn in one redis-py pipeline (see the module docstring)."""
 
     def __init__(
-        self, redis: aioredis.Redis | RedisCluster, timeout: float = 10.0, connections: int = 8
+        self,
+        redis: aioredis.Redis | RedisCluster,
+        timeout: float = 10.0,
+        connections: int = 8,
+        window: float = WINDOW,
     ) -> None:
         self.redis = redis
         self.timeout = timeout  # seconds a batch's round trip may take
+        self.window = window  # seconds a batch started from idle gathers commands
+        self._senders: set[asyncio.Task[Any] | None] = set()  # of the queued commands
+        self._answered: set[asyncio.Task[Any] | None] = set()  # senders of the last batch
         self.batches = 0  # pipelines sent: one round trip each (per node on a cluster)
         self._queue: list[Queued] = []
         self._task: asyncio.Task[None] | None = None
@@ -93,9 +110,12 @@ class Batcher:
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         self._queue.append((args, future, source))
+        sender = asyncio.current_task(loop)
+        self._senders.add(sender)
         if self._task is None:
             # The task's first step runs on the next turn: this turn's commands join.
-            self._task = loop.create_task(self._run(), name="redis batch")
+            chained = sender in self._answered
+            self._task = loop.create_task(self._run(not chained), name="redis batch")
         return future
 
     def script(
@@ -110,11 +130,15 @@ class Batcher:
         if self._task is not None:
             await asyncio.wait([self._task])  # a cancelled closer leaves the batch be
 
-    async def _run(self) -> None:
+    async def _run(self, gather: bool) -> None:
+        """Send the queued commands, batch after batch; `gather`: within the window first."""
         batch: list[Queued] = []
         try:
+            if gather and self.window > 0:
+                await asyncio.sleep(self.window)
             while self._queue:
                 batch, self._queue = self._queue, []
+                self._answered, self._senders = self._senders, set()
                 self.batches += 1
                 replies = await self._replies([args for args, _, _ in batch])
                 for (args, future, source), reply in zip(batch, replies, strict=True):
