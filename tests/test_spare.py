@@ -17,7 +17,7 @@ from moose_server.play.timers import Timers
 from moose_server.settings import Settings
 from moose_server.social.presence import Presence
 from moose_server.storage.connection import open_redis
-from moose_server.storage.keys import GameKeys
+from moose_server.storage.keys import GameKeys, presence_key
 from moose_server.storage.store import Store
 
 SEATS = [Seat("p_a", "ann", None), Seat("p_b", "bob", None)]
@@ -122,3 +122,21 @@ async def test_an_away_seat_is_not_spared_though_its_player_is_stranded(parts):
     assert not await timers[0]._spare(loaded.but(away=away))  # the bot plays an away seat
     assert await timers[0]._spare(loaded)  # a person's seat: spared
     assert not await timers[1]._spare(loaded)  # once a turn, whichever instance
+
+
+async def test_stranded_means_live_words_only_from_instances_without_a_fresh_heartbeat(parts):
+    store, _, _, presence = parts
+    await store.heartbeat("i_ok", 10_000)
+    await store.mark_dead("i_marked", 3_600_000)  # reaped: "dead", with a long ttl
+    for instance, players in {
+        "i_gone": ["p_1", "p_2"],
+        "i_marked": ["p_1"],
+        "i_ok": ["p_2"],
+    }.items():
+        await Presence(store.redis, instance, 60, lambda: []).here([(p, "x") for p in players])
+    now = await store.now_ms()
+    await store.redis.hset(presence_key("p_3"), {"i_gone": now + 60_000, "i_ok": now - 1})
+    assert await presence.stranded("p_1")  # gone and marked dead
+    assert not await presence.stranded("p_2")  # reconnected to a healthy one
+    assert await presence.stranded("p_3")  # the healthy one's word lapsed: it left
+    assert not await presence.stranded("p_4")  # no word at all: the page was closed

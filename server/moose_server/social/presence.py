@@ -128,8 +128,10 @@ class Presence:
         """Whether the player has a live word only from instances whose heartbeat is
         gone or stale: they were connected through an instance that died. False when
         they have no live word at all (they left) or one from a healthy instance."""
-        now = await self._now()
-        fields = await self.redis.hgetall(presence_key(player))
+        clock, read = self.redis.time(), self.redis.hgetall(presence_key(player))  # one batch
+        sec, usec = await clock
+        fields = await read
+        now = int(sec) * 1000 + int(usec) // 1000
         instances = [k.decode() for k, v in fields.items() if k != b"name" and int(v) > now]
         if not instances:
             return False
