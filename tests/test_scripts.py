@@ -72,6 +72,7 @@ from moose_server.storage.scripts import (
     LiveAddCall,
     LiveRemoveCall,
     OnlineCall,
+    SpareCall,
 )
 from moose_server.tables.calls import InviteAnswerCall, InviteOfferCall
 
@@ -105,6 +106,7 @@ SAMPLES: list[Any] = [
     CommitCall(**COMMIT, events=[]),
     ClaimCall(bucket=3, lease_ms=5000, limit=100, outage_ms=1000, grace_ms=5000),
     DeferCall("g_1", 5000),
+    SpareCall("g_1", 7, 1000, 5000),
     FollowCall(wake_channel("i_1")),
     LimitCall(limit_key("code", "player", "p_1"), interval_ms=6000, burst=10),
     LiveAddCall("g_1", b"summary", 1000),
@@ -158,7 +160,7 @@ SAMPLES: list[Any] = [
 
 def build(call: Any) -> tuple[list[str], list[Any]]:
     """KEYS and ARGV of any call, as its caller builds them."""
-    if isinstance(call, CommitCall | DeferCall):
+    if isinstance(call, CommitCall | DeferCall | SpareCall):
         return call.build(GameKeys.of(call.game, 16))
     if isinstance(call, FollowCall):
         return call.build(GameKeys.of("g_1", 16))

@@ -110,11 +110,11 @@ class Watched(Games):
         super().__init__(*args, **kwargs)
         self.now = self.most = 0
 
-    async def timeout(self, game_id: str, now: int) -> None:
+    async def timeout(self, game_id: str, now: int, spare: Any = None) -> None:
         self.now += 1
         self.most = max(self.most, self.now)
         try:
-            await super().timeout(game_id, now)
+            await super().timeout(game_id, now, spare)
         finally:
             self.now -= 1
 
@@ -147,10 +147,10 @@ class Held(Games):
         self.started: list[str] = []
         self.go = asyncio.Event()
 
-    async def timeout(self, game_id: str, now: int) -> None:
+    async def timeout(self, game_id: str, now: int, spare: Any = None) -> None:
         self.started.append(game_id)
         await self.go.wait()
-        await super().timeout(game_id, now)
+        await super().timeout(game_id, now, spare)
 
 
 async def test_the_polls_go_on_while_the_timeouts_they_claimed_are_played(parts):

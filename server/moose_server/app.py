@@ -233,6 +233,7 @@ async def _build(
         settings.presence_ttl,
         hub.player_names,
         still_here=hub.has_player,
+        instance_ttl=settings.instance_ttl,
     )
     notify_store, vapid_key, sender, notifier = await _notices(
         settings, redis, store, hub, channel, stack, presence
@@ -364,7 +365,7 @@ async def _build(
     )
     await liveness.beat()
     work: dict[str, Work] = {
-        "timers": Timers(store, games, settings, deals),
+        "timers": Timers(store, games, settings, deals, stranded=presence),
         "lobby": lobby,
         "results": results,
         "arenas": arenas,

@@ -12,6 +12,9 @@ sockets to reconnect (close 1012); the client library queues again on its own.
 After its own heartbeat lapsed without such a mark (Redis itself was down or
 restarted), an instance waits one more TTL before it judges others, so that
 instances coming back together do not take each other for dead.
+
+Presence reads these heartbeats too (social/presence.py `stranded`): a turn whose
+player was connected only through instances without a fresh one is spared once.
 """
 
 from __future__ import annotations

@@ -38,7 +38,7 @@ import asyncio
 import dataclasses
 import logging
 import secrets
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Protocol
 
 from moose import fair, rules
@@ -375,8 +375,15 @@ class Games:
             return await asyncio.to_thread(self._server_move, game, timed_out)
         return self._server_move(game, timed_out)
 
-    async def timeout(self, game_id: str, now: int) -> None:
-        """A claimed deadline is due: play for the seat to act (version-checked: fires once)."""
+    async def timeout(
+        self,
+        game_id: str,
+        now: int,
+        spare: Callable[[Game], Awaitable[bool]] | None = None,
+    ) -> None:
+        """A claimed deadline is due: play for the seat to act (version-checked: fires once).
+
+        `spare` may move the deadline instead (True: moved, nothing to play)."""
         loaded = await self.store.load(game_id)
         if loaded.data is None:
             await self.store.drop_deadline(game_id)
@@ -387,6 +394,8 @@ class Games:
             return
         if game.deadline > now:
             return  # a move set a new deadline after this one was claimed
+        if spare is not None and await spare(game):
+            return
         step = await self._server_step(game, timed_out=True)
         if step is not None:
             # Checked against this deadline too: one held since (the seats were told

@@ -22,6 +22,14 @@ time), in a task, and the next poll does not wait for them: played one after
 another and waited for, a poll's timeouts on a busy instance could hold the
 next poll past the outage threshold (gaps of up to 22 s were logged at 20,000
 players; BENCHMARKS.md).
+
+A timeout due for a person's seat (not a bot's, not an away seat) whose player
+is connected only through instances that died (`Stranded`: their heartbeat is
+gone or stale) is not played: the deadline moves `outage_grace` from now
+instead, while the player reconnects to another instance. Once a turn: the game
+keeps the version it spared (storage/lua/spare.lua), so the next deadline of
+the same turn is played, whoever claims it. A player with no live word at all
+(they closed the page) or one on a healthy instance times out as before.
 """
 
 from __future__ import annotations
@@ -30,7 +38,8 @@ import asyncio
 import logging
 from typing import Protocol
 
-from moose_server.play.game import GameError
+from moose import rules
+from moose_server.play.game import Game, GameError
 from moose_server.play.games import Games
 from moose_server.settings import Settings
 from moose_server.storage.failures import StorageError
@@ -55,16 +64,29 @@ class Undealt(Protocol):
         """The deal's seed time is over: deal it (once, whoever calls)."""
 
 
+class Stranded(Protocol):
+    """What the deadline loop needs of presence (social/presence.py)."""
+
+    async def stranded(self, player: str) -> bool:
+        """The player is connected only through instances that died: reconnecting."""
+
+
 class Timers:
     """Polls the deadline sets of every bucket and applies what is due."""
 
     def __init__(
-        self, store: Store, games: Games, settings: Settings, undealt: Undealt | None = None
+        self,
+        store: Store,
+        games: Games,
+        settings: Settings,
+        undealt: Undealt | None = None,
+        stranded: Stranded | None = None,
     ) -> None:
         self.store = store
         self.games = games
         self.settings = settings
         self.undealt = undealt  # fair deals waiting for seeds: their deadlines too
+        self.stranded = stranded  # players whose instance died: their turn is spared once
         self.running = True
         self._at_once = asyncio.Semaphore(AT_ONCE)
         self._judge = True  # whether the next claim may take a gap for an outage
@@ -104,7 +126,7 @@ class Timers:
         try:
             waiting = undealt_game(game)  # "deal:<id>": a fair deal's seed time is over
             if waiting is None:
-                await self.games.timeout(game, now)
+                await self.games.timeout(game, now, self._spare)
             elif self.undealt is not None:
                 await self.undealt.due(waiting)
         except (GameError, StorageError, OSError) as exc:
@@ -114,6 +136,27 @@ class Timers:
             log.warning("timeout of %s failed: %s", game, exc)
         except Exception:
             log.exception("timeout of %s failed", game)
+
+    async def _spare(self, game: Game) -> bool:
+        """Move the deadline a grace on, once a turn, when the seat to act is a person
+        connected only through instances that died; True: moved (nothing to play)."""
+        if self.stranded is None or game.auto_kind() is not None:
+            return False  # a bot's or an away seat, a forced pass, or nobody to act
+        seat = rules.to_act(game.state)
+        player = game.players[seat] if seat is not None else None
+        if player is None or not await self.stranded.stranded(player):
+            return False
+        grace_ms = int(self.settings.outage_grace * 1000)
+        moved = await self.store.spare(game.id, game.version, game.deadline, grace_ms)
+        if moved:
+            log.info(
+                "deadline of %s moved %.1f s on: %s is connected only through instances that died",
+                game.id,
+                self.settings.outage_grace,
+                player,
+                extra={"event": "spared", "game": game.id, "player": player},
+            )
+        return bool(moved)
 
     def stop(self) -> None:
         """Claim no more deadlines (draining): `run` ends once what it claimed is played."""

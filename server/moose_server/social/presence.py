@@ -13,6 +13,12 @@ The renewals are spread over that third, a slice every `TICK`, as the heartbeats
 are (net/heartbeats.py): written 500 players a pipeline at once, 10,000 players
 held the event loop for a few ms twenty times in a row every 20 s, and a lobby of
 10,000 had a move p99 of 20 ms against 5 ms at 2,000 (BENCHMARKS.md).
+
+A player whose every live word is that of an instance whose heartbeat
+(ops/liveness.py) is gone or stale is `stranded`: their instance died and they
+are reconnecting (or about to), so the deadline loop spares their turn once
+(play/timers.py). A heartbeat is stale when it has less than half its ttl left:
+a live instance renews it every third of its ttl.
 """
 
 from __future__ import annotations
@@ -26,13 +32,14 @@ from moose_server.net.router import Router
 from moose_server.net.session import Message, Session, player_of
 from moose_server.storage.failures import StorageError
 from moose_server.storage.gateway import Gateway, Pending
-from moose_server.storage.keys import looking_key, presence_key
+from moose_server.storage.keys import instance_key, looking_key, presence_key
 
 __all__ = ["Presence"]
 
 log = logging.getLogger(__name__)
 
 TICK = 0.1  # seconds between two slices of the renewals (at most)
+BEAT = b"1"  # a heartbeat's value (ops/liveness.py); b"dead" marks one taken for dead
 
 
 def _lives(fields: dict[bytes, bytes], now: int) -> bool:
@@ -50,6 +57,7 @@ class Presence:
         ttl: float,
         local: Callable[[], Iterable[tuple[str, str]]],
         still_here: Callable[[str], bool] = lambda player: True,
+        instance_ttl: float = 10.0,
     ) -> None:
         self.redis = redis
         self.instance = instance
@@ -57,6 +65,8 @@ class Presence:
         self.local = local  # (player, name) of each player with a socket here now
         # Whether a player has a socket here still: a slice renews only those.
         self.still_here = still_here
+        # A heartbeat with less left than this missed a beat: its instance died.
+        self.stale_ms = max(1, round(instance_ttl * 1000)) // 2
 
     def register(self, router: Router) -> None:
         """A player's last socket here closing takes their word out."""
@@ -113,6 +123,26 @@ class Presence:
                 if word is not None and int(word) > now:
                     return True
         return False
+
+    async def stranded(self, player: str) -> bool:
+        """Whether the player has a live word only from instances whose heartbeat is
+        gone or stale: they were connected through an instance that died. False when
+        they have no live word at all (they left) or one from a healthy instance."""
+        clock, read = self.redis.time(), self.redis.hgetall(presence_key(player))  # one batch
+        sec, usec = await clock
+        fields = await read
+        now = int(sec) * 1000 + int(usec) // 1000
+        instances = [k.decode() for k, v in fields.items() if k != b"name" and int(v) > now]
+        if not instances:
+            return False
+        reads: list[Pending[object]] = []
+        for key in map(instance_key, instances):
+            reads += [self.redis.get(key), self.redis.pttl(key)]
+        beats = await self.redis.all(reads)
+        for value, left in zip(beats[::2], beats[1::2], strict=True):
+            if value == BEAT and isinstance(left, int) and left >= self.stale_ms:
+                return False  # a healthy instance has them
+        return True
 
     async def online_many(self, players: list[str]) -> list[bool]:
         """Whether each player has a socket on some live instance (one round trip)."""

@@ -45,6 +45,7 @@ __all__ = [
     "LiveAddCall",
     "LiveRemoveCall",
     "OnlineCall",
+    "SpareCall",
     "lua_folder",
     "register",
     "source",
@@ -207,6 +208,23 @@ class DeferCall:
 
 
 @dataclass(frozen=True)
+class SpareCall:
+    """Move a game's deadline, due now, `grace_ms` from now, once a turn
+    (lua/spare.lua): the seat to act is a player whose instance died."""
+
+    SCRIPT: ClassVar[str] = "spare"
+
+    game: str
+    version: int
+    due_ms: int
+    grace_ms: int
+
+    def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as spare.lua reads them, for the game's `keys`."""
+        return [keys.game, keys.deadlines], [self.game, self.version, self.due_ms, self.grace_ms]
+
+
+@dataclass(frozen=True)
 class LimitCall:
     """Take a token from a rate limit (lua/limit.lua), or give one back (`give`)."""
 
@@ -280,4 +298,5 @@ CALLS: tuple[type[Any], ...] = (
     LiveAddCall,
     LiveRemoveCall,
     OnlineCall,
+    SpareCall,
 )

@@ -62,6 +62,7 @@ from moose_server.storage.scripts import (
     LiveAddCall,
     LiveRemoveCall,
     OnlineCall,
+    SpareCall,
 )
 
 __all__ = ["Commit", "Entry", "Loaded", "Store", "Stored", "connect"]
@@ -212,6 +213,13 @@ class Store:
         calls = [DeferCall(game, grace_ms) for game in games]
         runs = [self.redis.run(call, *call.build(self.keys_of(call.game))) for call in calls]
         return [as_int(reply) for reply in await self.redis.all(runs)]
+
+    async def spare(self, game: str, version: int, due_ms: int, grace_ms: int) -> int:
+        """Move the game's deadline `due_ms`, due now, `grace_ms` from now, once a turn
+        (of `version`): the new deadline, or 0 when it did not move (the game moved on,
+        or this turn was spared already). See lua/spare.lua."""
+        call = SpareCall(game, version, due_ms, grace_ms)
+        return as_int(await self.redis.run(call, *call.build(self.keys_of(game))))
 
     async def kept_record(self, game: str) -> dict[str, Any] | None:
         """The kept record of a rated game, or None (never rated, or expired)."""
