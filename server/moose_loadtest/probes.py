@@ -7,6 +7,7 @@
   MONITOR sample that counts the commands clients send per commit (the
   commands a script runs inside Redis are marked `lua` there and left out), the
   slow log, and MEMORY USAGE of a game's keys (`deployment` names them);
+- `NodesProbe`: the same summed over each node of a Redis Cluster;
 - `seed_ratings`: the ratings the matchmaking phase's players queue with.
 
 The loadtest's one module that talks to Redis (through redis-py of its own: the
@@ -35,7 +36,16 @@ import psutil
 
 from moose_loadtest import deployment
 
-__all__ = ["ProcessProbe", "RedisProbe", "Spawned", "free_port", "wait_ready"]
+__all__ = [
+    "NodesProbe",
+    "ProcessProbe",
+    "RedisProbe",
+    "Spawned",
+    "free_port",
+    "is_cluster",
+    "node_urls",
+    "wait_ready",
+]
 
 READY_TIMEOUT = 30.0
 SLOWLOG_US = 1000  # a spawned Redis logs commands slower than this (microseconds)
@@ -135,15 +145,39 @@ async def seed_ratings(url: str, ratings: list[tuple[str, str, float]]) -> None:
     pipeline: the server's heartbeats go unanswered while the players do not read."""
     import redis.asyncio as aioredis
 
-    client = aioredis.Redis.from_url(url)
+    client: Any = aioredis.Redis.from_url(url) if not is_cluster(url) else _cluster_client(url)
     try:
         for at in range(0, len(ratings), 500):
-            async with client.pipeline(transaction=False) as pipe:
-                for player, name, mu in ratings[at : at + 500]:
-                    deployment.queue_rating(pipe, player, name, mu, 2.0, 10)
-                await pipe.execute()
+            pipe = client.pipeline(transaction=False)
+            for player, name, mu in ratings[at : at + 500]:
+                deployment.queue_rating(pipe, player, name, mu, 2.0, 10)
+            await pipe.execute()
     finally:
         await client.aclose()
+
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}  # deploy/README.md
+
+
+def is_cluster(url: str) -> bool:
+    """Whether `url` is the Redis Cluster form ``redis+cluster://h1:p1,h2:p2,...``."""
+    return urlsplit(url).scheme in CLUSTER_SCHEMES
+
+
+def node_urls(url: str) -> list[str]:
+    """Each node of a cluster URL as a plain URL of its own (a plain URL: itself)."""
+    parts = urlsplit(url)
+    if parts.scheme not in CLUSTER_SCHEMES:
+        return [url]
+    auth, _, hosts = parts.netloc.rpartition("@")
+    scheme = CLUSTER_SCHEMES[parts.scheme]
+    return [f"{scheme}://{auth + '@' if auth else ''}{h}/0" for h in hosts.split(",") if h]
+
+
+def _cluster_client(url: str) -> Any:
+    from redis.asyncio.cluster import RedisCluster
+
+    return RedisCluster.from_url(node_urls(url)[0])
 
 
 def _log_slow_scripts(url: str) -> None:
@@ -302,6 +336,44 @@ class RedisProbe:
     async def aclose(self) -> None:
         """Close the connection."""
         await self.redis.aclose()
+
+
+class NodesProbe:
+    """`RedisProbe` over every node of a URL (one, or each seed of a cluster URL):
+    commands and CPU summed, and each node's on its own in `nodes`."""
+
+    def __init__(self, url: str) -> None:
+        self.probes = [RedisProbe(u) for u in node_urls(url)]
+        self.commands: Counter[str] = Counter()
+        self.cpu_percent = 0.0
+        self.nodes: list[tuple[Counter[str], float]] = []
+
+    async def start(self) -> None:
+        """Begin the window on every node."""
+        await asyncio.gather(*(p.start() for p in self.probes))
+
+    async def stop(self) -> None:
+        """End the window on every node; sum their commands and CPU."""
+        await asyncio.gather(*(p.stop() for p in self.probes))
+        self.nodes = [(p.commands, p.cpu_percent) for p in self.probes]
+        self.commands = sum((p.commands for p in self.probes), Counter())
+        self.cpu_percent = sum(p.cpu_percent for p in self.probes)
+
+    async def round_trips(self, seconds: float) -> dict[str, Any]:
+        """MONITOR on every node at once: client commands per commit over them all."""
+        each = await asyncio.gather(*(p.round_trips(seconds) for p in self.probes))
+        commits = sum(e["commits"] for e in each)
+        sent: Counter[str] = sum((Counter(e["client_commands"]) for e in each), Counter())
+        total = sum(sent.values())
+        return {
+            "commits": commits,
+            "client_commands": dict(sent),
+            "per_commit": total / commits if commits else None,
+        }
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        await asyncio.gather(*(p.aclose() for p in self.probes))
 
 
 def machine() -> dict[str, Any]:
