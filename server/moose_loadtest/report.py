@@ -38,6 +38,8 @@ def summary_rows(r: dict[str, Any]) -> list[Row]:
         rows += _window_rows(r) + _ceiling_rows(r)
     if r.get("scale_out"):
         rows += _scale_rows(r["scale_out"])
+    if r.get("on_cluster"):
+        rows += _cluster_rows(r["on_cluster"])
     for step in (r.get("lobby") or {}).get("steps") or ():
         rows.append((f"lobby of {step['players']:,} players", ""))
         rows += [(f"  {name}", value) for name, value in _window_rows(step)]
@@ -116,6 +118,29 @@ def _scale_rows(s: dict[str, Any]) -> list[Row]:
         ("  server CPU ms/move, all instances", pair("server_cpu_ms_per_move")),
         ("  ... spread over one instance", f"x{s['cpu_per_move_ratio']}"),
         ("  Redis commands per move", pair("redis_commands_per_move")),
+        ("  moves per second", pair("moves_per_second")),
+        ("  move -> moved p99, ms", pair("move_p99_ms")),
+        ("  move -> every seat has it p99, ms", pair("all_seats_p99_ms")),
+    ]
+
+
+def _cluster_rows(c: dict[str, Any]) -> list[Row]:
+    """One Redis against a Redis Cluster, as many instances over each: medians of the rounds."""
+    one, cluster = c["median_one_node"], c["median_cluster"]
+
+    def pair(key: str) -> str:
+        return f"{one[key]} / {cluster[key]}"
+
+    nodes = c["cluster"][-1]["redis_nodes"] or ()
+    each = " / ".join(str(n["commands_per_move"]) for n in nodes)
+    return [
+        (f"one Redis / {c['nodes']}-node Cluster, {c['instances']} instance(s) each", ""),
+        (f"  (medians of {c['rounds']} rounds)", ""),
+        ("  server CPU ms/move, all instances", pair("server_cpu_ms_per_move")),
+        ("  ... Cluster over one Redis", f"x{c['cpu_per_move_ratio']}"),
+        ("  Redis CPU ms/move, all nodes", pair("redis_cpu_ms_per_move")),
+        ("  Redis commands per move, all nodes", pair("redis_commands_per_move")),
+        ("  ... each node (last Cluster round)", each or "-"),
         ("  moves per second", pair("moves_per_second")),
         ("  move -> moved p99, ms", pair("move_p99_ms")),
         ("  move -> every seat has it p99, ms", pair("all_seats_p99_ms")),

@@ -36,6 +36,7 @@ class Options:
     spawn: bool = False
     instances: int = 1  # with `spawn`: `moose serve` processes over the one Redis
     rounds: int = 2  # several instances: interleaved rounds of one instance and spread
+    cluster: bool = False  # with `spawn`: also instances over a Redis Cluster of our own
     redis: str | None = None  # the Redis a spawned server uses (default: its own)
     redis_url: str | None = None  # the Redis to read command counts from
     server_pid: tuple[int, ...] = ()  # of the `url` servers, in the same order

@@ -10,6 +10,12 @@ server CPU of a round is summed over every instance, the idle ones included
 (their upkeep is the same in both kinds of round); Redis' commands per move
 and the latencies come with it. The figures compared are the medians over the
 rounds.
+
+`on_cluster` does the same for one Redis against a Redis Cluster: two deployments
+of as many instances each, one over a single Redis node and one over a three-node
+cluster, played in interleaved rounds (one node, cluster, cluster, one node, ...);
+a round's players are on every instance of its deployment (round-robin), its
+server CPU summed over them, its Redis CPU and commands summed over the nodes.
 """
 
 from __future__ import annotations
@@ -20,7 +26,9 @@ from typing import Any
 
 from moose_loadtest.run import Options, Ui
 
-__all__ = ["round_figures", "scale_out"]
+__all__ = ["Deployment", "on_cluster", "round_figures", "scale_out"]
+
+Deployment = tuple[list[str], list[int], "str | None"]  # instances' URLs, pids, Redis URL
 
 # games_phase(opts, url, pids, redis_url, ui, spread, label): one games phase's report.
 Play = Callable[
@@ -39,6 +47,10 @@ def round_figures(report: dict[str, Any]) -> dict[str, Any]:
         "server_cpu_ms_per_move": round(10 * cpu / rate, 4) if cpu and rate else None,
         "redis_commands_per_move": redis.get("commands_per_move"),
         "redis_cpu_percent": redis.get("cpu_percent"),
+        "redis_cpu_ms_per_move": round(10 * redis["cpu_percent"] / rate, 4)
+        if redis.get("cpu_percent") and rate
+        else None,
+        "redis_nodes": redis.get("nodes"),
         "move_latency_ms": report["move_latency_ms"],
         "all_seats_latency_ms": report["all_seats_latency_ms"],
         "games": report["games"],
@@ -61,6 +73,7 @@ def _medians(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "server_cpu_ms_per_move": _median(rounds, "server_cpu_ms_per_move"),
         "redis_commands_per_move": _median(rounds, "redis_commands_per_move"),
+        "redis_cpu_ms_per_move": _median(rounds, "redis_cpu_ms_per_move"),
         "moves_per_second": _median(rounds, "moves_per_second"),
         "move_p99_ms": _p99(rounds, "move_latency_ms"),
         "all_seats_p99_ms": _p99(rounds, "all_seats_latency_ms"),
@@ -104,5 +117,37 @@ async def scale_out(
         "median_spread": b,
         "cpu_per_move_ratio": _ratio(b["server_cpu_ms_per_move"], a["server_cpu_ms_per_move"]),
         "redis_commands_ratio": _ratio(b["redis_commands_per_move"], a["redis_commands_per_move"]),
+    }
+    return last, comparison
+
+
+async def on_cluster(
+    opts: Options, one: Deployment, cluster: Deployment, ui: Ui, play: Play
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Interleaved rounds over one Redis node and over a cluster; (the last cluster
+    round's report, the comparison: every round's figures, their medians, the ratios)."""
+    rounds: dict[str, list[dict[str, Any]]] = {"one_node": [], "cluster": []}
+    last: dict[str, Any] = {}
+    for r in range(opts.rounds):
+        kinds = ("one_node", "cluster") if r % 2 == 0 else ("cluster", "one_node")
+        for kind in kinds:
+            urls, pids, redis_url = cluster if kind == "cluster" else one
+            over = tuple(urls) if len(urls) > 1 else ()
+            label = f"round {r + 1}: " + ("Redis Cluster" if kind == "cluster" else "one Redis")
+            report = await play(opts, urls[0], pids, redis_url, ui, over, label)
+            rounds[kind].append(round_figures(report))
+            if kind == "cluster":
+                last = report
+    a, b = _medians(rounds["one_node"]), _medians(rounds["cluster"])
+    comparison = {
+        "instances": len(one[0]),
+        "nodes": len(rounds["cluster"][-1]["redis_nodes"] or ()),
+        "rounds": opts.rounds,
+        **rounds,
+        "median_one_node": a,
+        "median_cluster": b,
+        "cpu_per_move_ratio": _ratio(b["server_cpu_ms_per_move"], a["server_cpu_ms_per_move"]),
+        "redis_commands_ratio": _ratio(b["redis_commands_per_move"], a["redis_commands_per_move"]),
+        "redis_cpu_ratio": _ratio(b["redis_cpu_ms_per_move"], a["redis_cpu_ms_per_move"]),
     }
     return last, comparison
