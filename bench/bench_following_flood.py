@@ -1,7 +1,7 @@
 """What a flood of `following` from one address costs another player.
 
     python bench/bench_following_flood.py [--attackers 8] [--follows 500] [--seconds 5] [--rounds 6]
-        [--message following]
+        [--message following] [--pin]
 
 Runs a real `moose serve` (its own valkey-server on a unix socket, loopback
 trusted as a proxy so that clients say their address in X-Forwarded-For).
@@ -19,7 +19,10 @@ p50/p99 idle and flooded, their ratio, the `following` answered and refused
 time the server process, Redis and the flood's clients (this process) used per
 second idle and flooded (/proc, INFO cpu, getrusage). `--message ping` floods
 with `ping` instead, at the same rate: a control for what the clients' own load
-on the machine does to the measure.
+on the machine does to the measure. `--pin` (Linux, two cores at least) puts the
+server and its Redis on one core and the flood's clients and the other player's
+process on another, as when the attacker's clients run on other machines; the load
+average is printed at the start and the end, for the machine's other work.
 """
 
 from __future__ import annotations
@@ -89,6 +92,26 @@ async def connect(session: aiohttp.ClientSession, url: str, name: str, address: 
     assert welcome["type"] == "welcome", welcome
     sock.player = welcome["player"]
     return sock
+
+
+def cores_to_pin() -> tuple[set[int], set[int]]:
+    """The core for the server and Redis, and the one for the clients; exits with a
+    message where pinning is not possible."""
+    if not hasattr(os, "sched_setaffinity"):
+        sys.exit("--pin needs Linux (os.sched_setaffinity)")
+    usable = sorted(os.sched_getaffinity(0))
+    if len(usable) < 2:
+        sys.exit(f"--pin needs two cores: this bench may use {len(usable)} ({usable})")
+    return {usable[0]}, {usable[1]}
+
+
+def pin(pid: int, cores: set[int]) -> int:
+    """Every thread of process `pid` on `cores` (a thread started later inherits its
+    starter's): the count of threads pinned."""
+    tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    for task in tasks:
+        os.sched_setaffinity(int(task.name), cores)
+    return len(tasks)
 
 
 def serve(redis_url: str, data: Path, port: int) -> subprocess.Popen[bytes]:
@@ -226,13 +249,22 @@ async def measured(victim: asyncio.subprocess.Process) -> list[float]:
     return list(json.loads(await victim.stdout.readline()))
 
 
-async def main(args: argparse.Namespace) -> None:
+async def main(args: argparse.Namespace, cores: tuple[set[int], set[int]] | None) -> None:
+    load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="mflood") as tmp:
         data = Path(tmp)
         with EmbeddedRedis(data / "r", appendonly=False) as server:
             port = free_port()
             proc = serve(server.url, data, port)
             url = f"ws://127.0.0.1:{port}/ws"
+            if cores is not None:  # this process, and so the pinger, already on cores[1]
+                assert server.process is not None
+                threads = pin(proc.pid, cores[0]), pin(server.process.pid, cores[0])
+                print(
+                    f"pinned: the server ({threads[0]} threads) and Redis ({threads[1]}) "
+                    f"to core {min(cores[0])}; the flood's clients and the other player's "
+                    f"process to core {min(cores[1])}"
+                )
             redis = aioredis.Redis.from_url(server.url)
             me = [sys.executable, __file__, "--pinger", url, "--seconds", str(args.seconds)]
             pipe = asyncio.subprocess.PIPE
@@ -277,6 +309,7 @@ async def main(args: argparse.Namespace) -> None:
                 proc.terminate()
                 proc.wait(20)
     report(args, idle, busy, got, alone, used, (calm, flooded))
+    print(f"load average (1 min): {load:.2f} at the start, {os.getloadavg()[0]:.2f} at the end")
 
 
 def report(
@@ -324,9 +357,15 @@ if __name__ == "__main__":
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--message", default="following", choices=("following", "ping"))
+    parser.add_argument(
+        "--pin", action="store_true", help="server and Redis on one core, clients on another"
+    )
     parser.add_argument("--pinger", help=argparse.SUPPRESS)  # the other player's process
     parsed = parser.parse_args()
     if parsed.pinger:
         asyncio.run(pinger(parsed.pinger, parsed.seconds))
     else:
-        asyncio.run(main(parsed))
+        pinned = cores_to_pin() if parsed.pin else None
+        if pinned is not None:  # before any thread: every later one, and the pinger, inherit
+            os.sched_setaffinity(0, pinned[1])
+        asyncio.run(main(parsed, pinned))
