@@ -41,6 +41,14 @@ async def backend(backend_url: str) -> AsyncIterator[Gateway]:
     await backend.aclose()
 
 
+def tune(gateway: Gateway, window: float, busy: float) -> None:
+    """Set the window and the busy time of the gateway's batcher, or of every lane
+    of a cluster's (Shards: those made so far and those made later)."""
+    batch = gateway.batch
+    for one in [batch, *(batch.lanes if isinstance(batch, Shards) else [])]:
+        one.window, one.busy = window, busy
+
+
 def _script(source: str) -> tuple[str, str]:
     """(sha, source) of a script, as the gateway registers one."""
     return hashlib.sha1(source.encode()).hexdigest(), source
@@ -69,22 +77,38 @@ async def test_the_commands_of_one_turn_go_in_one_batch(backend):
 
 async def test_commands_of_later_turns_within_the_window_join_the_batch(backend):
     batch = backend
-    batch.batch.window = 0.2  # wide: a slow machine's loop turns stay inside it
+    # A wide window (a slow machine's loop turns stay inside it); the answer just
+    # read makes the batcher (the key's lane on a cluster) busy.
+    tune(batch, window=0.2, busy=60.0)
 
     async def incr() -> object:
         return await batch.call("INCR", "{t}w")
 
+    assert await batch.call("GET", "{t}w") is None
     first = asyncio.ensure_future(incr())
     for _ in range(3):
         await asyncio.sleep(0)
     assert await asyncio.gather(first, batch.call("INCR", "{t}w")) == [1, 2]
-    assert batch.batches == 1
+    assert batch.batches == 2
+
+
+async def test_an_idle_batchers_command_does_not_wait_for_the_window(backend):
+    batch = backend
+    tune(batch, window=3600.0, busy=0.0)  # idle: no answer counts as recent; a wait
+    # would outlast the test's bound
+
+    async def incr() -> object:
+        return await batch.call("INCR", "{t}i")
+
+    async with asyncio.timeout(30):
+        assert await asyncio.ensure_future(incr()) == 1
+        assert await asyncio.ensure_future(incr()) == 2
 
 
 async def test_a_chain_of_round_trips_of_one_task_does_not_wait_for_the_window(backend):
     batch = backend
     assert await batch.call("INCR", "{t}c") == 1
-    batch.batch.window = 3600.0  # a wait would outlast the test's bound
+    tune(batch, window=3600.0, busy=3600.0)  # busy: a wait would outlast the test's bound
     async with asyncio.timeout(30):
         for n in range(2, 5):
             assert await batch.call("INCR", "{t}c") == n

@@ -7,13 +7,15 @@ alone than on the same command in its own pipeline (``python
 bench/bench_redis_clients.py``). A `Batcher` queues what its callers send
 during one event-loop turn and sends it as one pipeline
 (``transaction=False``): one batch in flight at a time, and what is queued
-meanwhile goes in the next. A batch that starts while none is in flight first
-waits `WINDOW` (2 ms) for the commands of later turns: below full speed a turn
-holds about one command, and a pipeline of one costs nearly what one of several
-does, in the server and in Redis (at 1,000 moves/s: 0.78x the server's CPU a
-move, 0.61x Redis', BENCHMARKS.md), for 2 ms more on that round trip. A batch
-started by a task that had a command in the last one (a chain of round trips,
-each needing the one before) leaves at once.
+meanwhile goes in the next. On a busy server (a batch answered within the last
+`BUSY`, 10 ms), a batch that starts while none is in flight first waits `WINDOW`
+(2 ms) for the commands of later turns: below full speed a turn holds about one
+command, and a pipeline of one costs nearly what one of several does, in the
+server and in Redis (at 1,000 moves/s: 0.78x the server's CPU a move, 0.61x
+Redis', BENCHMARKS.md), for 2 ms more on that round trip. An idle server's
+command leaves at once (a person's move or ping on a quiet server waits for
+nothing), and so does a batch started by a task that had a command in the last
+one (a chain of round trips, each needing the one before).
 
 It uses the redis-py client it is given, whatever that talks to: one node
 (``redis://``, ``rediss://``, ``unix://``) or a `RedisCluster`, whose pipeline
@@ -71,9 +73,10 @@ Reply: TypeAlias = "bytes | int | float | list[Reply] | dict[bytes, Reply] | Non
 # (RedisCluster.ERRORS_ALLOW_RETRY), named here from its public exceptions.
 RESENT = (ConnectionError, RedisTimeoutError, ClusterDownError, SlotNotCoveredError)
 
-# Seconds a batch that starts while none is in flight waits for more commands
-# (see the module docstring).
+# Seconds a batch that starts while none is in flight waits for more commands,
+# when the last batch was answered less than BUSY seconds ago (module docstring).
 WINDOW = 0.002
+BUSY = 0.010
 
 # A command, the future of its reply, and for an EVALSHA the script's source.
 Queued = tuple[tuple[Arg, ...], "asyncio.Future[Any]", str | None]
@@ -88,10 +91,13 @@ class Batcher:
         timeout: float = 10.0,
         connections: int = 8,
         window: float = WINDOW,
+        busy: float = BUSY,
     ) -> None:
         self.redis = redis
         self.timeout = timeout  # seconds a batch's round trip may take
-        self.window = window  # seconds a batch started from idle gathers commands
+        self.window = window  # seconds a batch started while busy gathers commands
+        self.busy = busy  # seconds after a batch's answer that the batcher counts as busy
+        self._answered_at = float("-inf")  # loop time of the last batch's replies
         self._senders: set[asyncio.Task[Any] | None] = set()  # of the queued commands
         self._answered: set[asyncio.Task[Any] | None] = set()  # senders of the last batch
         self.batches = 0  # pipelines sent: one round trip each (per node on a cluster)
@@ -115,7 +121,8 @@ class Batcher:
         if self._task is None:
             # The task's first step runs on the next turn: this turn's commands join.
             chained = sender in self._answered
-            self._task = loop.create_task(self._run(not chained), name="redis batch")
+            busy = loop.time() - self._answered_at < self.busy
+            self._task = loop.create_task(self._run(busy and not chained), name="redis batch")
         return future
 
     def script(
@@ -141,6 +148,7 @@ class Batcher:
                 self._answered, self._senders = self._senders, set()
                 self.batches += 1
                 replies = await self._replies([args for args, _, _ in batch])
+                self._answered_at = asyncio.get_running_loop().time()
                 for (args, future, source), reply in zip(batch, replies, strict=True):
                     if future.done():  # its caller was cancelled
                         continue

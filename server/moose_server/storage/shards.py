@@ -25,7 +25,7 @@ from typing import Any
 from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import ConnectionError, RedisError
 
-from moose_server.storage.batch import Arg, Batcher
+from moose_server.storage.batch import BUSY, WINDOW, Arg, Batcher
 
 __all__ = ["Shards", "key_of"]
 
@@ -51,6 +51,7 @@ class Shards:
         self.cluster = cluster
         self.timeout = timeout
         self.connections = connections  # a node's pool: commands sent alone at once, per lane
+        self.window, self.busy = WINDOW, BUSY  # each lane's (Batcher), set as it is made
         self._lanes: dict[str, Batcher] = {}
         self._closed = False
 
@@ -76,11 +77,18 @@ class Shards:
         self._closed = True
         await asyncio.gather(*(lane.aclose() for lane in self._lanes.values()))
 
+    @property
+    def lanes(self) -> list[Batcher]:
+        """The batchers made so far, one per primary."""
+        return list(self._lanes.values())
+
     def _lane(self, args: tuple[Arg, ...]) -> Batcher:
         name = self._primary(args)
         lane = self._lanes.get(name)
         if lane is None:
-            lane = self._lanes[name] = Batcher(self.cluster, self.timeout, self.connections)
+            lane = self._lanes[name] = Batcher(
+                self.cluster, self.timeout, self.connections, self.window, self.busy
+            )
         return lane
 
     def _primary(self, args: tuple[Arg, ...]) -> str:
