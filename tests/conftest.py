@@ -44,6 +44,7 @@ import aiohttp
 import pytest
 import redis
 from aiohttp import web
+from aiosmtpd.controller import Controller
 
 from moose_server.app import create_app
 from moose_server.settings import Settings
@@ -52,6 +53,8 @@ from moose_server.storage.embedded import EmbeddedRedis, free_port
 from helpers import Instance, RawClient, RedisClusterNodes, Serve, ServeProcess, cleanup
 from helpers.browser import ARGS, CHROMIUM, Player
 from helpers.lanes import LaneGuard
+from helpers.mail import Inbox
+from helpers.push import PushService
 
 
 @pytest.fixture(autouse=True)
@@ -275,6 +278,28 @@ async def ws_client() -> AsyncIterator[Callable[..., Awaitable[RawClient]]]:
     for client in clients:
         await client.close()
     await session.close()
+
+
+# -- where notices go: a push service and an SMTP server on loopback -------------------
+
+
+@pytest.fixture
+async def push_service() -> AsyncIterator[PushService]:
+    """A push service on loopback (helpers.push)."""
+    async with PushService() as service:
+        yield service
+
+
+@pytest.fixture
+async def inbox() -> AsyncIterator[tuple[Inbox, int]]:
+    """An SMTP server on loopback (a thread of this process) and its port."""
+    handler = Inbox()
+    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
+    controller.start()
+    try:
+        yield handler, controller.port
+    finally:
+        controller.stop()
 
 
 # -- the fast lane (helpers.lanes) ------------------------------------------------------

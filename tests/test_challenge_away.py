@@ -11,20 +11,19 @@ makes the challenge as any other, never told nor listed.
 
 from __future__ import annotations
 
-import asyncio
 import email
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import aiohttp
 import pytest
-from aiosmtpd.controller import Controller
 
 import moose
 from moose_server.storage.embedded import free_port
 
 from helpers import RawClient, Serve, account_socket
+from helpers.mail import Inbox
 from helpers.push import Browser, PushService
 
 # The instance's sender looks at the stream every second when not woken.
@@ -34,39 +33,6 @@ PASSWORD = "correct horse battery"
 DAY_MS = 86_400_000
 Connect = Callable[..., Awaitable[RawClient]]
 Message = dict[str, Any]
-
-
-@pytest.fixture
-async def push_service() -> AsyncIterator[PushService]:
-    """A push service on loopback."""
-    async with PushService() as service:
-        yield service
-
-
-class Inbox:
-    """An SMTP server's handler: every mail it gets, as a parsed message."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.mails: asyncio.Queue[email.message.Message] = asyncio.Queue()
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        """Keep the mail (aiosmtpd runs this in its own thread's loop)."""
-        mail = email.message_from_bytes(envelope.content)
-        self.loop.call_soon_threadsafe(self.mails.put_nowait, mail)
-        return "250 OK"
-
-
-@pytest.fixture
-async def inbox() -> AsyncIterator[tuple[Inbox, int]]:
-    """An SMTP server on loopback (a thread of this process) and its port."""
-    handler = Inbox()
-    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    try:
-        yield handler, controller.port
-    finally:
-        controller.stop()
 
 
 def text_of(mail: email.message.Message) -> str:

@@ -33,23 +33,8 @@ from moose_server.storage.keys import deadlines_key
 
 from helpers import ServeProcess, open_store
 from helpers.cluster import ReplicatedCluster
-from helpers.fleet import Bot, Fleet
+from helpers.fleet import BOTS, ENV, FLAGS, Bot, Fleet
 
-BOTS = 12
-TURN = "3"  # seconds: a turn, and a trap's answer
-FLAGS = (
-    "--turn-time",
-    TURN,
-    "--answer-time",
-    TURN,
-    "--match-wait",
-    "0.2",
-    "--poll-interval",
-    "0.05",
-    "--drain-grace",
-    "1",
-)
-ENV = {"MOOSE_MATCH_INTERVAL": "0.05", "MOOSE_INSTANCE_TTL": "3", "MOOSE_GAME_GRACE": "600"}
 BUCKETS = 16  # the server's default (Settings.buckets)
 MOVES_BEFORE = 40  # moves acknowledged before the kill: every bot is busy
 MOVES_AFTER = 60  # ...and after it, once the replica took over: the games went on

@@ -29,26 +29,10 @@ from moose_server.storage.keys import move_field
 from moose_server.storage.store import Store
 
 from helpers import RawClient, ServeProcess, aof_copy, aof_restore, open_store, table_game
-from helpers.fleet import Bot, Fleet
+from helpers.fleet import BOTS, ENV, FLAGS, Bot, Fleet
 
 Message = dict[str, Any]
 
-BOTS = 12
-TURN = "3"  # seconds: a turn, and a trap's answer
-FLAGS = (
-    "--turn-time",
-    TURN,
-    "--answer-time",
-    TURN,
-    "--match-wait",
-    "0.2",
-    "--poll-interval",
-    "0.05",
-    "--drain-grace",
-    "1",
-)
-# Finished games keep their events and move ids past the test's end.
-ENV = {"MOOSE_MATCH_INTERVAL": "0.05", "MOOSE_INSTANCE_TTL": "3", "MOOSE_GAME_GRACE": "600"}
 LOST = 0.8  # seconds of writes Redis loses
 THINK = 0.05  # seconds a bot takes over a move: a few moves of each game in the lost window
 MOVES_BEFORE = 40  # moves acknowledged before the fault: every bot is busy

@@ -44,13 +44,6 @@ MakeSender = Callable[..., Awaitable[Sender]]
 
 
 @pytest.fixture
-async def push_service() -> AsyncIterator[PushService]:
-    """A push service on loopback."""
-    async with PushService() as service:
-        yield service
-
-
-@pytest.fixture
 async def make_sender(redis_url: str) -> AsyncIterator[MakeSender]:
     """``sender = await make_sender(consumer="a", **settings)``: a Sender over the test Redis."""
     redis = await open_redis(redis_url, 4)

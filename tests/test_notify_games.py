@@ -11,7 +11,7 @@ either (two `moose serve` processes over one Redis).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -24,13 +24,6 @@ from helpers.push import Browser, PushService
 
 Message = dict[str, Any]
 Connect = Callable[..., Awaitable[RawClient]]
-
-
-@pytest.fixture
-async def push_service() -> AsyncIterator[PushService]:
-    """A push service on loopback."""
-    async with PushService() as service:
-        yield service
 
 
 async def days_game(host: RawClient, guest: RawClient) -> str:

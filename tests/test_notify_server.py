@@ -7,21 +7,19 @@ as a game's commit on any instance queues it; the instance's own sender sends it
 
 from __future__ import annotations
 
-import asyncio
 import email
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
 
 import aiohttp
 import pytest
-from aiosmtpd.controller import Controller
 
 from moose_server.notify import Notice, NotifyStore
 from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import free_port
 
 from helpers import RawClient, Serve
+from helpers.mail import Inbox
 from helpers.push import Browser, PushService, vapid_claims
 
 # The instance's sender looks at the stream every second when not woken: over the
@@ -30,39 +28,6 @@ pytestmark = pytest.mark.slow
 
 PASSWORD = "correct horse battery"
 Connect = Callable[..., Awaitable[RawClient]]
-
-
-class Inbox:
-    """An SMTP server's handler: every mail it gets, as a parsed message."""
-
-    def __init__(self) -> None:
-        self.loop = asyncio.get_running_loop()
-        self.mails: asyncio.Queue[email.message.Message] = asyncio.Queue()
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        """Keep the mail (aiosmtpd runs this in its own thread's loop)."""
-        mail = email.message_from_bytes(envelope.content)
-        self.loop.call_soon_threadsafe(self.mails.put_nowait, mail)
-        return "250 OK"
-
-
-@pytest.fixture
-async def inbox() -> AsyncIterator[tuple[Inbox, int]]:
-    """An SMTP server on loopback (a thread of this process) and its port."""
-    handler = Inbox()
-    controller = Controller(handler, hostname="127.0.0.1", port=free_port())
-    controller.start()
-    try:
-        yield handler, controller.port
-    finally:
-        controller.stop()
-
-
-@pytest.fixture
-async def push_service() -> AsyncIterator[PushService]:
-    """A push service on loopback."""
-    async with PushService() as service:
-        yield service
 
 
 @pytest.fixture

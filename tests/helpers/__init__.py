@@ -18,6 +18,7 @@ path in rootdir mode).
 - `workout`: a server put through most of what it does (every Redis command it sends).
 - `arenas`: `moose serve` processes for arena tests, and arenas made in Redis.
 - `releases`: the previous release of the server, unpacked from git (deploy/RELEASES).
+- `push`, `mail`: a push service on loopback and an SMTP server's handler, for notices.
 - `lanes`: the `slow` mark and the guard behind the fast lane (conftest registers it).
 """
 

@@ -20,9 +20,27 @@ from typing import Any
 from moose.bots import make_bot
 from moose.client import Client, ServerError, is_final
 
-__all__ = ["Ack", "Bot", "Fleet"]
+__all__ = ["BOTS", "ENV", "FLAGS", "Ack", "Bot", "Fleet"]
 
 Message = dict[str, Any]
+
+# The servers a fleet plays on: quick matches and polls, short turns.
+BOTS = 12
+TURN = "3"  # seconds: a turn, and a trap's answer
+FLAGS = (
+    "--turn-time",
+    TURN,
+    "--answer-time",
+    TURN,
+    "--match-wait",
+    "0.2",
+    "--poll-interval",
+    "0.05",
+    "--drain-grace",
+    "1",
+)
+# Finished games keep their events and move ids past the test's end.
+ENV = {"MOOSE_MATCH_INTERVAL": "0.05", "MOOSE_INSTANCE_TTL": "3", "MOOSE_GAME_GRACE": "600"}
 
 
 @dataclass(frozen=True)
