@@ -12,17 +12,14 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-import redis.asyncio as aioredis
 
 import moose
 from moose import rules
-from moose_server.storage.keys import GameKeys, bucket, deadlines_key
 
-from helpers import open_games, stacked_deck
+from helpers import make_due, open_games, stacked_deck
 
 Message = dict[str, Any]
 DAY_MS = 86_400_000
-BUCKETS = 16  # the servers' default
 
 
 async def days_game(host: Any, guest: Any, days: int) -> tuple[Message, Message]:
@@ -42,19 +39,6 @@ async def state_of(client: Any, game: str) -> tuple[Message, Message]:
     while (event := await client.expect(type="event", game=game))["event"]["kind"] != "state":
         pass
     return synced, event
-
-
-async def make_due(redis_url: str, game: str) -> None:
-    """Move the game's deadline into the past, in the game and in its bucket's set,
-    as if its days had gone by."""
-    r = aioredis.Redis.from_url(redis_url)
-    try:
-        now_s, now_us = await r.time()
-        past = now_s * 1000 + now_us // 1000 - 1
-        await r.hset(GameKeys.of(game, BUCKETS).game, "dl", past)
-        await r.zadd(deadlines_key(bucket(game, BUCKETS)), {game: past}, xx=True)
-    finally:
-        await r.aclose()
 
 
 @pytest.mark.parametrize("days", [3, 14])

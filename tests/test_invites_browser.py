@@ -81,6 +81,18 @@ async def _account(url: str, name: str, bot: bool = False) -> Client:
     return client
 
 
+def _in_the_lobby(page: Any, name: str) -> tuple[Player, dict[str, Any]]:
+    """A page with a session under `name` (a table made and left), back in the lobby,
+    and the `welcome` it got."""
+    player = page().open()
+    player.find("name-input").fill(name)
+    player.find("create-button").click()  # a session under that name
+    player.find("table-code").wait_for()
+    player.find("leave-button").click()
+    player.find("challenge-name").wait_for()
+    return player, [f for f in player.frames if f.get("type") == "welcome"][-1]
+
+
 def test_a_challenge_from_the_page_is_accepted_by_a_bot_client_and_played(
     page, server, loop, tmp_path
 ) -> None:
@@ -107,13 +119,7 @@ def test_a_challenge_from_the_page_is_accepted_by_a_bot_client_and_played(
 def test_a_page_declines_a_challenge_with_a_reason_then_accepts_one(
     page, server, loop, tmp_path
 ) -> None:
-    hana = page().open()
-    hana.find("name-input").fill("hana")
-    hana.find("create-button").click()  # a session under that name
-    hana.find("table-code").wait_for()
-    hana.find("leave-button").click()
-    hana.find("challenge-name").wait_for()
-    welcome = [f for f in hana.frames if f.get("type") == "welcome"][-1]
+    hana, welcome = _in_the_lobby(page, "hana")
     alice = loop.run(_account(server.url, "alice"))
     sent = loop.run(alice.challenge(welcome["player"], 2, rated=False))
     hana.find("challenge-offer").wait_for()
@@ -166,13 +172,7 @@ def test_two_pages_start_a_rematch_from_the_end_screen(page, tmp_path) -> None:
 
 
 def test_a_correspondence_challenge_is_shown_again_after_a_reload(page, server, loop) -> None:
-    hana = page().open()
-    hana.find("name-input").fill("hana")
-    hana.find("create-button").click()  # a session under that name
-    hana.find("table-code").wait_for()
-    hana.find("leave-button").click()
-    hana.find("challenge-name").wait_for()
-    welcome = [f for f in hana.frames if f.get("type") == "welcome"][-1]
+    hana, welcome = _in_the_lobby(page, "hana")
     alice = loop.run(_account(server.url, "alice"))
     sent = loop.run(alice.challenge(welcome["player"], 2, days=3))
     hana.find("challenge-offer").wait_for()

@@ -16,15 +16,12 @@ from typing import Any
 
 import aiohttp
 import pytest
-import redis.asyncio as aioredis
 
 import moose
-from moose_server.storage.keys import GameKeys, bucket, deadlines_key
 
-from helpers import http_base, open_games, play_out
+from helpers import http_base, make_due, open_games, play_out
 
 Message = dict[str, Any]
-BUCKETS = 16  # the servers' default
 
 
 async def rated_game(host: Any, guest: Any, days: int | None) -> None:
@@ -116,18 +113,6 @@ async def test_a_pool_outside_the_two_is_refused(url, ws_client, pool):
         assert answer["type"] == "leaderboard" and answer["pool"] == "realtime"
         return
     assert answer["type"] == "error" and answer["code"] == "bad_message", answer
-
-
-async def make_due(redis_url: str, game: str) -> None:
-    """Move the game's deadline into the past, as if its days had gone by."""
-    r = aioredis.Redis.from_url(redis_url)
-    try:
-        now_s, now_us = await r.time()
-        past = now_s * 1000 + now_us // 1000 - 1
-        await r.hset(GameKeys.of(game, BUCKETS).game, "dl", past)
-        await r.zadd(deadlines_key(bucket(game, BUCKETS)), {game: past}, xx=True)
-    finally:
-        await r.aclose()
 
 
 async def test_a_correspondence_game_ended_by_its_clock_rates_that_pool_only(

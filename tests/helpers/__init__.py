@@ -13,7 +13,8 @@ path in rootdir mode).
 - `wire`: a WebSocket speaking JSON frames with no project code, for raw-protocol tests.
 - `clients`: games played through the client library.
 - `cli`: `moose` commands as subprocesses, driven line by line.
-- `timing`: waiting for a condition instead of sleeping, and a clock stepped by hand.
+- `timing`: waiting for a condition instead of sleeping, a clock stepped by hand, a
+  game's deadline made due.
 - `certs`: a CA of a test's own and a server certificate it signed.
 - `workout`: a server put through most of what it does (every Redis command it sends).
 - `arenas`: `moose serve` processes for arena tests, and arenas made in Redis.
@@ -80,7 +81,7 @@ from helpers.sockets import (
     replay_states,
     table_game,
 )
-from helpers.timing import Clock, stopped, until
+from helpers.timing import Clock, make_due, stopped, until
 from helpers.workout import readme_acl, workout
 
 __all__ = [
@@ -124,6 +125,7 @@ __all__ = [
     "keys_of",
     "listed_releases",
     "make_certs",
+    "make_due",
     "moose",
     "open_games",
     "open_store",

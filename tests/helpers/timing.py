@@ -4,6 +4,7 @@ A test that sleeps a fixed time and then asserts that something happened fails
 on a busy machine, where the something is merely late. `until` waits for it
 with a generous timeout instead (so the test still fails when it never
 happens), and `Clock` stands in for a clock a class lets the caller inject.
+`make_due` moves a running game's deadline into the past, as if its days had gone by.
 """
 
 from __future__ import annotations
@@ -12,7 +13,12 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+import redis.asyncio as aioredis
+
+from moose_server.storage.keys import GameKeys, bucket, deadlines_key
+
 T = TypeVar("T")
+BUCKETS = 16  # the servers' default (Settings.buckets)
 
 
 async def until(
@@ -57,3 +63,16 @@ class Clock:
     def advance(self, seconds: float) -> None:
         """Move the clock on by `seconds`."""
         self.now += seconds
+
+
+async def make_due(redis_url: str, game: str) -> None:
+    """Move the game's deadline into the past, in the game and in its bucket's set,
+    as if its days had gone by (the server's next poll plays it)."""
+    r = aioredis.Redis.from_url(redis_url)
+    try:
+        now_s, now_us = await r.time()
+        past = now_s * 1000 + now_us // 1000 - 1
+        await r.hset(GameKeys.of(game, BUCKETS).game, "dl", past)
+        await r.zadd(deadlines_key(bucket(game, BUCKETS)), {game: past}, xx=True)
+    finally:
+        await r.aclose()
