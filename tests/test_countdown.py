@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import moose
-from moose_server.storage.keys import presence_key
+from moose_server.storage.keys import instance_key
 
 from helpers import make_due, open_store, table_game, until
 
@@ -106,7 +106,8 @@ async def test_the_client_library_takes_the_deadline_a_sync_tells(url, redis_url
 
 
 async def test_the_client_library_takes_the_deadline_of_a_spared_turn(moose_server, redis_url):
-    url = await moose_server(turn_time=600, outage_grace=60, presence_ttl=600)
+    # Heartbeats a long way apart: the one the test makes stale stays so.
+    url = await moose_server(turn_time=600, outage_grace=60, instance_ttl=600, instance_id="i_s")
     async with moose.connect(url, name="alice") as client:
         code = (await client.create_table(2))["code"]
         await client.add_bot(code)
@@ -116,14 +117,10 @@ async def test_the_client_library_takes_the_deadline_of_a_spared_turn(moose_serv
                 break
         game, seq = msg["game"], msg["seq"]
         assert client.deadline(game, seq) == msg["deadline"]
-        # Her only live word is that of an instance with no heartbeat (it died), and
-        # her time is up: the server spares her turn and tells her socket.
+        # Her instance's heartbeat is stale, as that of one that died, and her time is
+        # up: the deadline loop spares her turn, and her socket is told.
         async with open_store(redis_url) as store:
-            now = await store.now_ms()
-            key = presence_key(client.player)
-            words = [k for k in await store.redis.hgetall(key) if k != b"name"]
-            await store.redis.hdel(key, *words)
-            await store.redis.hset(key, {"i_dead": now + 600_000})
+            await store.redis.pexpire(instance_key("i_s"), 60_000)
         await make_due(redis_url, game)
         async with asyncio.timeout(10):
             async for told in client.events():
