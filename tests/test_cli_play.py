@@ -379,8 +379,9 @@ async def test_play_and_watch_say_when_a_turn_goes_on_past_its_deadline(
 ) -> None:
     # Heartbeats far apart: the one the test makes stale stays so (test_countdown.py).
     instance = await serve(turn_time=600, outage_grace=60, instance_ttl=600, instance_id="i_p")
-    proc = await spawn("play", "--url", instance.url, "--name", "host", "--create", "2",
-                       "--bots", "greedy")  # fmt: skip
+    proc = await spawn(
+        "play", "--url", instance.url, "--name", "host", "--create", "2", "--bots", "greedy"
+    )
     assert proc.stdout is not None and proc.stdin is not None
     seen: list[str] = []
     while ASK not in (line := (await proc.stdout.readline()).decode()):
