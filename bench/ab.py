@@ -34,7 +34,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "client"), str(ROOT / "server")]
 
-from moose_loadtest.probes import free_port, stop_process, wait_ready  # noqa: E402
+from moose_loadtest.processes import free_port, stop_process, wait_ready  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis  # noqa: E402
 
 

@@ -4,7 +4,7 @@
     python bench/bench_game_commands.py --games 40 --idle 10 --quiet   # clear game phases
     python bench/bench_game_commands.py --games 1 --idle 3 --monitor mon.txt  # who sends what
 
-Starts a `moose serve` of its own (`moose_loadtest.probes.Spawned`: its bundled
+Starts a `moose serve` of its own (`moose_loadtest.spawned.Spawned`: its bundled
 Redis in a temporary data folder, never another Redis), connects 4 x `--games`
 players that speak PROTOCOL.md in msgpack, as `moose loadtest`'s do (guests,
 greedy bots, public queue, tables of exactly 4), and reads INFO commandstats
@@ -47,7 +47,7 @@ import redis.asyncio as aioredis
 from moose.bots import make_bot
 from moose.protocol import PROTOCOL_VERSION
 from moose_loadtest.crowd import local_address, msg_pack, msg_unpack
-from moose_loadtest.probes import Spawned
+from moose_loadtest.spawned import Spawned
 
 SEATS = 4
 QUIET_POLL = 2.0  # --quiet: seconds between deadline polls...

@@ -21,8 +21,9 @@ import pytest
 import moose
 from moose.commands.bots import spread
 from moose_server.storage.embedded import free_port
+from moose_server.storage.keys import instance_key
 
-from helpers import ASK, FINAL, Run, Serve, drive, play_seat, spawn, until
+from helpers import ASK, FINAL, Run, Serve, drive, make_due, open_store, play_seat, spawn, until
 
 pytestmark = pytest.mark.slow  # `moose play` and `moose bots` as subprocesses
 
@@ -371,3 +372,42 @@ async def test_play_mutes_a_seat_of_its_private_table_before_the_start(url: str)
     await guest[0]
     assert "seats: 0 host, 1 bob" in run.text
     assert "[chat] host: after" in run.text and "hidden" not in run.text, run.text
+
+
+async def test_play_and_watch_say_when_a_turn_goes_on_past_its_deadline(
+    serve: Serve, redis_url: str
+) -> None:
+    # Heartbeats far apart: the one the test makes stale stays so (test_countdown.py).
+    instance = await serve(turn_time=600, outage_grace=60, instance_ttl=600, instance_id="i_p")
+    proc = await spawn(
+        "play", "--url", instance.url, "--name", "host", "--create", "2", "--bots", "greedy"
+    )
+    assert proc.stdout is not None and proc.stdin is not None
+    seen: list[str] = []
+    while ASK not in (line := (await proc.stdout.readline()).decode()):
+        assert line, "".join(seen)
+        seen.append(line)
+    game = re.search(r"game (\S+): you are seat", "".join(seen))
+    code = re.search(r"table (\w+) created", "".join(seen))
+    assert game and code, "".join(seen)
+    watch = await spawn("watch", game[1], "--url", instance.url, "--code", code[1])
+    assert watch.stdout is not None
+    while "following the game from here" not in (line := (await watch.stdout.readline()).decode()):
+        assert line, "the spectator saw no game"
+    # Its instance looks dead (a stale heartbeat) and its time is up: the turn is spared.
+    async with open_store(redis_url) as store:
+        await store.redis.pexpire(instance_key("i_p"), 60_000)
+    await make_due(redis_url, game[1])
+    while "turn goes on" not in (line := (await proc.stdout.readline()).decode()):
+        assert line, "".join(seen)
+        seen.append(line)
+    assert line.endswith("] your connection dropped: your turn goes on, 60s more\n"), line
+    # A spectator (`moose watch`) is told too.
+    while "turn goes on" not in (line := (await watch.stdout.readline()).decode()):
+        assert line, "the spectator was not told"
+    assert line.endswith("] host's connection dropped: their turn goes on, 60s more\n"), line
+    proc.stdin.write(b"1\n")
+    await proc.stdin.drain()
+    run = await drive(proc)
+    assert_finished(run)
+    assert (await drive(watch)).code == 0

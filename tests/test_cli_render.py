@@ -191,3 +191,21 @@ def test_a_game_lost_by_forfeit_says_who_forfeited_and_ends() -> None:
     line = _render.describe_event(msg, NAMES, 0)
     assert line == "[7] game over: bob lost by forfeit (banned by a moderator); you won", line
     assert _render.final_view(msg)["over"] is True
+
+
+def test_a_turn_that_goes_on_says_whose_and_how_long() -> None:
+    told = {
+        "type": "deadline",
+        "game": "g_1",
+        "seq": 7,
+        "to_act": 1,
+        "deadline": 1_764_424_845_500,
+        "server_time": 1_764_424_830_500,
+        "reason": "spared",
+    }
+    assert _render.describe_deadline(told, NAMES) == (
+        "[7] bob's connection dropped: their turn goes on, 15s more"
+    )
+    assert _render.describe_deadline(told, NAMES, me=1) == (
+        "[7] your connection dropped: your turn goes on, 15s more"
+    )

@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 import moose
+from moose_server.storage.keys import instance_key
 
-from helpers import open_store, table_game, until
+from helpers import make_due, open_store, table_game, until
 
 slow = pytest.mark.slow  # runs `moose serve`
 
@@ -102,3 +103,30 @@ async def test_the_client_library_takes_the_deadline_a_sync_tells(url, redis_url
 
         await until(told, timeout=10)
         assert client.reconnects == 1
+
+
+async def test_the_client_library_takes_the_deadline_of_a_spared_turn(moose_server, redis_url):
+    # Heartbeats a long way apart: the one the test makes stale stays so.
+    url = await moose_server(turn_time=600, outage_grace=60, instance_ttl=600, instance_id="i_s")
+    async with moose.connect(url, name="alice") as client:
+        code = (await client.create_table(2))["code"]
+        await client.add_bot(code)
+        await client.start_table(code)
+        async for msg in client.events():
+            if msg["type"] == "event" and msg.get("legal"):
+                break
+        game, seq = msg["game"], msg["seq"]
+        assert client.deadline(game, seq) == msg["deadline"]
+        # Her instance's heartbeat is stale, as that of one that died, and her time is
+        # up: the deadline loop spares her turn, and her socket is told.
+        async with open_store(redis_url) as store:
+            await store.redis.pexpire(instance_key("i_s"), 60_000)
+        await make_due(redis_url, game)
+        async with asyncio.timeout(10):
+            async for told in client.events():
+                if told["type"] == "deadline":
+                    break
+        assert (told["game"], told["seq"], told["reason"]) == (game, seq, "spared"), told
+        assert told["to_act"] == msg["view"]["seat"], told
+        assert told["deadline"] - told["server_time"] == 60_000, told
+        assert client.deadline(game, seq) == told["deadline"]  # its turn timer counts to it

@@ -183,15 +183,16 @@ def test_nothing_outside_storage_imports_redis_py_even_inside_a_function() -> No
 
 def test_the_load_test_talks_to_redis_from_its_probes_only() -> None:
     # moose_loadtest imports nothing of the server (test_loadtest.py): its own
-    # Redis calls (measurements, seeded ratings) live in one module.
+    # Redis calls (measurements, seeded ratings, a cluster joined) live in one
+    # small package, moose_loadtest/probes/.
     package = PACKAGE.parent / "moose_loadtest"
     found = {
-        path.name
+        path.relative_to(package).as_posix()
         for path in sorted(package.rglob("*.py"))
         for module, _ in imports(path)
         if module.split(".")[0] in ("redis", "hiredis")
     }
-    assert found == {"probes.py"}
+    assert found and {path.split("/")[0] for path in found} == {"probes"}, found
 
 
 def _redis_parameters(path: Path) -> list[str]:

@@ -311,7 +311,7 @@ def test_a_run_with_a_cluster_compares_it_with_one_redis() -> None:
 
 
 def test_a_cluster_url_names_each_node() -> None:
-    from moose_loadtest.probes import is_cluster, node_urls
+    from moose_loadtest.probes.urls import is_cluster, node_urls
 
     url = "redis+cluster://u:pw@127.0.0.1:7000,127.0.0.1:7001"
     assert is_cluster(url) and not is_cluster("redis://127.0.0.1:7000/0")

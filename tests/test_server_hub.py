@@ -18,7 +18,9 @@ import redis.asyncio as aioredis
 
 from moose import rules
 from moose_server.matchmaking.waiting import Waiting
+from moose_server.net.session import Sub
 from moose_server.play.copies import Copies
+from moose_server.play.deadlines import address, deadline_message
 from moose_server.play.games import Games
 from moose_server.play.hub import Hub
 from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS
@@ -389,6 +391,26 @@ def test_a_match_on_the_player_channel_ends_the_players_wait_in_the_queue() -> N
     assert waiting.queued.keys() == {"p_a", "p_b"}
     hub.heard_player(pack(["p_a", {"type": "match", "game": "g_1", "seat": 0}, 2]))
     assert waiting.queued.keys() == {"p_b"}  # seated: Redis losing its ticket is no matter
+
+
+def test_a_message_to_a_game_reaches_its_sockets_that_are_at_its_seq_only() -> None:
+    hub = Hub(None, HERE)  # type: ignore[arg-type]  # no Redis: the sockets are set by hand
+    seat, watcher, behind, other = Peer("p_a", 0), Peer("p_w", None), Peer("p_b", 1), Peer("p_a", 0)
+    for peer, game, seen in (
+        (seat, "g_1", 7),
+        (watcher, "g_1", 7),
+        (behind, "g_1", 6),
+        (other, "g_2", 7),
+    ):
+        peer.subs[game] = Sub(peer.seat, seen)
+        hub.games.setdefault(game, set()).add(peer)
+    for peer in (seat, other):
+        hub.add_player(peer)
+    told = deadline_message("g_1", 7, 1, 45_000, 30_000, "spared")
+    hub.heard_player(pack([address("g_1"), told, 1]))
+    assert seat.got == watcher.got == [told]  # a seat and a spectator at seq 7
+    assert behind.got == other.got == []  # behind the game; the player's socket of another game
+    assert seat.said == other.said == []  # not a message to the player
 
 
 def _entries(count: int, start: int = 1) -> list[Entry]:

@@ -12,6 +12,7 @@ README's screenshots into docs/.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 
 from moose import fair, rules
 from moose import record as records
+from moose_server.storage.keys import GameKeys, bucket, deadlines_key, instance_key
 
 from helpers import check_no_leak
 from helpers.browser import (
@@ -436,6 +439,61 @@ def test_an_away_seat_is_shown_and_one_click_takes_it_back(browser, moose_serve,
         ada.find("away-banner").wait_for(state="detached")
         assert any(e["event"]["kind"] == "back" for e in ada.events())
         wait_until(lambda: bob.page.locator('[data-testid="seat"] .badge.away').count() == 0)
+        assert ada.problems == bob.problems == []
+    finally:
+        ada.close()
+        bob.close()
+
+
+def test_both_pages_say_when_a_turn_goes_on_past_its_deadline(browser, moose_serve, redis_url):
+    # Heartbeats far apart: the one the test makes stale stays so. Ada reads English,
+    # Bob Spanish.
+    env = {"MOOSE_INSTANCE_TTL": "600", "MOOSE_OUTAGE_GRACE": "60", "MOOSE_TURN_TIME": "600"}
+    server = moose_serve("--redis", redis_url, "--instance-id", "i_w", env=env)
+    ada = Player(browser, server.http)
+    bob = Player(browser, server.http, locale="es-ES")
+    try:
+        ada.open()
+        ada.find("name-input").fill("ada")
+        ada.find("create-button").click()
+        code = ada.find("table-code").inner_text()
+        bob.open(f"/t/{code}")
+        bob.find("name-input").fill("bob")
+        bob.find("join-button").click()
+        wait_until(lambda: ada.find("start-button").is_enabled())
+        ada.find("start-button").click()
+        wait_until(lambda: bool(ada.find("legal-move").count() or bob.find("legal-move").count()))
+        mover, other = (ada, bob) if ada.find("legal-move").count() else (bob, ada)
+        game = ada.page.locator("section.game").get_attribute("data-game")
+        # Their instance looks dead (a stale heartbeat) and the mover's time is up.
+        with redis.Redis.from_url(redis_url) as r:
+            r.pexpire(instance_key("i_w"), 60_000)
+            now_s, now_us = r.time()
+            past = now_s * 1000 + now_us // 1000 - 1
+            r.hset(GameKeys.of(game, 16).game, "dl", past)
+            r.zadd(deadlines_key(bucket(game, 16)), {game: past}, xx=True)
+        seq = 1  # the start: no event comes, the turn goes on
+        name = "ada" if mover is ada else "bob"
+        said = {
+            ada: "lost their connection: their turn goes on, 1:00 more.",
+            bob: "perdió la conexión: su turno sigue, 1:00 más.",
+        }[other]
+        log = other.page.locator(f'section.log li[data-seq="{seq}"]')
+        wait_until(lambda: f"{name} {said}" in log.all_inner_texts())
+        mine = {ada: "Your connection dropped", bob: "Se cortó tu conexión"}[mover]
+        mover_log = mover.page.locator(f'section.log li[data-seq="{seq}"]')
+        wait_until(lambda: any(t.startswith(mine) for t in mover_log.all_inner_texts()))
+        # The mover's countdown counts to the new deadline: about a minute, not zero.
+        minute = r"(1:00|[1-5]?\d s)"  # not the ten minutes the event showed
+        left = {ada: f"{minute} left", bob: f"quedan {minute}"}
+        countdown = mover.find("countdown")
+        wait_until(lambda: re.fullmatch(left[mover], countdown.inner_text()) is not None)
+        theirs = other.find("countdown")
+        wait_until(lambda: re.fullmatch(f"{name}: {left[other]}", theirs.inner_text()) is not None)
+        for page in (ada, bob):
+            (told,) = [f for f in page.frames if f.get("type") == "deadline"]
+            assert told["seq"] == seq and told["reason"] == "spared", told
+            assert [e["seq"] for e in page.events()] == [seq]
         assert ada.problems == bob.problems == []
     finally:
         ada.close()

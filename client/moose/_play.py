@@ -61,6 +61,7 @@ class Play(TableChat, PlayLobby):
         self.seats_due = False  # the seats line waits for the `state` of a seat taken back
         self.over_ratings: list[Message | None] | None = None  # a rated game's, at its end
         self.last: Message | None = None  # the latest event of our game
+        self.told: Message | None = None  # the last `deadline` message of our game
         self.acted_on = -1  # the seq of the event we last sent a move for
         self.menus = TurnMenus()  # the turn a typed number answers
         self.away = False  # our seat is played by the server until we send something
@@ -75,6 +76,7 @@ class Play(TableChat, PlayLobby):
     def stay(self) -> None:
         """Our game ended and we stay for a rematch or a challenge: ready for the next."""
         ended, self.game, self.seat, self.last, self.over = self.game, None, None, None, False
+        self.told = None
         self.acted_on, self.away, self.started, self.over_ratings = -1, False, False, None
         self.menus = TurnMenus()
         self.together.game_over(ended)
@@ -187,12 +189,23 @@ class Play(TableChat, PlayLobby):
         return self.last.get("legal") or None
 
     def seconds_left(self) -> float | None:
-        """Seconds to our deadline, on the server's clock."""
-        if not self.last or not self.legal():
+        """Seconds to our deadline, on the server's clock; or to another seat's, when a
+        `deadline` message told it (a turn that goes on: it counts down too)."""
+        other = self.told
+        if (
+            self.last
+            and other
+            and other["seq"] == self.last["seq"]
+            and other["to_act"] != self.seat
+        ):
+            deadline: Any = other["deadline"]
+        elif not self.last or not self.legal():
             return None
-        # The library's copy: a `synced` answer after a reconnect may have moved it.
-        told = self.client.deadline(self.game, self.last["seq"]) if self.game else None
-        deadline = told if told is not None else self.last.get("deadline")
+        else:
+            # The library's copy: a `deadline` message, or a `synced` answer after a
+            # reconnect, may have moved it.
+            told = self.client.deadline(self.game, self.last["seq"]) if self.game else None
+            deadline = told if told is not None else self.last.get("deadline")
         if not isinstance(deadline, int | float):
             return None
         return (deadline - self.client.server_time()) / 1000
@@ -254,6 +267,9 @@ class Play(TableChat, PlayLobby):
                 else:  # a seat taken back: its `state` event brings the ratings
                     self.seats_due = True
                 await self.chat_backlog()
+            elif mtype == "deadline" and msg.get("game") == self.game:
+                self.told = msg  # ours: the library's deadline has it (seconds_left)
+                self.say(_render.describe_deadline(msg, self.names, self.seat))
             elif mtype == "gone" and msg.get("game") == self.game:
                 self.say(f"the server no longer has game {self.game} (it lost it): game over")
                 return 1

@@ -129,6 +129,20 @@ def describe_event(msg: Message, names: Sequence[str] | None = None, me: int | N
     return f"[{seq}] {text}"
 
 
+def describe_deadline(
+    msg: Message, names: Sequence[str] | None = None, me: int | None = None
+) -> str:
+    """A `deadline` message (a turn goes on past its deadline) as a line of the game log."""
+    who = seat_name(names, msg.get("to_act"), me)
+    left = max(0, round((msg.get("deadline", 0) - msg.get("server_time", 0)) / 1000))
+    if msg.get("reason") == "spared":
+        why = "your connection dropped" if who == "you" else f"{who}'s connection dropped"
+        text = f"{why}: {'your' if who == 'you' else 'their'} turn goes on, {left}s more"
+    else:
+        text = f"{who}'s turn goes on, {left}s more ({msg.get('reason')})"
+    return f"[{msg.get('seq')}] {text}"
+
+
 def _result_line(
     scores: Sequence[int], winners: Sequence[int], names: Sequence[str] | None, me: int | None
 ) -> str:

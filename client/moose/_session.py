@@ -4,7 +4,7 @@
 it hands events to `events()` in seq order, once each, and asks for `sync` when
 it sees a gap. After a reconnect it syncs every game again, watches again and
 queues again (`_restore`), and reads the chat lines it missed. `match`, `table`,
-`event`, `chat` and rematch messages go to the inbox that
+`event`, `deadline`, `chat` and rematch messages go to the inbox that
 `moose.client.Client.events()` reads, and `gone` for a game that no longer
 exists; challenges go to their own queue (`Client.challenges()`).
 
@@ -85,7 +85,8 @@ class _Game:
     sent: dict[int, _Sent] = field(default_factory=dict)  # by the seq each answered
     views: dict[int, Message] = field(default_factory=dict)  # the latest events' views
     # Our deadline at `seq` as the server last told it: the event's, or a later
-    # `synced` answer's (an outage moves deadlines without an event).
+    # `deadline` message's or `synced` answer's (a spared turn, an outage, moves
+    # deadlines without an event).
     deadline: int | None = None
 
 
@@ -201,6 +202,8 @@ class Session(Connection):
                 self._inbox.put_nowait(line)
         elif mtype == "gone" and isinstance(msg.get("game"), str):
             self._gone(msg["game"])
+        elif mtype == "deadline":
+            self._on_deadline(msg)
         elif mtype == "error" and msg.get("code") == "rate_limited":
             self._refuse_oldest(msg)
         elif mtype == "error":
@@ -278,10 +281,21 @@ class Session(Connection):
         known.time, known.rewound = 0, False
         self._deliver(game_id, known, msg)
 
+    def _on_deadline(self, msg: Message) -> None:
+        """A turn goes on past its deadline (a spared turn): taken when it is for the last
+        event we had (ours too, when the turn is our seat's), and handed to `events()`."""
+        game_id, deadline = msg.get("game"), msg.get("deadline")
+        known = self._games.get(game_id) if isinstance(game_id, str) else None
+        if known is None or known.seq != msg.get("seq") or not isinstance(deadline, int):
+            return  # out of date: a later event has a deadline of its own
+        if known.seat is not None and msg.get("to_act") == known.seat:
+            known.deadline = deadline
+        self._inbox.put_nowait(msg)
+
     def deadline(self, game: str, seq: int) -> int | None:
         """Our deadline (ms, server clock) at event `seq` of `game` as the server last told
-        it: a `synced` answer may have moved it since the event. None when `seq` is not
-        the last event we had, or it is not our move there."""
+        it: a `deadline` message or a `synced` answer may have moved it since the event.
+        None when `seq` is not the last event we had, or it is not our move there."""
         known = self._games.get(game)
         if known is None or known.seq != seq:
             return None

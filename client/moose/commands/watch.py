@@ -98,6 +98,12 @@ async def _follow(client: Client, console: Console, args: argparse.Namespace) ->
     async for msg in client.events():
         if msg.get("type") == "chat" and msg.get("game") == args.game:
             _chat_line(console, args.json, msg)
+        if msg.get("type") == "deadline" and msg.get("game") == args.game:
+            if args.json:  # a turn goes on past its deadline (PROTOCOL.md, Time)
+                sys.stdout.write(json.dumps(msg, separators=(",", ":")) + "\n")
+                sys.stdout.flush()
+            else:
+                console.print(_render.describe_deadline(msg, names), markup=False)
         if msg.get("type") != "event" or msg.get("game") != args.game:
             continue
         event = msg.get("event") or {}

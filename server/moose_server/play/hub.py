@@ -38,7 +38,9 @@ a game is never sent to a player who has it open on any instance (notify/,
 through social/presence.py's `looking`).
 
 Player messages (`match`, `table`) travel on one channel as [player, message,
-id]; a resent PUBLISH (store.py) brings a second copy, which the id drops.
+id]; a resent PUBLISH (store.py) brings a second copy, which the id drops. One
+addressed to a game ("game:<id>", deadlines.py: a `deadline` moved without an
+event) goes to every local socket of the game whose last event is at its seq.
 
 The hub is built with whom it tells what it hears: every wake-up (`woken`:
 the games' copies, which it ages), how its fan-out went (`fanout`: the
@@ -76,6 +78,7 @@ from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable
 from typing import Any, Protocol
 
 from moose_server.net.session import Peer, Sub
+from moose_server.play.deadlines import ADDRESS
 from moose_server.play.frames import Prepared, state_message
 from moose_server.play.game import Game
 from moose_server.play.recent import LOGGED_GAMES, GameLog, Recent
@@ -628,6 +631,13 @@ class Hub:
                 del self._said[next(iter(self._said))]
         if self.player_listener is not None:
             self.player_listener.heard(player, message)
+        if player.startswith(ADDRESS):  # every socket of a game at its seq (deadlines.py)
+            game = player.removeprefix(ADDRESS)
+            for peer in list(self.games.get(game, ())):
+                sub = peer.subs.get(game)
+                if sub is not None and sub.seen == message.get("seq"):
+                    peer.send(message)
+            return
         if player.startswith("watchers:"):  # a game's spectators (tables/invites.py)
             game = player.removeprefix("watchers:")
             for peer in list(self.games.get(game, ())):

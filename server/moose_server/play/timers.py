@@ -29,7 +29,9 @@ gone or stale) is not played: the deadline moves `outage_grace` from now
 instead, while the player reconnects to another instance. Once a turn: the game
 keeps the version it spared (storage/lua/spare.lua), so the next deadline of
 the same turn is played, whoever claims it. A player with no live word at all
-(they closed the page) or one on a healthy instance times out as before.
+(they closed the page) or one on a healthy instance times out as before. A turn
+spared is told to every socket of the game, on every instance: a `deadline`
+message with the new deadline (deadlines.py); no event is written.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import logging
 from typing import Protocol
 
 from moose import rules
+from moose_server.play.deadlines import address, deadline_message
 from moose_server.play.game import Game, GameError
 from moose_server.play.games import Games
 from moose_server.settings import Settings
@@ -144,19 +147,32 @@ class Timers:
             return False  # a bot's or an away seat, a forced pass, or nobody to act
         seat = rules.to_act(game.state)
         player = game.players[seat] if seat is not None else None
-        if player is None or not await self.stranded.stranded(player):
+        if seat is None or player is None or not await self.stranded.stranded(player):
             return False
         grace_ms = int(self.settings.outage_grace * 1000)
         moved = await self.store.spare(game.id, game.version, game.deadline, grace_ms)
-        if moved:
-            log.info(
-                "deadline of %s moved %.1f s on: %s is connected only through instances that died",
-                game.id,
-                self.settings.outage_grace,
-                player,
-                extra={"event": "spared", "game": game.id, "player": player},
-            )
-        return bool(moved)
+        if not moved:
+            return False
+        log.info(
+            "deadline of %s moved %.1f s on: %s is connected only through instances that died",
+            game.id,
+            self.settings.outage_grace,
+            player,
+            extra={"event": "spared", "game": game.id, "player": player},
+        )
+        await self._tell(game, seat, moved, moved - grace_ms)
+        return True
+
+    async def _tell(self, game: Game, seat: int, deadline: int, now: int) -> None:
+        """Every socket of the game, on every instance: its deadline moved (deadlines.py).
+        A failure is logged only: the turn stays spared, and `sync` tells the deadline."""
+        message = deadline_message(game.id, game.version, seat, deadline, now, "spared")
+        try:
+            await self.store.publish_player(address(game.id), message)
+        except (StorageError, OSError) as exc:
+            if cancelling():
+                raise asyncio.CancelledError from exc
+            log.warning("cannot tell the sockets of %s its deadline: %s", game.id, exc)
 
     def stop(self) -> None:
         """Claim no more deadlines (draining): `run` ends once what it claimed is played."""

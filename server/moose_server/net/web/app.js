@@ -94,6 +94,9 @@ function onMessage(msg) {
     case "event":
       onEvent(msg);
       break;
+    case "deadline": // a turn goes on past its deadline: the countdown and the log say so
+      if (!state.game || msg.game !== state.game.id || !state.game.told(msg)) return;
+      break;
     case "arena":
       if (!arenas.onMessage(msg)) return;
       break;

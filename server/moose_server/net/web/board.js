@@ -239,13 +239,16 @@ export function tickGame(root, ctx) {
   if (drawn && drawn.id === ctx.game.id) tell(ctx, model);
 }
 
-// Our own deadline counts down; another seat's turn counts up from when it began.
+// Our own deadline counts down; another seat's turn counts up from when it began, or
+// down to its deadline when the server said that it goes on past it (a `deadline`).
 /** @param {any} ctx */
 export function clock(ctx) {
   const { game } = ctx;
   if (ctx.online === false && game.left(ctx.now()) !== null) return t("clock_offline");
   const left = game.left(ctx.now());
   if (left !== null) return t("left", { time: duration(left) });
+  const theirs = game.theirs(ctx.now());
+  if (theirs) return t("left_theirs", { name: game.shown(theirs[0]), time: duration(theirs[1]) });
   if (game.turnSince) return t("waited", { time: duration(ctx.now() - game.turnSince) });
   return "";
 }

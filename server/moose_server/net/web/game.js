@@ -4,7 +4,7 @@
 // The rules stay on the server: the page shows the view and offers the `legal`
 // moves it was sent (engine.js only says why a card is not among them, and replays).
 
-import { botName, cardName, roomName, t } from "./i18n.js";
+import { botName, cardName, duration, roomName, t } from "./i18n.js";
 
 const LOG_KEPT = 60;
 
@@ -21,6 +21,8 @@ export class Game {
     this.legal = null;
     this.deadline = null;
     this.turnSince = null; // server time the seat to act began to act
+    /** @type {{seat: number, deadline: number} | null} another seat's turn that goes on past its deadline */
+    this.goesOn = null;
     this.log = [];
     this.missing = null; // why the game cannot be shown (watch refused)
     this.past = null; // the view of the last event taken by `backfill`
@@ -61,6 +63,7 @@ export class Game {
     if (this.seat === null && msg.view.seat !== null && msg.view.seat !== undefined) this.seat = msg.view.seat;
     this.legal = msg.legal || null;
     this.deadline = msg.deadline || null;
+    this.goesOn = null;
     if (event.names) this.names = event.names;
     if (event.bots) this.bots = event.bots;
     if (event.ratings) this.ratings = event.ratings;
@@ -191,8 +194,28 @@ export class Game {
     if (msg.seq === this.seq && "deadline" in msg) this.deadline = this.legal ? msg.deadline || null : null;
   }
 
+  // A `deadline` message: the turn at its `seq` goes on past its deadline (its seat's
+  // player lost their connection: "spared"). Ours: the countdown takes it; another
+  // seat's counts down too. The log says why. False: out of date (another event came).
+  told(msg) {
+    if (msg.seq !== this.seq || !this.view || typeof msg.deadline !== "number") return false;
+    const mine = this.seat !== null && msg.to_act === this.seat;
+    if (mine && this.legal) this.deadline = msg.deadline;
+    if (!mine) this.goesOn = { seat: msg.to_act, deadline: msg.deadline };
+    const game = this;
+    const params = () => ({ who: game.name(msg.to_act), time: duration(msg.deadline - msg.server_time) });
+    this.log.push({ seq: msg.seq, state: false, get text() { return t(mine ? "ev_spared_you" : "ev_spared", params()); } });
+    if (this.log.length > LOG_KEPT) this.log.shift();
+    return true;
+  }
+
   // Seconds left to our deadline, or null.
   left(now) {
     return this.deadline ? Math.max(0, this.deadline - now) : null;
+  }
+
+  // Another seat's turn that goes on past its deadline: [seat, ms left], or null.
+  theirs(now) {
+    return this.goesOn ? [this.goesOn.seat, Math.max(0, this.goesOn.deadline - now)] : null;
   }
 }
