@@ -52,6 +52,26 @@ class _Counted(Presence):
         await super().here(players)
 
 
+async def test_a_lobby_of_one_is_renewed_once_a_cycle_not_every_tick(redis_url):
+    async with open_store(redis_url) as store:
+        # ttl 1.2 s: a cycle of 0.4 s, a tick of 0.1 s.
+        presence = _Counted(store.redis, "i_one", 1.2, lambda: [("p_one", "one")])
+        presence.sizes, presence.renewed = [], set()
+        started = asyncio.get_running_loop().time()
+        task = asyncio.create_task(presence.run())
+        try:
+            async with asyncio.timeout(20):
+                while len(presence.sizes) < 3:
+                    await asyncio.sleep(0.05)
+        finally:
+            await stopped(task)
+        took = asyncio.get_running_loop().time() - started
+        assert await presence.online("p_one") == "one"
+    # Three renewals take three cycles at least (a busy machine only stretches them).
+    assert took >= 2 * 0.4, took
+    assert presence.sizes == [1, 1, 1]
+
+
 async def test_renewals_come_a_slice_at_a_time_and_skip_players_who_left(redis_url):
     players = [(f"p_{k:02d}", f"n{k}") for k in range(40)]
     gone = {"p_07", "p_33"}  # their last socket closed after the cycle's list was taken

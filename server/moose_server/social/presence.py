@@ -158,17 +158,25 @@ class Presence:
 
     async def run(self) -> None:
         """Renew this instance's word for its players until cancelled: each player's
-        once every third of the ttl, a slice of them every tick."""
+        once every third of the ttl, a slice of them every tick. A cycle lasts that
+        third however few players there are (a lobby of one is written once a cycle,
+        not every tick)."""
         cycle = self.ttl_ms / 3000
         tick = min(TICK, cycle / 4)
+        slices = max(1, round(cycle / tick))  # ticks a cycle
         todo: list[tuple[str, str]] = []
-        each = 0
+        each = ticks = 0
         while True:
             await asyncio.sleep(tick)
-            if not todo:  # a new cycle: the players here now, in slices
+            if ticks == 0:  # a new cycle: the players here now, in slices
                 todo = list(self.local())
-                each = math.ceil(len(todo) * tick / cycle)
-            batch, todo = todo[-each:], todo[:-each]
+                each, ticks = math.ceil(len(todo) / slices), slices
+            ticks -= 1
+            cut = max(0, len(todo) - each)
+            batch = todo[cut:]
+            del todo[cut:]
+            if not batch:
+                continue
             try:
                 await self.here([(p, name) for p, name in batch if self.still_here(p)])
             except (StorageError, OSError) as exc:
