@@ -174,8 +174,10 @@ class Subscription:
                     await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
                 for name, (_, task) in live.items():
                     if task.done() and not task.cancelled():
+                        # The first loss is a warning; the tries until it is back, info.
+                        say = log.info if failures else log.warning
                         why = task.exception()
-                        log.warning("sharded pub/sub on %s lost (%s); resubscribing", name, why)
+                        say("sharded pub/sub on %s lost (%s); resubscribing", name, why)
                 lost = True
                 await asyncio.sleep(AGAIN[min(failures, len(AGAIN) - 1)])
                 failures += 1
