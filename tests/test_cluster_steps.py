@@ -9,7 +9,10 @@ did not commit a step gives it to its socket with no stream read (XRANGE, as
 INFO commandstats counts it on every node), and each seat gets exactly the
 views the rules give. A sharded connection killed mid-game (CLIENT KILL, as a
 failover or a dropped link does) loses what was published meanwhile: it is made
-again on the slot's primary and the game still ends with every view right.
+again on the slot's primary and the game still ends with every view right. A
+bucket's slot moved to another primary (the server pushes `sunsubscribe`) has
+its channels subscribed on the new owner. (A primary killed and failed over:
+tests/test_cluster_failover.py.)
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from collections.abc import Callable
 
 import pytest
 import redis
+from redis.crc import key_slot
 
 from moose.client import Client
+from moose_server.storage.keys import deadlines_key
 
 from helpers import RedisClusterNodes, ServeProcess, check_views, play_seat, until
 
@@ -143,3 +148,72 @@ async def _ready(cluster: RedisClusterNodes) -> bool:
             if any(int(c.get("ssub", 0)) > 0 for c in r.client_list(_type="pubsub")):
                 nodes += 1
     return nodes == len(cluster.nodes)
+
+
+def node_id(port: int) -> str:
+    with redis.Redis(port=port) as r:
+        return str(r.execute_command("CLUSTER", "MYID").decode())
+
+
+def owner_of(cluster: RedisClusterNodes, slot: int) -> int:
+    """The index of the node that holds `slot`, as the first node sees it."""
+    with redis.Redis(port=cluster.nodes[0].port) as r:
+        for start, end, primary, *_ in r.execute_command("CLUSTER", "SLOTS"):
+            if start <= slot <= end:
+                port = int(primary[1])
+                return next(i for i, n in enumerate(cluster.nodes) if n.port == port)
+    raise AssertionError(f"slot {slot} is not covered")
+
+
+def move_slot(cluster: RedisClusterNodes, slot: int, source: int, target: int) -> None:
+    """Move a slot and its keys to another primary, as `redis-cli --cluster reshard` does."""
+    ports = [n.port for n in cluster.nodes]
+    src, dst = node_id(ports[source]), node_id(ports[target])
+    with redis.Redis(port=ports[target]) as r:
+        r.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src)
+    with redis.Redis(port=ports[source]) as r:
+        r.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst)
+        while keys := r.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100):
+            r.execute_command("MIGRATE", "127.0.0.1", ports[target], "", 0, 5000, "KEYS", *keys)
+    others = [p for p in ports if p not in (ports[target], ports[source])]
+    for port in [ports[target], ports[source], *others]:
+        with redis.Redis(port=port) as r:
+            r.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst)
+
+
+async def shard_channels(port: int, bucket: int) -> list[bytes]:
+    """The steps channels of `bucket` subscribed on the node (PUBSUB SHARDCHANNELS)."""
+    with redis.Redis(port=port) as r:
+        found = r.execute_command("PUBSUB", "SHARDCHANNELS", f"moose:{{b{bucket}}}:steps:*")
+    return list(found)
+
+
+@pytest.mark.slow
+async def test_a_buckets_slot_moved_to_another_primary_has_its_channels_subscribed_there(
+    moose_serve, tmp_path
+):
+    cluster = RedisClusterNodes(tmp_path / "cluster")
+    await asyncio.to_thread(cluster.start)
+    try:
+        procs = start_two(moose_serve, cluster.cluster_url)
+        bucket = 0
+        slot = key_slot(deadlines_key(bucket).encode())
+        source = owner_of(cluster, slot)
+        target = (source + 1) % len(cluster.nodes)
+        port = cluster.nodes[target].port
+        await until(lambda: _count(cluster.nodes[source].port, bucket, 2))
+        assert await shard_channels(port, bucket) == []
+        move_slot(cluster, slot, source, target)
+        # Both instances are told (`sunsubscribe`) and subscribe on the new owner.
+        await until(lambda: _count(port, bucket, 2), timeout=20)
+        assert await shard_channels(cluster.nodes[source].port, bucket) == []
+        logs = [p.log.read_text() for p in procs]
+        assert all("the server unsubscribed" in log for log in logs), logs
+        _, moves = await play_one_game(procs)
+        assert moves >= 10
+    finally:
+        cluster.stop()
+
+
+async def _count(port: int, bucket: int, wanted: int) -> bool:
+    return len(await shard_channels(port, bucket)) == wanted

@@ -179,7 +179,11 @@ class NodePubSub:
 
     async def refresh(self) -> None:
         """Read the cluster's slot table again (after a failover or a slot move)."""
-        self.cluster._request_refresh()
+        request = getattr(self.cluster, "_request_refresh", None)
+        if request is None:  # redis-py before 8: no refresh on request, read it now
+            await self.cluster.nodes_manager.initialize()
+            return
+        request()  # redis-py 8: asked for, run once due (not twice within its interval)
         await self.cluster.initialize()
 
     def shard(self, name: str) -> PubSub:
