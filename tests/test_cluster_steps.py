@@ -25,7 +25,7 @@ import redis
 from redis.crc import key_slot
 
 from moose.client import Client
-from moose_server.storage.keys import deadlines_key
+from moose_server.storage.keys import deadlines_key, steps_channel
 
 from helpers import RedisClusterNodes, ServeProcess, check_views, play_seat, until
 
@@ -184,7 +184,7 @@ def move_slot(cluster: RedisClusterNodes, slot: int, source: int, target: int) -
 async def shard_channels(port: int, bucket: int) -> list[bytes]:
     """The steps channels of `bucket` subscribed on the node (PUBSUB SHARDCHANNELS)."""
     with redis.Redis(port=port) as r:
-        found = r.execute_command("PUBSUB", "SHARDCHANNELS", f"moose:{{b{bucket}}}:steps:*")
+        found = r.execute_command("PUBSUB", "SHARDCHANNELS", steps_channel(bucket, b"") + b"*")
     return list(found)
 
 
