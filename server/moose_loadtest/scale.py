@@ -51,6 +51,8 @@ def round_figures(report: dict[str, Any]) -> dict[str, Any]:
         if redis.get("cpu_percent") and rate
         else None,
         "redis_nodes": redis.get("nodes"),
+        # The stream reads of a round: a follower that missed nothing reads none.
+        "xrange_per_move": (redis.get("by_command_per_move") or {}).get("xrange", 0.0),
         "move_latency_ms": report["move_latency_ms"],
         "all_seats_latency_ms": report["all_seats_latency_ms"],
         "games": report["games"],

@@ -247,7 +247,6 @@ async def _build(
         timeouts=metrics,
         turns=[notifier],
         own_channel=channel,
-        publish_steps=not redis.cluster,
     )
     stack.push_async_callback(games.close)
     # Every per-client rate limit (limits/rates.py), shared by the instances.
@@ -399,12 +398,10 @@ def _hub(
 
     Wake-ups of the games our sockets follow come on our channel, but not those of
     our own commits: the hub is told of them as a listener of `games`. One channel
-    per process, should two instances be given one name. Steps come on sharded
-    channels where Redis is one node; a cluster's would need a subscription on each
-    shard: there, a wake-up and a stream read.
+    per process, should two instances be given one name. Other instances' steps
+    come on sharded channels (on a cluster, each on its slot's primary).
     """
-    steps = not redis.cluster
-    channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}", steps)
+    channel = wake_channel(f"{settings.instance_id}.{secrets.token_hex(4)}", steps=True)
     hub = Hub(
         store,
         channel,
@@ -413,7 +410,6 @@ def _hub(
         fanout=metrics,
         players=waiting,
         outage_grace=settings.outage_grace,
-        steps=steps,
         instance=settings.instance_id,
         look_ttl=settings.presence_ttl,
     )

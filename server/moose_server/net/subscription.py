@@ -14,26 +14,56 @@ re-reads every game it serves. A subscription silent for `silent` seconds gets
 a PING, and one that does not answer as long again is taken for lost (a
 half-open TCP connection, or a proxy that stopped forwarding, gives no error of
 its own) and made anew.
+
+On a Redis Cluster a sharded channel lives on the nodes of its slot's shard
+only: the sharded channels are SSUBSCRIBEd on one connection per primary, each
+channel on the primary that holds its slot (`ShardSource.owners`), each
+connection read on its own, so that a dead primary holds up no other one's
+messages. A connection that fails, goes silent, or is told by the server that
+its channels went (a `sunsubscribe`: the slot moved, or the node is a replica
+now) is lost: the slot table is read again and the channels that were on it
+are subscribed where they are now, the others' connections untouched. Its
+messages meanwhile may be lost, so once every channel is subscribed again,
+`subscribed(again=True)` tells the hub, as for the main connection.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Protocol, runtime_checkable
 
 from moose_server.storage.failures import ConnectionLost, StorageError
 from moose_server.storage.gateway import PubSubSource
-from moose_server.tasks import cancelling
+from moose_server.tasks import cancel_and_wait, cancelling
 
-__all__ = ["SILENT", "Subscription"]
+__all__ = ["SILENT", "ShardSource", "Subscription"]
 
 log = logging.getLogger(__name__)
 
 SILENT = 10.0  # seconds without a message before a PING (and as long again for its answer)
 
+AGAIN = (0.1, 0.2, 0.5, 1.0)  # seconds before a lost sharded channel is subscribed again
+
 Heard = Callable[[bytes], None]
+
+
+@runtime_checkable
+class ShardSource(Protocol):
+    """Where the sharded channels live on a cluster (storage/connection.NodePubSub)."""
+
+    def owners(self, channels: Iterable[bytes]) -> dict[str, tuple[bytes, ...]]:
+        """The channels by the primary that holds each one's slot ("" if none known)."""
+        ...
+
+    async def refresh(self) -> None:
+        """Read the cluster's slot table again."""
+        ...
+
+    def shard(self, name: str) -> Any:
+        """A PubSub on the primary `name` whose lost connection is an error."""
+        ...
 
 
 class Subscription:
@@ -54,18 +84,38 @@ class Subscription:
         self.subscribed = subscribed  # told of each subscription: again (True) or first
         self.silent = silent
         self.ready = asyncio.Event()  # set once the first subscription is made
+        # A cluster's sharded channels: one connection per primary (see above).
+        self.shards = self.sharded and isinstance(redis, ShardSource)
+        self._main = asyncio.Event()  # the main connection subscribed once
+        self._sharded = asyncio.Event()  # ...and every sharded channel
 
     async def run(self) -> None:
         """Subscribe, and subscribe again after a lost connection, until cancelled."""
+        if not self.shards:
+            self._sharded.set()
+            await self._run_main()
+            return
+        shards = asyncio.ensure_future(self._run_shards())
+        try:
+            await self._run_main()
+        finally:
+            await cancel_and_wait([shards])
+
+    def _made(self) -> None:
+        if self._main.is_set() and self._sharded.is_set():
+            self.ready.set()
+
+    async def _run_main(self) -> None:
         while True:
             try:
                 async with self.redis.pubsub() as pubsub:
                     await pubsub.subscribe(*self.channels)
-                    if self.sharded:
+                    if self.sharded and not self.shards:
                         await pubsub.ssubscribe(*self.sharded)
                     if self.subscribed is not None:
-                        self.subscribed(self.ready.is_set())
-                    self.ready.set()
+                        self.subscribed(self._main.is_set())
+                    self._main.set()
+                    self._made()
                     await self._listen(pubsub)
             except (StorageError, OSError) as exc:
                 if cancelling():
@@ -73,15 +123,112 @@ class Subscription:
                 log.warning("pub/sub connection lost (%s); resubscribing", exc)
                 await asyncio.sleep(0.2)
 
-    async def _listen(self, pubsub: Any) -> None:
+    async def _run_shards(self) -> None:
+        """The sharded channels on a cluster, each on its slot's primary; a lost
+        connection's channels subscribed again where the slot table says they are
+        now, and the hub told once they all are (see the module docstring)."""
+        assert isinstance(self.redis, ShardSource)
+        source: ShardSource = self.redis
+        live: dict[str, tuple[tuple[bytes, ...], asyncio.Task[None]]] = {}
+        lost, failures = False, 0
+        try:
+            while True:
+                if lost:
+                    try:
+                        await source.refresh()
+                    except (StorageError, OSError) as exc:
+                        log.info("cannot read the cluster's slot table yet: %s", exc)
+                plan = source.owners(self.sharded)
+                gone = [
+                    task
+                    for name, (channels, task) in list(live.items())
+                    if task.done() or plan.get(name) != channels
+                ]
+                for name in [n for n, (_, t) in live.items() if t in gone]:
+                    del live[name]
+                await cancel_and_wait(gone)
+                made: list[asyncio.Future[None]] = []
+                for name, channels in plan.items():
+                    if name not in live:
+                        up = asyncio.get_running_loop().create_future()
+                        task = asyncio.ensure_future(self._shard(source, name, channels, up))
+                        live[name] = (channels, task)
+                        made.append(up)
+                tasks = [task for _, task in live.values()]
+                # Until each new connection confirms its channels, or a connection ends.
+                waiting = {*made, *tasks}
+                while any(not up.done() for up in made):
+                    done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                    if any(t in done for t in tasks):
+                        break
+                    waiting -= done
+                if all(up.done() and not up.cancelled() for up in made) and not any(
+                    t.done() for t in tasks
+                ):
+                    failures = 0
+                    if lost and self.subscribed is not None:
+                        self.subscribed(True)  # messages may have been lost meanwhile
+                    lost = False
+                    self._sharded.set()
+                    self._made()
+                    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+                for name, (_, task) in live.items():
+                    if task.done() and not task.cancelled():
+                        # The first loss is a warning; the tries until it is back, info.
+                        say = log.info if failures else log.warning
+                        why = task.exception()
+                        say("sharded pub/sub on %s lost (%s); resubscribing", name, why)
+                lost = True
+                await asyncio.sleep(AGAIN[min(failures, len(AGAIN) - 1)])
+                failures += 1
+        finally:
+            await cancel_and_wait([task for _, task in live.values()])
+
+    async def _shard(
+        self, source: ShardSource, name: str, channels: tuple[bytes, ...], up: asyncio.Future[None]
+    ) -> None:
+        """SSUBSCRIBE `channels` on the primary `name`; once the server confirmed them
+        all, `up` is set and the messages handed on until the connection is lost."""
+        try:
+            if not name:
+                raise ConnectionLost("no primary holds the slot of a sharded channel")
+            async with source.shard(name) as pubsub:
+                for channel in channels:  # one slot each: no CROSSSLOT
+                    await pubsub.ssubscribe(channel)
+                pending = set(channels)
+                while pending:
+                    message = await pubsub.get_message(timeout=self.silent)
+                    if message is None:
+                        raise ConnectionLost(f"no SSUBSCRIBE answer in {self.silent:.1f} s")
+                    if message.get("type") == "ssubscribe":
+                        pending.discard(message["channel"])
+                    else:
+                        self._hand_on_shard(message)
+                up.set_result(None)
+                await self._listen(pubsub, self._hand_on_shard)
+        finally:
+            if not up.done():
+                up.cancel()
+
+    def _hand_on_shard(self, message: dict[str, Any]) -> None:
+        """A message on a primary's sharded connection; a `sunsubscribe` the server
+        pushed (the slot is no longer the node's) loses the connection."""
+        if message.get("type") == "sunsubscribe":
+            raise ConnectionLost(f"the server unsubscribed {message.get('channel')!r}")
+        self.hand_on(message)
+
+    async def _listen(
+        self, pubsub: Any, hand_on: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
         """Hand on every message; PING a silent subscription, and give up on one that
         does not answer (redis-py's blocking read would wait on it forever)."""
+        hand_on = hand_on or self.hand_on
         pinged = False
         while True:
             message = await pubsub.get_message(timeout=self.silent)
             if message is not None:
                 pinged = False
-                self.hand_on(message)
+                hand_on(message)
             elif pinged:
                 raise ConnectionLost(f"no answer to a PING in {self.silent:.1f} s")
             else:

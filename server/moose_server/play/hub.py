@@ -15,13 +15,13 @@ was listed. No wake-up comes of our own commits: where a socket could not take
 one at once, the hub makes its wake-up itself. Before, every commit
 woke every instance, its own included.
 
-Where Redis is one node, another instance's commit publishes the step itself
-to the followers (`heard_step`: its events with the state after each, on the
-sharded channels of `sharded_channels`, one per bucket): they go into the log
+Another instance's commit publishes the step itself to the followers
+(`heard_step`: its events with the state after each, on the sharded channels
+of `sharded_channels`, one per bucket; on a cluster each is heard on the
+primary that holds its slot, net/subscription.py): they go into the log
 and serve the sockets with no stream read and no rules replayed. A step whose
 first seq does not follow what a socket has seen (a message lost) leaves a gap
-in the log, which the wake-up below fills from the stream. On a cluster, where a
-sharded channel lives on its shard's nodes only, the commit publishes a wake-up.
+in the log, which the wake-up below fills from the stream.
 
 Another instance's wake-up ("<game id> <seq>") makes the hub read the game's
 stream once from the lowest seq its local sockets have seen, unless the log
@@ -167,8 +167,8 @@ class Hub:
         self.instance = instance
         self.look_ttl_ms = max(1000, round(look_ttl * 1000))
         self._looked: set[tuple[str, str]] = set()  # (player, game) written as followed
-        # Whether other instances' commits publish their steps to us (sharded pub/sub,
-        # where Redis is one node: `sharded_channels`), or wake-ups only.
+        # Whether other instances' commits publish their steps to us (sharded pub/sub:
+        # `sharded_channels`), or wake-ups only (an instance of the version before).
         self.steps = steps
         # This instance's wake-up channel (keys.wake_channel): the games a local
         # socket follows are followed in Redis, and their wake-ups come there.
@@ -677,7 +677,7 @@ class Hub:
 
     def sharded_channels(self) -> dict[bytes, Callable[[bytes], None]]:
         """The sharded channels the hub hears (SSUBSCRIBE): the steps of the games it
-        follows, one channel per bucket (keys.steps_channel); none on a cluster."""
+        follows, one channel per bucket (keys.steps_channel)."""
         if not self.steps:
             return {}
         return {steps_channel(b, self.channel): self.heard_step for b in range(self.store.buckets)}

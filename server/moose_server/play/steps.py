@@ -47,8 +47,8 @@ class Steps:
         # The wake-up channel of this instance's hub: it has our commits at once, so
         # no wake-up of them is published to it (lua/commit.lua).
         self.own_channel = own_channel
-        # Whether a commit publishes its step to the games' followers (sharded pub/sub,
-        # where Redis is one node), or only a wake-up that has them read the stream.
+        # Whether a commit publishes its step to the games' followers (sharded pub/sub),
+        # or only a wake-up that has them read the stream.
         self.publish_steps = publish_steps
 
     def over(self, game: Game, state: rules.State) -> Event:

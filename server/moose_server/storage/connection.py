@@ -21,18 +21,25 @@ keys of one hash tag only (``{b7}``, ``{mm}``), so each runs on one node, and
 the client refuses a cross-slot script before sending it. Pub/sub needs no
 cluster client: in Redis 6.2 a PUBLISH on any node (a script's too) is
 broadcast over the cluster bus to every node, so the hub subscribes on a plain
-connection to one primary, and to the next primary after that one failed.
+connection to one primary, and to the next primary after that one failed. A
+sharded channel (SSUBSCRIBE, SPUBLISH) lives on the nodes of its slot's shard
+only: `NodePubSub.shard` gives a connection to one primary for the channels its
+slots hold (`owners`), and net/subscription.py keeps one to each.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis.asyncio as aioredis
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
 
 from moose_server.storage.gateway import Gateway
 from moose_server.storage.store import connect
@@ -132,7 +139,8 @@ def _netloc(netloc: str, seed: tuple[str, int]) -> str:
 
 
 class NodePubSub:
-    """Pub/sub for a cluster: a plain connection to one primary, the next after a failure."""
+    """Pub/sub for a cluster: a plain connection to one primary, the next after a failure;
+    and a connection to each primary for the sharded channels of its slots (`shard`)."""
 
     def __init__(self, cluster: RedisCluster, url: str) -> None:
         self.cluster = cluster
@@ -140,6 +148,7 @@ class NodePubSub:
         self.node = ""  # "host:port" of the last connection handed out
         self._turn = 0
         self._clients: dict[str, aioredis.Redis] = {}
+        self._shards: dict[str, aioredis.Redis] = {}
 
     def pubsub(self) -> PubSub:
         """A PubSub on the next primary (the hub asks again after a lost connection)."""
@@ -154,8 +163,45 @@ class NodePubSub:
             client = self._clients[node.name] = connect(url, 1, blocking=True)
         return client.pubsub()
 
+    def owners(self, channels: Iterable[bytes]) -> dict[str, tuple[bytes, ...]]:
+        """The sharded channels by the primary ("host:port") that holds each one's slot,
+        as the client's slot table says; a channel of a slot it has no primary for is
+        under ""."""
+        by: dict[str, list[bytes]] = {}
+        for channel in channels:
+            try:
+                slot = self.cluster.keyslot(channel)
+                name = str(self.cluster.nodes_manager.get_node_from_slot(slot).name)
+            except (RedisError, AttributeError, IndexError):  # a slot uncovered, no table
+                name = ""
+            by.setdefault(name, []).append(channel)
+        return {name: tuple(sorted(found)) for name, found in by.items()}
+
+    async def refresh(self) -> None:
+        """Read the cluster's slot table again (after a failover or a slot move)."""
+        request = getattr(self.cluster, "_request_refresh", None)
+        if request is None:  # redis-py before 8: no refresh on request, read it now
+            await self.cluster.nodes_manager.initialize()
+            return
+        request()  # redis-py 8: asked for, run once due (not twice within its interval)
+        await self.cluster.initialize()
+
+    def shard(self, name: str) -> PubSub:
+        """A PubSub on the primary `name` for sharded channels. Its connection is never
+        made anew behind the caller's back (redis-py would, subscribing again, and what
+        was published meanwhile would be lost unseen): a lost one is an error."""
+        client = self._shards.get(name)
+        if client is None:
+            host, _, port = name.rpartition(":")
+            netloc = _netloc(self.url.netloc, (host, int(port)))
+            url = urlunsplit(self.url._replace(netloc=netloc))
+            client = aioredis.Redis.from_url(url, socket_timeout=None, retry=Retry(NoBackoff(), 0))
+            self._shards[name] = client
+        return client.pubsub()
+
     async def aclose(self) -> None:
         """Close the connections to every node used."""
-        clients, self._clients = list(self._clients.values()), {}
+        clients = [*self._clients.values(), *self._shards.values()]
+        self._clients, self._shards = {}, {}
         for client in clients:
             await client.aclose()

@@ -150,7 +150,7 @@ a game's wake-up "<game id> <last seq>" goes to `wake_channel(instance)` of
 each instance that follows the game (its sockets do; the game hash's field
 `w` lists them, lua/follow.lua), but the one that committed it, and to
 `GAMES_CHANNEL`, which every instance hears, while none follows it or once
-too many do. Where Redis is one node, a follower's wake-up is instead the step
+too many do. A follower that hears steps gets instead the step
 itself, published on the sharded channel `steps_channel(bucket, its wake
 channel)` ("<game id> <first seq> <Redis ms> <deadline ms> " + msgpack
 [event, state, ...]): tagged with the game's bucket, so that SPUBLISH reaches
