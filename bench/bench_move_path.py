@@ -8,7 +8,8 @@
 
 Times, in one process, what the server does in Python for a player's move in a
 4-player game 30 moves in: the move checked and applied (`Games._player_move`),
-the commit's state dict, auto-play check, packed game and events, the copy that
+the commit's state dict, auto-play check, the commit script's call (packed game
+and events, its KEYS and ARGV: `Steps.call`, `CommitCall.build`), the copy that
 is kept, and the event frames of the 4 seats (`frames.Prepared.frame`, before
 it `hub._Prepared.frame`). Prints the best of 7 timeit repeats of 2,000 moves,
 in us per move; compare two revisions by running it with each on PYTHONPATH
@@ -65,6 +66,18 @@ def _deadline_delta(games: Any) -> Any:
     return games.steps.deadline_delta
 
 
+def _commit_call(games: Any) -> tuple[Any, Any]:
+    """`Steps.call` and `Store.keys_of`, where this revision has them (else None, None)."""
+    steps = getattr(games, "steps", None)
+    if not hasattr(steps, "call"):
+        return None, None
+    from moose_server.storage.store import Store
+
+    store = Store.__new__(Store)
+    Store.__init__(store, None, 16)  # type: ignore[arg-type]
+    return steps.call, store.keys_of
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -105,6 +118,7 @@ def main() -> None:
     player = game.players[rules.to_act(state)]  # type: ignore[index]
     move = rules.legal_moves(state)[0]
     with_legal = "legal" in inspect.signature(Entry).parameters  # Entry.legal since d68e258
+    commit, keys_of = _commit_call(games)
 
     def one_move() -> None:
         new, events = games._player_move(game, player, move, None)
@@ -115,11 +129,17 @@ def main() -> None:
             pack(new.to_data(data))
             pack(snapshot)
             packed_moves = (0, b"")
+            deadline_delta(new, events, auto)
+            for event in events:
+                pack(event)
+        elif commit is not None:  # the commit script's call and its KEYS and ARGV
+            call, packed_moves = commit(game, new, events, "m:p1:x", data, auto)
+            call.build(keys_of(new.id))
         else:
             _, _, packed_moves = new.packed(data, auto)
-        deadline_delta(new, events, auto)
-        for event in events:
-            pack(event)
+            deadline_delta(new, events, auto)
+            for event in events:
+                pack(event)
         extra = (None if auto else new.legal,) if with_legal else ()
         entries = [Entry(1, e, snapshot, 0, 1, new.state, *extra) for e in events]
         new.but(version=5, deadline=1, packed_moves=packed_moves).auto_kind()

@@ -100,27 +100,31 @@ class Game:
 
     @classmethod
     def from_data(cls, game_id: str, version: int, deadline: int, d: dict[str, Any]) -> Game:
-        """A game from its stored data."""
-        return cls(
-            game_id,
-            version,
-            deadline,
-            rules.State.from_dict(d["state"]),
-            d["players"],
-            d["names"],
-            d["bots"],
-            d["away"],
-            d["misses"],
-            d["moves"],
-            d.get("code"),
-            d.get("rated", False),
-            d.get("profiles"),
-            d.get("ended"),
-            d.get("deal"),
-            d.get("arena"),
-            tuple(d.get("forfeits", ())),
-            d.get("days"),
+        """A game from its stored data (made as `but` makes its copies: a follower
+        makes one for each move of a seat of its after another instance's)."""
+        game = object.__new__(cls)
+        game.__dict__.update(
+            id=game_id,
+            version=version,
+            deadline=deadline,
+            state=rules.State.from_dict(d["state"]),
+            players=d["players"],
+            names=d["names"],
+            bots=d["bots"],
+            away=d["away"],
+            misses=d["misses"],
+            moves=d["moves"],
+            code=d.get("code"),
+            rated=d.get("rated", False),
+            profiles=d.get("profiles"),
+            ended=d.get("ended"),
+            deal=d.get("deal"),
+            arena=d.get("arena"),
+            forfeits=tuple(d.get("forfeits", ())),
+            days=d.get("days"),
+            packed_moves=(0, b""),
         )
+        return game
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
         """The stored data (everything but id, version and deadline).
