@@ -8,14 +8,17 @@
 
 Times, in one process, what the server does in Python for a player's move in a
 4-player game 30 moves in: the move checked and applied (`Games._player_move`),
-the commit's state dict, auto-play check, packed game and events, the copy that
+the commit's state dict, auto-play check, the commit script's call (packed game
+and events, its KEYS and ARGV: `Steps.call`, `CommitCall.build`), the copy that
 is kept, and the event frames of the 4 seats (`frames.Prepared.frame`, before
 it `hub._Prepared.frame`). Prints the best of 7 timeit repeats of 2,000 moves,
 in us per move; compare two revisions by running it with each on PYTHONPATH
-(e.g. an export made with `git archive`). `--plain` packs the game, its snapshot
-and each seat's message as they are (`pack(dict)`) instead of `Game.packed` and
-the frame template: the difference is what those shortcuts save (`--plain
-game` or `--plain frames`: that one only). `--calls N`
+(e.g. an export made with `git archive`). `--heard` makes each move as a follower
+instance does after another instance's step (its copy from the step's data).
+`--plain` packs the game, its snapshot and each seat's message as they are
+(`pack(dict)`) instead of `Game.packed` and the frame template: the difference
+is what those shortcuts save (`--plain game` or `--plain frames`: that one
+only). `--calls N`
 makes N moves untimed, for an instruction count that a busy machine cannot blur
 (callgrind's total, less that of `--calls 0`, divided by N).
 """
@@ -65,6 +68,41 @@ def _deadline_delta(games: Any) -> Any:
     return games.steps.deadline_delta
 
 
+def _heard(game: Any) -> Any:
+    """A follower's copy of `game` as another instance's step brings it: the hub makes
+    the step's event ready and the seat to act's frame, `Copies` keeps the data the
+    step wrote, and the move here takes the game from there (`--heard`)."""
+    from moose_server.play.copies import Copies
+
+    state = game.state.to_dict()
+    data = game.packed(state, False)[0]
+    snapshot = {**state, "auto": False}
+    settings = Settings()
+    hands_on = len(inspect.signature(Copies.stepped).parameters) > 5  # since ca677f2
+
+    def heard() -> Any:
+        copies = Copies(settings)  # holding no copy of its own: the step's data it is
+        ready = _prepared()("g_abc", Entry(game.version, {"kind": "move"}, snapshot, 5, 6))
+        ready.frame(rules.to_act(ready.state))
+        more = (ready.state, ready.legal) if hands_on else ()
+        copies.stepped(game.id, game.version, 5, data, *more)
+        return copies.get(game.id)
+
+    return heard
+
+
+def _commit_call(games: Any) -> tuple[Any, Any]:
+    """`Steps.call` and `Store.keys_of`, where this revision has them (else None, None)."""
+    steps = getattr(games, "steps", None)
+    if not hasattr(steps, "call"):
+        return None, None
+    from moose_server.storage.store import Store
+
+    store = Store.__new__(Store)
+    Store.__init__(store, None, 16)  # type: ignore[arg-type]
+    return steps.call, store.keys_of
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -75,6 +113,11 @@ def main() -> None:
         help="pack the dicts instead of the shortcuts (all, or one)",
     )
     parser.add_argument("--calls", type=int, help="make this many moves, untimed")
+    parser.add_argument(
+        "--heard",
+        action="store_true",
+        help="as a follower instance: the move's game first heard as another's step",
+    )
     args = parser.parse_args()
     prepared = _prepared()
     state = rules.new_game(4, seed=3)
@@ -99,14 +142,19 @@ def main() -> None:
     if args.plain not in ("all", "game") and hasattr(game, "packed"):
         # As the server keeps it after a commit: its moves packed already.
         game = game.but(packed_moves=game.packed(game.state.to_dict(), False)[2])
+    base = game
     games = G.Games.__new__(G.Games)
     games.settings = Settings()
     deadline_delta = _deadline_delta(games)
     player = game.players[rules.to_act(state)]  # type: ignore[index]
     move = rules.legal_moves(state)[0]
     with_legal = "legal" in inspect.signature(Entry).parameters  # Entry.legal since d68e258
+    commit, keys_of = _commit_call(games)
+
+    heard = _heard(game) if args.heard else None
 
     def one_move() -> None:
+        game = base if heard is None else heard()
         new, events = games._player_move(game, player, move, None)
         data = new.state.to_dict()
         auto = new.auto_kind() is not None
@@ -115,11 +163,17 @@ def main() -> None:
             pack(new.to_data(data))
             pack(snapshot)
             packed_moves = (0, b"")
+            deadline_delta(new, events, auto)
+            for event in events:
+                pack(event)
+        elif commit is not None:  # the commit script's call and its KEYS and ARGV
+            call, packed_moves = commit(game, new, events, "m:p1:x", data, auto)
+            call.build(keys_of(new.id))
         else:
             _, _, packed_moves = new.packed(data, auto)
-        deadline_delta(new, events, auto)
-        for event in events:
-            pack(event)
+            deadline_delta(new, events, auto)
+            for event in events:
+                pack(event)
         extra = (None if auto else new.legal,) if with_legal else ()
         entries = [Entry(1, e, snapshot, 0, 1, new.state, *extra) for e in events]
         new.but(version=5, deadline=1, packed_moves=packed_moves).auto_kind()

@@ -100,6 +100,29 @@ def test_game_but_equals_dataclasses_replace() -> None:
         game.but(versoin=5)  # a misspelt field is refused, not added
 
 
+def test_game_from_data_sets_every_field_as_the_constructor_does() -> None:
+    s = rules.new_game(3, seed=1)
+    plain = Game(
+        "g_x",
+        4,
+        9,
+        s,
+        ["p0", None, "p2"],
+        ["a", "b", "c"],
+        [None, "greedy", None],
+        [False, True, False],
+        [0, 2, 0],
+        [{"action": "pass"}],
+        code="KX7P2M",
+        rated=True,
+    )
+    fuller = plain.but(ended="forfeit", forfeits=(1,), days=3, arena="a_1", deal={"scheme": "x"})
+    for game in (plain, fuller):
+        read = Game.from_data(game.id, game.version, game.deadline, game.to_data())
+        assert read == game and vars(read).keys() == {f.name for f in dataclasses.fields(Game)}
+        assert read.packed_moves == (0, b"") and read.legal == game.legal
+
+
 def test_game_legal_is_computed_once_and_kept_by_but_until_the_state_changes() -> None:
     s = rules.new_game(3, seed=2)
     game = Game(

@@ -130,6 +130,8 @@ async def test_a_followers_move_after_a_published_step_plays_on_its_data_with_no
             if seat == 1:
                 kept = both.copies[1].get(dealt.id)
                 assert kept is not None and kept.version == game.version
+                # Its legal moves came with it: made once, for the frame of the seat to act.
+                assert "legal" in vars(kept) and kept.legal == rules.legal_moves(game.state)
                 assert kept.state.to_dict() == game.state.to_dict()
                 assert kept.deadline == game.deadline
             played = (games_a, games_b)[seat]

@@ -11,7 +11,8 @@ import asyncio
 import contextlib
 from collections.abc import Iterator
 
-from moose_server.play.game import Game
+from moose import rules
+from moose_server.play.game import Game, Move
 from moose_server.settings import Settings
 from moose_server.storage.codec import unpack_stored
 
@@ -20,6 +21,8 @@ __all__ = ["COPIED_GAMES", "Copies"]
 COPIED_GAMES = 2048  # games this instance keeps as it last wrote them, at least...
 SOCKETS_PER_GAME = 2  # ...or one per this many sockets it may serve (settings.max_sockets)
 
+Heard = tuple[int, int, bytes, rules.State | None, list[Move] | None]
+
 
 class Copies:
     """The games this instance wrote last, as it wrote them (bounded, least recently
@@ -27,8 +30,9 @@ class Copies:
 
     def __init__(self, settings: Settings) -> None:
         self._games: dict[str, Game] = {}  # game id -> as last written here (LRU order)
-        # game id -> (version, deadline, packed data) as another instance last wrote it
-        self._heard: dict[str, tuple[int, int, bytes]] = {}
+        # game id -> (version, deadline, packed data, its state parsed, its legal moves)
+        # as another instance last wrote it (the last two None where not made here)
+        self._heard: dict[str, Heard] = {}
         self._committing: dict[str, int] = {}  # game -> commits of ours under way
         self._settled: dict[str, asyncio.Event] = {}  # set once none is, if awaited
         # Each game kept is ~12 KB (25 moves in); one that is not costs its next
@@ -39,23 +43,33 @@ class Copies:
         """Our copy of the game, if we keep one."""
         found = self._games.get(game_id)
         if found is None and game_id in self._heard:
-            version, deadline, data = self._heard.pop(game_id)
-            found = Game.from_data(game_id, version, deadline, unpack_stored(data))
+            version, deadline, data, parsed, legal = self._heard.pop(game_id)
+            found = Game.from_data(game_id, version, deadline, unpack_stored(data), parsed, legal)
             if found.finished:
                 return None
             self._games[game_id] = found
         return found
 
-    def stepped(self, game: str, version: int, deadline: int, data: bytes) -> None:
+    def stepped(
+        self,
+        game: str,
+        version: int,
+        deadline: int,
+        data: bytes,
+        parsed: rules.State | None = None,
+        legal: list[Move] | None = None,
+    ) -> None:
         """Another instance committed the game to `version`, writing `data`: kept
         packed, as a read right after that commit would find it, until a move
-        here needs it (then it saves that move its read)."""
+        here needs it (then it saves that move its read). `parsed`: the state in
+        `data` as the hub made it for the local sockets, `legal` its legal moves
+        (the seat to act's frame had them): not made again."""
         known = self._games.get(game)
         if known is not None and known.version >= version:
             return
         self._games.pop(game, None)
         self._heard.pop(game, None)
-        self._heard[game] = (version, deadline, data)
+        self._heard[game] = (version, deadline, data, parsed, legal)
         if len(self._heard) > self.size:
             del self._heard[next(iter(self._heard))]
 

@@ -99,28 +99,45 @@ class Game:
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
 
     @classmethod
-    def from_data(cls, game_id: str, version: int, deadline: int, d: dict[str, Any]) -> Game:
-        """A game from its stored data."""
-        return cls(
-            game_id,
-            version,
-            deadline,
-            rules.State.from_dict(d["state"]),
-            d["players"],
-            d["names"],
-            d["bots"],
-            d["away"],
-            d["misses"],
-            d["moves"],
-            d.get("code"),
-            d.get("rated", False),
-            d.get("profiles"),
-            d.get("ended"),
-            d.get("deal"),
-            d.get("arena"),
-            tuple(d.get("forfeits", ())),
-            d.get("days"),
+    def from_data(
+        cls,
+        game_id: str,
+        version: int,
+        deadline: int,
+        d: dict[str, Any],
+        parsed: rules.State | None = None,
+        legal: list[Move] | None = None,
+    ) -> Game:
+        """A game from its stored data (made as `but` makes its copies: a follower
+        makes one for each move of a seat of its after another instance's).
+
+        `parsed`: `d["state"]` as a rules state, where the caller has it already
+        (the hub made it from the step it heard), and `legal` its legal moves."""
+        game = object.__new__(cls)
+        game.__dict__.update(
+            id=game_id,
+            version=version,
+            deadline=deadline,
+            state=rules.State.from_dict(d["state"]) if parsed is None else parsed,
+            players=d["players"],
+            names=d["names"],
+            bots=d["bots"],
+            away=d["away"],
+            misses=d["misses"],
+            moves=d["moves"],
+            code=d.get("code"),
+            rated=d.get("rated", False),
+            profiles=d.get("profiles"),
+            ended=d.get("ended"),
+            deal=d.get("deal"),
+            arena=d.get("arena"),
+            forfeits=tuple(d.get("forfeits", ())),
+            days=d.get("days"),
+            packed_moves=(0, b""),
         )
+        if legal is not None:  # as `legal` would have computed them
+            game.__dict__["legal"] = legal
+        return game
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
         """The stored data (everything but id, version and deadline).
@@ -157,10 +174,12 @@ class Game:
         packed_state = pack(state)
         k, done = self.packed_moves
         moves = self.moves
-        if k > len(moves):  # not this game's moves: pack them all
-            k, done = 0, b""
-        done += b"".join([pack(m) for m in moves[k:]])
-        packed_moves = pack_array_header(len(moves)) + done
+        if 0 < k <= len(moves):
+            done += b"".join([pack(m) for m in moves[k:]])
+            packed_moves = pack_array_header(len(moves)) + done
+        else:  # none packed yet (a game read, or heard from another instance): at once
+            packed_moves = pack(moves)
+            done = packed_moves[len(pack_array_header(len(moves))) :]
         data = pack_map(self.to_data(state), {"state": packed_state, "moves": packed_moves})
         snapshot = extend_map(packed_state, len(state), {"auto": auto})
         return data, snapshot, (len(moves), done)

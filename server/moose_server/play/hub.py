@@ -77,10 +77,11 @@ import time
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Mapping
 from typing import Any, Protocol
 
+from moose import rules
 from moose_server.net.session import Peer, Sub
 from moose_server.play.deadlines import ADDRESS
 from moose_server.play.frames import Prepared, state_message
-from moose_server.play.game import Game
+from moose_server.play.game import Game, Move
 from moose_server.play.recent import LOGGED_GAMES, GameLog, Recent
 from moose_server.play.streams import heard_step, read_events
 from moose_server.storage.codec import unpack
@@ -116,8 +117,17 @@ class WakeupListener(Protocol):
     async def settled(self, game: str) -> None:
         """Once no commit of `game` by this instance is under way (its reply delivers)."""
 
-    def stepped(self, game: str, version: int, deadline: int, data: bytes) -> None:
-        """Another instance committed `game` to `version`, writing `data` (packed)."""
+    def stepped(
+        self,
+        game: str,
+        version: int,
+        deadline: int,
+        data: bytes,
+        parsed: rules.State | None = None,
+        legal: list[Move] | None = None,
+    ) -> None:
+        """Another instance committed `game` to `version`, writing `data` (packed);
+        `parsed`: its state as the hub made it, `legal` the legal moves if made."""
 
 
 class FanoutListener(Protocol):
@@ -614,11 +624,14 @@ class Hub:
         game, entries = step.game, step.entries
         if not entries:
             return
-        if game in self.games:
-            self.recent.log(game).add(game, entries)
+        ready = self.recent.log(game).add(game, entries) if game in self.games else None
         self._heard(game, entries[-1].seq)
         if self.woken is not None:
-            self.woken.stepped(game, entries[-1].seq, step.deadline, step.data)
+            # The state after the step, as made for the local sockets (and the legal
+            # moves, if the seat to act is one of theirs): the next move here uses them.
+            last = ready[-1] if ready else None
+            parsed, legal = (last.state, last.legal) if last is not None else (None, None)
+            self.woken.stepped(game, entries[-1].seq, step.deadline, step.data, parsed, legal)
 
     def heard_player(self, data: bytes) -> None:
         """A player message: to the player's local sockets, unless a copy came before."""

@@ -162,6 +162,7 @@ streams (and the bans hash) are the record.
 
 from __future__ import annotations
 
+import functools
 import zlib
 from dataclasses import dataclass
 
@@ -269,7 +270,8 @@ def polled_key(bucket: int) -> str:
 
 @dataclass(frozen=True)
 class GameKeys:
-    """The keys of one game, all tagged with its bucket."""
+    """The keys of one game, all tagged with its bucket (each name made once a GameKeys:
+    store.py keeps one for each game in play)."""
 
     id: str
     tag: str  # "b<bucket>"; moose_loadtest's storage ceiling uses its own, "lt"
@@ -284,22 +286,22 @@ class GameKeys:
         """The keys of a game of moose_loadtest's storage ceiling: apart from the server's."""
         return cls(game, "lt")
 
-    @property
+    @functools.cached_property
     def game(self) -> str:
         """The game's hash."""
         return _key(self.tag, "game", self.id)
 
-    @property
+    @functools.cached_property
     def events(self) -> str:
         """The game's event stream."""
         return _key(self.tag, "events", self.id)
 
-    @property
+    @functools.cached_property
     def moves(self) -> str:
         """A finished game's move ids, for its grace (the game hash holds them before)."""
         return _key(self.tag, "moves", self.id)
 
-    @property
+    @functools.cached_property
     def record(self) -> str:
         """The kept record of a rated game."""
         return _key(self.tag, "record", self.id)
@@ -316,17 +318,17 @@ class GameKeys:
         """The game's member in its bucket's deadline set while its deal waits."""
         return f"{DEAL_MEMBER}{self.id}"
 
-    @property
+    @functools.cached_property
     def deadlines(self) -> str:
         """The deadline set of the game's bucket."""
         return _key(self.tag, "deadlines")
 
-    @property
+    @functools.cached_property
     def unrated(self) -> str:
         """The unrated set of the game's bucket."""
         return _key(self.tag, "unrated")
 
-    @property
+    @functools.cached_property
     def steps(self) -> bytes:
         """The prefix of the game's sharded step channels (`steps_channel`)."""
         return _key(self.tag, "steps:").encode()
