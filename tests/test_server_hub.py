@@ -27,7 +27,8 @@ from moose_server.play.recent import LOGGED_GAMES, RECENT_EVENTS
 from moose_server.play.seats import Seat
 from moose_server.play.streams import heard_step
 from moose_server.settings import Settings
-from moose_server.storage.codec import pack
+from moose_server.storage import formats
+from moose_server.storage.codec import pack, unpack
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, steps_channel, wake_channel
 from moose_server.storage.store import Entry, Store, connect
@@ -379,6 +380,25 @@ async def test_a_wake_up_drops_the_games_copy_it_makes_old(redis_url):
     finally:
         await games.close()
         await client.aclose()
+        await gw.aclose()
+
+
+async def test_a_heard_game_of_a_newer_format_is_no_copy(redis_url):
+    # A newer release's commit heard mid-upgrade: no move here plays on what this
+    # release would misread (the move reads the game instead, which refuses it).
+    gw = await open_redis(redis_url, 8)
+    store = Store(gw, 16)
+    copies = Copies(Settings())
+    games = Games(store, Settings(), copies=copies)
+    try:
+        dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=7)
+        data = unpack(await gw.hget(store.keys_of(dealt.id).game, "data"))
+        for fmt, kept in ((formats.WRITTEN, True), (formats.NEWEST + 1, False)):
+            heard = f"{dealt.id}_{fmt}"
+            copies.stepped(heard, 1, dealt.deadline, pack({**data, formats.FIELD: fmt}))
+            assert (copies.get(heard) is not None) is kept, fmt
+    finally:
+        await games.close()
         await gw.aclose()
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from moose import rules
 from moose_server.play.game import Game, Move
 from moose_server.settings import Settings
+from moose_server.storage import formats
 from moose_server.storage.codec import unpack_stored
 
 __all__ = ["COPIED_GAMES", "Copies"]
@@ -40,11 +41,17 @@ class Copies:
         self.size = max(COPIED_GAMES, settings.max_sockets // SOCKETS_PER_GAME)
 
     def get(self, game_id: str) -> Game | None:
-        """Our copy of the game, if we keep one."""
+        """Our copy of the game, if we keep one. A heard one of a format this release
+        does not read is none: the move reads the game, which refuses it, saying why
+        (storage/formats.py), and writes nothing over it."""
         found = self._games.get(game_id)
         if found is None and game_id in self._heard:
             version, deadline, data, parsed, legal = self._heard.pop(game_id)
-            found = Game.from_data(game_id, version, deadline, unpack_stored(data), parsed, legal)
+            try:
+                stored = formats.read(unpack_stored(data), f"game {game_id}")
+            except formats.UnknownFormat:
+                return None
+            found = Game.from_data(game_id, version, deadline, stored, parsed, legal)
             if found.finished:
                 return None
             self._games[game_id] = found
