@@ -63,13 +63,15 @@ class Holdings:
         members = await self.redis.smembers(player_games_key(player))
         return [as_text(m) for m in members]
 
-    async def games_of(self, player: str) -> tuple[list[str], set[str]]:
-        """The player's game set and, of those, the correspondence games (both sets in one
-        round trip; a correspondence game is in both)."""
-        reads = [self.redis.smembers(player_games_key(player))]
-        reads.append(self.redis.smembers(correspondence_games_key(player)))
-        games, slow = await self.redis.all(reads)
-        return [as_text(m) for m in games], {as_text(m) for m in slow}
+    async def games_of(self, player: str, real_time: bool) -> list[str]:
+        """The player's real-time games (their game set less the correspondence games,
+        which are in both: one SDIFF, the keys of one slot), or correspondence ones."""
+        slow = correspondence_games_key(player)
+        if real_time:
+            members = await self.redis.sdiff(player_games_key(player), slow)
+        else:
+            members = await self.redis.smembers(slow)
+        return [as_text(m) for m in members]
 
     async def ended_games(self, games: list[str], missing: bool) -> set[str]:
         """Those of the games that are over: their deadline is cleared (every unfinished

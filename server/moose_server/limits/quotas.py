@@ -123,9 +123,8 @@ class Quotas:
         real-time ones, or with `days` correspondence ones (each kind its own limit)."""
         real_time = days is None
         limit = self.settings.games_per_player if real_time else self.settings.correspondence_games
-        # A few ids each: no SCARD needed. Correspondence games are in both sets.
-        games, slow = await self.holdings.games_of(player)
-        counted = [g for g in games if (g not in slow) == real_time]
+        # A few ids each: no SCARD needed.
+        counted = await self.holdings.games_of(player, real_time)
         if len(counted) < limit:
             return
         over = await self.holdings.ended_games(counted, missing=False)
