@@ -28,6 +28,7 @@ from moose_server.play.results import Results
 from moose_server.play.seats import Seat
 from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import free_port
+from moose_server.storage.keys import GUESTS_KEY, history_key, profile_key, top_key
 
 from helpers import ServeProcess, random_game, until
 from helpers.results import parts, play_out
@@ -352,7 +353,7 @@ async def test_a_guest_s_expiry_is_renewed_once_it_wears_and_boards_change_with_
 
     try:
         first = await rate(0, False)  # renewed: profile, history and the guests' score
-        profile, history = "moose:{pl}:p:p_gus", "moose:{pl}:h:p_gus"
+        profile, history = profile_key("p_gus"), history_key("p_gus")
         await client.pexpire(profile, ttl // 2)
         await client.hset(profile, "gx", 1)  # worn past a 168th of its ttl: renewed
         worn = await rate(1, False)  # now on the humans' board
@@ -360,19 +361,19 @@ async def test_a_guest_s_expiry_is_renewed_once_it_wears_and_boards_change_with_
         kept = await rate(2, False)  # fresh: nothing renewed, no other board emptied
         assert ttl - ttl // 168 < await client.pttl(profile) <= ttl
         assert 0 < await client.pttl(history) <= ttl
-        assert await client.zscore("moose:{pl}:top:humans", "p_gus") is not None
+        assert await client.zscore(top_key("humans", "realtime"), "p_gus") is not None
         turned = await rate(3, True)  # a bot now: off the humans' board
-        assert await client.zscore("moose:{pl}:top:humans", "p_gus") is None
-        assert await client.zscore("moose:{pl}:top:bots", "p_gus") is not None
+        assert await client.zscore(top_key("humans", "realtime"), "p_gus") is None
+        assert await client.zscore(top_key("bots", "realtime"), "p_gus") is not None
         if single:
             assert (first["pexpire"], worn["pexpire"], kept["pexpire"]) == (2, 2, 0)
             assert (kept["zrem"], turned["zrem"]) == (0, 1)
     finally:
         await client.delete(
-            "moose:{pl}:p:p_gus",
-            "moose:{pl}:h:p_gus",
-            "moose:{pl}:top:humans",
-            "moose:{pl}:top:bots",
-            "moose:{pl}:guests",
+            profile_key("p_gus"),
+            history_key("p_gus"),
+            top_key("humans", "realtime"),
+            top_key("bots", "realtime"),
+            GUESTS_KEY,
         )
         await backend.aclose()
