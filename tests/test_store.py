@@ -10,6 +10,7 @@ import pytest
 import redis.asyncio as aioredis
 from redis.crc import key_slot
 
+from moose_server.limits.holdings import Holdings
 from moose_server.storage.codec import pack, pack_compressed
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import GAMES_CHANNEL, deadlines_key, move_field, polled_key
@@ -290,3 +291,20 @@ async def test_a_compressed_snapshot_is_read_as_a_packed_one(store):
     events = [(EV[0], pack_compressed(state)), (EV[0], pack(state))]
     await store.commit(step("g_zs", 0, events=events))
     assert [e.state for e in await store.events("g_zs")] == [state, state]
+
+
+async def test_ended_games_look_for_a_waiting_deal_only_where_no_deadline_field_is(
+    store, redis_url
+):
+    await store.commit(step("g_on", 0, deadline_ms=600_000))
+    await store.commit(step("g_done", 0, ttl=100))  # over: its deadline field is 0
+    holdings, r = Holdings(store.redis, 16), aioredis.Redis.from_url(redis_url)
+    try:
+        before = (await r.info("commandstats")).get("cmdstat_exists", {}).get("calls", 0)
+        assert await holdings.ended_games(["g_on", "g_done"], missing=True) == {"g_done"}
+        after = (await r.info("commandstats")).get("cmdstat_exists", {}).get("calls", 0)
+        assert after == before  # every game had its deadline field: no second read
+        assert await holdings.ended_games(["g_on", "g_gone"], missing=True) == {"g_gone"}
+        assert await holdings.ended_games(["g_gone"], missing=False) == set()
+    finally:
+        await r.aclose()

@@ -77,18 +77,18 @@ class Holdings:
         """Those of the games that are over: their deadline is cleared (every unfinished
         game has one; lua/commit.lua clears it at the end), or with `missing` their hash
         is gone (expired, or not written yet: the caller says which it can tell apart).
-        A game whose fair deal waits for seeds has no hash yet: not over."""
+        A game whose fair deal waits for seeds has no hash yet: not over. Only a game
+        without a deadline field is looked for among the waiting deals (a second read)."""
         if not games:
             return set()
-        keys = [GameKeys.of(g, self.buckets) for g in games]
-        reads = [self.redis.hget(k.game, "dl") for k in keys]
-        deals = [self.redis.exists(k.deal) for k in keys]
-        found, dealing = await self.redis.all(reads), await self.redis.all(deals)
-        return {
-            g
-            for g, dl, waits in zip(games, found, dealing, strict=True)
-            if (dl is None and missing and not waits) or (dl is not None and int(dl) == 0)
-        }
+        keys = {g: GameKeys.of(g, self.buckets) for g in games}
+        found = await self.redis.all([self.redis.hget(keys[g].game, "dl") for g in games])
+        over = {g for g, dl in zip(games, found, strict=True) if dl is not None and int(dl) == 0}
+        gone = [g for g, dl in zip(games, found, strict=True) if dl is None] if missing else []
+        if gone:
+            dealing = await self.redis.all([self.redis.exists(keys[g].deal) for g in gone])
+            over |= {g for g, waits in zip(gone, dealing, strict=True) if not waits}
+        return over
 
     async def open_tables(self, codes: list[str], now_ms: int) -> set[str]:
         """Those of the join codes whose private table is open (not started, not expired)."""
