@@ -9,6 +9,8 @@ state for the caller to prune with.
 
 from __future__ import annotations
 
+import time
+
 from moose_server.limits.calls import HoldCall, SessionsCall
 from moose_server.storage.codec import as_int, as_text
 from moose_server.storage.gateway import Gateway
@@ -39,9 +41,10 @@ class Holdings:
 
     async def put(self, key: str, ids: list[str], ttl_ms: int) -> None:
         """Add ids whatever the count (a game dealt is held already): in the loop turn's
-        batch, scored 0 (only a reservation's time is ever read)."""
+        batch, scored by this instance's clock (ms), so that a full hold is pruned
+        oldest first (a reservation's score is Redis' time, and read)."""
         if ids:
-            added = self.redis.zadd(key, dict.fromkeys(ids, 0))
+            added = self.redis.zadd(key, dict.fromkeys(ids, int(time.time() * 1000)))
             await self.redis.all([added, self.redis.pexpire(key, ttl_ms)])
 
     async def count(self, key: str) -> int:
@@ -49,7 +52,7 @@ class Holdings:
         return await self.redis.zcard(key)
 
     async def held(self, key: str) -> list[tuple[str, int]]:
-        """Every id a hold has, with when it was taken (Redis ms)."""
+        """Every id a hold has, with when it was taken (ms), oldest first."""
         rows = await self.redis.zrange_scored(key, 0, -1)
         return [(as_text(member), int(score)) for member, score in rows]
 
