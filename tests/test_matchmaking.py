@@ -570,6 +570,7 @@ async def test_a_ticket_reads_the_clock_once_and_its_reply_expires(make_mm, redi
     await mm.enqueue("alice", "Alice", 2, 2)
     ran = await calls(redis) - before
     assert ran["time"] == 1 and ran["get"] == 1 and ran["set"] == 1  # the reply kept
+    assert ran["zadd"] == 1 and ran["zscore"] == 0  # queued before or not: ZADD NX says
     [done] = await redis.keys(mm_done_key("*"))
     assert 0 < await redis.pttl(done) <= 60_000  # forgotten a minute on, by Redis
     await mm.enqueue("bob", "Bob", 2, 2)

@@ -28,6 +28,7 @@ from moose_server.play.results import Results
 from moose_server.play.seats import Seat
 from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import free_port
+from moose_server.storage.keys import GUESTS_KEY, history_key, profile_key, top_key
 
 from helpers import ServeProcess, random_game, until
 from helpers.results import parts, play_out
@@ -314,4 +315,65 @@ async def test_a_history_keeps_its_newest_games_and_is_trimmed_once_full(backend
         assert history == ["g_4", "g_3", "g_2"]
         assert trims == (2 if single else 0)  # the 4th and 5th games, not the first three
     finally:
+        await backend.aclose()
+
+
+async def test_a_guest_s_expiry_is_renewed_once_it_wears_and_boards_change_with_the_kind(
+    backend_url,
+):
+    backend = await open_redis(backend_url, 4)
+    players, client = PlayerStore(backend), backend.client
+    single = not backend.cluster  # commandstats of one node
+    ttl = 3_600_000
+
+    async def rate(n: int, bot: bool) -> dict[str, int]:
+        seat = RatedSeat("p_gus", "gus", bot, 0.0, 1.0, json.dumps({"game": f"g_{n}"}))
+        call = RateCall(
+            game=f"g_gus_{n}",
+            marker_ttl=60,
+            history_size=10,
+            guest_ttl_ms=ttl,
+            provisional_games=2,
+            base=1500,
+            scale=10,
+            base_ordinal=0,
+            spread=3,
+            mu=25,
+            sigma=8.3,
+            seats=[seat],
+        )
+        before = await client.info("commandstats") if single else {}
+        assert await players.rate(call)
+        after = await client.info("commandstats") if single else {}
+        return {
+            c: after.get(f"cmdstat_{c}", {}).get("calls", 0)
+            - before.get(f"cmdstat_{c}", {}).get("calls", 0)
+            for c in ("pexpire", "zrem")
+        }
+
+    try:
+        first = await rate(0, False)  # renewed: profile, history and the guests' score
+        profile, history = profile_key("p_gus"), history_key("p_gus")
+        await client.pexpire(profile, ttl // 2)
+        await client.hset(profile, "gx", 1)  # worn past a 168th of its ttl: renewed
+        worn = await rate(1, False)  # now on the humans' board
+        assert await client.pttl(profile) > ttl - ttl // 168
+        kept = await rate(2, False)  # fresh: nothing renewed, no other board emptied
+        assert ttl - ttl // 168 < await client.pttl(profile) <= ttl
+        assert 0 < await client.pttl(history) <= ttl
+        assert await client.zscore(top_key("humans", "realtime"), "p_gus") is not None
+        turned = await rate(3, True)  # a bot now: off the humans' board
+        assert await client.zscore(top_key("humans", "realtime"), "p_gus") is None
+        assert await client.zscore(top_key("bots", "realtime"), "p_gus") is not None
+        if single:
+            assert (first["pexpire"], worn["pexpire"], kept["pexpire"]) == (2, 2, 0)
+            assert (kept["zrem"], turned["zrem"]) == (0, 1)
+    finally:
+        await client.delete(
+            profile_key("p_gus"),
+            history_key("p_gus"),
+            top_key("humans", "realtime"),
+            top_key("bots", "realtime"),
+            GUESTS_KEY,
+        )
         await backend.aclose()

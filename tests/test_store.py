@@ -10,9 +10,19 @@ import pytest
 import redis.asyncio as aioredis
 from redis.crc import key_slot
 
+from moose_server.limits.holdings import Holdings
+from moose_server.limits.limiter import Limiter
+from moose_server.limits.quotas import PRUNE_SLICE, Quotas
+from moose_server.settings import Settings
 from moose_server.storage.codec import pack, pack_compressed
 from moose_server.storage.connection import open_redis
-from moose_server.storage.keys import GAMES_CHANNEL, deadlines_key, move_field, polled_key
+from moose_server.storage.keys import (
+    GAMES_CHANNEL,
+    deadlines_key,
+    hold_key,
+    move_field,
+    polled_key,
+)
 from moose_server.storage.scripts import CommitCall
 from moose_server.storage.store import Store, connect
 
@@ -290,3 +300,48 @@ async def test_a_compressed_snapshot_is_read_as_a_packed_one(store):
     events = [(EV[0], pack_compressed(state)), (EV[0], pack(state))]
     await store.commit(step("g_zs", 0, events=events))
     assert [e.state for e in await store.events("g_zs")] == [state, state]
+
+
+async def test_ended_games_look_for_a_waiting_deal_only_where_no_deadline_field_is(
+    store, redis_url
+):
+    await store.commit(step("g_on", 0, deadline_ms=600_000))
+    await store.commit(step("g_done", 0, ttl=100))  # over: its deadline field is 0
+    holdings, r = Holdings(store.redis, 16), aioredis.Redis.from_url(redis_url)
+    try:
+        before = (await r.info("commandstats")).get("cmdstat_exists", {}).get("calls", 0)
+        assert await holdings.ended_games(["g_on", "g_done"], missing=True) == {"g_done"}
+        after = (await r.info("commandstats")).get("cmdstat_exists", {}).get("calls", 0)
+        assert after == before  # every game had its deadline field: no second read
+        assert await holdings.ended_games(["g_on", "g_gone"], missing=True) == {"g_gone"}
+        assert await holdings.ended_games(["g_gone"], missing=False) == set()
+    finally:
+        await r.aclose()
+
+
+async def test_a_full_hold_is_pruned_oldest_first_a_slice_at_a_time(store, redis_url):
+
+    limit = 3 * PRUNE_SLICE
+    holdings = Holdings(store.redis, 16)
+    quotas = Quotas(holdings, Limiter(store, Settings()), store, Settings())
+    key = hold_key("games", "198.51.100.77")
+    ended = [f"g_old{n:02d}" for n in range(PRUNE_SLICE)]
+    going = [f"g_new{n:02d}" for n in range(limit - PRUNE_SLICE)]
+    for game in ended:
+        await store.commit(step(game, 0, ttl=100))  # over
+    for game in going:
+        await store.commit(step(game, 0, deadline_ms=600_000))
+    await holdings.put(key, ended, 60_000)
+    await asyncio.sleep(0.01)
+    await holdings.put(key, going, 60_000)
+    r = aioredis.Redis.from_url(redis_url)
+    try:
+        before = (await r.info("commandstats")).get("cmdstat_hget", {}).get("calls", 0)
+        assert await quotas._room(key, limit, quotas._ended_games)
+        after = (await r.info("commandstats")).get("cmdstat_hget", {}).get("calls", 0)
+        assert await r.zcard(key) == len(going)  # the ended ones pruned
+        if not store.redis.cluster:
+            assert after - before == PRUNE_SLICE  # the oldest slice read, not every id
+        assert not await quotas._room(key, len(going), quotas._ended_games)  # none ended
+    finally:
+        await r.aclose()

@@ -9,6 +9,8 @@ state for the caller to prune with.
 
 from __future__ import annotations
 
+import time
+
 from moose_server.limits.calls import HoldCall, SessionsCall
 from moose_server.storage.codec import as_int, as_text
 from moose_server.storage.gateway import Gateway
@@ -39,9 +41,10 @@ class Holdings:
 
     async def put(self, key: str, ids: list[str], ttl_ms: int) -> None:
         """Add ids whatever the count (a game dealt is held already): in the loop turn's
-        batch, scored 0 (only a reservation's time is ever read)."""
+        batch, scored by this instance's clock (ms), so that a full hold is pruned
+        oldest first (a reservation's score is Redis' time, and read)."""
         if ids:
-            added = self.redis.zadd(key, dict.fromkeys(ids, 0))
+            added = self.redis.zadd(key, dict.fromkeys(ids, int(time.time() * 1000)))
             await self.redis.all([added, self.redis.pexpire(key, ttl_ms)])
 
     async def count(self, key: str) -> int:
@@ -49,7 +52,7 @@ class Holdings:
         return await self.redis.zcard(key)
 
     async def held(self, key: str) -> list[tuple[str, int]]:
-        """Every id a hold has, with when it was taken (Redis ms)."""
+        """Every id a hold has, with when it was taken (ms), oldest first."""
         rows = await self.redis.zrange_scored(key, 0, -1)
         return [(as_text(member), int(score)) for member, score in rows]
 
@@ -63,30 +66,32 @@ class Holdings:
         members = await self.redis.smembers(player_games_key(player))
         return [as_text(m) for m in members]
 
-    async def games_of(self, player: str) -> tuple[list[str], set[str]]:
-        """The player's game set and, of those, the correspondence games (both sets in one
-        round trip; a correspondence game is in both)."""
-        reads = [self.redis.smembers(player_games_key(player))]
-        reads.append(self.redis.smembers(correspondence_games_key(player)))
-        games, slow = await self.redis.all(reads)
-        return [as_text(m) for m in games], {as_text(m) for m in slow}
+    async def games_of(self, player: str, real_time: bool) -> list[str]:
+        """The player's real-time games (their game set less the correspondence games,
+        which are in both: one SDIFF, the keys of one slot), or correspondence ones."""
+        slow = correspondence_games_key(player)
+        if real_time:
+            members = await self.redis.sdiff(player_games_key(player), slow)
+        else:
+            members = await self.redis.smembers(slow)
+        return [as_text(m) for m in members]
 
     async def ended_games(self, games: list[str], missing: bool) -> set[str]:
         """Those of the games that are over: their deadline is cleared (every unfinished
         game has one; lua/commit.lua clears it at the end), or with `missing` their hash
         is gone (expired, or not written yet: the caller says which it can tell apart).
-        A game whose fair deal waits for seeds has no hash yet: not over."""
+        A game whose fair deal waits for seeds has no hash yet: not over. Only a game
+        without a deadline field is looked for among the waiting deals (a second read)."""
         if not games:
             return set()
-        keys = [GameKeys.of(g, self.buckets) for g in games]
-        reads = [self.redis.hget(k.game, "dl") for k in keys]
-        deals = [self.redis.exists(k.deal) for k in keys]
-        found, dealing = await self.redis.all(reads), await self.redis.all(deals)
-        return {
-            g
-            for g, dl, waits in zip(games, found, dealing, strict=True)
-            if (dl is None and missing and not waits) or (dl is not None and int(dl) == 0)
-        }
+        keys = {g: GameKeys.of(g, self.buckets) for g in games}
+        found = await self.redis.all([self.redis.hget(keys[g].game, "dl") for g in games])
+        over = {g for g, dl in zip(games, found, strict=True) if dl is not None and int(dl) == 0}
+        gone = [g for g, dl in zip(games, found, strict=True) if dl is None] if missing else []
+        if gone:
+            dealing = await self.redis.all([self.redis.exists(keys[g].deal) for g in gone])
+            over |= {g for g, waits in zip(gone, dealing, strict=True) if not waits}
+        return over
 
     async def open_tables(self, codes: list[str], now_ms: int) -> set[str]:
         """Those of the join codes whose private table is open (not started, not expired)."""

@@ -45,6 +45,7 @@ __all__ = ["Held", "Quotas"]
 
 RESERVED_MS = 60_000  # a place taken for a start that never finished is free after this
 HOLD_TTL_MS = 2 * 86_400_000  # an address that takes nothing for this long is forgotten
+PRUNE_SLICE = 25  # a full hold's ids checked at a time, oldest first
 
 Dead = Callable[[list[str]], Awaitable[set[str]]]
 
@@ -123,9 +124,8 @@ class Quotas:
         real-time ones, or with `days` correspondence ones (each kind its own limit)."""
         real_time = days is None
         limit = self.settings.games_per_player if real_time else self.settings.correspondence_games
-        # A few ids each: no SCARD needed. Correspondence games are in both sets.
-        games, slow = await self.holdings.games_of(player)
-        counted = [g for g in games if (g not in slow) == real_time]
+        # A few ids each: no SCARD needed.
+        counted = await self.holdings.games_of(player, real_time)
         if len(counted) < limit:
             return
         over = await self.holdings.ended_games(counted, missing=False)
@@ -207,8 +207,15 @@ class Quotas:
         """Whether the hold has fewer than `limit` ids, once those that ended are pruned."""
         if await self.holdings.count(key) < limit:
             return True
+        # Oldest first, a slice at a time: a hold full of games mostly over reads one
+        # slice, not every id (an address' games keep ending as its players play on).
         held = await self.holdings.held(key)
-        return len(held) - len(await self._prune(key, held, dead)) < limit
+        over = len(held) - limit + 1  # ids to drop for room
+        for start in range(0, len(held), PRUNE_SLICE):
+            over -= len(await self._prune(key, held[start : start + PRUNE_SLICE], dead))
+            if over <= 0:
+                return True
+        return False
 
     @contextlib.asynccontextmanager
     async def _taking(self, key: str, limit: int, dead: Dead) -> AsyncIterator[Held | None]:

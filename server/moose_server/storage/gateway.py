@@ -254,6 +254,10 @@ class Gateway:
         """SMEMBERS."""
         return self._send(("SMEMBERS", key), _members)
 
+    def sdiff(self, key: str, *others: str) -> Pending[list[bytes]]:
+        """SDIFF: the members of `key` in none of `others` (keys of one slot)."""
+        return self._send(("SDIFF", key, *others), _members)
+
     def sadd(self, key: str, *members: Arg) -> Pending[int]:
         """SADD: the members that are new."""
         return self._send(("SADD", key, *members), None)

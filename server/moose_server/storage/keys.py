@@ -43,11 +43,13 @@ share one tag:
     writes the names index, a profile, its history and the guests::
 
         moose:{pl}:p:<player>    hash: name, mu, sigma, games, rating (real time),
-                                 cmu, csigma, cgames, crating (correspondence), bot, and an
-                                 account's pw (scrypt), gen (token generation),
+                                 cmu, csigma, cgames, crating (correspondence), bot, on,
+                                 con (the pool's leaderboard it was last put on: h, b),
+                                 an account's pw (scrypt), gen (token generation),
                                  since (ms); a guest's expires guest_ttl after
-                                 their last rated game; revoked "1": a banned
-                                 guest's tokens are refused (kept token_ttl)
+                                 their last rated game (gx: when, ms; renewed once
+                                 under 167/168 of guest_ttl is left); revoked "1": a
+                                 banned guest's tokens are refused (kept token_ttl)
         moose:{pl}:h:<player>    list: the player's last rated games (JSON)
         moose:{pl}:names         hash: an account name's look-alike key -> player
         moose:{pl}:names_keyed   the key function the names hash is keyed by

@@ -17,9 +17,9 @@
 -- the ids are those of the deadlines moved (not claimed).
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local last = tonumber(redis.call('GET', KEYS[2]) or '0')
+-- The stamp read and written in one command (SET ... GET, Redis 6.2).
+local last = tonumber(redis.call('SET', KEYS[2], string.format('%d', now), 'GET') or '0')
 local mine = tonumber(ARGV[5])
-redis.call('SET', KEYS[2], string.format('%d', now))
 local went_back = mine > 0 and last < mine
 if went_back or (last > 0 and now - last > tonumber(ARGV[3])) then
   if last == 0 then last = mine end
