@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,7 +30,7 @@ from redis.crc import key_slot
 from moose.client import Client
 from moose_server.storage.keys import deadlines_key
 
-from helpers import ServeProcess, open_store
+from helpers import open_store, serve_several
 from helpers.cluster import ReplicatedCluster
 from helpers.fleet import BOTS, ENV, FLAGS, Bot, Fleet
 
@@ -41,23 +40,6 @@ MOVES_AFTER = 60  # ...and after it, once the replica took over: the games went 
 TIMEOUT = 90.0
 # The outage line of Store.claim: how many deadlines it moved, and in which buckets.
 OUTAGE = re.compile(r"(\d+) deadlines moved to [\d.]+ s from now(?: \(buckets ([\d ]+)\))?")
-
-
-def start_instances(moose_serve: Callable[..., ServeProcess], url: str) -> list[ServeProcess]:
-    procs = [
-        moose_serve(
-            "--redis",
-            url,
-            *FLAGS,
-            "--instance-id",
-            f"i_{n}",
-            wait=False,
-            env=ENV,
-            log=f"serve{n}.log",
-        )
-        for n in range(2)
-    ]
-    return [p.wait_ready() for p in procs]
 
 
 def bucket_slot(bucket: int) -> int:
@@ -72,7 +54,7 @@ async def test_a_killed_primary_costs_no_turn_and_holds_up_no_other_primary(
     cluster = ReplicatedCluster(tmp_path / "cluster")
     await asyncio.to_thread(cluster.start)
     try:
-        procs = start_instances(moose_serve, cluster.cluster_url)
+        procs = serve_several(moose_serve, cluster.cluster_url, ENV, flags=FLAGS)
         urls = [p.url for p in procs]
         fleet = Fleet()
         clients = [

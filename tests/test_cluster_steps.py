@@ -27,27 +27,10 @@ from redis.crc import key_slot
 from moose.client import Client
 from moose_server.storage.keys import deadlines_key, steps_channel
 
-from helpers import RedisClusterNodes, ServeProcess, check_views, play_seat, until
+from helpers import RedisClusterNodes, ServeProcess, check_views, play_seat, serve_several, until
 
 FLAGS = ("--match-wait", "0.2", "--poll-interval", "0.05", "--turn-time", "5")
 ENV = {"MOOSE_MATCH_INTERVAL": "0.05", "MOOSE_AUTO_DELAY": "0.05"}
-
-
-def start_two(moose_serve: Callable[..., ServeProcess], url: str) -> list[ServeProcess]:
-    procs = [
-        moose_serve(
-            "--redis",
-            url,
-            *FLAGS,
-            "--instance-id",
-            f"i_{n}",
-            wait=False,
-            env=ENV,
-            log=f"serve{n}.log",
-        )
-        for n in range(2)
-    ]
-    return [p.wait_ready() for p in procs]
 
 
 def command_calls(cluster: RedisClusterNodes, command: str) -> int:
@@ -108,7 +91,7 @@ async def play_one_game(
 async def test_seats_on_two_instances_play_a_game_with_no_stream_read_on_a_cluster(
     moose_serve, redis_cluster: RedisClusterNodes
 ):
-    procs = start_two(moose_serve, redis_cluster.cluster_url)
+    procs = serve_several(moose_serve, redis_cluster.cluster_url, ENV, flags=FLAGS)
     reset_stats(redis_cluster)
     events, moves = await play_one_game(procs)
     assert moves >= 10
@@ -121,7 +104,7 @@ async def test_seats_on_two_instances_play_a_game_with_no_stream_read_on_a_clust
 async def test_a_lost_sharded_connection_is_made_again_and_the_follower_catches_up(
     moose_serve, redis_cluster: RedisClusterNodes
 ):
-    procs = start_two(moose_serve, redis_cluster.cluster_url)
+    procs = serve_several(moose_serve, redis_cluster.cluster_url, ENV, flags=FLAGS)
     killed: list[int] = []
 
     def kill_at(seq: int) -> None:
@@ -195,7 +178,7 @@ async def test_a_buckets_slot_moved_to_another_primary_has_its_channels_subscrib
     cluster = RedisClusterNodes(tmp_path / "cluster")
     await asyncio.to_thread(cluster.start)
     try:
-        procs = start_two(moose_serve, cluster.cluster_url)
+        procs = serve_several(moose_serve, cluster.cluster_url, ENV, flags=FLAGS)
         bucket = 0
         slot = key_slot(deadlines_key(bucket).encode())
         source = owner_of(cluster, slot)

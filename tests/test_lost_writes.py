@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +27,14 @@ from moose_server.storage.embedded import EmbeddedRedis
 from moose_server.storage.keys import move_field
 from moose_server.storage.store import Store
 
-from helpers import RawClient, ServeProcess, aof_copy, aof_restore, open_store, table_game
+from helpers import (
+    RawClient,
+    aof_copy,
+    aof_restore,
+    open_store,
+    serve_several,
+    table_game,
+)
 from helpers.fleet import BOTS, ENV, FLAGS, Bot, Fleet
 
 Message = dict[str, Any]
@@ -37,23 +43,6 @@ LOST = 0.8  # seconds of writes Redis loses
 THINK = 0.05  # seconds a bot takes over a move: a few moves of each game in the lost window
 MOVES_BEFORE = 40  # moves acknowledged before the fault: every bot is busy
 TIMEOUT = 50.0
-
-
-def start_instances(moose_serve: Callable[..., ServeProcess], url: str) -> list[ServeProcess]:
-    procs = [
-        moose_serve(
-            "--redis",
-            url,
-            *FLAGS,
-            "--instance-id",
-            f"i_{n}",
-            wait=False,
-            env=ENV,
-            log=f"serve{n}.log",
-        )
-        for n in range(2)
-    ]
-    return [p.wait_ready() for p in procs]
 
 
 async def lose_last_writes(redis_server: EmbeddedRedis) -> float:
@@ -121,7 +110,7 @@ async def test_moves_redis_lost_are_applied_again_and_no_ready_turn_times_out(
     moose_serve, redis_factory
 ):
     redis_server = redis_factory(appendonly=True, appendfsync="everysec")
-    procs = start_instances(moose_serve, redis_server.url)
+    procs = serve_several(moose_serve, redis_server.url, ENV, flags=FLAGS)
     urls = [p.url for p in procs]
     fleet = Fleet()
     clients = [

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,12 +156,15 @@ def serve_several(
     redis_url: str,
     env: dict[str, str],
     count: int = 2,
+    flags: Sequence[str] = (),
 ) -> list[ServeProcess]:
-    """`count` instances over `redis_url` (ids i_0, i_1, ...), started at once."""
+    """`count` instances over `redis_url` (ids i_0, i_1, ...), started at once, each
+    with the command-line `flags`; each logs to serve<n>.log."""
     procs = [
         moose_serve(
             "--redis",
             redis_url,
+            *flags,
             "--instance-id",
             f"i_{n}",
             wait=False,
