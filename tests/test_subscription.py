@@ -54,9 +54,11 @@ async def test_each_channel_reaches_its_part_in_order_and_a_failing_part_loses_n
 def test_what_is_not_a_message_of_a_heard_channel_is_let_be() -> None:
     heard: list[bytes] = []
     subscription = Subscription(None, {A: heard.append})  # type: ignore[arg-type]  # not run
-    subscription.hand_on({"type": "subscribe", "channel": A, "data": 1})
-    subscription.hand_on({"type": "message", "channel": B, "data": b"not ours"})
-    subscription.hand_on({"type": "message", "channel": A, "data": b"ours"})
+    subscription.hand_on([b"subscribe", A, 1])
+    subscription.hand_on([b"pong", b""])
+    subscription.hand_on([b"message", B, b"not ours"])
+    subscription.hand_on([b"smessage", A, b"not sharded here"])
+    subscription.hand_on([b"message", A, b"ours"])
     assert heard == [b"ours"]
 
 
