@@ -2,6 +2,8 @@
 
     python bench/bench_redis_pubsub.py [--rate 20000] [--batch 100] [--rounds 5]
         [--duration 3] [--out FILE.json]
+    valgrind --tool=callgrind python bench/bench_redis_pubsub.py --rate 1000 --batch 1 \
+        --only Subscription --count 4000   # and --count 1000: instructions per message
 
 Starts a private redis-server (bundled binary, unix socket, no persistence) and
 a publisher process that sends the hub's wake-ups (``"<game id> <seq>"`` on
@@ -173,6 +175,27 @@ async def measure(name: str, url: str, warmup: float, duration: float) -> dict[s
     }
 
 
+async def take(name: str, url: str, count: int) -> None:
+    """Only `name`, until it took `count` messages (for an instruction count: run it
+    under callgrind with two counts; the publisher and redis-server are not traced)."""
+    done = asyncio.get_running_loop().create_future()
+    counter = [0]
+
+    def heard(data: bytes) -> None:
+        counter[0] += 1
+        if counter[0] == count:
+            done.set_result(None)
+
+    task = asyncio.create_task(PARTS[name](url, heard))
+    try:
+        await done
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    print(f"{name}: took {count} messages", flush=True)
+
+
 async def run(args: argparse.Namespace, url: str) -> list[dict[str, Any]]:
     names = [n for n in [*SUBSCRIBERS, *PARTS] if n not in skipped()]
     runs = []
@@ -225,6 +248,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=0.5)
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--out")
+    parser.add_argument("--only", choices=list(PARTS), help="with --count: this one only")
+    parser.add_argument("--count", type=int, default=0)
     args = parser.parse_args()
     if args.publish:
         publish(args.publish, args.rate, args.batch)
@@ -246,6 +271,9 @@ def main() -> None:
             ]
         )
         try:
+            if args.only:
+                asyncio.run(take(args.only, server.url, args.count))
+                return
             runs = asyncio.run(run(args, server.url))
         finally:
             pub.terminate()

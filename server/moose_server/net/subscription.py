@@ -10,10 +10,14 @@ first.
 
 Pub/sub may lose messages while it reconnects: after each subscription but the
 first, `subscribed(again=True)` tells the hub, which forgets what it holds and
-re-reads every game it serves. A subscription silent for `silent` seconds gets
-a PING, and one that does not answer as long again is taken for lost (a
-half-open TCP connection, or a proxy that stopped forwarding, gives no error of
-its own) and made anew.
+re-reads every game it serves. Each connection's replies are read as redis-py's
+connection parsed them (`Connection.read_response`), with none of
+`PubSub.get_message`'s work per message (a timeout armed, a retry wrapper, a
+health check, a dict): its errors end the subscription, which is made anew and
+the hub told. Every `silent` seconds a subscription that heard nothing since the
+last look gets a PING, and one that has not answered by the next look is taken
+for lost (a half-open TCP connection, or a proxy that stopped forwarding, gives
+no error of its own) and made anew.
 
 On a Redis Cluster a sharded channel lives on the nodes of its slot's shard
 only: the sharded channels are SSUBSCRIBEd on one connection per primary, each
