@@ -10,10 +10,14 @@ first.
 
 Pub/sub may lose messages while it reconnects: after each subscription but the
 first, `subscribed(again=True)` tells the hub, which forgets what it holds and
-re-reads every game it serves. A subscription silent for `silent` seconds gets
-a PING, and one that does not answer as long again is taken for lost (a
-half-open TCP connection, or a proxy that stopped forwarding, gives no error of
-its own) and made anew.
+re-reads every game it serves. Each connection's replies are read as redis-py's
+connection parsed them (`Connection.read_response`), with none of
+`PubSub.get_message`'s work per message (a timeout armed, a retry wrapper, a
+health check, a dict): its errors end the subscription, which is made anew and
+the hub told. Every `silent` seconds a subscription that heard nothing since the
+last look gets a PING, and one that has not answered by the next look is taken
+for lost (a half-open TCP connection, or a proxy that stopped forwarding, gives
+no error of its own) and made anew.
 
 On a Redis Cluster a sharded channel lives on the nodes of its slot's shard
 only: the sharded channels are SSUBSCRIBEd on one connection per primary, each
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
@@ -197,56 +202,79 @@ class Subscription:
                     await pubsub.ssubscribe(channel)
                 pending = set(channels)
                 while pending:
-                    message = await pubsub.get_message(timeout=self.silent)
-                    if message is None:
+                    reply = await pubsub.connection.read_response(
+                        timeout=self.silent, disconnect_on_error=False, push_request=True
+                    )
+                    if reply is None:
                         raise ConnectionLost(f"no SSUBSCRIBE answer in {self.silent:.1f} s")
-                    if message.get("type") == "ssubscribe":
-                        pending.discard(message["channel"])
+                    if reply[0] == b"ssubscribe":
+                        pending.discard(reply[1])
                     else:
-                        self._hand_on_shard(message)
+                        self._hand_on_shard(reply)
                 up.set_result(None)
                 await self._listen(pubsub, self._hand_on_shard)
         finally:
             if not up.done():
                 up.cancel()
 
-    def _hand_on_shard(self, message: dict[str, Any]) -> None:
-        """A message on a primary's sharded connection; a `sunsubscribe` the server
+    def _hand_on_shard(self, reply: Any) -> None:
+        """A reply on a primary's sharded connection; a `sunsubscribe` the server
         pushed (the slot is no longer the node's) loses the connection."""
-        if message.get("type") == "sunsubscribe":
-            raise ConnectionLost(f"the server unsubscribed {message.get('channel')!r}")
-        self.hand_on(message)
+        if reply[0] == b"sunsubscribe":
+            raise ConnectionLost(f"the server unsubscribed {reply[1]!r}")
+        self.hand_on(reply)
 
-    async def _listen(
-        self, pubsub: Any, hand_on: Callable[[dict[str, Any]], None] | None = None
-    ) -> None:
-        """Hand on every message; PING a silent subscription, and give up on one that
-        does not answer (redis-py's blocking read would wait on it forever)."""
+    async def _listen(self, pubsub: Any, hand_on: Callable[[Any], None] | None = None) -> None:
+        """Hand on every reply of the connection, read as redis-py's connection parsed
+        it (`read_response`: no per-message timeout, retry, health check or dict, as
+        `PubSub.get_message` has), in a task of its own; meanwhile, every `silent`
+        seconds, PING a subscription that heard nothing since the last look, and give
+        up on one that did not answer by the next (redis-py's read would wait on it
+        forever). A lost connection ends the read, and this, with its error."""
         hand_on = hand_on or self.hand_on
-        pinged = False
-        while True:
-            message = await pubsub.get_message(timeout=self.silent)
-            if message is not None:
-                pinged = False
-                hand_on(message)
-            elif pinged:
-                raise ConnectionLost(f"no answer to a PING in {self.silent:.1f} s")
-            else:
-                await pubsub.ping()
-                pinged = True
+        read = pubsub.connection.read_response
+        heard = 0
 
-    def hand_on(self, message: dict[str, Any]) -> None:
-        """One pub/sub message to the part that hears its channel; never waits."""
-        kind = message.get("type")
-        if kind == "message":
-            heard = self.channels.get(message["channel"])
-        elif kind == "smessage":
-            heard = self.sharded.get(message["channel"])
+        async def reader() -> None:
+            nonlocal heard
+            while True:
+                reply = await read(timeout=math.inf, disconnect_on_error=False, push_request=True)
+                heard += 1
+                hand_on(reply)
+
+        reading = asyncio.ensure_future(reader())
+        try:
+            seen, pinged = heard, False
+            while True:
+                await asyncio.wait([reading], timeout=self.silent)
+                if reading.done():
+                    reading.result()  # its error: the connection is lost
+                    raise ConnectionLost("the pub/sub read ended")
+                if heard != seen:
+                    seen, pinged = heard, False
+                elif pinged:
+                    raise ConnectionLost(f"no answer to a PING in {self.silent:.1f} s")
+                else:
+                    await pubsub.ping()
+                    pinged = True
+        finally:
+            await cancel_and_wait([reading])
+            if not reading.cancelled():
+                reading.exception()  # seen, if this ended before it was looked at
+
+    def hand_on(self, reply: Any) -> None:
+        """One pub/sub reply, as read (``[b"message", channel, data]``; sharded:
+        ``b"smessage"``), to the part that hears its channel; never waits."""
+        kind = reply[0]
+        if kind == b"message":
+            heard = self.channels.get(reply[1])
+        elif kind == b"smessage":
+            heard = self.sharded.get(reply[1])
         else:
             return
         if heard is None:
             return
         try:
-            heard(message["data"])
+            heard(reply[2])
         except Exception:
-            log.exception("cannot deliver %r", message)
+            log.exception("cannot deliver %r", reply)
