@@ -8,12 +8,32 @@ in the same batch wait as long. A move, a deadline claim or an event read of a
 game on a healthy primary would stall behind a dead one.
 
 `Shards` keeps one `Batcher` (batch.py) per primary, each with its own batch in
-flight: a command goes to the lane of the primary that holds its key's slot, as
-the client's slot table says when it is queued. A dead primary stalls only the
-commands of its own slots; the others' lanes go on. After a failover the slot
-table names the replica that took over, and new commands go to its lane (the
-cluster pipeline routes each command anew anyway: a lane is only whom it
-waits with). A command with no key goes to a lane of its own.
+flight: a command goes to the `Lane` of the primary that holds its key's slot,
+as the cluster client's slot table says when it is queued. A dead primary
+stalls only the commands of its own slots; the others' lanes go on. A command
+with no key goes to a lane of its own, through the cluster client.
+
+A lane knows its node, so it sends its batch as one plain redis-py pipeline on
+a client of its own to that node (`node_client`: the cluster client's options
+for that node, the hiredis packer of packing.py, no socket timeout) rather than
+through the cluster pipeline, which works out each command's slot and node
+again, wraps each in objects of its own and packs it in pure Python: 0.50 ms of
+the server's CPU a move against one node's 0.40 ms before, BENCHMARKS.md
+("Several instances"). The cluster client keeps the slot table and takes what a
+node does not answer itself, with its redirects and retries:
+
+- a reply that says the command was not the node's to run, so it ran nowhere
+  (MOVED, ASK: a slot moved or moving; TRYAGAIN, CLUSTERDOWN; CROSSSLOT, which
+  the cluster client refuses before sending): that command, through the cluster
+  pipeline, which follows the redirect and learns the slot's new primary (the
+  next commands of that slot go to its lane);
+- a lost connection (a primary killed, a connection closed; the lane's client
+  does not try again itself): the whole batch, through the cluster pipeline and
+  then one by one with the cluster client's retries (batch.py), which refresh
+  the slot table until a replica has taken the slots over. The node may have run
+  some of it: every command is safe to send twice (store.py's docstring);
+- a batch that cannot be sent (a command that cannot be encoded): each command
+  alone through the cluster client, as batch.py does.
 """
 
 from __future__ import annotations
@@ -84,8 +104,7 @@ def node_client(node: ClusterNode, cluster: RedisCluster, connections: int) -> a
 
 class Lane(Batcher):
     """The batcher of one primary: its batch on a plain pipeline to that node; what the
-    node does not answer itself goes through the cluster client (see the module
-    docstring)."""
+    node does not answer itself goes through the cluster client (module docstring)."""
 
     def __init__(
         self,
