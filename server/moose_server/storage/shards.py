@@ -85,18 +85,19 @@ def key_of(args: tuple[Arg, ...]) -> Arg | None:
     return args[1]
 
 
-def node_client(node: ClusterNode, cluster: RedisCluster, connections: int) -> aioredis.Redis:
+def node_client(node: ClusterNode, cluster: RedisCluster) -> aioredis.Redis:
     """A plain client to one cluster node, with the options of the cluster client's own
     connections to it (credentials, TLS), its reply callbacks, and the hiredis packer
     (packing.py); no socket timeout (the batch's own bound is enough, batch.py) and no
-    retry of its own (a lane sends what failed through the cluster client)."""
+    retry of its own (a lane sends what failed through the cluster client). One
+    connection: a lane has one batch in flight."""
     options: dict[str, Any] = {
         k: v for k, v in node.connection_kwargs.items() if k not in CLUSTER_ONLY
     }
     options.update(socket_timeout=None, retry=Retry(NoBackoff(), 0))
     base: Any = node.connection_class  # TCP or TLS, as the cluster client's
     options["connection_class"] = packing(base)
-    pool = aioredis.BlockingConnectionPool(max_connections=connections, timeout=10, **options)
+    pool = aioredis.BlockingConnectionPool(max_connections=1, timeout=10, **options)
     client = aioredis.Redis(connection_pool=pool)
     client.response_callbacks = cluster.response_callbacks  # the gateway's (raw replies)
     return client
@@ -203,7 +204,7 @@ class Shards:
             if node is None:  # no key, or no slot table: the cluster client routes it
                 lane = Batcher(self.cluster, self.timeout, self.connections, self.window, self.busy)
             else:
-                client = node_client(node, self.cluster, self.connections)
+                client = node_client(node, self.cluster)
                 self._nodes.append(client)
                 lane = Lane(
                     client, self.cluster, self.timeout, self.connections, self.window, self.busy
