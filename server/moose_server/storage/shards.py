@@ -17,10 +17,11 @@ A lane knows its node, so it sends its batch as one plain redis-py pipeline on
 a client of its own to that node (`node_client`: the cluster client's options
 for that node, the hiredis packer of packing.py, no socket timeout) rather than
 through the cluster pipeline, which works out each command's slot and node
-again, wraps each in objects of its own and packs it in pure Python: 0.50 ms of
-the server's CPU a move against one node's 0.40 ms before, BENCHMARKS.md
-("Several instances"). The cluster client keeps the slot table and takes what a
-node does not answer itself, with its redirects and retries:
+again, wraps each in objects of its own and packs it in pure Python (one
+instance's server CPU a move on a Cluster: x1.36 one node's that way, x1.08
+this way; BENCHMARKS.md, "Several instances"). The cluster client keeps the
+slot table and takes what a node does not answer itself, with its redirects
+and retries:
 
 - a reply that says the command was not the node's to run, so it ran nowhere
   (MOVED, ASK: a slot moved or moving; TRYAGAIN, CLUSTERDOWN; CROSSSLOT, which
