@@ -23,7 +23,7 @@ from moose_server.storage.connection import open_redis
 from moose_server.storage.embedded import free_port
 from moose_server.storage.gateway import Gateway
 from moose_server.storage.scripts import CommitCall
-from moose_server.storage.shards import Shards, key_of
+from moose_server.storage.shards import Lane, Shards, key_of
 from moose_server.storage.store import Store, connect
 
 from helpers import RedisClusterNodes
@@ -391,6 +391,55 @@ async def test_a_stalled_primary_holds_up_only_its_own_slots_commands(redis_clus
         assert await stalled == 2
     finally:
         await gateway.aclose()
+
+
+async def test_a_primarys_batch_goes_to_its_node_on_a_plain_pipeline(redis_cluster):
+    gateway = await open_redis(redis_cluster.url, 8)
+    keys = [next(f"{{k{n}}}" for n in itertools.count() if _on(f"{{k{n}}}", i)) for i in range(3)]
+    try:
+        assert await gateway.all([gateway.call("INCR", k) for k in keys]) == [1, 1, 1]
+        shards = gateway.batch
+        assert isinstance(shards, Shards) and len(shards.lanes) == 3
+        assert all(isinstance(lane, Lane) for lane in shards.lanes)
+        assert shards.rerouted == 0  # every command answered by the node of its lane
+    finally:
+        await gateway.aclose()
+
+
+@pytest.mark.slow
+async def test_a_slot_moving_or_moved_to_another_primary_loses_no_command(tmp_path):
+    cluster = RedisClusterNodes(tmp_path / "cluster")
+    await asyncio.to_thread(cluster.start)
+    gateway = await open_redis(cluster.url, 8)
+    key = next(f"{{k{n}}}" for n in itertools.count() if _on(f"{{k{n}}}", 0))
+    slot, other = key_slot(key.encode()), key + "b"  # one slot, on node 0
+    try:
+        shards = gateway.batch
+        assert isinstance(shards, Shards)
+        assert await gateway.call("INCR", key) == 1 and shards.rerouted == 0
+        # Being moved to node 1: a key already there is served by node 0 still; one
+        # that node 0 does not hold is sent on (ASK) to node 1 by the cluster client.
+        cluster.migrating(slot, 0, 1)
+        assert await gateway.all([gateway.call("INCR", key), gateway.call("INCR", other)]) == [2, 1]
+        assert shards.rerouted == 1
+        with redis.Redis(port=cluster.nodes[1].port) as admin:
+            assert admin.execute_command("ASKING") and admin.get(other) == b"1"
+        # Moved (MOVED): both commands go through the cluster client, which learns
+        # the slot's new primary; the next ones go to that primary's lane.
+        cluster.move_slot(slot, 0, 1)
+        assert await gateway.all([gateway.call("INCR", key), gateway.call("GET", other)]) == [
+            3,
+            b"1",
+        ]
+        assert shards.rerouted == 3
+        assert await gateway.all([gateway.call("INCR", key), gateway.call("GET", other)]) == [
+            4,
+            b"1",
+        ]
+        assert shards.rerouted == 3 and len(shards.lanes) == 2
+    finally:
+        await gateway.aclose()
+        await asyncio.to_thread(cluster.stop)
 
 
 def _on(key: str, node: int) -> bool:

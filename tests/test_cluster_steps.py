@@ -133,37 +133,6 @@ async def _ready(cluster: RedisClusterNodes) -> bool:
     return nodes == len(cluster.nodes)
 
 
-def node_id(port: int) -> str:
-    with redis.Redis(port=port) as r:
-        return str(r.execute_command("CLUSTER", "MYID").decode())
-
-
-def owner_of(cluster: RedisClusterNodes, slot: int) -> int:
-    """The index of the node that holds `slot`, as the first node sees it."""
-    with redis.Redis(port=cluster.nodes[0].port) as r:
-        for start, end, primary, *_ in r.execute_command("CLUSTER", "SLOTS"):
-            if start <= slot <= end:
-                port = int(primary[1])
-                return next(i for i, n in enumerate(cluster.nodes) if n.port == port)
-    raise AssertionError(f"slot {slot} is not covered")
-
-
-def move_slot(cluster: RedisClusterNodes, slot: int, source: int, target: int) -> None:
-    """Move a slot and its keys to another primary, as `redis-cli --cluster reshard` does."""
-    ports = [n.port for n in cluster.nodes]
-    src, dst = node_id(ports[source]), node_id(ports[target])
-    with redis.Redis(port=ports[target]) as r:
-        r.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", src)
-    with redis.Redis(port=ports[source]) as r:
-        r.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", dst)
-        while keys := r.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100):
-            r.execute_command("MIGRATE", "127.0.0.1", ports[target], "", 0, 5000, "KEYS", *keys)
-    others = [p for p in ports if p not in (ports[target], ports[source])]
-    for port in [ports[target], ports[source], *others]:
-        with redis.Redis(port=port) as r:
-            r.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst)
-
-
 async def shard_channels(port: int, bucket: int) -> list[bytes]:
     """The steps channels of `bucket` subscribed on the node (PUBSUB SHARDCHANNELS)."""
     with redis.Redis(port=port) as r:
@@ -181,12 +150,12 @@ async def test_a_buckets_slot_moved_to_another_primary_has_its_channels_subscrib
         procs = serve_several(moose_serve, cluster.cluster_url, ENV, flags=FLAGS)
         bucket = 0
         slot = key_slot(deadlines_key(bucket).encode())
-        source = owner_of(cluster, slot)
+        source = cluster.owner_of(slot)
         target = (source + 1) % len(cluster.nodes)
         port = cluster.nodes[target].port
         await until(lambda: _count(cluster.nodes[source].port, bucket, 2))
         assert await shard_channels(port, bucket) == []
-        move_slot(cluster, slot, source, target)
+        cluster.move_slot(slot, source, target)
         # Both instances are told (`sunsubscribe`) and subscribe on the new owner.
         await until(lambda: _count(port, bucket, 2), timeout=20)
         assert await shard_channels(cluster.nodes[source].port, bucket) == []

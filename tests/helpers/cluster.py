@@ -91,6 +91,42 @@ class RedisClusterNodes:
             info = r.execute_command("CLUSTER", "INFO").decode()
         return "cluster_state:ok" in info and f"cluster_known_nodes:{len(self.nodes)}" in info
 
+    def node_id(self, node: int) -> str:
+        """The cluster id of node `node` (CLUSTER MYID)."""
+        with redis.Redis(port=self.nodes[node].port) as r:
+            return str(r.execute_command("CLUSTER", "MYID").decode())
+
+    def owner_of(self, slot: int) -> int:
+        """The index of the node that holds `slot`, as the first node sees it."""
+        with redis.Redis(port=self.nodes[0].port) as r:
+            for start, end, primary, *_ in r.execute_command("CLUSTER", "SLOTS"):
+                if start <= slot <= end:
+                    port = int(primary[1])
+                    return next(i for i, n in enumerate(self.nodes) if n.port == port)
+        raise AssertionError(f"slot {slot} is not covered")
+
+    def migrating(self, slot: int, source: int, target: int) -> None:
+        """Start moving a slot: `target` imports it, `source` migrates it (a key that is
+        not on `source` any more is answered there with ASK)."""
+        with redis.Redis(port=self.nodes[target].port) as r:
+            r.execute_command("CLUSTER", "SETSLOT", slot, "IMPORTING", self.node_id(source))
+        with redis.Redis(port=self.nodes[source].port) as r:
+            r.execute_command("CLUSTER", "SETSLOT", slot, "MIGRATING", self.node_id(target))
+
+    def move_slot(self, slot: int, source: int, target: int) -> None:
+        """Move a slot and its keys to another primary, as `redis-cli --cluster reshard`
+        does (a command for it on `source` is then answered with MOVED)."""
+        self.migrating(slot, source, target)
+        ports = [n.port for n in self.nodes]
+        with redis.Redis(port=ports[source]) as r:
+            while keys := r.execute_command("CLUSTER", "GETKEYSINSLOT", slot, 100):
+                r.execute_command("MIGRATE", "127.0.0.1", ports[target], "", 0, 5000, "KEYS", *keys)
+        dst = self.node_id(target)
+        others = [p for p in ports if p not in (ports[target], ports[source])]
+        for port in [ports[target], ports[source], *others]:
+            with redis.Redis(port=port) as r:
+                r.execute_command("CLUSTER", "SETSLOT", slot, "NODE", dst)
+
     def flush(self) -> None:
         """Empty every node (FLUSHALL is per node in a cluster)."""
         for node in self.nodes:

@@ -21,14 +21,17 @@ It uses the redis-py client it is given, whatever that talks to: one node
 (``redis://``, ``rediss://``, ``unix://``) or a `RedisCluster`, whose pipeline
 sends each command to the node of its key's slot; on a cluster the gateway
 keeps one batcher per primary (shards.py), so that a dead primary's batch holds
-up no other's. The gateway (gateway.py) is its one user. Either way:
+up no other's, each sending its batch on a plain client to its primary and
+what that node does not answer (a redirect, a lost node) through the cluster
+client. The gateway (gateway.py) is its one user. Either way:
 
 - an error reply reaches its caller only (``raise_on_error=False``);
 - a batch whose connection failed fails every caller in it with that error,
   after the client's own retry: the single-node pool sends a pipeline once more
-  on a new connection (store.connect), and the commands a cluster pipeline
-  hands back with a lost node's error are sent once more one by one through the
-  cluster client, with its retry;
+  on a new connection (store.connect); a cluster primary's lane sends the batch
+  once more through the cluster pipeline (shards.py), and the commands a cluster
+  pipeline hands back with a lost node's error are sent once more one by one
+  through the cluster client, with its retry;
 - a batch that fails before its replies for any other reason (a command that
   cannot be encoded or routed to a node) is sent again one command at a time,
   so that the error reaches its caller only;

@@ -15,10 +15,12 @@ The URL's query goes to redis-py: ``rediss://...?ssl_ca_certs=/path/ca.pem``
 checks the server's certificate against that CA (`with_ca_certs` adds it from
 MOOSE_REDIS_CA_CERTS). Only `moose.redact.redact_url` shows a URL in a log.
 
-Commands on a cluster go through `redis.asyncio.cluster.RedisCluster`, which
-sends each one to the node of its key's slot; every script of the server names
-keys of one hash tag only (``{b7}``, ``{mm}``), so each runs on one node, and
-the client refuses a cross-slot script before sending it. Pub/sub needs no
+Commands on a cluster go to the node of their key's slot, as the slot table of
+`redis.asyncio.cluster.RedisCluster` says: each primary's batch on a plain
+client to that node, and through the cluster client what the node does not
+answer (shards.py); every script of the server names keys of one hash tag only
+(``{b7}``, ``{mm}``), so each runs on one node, and a cross-slot script is
+refused (the cluster client's error). Pub/sub needs no
 cluster client: in Redis 6.2 a PUBLISH on any node (a script's too) is
 broadcast over the cluster bus to every node, so the hub subscribes on a plain
 connection to one primary, and to the next primary after that one failed. A

@@ -8,12 +8,33 @@ in the same batch wait as long. A move, a deadline claim or an event read of a
 game on a healthy primary would stall behind a dead one.
 
 `Shards` keeps one `Batcher` (batch.py) per primary, each with its own batch in
-flight: a command goes to the lane of the primary that holds its key's slot, as
-the client's slot table says when it is queued. A dead primary stalls only the
-commands of its own slots; the others' lanes go on. After a failover the slot
-table names the replica that took over, and new commands go to its lane (the
-cluster pipeline routes each command anew anyway: a lane is only whom it
-waits with). A command with no key goes to a lane of its own.
+flight: a command goes to the `Lane` of the primary that holds its key's slot,
+as the cluster client's slot table says when it is queued. A dead primary
+stalls only the commands of its own slots; the others' lanes go on. A command
+with no key goes to a lane of its own, through the cluster client.
+
+A lane knows its node, so it sends its batch as one plain redis-py pipeline on
+a client of its own to that node (`node_client`: the cluster client's options
+for that node, the hiredis packer of packing.py, no socket timeout) rather than
+through the cluster pipeline, which works out each command's slot and node
+again, wraps each in objects of its own and packs it in pure Python (one
+instance's server CPU a move on a Cluster: x1.36 one node's that way, x1.08
+this way; BENCHMARKS.md, "Several instances"). The cluster client keeps the
+slot table and takes what a node does not answer itself, with its redirects
+and retries:
+
+- a reply that says the command was not the node's to run, so it ran nowhere
+  (MOVED, ASK: a slot moved or moving; TRYAGAIN, CLUSTERDOWN; CROSSSLOT, which
+  the cluster client refuses before sending): that command, through the cluster
+  pipeline, which follows the redirect and learns the slot's new primary (the
+  next commands of that slot go to its lane);
+- a lost connection (a primary killed, a connection closed; the lane's client
+  does not try again itself): the whole batch, through the cluster pipeline and
+  then one by one with the cluster client's retries (batch.py), which refresh
+  the slot table until a replica has taken the slots over. The node may have run
+  some of it: every command is safe to send twice (store.py's docstring);
+- a batch that cannot be sent (a command that cannot be encoded): each command
+  alone through the cluster client, as batch.py does.
 """
 
 from __future__ import annotations
@@ -22,15 +43,36 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import ConnectionError, RedisError
+import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import (
+    AskError,
+    ClusterCrossSlotError,
+    ClusterDownError,
+    ConnectionError,
+    MovedError,
+    RedisError,
+    TryAgainError,
+)
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from moose_server.storage.batch import BUSY, WINDOW, Arg, Batcher
+from moose_server.storage.packing import packing
 
-__all__ = ["Shards", "key_of"]
+__all__ = ["Lane", "Shards", "key_of"]
 
 SCRIPTS = {b"EVALSHA", b"EVAL", b"EVALSHA_RO", b"EVAL_RO", b"FCALL", b"FCALL_RO"}
 KEYLESS = {b"TIME", b"PING", b"SCRIPT", b"INFO", b"CLUSTER", b"PUBLISH", b"SPUBLISH"}
+
+# A node's replies that say a command was not its to run, and ran nowhere: the cluster
+# client sends it where its slot is now (MOVED, ASK), waits for the cluster (TRYAGAIN,
+# CLUSTERDOWN), or refuses it as the client refuses keys of two slots (CROSSSLOT).
+ELSEWHERE = (MovedError, AskError, TryAgainError, ClusterDownError, ClusterCrossSlotError)
+
+# The cluster client's own connection options that a plain client to one node has no use for.
+CLUSTER_ONLY = {"himport_registry", "oss_cluster_maint_notifications_handler"}
 
 
 def key_of(args: tuple[Arg, ...]) -> Arg | None:
@@ -44,6 +86,69 @@ def key_of(args: tuple[Arg, ...]) -> Arg | None:
     return args[1]
 
 
+def node_client(node: ClusterNode, cluster: RedisCluster) -> aioredis.Redis:
+    """A plain client to one cluster node, with the options of the cluster client's own
+    connections to it (credentials, TLS), its reply callbacks, and the hiredis packer
+    (packing.py); no socket timeout (the batch's own bound is enough, batch.py) and no
+    retry of its own (a lane sends what failed through the cluster client). One
+    connection: a lane has one batch in flight."""
+    options: dict[str, Any] = {
+        k: v for k, v in node.connection_kwargs.items() if k not in CLUSTER_ONLY
+    }
+    options.update(socket_timeout=None, retry=Retry(NoBackoff(), 0))
+    base: Any = node.connection_class  # TCP or TLS, as the cluster client's
+    options["connection_class"] = packing(base)
+    pool = aioredis.BlockingConnectionPool(max_connections=1, timeout=10, **options)
+    client = aioredis.Redis(connection_pool=pool)
+    client.response_callbacks = cluster.response_callbacks  # the gateway's (raw replies)
+    return client
+
+
+class Lane(Batcher):
+    """The batcher of one primary: its batch on a plain pipeline to that node; what the
+    node does not answer itself goes through the cluster client (module docstring)."""
+
+    def __init__(
+        self,
+        node: aioredis.Redis,
+        cluster: RedisCluster,
+        timeout: float = 10.0,
+        connections: int = 8,
+        window: float = WINDOW,
+        busy: float = BUSY,
+    ) -> None:
+        super().__init__(node, timeout, connections, window, busy)
+        # The cluster client's path: its pipeline, with its routing and retries.
+        self.routed = Batcher(cluster, timeout, connections)
+        self.rerouted = 0  # commands the node did not take, sent through the cluster client
+
+    async def _replies(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        """Every command's reply or error, in order: from the node, else (a redirect,
+        the node lost) through the cluster client."""
+        pipe = self.redis.pipeline(transaction=False)
+        for args in commands:
+            pipe.execute_command(*args)
+        try:
+            async with asyncio.timeout(self.timeout):
+                replies = list(await pipe.execute(raise_on_error=False))
+        except TimeoutError:  # ours (asyncio's): redis-py closed the connection it read
+            return [RedisTimeoutError(f"no reply from Redis in {self.timeout:g} s")] * len(commands)
+        except (ConnectionError, RedisTimeoutError):
+            # The node went (a failover?) or dropped the connection: whatever of the
+            # batch it ran is safe to run again (batch.py).
+            self.rerouted += len(commands)
+            return await self.routed._replies(commands)
+        except Exception:
+            return await self.routed._alone(commands)
+        elsewhere = [i for i, reply in enumerate(replies) if isinstance(reply, ELSEWHERE)]
+        if elsewhere:
+            self.rerouted += len(elsewhere)
+            again = await self.routed._replies([commands[i] for i in elsewhere])
+            for i, reply in zip(elsewhere, again, strict=True):
+                replies[i] = reply
+        return replies
+
+
 class Shards:
     """One `Batcher` per cluster primary, chosen by each command's key (see above)."""
 
@@ -53,12 +158,18 @@ class Shards:
         self.connections = connections  # a node's pool: commands sent alone at once, per lane
         self.window, self.busy = WINDOW, BUSY  # each lane's (Batcher), set as it is made
         self._lanes: dict[str, Batcher] = {}
+        self._nodes: list[aioredis.Redis] = []
         self._closed = False
 
     @property
     def batches(self) -> int:
         """Pipelines sent: one round trip each, per primary."""
         return sum(lane.batches for lane in self._lanes.values())
+
+    @property
+    def rerouted(self) -> int:
+        """Commands a primary's lane sent through the cluster client (a redirect, a lost node)."""
+        return sum(lane.rerouted for lane in self._lanes.values() if isinstance(lane, Lane))
 
     def send(self, args: tuple[Arg, ...], source: str | None = None) -> asyncio.Future[Any]:
         """Queue one command in its primary's batch of this turn (Batcher.send)."""
@@ -73,9 +184,13 @@ class Shards:
         return self.send(("EVALSHA", sha, len(keys), *keys, *args), source)
 
     async def aclose(self) -> None:
-        """Refuse new commands; wait until every lane's queued commands have replies."""
+        """Refuse new commands; wait until every lane's queued commands have replies;
+        close the connections to the nodes."""
         self._closed = True
         await asyncio.gather(*(lane.aclose() for lane in self._lanes.values()))
+        nodes, self._nodes = self._nodes, []
+        for node in nodes:
+            await node.aclose()
 
     @property
     def lanes(self) -> list[Batcher]:
@@ -83,21 +198,27 @@ class Shards:
         return list(self._lanes.values())
 
     def _lane(self, args: tuple[Arg, ...]) -> Batcher:
-        name = self._primary(args)
+        node = self._primary(args)
+        name = "" if node is None else node.name
         lane = self._lanes.get(name)
         if lane is None:
-            lane = self._lanes[name] = Batcher(
-                self.cluster, self.timeout, self.connections, self.window, self.busy
-            )
+            if node is None:  # no key, or no slot table: the cluster client routes it
+                lane = Batcher(self.cluster, self.timeout, self.connections, self.window, self.busy)
+            else:
+                client = node_client(node, self.cluster)
+                self._nodes.append(client)
+                lane = Lane(
+                    client, self.cluster, self.timeout, self.connections, self.window, self.busy
+                )
+            self._lanes[name] = lane
         return lane
 
-    def _primary(self, args: tuple[Arg, ...]) -> str:
-        """The name ("host:port") of the primary of the command's slot; "" if none known."""
+    def _primary(self, args: tuple[Arg, ...]) -> ClusterNode | None:
+        """The primary of the command's slot; None if it has no key or none is known."""
         key = key_of(args)
         if key is None:
-            return ""
+            return None
         try:
-            slot = self.cluster.keyslot(key)
-            return str(self.cluster.nodes_manager.get_node_from_slot(slot).name)
+            return self.cluster.nodes_manager.get_node_from_slot(self.cluster.keyslot(key))
         except (RedisError, AttributeError):  # no slot table yet, or a slot uncovered
-            return ""
+            return None
