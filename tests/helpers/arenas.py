@@ -7,6 +7,7 @@ import asyncio
 import threading
 from collections.abc import Callable
 
+from moose import ConnectionLost
 from moose.client import Client
 from moose_server.arenas.runner import new_arena
 from moose_server.arenas.store import ArenaStore
@@ -70,7 +71,9 @@ async def create_arena(
 
 
 def bots_play(url: str, arena: str, count: int) -> threading.Thread:
-    """`count` bots play the arena in a thread of their own until it is over."""
+    """`count` bots play the arena in a thread of their own until it is over, or until
+    the server is gone (a test that failed before the arena ended stops its server:
+    the bots then stop too, rather than raise in their thread during a later test)."""
 
     async def main() -> None:
         clients = [Client(url, name=f"webbot{i}", bot=True) for i in range(count)]
@@ -80,6 +83,8 @@ def bots_play(url: str, arena: str, count: int) -> threading.Thread:
             await asyncio.gather(
                 *(c.run_arena_bot("greedy", arena, max_players=2) for c in clients)
             )
+        except ConnectionLost:
+            pass
         finally:
             for client in clients:
                 await client.close()
