@@ -170,8 +170,14 @@ class Batcher:
                     future.set_exception(ConnectionError("the Redis batch ended early"))
             self._queue = []
 
+    # The replies whose commands are sent again, by `_again`.
+    retried: tuple[type[Exception], ...] = RESENT
+
     async def _replies(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
-        """Every command's reply or error, in order."""
+        """Every command's reply or error, in order: the batch on one pipeline; a lost
+        connection's answer from `_lost`, a batch that cannot be sent from `_unsendable`,
+        and the replies of `retried` kinds from `_again` (a cluster lane overrides them,
+        shards.py)."""
         pipe = self.redis.pipeline(transaction=False)
         for args in commands:
             pipe.execute_command(*args)
@@ -181,15 +187,30 @@ class Batcher:
         except TimeoutError:  # ours (asyncio's): redis-py closed the connection it read
             return [RedisTimeoutError(f"no reply from Redis in {self.timeout:g} s")] * len(commands)
         except (ConnectionError, RedisTimeoutError) as exc:
-            return [exc] * len(commands)
+            return await self._lost(commands, exc)
         except Exception:
-            return await self._alone(commands)
-        lost = [i for i, reply in enumerate(replies) if isinstance(reply, RESENT)]
-        if lost:
-            again = await self._alone([commands[i] for i in lost])
-            for i, reply in zip(lost, again, strict=True):
+            return await self._unsendable(commands)
+        again = [i for i, reply in enumerate(replies) if isinstance(reply, self.retried)]
+        if again:
+            for i, reply in zip(
+                again, await self._again([commands[i] for i in again]), strict=True
+            ):
                 replies[i] = reply
         return replies
+
+    async def _lost(self, commands: list[tuple[Arg, ...]], exc: Exception) -> list[Any]:
+        """The replies of a batch whose connection was lost: its error, each."""
+        return [exc] * len(commands)
+
+    async def _unsendable(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        """The replies of a batch that could not be sent (a command redis-py cannot
+        encode): each command alone, so that only that one fails."""
+        return await self._alone(commands)
+
+    async def _again(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        """The replies of commands whose first reply was of a `retried` kind (a cluster
+        pipeline's lost node): each alone, with the client's retries."""
+        return await self._alone(commands)
 
     async def _alone(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
         """Each command sent by itself through the client: its reply or its error."""

@@ -56,7 +56,6 @@ from redis.exceptions import (
     RedisError,
     TryAgainError,
 )
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from moose_server.storage.batch import BUSY, WINDOW, Arg, Batcher
 from moose_server.storage.packing import packing
@@ -108,6 +107,8 @@ class Lane(Batcher):
     """The batcher of one primary: its batch on a plain pipeline to that node; what the
     node does not answer itself goes through the cluster client (module docstring)."""
 
+    retried = ELSEWHERE  # not the node's to run: through the cluster client
+
     def __init__(
         self,
         node: aioredis.Redis,
@@ -122,31 +123,20 @@ class Lane(Batcher):
         self.routed = Batcher(cluster, timeout, connections)
         self.rerouted = 0  # commands the node did not take, sent through the cluster client
 
-    async def _replies(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
-        """Every command's reply or error, in order: from the node, else (a redirect,
-        the node lost) through the cluster client."""
-        pipe = self.redis.pipeline(transaction=False)
-        for args in commands:
-            pipe.execute_command(*args)
-        try:
-            async with asyncio.timeout(self.timeout):
-                replies = list(await pipe.execute(raise_on_error=False))
-        except TimeoutError:  # ours (asyncio's): redis-py closed the connection it read
-            return [RedisTimeoutError(f"no reply from Redis in {self.timeout:g} s")] * len(commands)
-        except (ConnectionError, RedisTimeoutError):
-            # The node went (a failover?) or dropped the connection: whatever of the
-            # batch it ran is safe to run again (batch.py).
-            self.rerouted += len(commands)
-            return await self.routed._replies(commands)
-        except Exception:
-            return await self.routed._alone(commands)
-        elsewhere = [i for i, reply in enumerate(replies) if isinstance(reply, ELSEWHERE)]
-        if elsewhere:
-            self.rerouted += len(elsewhere)
-            again = await self.routed._replies([commands[i] for i in elsewhere])
-            for i, reply in zip(elsewhere, again, strict=True):
-                replies[i] = reply
-        return replies
+    async def _lost(self, commands: list[tuple[Arg, ...]], exc: Exception) -> list[Any]:
+        """The node went (a failover?) or dropped the connection: the whole batch through
+        the cluster client; whatever of it the node ran is safe to run again (batch.py)."""
+        return await self._again(commands)
+
+    async def _unsendable(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        """Each command alone through the cluster client (Batcher._unsendable)."""
+        return await self.routed._alone(commands)
+
+    async def _again(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        """Commands the node did not take, through the cluster client, which follows
+        a redirect and learns the slot's new primary."""
+        self.rerouted += len(commands)
+        return await self.routed._replies(commands)
 
 
 class Shards:
