@@ -7,12 +7,8 @@ English and Spanish) when `axe-playwright-python` is installed."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import threading
 import time
-from collections.abc import Coroutine
-from typing import Any
 
 import pytest
 
@@ -21,16 +17,9 @@ from moose_server.storage.connection import open_redis
 
 from helpers import create_arena
 from helpers.arenas import bots_play
-from helpers.browser import PHONE, Player, axe_violations, play_until_over, wait_until
+from helpers.browser import PHONE, Player, axe_violations, play_until_over, run_async, wait_until
 
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
-
-
-def run(coro: Coroutine[Any, Any, Any]) -> None:
-    """Run a coroutine in a thread of its own (Playwright's loop runs in this one)."""
-    thread = threading.Thread(target=asyncio.run, args=(coro,))
-    thread.start()
-    thread.join()
 
 
 async def end_window(redis_url: str, arena: str) -> None:
@@ -84,7 +73,7 @@ def test_an_arena_game_shows_the_arena_and_its_end_screen_stays(
             "MOOSE_ARENA_REST": "60",
         },
     )
-    run(create_arena(redis_url, "a_game", 10, "all"))
+    run_async(create_arena(redis_url, "a_game", 10, "all"))
     bots = bots_play(server.url, "a_game", 1)
     page = Player(browser, server.http).open("/")
     try:
@@ -110,7 +99,7 @@ def test_an_arena_game_shows_the_arena_and_its_end_screen_stays(
         # Resumed: the next game comes, and is shown.
         page.find("arena-game-resume").click()
         page.page.locator(f'section.game:not([data-game="{first}"])').wait_for(timeout=30000)
-        run(end_window(redis_url, "a_game"))
+        run_async(end_window(redis_url, "a_game"))
         play_until_over([page])
         # The arena ends once that game is scored: announced with our place.
         page.find("arena-over").wait_for(timeout=30000)

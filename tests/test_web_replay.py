@@ -12,7 +12,6 @@ replay's and the rules' screenshots into docs/.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import json
 import os
 import random
@@ -20,7 +19,7 @@ import shutil
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from moose_server.play.seats import Seat
 from moose_server.settings import Settings
 
 from helpers import open_store, stacked_deck
-from helpers.browser import DESKTOP, DOCS, PHONE, wait_until
+from helpers.browser import DESKTOP, DOCS, PHONE, run_async, wait_until
 
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 
@@ -76,12 +75,6 @@ def pages(browser: Any) -> Iterator[Callable[..., Any]]:
     yield make
     for context in made:
         context.close()
-
-
-def run(coro: Coroutine[Any, Any, Any]) -> Any:
-    """Run a coroutine to its end on a loop of its own (Playwright's loop runs here)."""
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def find(page: Any, testid: str) -> Any:
@@ -215,7 +208,7 @@ def _seen(state: rules.State) -> Message:
 
 
 def test_a_game_link_replays_a_finished_game_in_a_fresh_context(pages, server) -> None:
-    game = run(bot_game(server.url))
+    game = run_async(bot_game(server.url))
     record = get_json(f"{server.http}/api/games/{game}/record")
     states = states_of(record)
     page = pages()
@@ -361,7 +354,7 @@ def test_a_greyed_card_says_why_and_a_turn_with_no_play_says_discard(
         lambda: page.wait_for_timeout(50) or any(f.get("type") == "welcome" for f in page.received)
     )
     player = next(f["player"] for f in page.received if f.get("type") == "welcome")
-    run(
+    run_async(
         deal_to(
             redis_server.url, player, ["house", "door", "moose:kitchen", "trap"], ["room:kitchen"]
         )
@@ -386,7 +379,7 @@ def test_a_greyed_card_says_why_and_a_turn_with_no_play_says_discard(
     find(page, "rules-back").filter(has_text="Back to the game").click()
     find(page, "hand-card").nth(4).wait_for()
     # Nothing can be played: every card says why, and the hint says to discard.
-    run(
+    run_async(
         deal_to(
             redis_server.url,
             player,
@@ -446,7 +439,7 @@ def test_the_rules_page_reads_in_english_and_spanish_from_the_lobby(pages, serve
 
 
 def test_screenshots_of_a_replay_and_the_rules(pages, server, tmp_path) -> None:
-    game = run(bot_game(server.url, players=3))
+    game = run_async(bot_game(server.url, players=3))
     for viewport, suffix in ((DESKTOP, ""), (PHONE, "-phone")):
         page = pages(viewport=viewport)
         page.goto(f"{server.http}/g/{game}")

@@ -6,9 +6,11 @@ downloaded). The `browser` fixture (conftest.py) launches one per test module.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ __all__ = [
     "play_until_over",
     "private_game",
     "queue_for_two",
+    "run_async",
     "wait_until",
 ]
 
@@ -189,3 +192,10 @@ def axe_violations(player: Player) -> list[Any]:
         return []
     found = Axe().run(player.page).response["violations"]
     return [v["id"] for v in found if v.get("impact") in ("serious", "critical")]
+
+
+def run_async(work: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine to its end on a loop of its own, in a thread (Playwright's sync
+    API keeps a loop running in the test's thread); its result."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, work).result()
