@@ -26,9 +26,9 @@ import redis
 
 from moose import fair, rules
 from moose import record as records
-from moose_server.storage.keys import GameKeys, bucket, deadlines_key, instance_key
+from moose_server.storage.keys import instance_key
 
-from helpers import check_no_leak
+from helpers import check_no_leak, make_due
 from helpers.browser import (
     DESKTOP,
     DOCS,
@@ -38,6 +38,7 @@ from helpers.browser import (
     play_until_over,
     private_game,
     queue_for_two,
+    run_async,
     wait_until,
 )
 
@@ -269,9 +270,6 @@ def test_a_hostile_name_is_shown_as_text_and_runs_nothing(players) -> None:
 
 
 def test_a_page_says_when_an_account_took_its_guests_name(players, server) -> None:
-    import asyncio
-    import concurrent.futures
-
     import moose
 
     carol = players()
@@ -284,8 +282,7 @@ def test_a_page_says_when_an_account_took_its_guests_name(players, server) -> No
         async with moose.connect(server.url, name="Car0l") as other:
             await other.register("lantern moose quill 88")
 
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # Playwright's loop runs here
-        pool.submit(asyncio.run, register()).result()
+    run_async(register())
     carol.page.reload()
     notice = carol.find("notice")
     notice.wait_for()
@@ -446,12 +443,12 @@ def test_an_away_seat_is_shown_and_one_click_takes_it_back(browser, moose_serve,
 
 
 def test_both_pages_say_when_a_turn_goes_on_past_its_deadline(browser, moose_serve, redis_url):
-    # Heartbeats far apart: the one the test makes stale stays so. Ada reads English,
-    # Bob Spanish.
+    # Heartbeats far apart: the one the test makes stale stays so. Ada reads English
+    # on a desktop, Bob Spanish on a phone.
     env = {"MOOSE_INSTANCE_TTL": "600", "MOOSE_OUTAGE_GRACE": "60", "MOOSE_TURN_TIME": "600"}
     server = moose_serve("--redis", redis_url, "--instance-id", "i_w", env=env)
     ada = Player(browser, server.http)
-    bob = Player(browser, server.http, locale="es-ES")
+    bob = Player(browser, server.http, locale="es-ES", viewport=PHONE)
     try:
         ada.open()
         ada.find("name-input").fill("ada")
@@ -468,10 +465,7 @@ def test_both_pages_say_when_a_turn_goes_on_past_its_deadline(browser, moose_ser
         # Their instance looks dead (a stale heartbeat) and the mover's time is up.
         with redis.Redis.from_url(redis_url) as r:
             r.pexpire(instance_key("i_w"), 60_000)
-            now_s, now_us = r.time()
-            past = now_s * 1000 + now_us // 1000 - 1
-            r.hset(GameKeys.of(game, 16).game, "dl", past)
-            r.zadd(deadlines_key(bucket(game, 16)), {game: past}, xx=True)
+        run_async(make_due(redis_url, game))
         seq = 1  # the start: no event comes, the turn goes on
         name = "ada" if mover is ada else "bob"
         said = {
@@ -490,6 +484,7 @@ def test_both_pages_say_when_a_turn_goes_on_past_its_deadline(browser, moose_ser
         wait_until(lambda: re.fullmatch(left[mover], countdown.inner_text()) is not None)
         theirs = other.find("countdown")
         wait_until(lambda: re.fullmatch(f"{name}: {left[other]}", theirs.inner_text()) is not None)
+        assert theirs.is_visible()  # on a phone too, where another seat's time is not shown
         for page in (ada, bob):
             (told,) = [f for f in page.frames if f.get("type") == "deadline"]
             assert told["seq"] == seq and told["reason"] == "spared", told

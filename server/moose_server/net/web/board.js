@@ -192,12 +192,15 @@ function status(ctx, model) {
 /**
  * The small countdown shows only what the big clock does not (another seat's thinking
  * time, or a spectator's view); beside your own time it would say it twice, so it is
- * kept for screen readers alone ("1:00 left" reads better than "1:00").
+ * kept for screen readers alone ("1:00 left" reads better than "1:00"). A phone hides
+ * it, but for another seat's turn that goes on past its deadline (a `deadline`).
  * @param {any} ctx @param {import("./table.js").TableModel} model
  */
 function countdownClass(ctx, model) {
-  if (ctx.game.seat === null) return "countdown";
-  return clockText(ctx, model.mine)[1] === "idle" ? "countdown" : "countdown sr";
+  // Another seat's turn that goes on past its deadline: shown on a phone too.
+  const base = ctx.game.theirs(ctx.now()) ? "countdown goes-on" : "countdown";
+  if (ctx.game.seat === null) return base;
+  return clockText(ctx, model.mine)[1] === "idle" ? base : `${base} sr`;
 }
 
 /** @param {any} ctx @param {import("./table.js").TableModel} model */
