@@ -82,14 +82,20 @@ async def test_synced_tells_the_seat_to_act_its_deadline_and_the_others_none(
     assert (whole["type"], whole["seq"], whole["deadline"]) == ("synced", 1, None)
 
 
+async def my_turn_against_a_bot(client: moose.Client) -> dict[str, Any]:
+    """A table of two with a bot, started: the first event that asks the client to move."""
+    code = (await client.create_table(2))["code"]
+    await client.add_bot(code)
+    await client.start_table(code)
+    async for msg in client.events():
+        if msg["type"] == "event" and msg.get("legal"):
+            return msg
+    raise AssertionError("the events ended before our turn")
+
+
 async def test_the_client_library_takes_the_deadline_a_sync_tells(url, redis_url):
     async with moose.connect(url, name="alice") as client:
-        code = (await client.create_table(2))["code"]
-        await client.add_bot(code)
-        await client.start_table(code)
-        async for msg in client.events():
-            if msg["type"] == "event" and msg.get("legal"):
-                break
+        msg = await my_turn_against_a_bot(client)
         game, seq = msg["game"], msg["seq"]
         assert client.deadline(game, seq) == msg["deadline"]
         # The deadline moves in Redis with no event, as an outage moves it (claim.lua).
@@ -109,12 +115,7 @@ async def test_the_client_library_takes_the_deadline_of_a_spared_turn(moose_serv
     # Heartbeats a long way apart: the one the test makes stale stays so.
     url = await moose_server(turn_time=600, outage_grace=60, instance_ttl=600, instance_id="i_s")
     async with moose.connect(url, name="alice") as client:
-        code = (await client.create_table(2))["code"]
-        await client.add_bot(code)
-        await client.start_table(code)
-        async for msg in client.events():
-            if msg["type"] == "event" and msg.get("legal"):
-                break
+        msg = await my_turn_against_a_bot(client)
         game, seq = msg["game"], msg["seq"]
         assert client.deadline(game, seq) == msg["deadline"]
         # Her instance's heartbeat is stale, as that of one that died, and her time is
