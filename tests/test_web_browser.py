@@ -197,6 +197,26 @@ def test_a_private_table_is_joined_by_its_link_gets_a_bot_and_starts(players) ->
     assert host.problems == guest.problems == []
 
 
+def test_the_lobby_drawn_again_keeps_the_buttons_and_what_was_chosen(players) -> None:
+    """A new live list redraws the lobby by changing only what changed: the button
+    under the pointer stays the same element (a click is not lost), and a chosen
+    option and a typed code stay as they were."""
+    ann = players().open()
+    ann.page.select_option("#opponents", "4")
+    ann.find("join-code-input").fill("ABCD")
+    ann.find("name-input").focus()  # the code's field no longer has the focus
+    join = ann.find("join-button").element_handle()
+    counts = ann.find("counts").inner_text()
+    lists = sum(f.get("type") == "game_list" for f in ann.frames)
+    players().open()  # one more player online: a new list for ann
+    wait_until(lambda: ann.find("counts").inner_text() != counts)
+    assert sum(f.get("type") == "game_list" for f in ann.frames) > lists
+    assert join.evaluate("el => el.isConnected")
+    assert ann.page.input_value("#opponents") == "4"
+    assert ann.find("join-code-input").input_value() == "ABCD"
+    assert ann.problems == []
+
+
 def test_a_player_is_reported_from_their_seat(players, server, tmp_path) -> None:
     host, guest = players(), players()
     host.open()

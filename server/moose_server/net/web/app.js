@@ -4,7 +4,7 @@
 import { renderGame, tickGame } from "./board.js";
 import { mark } from "./cues.js";
 import { chatActions, loadHistory, refreshFollowing, reloadAll, renderChat, renderFollowing, takeLine } from "./chat.js";
-import { h, replace } from "./dom.js";
+import { h, morphChildren } from "./dom.js";
 import { randomSeed, verifyDeal } from "./fair.js";
 import { arenaPages } from "./arena.js";
 import { Game } from "./game.js";
@@ -543,8 +543,11 @@ function render() {
   const mine = game && game.view && !game.over && game.legal && game.view.to_act === game.seat;
   mark(Boolean(mine), t("title"), t("turn_you"));
   if (game && game.over) game.seenOver = true; // its end seen: the bar has nothing more to say
-  replace(
-    root,
+  // Drawn again by changing only what changed: a button under the pointer, typed text
+  // and a chosen option stay as they are while the lobby's list comes in.
+  const fresh = h(
+    "div",
+    {},
     header(),
     h("div", { class: "conn", role: "status", id: "conn" }, connectionBanner()),
     state.screen !== "game" && barShown(state.game)
@@ -558,6 +561,7 @@ function render() {
     content,
     together.form(state.screen),
   );
+  morphChildren(root, fresh);
   if (key) {
     const again = document.getElementById(key) || root.querySelector(`[data-key="${key}"], [data-testid="${key}"]`);
     if (again) again.focus({ preventScroll: true });

@@ -113,7 +113,7 @@ function drawGame(ctx, model) {
   const [me, ...others] = game.seat === null ? [null, ...seats] : seats;
   return h(
     "section",
-    { class: mine ? "game mine" : "game", "aria-label": t("title"), "data-game": game.id, "data-seq": game.seq, "data-seat": game.seat, onclick: armed },
+    { class: mine ? "game mine" : "game", "aria-label": t("title"), "data-key": `game:${game.id}`, "data-game": game.id, "data-seq": game.seq, "data-seat": game.seat, onclick: armed },
     view.over ? null : status(ctx, model),
     game.seat === null && !view.over ? watching(ctx) : null,
     game.seat !== null && game.away[game.seat] && !view.over

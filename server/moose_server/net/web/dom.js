@@ -42,12 +42,6 @@ function add(el, children) {
   }
 }
 
-/** @param {Element} el @param {...any} children */
-export function replace(el, ...children) {
-  el.replaceChildren();
-  add(el, children);
-}
-
 // Line drawings on a 24 x 24 grid, in the text colour: cards carry them beside their names.
 const PATHS = {
   kitchen: "M4 10h16v7a3 3 0 0 1-3 3H7a3 3 0 0 1-3-3zM2 10h2M20 10h2M9 7c0-1 1-1 1-3M14 7c0-1 1-1 1-3",
@@ -97,6 +91,17 @@ export function svg(tree) {
 export function morph(old, fresh) {
   syncAttributes(old, fresh);
   syncHandlers(old, fresh);
+  morphChildren(old, fresh);
+}
+
+/**
+ * Make `old`'s children look like `fresh`'s (the page's root: its own attributes stay).
+ * A keyed node of `fresh` that `old` lacks is moved in as it is, so a drawing kept
+ * from one draw to the next (the game's table) is not compared with itself.
+ * @param {Element} old
+ * @param {Element} fresh
+ */
+export function morphChildren(old, fresh) {
   const kept = new Map();
   for (const child of Array.from(old.childNodes)) {
     const key = keyOf(child);
@@ -144,6 +149,8 @@ function same(a, b) {
 
 /** @param {Element} old @param {Element} fresh */
 function syncAttributes(old, fresh) {
+  // Asked first: an attribute set below (disabled while its change is sent) takes the focus.
+  const focused = document.activeElement === old;
   for (const attr of Array.from(old.attributes)) {
     if (!fresh.hasAttribute(attr.name)) old.removeAttribute(attr.name);
   }
@@ -151,9 +158,10 @@ function syncAttributes(old, fresh) {
     if (old.getAttribute(attr.name) !== attr.value) old.setAttribute(attr.name, attr.value);
   }
   const input = /** @type {any} */ (old);
-  if ("value" in input && input.value !== /** @type {any} */ (fresh).value && document.activeElement !== old) {
-    input.value = /** @type {any} */ (fresh).value;
-  }
+  const next = /** @type {any} */ (fresh);
+  if (focused) return; // what is being typed or chosen stays
+  if ("value" in input && input.value !== next.value) input.value = next.value;
+  if ("checked" in input && input.checked !== next.checked) input.checked = next.checked;
 }
 
 /** @param {Element} old @param {Element} fresh */

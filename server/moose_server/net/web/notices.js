@@ -102,7 +102,10 @@ function kindsRow(app) {
           testid: `notice-${kind}`,
           checked: s[kind],
           disabled: state.busy,
-          onchange: (e) => work(app, async () => { state.settings = await app.net.request("notify_settings", { [kind]: e.target.checked }); }),
+          onchange: (e) => {
+            const on = e.target.checked; // read now: the box shows the settings until they are answered
+            work(app, async () => { state.settings = await app.net.request("notify_settings", { [kind]: on }); });
+          },
         }),
         " ",
         t(`notices_${kind}`),

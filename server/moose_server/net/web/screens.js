@@ -9,9 +9,18 @@ const SIZES = [2, 3, 4, 5, 6];
 const BOTS = ["greedy", "cautious", "random", "mcts"];
 const OPPONENTS = [1, 2, 3, 4, 5];
 
+// What the player chose or typed in the lobby's forms, by field: drawn again as it is.
+/** @type {Record<string, string>} */
+const typed = {};
+
 /** @param {(v: any) => string} [shown] */
 function select(id, chosen, values, label, shown = (v) => String(v)) {
-  return h("select", { id, "aria-label": label }, values.map((v) => h("option", { value: v, selected: v === chosen }, shown(v))));
+  const value = typed[id] ?? String(chosen);
+  return h(
+    "select",
+    { id, "aria-label": label, onchange: (e) => { typed[id] = e.target.value; } },
+    values.map((v) => h("option", { value: v, selected: String(v) === value }, shown(v))),
+  );
 }
 
 // ctx: {account, note, name, listing, queued, invited, busy, starting, now, yourMove, myGames, act: {...}}
@@ -151,7 +160,8 @@ function privatePanel(ctx) {
       "form",
       { class: "row", onsubmit: (e) => { e.preventDefault(); ctx.act.join(e.target.code.value); } },
       h("label", { for: "code" }, t("join_label")),
-      h("input", { id: "code", name: "code", testid: "join-code-input", maxlength: 8, autocomplete: "off", spellcheck: "false", class: "code", value: ctx.invited || "" }),
+      h("input", { id: "code", name: "code", testid: "join-code-input", maxlength: 8, autocomplete: "off", spellcheck: "false", class: "code", value: typed.code ?? (ctx.invited || ""),
+        oninput: (e) => { typed.code = e.target.value; } }),
       h("button", { type: "submit", testid: "join-button", class: ctx.invited ? "primary" : "", disabled: ctx.busy || Boolean(ctx.queued) }, t("join_button")),
     ),
   );
