@@ -125,12 +125,18 @@ def test_block_and_follow_buttons_say_their_state_and_the_account_page_unblocks(
     ann.find("unblock-button").click()
     listed.filter(has_text="You block nobody").wait_for()
     assert [f.get("type") for f in ann.frames if f.get("type") == "unblocked"] == ["unblocked"]
-    # Back at the game: Block again (she follows bob still).
+    # Back at the game, a page loaded again: the buttons wait for the server's word
+    # (disabled, never a wrong "Follow"), then say Block (unblocked) and Unfollow.
     ann.page.go_back()
     ann.page.wait_for_selector("section.game")
     chat = ann.find("chat-panel")
-    assert chat.locator('[data-testid="block-button"]').inner_text() == "Block"
-    assert chat.locator('[data-testid="follow-button"]').inner_text() == "Unfollow"
+    block, follow = (
+        chat.locator('[data-testid="block-button"]'),
+        chat.locator('[data-testid="follow-button"]'),
+    )
+    wait_until(lambda: block.is_enabled() and follow.is_enabled())
+    assert (block.inner_text(), block.get_attribute("aria-pressed")) == ("Block", "false")
+    assert (follow.inner_text(), follow.get_attribute("aria-pressed")) == ("Unfollow", "true")
     assert ann.problems == bob.problems == []
 
 

@@ -20,6 +20,7 @@ export const chat = {
   following: null, // the last `following` answer
   blocks: null, // the players we block: [{player, name}] (the `blocks` answer), once asked
   blocksOf: null, // whose blocks those are (a new session asks again)
+  peopleOf: null, // whose blocks and follows a chat's buttons asked for
 };
 
 // A person at a game or a table among `list` ([{player, name}]): by id when the place
@@ -84,12 +85,13 @@ export function reloadAll(net, render) {
 }
 
 // ctx: {place: {game} | {code}, room, title, people: [{name, seat, player}], me,
-//       act: {say, mute, block, follow, report}}
+//       act: {say, mute, block, follow, report, known}}
 export function renderChat(ctx) {
   const id = ctx.place.game || ctx.place.code;
   const all = chat.rooms.get(`${id}:${ctx.room}`) || [];
   const lines = all.filter((l) => !chat.muted.has(`${id}:${l.seat}`));
   const hidden = all.length - lines.length;
+  if (ctx.people.length) ctx.act.known();
   return h(
     "section",
     { class: "panel chat", testid: "chat-panel", "aria-label": ctx.title },
@@ -124,14 +126,16 @@ function person(ctx, id, p) {
       ? h("button", { class: "small", testid: "mute-button", "aria-pressed": muted ? "true" : "false",
           onclick: () => ctx.act.mute(id, p.seat) }, muted ? t("chat_unmute") : t("chat_mute"))
       : null,
-    stateButton("block-button", among(chat.blocks, p), ["chat_block", "people_unblock"], () => ctx.act.block(ctx.place, p)),
-    stateButton("follow-button", among(chat.following && chat.following.players, p), ["follow", "unfollow"], () => ctx.act.follow(ctx.place, p)),
+    stateButton("block-button", chat.blocks && among(chat.blocks, p), ["chat_block", "people_unblock"], () => ctx.act.block(ctx.place, p)),
+    stateButton("follow-button", chat.following && among(chat.following.players, p), ["follow", "unfollow"], () => ctx.act.follow(ctx.place, p)),
   );
 }
 
 // A button that says its state: pressed (blocked, followed) it offers the way back.
+// Until the server has said whom we block and follow (null), it waits, disabled.
 function stateButton(testid, on, [off, undo], onclick) {
-  return h("button", { class: "small", testid, "aria-pressed": on ? "true" : "false", onclick }, t(on ? undo : off));
+  const known = on !== null;
+  return h("button", { class: "small", testid, "aria-pressed": on ? "true" : "false", disabled: !known, "aria-busy": known ? null : "true", onclick }, t(on ? undo : off));
 }
 
 function line(ctx, l) {
@@ -179,6 +183,16 @@ export function renderFollowing(ctx) {
 // What the chat's buttons do; `ask(type, fields)` answers or shows the error.
 export function chatActions({ net, ask, render, notice }) {
   return {
+    // Whom we block and follow, for the buttons beside each person: asked once a
+    // session, when a chat first shows someone (a page opened at its game asks here).
+    known() {
+      const player = net.welcome && net.welcome.player;
+      if (!player || chat.peopleOf === player) return;
+      chat.peopleOf = player;
+      refreshFollowing(net, render).then(() => {
+        if (!chat.following) chat.peopleOf = null; // not answered: asked at the next draw
+      });
+    },
     async say(place) {
       const text = chat.draft.trim();
       if (!text) return;
