@@ -17,7 +17,7 @@ from moose_server.storage.connection import open_redis
 
 from helpers import create_arena
 from helpers.arenas import bots_play
-from helpers.browser import PHONE, Player, axe_violations, play_until_over, run_async, wait_until
+from helpers.browser import PHONE, Player, axe_violations, play_until_over, run_async
 
 pytestmark = pytest.mark.slow  # Chromium and `moose serve`
 
@@ -42,7 +42,7 @@ def join(page: Player, arena: str) -> None:
         with contextlib.suppress(pytest.importorskip("playwright.sync_api").Error):
             page.find("arena-join").click(timeout=1000)
         with contextlib.suppress(AssertionError):
-            wait_until(lambda: any(f.get("type") == "arena_member" for f in page.frames), 3)
+            page.heard(lambda frames: any(f.get("type") == "arena_member" for f in frames), 3)
 
 
 def check_axe(page: Player) -> None:

@@ -35,10 +35,10 @@ def test_the_account_page_turns_a_kind_off_and_registers_the_service_worker(
     challenged = ann.find("notice-challenge_received")  # a challenge sent while away
     assert challenged.is_checked()
     challenged.uncheck()
-    wait_until(lambda: any(f.get("challenge_received") is False for f in ann.frames))
+    ann.heard(lambda frames: any(f.get("challenge_received") is False for f in frames))
     challenged.check()
-    told = lambda: [f for f in ann.frames if "challenge_received" in f][-1]  # noqa: E731
-    wait_until(lambda: told()["challenge_received"] is True)
+    told = lambda frames: [f for f in frames if "challenge_received" in f][-1]  # noqa: E731
+    ann.heard(lambda frames: told(frames)["challenge_received"] is True)
     for size in (DESKTOP, PHONE):
         ann.page.set_viewport_size(size)
         for _ in range(2):
@@ -46,7 +46,7 @@ def test_the_account_page_turns_a_kind_off_and_registers_the_service_worker(
             ann.find("lang-button").click()
     ann.page.set_viewport_size(DESKTOP)
     box.uncheck()
-    wait_until(lambda: any(f.get("your_move") is False for f in ann.frames))
+    ann.heard(lambda frames: any(f.get("your_move") is False for f in frames))
     # The subscription itself needs a vendor's push service: Chromium refuses the
     # Push API in a test's (incognito) context; the server's side of it is
     # tests/test_notify_server.py's, with a push service on loopback.

@@ -83,6 +83,14 @@ class Player:
         """The elements with that test id."""
         return self.page.locator(f'[data-testid="{testid}"]')
 
+    def heard(self, test: Callable[[list[Message]], bool], timeout: float = 15.0) -> None:
+        """Wait until `test(frames)` holds. Frames are taken in only while Playwright is
+        called (not during a `time.sleep`): this waits in the page, not beside it."""
+        deadline = time.monotonic() + timeout
+        while not test(self.frames):
+            assert time.monotonic() < deadline, "timed out"
+            self.page.wait_for_timeout(50)
+
     def events(self) -> list[Message]:
         """The `event` frames received, in order."""
         return [f for f in self.frames if f.get("type") == "event"]
@@ -133,7 +141,8 @@ class Player:
 
 
 def wait_until(test: Callable[[], bool], timeout: float = 15.0) -> None:
-    """Poll `test` until it holds (the page's policy forbids evaluating strings in it)."""
+    """Poll `test` until it holds (the page's policy forbids evaluating strings in it).
+    A test of what a page received alone takes no frame in: `Player.heard` does."""
     deadline = time.monotonic() + timeout
     while not test():
         assert time.monotonic() < deadline, "timed out"
