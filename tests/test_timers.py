@@ -255,6 +255,25 @@ async def test_a_deadline_an_outage_moved_is_told_to_every_socket_of_its_game(pa
     assert store.moved == []  # told once: the next claim has nothing to tell
 
 
+async def test_only_a_deadline_an_outage_set_is_told_as_moved_by_it(parts, redis_url):
+    # A move after the outage set the game's deadline: its event tells it.
+    store, quick, (t1, _) = parts
+    moved_on, held = await quick.create(SEATS), await quick.create(SEATS)
+    (deadline,) = await store.defer([held.id], 60_000)  # an outage's hold, as claim.lua's
+    listener = redis.asyncio.Redis.from_url(redis_url)
+    async with listener.pubsub() as pubsub:
+        await pubsub.subscribe(PLAYERS_CHANNEL)
+        stale = (await store.load(moved_on.id)).deadline - 1  # not the game's deadline now
+        await t1._announce([(moved_on.id, stale), (held.id, deadline - 1)], wait=0)
+        async with asyncio.timeout(10):
+            while (heard := await pubsub.get_message(True, timeout=1)) is None:
+                pass
+    await listener.aclose()
+    address, message, _ = msgpack.unpackb(heard["data"])
+    # The first message heard: the held game's (its deadline is its hash's 'held').
+    assert (address, message["deadline"]) == (f"game:{held.id}", deadline), message
+
+
 def _players_turn(events: dict[Any, Message]) -> tuple[Any, Message]:
     """The raw client whose event has legal moves, and that event."""
     ((client, event),) = [(c, e) for c, e in events.items() if e["legal"]]

@@ -180,20 +180,23 @@ class Timers:
     async def _announce(self, moved: list[tuple[str, int]], wait: float = TELL_AFTER) -> None:
         """Every socket of each game whose deadline an outage moved, on every instance,
         is told its deadline (deadlines.py, reason "outage"), `wait` seconds later: the
-        game as read then, in batches of TOLD_AT_ONCE. A failure is logged only: `sync`
+        game as read then, in batches of TOLD_AT_ONCE, if its deadline is still one an
+        outage set (the one moved, or one held later: its hash's 'held', lua/defer.lua).
+        One a move set since is told by its event. A failure is logged only: `sync`
         and `state` tell the deadline too."""
-        games = [game for game, _ in moved if undealt_game(game) is None]
-        if games and wait > 0:
+        moved = [(game, d) for game, d in moved if undealt_game(game) is None]
+        if moved and wait > 0:
             await asyncio.sleep(wait)
-        for start in range(0, len(games), TOLD_AT_ONCE):
-            batch = games[start : start + TOLD_AT_ONCE]
+        for start in range(0, len(moved), TOLD_AT_ONCE):
+            batch = moved[start : start + TOLD_AT_ONCE]
             try:
                 now = await self.store.now_ms()
-                loaded = await asyncio.gather(*(self.store.load(game) for game in batch))
+                loaded = await asyncio.gather(*(self.store.load(game) for game, _ in batch))
+                held = await self.store.held([game for game, _ in batch])
                 messages = []
-                for game_id, got in zip(batch, loaded, strict=True):
-                    if got.data is None or not got.deadline:
-                        continue  # gone, or over
+                for (game_id, deadline), got, hold in zip(batch, loaded, held, strict=True):
+                    if got.data is None or not got.deadline or got.deadline not in (deadline, hold):
+                        continue  # gone, or a move (or the game's end) set its deadline
                     game = Game.from_data(game_id, got.version, got.deadline, got.data)
                     seat = rules.to_act(game.state)
                     if game.finished or seat is None:
@@ -206,6 +209,8 @@ class Timers:
                 if cancelling():
                     raise asyncio.CancelledError from exc
                 log.warning("cannot tell the sockets of games an outage moved: %s", exc)
+            except Exception:
+                log.exception("cannot tell the sockets of games an outage moved")
 
     async def _tell(self, game: Game, seat: int, deadline: int, now: int) -> None:
         """Every socket of the game, on every instance: its deadline moved (deadlines.py).

@@ -225,6 +225,12 @@ class Store:
         runs = [self.redis.run(call, *call.build(self.keys_of(call.game))) for call in calls]
         return [as_int(reply) for reply in await self.redis.all(runs)]
 
+    async def held(self, games: list[str]) -> list[int]:
+        """Each game's deadline floor the last `defer` set (its hash's 'held'), 0 if none
+        (all in one batch)."""
+        got = await self.redis.all([self.redis.hget(self.keys_of(g).game, "held") for g in games])
+        return [int(h or 0) for h in got]
+
     async def spare(self, game: str, version: int, due_ms: int, grace_ms: int) -> int:
         """Move the game's deadline `due_ms`, due now, `grace_ms` from now, once a turn
         (of `version`): the new deadline, or 0 when it did not move (the game moved on,
