@@ -209,3 +209,21 @@ def test_a_turn_that_goes_on_says_whose_and_how_long() -> None:
     assert _render.describe_deadline(told, NAMES, me=1) == (
         "[7] your connection dropped: your turn goes on, 15s more"
     )
+
+
+def test_a_turn_an_outage_made_longer_says_the_server_was_away() -> None:
+    told = {
+        "type": "deadline",
+        "game": "g_1",
+        "seq": 7,
+        "to_act": 1,
+        "deadline": 1_764_424_845_500,
+        "server_time": 1_764_424_830_500,
+        "reason": "outage",
+    }
+    assert _render.describe_deadline(told, NAMES) == (
+        "[7] the server was briefly away: bob's turn goes on, 15s more"
+    )
+    assert _render.describe_deadline(told, NAMES, me=1) == (
+        "[7] the server was briefly away: your turn goes on, 15s more"
+    )

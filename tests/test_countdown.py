@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import moose
-from moose_server.storage.keys import instance_key
+from moose_server.storage.keys import instance_key, polled_key
 
 from helpers import make_due, open_store, table_game, until
 
@@ -130,4 +130,28 @@ async def test_the_client_library_takes_the_deadline_of_a_spared_turn(moose_serv
         assert (told["game"], told["seq"], told["reason"]) == (game, seq, "spared"), told
         assert told["to_act"] == msg["view"]["seat"], told
         assert told["deadline"] - told["server_time"] == 60_000, told
+        assert client.deadline(game, seq) == told["deadline"]  # its turn timer counts to it
+
+
+@slow  # the deadline loop tells a second after the claim that moved it (timers.py)
+async def test_the_client_library_takes_the_deadline_an_outage_moved(moose_server, redis_url):
+    url = await moose_server(turn_time=30, outage_grace=60)
+    async with moose.connect(url, name="alice") as client:
+        msg = await my_turn_against_a_bot(client)
+        game, seq = msg["game"], msg["seq"]
+        assert client.deadline(game, seq) == msg["deadline"]
+        # The bucket's poll stamp goes back, as when Redis comes back without its last
+        # writes (claim.lua): the next claim moves every deadline within the grace, the
+        # 30 s turn's among them, and her socket is told.
+        async with open_store(redis_url) as store:
+            polled = polled_key(store.bucket(game))
+            stamp = int(await store.redis.get(polled) or 0)
+            await store.redis.set(polled, stamp - 1000)
+        async with asyncio.timeout(10):
+            async for told in client.events():
+                if told["type"] == "deadline":
+                    break
+        assert (told["game"], told["seq"], told["reason"]) == (game, seq, "outage"), told
+        assert told["to_act"] == msg["view"]["seat"], told
+        assert told["deadline"] > msg["deadline"], told
         assert client.deadline(game, seq) == told["deadline"]  # its turn timer counts to it

@@ -10,6 +10,7 @@ import aiohttp
 import msgpack
 import pytest
 import redis
+import redis.asyncio
 
 from moose import rules
 from moose_server.play.games import Games
@@ -17,7 +18,7 @@ from moose_server.play.seats import Seat
 from moose_server.play.timers import Timers
 from moose_server.settings import Settings
 from moose_server.storage.connection import open_redis
-from moose_server.storage.keys import GameKeys, deadlines_key, polled_key
+from moose_server.storage.keys import PLAYERS_CHANNEL, GameKeys, deadlines_key, polled_key
 from moose_server.storage.store import Store, connect
 
 from helpers import table_game
@@ -217,6 +218,60 @@ async def test_a_poll_stamp_older_than_our_last_claim_holds_every_deadline_a_gra
     assert now + grace - 1000 < held < now + grace + 1000  # the grace
     assert (await store.load(game.id)).version == 1
     assert await t1.tick() == 0  # no outage again: the stamp is ours now
+
+
+async def test_a_deadline_an_outage_moved_is_told_to_every_socket_of_its_game(parts, redis_url):
+    # The same `deadline` message as a spared turn's (deadlines.py), reason "outage":
+    # before, the countdowns showed a deadline the server no longer kept.
+    store, quick, (t1, _) = parts
+    await t1.tick()  # claims go through from the start
+    game = await quick.create(SEATS)  # due in a millisecond
+    deadline = (await store.load(game.id)).deadline
+    while (now := await store.now_ms()) <= deadline:
+        await asyncio.sleep(0.001)
+    await store.redis.set(polled_key(store.bucket(game.id)), now - 30_000)  # no claim for 30 s
+    listener = redis.asyncio.Redis.from_url(redis_url)
+    async with listener.pubsub() as pubsub:
+        await pubsub.subscribe(PLAYERS_CHANNEL)
+        assert await t1.tick() == 0  # moved, not played
+        async with asyncio.timeout(10):
+            while (heard := await pubsub.get_message(True, timeout=1)) is None:
+                pass
+    await listener.aclose()
+    address, message, _ = msgpack.unpackb(heard["data"])
+    loaded = await store.load(game.id)
+    assert loaded.version == 1 and loaded.deadline > deadline
+    assert address == f"game:{game.id}"
+    assert message == {
+        "type": "deadline",
+        "game": game.id,
+        "seq": 1,
+        "to_act": rules.to_act(game.state),
+        "deadline": loaded.deadline,
+        "server_time": message["server_time"],
+        "reason": "outage",
+    }
+    assert now <= message["server_time"] < loaded.deadline
+    assert store.moved == []  # told once: the next claim has nothing to tell
+
+
+async def test_only_a_deadline_an_outage_set_is_told_as_moved_by_it(parts, redis_url):
+    # A move after the outage set the game's deadline: its event tells it.
+    store, quick, (t1, _) = parts
+    moved_on, held = await quick.create(SEATS), await quick.create(SEATS)
+    (deadline,) = await store.defer([held.id], 60_000)  # an outage's hold, as claim.lua's
+    listener = redis.asyncio.Redis.from_url(redis_url)
+    async with listener.pubsub() as pubsub:
+        await pubsub.subscribe(PLAYERS_CHANNEL)
+        stale = (await store.load(moved_on.id)).deadline - 1  # not the game's deadline now
+        await t1._announce([(moved_on.id, stale), (held.id, deadline - 1)], wait=0)
+        async with asyncio.timeout(10):
+            while (heard := await pubsub.get_message(True, timeout=1)) is None:
+                pass
+    await listener.aclose()
+    address, message, _ = msgpack.unpackb(heard["data"])
+    # The first message heard: the held game's (its deadline is its hash's 'held').
+    assert (address, message["deadline"]) == (f"game:{held.id}", deadline), message
 
 
 def _players_turn(events: dict[Any, Message]) -> tuple[Any, Message]:

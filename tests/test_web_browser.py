@@ -28,7 +28,7 @@ from moose import fair, rules
 from moose import record as records
 from moose_server.storage.keys import instance_key
 
-from helpers import check_no_leak, make_due
+from helpers import check_no_leak, make_due, make_due_after_lost_writes
 from helpers.browser import (
     DESKTOP,
     DOCS,
@@ -462,9 +462,13 @@ def test_an_away_seat_is_shown_and_one_click_takes_it_back(browser, moose_serve,
         bob.close()
 
 
-def test_both_pages_say_when_a_turn_goes_on_past_its_deadline(browser, moose_serve, redis_url):
+@pytest.mark.parametrize("reason", ["spared", "outage"])
+def test_both_pages_say_when_a_turn_goes_on_past_its_deadline(
+    browser, moose_serve, redis_url, reason
+):
     # Heartbeats far apart: the one the test makes stale stays so. Ada reads English
-    # on a desktop, Bob Spanish on a phone.
+    # on a desktop, Bob Spanish on a phone. Spared: their instance looks dead; outage:
+    # Redis looks as if it came back without its last writes (claim.lua).
     env = {"MOOSE_INSTANCE_TTL": "600", "MOOSE_OUTAGE_GRACE": "60", "MOOSE_TURN_TIME": "600"}
     server = moose_serve("--redis", redis_url, "--instance-id", "i_w", env=env)
     ada = Player(browser, server.http)
@@ -482,19 +486,28 @@ def test_both_pages_say_when_a_turn_goes_on_past_its_deadline(browser, moose_ser
         wait_until(lambda: bool(ada.find("legal-move").count() or bob.find("legal-move").count()))
         mover, other = (ada, bob) if ada.find("legal-move").count() else (bob, ada)
         game = ada.page.locator("section.game").get_attribute("data-game")
-        # Their instance looks dead (a stale heartbeat) and the mover's time is up.
-        with redis.Redis.from_url(redis_url) as r:
-            r.pexpire(instance_key("i_w"), 60_000)
-        run_async(make_due(redis_url, game))
+        if reason == "spared":  # their instance looks dead, and the mover's time is up
+            with redis.Redis.from_url(redis_url) as r:
+                r.pexpire(instance_key("i_w"), 60_000)
+            run_async(make_due(redis_url, game))
+        else:  # the mover's time is up, and the bucket's poll stamp went back: at once
+            run_async(make_due_after_lost_writes(redis_url, game))
         seq = 1  # the start: no event comes, the turn goes on
         name = "ada" if mover is ada else "bob"
         said = {
-            ada: "lost their connection: their turn goes on, 1:00 more.",
-            bob: "perdió la conexión: su turno sigue, 1:00 más.",
-        }[other]
+            ("spared", ada): f"{name} lost their connection: their turn goes on, 1:00 more.",
+            ("spared", bob): f"{name} perdió la conexión: su turno sigue, 1:00 más.",
+            ("outage", ada): f"The server was briefly away: {name}'s turn goes on, ",
+            ("outage", bob): f"El servidor no respondió por un momento: el turno de {name} sigue, ",
+        }[reason, other]
         log = other.page.locator(f'section.log li[data-seq="{seq}"]')
-        wait_until(lambda: f"{name} {said}" in log.all_inner_texts())
-        mine = {ada: "Your connection dropped", bob: "Se cortó tu conexión"}[mover]
+        wait_until(lambda: any(t.startswith(said) for t in log.all_inner_texts()))
+        mine = {
+            ("spared", ada): "Your connection dropped",
+            ("spared", bob): "Se cortó tu conexión",
+            ("outage", ada): "The server was briefly away: your turn goes on",
+            ("outage", bob): "El servidor no respondió por un momento: tu turno sigue",
+        }[reason, mover]
         mover_log = mover.page.locator(f'section.log li[data-seq="{seq}"]')
         wait_until(lambda: any(t.startswith(mine) for t in mover_log.all_inner_texts()))
         # The mover's countdown counts to the new deadline: about a minute, not zero.
@@ -507,7 +520,7 @@ def test_both_pages_say_when_a_turn_goes_on_past_its_deadline(browser, moose_ser
         assert theirs.is_visible()  # on a phone too, where another seat's time is not shown
         for page in (ada, bob):
             (told,) = [f for f in page.frames if f.get("type") == "deadline"]
-            assert told["seq"] == seq and told["reason"] == "spared", told
+            assert told["seq"] == seq and told["reason"] == reason, told
             assert [e["seq"] for e in page.events()] == [seq]
         assert ada.problems == bob.problems == []
     finally:

@@ -138,6 +138,9 @@ def describe_deadline(
     if msg.get("reason") == "spared":
         why = "your connection dropped" if who == "you" else f"{who}'s connection dropped"
         text = f"{why}: {'your' if who == 'you' else 'their'} turn goes on, {left}s more"
+    elif msg.get("reason") == "outage":
+        whose = "your" if who == "you" else f"{who}'s"
+        text = f"the server was briefly away: {whose} turn goes on, {left}s more"
     else:
         text = f"{who}'s turn goes on, {left}s more ({msg.get('reason')})"
     return f"[{msg.get('seq')}] {text}"

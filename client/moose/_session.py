@@ -282,8 +282,9 @@ class Session(Connection):
         self._deliver(game_id, known, msg)
 
     def _on_deadline(self, msg: Message) -> None:
-        """A turn goes on past its deadline (a spared turn): taken when it is for the last
-        event we had (ours too, when the turn is our seat's), and handed to `events()`."""
+        """A turn goes on past its deadline (a spared turn, an outage): taken when it is
+        for the last event we had (ours too, when the turn is our seat's), and handed
+        to `events()`."""
         game_id, deadline = msg.get("game"), msg.get("deadline")
         known = self._games.get(game_id) if isinstance(game_id, str) else None
         if known is None or known.seq != msg.get("seq") or not isinstance(deadline, int):

@@ -627,7 +627,7 @@ SERVER_TYPES = frozenset(
         "my_games",
         "vacation",
         "gone",
-        "deadline",  # a turn's deadline moved without an event (a spared turn)
+        "deadline",  # a turn's deadline moved without an event (a spared turn, an outage)
         "reported",
         "seeded",
         "rematch_offer",

@@ -81,7 +81,7 @@ from helpers.sockets import (
     replay_states,
     table_game,
 )
-from helpers.timing import Clock, make_due, stopped, until
+from helpers.timing import Clock, make_due, make_due_after_lost_writes, stopped, until
 from helpers.workout import readme_acl, workout
 
 __all__ = [
@@ -126,6 +126,7 @@ __all__ = [
     "listed_releases",
     "make_certs",
     "make_due",
+    "make_due_after_lost_writes",
     "moose",
     "open_games",
     "open_store",

@@ -4,7 +4,9 @@ A test that sleeps a fixed time and then asserts that something happened fails
 on a busy machine, where the something is merely late. `until` waits for it
 with a generous timeout instead (so the test still fails when it never
 happens), and `Clock` stands in for a clock a class lets the caller inject.
-`make_due` moves a running game's deadline into the past, as if its days had gone by.
+`make_due` moves a running game's deadline into the past, as if its days had gone by;
+`make_due_after_lost_writes` does so as Redis coming back without its last writes
+would be seen (the deadline moves an outage grace on, and is told, claim.lua).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import TypeVar
 
 import redis.asyncio as aioredis
 
-from moose_server.storage.keys import GameKeys, bucket, deadlines_key
+from moose_server.storage.keys import GameKeys, bucket, deadlines_key, polled_key
 
 T = TypeVar("T")
 BUCKETS = 16  # the servers' default (Settings.buckets)
@@ -74,5 +76,25 @@ async def make_due(redis_url: str, game: str) -> None:
         past = now_s * 1000 + now_us // 1000 - 1
         await r.hset(GameKeys.of(game, BUCKETS).game, "dl", past)
         await r.zadd(deadlines_key(bucket(game, BUCKETS)), {game: past}, xx=True)
+    finally:
+        await r.aclose()
+
+
+async def make_due_after_lost_writes(redis_url: str, game: str) -> None:
+    """Make the game's deadline due and its bucket's poll stamp older than the server's
+    last claim, in one transaction: as when Redis came back without its last writes,
+    the next claim moves the deadline the outage grace on (claim.lua), and no claim
+    plays it before."""
+    r = aioredis.Redis.from_url(redis_url)
+    try:
+        polled = polled_key(bucket(game, BUCKETS))
+        stamp = int(await r.get(polled) or 0)
+        now_s, now_us = await r.time()
+        past = now_s * 1000 + now_us // 1000 - 1
+        async with r.pipeline(transaction=True) as tx:
+            tx.hset(GameKeys.of(game, BUCKETS).game, "dl", past)
+            tx.zadd(deadlines_key(bucket(game, BUCKETS)), {game: past}, xx=True)
+            tx.set(polled, stamp - 1000)
+            await tx.execute()
     finally:
         await r.aclose()

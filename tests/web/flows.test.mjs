@@ -100,3 +100,29 @@ test("a game lost by a banned seat's forfeit is over, says so, and explains no t
   assert.equal(tieBreak(g.view), null); // equal scores, but no doors decided it
   assert.equal(g.log[1].text, "Game over: mallory lost by forfeit (banned by a moderator). Won: ivan (you).");
 });
+
+test("a turn an outage made longer: the log says the server was briefly away", () => {
+  setLanguage("en");
+  const g = new Game("g_1", 0);
+  const view = { players: 2, to_act: 1, houses: [house(), house()], hand_sizes: [4, 4], discard: [], draw_pile: 50 };
+  g.take({ seq: 1, view, event: { kind: "start", players: 2, dealer: 0, names: ["ann", "bob"], bots: [false, false] } });
+  const told = { type: "deadline", game: "g_1", seq: 1, to_act: 1, deadline: 16_000, server_time: 1_000 };
+  assert.equal(g.told({ ...told, reason: "outage" }), true);
+  assert.deepEqual(g.goesOn, { seat: 1, deadline: 16_000 });
+  const line = g.log[g.log.length - 1];
+  assert.equal(line.text, "The server was briefly away: bob's turn goes on, 15 s more.");
+  setLanguage("es");
+  assert.equal(line.text, "El servidor no respondió por un momento: el turno de bob sigue, 15 s más.");
+  setLanguage("en");
+  // Ours: the countdown takes the new deadline.
+  const mine = new Game("g_1", 1);
+  mine.take({ seq: 1, view, event: { kind: "start", players: 2, dealer: 0, names: ["ann", "bob"], bots: [false, false] } });
+  mine.legal = [{ action: "pass" }];
+  assert.equal(mine.told({ ...told, reason: "outage" }), true);
+  assert.equal(mine.deadline, 16_000);
+  assert.equal(mine.log[mine.log.length - 1].text, "The server was briefly away: your turn goes on, 15 s more.");
+  // A reason the page does not know reads as a spared turn; one out of date is left.
+  assert.equal(g.told({ ...told, reason: "later" }), true);
+  assert.equal(g.log[g.log.length - 1].text, "bob lost their connection: their turn goes on, 15 s more.");
+  assert.equal(g.told({ ...told, seq: 0, reason: "outage" }), false);
+});

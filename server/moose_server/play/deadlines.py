@@ -1,7 +1,9 @@
 """A deadline moved without an event: the `deadline` message to every socket of the game.
 
 A turn spared (timers.py: its player's instance died) moves the game's deadline
-but writes no event, so the game's seq, `sync` and resuming stay as they were.
+but writes no event, so the game's seq, `sync` and resuming stay as they were;
+so does an outage (Redis unreachable or restarted: the deadline claim that finds
+the gap moves every deadline due meanwhile, storage/lua/claim.lua).
 The instance that moved it publishes one `deadline` message on the player
 channel (keys.PLAYERS_CHANNEL, which every instance hears), addressed to the
 game (`address`); each instance's hub sends it to every local socket of the
@@ -20,7 +22,9 @@ from typing import Any
 __all__ = ["ADDRESS", "REASONS", "address", "deadline_message"]
 
 ADDRESS = "game:"  # the player channel's address of every socket of a game: "game:<id>"
-REASONS = frozenset({"spared"})  # spared: the seat's player was on an instance that died
+# spared: the seat's player was on an instance that died; outage: Redis was unreachable
+# (or came back without its last writes) and every deadline due meanwhile moved.
+REASONS = frozenset({"spared", "outage"})
 
 
 def address(game: str) -> str:

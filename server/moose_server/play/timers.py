@@ -31,7 +31,10 @@ keeps the version it spared (storage/lua/spare.lua), so the next deadline of
 the same turn is played, whoever claims it. A player with no live word at all
 (they closed the page) or one on a healthy instance times out as before. A turn
 spared is told to every socket of the game, on every instance: a `deadline`
-message with the new deadline (deadlines.py); no event is written.
+message with the new deadline (deadlines.py); no event is written. So is each
+deadline an outage moved (reason "outage"), by the instance whose claim moved
+it, a second after the claim (`_announce`, in a task beside the timeouts), once
+every instance's pub/sub is back.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from moose_server.play.game import Game, GameError
 from moose_server.play.games import Games
 from moose_server.settings import Settings
 from moose_server.storage.failures import StorageError
+from moose_server.storage.formats import UnknownFormat
 from moose_server.storage.keys import undealt_game
 from moose_server.storage.store import Store
 from moose_server.tasks import cancel_and_wait, cancelling
@@ -58,6 +62,11 @@ OUTAGE_AFTER = 1.0  # seconds without a deadline claim that make an outage...
 OUTAGE_POLLS = 4  # ...or this many poll intervals, if that is longer
 NEVER = 1e9  # seconds: an outage threshold no gap reaches
 AT_ONCE = 32  # timeouts of one poll played at the same time, at most
+TOLD_AT_ONCE = 256  # games an outage moved whose sockets are told in one batch, at most
+# Seconds the games an outage moved wait to be told: every instance's pub/sub comes
+# back within 0.2 s of Redis (net/subscription.py), and a message published before
+# an instance subscribed again never reaches its sockets.
+TELL_AFTER = 1.0
 
 
 class Undealt(Protocol):
@@ -97,8 +106,13 @@ class Timers:
     async def tick(self) -> int:
         """Claim and apply every due deadline once; return how many were due."""
         due = await self._claim()
-        await self._play(due)
+        await asyncio.gather(self._play(due), self._announce(self._moved(), wait=0))
         return len(due)
+
+    def _moved(self) -> list[tuple[str, int]]:
+        """The deadlines the last claim moved for an outage (taken once)."""
+        moved, self.store.moved = self.store.moved, []
+        return moved
 
     async def _claim(self) -> list[tuple[str, int]]:
         s = self.settings
@@ -163,6 +177,41 @@ class Timers:
         await self._tell(game, seat, moved, moved - grace_ms)
         return True
 
+    async def _announce(self, moved: list[tuple[str, int]], wait: float = TELL_AFTER) -> None:
+        """Every socket of each game whose deadline an outage moved, on every instance,
+        is told its deadline (deadlines.py, reason "outage"), `wait` seconds later: the
+        game as read then, in batches of TOLD_AT_ONCE, if its deadline is still one an
+        outage set (the one moved, or one held later: its hash's 'held', lua/defer.lua).
+        One a move set since is told by its event. A failure is logged only: `sync`
+        and `state` tell the deadline too."""
+        moved = [(game, d) for game, d in moved if undealt_game(game) is None]
+        if moved and wait > 0:
+            await asyncio.sleep(wait)
+        for start in range(0, len(moved), TOLD_AT_ONCE):
+            batch = moved[start : start + TOLD_AT_ONCE]
+            try:
+                now = await self.store.now_ms()
+                loaded = await asyncio.gather(*(self.store.load(game) for game, _ in batch))
+                held = await self.store.held([game for game, _ in batch])
+                messages = []
+                for (game_id, deadline), got, hold in zip(batch, loaded, held, strict=True):
+                    if got.data is None or not got.deadline or got.deadline not in (deadline, hold):
+                        continue  # gone, or a move (or the game's end) set its deadline
+                    game = Game.from_data(game_id, got.version, got.deadline, got.data)
+                    seat = rules.to_act(game.state)
+                    if game.finished or seat is None:
+                        continue
+                    told = deadline_message(game_id, got.version, seat, got.deadline, now, "outage")
+                    messages.append((address(game_id), told))
+                if messages:
+                    await self.store.publish_players(messages)
+            except (StorageError, OSError, GameError, UnknownFormat) as exc:
+                if cancelling():
+                    raise asyncio.CancelledError from exc
+                log.warning("cannot tell the sockets of games an outage moved: %s", exc)
+            except Exception:
+                log.exception("cannot tell the sockets of games an outage moved")
+
     async def _tell(self, game: Game, seat: int, deadline: int, now: int) -> None:
         """Every socket of the game, on every instance: its deadline moved (deadlines.py).
         A failure is logged only: the turn stays spared, and `sync` tells the deadline."""
@@ -195,8 +244,12 @@ class Timers:
                         raise asyncio.CancelledError from exc
                     log.warning("deadline poll cannot reach Redis: %s", exc)
                 else:
-                    if due:
-                        task = asyncio.create_task(self._play(due))
+                    moved = self._moved()
+                    work = [self._play(due)] if due else []
+                    if moved:
+                        work.append(self._announce(moved))
+                    for job in work:
+                        task = asyncio.create_task(job)
                         playing.add(task)
                         task.add_done_callback(playing.discard)
                 await asyncio.sleep(self.settings.poll_interval)

@@ -160,6 +160,9 @@ class Store:
         # older than it shows that Redis lost its last writes (lua/claim.lua).
         self._claimed: dict[int, int] = {}
         self._claims: dict[int, _Claim] = {}  # bucket -> its claim under way
+        # The deadlines the last claim moved for an outage: (game id, its deadline now),
+        # for the deadline loop to tell the games' sockets (play/timers.py).
+        self.moved: list[tuple[str, int]] = []
         # Player message ids: from a random start, so that two instances' differ.
         self._message_ids = itertools.count(secrets.randbits(62))
         self._keys: dict[str, GameKeys] = {}  # the keys of the games last named, oldest first
@@ -221,6 +224,12 @@ class Store:
         calls = [DeferCall(game, grace_ms) for game in games]
         runs = [self.redis.run(call, *call.build(self.keys_of(call.game))) for call in calls]
         return [as_int(reply) for reply in await self.redis.all(runs)]
+
+    async def held(self, games: list[str]) -> list[int]:
+        """Each game's deadline floor the last `defer` set (its hash's 'held'), 0 if none
+        (all in one batch)."""
+        got = await self.redis.all([self.redis.hget(self.keys_of(g).game, "held") for g in games])
+        return [int(h or 0) for h in got]
 
     async def spare(self, game: str, version: int, due_ms: int, grace_ms: int) -> int:
         """Move the game's deadline `due_ms`, due now, `grace_ms` from now, once a turn
@@ -316,7 +325,9 @@ class Store:
         over OUTAGE_MS late while others answered stalled with its node: what it
         claimed moves to `grace_ms` from now, as after an outage, for the players
         whose moves stalled with it. The healthy nodes' buckets are claimed on time.
+        The deadlines so moved are in `moved` until the next claim.
         """
+        self.moved = []
         for b in range(self.buckets):
             if b not in self._claims:
                 call = ClaimCall(
@@ -375,15 +386,18 @@ class Store:
         return [(as_text(gid), as_int(r[0])) for r in replies if not as_int(r[1]) for gid in r[2:]]
 
     async def _tell_moved(self, games: list[str], grace_ms: int) -> None:
-        """Write deadlines an outage moved into the games' hashes.
+        """Write deadlines an outage moved into the games' hashes; each game with a
+        deadline goes into `moved`, with its deadline now.
 
         claim.lua moved them in the deadline sets only, and `synced` and `state` tell
         the hash's. A failure is logged, not raised: the claim itself went through.
         """
         try:
-            await self.defer(games, grace_ms)
+            deadlines = await self.defer(games, grace_ms)
         except UNAVAILABLE as exc:
             log.warning("deadlines moved by an outage not written to their games: %s", exc)
+            return
+        self.moved += [(g, d) for g, d in zip(games, deadlines, strict=True) if d]
 
     async def _claim_one(self, call: ClaimCall) -> Reply:
         """One bucket's claim, on the node of its slot (on a cluster, another clock)."""

@@ -195,8 +195,9 @@ export class Game {
   }
 
   // A `deadline` message: the turn at its `seq` goes on past its deadline (its seat's
-  // player lost their connection: "spared"). Ours: the countdown takes it; another
-  // seat's counts down too. The log says why. False: out of date (another event came).
+  // player lost their connection: "spared"; the server was briefly away: "outage").
+  // Ours: the countdown takes it; another seat's counts down too. The log says why
+  // (a reason it does not know, as "spared"). False: out of date (another event came).
   told(msg) {
     if (msg.seq !== this.seq || !this.view || typeof msg.deadline !== "number") return false;
     const mine = this.seat !== null && msg.to_act === this.seat;
@@ -204,7 +205,8 @@ export class Game {
     if (!mine) this.goesOn = { seat: msg.to_act, deadline: msg.deadline };
     const game = this;
     const params = () => ({ who: game.name(msg.to_act), time: duration(msg.deadline - msg.server_time) });
-    this.log.push({ seq: msg.seq, state: false, get text() { return t(mine ? "ev_spared_you" : "ev_spared", params()); } });
+    const keys = msg.reason === "outage" ? ["ev_outage_you", "ev_outage"] : ["ev_spared_you", "ev_spared"];
+    this.log.push({ seq: msg.seq, state: false, get text() { return t(keys[mine ? 0 : 1], params()); } });
     if (this.log.length > LOG_KEPT) this.log.shift();
     return true;
   }
