@@ -732,6 +732,40 @@ async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_mov
         assert [m["seq"] for m in peer.got] == list(range(1, game.version + 1))
 
 
+async def test_a_game_dealt_for_a_socket_here_is_followed_by_its_first_commit(redis_url):
+    # With the hub as Games' follower, a game dealt for a player with a socket here
+    # lists this instance's channel in its first commit: no follow.lua call when the
+    # socket joins, and no wake-up of the deal to every instance. A game none of whose
+    # players has a socket here lists nobody, and its deal wakes every instance.
+    async with instances(redis_url, "i_here") as here, Wakeups(redis_url) as heard:
+        [hub], [channel] = here.hubs, here.channels
+        games = Games(here.store, Settings(), listeners=[hub], own_channel=channel, follower=hub)
+        try:
+            peers = [Peer("p_a", 0), Peer("p_b", 1)]
+            for peer in peers:
+                hub.add_player(peer)  # type: ignore[arg-type]
+            await here.client.config_resetstat()
+            dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
+            for peer in peers:  # as their `match` arrives
+                hub.join(peer, dealt.id, peer.seat, 0)  # type: ignore[arg-type]
+                await hub.deliver(peer, dealt.id)  # type: ignore[arg-type]
+            assert dealt.id in hub._followed and not hub._following  # no follow made
+            stats = await here.client.info("commandstats")
+            assert stats["cmdstat_hmget"]["calls"] == 1  # the commit's; no follow.lua's
+            assert await here.followers(dealt.id) == {channel}
+            await play_moves(games, dealt.id, 4)
+            game = await games.load(dealt.id)
+            await until(lambda: is_true(all(p.subs[dealt.id].seen == game.version for p in peers)))
+            elsewhere = await games.create([Seat("p_x", "x", None), Seat("p_y", "y", None)], seed=3)
+            assert await here.followers(elsewhere.id) == set()
+            await heard.caught_up()
+            assert heard.heard == [(GAMES_CHANNEL, f"{elsewhere.id} 1")]
+        finally:
+            await games.close()
+    for peer in peers:
+        assert [m["seq"] for m in peer.got] == list(range(1, game.version + 1))
+
+
 async def test_an_instance_that_follows_a_game_late_gets_what_came_before_and_after(redis_url):
     # Instance A plays the game; instance B's socket starts following it at seq 1
     # while the game is further on, and B's channel is listed only once its follow

@@ -66,7 +66,7 @@ from moose_server.storage.keys import move_field
 from moose_server.storage.store import Commit, Entry, Loaded, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
-__all__ = ["GameListener", "Games", "TimeoutListener", "TurnListener"]
+__all__ = ["GameListener", "Games", "StartFollower", "TimeoutListener", "TurnListener"]
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +94,17 @@ class TurnListener(Protocol):
         """`game` as just written; raises nothing (the move is made)."""
 
 
+class StartFollower(Protocol):
+    """Follows a game dealt here from its first commit, where its sockets are (the hub)."""
+
+    def starting(self, players: Sequence[str]) -> bytes:
+        """The channel the game's first commit lists as its follower (commit.lua),
+        b"" for none: a socket of one of `players` is here, or none is."""
+
+    def started(self, game: str) -> None:
+        """The game's first commit listed the channel `starting` gave."""
+
+
 class TimeoutListener(Protocol):
     """Told of every deadline this instance fired (the metrics)."""
 
@@ -116,6 +127,7 @@ class Games:
         turns: Sequence[TurnListener] = (),
         own_channel: bytes = b"",
         publish_steps: bool = True,
+        follower: StartFollower | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -127,6 +139,7 @@ class Games:
         self.listeners = tuple(listeners)
         self.timeouts = timeouts
         self.turns = tuple(turns)
+        self.follower = follower
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def close(self) -> None:
@@ -224,7 +237,14 @@ class Games:
             **game.public_deal(),
         }
         await self.store.add_player_game(game.humans(), game.id, days is not None)
-        _, created = await self._commit(game, game, [start], "")
+        # Its sockets here follow it from its first commit, with no follow.lua call;
+        # a waiting deal's (`told`) may be followed elsewhere since, as not dealt yet.
+        follow = b""
+        if self.follower is not None and not told:
+            follow = self.follower.starting(game.humans())
+        _, created = await self._commit(game, game, [start], "", follow=follow)
+        if created is not None and follow and self.follower is not None:
+            self.follower.started(created.id)
         if created is None:
             # Taken: by this very game when redis-py re-sent our commit or another
             # instance dealt the same formed table; its players hear of it again.
@@ -500,11 +520,18 @@ class Games:
     # -- committing ---------------------------------------------------------------
 
     async def _commit(
-        self, old: Game, new: Game, events: list[Event], field: str, due: int = 0
+        self,
+        old: Game,
+        new: Game,
+        events: list[Event],
+        field: str,
+        due: int = 0,
+        follow: bytes = b"",
     ) -> tuple[Commit, Game | None]:
         """Commit `new` over `old`: the answer, and the new game if it was written.
 
-        `due`: a timeout's deadline, which the game must still have. The passes of
+        `due`: a timeout's deadline, which the game must still have; `follow`: a
+        channel listed as the game's follower if none is (CommitCall). The passes of
         the seats that can only pass next are played in the same step."""
         new, events, passes = self.steps.forced_passes(new, events)
         state = new.state.to_dict()  # once: it goes into the data and every snapshot
@@ -513,6 +540,8 @@ class Games:
         auto = new.auto_kind() is not None
         snapshot = {**state, "auto": auto}
         call, packed_moves = self.steps.call(old, new, events, field, state, auto, due, passes)
+        if follow:
+            call = dataclasses.replace(call, follow=follow)
         with self.copies.committing(new.id):
             got = await self.store.commit(call)
             if got.status != "ok":

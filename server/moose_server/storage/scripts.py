@@ -128,6 +128,9 @@ class CommitCall:
     # The game now waits days for a person's move: its stream is written anew at its
     # size, without the room a stream keeps for entries to come (lua/commit.lua).
     compact: bool = False
+    # A channel listed as the game's follower if none is yet: the dealing instance's,
+    # whose sockets play the game, with the game's first step (no follow.lua call).
+    follow: bytes = b""
 
     def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
         """KEYS and ARGV as commit.lua reads them, for the game's `keys`."""
@@ -148,6 +151,7 @@ class CommitCall:
             b"" if self.step is None else keys.steps,
             self.step or b"",
             int(self.compact),
+            self.follow,
         ]
         autos = self.autos or [self.auto] * len(self.events)
         for (event, state), auto in zip(self.events, autos, strict=True):
