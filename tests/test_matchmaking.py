@@ -537,6 +537,20 @@ async def test_a_full_table_takes_the_nearest_ratings_and_leaves_the_rest(make_m
     assert sorted(humans(table)) == ["p0", "p2", "p3", "p5"]  # within 70 of p0
 
 
+async def test_the_profile_fields_a_ticket_carries_come_with_its_table(make_mm):
+    # Read as the player queues, they go to the game's start: dealing reads no profile.
+    mm = make_mm(match_wait=0)
+    profile = {"bot": "1", "mu": "24.689416369722096", "sigma": "8.0841278801687864", "games": "3"}
+    await mm.enqueue("p_a", "A", 2, 2, profile=profile)
+    await mm.enqueue("p_b", "B", 2, 2)  # none: its start reads it
+    [table] = await mm.form_tables()
+    assert table.known == {"p_a": profile}  # every digit kept: strings, as Redis holds them
+    await mm.enqueue("p_c", "C", 2, 2, profile={})
+    await mm.enqueue("p_d", "D", 2, 2)
+    [table] = await mm.form_tables()
+    assert table.known == {"p_c": {}}
+
+
 # -- what a queue table costs in Redis ------------------------------------------------
 
 

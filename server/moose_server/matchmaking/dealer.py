@@ -61,7 +61,9 @@ class Lobby:
         deal waits for the seeds of its fair seats (deals/deals.py)."""
         game_id = game_id_of(table.key) if table.key else None
         rated = table.rated if table.code is not None else self.settings.rate_queue
-        profiles = await self.results.profiles(table.seats, table.days) if self.results else None
+        profiles = None
+        if self.results is not None:
+            profiles = await self.results.profiles(table.seats, table.days, table.known)
         game = await self.deals.start(
             table.seats,
             game_id=game_id,
