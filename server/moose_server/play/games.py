@@ -55,6 +55,7 @@ from moose_server.play.game import (
     finished_record,
     match_message,
     seat_info,
+    summary,
     thinks,
     timeout_move,
 )
@@ -188,13 +189,15 @@ class Games:
         told: bool = False,
         arena: str | None = None,
         days: int | None = None,
+        listed: bool = False,
     ) -> Game:
         """Deal a new game (or start from `state`), tell every seated player, let bots start.
 
         Unless a `seed`, `deck` or `state` fixes the deal (tests), it is a provably
         fair one (moose.fair) from `server_seed` (drawn when None) and the seats'
         `seeds` (each "" when None). `told`: the players had their `match` already
-        (deals/deals.py sent it before the seeds came).
+        (deals/deals.py sent it before the seeds came). `listed`: a public game, put on
+        the live games list (Store.live_add) at its start's time.
         With `game_id`, dealing again is harmless: a game of that id with the same
         players is taken as this one (dealt before by someone whose answer was lost).
         """
@@ -242,13 +245,14 @@ class Games:
         follow = b""
         if self.follower is not None and not told:
             follow = self.follower.starting(game.humans())
-        _, created = await self._commit(game, game, [start], "", follow=follow)
+        got, created = await self._commit(game, game, [start], "", follow=follow)
+        started = got.now
         if created is not None and follow and self.follower is not None:
             self.follower.started(created.id)
         if created is None:
             # Taken: by this very game when redis-py re-sent our commit or another
             # instance dealt the same formed table; its players hear of it again.
-            created = await self.load(game.id)
+            created, started = await self.load(game.id), 0
             if created.players != game.players:
                 raise GameError("internal", "a new game id was taken")
         matches = [
@@ -259,6 +263,8 @@ class Games:
         if matches and not told:
             await self.store.publish_players(matches)
         self._spawn_autoplay(created)
+        if listed:
+            await self.store.live_add(created.id, summary(created), started)
         return created
 
     # -- moves ------------------------------------------------------------------

@@ -253,10 +253,11 @@ class LiveAddCall:
     game: str
     summary: bytes  # packed
     kept: int
+    started: int = 0  # the game's start (Redis ms, its first commit's); 0: Redis' clock now
 
     def build(self) -> tuple[list[str], Argv]:
         """KEYS and ARGV as live_add.lua reads them."""
-        return [LIVE_GAMES_KEY, LIVE_INFO_KEY], [self.game, self.summary, self.kept]
+        return [LIVE_GAMES_KEY, LIVE_INFO_KEY], [self.game, self.summary, self.kept, self.started]
 
 
 @dataclass(frozen=True)

@@ -464,9 +464,10 @@ class Store:
 
     # -- live public games, players online -----------------------------------------
 
-    async def live_add(self, game: str, summary: dict[str, Any]) -> int:
-        """List a public game among the live ones; return its start time (Redis ms)."""
-        call = LiveAddCall(game, pack(summary), LIVE_KEPT)
+    async def live_add(self, game: str, summary: dict[str, Any], started: int = 0) -> int:
+        """List a public game among the live ones; return its start time (Redis ms):
+        `started` (its first commit's time), or 0 for Redis' clock now."""
+        call = LiveAddCall(game, pack(summary), LIVE_KEPT, started)
         return as_int(await self.redis.run(call, *call.build()))
 
     async def live_remove(self, games: list[str]) -> None:
