@@ -482,6 +482,20 @@ async def test_a_formed_table_comes_back_until_started(make_mm):
     assert await until(mm.form_tables) == [later]
 
 
+async def test_the_tables_of_one_round_are_said_dealt_in_one_call(make_mm):
+    # Lobby.start_all tells the matchmaker once for every table it dealt.
+    mm = make_mm(match_wait=0, lease=0.1)
+    await queue(mm, [(2, 2)] * 6)
+    tables = await mm.form_tables()
+    assert len(tables) == 3
+    assert sorted(await until(mm.form_tables), key=lambda t: t.key) == sorted(
+        tables, key=lambda t: t.key
+    )  # none said dealt: all come back
+    await mm.started(tables[0].key, *(t.key for t in tables[1:]))
+    await asyncio.sleep(0.2)  # past the lease
+    assert await mm.form_tables() == []
+
+
 async def test_a_stranger_gets_bad_code_for_a_table_as_for_no_table(make_mm):
     """Only join_table tells a stranger that a code is live (table_full), and that is
     a failed request the guess limit charges like bad_code (limits.CodeGuard)."""

@@ -208,7 +208,15 @@ MATCH_SAMPLES = [c for c in SAMPLES if isinstance(c, MatchCall)]
 def test_a_matchmaking_call_sends_the_nonce_then_its_fields_in_order(call):
     _, argv = build(call)
     fields = [getattr(call, f.name) for f in dataclasses.fields(call)]
+    if isinstance(call, StartedCall):  # its keys after the first are arguments of their own
+        fields = [call.key, *call.more]
     assert argv == ["nonce", *(int(v) if isinstance(v, bool) else v for v in fields)]
+
+
+def test_the_tables_of_one_round_are_forgotten_in_one_call():
+    _, argv = build(StartedCall("nonce:1", ("nonce:2", "nonce:3")))
+    assert argv == ["nonce", "nonce:1", "nonce:2", "nonce:3"]
+    assert "for i = 3, #ARGV do" in scripts.source("mm_started")
 
 
 def test_a_commit_sends_three_arguments_per_event_where_commit_lua_reads_them():

@@ -366,9 +366,10 @@ class Matchmaker:
         known = entry.get("p") or {}  # cjson writes an empty map as [] or {}
         return FormedTable(seats=seats, source="queue", key=key, known=known)
 
-    async def started(self, key: str) -> None:
-        """The game of the formed table `key` is dealt: it is not handed out again."""
-        await self._run(StartedCall(key))
+    async def started(self, key: str, *more: str) -> None:
+        """The games of the formed tables `key` (and `more`) are dealt: they are not
+        handed out again."""
+        await self._run(StartedCall(key, more))
 
     async def queue_sizes(self) -> dict[str, int]:
         """Players waiting, by requested max_players ("2".."6")."""
