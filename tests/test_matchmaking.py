@@ -565,6 +565,23 @@ async def test_the_profile_fields_a_ticket_carries_come_with_its_table(make_mm):
     assert table.known == {"p_c": {}}
 
 
+async def test_a_table_whose_tickets_are_held_where_they_were_taken_is_told_together(
+    make_mm, redis
+):
+    # Each seat's `match` then goes in one message (Store.publish_seats). A ticket that
+    # an instance of the version before moved to itself (its `inst` changed, its `s`
+    # kept) may be held where that message is not read: one message per seat then.
+    mm = make_mm(match_wait=0, instance="i_new")
+    await queue(mm, [(2, 2)] * 2)
+    [table] = await mm.form_tables()
+    assert table.together
+    players = await queue(mm, [(2, 2)] * 2, tag="m")
+    raw = await redis.hget(mm_key("tickets"), players[0])
+    await redis.hset(mm_key("tickets"), players[0], raw.replace(b'"i_new"', b'"i_old"', 1))
+    [table] = await mm.form_tables()
+    assert not table.together
+
+
 # -- what a queue table costs in Redis ------------------------------------------------
 
 

@@ -80,9 +80,11 @@ class Deals:
         rated: bool = False,
         profiles: list[dict[str, Any] | None] | None = None,
         days: int | None = None,
+        together: bool = False,
     ) -> Game | None:
         """Deal a table's game, or make it wait for its fair seats' seeds (None).
-        `days`: days per move of a correspondence game (None: real time)."""
+        `days`: days per move of a correspondence game (None: real time); `together`:
+        every seat's instance reads their `match` messages as one (Games.create)."""
         game_id = game_id or f"g_{secrets.token_hex(5)}"
         fixed = self.settings.fixed_deck()
         fair_seats = tuple(i for i, s in enumerate(seats) if s.fair and s.player is not None)
@@ -97,6 +99,7 @@ class Deals:
                 dealer=None if fixed is None else 0,
                 days=days,
                 listed=code is None,  # a queue game goes on the live games list
+                together=together,
             )
             return game
         server_seed = secrets.token_bytes(32)

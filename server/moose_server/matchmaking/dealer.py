@@ -73,6 +73,7 @@ class Lobby:
             rated=rated,
             profiles=profiles,
             days=table.days,
+            together=table.together,
         )
         if table.key and told:
             await self.matchmaker.started(table.key)

@@ -87,6 +87,8 @@ class FormedTable:
     days: int | None = None  # days per move of a correspondence table; None: real time
     # Players' START_FIELDS as their tickets carried them (a queue table): not read again.
     known: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Every seat's instance reads its `match` in one message for the table (publish_seats).
+    together: bool = False
 
     @property
     def code(self) -> str | None:
@@ -286,6 +288,8 @@ class Matchmaker:
                 "min": low,
                 "max": high,
                 "inst": self.options.instance,
+                # This instance reads a table's `match` messages as one (Store.publish_seats).
+                "s": self.options.instance,
                 "r": skill,
                 **({"fair": True} if fair else {}),
                 **({"p": profile} if profile is not None else {}),
@@ -364,7 +368,8 @@ class Matchmaker:
         bot = self.options.bot
         seats += [Seat(None, f"{bot}-bot {n}", bot) for n in range(1, bots + 1)]
         known = entry.get("p") or {}  # cjson writes an empty map as [] or {}
-        return FormedTable(seats=seats, source="queue", key=key, known=known)
+        together = entry.get("s") == 1
+        return FormedTable(seats=seats, source="queue", key=key, known=known, together=together)
 
     async def started(self, key: str, *more: str) -> None:
         """The games of the formed tables `key` (and `more`) are dealt: they are not

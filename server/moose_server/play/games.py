@@ -190,6 +190,7 @@ class Games:
         arena: str | None = None,
         days: int | None = None,
         listed: bool = False,
+        together: bool = False,
     ) -> Game:
         """Deal a new game (or start from `state`), tell every seated player, let bots start.
 
@@ -197,7 +198,8 @@ class Games:
         fair one (moose.fair) from `server_seed` (drawn when None) and the seats'
         `seeds` (each "" when None). `told`: the players had their `match` already
         (deals/deals.py sent it before the seeds came). `listed`: a public game, put on
-        the live games list (Store.live_add) at its start's time.
+        the live games list (Store.live_add) at its start's time. `together`: every
+        seat's instance reads their `match` messages as one (Store.publish_seats).
         With `game_id`, dealing again is harmless: a game of that id with the same
         players is taken as this one (dealt before by someone whose answer was lost).
         """
@@ -261,7 +263,10 @@ class Games:
             if player is not None
         ]
         if matches and not told:
-            await self.store.publish_players(matches)
+            if together:
+                await self.store.publish_seats(created.id, matches)
+            else:
+                await self.store.publish_players(matches)
         self._spawn_autoplay(created)
         if listed:
             await self.store.live_add(created.id, summary(created), started)

@@ -43,6 +43,8 @@ Player messages (`match`, `table`) travel on one channel as [player, message,
 id]; a resent PUBLISH (store.py) brings a second copy, which the id drops. One
 addressed to a game ("game:<id>", deadlines.py: a `deadline` moved without an
 event) goes to every local socket of the game whose last event is at its seq.
+One addressed to a table's seats ("seats:<game>", Store.publish_seats: a queue
+table's `match` messages in one PUBLISH) is each seat's own message, in turn.
 
 The hub is built with whom it tells what it hears: every wake-up (`woken`:
 the games' copies, which it ages), how its fan-out went (`fanout`: the
@@ -97,7 +99,7 @@ from moose_server.play.streams import heard_step, read_events
 from moose_server.storage.codec import unpack
 from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, looking_key, steps_channel
-from moose_server.storage.store import Entry, Store
+from moose_server.storage.store import SEATS, Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = [
@@ -672,6 +674,14 @@ class Hub:
             self._said[rest[0]] = None
             if len(self._said) > SAID_IDS:
                 del self._said[next(iter(self._said))]
+        if player.startswith(SEATS):  # one message for each of several players
+            for each, its in message["to"]:
+                self._to_player(each, its)
+            return
+        self._to_player(player, message)
+
+    def _to_player(self, player: str, message: dict[str, Any]) -> None:
+        """A player message heard once: to the listener, then where it is addressed."""
         if self.player_listener is not None:
             self.player_listener.heard(player, message)
         if player.startswith(ADDRESS):  # every socket of a game at its seq (deadlines.py)

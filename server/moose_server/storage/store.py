@@ -65,7 +65,7 @@ from moose_server.storage.scripts import (
     SpareCall,
 )
 
-__all__ = ["Commit", "Entry", "Loaded", "Store", "Stored", "connect"]
+__all__ = ["SEATS", "Commit", "Entry", "Loaded", "Store", "Stored", "connect"]
 
 CLAIM_LIMIT = 100
 LIVE_KEPT = 1000  # public games the index holds at most (the newest)
@@ -73,6 +73,10 @@ OUTAGE_MS = 1000  # no claim of a bucket for longer: the service was down
 CLAIM_WAIT = 0.25  # seconds a poll waits for a bucket's claim once others answered
 GRACE_MS = 5000  # then every deadline is at least this far after it is back
 KEYS_HELD = 4096  # games whose GameKeys the store keeps made (~300 B each)
+# The player channel's address of one message for several players ("seats:<game>"):
+# {"type": "seats", "to": [[player, message], ...]}, each message for its player
+# (Store.publish_seats). An instance of a version before drops it: unknown address.
+SEATS = "seats:"
 
 log = logging.getLogger(__name__)
 
@@ -457,6 +461,12 @@ class Store:
         """Send each (player, message) like `publish_player`, all at once."""
         publish, blob = self.redis.publish, self._player_message
         await self.redis.all([publish(PLAYERS_CHANNEL, blob(p, m)) for p, m in messages])
+
+    async def publish_seats(self, game: str, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        """Send each (player, message) like `publish_players`, in one PUBLISH: for
+        players whose sockets are on instances that read it (hub.Hub.heard_player)."""
+        together = {"type": "seats", "to": [[p, m] for p, m in messages]}
+        await self.redis.publish(PLAYERS_CHANNEL, self._player_message(SEATS + game, together))
 
     def _player_message(self, player: str, message: dict[str, Any]) -> bytes:
         """[player, message, id]: a resent PUBLISH repeats the id, and the hubs drop it."""
