@@ -580,6 +580,12 @@ async def test_a_table_whose_tickets_are_held_where_they_were_taken_is_told_toge
     await redis.hset(mm_key("tickets"), players[0], raw.replace(b'"i_new"', b'"i_old"', 1))
     [table] = await mm.form_tables()
     assert not table.together
+    moved = make_mm(match_wait=LONG, instance="i_other")  # this version moves it: marked
+    await queue(mm, [(2, 2)] * 2, tag="o")
+    with pytest.raises(MatchError):
+        await moved.enqueue("o0", "O0", 2, 2)  # already queued: now held by i_other
+    [table] = await mm.form_tables()
+    assert table.together
 
 
 # -- what a queue table costs in Redis ------------------------------------------------
