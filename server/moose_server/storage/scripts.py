@@ -132,8 +132,9 @@ class CommitCall:
     # whose sockets play the game, with the game's first step (no follow.lua call).
     follow: bytes = b""
 
-    def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
-        """KEYS and ARGV as commit.lua reads them, for the game's `keys`."""
+    def build(self, keys: GameKeys, now: int = 0) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as commit.lua reads them, for the game's `keys`; `now`: Redis'
+        time (ms) as the caller tells it (Store.redis_now), 0 for the script's TIME."""
         argv: Argv = [
             self.expected,
             self.move_field,
@@ -152,6 +153,7 @@ class CommitCall:
             self.step or b"",
             int(self.compact),
             self.follow,
+            now,
         ]
         autos = self.autos or [self.auto] * len(self.events)
         for (event, state), auto in zip(self.events, autos, strict=True):

@@ -73,6 +73,9 @@ OUTAGE_MS = 1000  # no claim of a bucket for longer: the service was down
 CLAIM_WAIT = 0.25  # seconds a poll waits for a bucket's claim once others answered
 GRACE_MS = 5000  # then every deadline is at least this far after it is back
 KEYS_HELD = 4096  # games whose GameKeys the store keeps made (~300 B each)
+# A bucket's Redis time, as its last deadline claim read it, is told on by our own
+# clock this long at most (s); a claim whose round trip took longer tells none.
+CLOCK_KEPT, CLOCK_TRIP = 10.0, 0.1
 # The player channel's address of one message for several players ("seats:<game>"):
 # {"type": "seats", "to": [[player, message], ...]}, each message for its player
 # (Store.publish_seats). An instance of a version before drops it: unknown address.
@@ -164,6 +167,8 @@ class Store:
         # older than it shows that Redis lost its last writes (lua/claim.lua).
         self._claimed: dict[int, int] = {}
         self._claims: dict[int, _Claim] = {}  # bucket -> its claim under way
+        # Each bucket's Redis time (ms) at its last claim, and our monotonic clock then.
+        self._clocks: dict[int, tuple[int, float]] = {}
         # Player message ids: from a random start, so that two instances' differ.
         self._message_ids = itertools.count(secrets.randbits(62))
         self._keys: dict[str, GameKeys] = {}  # the keys of the games last named, oldest first
@@ -206,10 +211,22 @@ class Store:
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
 
     async def commit(self, call: CommitCall) -> Commit:
-        """Run the commit script (see `CommitCall`): version, move id, state, events, deadline."""
-        keys, argv = call.build(self.keys_of(call.game))
+        """Run the commit script (see `CommitCall`): version, move id, state, events, deadline.
+        Its time is Redis' as `redis_now` tells it (no TIME in the script), if it can."""
+        keys, argv = call.build(self.keys_of(call.game), self.redis_now(call.game))
         status, seq, now, deadline = as_list(await self.redis.run(call, keys, argv))
         return Commit(as_text(status), as_int(seq), as_int(now), as_int(deadline))
+
+    def redis_now(self, game: str) -> int:
+        """Redis' clock (ms) on the node of the game's bucket, as the bucket's last
+        deadline claim read it and our monotonic clock has moved on since (within a
+        round trip's half); 0 when no claim of it told it within CLOCK_KEPT."""
+        found = self._clocks.get(self.bucket(game))
+        if found is None:
+            return 0
+        ms, at = found
+        since = time.monotonic() - at
+        return ms + int(since * 1000) if 0 <= since <= CLOCK_KEPT else 0
 
     async def follow(self, games: Sequence[str], channel: bytes) -> list[int]:
         """This instance follows the games: their wake-ups come to `channel` from now
@@ -347,6 +364,8 @@ class Store:
                 continue
             reply = as_list(claim.future.result())
             self._claimed[b] = as_int(reply[0])
+            if claim.done_at - claim.sent <= CLOCK_TRIP:  # run about halfway through
+                self._clocks[b] = (as_int(reply[0]), (claim.sent + claim.done_at) / 2)
             if claim.waited and not as_int(reply[1]) and claim.late() and len(reply) > 2:
                 # Its node stalled: what it claimed moves a grace on (claim.lua's outage).
                 await self._tell_moved([as_text(gid) for gid in reply[2:]], grace_ms)

@@ -19,6 +19,8 @@
 --       17 a channel listed as the game's follower when none is ('' = none): the
 --          dealing instance's, whose sockets play the game, written with its start
 --          instead of by a follow.lua call of its own,
+--       18 Redis' time now as the committing instance tells it from the bucket's
+--          last deadline claim and its own clock (ms; 0: this script reads TIME),
 --       then per event: event blob, state snapshot blob ('' = none kept),
 --       auto ('1': the server plays the seat to act after this event)
 -- The wake-up goes to every instance that follows the game (its field 'w',
@@ -63,8 +65,11 @@ local listed = nil
 if not followers and ARGV[17] ~= '' then
   followers, listed = ARGV[17], ARGV[17]
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = tonumber(ARGV[18])
+if now <= 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local delta = tonumber(ARGV[4])
 local gid = ARGV[5]
 local deadline = 0
@@ -82,8 +87,8 @@ local first = version + 1
 local d, now_s = string.format('%d', deadline), string.format('%d', now)
 for i = 1, count do
   seq = seq + 1
-  local id, e, s = string.format('%d-0', seq), ARGV[15 + 3 * i], ARGV[16 + 3 * i]
-  local auto = ARGV[17 + 3 * i]
+  local id, e, s = string.format('%d-0', seq), ARGV[16 + 3 * i], ARGV[17 + 3 * i]
+  local auto = ARGV[18 + 3 * i]
   if s == '' then
     redis.call('XADD', events, id, 'e', e, 'a', auto, 'd', d, 't', now_s)
   else
