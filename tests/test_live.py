@@ -129,6 +129,17 @@ async def test_the_index_keeps_the_newest_games_only(store, monkeypatch):
     assert {g["game"] for g in await store.live_games(10)} == {"g_2", "g_3", "g_4"}
 
 
+async def test_a_game_listed_at_its_start_commits_time_reads_no_clock(store):
+    # Games.create(listed=True) gives the first commit's time: no TIME of its own.
+    client = store.redis.client
+    summary = {"players": 2, "names": ["a", "b"], "bots": [None, None]}
+    before = int((await client.info("commandstats")).get("cmdstat_time", {}).get("calls", 0))
+    assert await store.live_add("g_at", summary, 1_700_000_000_123) == 1_700_000_000_123
+    after = int((await client.info("commandstats")).get("cmdstat_time", {}).get("calls", 0))
+    assert after == before and await client.zscore(LIVE_GAMES_KEY, "g_at") == 1_700_000_000_123
+    assert await store.live_add("g_now", summary) > 1_700_000_000_123  # Redis' clock
+
+
 async def test_a_listed_game_without_a_deadline_has_ended_and_leaves_the_index(store):
     await store.live_add("g_gone", {"players": 2, "names": ["a", "b"], "bots": [None, None]})
     await store.live_add("g_live", {"players": 2, "names": ["c", "d"], "bots": [None, "greedy"]})

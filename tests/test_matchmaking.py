@@ -482,6 +482,20 @@ async def test_a_formed_table_comes_back_until_started(make_mm):
     assert await until(mm.form_tables) == [later]
 
 
+async def test_the_tables_of_one_round_are_said_dealt_in_one_call(make_mm):
+    # Lobby.start_all tells the matchmaker once for every table it dealt.
+    mm = make_mm(match_wait=0, lease=0.1)
+    await queue(mm, [(2, 2)] * 6)
+    tables = await mm.form_tables()
+    assert len(tables) == 3
+    assert sorted(await until(mm.form_tables), key=lambda t: t.key) == sorted(
+        tables, key=lambda t: t.key
+    )  # none said dealt: all come back
+    await mm.started(tables[0].key, *(t.key for t in tables[1:]))
+    await asyncio.sleep(0.2)  # past the lease
+    assert await mm.form_tables() == []
+
+
 async def test_a_stranger_gets_bad_code_for_a_table_as_for_no_table(make_mm):
     """Only join_table tells a stranger that a code is live (table_full), and that is
     a failed request the guess limit charges like bad_code (limits.CodeGuard)."""
@@ -535,6 +549,43 @@ async def test_a_full_table_takes_the_nearest_ratings_and_leaves_the_rest(make_m
         await mm.enqueue(f"p{i}", f"P{i}", 4, 4, skill)
     [table] = await mm.form_tables()
     assert sorted(humans(table)) == ["p0", "p2", "p3", "p5"]  # within 70 of p0
+
+
+async def test_the_profile_fields_a_ticket_carries_come_with_its_table(make_mm):
+    # Read as the player queues, they go to the game's start: dealing reads no profile.
+    mm = make_mm(match_wait=0)
+    profile = {"bot": "1", "mu": "24.689416369722096", "sigma": "8.0841278801687864", "games": "3"}
+    await mm.enqueue("p_a", "A", 2, 2, profile=profile)
+    await mm.enqueue("p_b", "B", 2, 2)  # none: its start reads it
+    [table] = await mm.form_tables()
+    assert table.known == {"p_a": profile}  # every digit kept: strings, as Redis holds them
+    await mm.enqueue("p_c", "C", 2, 2, profile={})
+    await mm.enqueue("p_d", "D", 2, 2)
+    [table] = await mm.form_tables()
+    assert table.known == {"p_c": {}}
+
+
+async def test_a_table_whose_tickets_are_held_where_they_were_taken_is_told_together(
+    make_mm, redis
+):
+    # Each seat's `match` then goes in one message (Store.publish_seats). A ticket that
+    # an instance of the version before moved to itself (its `inst` changed, its `s`
+    # kept) may be held where that message is not read: one message per seat then.
+    mm = make_mm(match_wait=0, instance="i_new")
+    await queue(mm, [(2, 2)] * 2)
+    [table] = await mm.form_tables()
+    assert table.together
+    players = await queue(mm, [(2, 2)] * 2, tag="m")
+    raw = await redis.hget(mm_key("tickets"), players[0])
+    await redis.hset(mm_key("tickets"), players[0], raw.replace(b'"i_new"', b'"i_old"', 1))
+    [table] = await mm.form_tables()
+    assert not table.together
+    moved = make_mm(match_wait=LONG, instance="i_other")  # this version moves it: marked
+    await queue(mm, [(2, 2)] * 2, tag="o")
+    with pytest.raises(MatchError):
+        await moved.enqueue("o0", "O0", 2, 2)  # already queued: now held by i_other
+    [table] = await mm.form_tables()
+    assert table.together
 
 
 # -- what a queue table costs in Redis ------------------------------------------------

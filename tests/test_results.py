@@ -142,6 +142,28 @@ async def test_the_over_event_says_the_new_ratings_and_the_record_outlives_the_g
         assert record["moves"] == game.moves and record["names"] == game.names
 
 
+async def test_the_profile_fields_a_ticket_carried_are_not_read_again(redis_url):
+    # A queue table's tickets carry their players' real-time profile fields
+    # (matchmaking: Matchmaker.enqueue): dealing it reads no profile. Here the
+    # player store points at a Redis that is not running: any read would fail.
+    dead = f"redis://127.0.0.1:{free_port()}/0"
+    known = {"p_ann": {"mu": "30.5", "sigma": "7.25", "games": "3"}, "p_bob": {"bot": "1"}}
+    async with parts(redis_url, players_url=dead) as (_, results):
+        got = await results.profiles(SEATS, known={**known, "p_cy": {}})
+        assert got[0] == {"bot": False, "mu": 30.5, "sigma": 7.25, "games": 3, "provisional": False}
+        assert got[1] is not None and got[1]["bot"] is True and got[1]["games"] == 0
+    async with parts(redis_url) as (_, results):  # the others are read
+        got = await results.profiles(SEATS, known=known)
+        assert got[0] is not None and got[0]["mu"] == 30.5
+        assert got[2] == {
+            "bot": False,
+            "mu": ratings.MU,
+            "sigma": ratings.SIGMA,
+            "games": 0,
+            "provisional": True,
+        }
+
+
 async def test_private_tables_are_unrated_unless_the_host_asks(redis_url):
     async with parts(redis_url) as (games, results):
         seats = [*SEATS[:2], Seat(None, "g-bot 1", "greedy")]

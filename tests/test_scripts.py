@@ -208,17 +208,26 @@ MATCH_SAMPLES = [c for c in SAMPLES if isinstance(c, MatchCall)]
 def test_a_matchmaking_call_sends_the_nonce_then_its_fields_in_order(call):
     _, argv = build(call)
     fields = [getattr(call, f.name) for f in dataclasses.fields(call)]
+    if isinstance(call, StartedCall):  # its keys after the first are arguments of their own
+        fields = [call.key, *call.more]
     assert argv == ["nonce", *(int(v) if isinstance(v, bool) else v for v in fields)]
+
+
+def test_the_tables_of_one_round_are_forgotten_in_one_call():
+    _, argv = build(StartedCall("nonce:1", ("nonce:2", "nonce:3")))
+    assert argv == ["nonce", "nonce:1", "nonce:2", "nonce:3"]
+    assert "for i = 3, #ARGV do" in scripts.source("mm_started")
 
 
 def test_a_commit_sends_three_arguments_per_event_where_commit_lua_reads_them():
     text = scripts.source("commit")
-    assert "ARGV[14 + 3 * i], ARGV[15 + 3 * i]" in text and "ARGV[16 + 3 * i]" in text
+    assert "ARGV[16 + 3 * i], ARGV[17 + 3 * i]" in text and "ARGV[18 + 3 * i]" in text
     events = [({"kind": "move"}, {"turn": 1}), ({"kind": "move"}, None), (b"packed", b"s")]
     _, argv = build(CommitCall(**COMMIT, events=events, auto=True))
-    assert argv[10] == len(events) and len(argv) == 16 + 3 * len(events)
-    assert argv[13:16] == [b"", b"", 0]  # no step published: wake-ups only; not compacted
-    assert argv[16:] == [
+    assert argv[10] == len(events) and len(argv) == 18 + 3 * len(events)
+    # No step published: wake-ups only; not compacted; no follower listed; TIME read.
+    assert argv[13:18] == [b"", b"", 0, b"", 0]
+    assert argv[18:] == [
         b"\x81\xa4kind\xa4move",
         b"\x81\xa4turn\x01",
         1,
@@ -230,7 +239,7 @@ def test_a_commit_sends_three_arguments_per_event_where_commit_lua_reads_them():
         1,
     ]
     _, argv = build(CommitCall(**COMMIT, events=events, autos=(True, True, False)))
-    assert argv[16 + 2 :: 3] == [1, 1, 0]  # each event's own
+    assert argv[18 + 2 :: 3] == [1, 1, 0]  # each event's own
     assert build(CommitCall(**COMMIT, events=events, compact=True))[1][15] == 1
     keys, argv = build(CommitCall(**COMMIT, events=events, step=b"the step"))
     assert argv[13:15] == [GameKeys.of("g_1", 16).steps, b"the step"]

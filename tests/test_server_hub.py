@@ -413,6 +413,36 @@ def test_a_match_on_the_player_channel_ends_the_players_wait_in_the_queue() -> N
     assert waiting.queued.keys() == {"p_b"}  # seated: Redis losing its ticket is no matter
 
 
+async def test_a_tables_matches_in_one_message_reach_each_players_sockets(redis_url) -> None:
+    # Store.publish_seats: one PUBLISH for every seat's `match` (a queue table whose
+    # tickets were all taken by instances that read it); each goes to its player's
+    # sockets here, and ends their wait in the queue, as one message each would.
+    store = Store(await open_redis(redis_url, 8), 16)
+    pubsub_client = connect(redis_url, 1, blocking=True)
+    waiting = Waiting(None, None, None)  # type: ignore[arg-type]  # nothing to requeue
+    hub = Hub(store, HERE, players=waiting)
+    peers = [Peer("p_a", 0), Peer("p_b", 1), Peer("p_b", 1)]
+    for peer in peers:
+        hub.add_player(peer)  # type: ignore[arg-type]
+    for player in ("p_a", "p_b", "p_c"):
+        waiting.add(player, player, 2, 4, 25)
+    running, ready = started(hub, pubsub_client)
+    try:
+        await until(lambda: is_true(ready.is_set()))
+        before = await publishes(store.redis.client)
+        players = ["p_a", "p_b", "p_c"]
+        matches = [(p, {"type": "match", "game": "g_1", "seat": i}) for i, p in enumerate(players)]
+        await store.publish_seats("g_1", matches)
+        await until(lambda: is_true(all(peer.said for peer in peers)))
+        assert await publishes(store.redis.client) - before == 1
+        assert [[m["seat"] for m in peer.said] for peer in peers] == [[0], [1], [1]]
+        assert waiting.queued == {}  # every seat's wait ends, p_c's too (no socket here)
+    finally:
+        await stopped(running, hub)
+        await pubsub_client.aclose()
+        await store.redis.aclose()
+
+
 def test_a_message_to_a_game_reaches_its_sockets_that_are_at_its_seq_only() -> None:
     hub = Hub(None, HERE)  # type: ignore[arg-type]  # no Redis: the sockets are set by hand
     seat, watcher, behind, other = Peer("p_a", 0), Peer("p_w", None), Peer("p_b", 1), Peer("p_a", 0)
@@ -728,6 +758,40 @@ async def test_a_game_whose_sockets_are_all_here_publishes_no_wake_up_of_its_mov
         await heard.caught_up()
         # The deal's wake-up went to every instance (nobody followed the game yet).
         assert heard.heard == [(GAMES_CHANNEL, f"{dealt.id} 1")]
+    for peer in peers:
+        assert [m["seq"] for m in peer.got] == list(range(1, game.version + 1))
+
+
+async def test_a_game_dealt_for_a_socket_here_is_followed_by_its_first_commit(redis_url):
+    # With the hub as Games' follower, a game dealt for a player with a socket here
+    # lists this instance's channel in its first commit: no follow.lua call when the
+    # socket joins, and no wake-up of the deal to every instance. A game none of whose
+    # players has a socket here lists nobody, and its deal wakes every instance.
+    async with instances(redis_url, "i_here") as here, Wakeups(redis_url) as heard:
+        [hub], [channel] = here.hubs, here.channels
+        games = Games(here.store, Settings(), listeners=[hub], own_channel=channel, follower=hub)
+        try:
+            peers = [Peer("p_a", 0), Peer("p_b", 1)]
+            for peer in peers:
+                hub.add_player(peer)  # type: ignore[arg-type]
+            await here.client.config_resetstat()
+            dealt = await games.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=3)
+            for peer in peers:  # as their `match` arrives
+                hub.join(peer, dealt.id, peer.seat, 0)  # type: ignore[arg-type]
+                await hub.deliver(peer, dealt.id)  # type: ignore[arg-type]
+            assert dealt.id in hub._followed and not hub._following  # no follow made
+            stats = await here.client.info("commandstats")
+            assert stats["cmdstat_hmget"]["calls"] == 1  # the commit's; no follow.lua's
+            assert await here.followers(dealt.id) == {channel}
+            await play_moves(games, dealt.id, 4)
+            game = await games.load(dealt.id)
+            await until(lambda: is_true(all(p.subs[dealt.id].seen == game.version for p in peers)))
+            elsewhere = await games.create([Seat("p_x", "x", None), Seat("p_y", "y", None)], seed=3)
+            assert await here.followers(elsewhere.id) == set()
+            await heard.caught_up()
+            assert heard.heard == [(GAMES_CHANNEL, f"{elsewhere.id} 1")]
+        finally:
+            await games.close()
     for peer in peers:
         assert [m["seq"] for m in peer.got] == list(range(1, game.version + 1))
 

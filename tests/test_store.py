@@ -14,6 +14,7 @@ from moose_server.limits.holdings import Holdings
 from moose_server.limits.limiter import Limiter
 from moose_server.limits.quotas import PRUNE_SLICE, Quotas
 from moose_server.settings import Settings
+from moose_server.storage import store as store_module
 from moose_server.storage.codec import pack, pack_compressed
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import (
@@ -54,6 +55,31 @@ async def test_keys_share_their_bucket_hash_tag(store):
     commit_keys, _ = step("g_abc", 0).build(keys)
     together = [*commit_keys, *keys.held(), deadlines_key(bucket), polled_key(bucket)]
     assert {key_slot(k.encode()) for k in together} == {key_slot(f"b{bucket}".encode())}
+
+
+async def test_a_commit_takes_redis_time_from_the_last_claim_and_reads_no_clock(store):
+    # Store.redis_now: a bucket's last deadline claim read Redis' clock; our monotonic
+    # clock tells it on (within half the claim's round trip, at most CLOCK_TRIP / 2).
+    client = store.redis.client
+
+    async def times() -> int:
+        stats = await client.info("commandstats")
+        return int(stats.get("cmdstat_time", {}).get("calls", 0))
+
+    assert store.redis_now("g_clock") == 0  # no claim yet: the script reads TIME
+    first = await store.commit(step("g_clock", 0, deadline_ms=60_000))
+    await store.claim(60_000)
+    before = await store.now_ms()
+    calls = await times()
+    second = await store.commit(step("g_clock", 1, deadline_ms=60_000))
+    assert await times() == calls  # no TIME in the commit
+    after = await store.now_ms()
+    half = int(store_module.CLOCK_TRIP * 1000 / 2)
+    assert first.now <= before and before - half <= second.now <= after + half
+    assert second.deadline == second.now + 60_000
+    assert await client.zscore(deadlines_key(store.bucket("g_clock")), "g_clock") == (
+        second.deadline
+    )
 
 
 async def test_commit_checks_the_version_and_appends_events(store):

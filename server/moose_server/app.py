@@ -247,6 +247,7 @@ async def _build(
         timeouts=metrics,
         turns=[notifier],
         own_channel=channel,
+        follower=hub,
     )
     stack.push_async_callback(games.close)
     # Every per-client rate limit (limits/rates.py), shared by the instances.

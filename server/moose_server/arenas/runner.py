@@ -28,7 +28,7 @@ from typing import Any
 
 from moose_server.arenas.calls import ArenaCreateCall, ArenaSeatCall
 from moose_server.arenas.store import WHO, Arena, ArenaError, ArenaStore
-from moose_server.play import Games, Results, Seat, summary
+from moose_server.play import Games, Results, Seat
 from moose_server.settings import Settings
 from moose_server.storage.failures import one_round
 from moose_server.storage.store import Store
@@ -212,10 +212,14 @@ class Arenas:
         seats = [Seat(s["player"], s["name"], None, bool(s.get("bot"))) for s in table["seats"]]
         profiles = await self.results.profiles(seats)
         game = await self.games.create(
-            seats, game_id=table["game"], rated=arena.rated, profiles=profiles, arena=arena.id
+            seats,
+            game_id=table["game"],
+            rated=arena.rated,
+            profiles=profiles,
+            arena=arena.id,
+            listed=True,
         )
         await self.arenas.started(arena.id, table["key"])
-        await self.store.live_add(game.id, summary(game))
         log.info(
             "arena %s: game %s with %d seats",
             arena.id,

@@ -38,7 +38,6 @@ from moose_server.play import (
     Seat,
     days_info,
     seat_info_of,
-    summary,
     table_match,
 )
 from moose_server.settings import Settings
@@ -81,9 +80,11 @@ class Deals:
         rated: bool = False,
         profiles: list[dict[str, Any] | None] | None = None,
         days: int | None = None,
+        together: bool = False,
     ) -> Game | None:
         """Deal a table's game, or make it wait for its fair seats' seeds (None).
-        `days`: days per move of a correspondence game (None: real time)."""
+        `days`: days per move of a correspondence game (None: real time); `together`:
+        every seat's instance reads their `match` messages as one (Games.create)."""
         game_id = game_id or f"g_{secrets.token_hex(5)}"
         fixed = self.settings.fixed_deck()
         fair_seats = tuple(i for i, s in enumerate(seats) if s.fair and s.player is not None)
@@ -97,8 +98,9 @@ class Deals:
                 deck=fixed,
                 dealer=None if fixed is None else 0,
                 days=days,
+                listed=code is None,  # a queue game goes on the live games list
+                together=together,
             )
-            await self._listed(game)
             return game
         server_seed = secrets.token_bytes(32)
         data = {
@@ -174,7 +176,7 @@ class Deals:
     async def _deal(self, game_id: str, waiting: Waiting) -> None:
         seats = [Seat(**s) for s in waiting["seats"]]
         seeds = [waiting["seeds"].get(i, "") for i in range(len(seats))]
-        game = await self.games.create(
+        await self.games.create(
             seats,
             game_id=game_id,
             code=waiting["code"],
@@ -184,20 +186,15 @@ class Deals:
             seeds=seeds,
             told=True,
             days=waiting.get("days"),
+            listed=waiting["code"] is None,
         )
         await self.seeds.forget(game_id)
-        await self._listed(game)
         log.info(
             "deal %s dealt with %d seeds",
             game_id,
             sum(1 for s in seeds if s),
             extra={"event": "dealt", "game": game_id},
         )
-
-    async def _listed(self, game: Game) -> None:
-        """A queue game goes on the live games list (a private table's never does)."""
-        if game.code is None:
-            await self.store.live_add(game.id, summary(game))
 
 
 async def waiting_match(seeds: SeedStore, game_id: str, player: str) -> Message | None:

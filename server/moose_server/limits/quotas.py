@@ -73,13 +73,15 @@ class Quotas:
 
     # -- unfinished games -------------------------------------------------------------
 
-    async def may_play(self, address: str, player: str, days: int | None = None) -> None:
+    async def may_play(self, address: str, player: str, days: int | None = None) -> int:
         """Refuse `too_many_games` when the player or the address holds its limit of games
-        (`days`: of a correspondence game, counted apart from real-time ones)."""
-        await self.player_room(player, days)
+        (`days`: of a correspondence game, counted apart from real-time ones). Else the
+        player's games of that kind it counted (some may have ended since: 0 is sure)."""
+        held = await self._player_games(player, days)
         key, limit = self._address_games(address, days is not None)
         if not await self._room(key, limit, self._ended_games):
             raise _too_many_games("your address has", days)
+        return held
 
     async def seated(
         self, address: str, games: list[str], correspondence: Collection[str] = ()
@@ -122,17 +124,22 @@ class Quotas:
     async def player_room(self, player: str, days: int | None = None) -> None:
         """Refuse `too_many_games` when the player holds its limit of unfinished games:
         real-time ones, or with `days` correspondence ones (each kind its own limit)."""
+        await self._player_games(player, days)
+
+    async def _player_games(self, player: str, days: int | None) -> int:
+        """`player_room`, and the games it counted (below the limit, ended ones too)."""
         real_time = days is None
         limit = self.settings.games_per_player if real_time else self.settings.correspondence_games
         # A few ids each: no SCARD needed.
         counted = await self.holdings.games_of(player, real_time)
         if len(counted) < limit:
-            return
+            return len(counted)
         over = await self.holdings.ended_games(counted, missing=False)
         for game in over:
             await self.store.remove_player_game([player], game, not real_time)
         if len(counted) - len(over) >= limit:
             raise _too_many_games("you have", days)
+        return len(counted) - len(over)
 
     async def _ended_games(self, games: list[str]) -> set[str]:
         return await self.holdings.ended_games(games, missing=True)

@@ -183,11 +183,16 @@ class StartTableCall(MatchCall):
 
 @dataclass(frozen=True)
 class StartedCall(MatchCall):
-    """The game of a formed table has been dealt: forget the table."""
+    """The games of formed tables have been dealt: forget the tables (`key`, `more`)."""
 
     SCRIPT: ClassVar[str] = "mm_started"
 
     key: str
+    more: tuple[str, ...] = ()  # sent as arguments of their own, after `key`
+
+    def build(self, nonce: str) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as mm_started.lua reads them: the nonce, then every key."""
+        return [*mm_keys(), mm_done_key(nonce)], [nonce, self.key, *self.more]
 
 
 @dataclass(frozen=True)

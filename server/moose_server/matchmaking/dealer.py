@@ -56,12 +56,16 @@ class Lobby:
         self.deals = deals or Deals(store, SeedStore(store.redis, store.buckets), games, settings)
         self.running = True
 
-    async def start(self, table: FormedTable) -> Game | None:
+    async def start(self, table: FormedTable, *, told: bool = True) -> Game | None:
         """Deal the game of a formed table; every seated player gets `match`. None: the
-        deal waits for the seeds of its fair seats (deals/deals.py)."""
+        deal waits for the seeds of its fair seats (deals/deals.py). `told`: the
+        matchmaker is told the table's game is dealt (Matchmaker.started); else the
+        caller tells it (`start_all`: the tables of a round in one call)."""
         game_id = game_id_of(table.key) if table.key else None
         rated = table.rated if table.code is not None else self.settings.rate_queue
-        profiles = await self.results.profiles(table.seats, table.days) if self.results else None
+        profiles = None
+        if self.results is not None:
+            profiles = await self.results.profiles(table.seats, table.days, table.known)
         game = await self.deals.start(
             table.seats,
             game_id=game_id,
@@ -69,8 +73,9 @@ class Lobby:
             rated=rated,
             profiles=profiles,
             days=table.days,
+            together=table.together,
         )
-        if table.key:
+        if table.key and told:
             await self.matchmaker.started(table.key)
         players = [s.player for s in table.seats if s.player is not None]
         gid = game.id if game is not None else game_id
@@ -138,9 +143,19 @@ class Lobby:
 
         async def start(table: FormedTable) -> None:
             async with gate:
-                await self.start(table)
+                await self.start(table, told=False)
 
         results = await asyncio.gather(*(start(t) for t in tables), return_exceptions=True)
+        # The tables whose games are dealt (or wait for seeds) are not handed out again:
+        # one call for them all. Should it fail, their lease runs out and another round
+        # deals them again, as the same games (their ids come from their keys).
+        dealt = [
+            t.key
+            for t, result in zip(tables, results, strict=True)
+            if t.key and not isinstance(result, BaseException)
+        ]
+        if dealt:
+            results += await asyncio.gather(self.matchmaker.started(*dealt), return_exceptions=True)
         for result in results:
             if isinstance(result, asyncio.CancelledError):
                 raise result

@@ -16,7 +16,7 @@ from moose.messages import Games, LeaveQueue, Queue, QueueBots, QueueRange
 from moose_server.accounts import PlayerStore, ratings
 from moose_server.limits.quotas import Quotas
 from moose_server.matchmaking.live_games import LiveGames
-from moose_server.matchmaking.matchmaker import MatchError, Matchmaker, Ticket
+from moose_server.matchmaking.matchmaker import START_FIELDS, MatchError, Matchmaker, Ticket
 from moose_server.matchmaking.seeks import Seeks
 from moose_server.matchmaking.waiting import Waiting
 from moose_server.net.router import Router
@@ -70,11 +70,16 @@ class QueueHandlers:
             return await self._seek(conn, days)
         low, high = _sizes(msg)
         player = player_of(conn)
-        await self.quotas.may_play(conn.address, player)
+        playing = await self.quotas.may_play(conn.address, player)
         [profile] = await self.players.profiles([player])
         skill = ratings.skill(float(profile.get("mu", ratings.MU)))
         fair = bool(msg.fair)
-        since = await self.matchmaker.enqueue(player, conn.name, low, high, skill, fair)
+        # What the game's start needs of the profile rides in the ticket, so that the
+        # deal reads nothing: unless a game of theirs may end meanwhile and change it.
+        known = None if playing else {f: profile[f] for f in START_FIELDS if f in profile}
+        since = await self.matchmaker.enqueue(
+            player, conn.name, low, high, skill, fair, profile=known
+        )
         self.waiting.add(player, conn.name, low, high, skill, fair)
         log.info(
             "queue %s for %s-%s seats",

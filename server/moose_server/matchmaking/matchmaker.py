@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from moose_server.accounts import distinct
@@ -46,6 +46,7 @@ from moose_server.storage.keys import mm_key
 __all__ = [
     "BOT_NAMES",
     "CODE_ALPHABET",
+    "START_FIELDS",
     "FormedTable",
     "MatchError",
     "MatchOptions",
@@ -56,6 +57,8 @@ __all__ = [
 ]
 
 MIN_PLAYERS, MAX_PLAYERS = 2, 6
+# The profile fields a real-time game's start takes (play/results.py: Results.profiles).
+START_FIELDS = ("bot", "mu", "sigma", "games")
 
 
 # The join code's alphabet and length: play/codes.py (a game keeps its table's code).
@@ -82,6 +85,10 @@ class FormedTable:
     key: str = ""
     rated: bool = False  # a private table the host asked to rate (queue tables: a setting)
     days: int | None = None  # days per move of a correspondence table; None: real time
+    # Players' START_FIELDS as their tickets carried them (a queue table): not read again.
+    known: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Every seat's instance reads its `match` in one message for the table (publish_seats).
+    together: bool = False
 
     @property
     def code(self) -> str | None:
@@ -266,11 +273,13 @@ class Matchmaker:
         max_players: int = 6,
         skill: int = 1500,
         fair: bool = False,
+        profile: dict[str, str] | None = None,
     ) -> int:
         """Queue a player for a table of min..max seats; return the ticket's time (ms).
 
         `skill` (ratings.skill) is what the queue compares to seat players of a level;
-        `fair`: the player asks for a provably fair deal.
+        `fair`: the player asks for a provably fair deal; `profile`: the player's
+        START_FIELDS as read now, for the game's start (None: it reads them).
         """
         low, high = _check_range(min_players, max_players)
         ticket = json.dumps(
@@ -279,8 +288,11 @@ class Matchmaker:
                 "min": low,
                 "max": high,
                 "inst": self.options.instance,
+                # This instance reads a table's `match` messages as one (Store.publish_seats).
+                "s": self.options.instance,
                 "r": skill,
                 **({"fair": True} if fair else {}),
+                **({"p": profile} if profile is not None else {}),
             }
         )
         data = await self._run(EnqueueCall(player, ticket, high))
@@ -355,11 +367,14 @@ class Matchmaker:
         ]
         bot = self.options.bot
         seats += [Seat(None, f"{bot}-bot {n}", bot) for n in range(1, bots + 1)]
-        return FormedTable(seats=seats, source="queue", key=key)
+        known = entry.get("p") or {}  # cjson writes an empty map as [] or {}
+        together = entry.get("s") == 1
+        return FormedTable(seats=seats, source="queue", key=key, known=known, together=together)
 
-    async def started(self, key: str) -> None:
-        """The game of the formed table `key` is dealt: it is not handed out again."""
-        await self._run(StartedCall(key))
+    async def started(self, key: str, *more: str) -> None:
+        """The games of the formed tables `key` (and `more`) are dealt: they are not
+        handed out again."""
+        await self._run(StartedCall(key, more))
 
     async def queue_sizes(self) -> dict[str, int]:
         """Players waiting, by requested max_players ("2".."6")."""

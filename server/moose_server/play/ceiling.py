@@ -4,10 +4,9 @@ A bare redis-py asyncio client does per move exactly what the server does in
 Redis: one HMGET of the game hash (and an HGET of its move ids, in the same round
 trip) and one EVALSHA of the server's own commit script with a payload of real
 size (a state snapshot where the server keeps one), one loop per concurrent game.
-Each game is followed after its first commit, as the hub of the instance that
-serves its sockets does (lua/follow.lua), so that its moves publish no wake-up,
-as the server's do when every seat is on one instance; one pub/sub subscriber
-drains the first commit's (as every server instance has).
+Each game's first commit lists its follower, as the instance that deals a game
+for its sockets does (CommitCall.follow), so that its moves publish no wake-up,
+as the server's do when every seat is on one instance.
 
 It measures the server's storage from inside (its script, its keys, its
 payloads), so it lives with the server. `moose loadtest` runs it beside its games
@@ -38,7 +37,7 @@ from moose_server.storage.codec import pack
 from moose_server.storage.connection import open_bare
 from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import LOADTEST_CHANNEL, GameKeys, move_field
-from moose_server.storage.scripts import CommitCall, FollowCall
+from moose_server.storage.scripts import CommitCall
 
 __all__ = ["GAME_MOVES", "storage_ceiling"]
 
@@ -80,7 +79,6 @@ async def storage_ceiling(
     # idle and measured 64 concurrent games instead of 200.
     redis, listener = open_bare(url, max(POOL, games))
     commit = scripts.register(redis, CommitCall)
-    follow = scripts.register(redis, FollowCall)
     data, event, snapshot = _payload(players)
     start = time.monotonic()
     window = (start + warmup, start + warmup + duration)
@@ -114,12 +112,11 @@ async def storage_ceiling(
                         deadline_ms=30_000,
                         channel=LOADTEST_CHANNEL,
                         own=LOADTEST_CHANNEL,
+                        # As the server deals a game for its sockets: followed from its start.
+                        follow=LOADTEST_CHANNEL if version == 0 else b"",
                     )
                     keys, args = call.build(names)
                     await commit(keys=keys, args=args)
-                    if version == 0:  # as the server's hub follows a game it serves
-                        keys, args = FollowCall(LOADTEST_CHANNEL, LOADTEST_CHANNEL).build(names)
-                        await follow(keys=keys, args=args)
                 except StorageError as exc:  # the pool's wait timed out: count it, go on
                     errors[type(exc).__name__] += 1
                     continue

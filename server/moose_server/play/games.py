@@ -55,6 +55,7 @@ from moose_server.play.game import (
     finished_record,
     match_message,
     seat_info,
+    summary,
     thinks,
     timeout_move,
 )
@@ -66,7 +67,7 @@ from moose_server.storage.keys import move_field
 from moose_server.storage.store import Commit, Entry, Loaded, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
-__all__ = ["GameListener", "Games", "TimeoutListener", "TurnListener"]
+__all__ = ["GameListener", "Games", "StartFollower", "TimeoutListener", "TurnListener"]
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,17 @@ class TurnListener(Protocol):
         """`game` as just written; raises nothing (the move is made)."""
 
 
+class StartFollower(Protocol):
+    """Follows a game dealt here from its first commit, where its sockets are (the hub)."""
+
+    def starting(self, players: Sequence[str]) -> bytes:
+        """The channel the game's first commit lists as its follower (commit.lua),
+        b"" for none: a socket of one of `players` is here, or none is."""
+
+    def started(self, game: str) -> None:
+        """The game's first commit listed the channel `starting` gave."""
+
+
 class TimeoutListener(Protocol):
     """Told of every deadline this instance fired (the metrics)."""
 
@@ -116,6 +128,7 @@ class Games:
         turns: Sequence[TurnListener] = (),
         own_channel: bytes = b"",
         publish_steps: bool = True,
+        follower: StartFollower | None = None,
     ) -> None:
         self.store = store
         self.settings = settings
@@ -127,6 +140,7 @@ class Games:
         self.listeners = tuple(listeners)
         self.timeouts = timeouts
         self.turns = tuple(turns)
+        self.follower = follower
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def close(self) -> None:
@@ -175,13 +189,17 @@ class Games:
         told: bool = False,
         arena: str | None = None,
         days: int | None = None,
+        listed: bool = False,
+        together: bool = False,
     ) -> Game:
         """Deal a new game (or start from `state`), tell every seated player, let bots start.
 
         Unless a `seed`, `deck` or `state` fixes the deal (tests), it is a provably
         fair one (moose.fair) from `server_seed` (drawn when None) and the seats'
         `seeds` (each "" when None). `told`: the players had their `match` already
-        (deals/deals.py sent it before the seeds came).
+        (deals/deals.py sent it before the seeds came). `listed`: a public game, put on
+        the live games list (Store.live_add) at its start's time. `together`: every
+        seat's instance reads their `match` messages as one (Store.publish_seats).
         With `game_id`, dealing again is harmless: a game of that id with the same
         players is taken as this one (dealt before by someone whose answer was lost).
         """
@@ -224,11 +242,19 @@ class Games:
             **game.public_deal(),
         }
         await self.store.add_player_game(game.humans(), game.id, days is not None)
-        _, created = await self._commit(game, game, [start], "")
+        # Its sockets here follow it from its first commit, with no follow.lua call;
+        # a waiting deal's (`told`) may be followed elsewhere since, as not dealt yet.
+        follow = b""
+        if self.follower is not None and not told:
+            follow = self.follower.starting(game.humans())
+        got, created = await self._commit(game, game, [start], "", follow=follow)
+        started = got.now
+        if created is not None and follow and self.follower is not None:
+            self.follower.started(created.id)
         if created is None:
             # Taken: by this very game when redis-py re-sent our commit or another
             # instance dealt the same formed table; its players hear of it again.
-            created = await self.load(game.id)
+            created, started = await self.load(game.id), 0
             if created.players != game.players:
                 raise GameError("internal", "a new game id was taken")
         matches = [
@@ -237,8 +263,13 @@ class Games:
             if player is not None
         ]
         if matches and not told:
-            await self.store.publish_players(matches)
+            if together:
+                await self.store.publish_seats(created.id, matches)
+            else:
+                await self.store.publish_players(matches)
         self._spawn_autoplay(created)
+        if listed:
+            await self.store.live_add(created.id, summary(created), started)
         return created
 
     # -- moves ------------------------------------------------------------------
@@ -500,11 +531,18 @@ class Games:
     # -- committing ---------------------------------------------------------------
 
     async def _commit(
-        self, old: Game, new: Game, events: list[Event], field: str, due: int = 0
+        self,
+        old: Game,
+        new: Game,
+        events: list[Event],
+        field: str,
+        due: int = 0,
+        follow: bytes = b"",
     ) -> tuple[Commit, Game | None]:
         """Commit `new` over `old`: the answer, and the new game if it was written.
 
-        `due`: a timeout's deadline, which the game must still have. The passes of
+        `due`: a timeout's deadline, which the game must still have; `follow`: a
+        channel listed as the game's follower if none is (CommitCall). The passes of
         the seats that can only pass next are played in the same step."""
         new, events, passes = self.steps.forced_passes(new, events)
         state = new.state.to_dict()  # once: it goes into the data and every snapshot
@@ -513,6 +551,8 @@ class Games:
         auto = new.auto_kind() is not None
         snapshot = {**state, "auto": auto}
         call, packed_moves = self.steps.call(old, new, events, field, state, auto, due, passes)
+        if follow:
+            call = dataclasses.replace(call, follow=follow)
         with self.copies.committing(new.id):
             got = await self.store.commit(call)
             if got.status != "ok":

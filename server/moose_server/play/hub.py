@@ -11,9 +11,11 @@ Wake-ups come to this instance's channel (keys.wake_channel) for the games
 its sockets follow: the first local socket of a game has the hub follow it in
 Redis (lua/follow.lua lists the channel in the game hash), and the game's
 version then counts as a wake-up, for what was committed before the channel
-was listed. No wake-up comes of our own commits: where a socket could not take
-one at once, the hub makes its wake-up itself. Before, every commit
-woke every instance, its own included.
+was listed. A game dealt here for a player with a socket here is listed by its
+first commit instead (`starting`; lua/commit.lua), with no call of its own.
+No wake-up comes of our own commits: where a socket could not take one at
+once, the hub makes its wake-up itself. Before, every commit woke every
+instance, its own included.
 
 Another instance's commit publishes the step itself to the followers
 (`heard_step`: its events with the state after each, on the sharded channels
@@ -41,6 +43,8 @@ Player messages (`match`, `table`) travel on one channel as [player, message,
 id]; a resent PUBLISH (store.py) brings a second copy, which the id drops. One
 addressed to a game ("game:<id>", deadlines.py: a `deadline` moved without an
 event) goes to every local socket of the game whose last event is at its seq.
+One addressed to a table's seats ("seats:<game>", Store.publish_seats: a queue
+table's `match` messages in one PUBLISH) is each seat's own message, in turn.
 
 The hub is built with whom it tells what it hears: every wake-up (`woken`:
 the games' copies, which it ages), how its fan-out went (`fanout`: the
@@ -74,7 +78,15 @@ import functools
 import logging
 import random
 import time
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterable, Mapping
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Collection,
+    Coroutine,
+    Iterable,
+    Mapping,
+    Sequence,
+)
 from typing import Any, Protocol
 
 from moose import rules
@@ -87,7 +99,7 @@ from moose_server.play.streams import heard_step, read_events
 from moose_server.storage.codec import unpack
 from moose_server.storage.failures import StorageError
 from moose_server.storage.keys import GAMES_CHANNEL, PLAYERS_CHANNEL, looking_key, steps_channel
-from moose_server.storage.store import Entry, Store
+from moose_server.storage.store import SEATS, Entry, Store
 from moose_server.tasks import cancel_and_wait, cancelling
 
 __all__ = [
@@ -106,6 +118,7 @@ CHECK_ATTEMPTS, CHECK_DELAY = 40, 0.25  # a socket's check after Redis came back
 # jitter): about 30 s in all, a Cluster failover's `cluster-node-timeout` and more.
 READ_DELAYS = (0.1, 0.2, 0.4, 0.8, 1.6) + (2.0,) * 13
 SAID_IDS = 16384  # player message ids remembered, at most (a resend comes within ~10 s)
+STARTED_KEPT = 4096  # games dealt here that a local socket has yet to join, at most
 
 
 class WakeupListener(Protocol):
@@ -185,6 +198,9 @@ class Hub:
         self.channel = channel
         self._followed: set[str] = set()  # games a local socket follows, followed in Redis
         self._following: set[str] = set()  # games whose follow is under way
+        # Games dealt here whose first commit listed our channel (`starting`), until
+        # a local socket joins them (then followed with no follow.lua call); oldest first.
+        self._started: dict[str, None] = {}
         # A game that went back keeps its deadline this far from its seats' `state`.
         self.defer_ms = int(outage_grace * 1000)
         self.woken = woken
@@ -214,6 +230,9 @@ class Hub:
         if slow and seat is not None and peer.player is not None:
             self._look(peer.player, game, True)  # a seat's: only seats are sent notices
         self.games.setdefault(game, set()).add(peer)
+        if game in self._started:
+            del self._started[game]
+            self._followed.add(game)  # listed since its first commit (`starting`)
         if game not in self._followed:
             self._follow_later(game)
         elif sub is not old:
@@ -223,6 +242,19 @@ class Hub:
             if held is not None and held.latest > seen:
                 asyncio.get_running_loop().call_soon(self._on_game, game, held.latest)
         return sub
+
+    def starting(self, players: Sequence[str]) -> bytes:
+        """The channel a game dealt here lists as its follower from its first commit
+        (lua/commit.lua), when a socket of one of its `players` is here (it is about
+        to join the game); b"" when none is: this instance hears none of its steps."""
+        return self.channel if any(self.players.get(p) for p in players) else b""
+
+    def started(self, game: str) -> None:
+        """The game's first commit listed our channel: its first local socket follows
+        it with no follow.lua call (`join`)."""
+        self._started[game] = None
+        if len(self._started) > STARTED_KEPT:
+            del self._started[next(iter(self._started))]
 
     def _follow_later(self, game: str) -> None:
         """Follow the game in Redis, in a task (unless one is under way)."""
@@ -642,6 +674,14 @@ class Hub:
             self._said[rest[0]] = None
             if len(self._said) > SAID_IDS:
                 del self._said[next(iter(self._said))]
+        if player.startswith(SEATS):  # one message for each of several players
+            for each, its in message["to"]:
+                self._to_player(each, its)
+            return
+        self._to_player(player, message)
+
+    def _to_player(self, player: str, message: dict[str, Any]) -> None:
+        """A player message heard once: to the listener, then where it is addressed."""
         if self.player_listener is not None:
             self.player_listener.heard(player, message)
         if player.startswith(ADDRESS):  # every socket of a game at its seq (deadlines.py)
@@ -700,6 +740,7 @@ class Hub:
         wake-ups (and Redis the history): every local game is read again."""
         self.recent.clear()
         if again:
+            self._started.clear()  # Redis may have lost them: the joins follow
             self._check_all()
 
     async def close(self) -> None:

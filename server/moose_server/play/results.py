@@ -36,6 +36,7 @@ import contextlib
 import json
 import logging
 from collections import OrderedDict
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from moose import rules
@@ -135,14 +136,23 @@ class Results:
     # -- the seats of a new game ------------------------------------------------
 
     async def profiles(
-        self, seats: list[Seat], days: int | None = None
+        self,
+        seats: list[Seat],
+        days: int | None = None,
+        known: Mapping[str, Mapping[str, str]] | None = None,
     ) -> list[dict[str, Any] | None]:
         """Each seat's rating and bot flag as the game starts (None: a server bot): the
-        correspondence rating for a game of `days` a move, else the real-time one."""
+        correspondence rating for a game of `days` a move, else the real-time one.
+        `known`: real-time profile fields (bot, mu, sigma, games) of some players, as
+        their queue tickets carried them: those are not read."""
         pool = ratings.pool_of(days)
         mu, sigma, played = (ratings.field(pool, f) for f in ("mu", "sigma", "games"))
         players = [s.player for s in seats if s.player is not None and s.bot is None]
-        found = dict(zip(players, await self.players.profiles(players), strict=True))
+        given = {p: f for p, f in (known or {}).items() if isinstance(f, Mapping)}
+        given = given if days is None else {}
+        read = [p for p in players if p not in given]
+        found: dict[str, Mapping[str, str]] = dict(given)
+        found.update(zip(read, await self.players.profiles(read), strict=True))
         out: list[dict[str, Any] | None] = []
         for seat in seats:
             p = found.get(seat.player) if seat.player is not None and seat.bot is None else None

@@ -157,7 +157,8 @@ itself, published on the sharded channel `steps_channel(bucket, its wake
 channel)` ("<game id> <first seq> <Redis ms> <deadline ms> " + msgpack
 [event, state, ...]): tagged with the game's bucket, so that SPUBLISH reaches
 only the shard that holds the game; `PLAYERS_CHANNEL` msgpack
-[player id, message, message id], `MODERATION_CHANNEL` a moderator's notice
+[player id, message, message id] (or, for "seats:<game>", a message that holds
+each seat's: store.SEATS), `MODERATION_CHANNEL` a moderator's notice
 (msgpack map: ban, unban, end_session, takeover). They are a wake-up only; the
 streams (and the bans hash) are the record.
 """

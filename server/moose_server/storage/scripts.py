@@ -128,9 +128,13 @@ class CommitCall:
     # The game now waits days for a person's move: its stream is written anew at its
     # size, without the room a stream keeps for entries to come (lua/commit.lua).
     compact: bool = False
+    # A channel listed as the game's follower if none is yet: the dealing instance's,
+    # whose sockets play the game, with the game's first step (no follow.lua call).
+    follow: bytes = b""
 
-    def build(self, keys: GameKeys) -> tuple[list[str], Argv]:
-        """KEYS and ARGV as commit.lua reads them, for the game's `keys`."""
+    def build(self, keys: GameKeys, now: int = 0) -> tuple[list[str], Argv]:
+        """KEYS and ARGV as commit.lua reads them, for the game's `keys`; `now`: Redis'
+        time (ms) as the caller tells it (Store.redis_now), 0 for the script's TIME."""
         argv: Argv = [
             self.expected,
             self.move_field,
@@ -148,6 +152,8 @@ class CommitCall:
             b"" if self.step is None else keys.steps,
             self.step or b"",
             int(self.compact),
+            self.follow,
+            now,
         ]
         autos = self.autos or [self.auto] * len(self.events)
         for (event, state), auto in zip(self.events, autos, strict=True):
@@ -249,10 +255,11 @@ class LiveAddCall:
     game: str
     summary: bytes  # packed
     kept: int
+    started: int = 0  # the game's start (Redis ms, its first commit's); 0: Redis' clock now
 
     def build(self) -> tuple[list[str], Argv]:
         """KEYS and ARGV as live_add.lua reads them."""
-        return [LIVE_GAMES_KEY, LIVE_INFO_KEY], [self.game, self.summary, self.kept]
+        return [LIVE_GAMES_KEY, LIVE_INFO_KEY], [self.game, self.summary, self.kept, self.started]
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ from moose_server.storage.scripts import (
     SpareCall,
 )
 
-__all__ = ["Commit", "Entry", "Loaded", "Store", "Stored", "connect"]
+__all__ = ["SEATS", "Commit", "Entry", "Loaded", "Store", "Stored", "connect"]
 
 CLAIM_LIMIT = 100
 LIVE_KEPT = 1000  # public games the index holds at most (the newest)
@@ -73,6 +73,15 @@ OUTAGE_MS = 1000  # no claim of a bucket for longer: the service was down
 CLAIM_WAIT = 0.25  # seconds a poll waits for a bucket's claim once others answered
 GRACE_MS = 5000  # then every deadline is at least this far after it is back
 KEYS_HELD = 4096  # games whose GameKeys the store keeps made (~300 B each)
+# A bucket's Redis time, as its last deadline claim read it, is told on by our own
+# clock this long at most (s); a claim whose round trip took longer tells none (the
+# time told is off by half a round trip at most: 10 ms, so two instances' commits of
+# one game stay in their order but for moves under 20 ms apart).
+CLOCK_KEPT, CLOCK_TRIP = 10.0, 0.02
+# The player channel's address of one message for several players ("seats:<game>"):
+# {"type": "seats", "to": [[player, message], ...]}, each message for its player
+# (Store.publish_seats). An instance of a version before drops it: unknown address.
+SEATS = "seats:"
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +172,8 @@ class Store:
         # The deadlines the last claim moved for an outage: (game id, its deadline now),
         # for the deadline loop to tell the games' sockets (play/timers.py).
         self.moved: list[tuple[str, int]] = []
+        # Each bucket's Redis time (ms) at its last claim, and our monotonic clock then.
+        self._clocks: dict[int, tuple[int, float]] = {}
         # Player message ids: from a random start, so that two instances' differ.
         self._message_ids = itertools.count(secrets.randbits(62))
         self._keys: dict[str, GameKeys] = {}  # the keys of the games last named, oldest first
@@ -205,10 +216,22 @@ class Store:
         return Loaded(int(got[0] or 0), data, int(got[2] or 0), dup)
 
     async def commit(self, call: CommitCall) -> Commit:
-        """Run the commit script (see `CommitCall`): version, move id, state, events, deadline."""
-        keys, argv = call.build(self.keys_of(call.game))
+        """Run the commit script (see `CommitCall`): version, move id, state, events, deadline.
+        Its time is Redis' as `redis_now` tells it (no TIME in the script), if it can."""
+        keys, argv = call.build(self.keys_of(call.game), self.redis_now(call.game))
         status, seq, now, deadline = as_list(await self.redis.run(call, keys, argv))
         return Commit(as_text(status), as_int(seq), as_int(now), as_int(deadline))
+
+    def redis_now(self, game: str) -> int:
+        """Redis' clock (ms) on the node of the game's bucket, as the bucket's last
+        deadline claim read it and our monotonic clock has moved on since (within a
+        round trip's half); 0 when no claim of it told it within CLOCK_KEPT."""
+        found = self._clocks.get(self.bucket(game))
+        if found is None:
+            return 0
+        ms, at = found
+        since = time.monotonic() - at
+        return ms + int(since * 1000) if 0 <= since <= CLOCK_KEPT else 0
 
     async def follow(self, games: Sequence[str], channel: bytes) -> list[int]:
         """This instance follows the games: their wake-ups come to `channel` from now
@@ -354,6 +377,8 @@ class Store:
                 continue
             reply = as_list(claim.future.result())
             self._claimed[b] = as_int(reply[0])
+            if claim.done_at - claim.sent <= CLOCK_TRIP:  # run about halfway through
+                self._clocks[b] = (as_int(reply[0]), (claim.sent + claim.done_at) / 2)
             if claim.waited and not as_int(reply[1]) and claim.late() and len(reply) > 2:
                 # Its node stalled: what it claimed moves a grace on (claim.lua's outage).
                 await self._tell_moved([as_text(gid) for gid in reply[2:]], grace_ms)
@@ -472,15 +497,22 @@ class Store:
         publish, blob = self.redis.publish, self._player_message
         await self.redis.all([publish(PLAYERS_CHANNEL, blob(p, m)) for p, m in messages])
 
+    async def publish_seats(self, game: str, messages: list[tuple[str, dict[str, Any]]]) -> None:
+        """Send each (player, message) like `publish_players`, in one PUBLISH: for
+        players whose sockets are on instances that read it (hub.Hub.heard_player)."""
+        together = {"type": "seats", "to": [[p, m] for p, m in messages]}
+        await self.redis.publish(PLAYERS_CHANNEL, self._player_message(SEATS + game, together))
+
     def _player_message(self, player: str, message: dict[str, Any]) -> bytes:
         """[player, message, id]: a resent PUBLISH repeats the id, and the hubs drop it."""
         return pack([player, message, next(self._message_ids)])
 
     # -- live public games, players online -----------------------------------------
 
-    async def live_add(self, game: str, summary: dict[str, Any]) -> int:
-        """List a public game among the live ones; return its start time (Redis ms)."""
-        call = LiveAddCall(game, pack(summary), LIVE_KEPT)
+    async def live_add(self, game: str, summary: dict[str, Any], started: int = 0) -> int:
+        """List a public game among the live ones; return its start time (Redis ms):
+        `started` (its first commit's time), or 0 for Redis' clock now."""
+        call = LiveAddCall(game, pack(summary), LIVE_KEPT, started)
         return as_int(await self.redis.run(call, *call.build()))
 
     async def live_remove(self, games: list[str]) -> None:

@@ -4,7 +4,10 @@
 --       most (new tables at most: bounds how long one call holds Redis; the caller
 --       calls again at once when a call formed that many).
 -- Reply: a JSON list of [key, {"q": [bot seats, player, name, player, name, ...],
--- "f": [players who asked for a fair deal] (only if any)}] for each new table,
+-- "f": [players who asked for a fair deal] (only if any), "p": {player: the
+-- profile fields its ticket carries} (only if any), "s": 1 (every seat's ticket
+-- is held by an instance that reads its `match` in one message for the table:
+-- Store.publish_seats)}] for each new table,
 -- and [key, entry] for each table formed earlier whose game was not dealt within
 -- its lease (its dealer died, or Redis failed it): dealing it again under the same
 -- key is harmless, the game id comes from the key.
@@ -159,16 +162,25 @@ local function main()
 
   local function form(members, bots)
     table.sort(members) -- seats in queue order: oldest first
-    local row, fair = {bots}, {}
+    local row, fair, known, seats = {bots}, {}, nil, true
     for _, j in ipairs(members) do
       take(j)
       row[#row + 1] = ids[j]
       row[#row + 1] = name[j]
       if tk[j].fair then fair[#fair + 1] = ids[j] end -- asked for a fair deal
+      if type(tk[j].p) == 'table' then -- the profile fields the game's start takes
+        known = known or {}
+        known[ids[j]] = tk[j].p
+      end
+      -- Taken by an instance that reads one message for a table's seats, and held by
+      -- it still (a version before moves a ticket without this mark: 's' ~= 'inst').
+      if type(tk[j].s) ~= 'string' or tk[j].s ~= tk[j].inst then seats = false end
       drop_later(ids[j], tk[j])
     end
     local entry = {q = row}
     if #fair > 0 then entry.f = fair end
+    if known then entry.p = known end
+    if seats then entry.s = 1 end
     out[#out + 1] = starting(NONCE .. ':' .. (#out + 1), cjson.encode(entry), now, lease)
   end
 

@@ -67,6 +67,7 @@ local function move_ticket(player, inst)
   if t.inst == inst then return true end
   count_ticket(t.inst, -1)
   t.inst = inst
+  t.s = inst -- held here, which reads a table's `match` messages as one (mm_form.lua)
   redis.call('HSET', K_TICKETS, player, cjson.encode(t))
   count_ticket(inst, 1)
   return true

@@ -16,11 +16,16 @@
 --       14 the prefix of the game's sharded step channels ('' = wake-ups only),
 --       15 the step: msgpack [event, state, ...], every event with the state after it,
 --       16 compact ('1': the game now waits days for a person's move, see below),
+--       17 a channel listed as the game's follower when none is ('' = none): the
+--          dealing instance's, whose sockets play the game, written with its start
+--          instead of by a follow.lua call of its own,
+--       18 Redis' time now as the committing instance tells it from the bucket's
+--          last deadline claim and its own clock (ms; 0: this script reads TIME),
 --       then per event: event blob, state snapshot blob ('' = none kept),
 --       auto ('1': the server plays the seat to act after this event)
 -- The wake-up goes to every instance that follows the game (its field 'w',
--- written by follow.lua) but the committing one, whose hub has the events
--- already; to ARGV[6] while no instance follows it. Given a step, the wake-up of
+-- written by follow.lua, or first by this script: ARGV[17]) but the committing
+-- one, whose hub has the events already; to ARGV[6] while no instance follows it. Given a step, the wake-up of
 -- a follower that hears steps (its channel ends in ':s', keys.STEPS_MARK) is the
 -- step itself, on its sharded channel (ARGV[14] .. its wake-up channel): "<game id> <first seq> <now ms> <deadline ms> <step length> " then the
 -- step and the game data written (ARGV[3]), so that it need neither read the
@@ -55,8 +60,16 @@ local due = tonumber(ARGV[12])
 if version ~= tonumber(ARGV[1]) or (due > 0 and tonumber(got[3] or '0') ~= due) then
   return {'stale', version, 0, 0}
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local followers = got[4]
+local listed = nil
+if not followers and ARGV[17] ~= '' then
+  followers, listed = ARGV[17], ARGV[17]
+end
+local now = tonumber(ARGV[18])
+if now <= 0 then
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
 local delta = tonumber(ARGV[4])
 local gid = ARGV[5]
 local deadline = 0
@@ -74,8 +87,8 @@ local first = version + 1
 local d, now_s = string.format('%d', deadline), string.format('%d', now)
 for i = 1, count do
   seq = seq + 1
-  local id, e, s = string.format('%d-0', seq), ARGV[14 + 3 * i], ARGV[15 + 3 * i]
-  local auto = ARGV[16 + 3 * i]
+  local id, e, s = string.format('%d-0', seq), ARGV[16 + 3 * i], ARGV[17 + 3 * i]
+  local auto = ARGV[18 + 3 * i]
   if s == '' then
     redis.call('XADD', events, id, 'e', e, 'a', auto, 'd', d, 't', now_s)
   else
@@ -88,11 +101,14 @@ if ARGV[16] == '1' then
   -- waits days for a move. Written anew from its DUMP, it holds its entries only.
   redis.call('RESTORE', events, 0, redis.call('DUMP', events), 'REPLACE')
 end
+local fields = {'v', seq, 'data', ARGV[3], 'dl', d}
 if mid ~= '' then
-  redis.call('HSET', game, 'v', seq, 'data', ARGV[3], 'dl', d, mid, first)
-else
-  redis.call('HSET', game, 'v', seq, 'data', ARGV[3], 'dl', d)
+  fields[#fields + 1], fields[#fields + 2] = mid, first
 end
+if listed then
+  fields[#fields + 1], fields[#fields + 2] = 'w', listed
+end
+redis.call('HSET', game, unpack(fields))
 local ttl = tonumber(ARGV[7])
 if ttl > 0 then
   -- Over: the game stays for its record; the events and move ids only for late
@@ -121,7 +137,7 @@ if tonumber(ARGV[10]) > 0 then -- a game ends here by the rules
   if ARGV[9] ~= '' then redis.call('SET', KEYS[5], ARGV[9], 'EX', ARGV[10]) end
   redis.call('ZADD', KEYS[4], now, gid)
 end
-local wake, followers = gid .. ' ' .. seq, got[4]
+local wake = gid .. ' ' .. seq
 if followers then
   local own, steps, step = ARGV[13], ARGV[14], nil
   for channel in string.gmatch(followers, '%S+') do
