@@ -73,10 +73,10 @@ OUTAGE_MS = 1000  # no claim of a bucket for longer: the service was down
 CLAIM_WAIT = 0.25  # seconds a poll waits for a bucket's claim once others answered
 GRACE_MS = 5000  # then every deadline is at least this far after it is back
 KEYS_HELD = 4096  # games whose GameKeys the store keeps made (~300 B each)
-# A bucket's Redis time, as its last deadline claim read it, is told on by our own
-# clock this long at most (s); a claim whose round trip took longer tells none (the
-# time told is off by half a round trip at most: 10 ms, so two instances' commits of
-# one game stay in their order but for moves under 20 ms apart).
+# A bucket's Redis time, as a deadline claim read it, is told on by our own clock
+# this long at most (s); a claim whose round trip took longer tells none (the time
+# told is off by half a round trip at most: 10 ms, so two instances' commits of one
+# game stay in their order but for moves under 20 ms apart).
 CLOCK_KEPT, CLOCK_TRIP = 10.0, 0.02
 # The player channel's address of one message for several players ("seats:<game>"):
 # {"type": "seats", "to": [[player, message], ...]}, each message for its player
@@ -173,7 +173,7 @@ class Store:
         # for the deadline loop to tell the games' sockets (play/timers.py).
         self.moved: list[tuple[str, int]] = []
         # Each bucket's Redis time (ms) at its last claim, and our monotonic clock then.
-        self._clocks: dict[int, tuple[int, float]] = {}
+        self._clocks: dict[int, tuple[int, float, float]] = {}
         # Player message ids: from a random start, so that two instances' differ.
         self._message_ids = itertools.count(secrets.randbits(62))
         self._keys: dict[str, GameKeys] = {}  # the keys of the games last named, oldest first
@@ -223,15 +223,33 @@ class Store:
         return Commit(as_text(status), as_int(seq), as_int(now), as_int(deadline))
 
     def redis_now(self, game: str) -> int:
-        """Redis' clock (ms) on the node of the game's bucket, as the bucket's last
-        deadline claim read it and our monotonic clock has moved on since (within a
-        round trip's half); 0 when no claim of it told it within CLOCK_KEPT."""
+        """Redis' clock (ms) on the node of the game's bucket, as a recent deadline
+        claim of the bucket read it and our monotonic clock has moved on since (within
+        half that claim's round trip); 0 when no claim of it told it within CLOCK_KEPT."""
         found = self._clocks.get(self.bucket(game))
         if found is None:
             return 0
-        ms, at = found
+        ms, at, _ = found
         since = time.monotonic() - at
         return ms + int(since * 1000) if 0 <= since <= CLOCK_KEPT else 0
+
+    def _clock(self, b: int, ms: int, sent: float, done: float) -> None:
+        """A claim of bucket `b` ran (about halfway through its round trip) at Redis
+        time `ms`. Kept if its round trip was the shortest for half of CLOCK_KEPT (the
+        closest reading), or the clock kept disagrees with it by more than that round
+        trip allows (another node's clock: a failover)."""
+        trip = done - sent
+        if trip > CLOCK_TRIP:
+            return
+        mid = (sent + done) / 2
+        kept = self._clocks.get(b)
+        if kept is not None:
+            kept_ms, kept_at, kept_trip = kept
+            told = kept_ms + (mid - kept_at) * 1000
+            agrees = abs(told - ms) <= (trip + kept_trip) * 500 + 2
+            if trip > kept_trip and mid - kept_at < CLOCK_KEPT / 2 and agrees:
+                return
+        self._clocks[b] = (ms, mid, trip)
 
     async def follow(self, games: Sequence[str], channel: bytes) -> list[int]:
         """This instance follows the games: their wake-ups come to `channel` from now
@@ -377,8 +395,7 @@ class Store:
                 continue
             reply = as_list(claim.future.result())
             self._claimed[b] = as_int(reply[0])
-            if claim.done_at - claim.sent <= CLOCK_TRIP:  # run about halfway through
-                self._clocks[b] = (as_int(reply[0]), (claim.sent + claim.done_at) / 2)
+            self._clock(b, as_int(reply[0]), claim.sent, claim.done_at)
             if claim.waited and not as_int(reply[1]) and claim.late() and len(reply) > 2:
                 # Its node stalled: what it claimed moves a grace on (claim.lua's outage).
                 await self._tell_moved([as_text(gid) for gid in reply[2:]], grace_ms)
