@@ -15,7 +15,7 @@ import functools
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import msgspec
 
@@ -106,7 +106,7 @@ class Game:
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
     # A game made from packed data (`from_packed`) holds every move here alone,
-    # until `moves` is read (`__getattr__`).
+    # until `moves` is read (`_UnpackedOnRead`).
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
 
     @classmethod
@@ -178,17 +178,6 @@ class Game:
         d = msgspec.structs.asdict(found)
         moves = array_items(memoryview(found.moves))
         return cls.from_data(game_id, version, deadline, d, parsed, legal, moves)
-
-    if not TYPE_CHECKING:  # to a type checker, `moves` is the field it is
-
-        def __getattr__(self, name: str) -> Any:
-            """`moves` of a game that holds them packed alone (`from_packed`), unpacked
-            at its first read and kept (an attribute found otherwise never gets here)."""
-            if name != "moves":
-                raise AttributeError(f"'Game' object has no attribute {name!r}")
-            count, done = self.packed_moves
-            moves = self.__dict__["moves"] = unpack(pack_array_header(count) + done)
-            return moves
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
         """The stored data (everything but id, version and deadline).
@@ -365,6 +354,24 @@ class Game:
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Game))
+
+
+class _UnpackedOnRead:
+    """`Game.moves` of a game that holds its moves packed alone (`Game.from_packed`):
+    the first read unpacks them into the game, where every later read finds them,
+    as it finds the list of any other game (a non-data descriptor: the instance's
+    own value comes first, and attribute reads of every other field stay as fast)."""
+
+    def __get__(self, game: Game | None, owner: type[Game]) -> list[Move]:
+        if game is None:
+            raise AttributeError("moves")  # a field without a default: none on the class
+        count, done = game.packed_moves
+        moves: list[Move] = unpack(pack_array_header(count) + done)
+        game.__dict__["moves"] = moves
+        return moves
+
+
+Game.moves = _UnpackedOnRead()  # type: ignore[assignment]  # set after @dataclass made Game
 
 
 class _WrittenData(msgspec.Struct):
