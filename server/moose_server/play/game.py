@@ -235,10 +235,14 @@ class Game:
     def with_move(self, move: Move, **changes: Any) -> Game:
         """`but(moves=[*self.moves, move], **changes)`; moves held packed alone
         (`from_packed`) stay so, the move's bytes added to them."""
-        if "moves" in self.__dict__:
-            return self.but(moves=[*self.moves, move], **changes)
-        count, done = self.packed_moves
-        return self.but(packed_moves=(count + 1, done + pack(move)), **changes)
+        new = self.but(**changes)
+        moves = self.__dict__.get("moves")
+        if moves is not None:
+            new.__dict__["moves"] = [*moves, move]
+        else:
+            count, done = self.packed_moves
+            new.__dict__["packed_moves"] = (count + 1, done + pack(move))
+        return new
 
     def but(self, **changes: Any) -> Game:
         """A copy with some fields changed: `dataclasses.replace` at a quarter of its cost.
