@@ -3,7 +3,8 @@ against it and committed at once, without reading the game first (games.py).
 
 A step another instance committed and published (lua/commit.lua) brings the game
 data it wrote: that is kept too, packed, and unpacked only when a move here
-needs it, as a read right after that commit would have found it."""
+needs it, as a read right after that commit would have found it; its moves not
+even then (`Game.from_packed`): the move's commit adds its own to them."""
 
 from __future__ import annotations
 

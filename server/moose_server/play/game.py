@@ -224,7 +224,7 @@ class Game:
             done += b"".join([pack(m) for m in moves[count:]])
             count = len(moves)
             packed_moves = pack_array_header(count) + done
-        else:  # none packed yet (a game read from Redis): at once
+        else:  # none packed yet (a game read, or heard in an older format): at once
             packed_moves = pack(moves)
             count = len(moves)
             done = packed_moves[len(pack_array_header(count)) :]
