@@ -12,9 +12,12 @@ import pytest
 
 from moose import protocol, rules
 from moose_server.play import frames
+from moose_server.play.copies import Copies
 from moose_server.play.frames import Prepared, event_message
 from moose_server.play.game import Game, seat_info
-from moose_server.storage.codec import pack
+from moose_server.settings import Settings
+from moose_server.storage import formats
+from moose_server.storage.codec import pack, pack_compressed
 from moose_server.storage.store import Entry
 
 
@@ -121,6 +124,58 @@ def test_game_from_data_sets_every_field_as_the_constructor_does() -> None:
         read = Game.from_data(game.id, game.version, game.deadline, game.to_data())
         assert read == game and vars(read).keys() == {f.name for f in dataclasses.fields(Game)}
         assert read.packed_moves == (0, b"") and read.legal == game.legal
+
+
+def _heard_data(game: Game, state: dict[str, Any], how: int) -> bytes:
+    """The data a commit of `game` wrote, as another instance's step brings it: packed
+    (`Game.packed`), compressed (a game waiting days), or of format 0 (no `fmt`)."""
+    if how == 0:
+        return game.packed(state, False)[0]
+    if how == 1:
+        return pack_compressed(game.to_data(state))
+    return pack({k: v for k, v in game.to_data(state).items() if k != formats.FIELD})
+
+
+def test_a_game_moved_on_after_it_was_heard_packs_the_bytes_of_one_kept_here() -> None:
+    # A follower's copy of a game is made of the data another instance's step
+    # brought (`Copies.stepped`, `Game.from_packed`), its moves kept packed; moved
+    # on here, once or several times before it hears again, each commit must pack
+    # the very bytes that the same game kept here as a list of moves packs.
+    for seed in range(24):
+        rng = random.Random(seed)
+        n = rng.choice([2, 3, 4, 5, 6])
+        state = rules.new_game(n, seed=seed)
+        players: list[str | None] = [f"p{i}" for i in range(n)]
+        here = Game("g_x", 1, 0, state, players, ["a"] * n, [None] * n, [False] * n, [0] * n, [])
+        if seed % 2:  # every field a game may have
+            deal = {"scheme": "x", "commitment": "c"}
+            here = here.but(code="KX7P2M", rated=True, deal=deal, arena="a_1", days=3)
+        heard, copies, how = here, Copies(Settings()), 2  # at first: as kept here
+        while not state.over:
+            if rng.random() < 0.4:  # another instance's step: the data its commit wrote
+                how = rng.randrange(3)
+                parsed = (state, None) if rng.random() < 0.5 else ()
+                data = _heard_data(here, state.to_dict(), how)
+                copies.stepped(here.id, here.version, 0, data, *parsed)
+                heard = copies.get(here.id)  # type: ignore[assignment]
+                # The moves stay packed, but for a format this release does not write.
+                assert heard is not None and ("moves" in vars(heard)) is (how == 2)
+                assert heard.but() == here  # a copy, whose moves this unpacks
+            move = rng.choice(rules.legal_moves(state))
+            state = rules.apply(state, move)
+            misses = [rng.randrange(3) for _ in range(n)]
+            here = here.with_move(move, state=state, misses=misses)
+            heard = heard.with_move(move, state=state, misses=misses)
+            d, auto = state.to_dict(), rng.random() < 0.3
+            packed = here.packed(d, auto)
+            assert heard.packed(d, auto) == packed
+            cache = packed[2]
+            here = here.but(version=here.version + 1, packed_moves=cache)
+            heard = heard.but(version=heard.version + 1, packed_moves=cache)
+        # Its moves unpacked only now, by its record and its data written whole (compressed).
+        assert ("moves" in vars(heard)) is (how == 2)
+        assert heard.to_data() == here.to_data() and heard.record() == here.record()
+        assert heard == here and heard.moves == here.moves and "moves" in vars(heard)
 
 
 def test_game_legal_is_computed_once_and_kept_by_but_until_the_state_changes() -> None:

@@ -163,3 +163,49 @@ async def test_a_follower_of_the_version_before_gets_wake_ups_and_reads_the_stre
         assert "cmdstat_spublish" not in stats and int(stats["cmdstat_publish"]["calls"]) >= 6
         assert await xranges(both.store) >= 1  # the old way: the events read back
         assert there.got == await synced(hub_old, dealt.id, 1, game.version)
+
+
+async def test_a_game_whose_seats_move_on_two_instances_writes_what_one_instance_writes(
+    redis_url,
+):
+    # A seat of the second instance moves on the data the first one's step brought,
+    # its moves kept packed (Game.from_packed): each commit must write the very bytes
+    # that the same game played on one instance alone writes, move for move.
+    async with instances(redis_url, "i_a", "i_b") as both:
+        (hub_a, hub_b), games_a = both.hubs, both.games
+        games_b = Games(
+            both.store,
+            Settings(),
+            copies=both.copies[1],
+            listeners=[hub_b],
+            own_channel=both.channels[1],
+        )
+        seats = [Seat(f"p_{i}", f"n{i}", None) for i in range(4)]
+        split = await games_a.create(seats, seed=11)
+        alone = await games_a.create(seats, seed=11)
+        peers = [Peer(seat.player, i) for i, seat in enumerate(seats)]
+        for i, peer in enumerate(peers):
+            (hub_a, hub_b)[i % 2].join(peer, split.id, i, 0)
+
+        async def data(game: str) -> bytes:
+            return await both.client.hget(both.store.keys_of(game).game, "data")  # type: ignore[no-any-return]
+
+        heard = 0
+        for _ in range(24):
+            game = await games_a.load(split.id)
+            seat = rules.to_act(game.state)
+            if seat is None:
+                break
+            await until(
+                lambda v=game.version: is_true(all(p.subs[split.id].seen == v for p in peers))
+            )
+            kept = both.copies[1].get(split.id) if seat % 2 else None
+            if kept is not None:  # the data of the step it heard (none before the first)
+                assert kept.version == game.version
+                heard += "moves" not in vars(kept)  # still packed
+            move = rules.legal_moves(game.state)[-1]
+            await (games_a, games_b)[seat % 2].move(split.id, seats[seat].player, move)
+            await games_a.move(alone.id, seats[seat].player, move)
+            assert await data(split.id) == await data(alone.id)
+        assert heard >= 6
+        await games_b.close()

@@ -3,7 +3,8 @@ against it and committed at once, without reading the game first (games.py).
 
 A step another instance committed and published (lua/commit.lua) brings the game
 data it wrote: that is kept too, packed, and unpacked only when a move here
-needs it, as a read right after that commit would have found it."""
+needs it, as a read right after that commit would have found it; its moves not
+even then (`Game.from_packed`): the move's commit adds its own to them."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from moose import rules
 from moose_server.play.game import Game, Move
 from moose_server.settings import Settings
 from moose_server.storage import formats
-from moose_server.storage.codec import unpack_stored
 
 __all__ = ["COPIED_GAMES", "Copies"]
 
@@ -47,11 +47,10 @@ class Copies:
         found = self._games.get(game_id)
         if found is None and game_id in self._heard:
             version, deadline, data, parsed, legal = self._heard.pop(game_id)
-            try:
-                stored = formats.read(unpack_stored(data), f"game {game_id}")
+            try:  # its moves stay packed: a move here adds its own (`Game.packed`)
+                found = Game.from_packed(game_id, version, deadline, data, parsed, legal)
             except formats.UnknownFormat:
                 return None
-            found = Game.from_data(game_id, version, deadline, stored, parsed, legal)
             if found.finished:
                 return None
             self._games[game_id] = found

@@ -24,7 +24,16 @@ from moose.messages import Match
 from moose_server.accounts import Standing, distinct, ratings
 from moose_server.errors import Refusal
 from moose_server.play.correspondence import days_info
-from moose_server.storage.codec import extend_map, pack, pack_array_header, pack_map
+from moose_server.storage import formats
+from moose_server.storage.codec import (
+    array_items,
+    extend_map,
+    pack,
+    pack_array_header,
+    pack_map,
+    unpack,
+    unpack_stored,
+)
 from moose_server.storage.formats import FIELD as FORMAT_FIELD
 from moose_server.storage.formats import WRITTEN
 
@@ -96,6 +105,8 @@ class Game:
     days: int | None = None  # days per move of a correspondence game; None: real time
     # (k, msgpack of moves[:k] concatenated), from the commit that wrote this
     # game's ancestor: moves only grow, so it is a prefix of `moves`. Not compared.
+    # A game made from packed data (`from_packed`) holds every move here alone,
+    # until `moves` is read (`_UnpackedOnRead`).
     packed_moves: tuple[int, bytes] = dataclasses.field(default=(0, b""), compare=False, repr=False)
 
     @classmethod
@@ -107,12 +118,15 @@ class Game:
         d: dict[str, Any],
         parsed: rules.State | None = None,
         legal: list[Move] | None = None,
+        packed_moves: tuple[int, bytes] | None = None,
     ) -> Game:
         """A game from its stored data (made as `but` makes its copies: a follower
         makes one for each move of a seat of its after another instance's).
 
         `parsed`: `d["state"]` as a rules state, where the caller has it already
-        (the hub made it from the step it heard), and `legal` its legal moves."""
+        (the hub made it from the step it heard), and `legal` its legal moves.
+        `packed_moves`: every move packed (their number and bytes), taken instead
+        of `d["moves"]`, and unpacked only when `moves` is read."""
         game = object.__new__(cls)
         game.__dict__.update(
             id=game_id,
@@ -124,7 +138,6 @@ class Game:
             bots=d["bots"],
             away=d["away"],
             misses=d["misses"],
-            moves=d["moves"],
             code=d.get("code"),
             rated=d.get("rated", False),
             profiles=d.get("profiles"),
@@ -133,26 +146,57 @@ class Game:
             arena=d.get("arena"),
             forfeits=tuple(d.get("forfeits", ())),
             days=d.get("days"),
-            packed_moves=(0, b""),
+            packed_moves=(0, b"") if packed_moves is None else packed_moves,
         )
+        if packed_moves is None:
+            game.__dict__["moves"] = d["moves"]
         if legal is not None:  # as `legal` would have computed them
             game.__dict__["legal"] = legal
         return game
+
+    @classmethod
+    def from_packed(
+        cls,
+        game_id: str,
+        version: int,
+        deadline: int,
+        data: bytes,
+        parsed: rules.State | None = None,
+        legal: list[Move] | None = None,
+    ) -> Game:
+        """`from_data` of the game data as a commit wrote it (packed, or compressed),
+        its moves kept packed (a move's commit adds its own to them: `packed`), and
+        its state not unpacked when `parsed` is given. A format this release does
+        not write is read as a read from Redis reads it: `formats.UnknownFormat`
+        for one it does not read."""
+        found = unpack_stored(data, _WRITTEN_DATA)
+        if type(found.fmt) is not int or found.fmt != WRITTEN:
+            d = formats.read(unpack_stored(data), f"game {game_id}")
+            return cls.from_data(game_id, version, deadline, d, parsed, legal)
+        if parsed is None:
+            parsed = rules.State.from_dict(unpack(bytes(found.state)))
+        d = msgspec.structs.asdict(found)
+        moves = array_items(memoryview(found.moves))
+        return cls.from_data(game_id, version, deadline, d, parsed, legal, moves)
 
     def to_data(self, state: dict[str, Any] | None = None) -> dict[str, Any]:
         """The stored data (everything but id, version and deadline).
 
         `state` is `self.state.to_dict()` when the caller has made it already.
         """
+        return self._data(self.state.to_dict() if state is None else state, self.moves)
+
+    def _data(self, state: dict[str, Any], moves: Any) -> dict[str, Any]:
+        """`to_data(state)` with `moves` (packed, or a stand-in for bytes given apart)."""
         return {
             FORMAT_FIELD: WRITTEN,  # storage/formats.py: what a reader checks first
-            "state": self.state.to_dict() if state is None else state,
+            "state": state,
             "players": self.players,
             "names": self.names,
             "bots": self.bots,
             "away": self.away,
             "misses": self.misses,
-            "moves": self.moves,
+            "moves": moves,
             "code": self.code,
             "rated": self.rated,
             "profiles": self.profiles,
@@ -172,29 +216,49 @@ class Game:
         (~13 us against ~29 us a commit, 30-50 moves in).
         """
         packed_state = pack(state)
-        k, done = self.packed_moves
-        moves = self.moves
-        if 0 < k <= len(moves):
-            done += b"".join([pack(m) for m in moves[k:]])
-            packed_moves = pack_array_header(len(moves)) + done
-        else:  # none packed yet (a game read, or heard from another instance): at once
+        count, done = self.packed_moves
+        moves = self.__dict__.get("moves")  # None: every move is packed (`from_packed`)
+        if moves is None:
+            packed_moves = pack_array_header(count) + done
+        elif 0 < count <= len(moves):
+            done += b"".join([pack(m) for m in moves[count:]])
+            count = len(moves)
+            packed_moves = pack_array_header(count) + done
+        else:  # none packed yet (a game read, or heard in an older format): at once
             packed_moves = pack(moves)
-            done = packed_moves[len(pack_array_header(len(moves))) :]
-        data = pack_map(self.to_data(state), {"state": packed_state, "moves": packed_moves})
+            count = len(moves)
+            done = packed_moves[len(pack_array_header(count)) :]
+        data = pack_map(self._data(state, None), {"state": packed_state, "moves": packed_moves})
         snapshot = extend_map(packed_state, len(state), {"auto": auto})
-        return data, snapshot, (len(moves), done)
+        return data, snapshot, (count, done)
+
+    def with_move(self, move: Move, **changes: Any) -> Game:
+        """`but(moves=[*self.moves, move], **changes)`; moves held packed alone
+        (`from_packed`) stay so, the move's bytes added to them."""
+        new = self.but(**changes)
+        moves = self.__dict__.get("moves")
+        if moves is not None:
+            new.__dict__["moves"] = [*moves, move]
+        else:
+            count, done = self.packed_moves
+            new.__dict__["packed_moves"] = (count + 1, done + pack(move))
+        return new
 
     def but(self, **changes: Any) -> Game:
         """A copy with some fields changed: `dataclasses.replace` at a quarter of its cost.
 
         Every move makes two copies; replace() runs __init__ with its checks.
         The copy keeps `legal` when it was computed, unless the state changes.
+        Its attributes are a copy of this one's dict: fewer instructions than
+        filling an empty one key by key (callgrind, bench/bench_move_path.py).
         """
         assert changes.keys() <= _FIELDS, changes.keys() - _FIELDS
         new = object.__new__(Game)
-        new.__dict__.update(self.__dict__, **changes)
+        fields = self.__dict__.copy()
+        fields.update(changes)
         if "state" in changes:
-            new.__dict__.pop("legal", None)
+            fields.pop("legal", None)
+        object.__setattr__(new, "__dict__", fields)
         return new
 
     @property
@@ -298,6 +362,49 @@ class Game:
 
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(Game))
+
+
+class _UnpackedOnRead:
+    """`Game.moves` of a game that holds its moves packed alone (`Game.from_packed`):
+    the first read unpacks them into the game, where every later read finds them,
+    as it finds the list of any other game (a non-data descriptor: the instance's
+    own value comes first, and attribute reads of every other field stay as fast)."""
+
+    def __get__(self, game: Game | None, owner: type[Game]) -> list[Move]:
+        if game is None:
+            raise AttributeError("moves")  # a field without a default: none on the class
+        count, done = game.packed_moves
+        moves: list[Move] = unpack(pack_array_header(count) + done)
+        game.__dict__["moves"] = moves
+        return moves
+
+
+Game.moves = _UnpackedOnRead()  # type: ignore[assignment]  # set after @dataclass made Game
+
+
+class _WrittenData(msgspec.Struct):
+    """The game data map as `Game.to_data` writes it, its state and moves left packed
+    (`Game.from_packed`); a field it does not name is skipped, as `from_data` skips it."""
+
+    state: msgspec.Raw
+    players: Any
+    names: Any
+    bots: Any
+    away: Any
+    misses: Any
+    moves: msgspec.Raw
+    fmt: Any = msgspec.field(default=0, name=FORMAT_FIELD)  # none: format 0
+    code: Any = None
+    rated: Any = False
+    profiles: Any = None
+    ended: Any = None
+    deal: Any = None
+    arena: Any = None
+    forfeits: Any = ()
+    days: Any = None
+
+
+_WRITTEN_DATA = msgspec.msgpack.Decoder(_WrittenData)
 
 
 def _bots_module() -> Any:

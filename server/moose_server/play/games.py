@@ -356,7 +356,7 @@ class Games:
         canon.pop("seat", None)
         misses = game.misses.copy()
         misses[seat] = 0
-        new = game.but(state=state, misses=misses, moves=[*game.moves, canon])
+        new = game.with_move(canon, state=state, misses=misses)
         events: list[Event] = [{"kind": "move", "seat": seat, "move": canon, "auto": None}]
         return new, events + ([self.steps.over(game, state)] if state.over else [])
 
@@ -395,7 +395,7 @@ class Games:
                 events.append({"kind": "away", "seat": seat})
         if state.over:
             events.append(self.steps.over(game, state))
-        new = game.but(state=state, misses=misses, away=away, moves=[*game.moves, move])
+        new = game.with_move(move, state=state, misses=misses, away=away)
         return new, events
 
     async def _server_step(self, game: Game, timed_out: bool) -> tuple[Game, list[Event]] | None:

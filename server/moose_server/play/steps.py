@@ -77,7 +77,7 @@ class Steps:
             seat = rules.to_act(new.state)
             move = dict(new.legal[0])
             state = rules.apply(new.state, move)
-            new = new.but(state=state, moves=[*new.moves, move])
+            new = new.with_move(move, state=state)
             events.append({"kind": "move", "seat": seat, "move": move, "auto": "forced"})
             states.append(state)
             if state.over:

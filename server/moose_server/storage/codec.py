@@ -17,6 +17,7 @@ import:
 - `pack_map(d, packed)`: `pack(d)` with some values given already packed;
 - `extend_map(pack(m), len(m), extra)`: `pack({**m, **extra})`;
 - `pack_array_header(n)`: what precedes n packed items to make a packed array;
+- `array_items(pack(items))`: `len(items)` and the bytes after that header;
 - `Template(value, holes)`: `pack(value)` with `holes` values left open
   (`HOLES[i]` stand in for them), filled in by `fill(...)` as often as needed.
 """
@@ -33,6 +34,7 @@ import msgspec
 __all__ = [
     "HOLES",
     "Template",
+    "array_items",
     "as_bytes",
     "as_int",
     "as_list",
@@ -106,13 +108,13 @@ def pack_compressed(value: Any) -> bytes:
     return zlib.compress(pack(value), 6)
 
 
-def unpack_stored(blob: bytes) -> Any:
-    """The inverse of `pack` and of `pack_compressed` alike.
+def unpack_stored(blob: bytes, decoder: msgspec.msgpack.Decoder[Any] = _DECODER) -> Any:
+    """The inverse of `pack` and of `pack_compressed` alike (`decoder`: a typed one).
 
     zlib's first byte is 0x78, and no value the server stores packs to a first
     byte of 0x78 (that would be the bare integer 120): a blob tells which it is.
     """
-    return unpack(zlib.decompress(blob) if blob[:1] == b"\x78" else blob)
+    return decoder.decode(zlib.decompress(blob) if blob[:1] == b"\x78" else blob)
 
 
 _HOLE_BYTES = [pack(hole) for hole in HOLES]
@@ -123,6 +125,18 @@ def pack_array_header(n: int) -> bytes:
     """The header of a packed array of `n` items: the items' bytes follow it."""
     head: bytes = _PACKER.pack_array_header(n)
     return head
+
+
+def array_items(packed: bytes | memoryview) -> tuple[int, bytes]:
+    """A packed array's number of items and their bytes, its header cut off (the
+    inverse of `pack_array_header(n) + items`); ValueError if it is no array."""
+    first = packed[0] if packed else 0
+    if 0x90 <= first <= 0x9F:  # fixarray: up to 15 items, the count in the byte
+        return first & 0x0F, bytes(packed[1:])
+    if first in (0xDC, 0xDD):  # array 16 and array 32: a 2- or 4-byte count follows
+        size = 3 if first == 0xDC else 5
+        return int.from_bytes(packed[1:size], "big"), bytes(packed[size:])
+    raise ValueError(f"not a packed array: {bytes(packed[:1])!r}")
 
 
 def pack_map(d: Mapping[str, Any], packed: Mapping[str, bytes]) -> bytes:
@@ -210,6 +224,9 @@ def _check() -> None:
         items = list(d.values())
         if pack_array_header(size) + b"".join(map(pack, items)) != pack(items):
             raise AssertionError("codec: an array is not its header and its items")
+    for size in (0, 15, 16, 2**16):
+        if array_items(pack([None] * size)) != (size, b"\xc0" * size):
+            raise AssertionError("codec: array_items does not cut an array's header")
 
 
 _check()
