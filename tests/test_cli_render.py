@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from rich.console import Console
 
 from moose import _render, rules
@@ -193,7 +194,14 @@ def test_a_game_lost_by_forfeit_says_who_forfeited_and_ends() -> None:
     assert _render.final_view(msg)["over"] is True
 
 
-def test_a_turn_that_goes_on_says_whose_and_how_long() -> None:
+@pytest.mark.parametrize(
+    ("reason", "other", "mine"),
+    [
+        ("spared", "bob's connection dropped: their", "your connection dropped: your"),
+        ("outage", "the server was briefly away: bob's", "the server was briefly away: your"),
+    ],
+)
+def test_a_turn_that_goes_on_says_why_whose_and_how_long(reason, other, mine) -> None:
     told = {
         "type": "deadline",
         "game": "g_1",
@@ -201,29 +209,7 @@ def test_a_turn_that_goes_on_says_whose_and_how_long() -> None:
         "to_act": 1,
         "deadline": 1_764_424_845_500,
         "server_time": 1_764_424_830_500,
-        "reason": "spared",
+        "reason": reason,
     }
-    assert _render.describe_deadline(told, NAMES) == (
-        "[7] bob's connection dropped: their turn goes on, 15s more"
-    )
-    assert _render.describe_deadline(told, NAMES, me=1) == (
-        "[7] your connection dropped: your turn goes on, 15s more"
-    )
-
-
-def test_a_turn_an_outage_made_longer_says_the_server_was_away() -> None:
-    told = {
-        "type": "deadline",
-        "game": "g_1",
-        "seq": 7,
-        "to_act": 1,
-        "deadline": 1_764_424_845_500,
-        "server_time": 1_764_424_830_500,
-        "reason": "outage",
-    }
-    assert _render.describe_deadline(told, NAMES) == (
-        "[7] the server was briefly away: bob's turn goes on, 15s more"
-    )
-    assert _render.describe_deadline(told, NAMES, me=1) == (
-        "[7] the server was briefly away: your turn goes on, 15s more"
-    )
+    assert _render.describe_deadline(told, NAMES) == f"[7] {other} turn goes on, 15s more"
+    assert _render.describe_deadline(told, NAMES, me=1) == f"[7] {mine} turn goes on, 15s more"

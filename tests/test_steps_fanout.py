@@ -100,6 +100,17 @@ async def test_a_step_the_follower_never_heard_is_found_by_seq_and_read_from_the
         assert rules.to_act(game.state) is not None or game.state.over
 
 
+def second_games(both: Any) -> Games:
+    """The second instance's `Games`: its own copies, its hub told of its commits."""
+    return Games(
+        both.store,
+        Settings(),
+        copies=both.copies[1],
+        listeners=[both.hubs[1]],
+        own_channel=both.channels[1],
+    )
+
+
 async def test_a_followers_move_after_a_published_step_plays_on_its_data_with_no_read(
     redis_url,
 ):
@@ -107,13 +118,7 @@ async def test_a_followers_move_after_a_published_step_plays_on_its_data_with_no
     # read right after that commit would find it, and its player's move needs none.
     async with instances(redis_url, "i_a", "i_b") as both:
         (hub_a, hub_b), games_a = both.hubs, both.games
-        games_b = Games(
-            both.store,
-            Settings(),
-            copies=both.copies[1],
-            listeners=[hub_b],
-            own_channel=both.channels[1],
-        )
+        games_b = second_games(both)
         dealt = await games_a.create([Seat("p_a", "a", None), Seat("p_b", "b", None)], seed=5)
         hub_a.join(Peer("p_a", 0), dealt.id, 0, 0)
         there = Peer("p_b", 1)
@@ -173,13 +178,7 @@ async def test_a_game_whose_seats_move_on_two_instances_writes_what_one_instance
     # that the same game played on one instance alone writes, move for move.
     async with instances(redis_url, "i_a", "i_b") as both:
         (hub_a, hub_b), games_a = both.hubs, both.games
-        games_b = Games(
-            both.store,
-            Settings(),
-            copies=both.copies[1],
-            listeners=[hub_b],
-            own_channel=both.channels[1],
-        )
+        games_b = second_games(both)
         seats = [Seat(f"p_{i}", f"n{i}", None) for i in range(4)]
         split = await games_a.create(seats, seed=11)
         alone = await games_a.create(seats, seed=11)

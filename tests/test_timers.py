@@ -13,6 +13,7 @@ import redis
 import redis.asyncio
 
 from moose import rules
+from moose_server.play.game import Game
 from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.play.timers import Timers
@@ -49,6 +50,16 @@ async def wait_version(store: Store, game: str, above: int, poll: Any) -> int:
         while (version := (await store.load(game)).version) <= above:
             await poll()
     return version
+
+
+async def overdue(store: Store, quick: Games) -> tuple[Game, int]:
+    """A new game of SEATS (due in a millisecond) once its deadline has passed, and
+    Redis' time then (a fast Redis answers sooner than a millisecond)."""
+    game = await quick.create(SEATS)
+    deadline = (await store.load(game.id)).deadline
+    while (now := await store.now_ms()) <= deadline:
+        await asyncio.sleep(0.001)
+    return game, now
 
 
 async def test_a_due_deadline_fires_once_with_two_instances_polling(parts):
@@ -189,10 +200,7 @@ async def test_a_gap_left_by_a_slow_instance_is_no_outage(parts):
     # for an outage and every deadline moved a grace later.
     store, quick, (t1, _) = parts
     await t1.tick()  # claims go through from the start
-    game = await quick.create(SEATS)  # due in a millisecond
-    deadline = (await store.load(game.id)).deadline
-    while (now := await store.now_ms()) <= deadline:  # a fast Redis answers sooner
-        await asyncio.sleep(0.001)
+    game, now = await overdue(store, quick)  # due in a millisecond, and past
     bucket = store.bucket(game.id)
     await store.redis.set(polled_key(bucket), now - 30_000)  # no claim for 30 s...
     store._claimed[bucket] = now - 30_000  # ...this instance's own last one among them
@@ -206,10 +214,7 @@ async def test_a_poll_stamp_older_than_our_last_claim_holds_every_deadline_a_gra
     # game that went back fired at once, before its players were told.
     store, quick, (t1, _) = parts
     await t1.tick()  # claims go through from the start
-    game = await quick.create(SEATS)  # due in a millisecond
-    deadline = (await store.load(game.id)).deadline
-    while (now := await store.now_ms()) <= deadline:
-        await asyncio.sleep(0.001)
+    game, now = await overdue(store, quick)  # due in a millisecond, and past
     bucket = store.bucket(game.id)
     await store.redis.set(polled_key(bucket), now - 200)  # our last claim's stamp, lost
     assert await t1.tick() == 0  # held, not played
@@ -225,10 +230,7 @@ async def test_a_deadline_an_outage_moved_is_told_to_every_socket_of_its_game(pa
     # before, the countdowns showed a deadline the server no longer kept.
     store, quick, (t1, _) = parts
     await t1.tick()  # claims go through from the start
-    game = await quick.create(SEATS)  # due in a millisecond
-    deadline = (await store.load(game.id)).deadline
-    while (now := await store.now_ms()) <= deadline:
-        await asyncio.sleep(0.001)
+    game, now = await overdue(store, quick)  # due in a millisecond, and past
     await store.redis.set(polled_key(store.bucket(game.id)), now - 30_000)  # no claim for 30 s
     listener = redis.asyncio.Redis.from_url(redis_url)
     async with listener.pubsub() as pubsub:
@@ -240,7 +242,7 @@ async def test_a_deadline_an_outage_moved_is_told_to_every_socket_of_its_game(pa
     await listener.aclose()
     address, message, _ = msgpack.unpackb(heard["data"])
     loaded = await store.load(game.id)
-    assert loaded.version == 1 and loaded.deadline > deadline
+    assert loaded.version == 1 and loaded.deadline > now
     assert address == f"game:{game.id}"
     assert message == {
         "type": "deadline",
