@@ -199,7 +199,9 @@ async def test_a_message_that_cannot_be_encoded_is_sent_as_internal_and_the_sock
 
 
 async def test_aiohttps_own_frames_interleave_whole_with_ours_and_its_close_comes_last():
-    server = Server(send_buffer=1 << 20, heartbeat=0.05)  # a ping every 50 ms
+    # A ping every 0.4 s; aiohttp drops a socket whose pong takes over half that (a
+    # 50 ms heartbeat gave 25 ms, which a busy test machine's loop did not always meet).
+    server = Server(send_buffer=1 << 20, heartbeat=0.4)
     runner, port = await _start(server)
     try:
         # The client offers compression; the server must not take it.
@@ -229,7 +231,7 @@ async def test_aiohttps_own_frames_interleave_whole_with_ours_and_its_close_come
         for i in range(200):
             conn.send({"type": "pong", "id": i, "pad": "x" * 500})
             if i % 20 == 0:
-                await asyncio.sleep(0.03)  # aiohttp's pings go out meanwhile
+                await asyncio.sleep(0.08)  # aiohttp's pings go out meanwhile
         conn.close(1000, "bye")
         async with asyncio.timeout(10):
             closing = await reading
