@@ -104,7 +104,8 @@ def test_a_muted_seat_is_hidden_a_blocked_one_never_arrives(players, server, tmp
     host, guest = players(), players()
     table_of_two(host, guest)
     host.find("start-button").click()
-    for page in (host, guest):
+    for page in (host, guest):  # the game's chat: the table's has a panel too
+        page.page.wait_for_selector("section.game")
         page.page.wait_for_selector('[data-testid="chat-panel"]')
     say(guest, "one")
     wait_until(lambda: lines(host) == ["one"])
@@ -149,7 +150,7 @@ def test_a_follower_sees_who_plays_and_where(players, tmp_path):
     host, guest = players(), players()
     table_of_two(host, guest)
     host.find("start-button").click()
-    guest.page.wait_for_selector('[data-testid="chat-panel"]')
+    guest.page.wait_for_selector("section.game")  # the game's chat, not the table's
     click_until(guest, "follow-button", "You follow hana")  # gus follows hana
     game = host.page.locator("section.game").get_attribute("data-game")
     # A second page of gus's session goes back to the lobby: hana is online, playing.
