@@ -106,13 +106,8 @@ class Timers:
     async def tick(self) -> int:
         """Claim and apply every due deadline once; return how many were due."""
         due = await self._claim()
-        await asyncio.gather(self._play(due), self._announce(self._moved(), wait=0))
+        await asyncio.gather(self._play(due), self._announce(self.store.take_moved(), wait=0))
         return len(due)
-
-    def _moved(self) -> list[tuple[str, int]]:
-        """The deadlines the last claim moved for an outage (taken once)."""
-        moved, self.store.moved = self.store.moved, []
-        return moved
 
     async def _claim(self) -> list[tuple[str, int]]:
         s = self.settings
@@ -244,7 +239,7 @@ class Timers:
                         raise asyncio.CancelledError from exc
                     log.warning("deadline poll cannot reach Redis: %s", exc)
                 else:
-                    moved = self._moved()
+                    moved = self.store.take_moved()
                     work = [self._play(due)] if due else []
                     if moved:
                         work.append(self._announce(moved))

@@ -266,6 +266,12 @@ class Store:
         runs = [self.redis.run(call, *call.build(self.keys_of(call.game))) for call in calls]
         return [as_int(reply) for reply in await self.redis.all(runs)]
 
+    def take_moved(self) -> list[tuple[str, int]]:
+        """The deadlines the last claim moved for an outage, (game id, its deadline
+        now), once: the deadline loop tells their games' sockets (play/timers.py)."""
+        moved, self.moved = self.moved, []
+        return moved
+
     async def held(self, games: list[str]) -> list[int]:
         """Each game's deadline floor the last `defer` set (its hash's 'held'), 0 if none
         (all in one batch)."""
