@@ -159,7 +159,7 @@ class QueueHandlers:
             self.live.follow(conn)
         elif msg.follow is False:
             self.live.unfollow(conn)
-        return dict(await self.live.snapshot())
+        return dict(await self.live.answer())
 
     async def closed(self, conn: Session) -> None:
         """The player's last socket here closed: they leave the queue."""

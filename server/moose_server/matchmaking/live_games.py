@@ -61,6 +61,19 @@ class LiveGames:
         """Send the list to this socket whenever it changes."""
         self.followers.add(follower)
 
+    async def answer(self) -> dict[str, Any]:
+        """The list a `games` request is answered with.
+
+        An answer that is not what the followers were last sent (it was read
+        before the last tick, or since) makes the next tick send its list to
+        all: otherwise a follower answered "0 online" before its own hello was
+        counted never hears "1 online" when the followers before it were sent that.
+        """
+        now = await self.snapshot()
+        if self._sent is not None and _changed(self._sent, now):
+            self._sent = None
+        return now
+
     def unfollow(self, follower: Follower) -> None:
         """Stop sending the list to this socket."""
         self.followers.discard(follower)
