@@ -129,6 +129,8 @@ def test_a_person_registers_plays_rated_and_finds_the_profile_elsewhere(players,
     ann = players()
     ann.open()
     assert "registered name" in ann.find("guest-note").inner_text()  # a guest is told
+    # Until a name is typed, the header says so (not the placeholder "guest").
+    assert ann.find("guest-as").inner_text() == "Playing as a guest"
     register(ann, "ann")
     welcome = [f for f in ann.frames if f.get("type") == "welcome"][-1]
     accessible(ann, "lobby of an account")

@@ -156,7 +156,7 @@ export function accountBar() {
   return h(
     "div",
     { class: "account-bar" },
-    h("span", { class: "guest" }, t("acct_guest_as", { name: w.name })),
+    h("span", { class: "guest", testid: "guest-as" }, placeholder(w.name) ? t("acct_guest_unnamed") : t("acct_guest_as", { name: w.name })),
     auth.mode ? null : h("button", { testid: "login-button", onclick: () => open("login") }, t("acct_login")),
     auth.mode ? null : h("button", { testid: "register-button", onclick: startRegister }, t("acct_register")),
   );

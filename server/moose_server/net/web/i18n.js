@@ -631,6 +631,7 @@ const es = {
 // -- site: accounts, profiles, leaderboards -------------------------------------------
 const enSite = {
   acct_guest_as: "Guest: {name}",
+  acct_guest_unnamed: "Playing as a guest",
   acct_login: "Log in",
   acct_register: "Register",
   acct_logout: "Log out",
@@ -721,6 +722,7 @@ const enSite = {
 
 const esSite = {
   acct_guest_as: "Invitado: {name}",
+  acct_guest_unnamed: "Juegas como invitado",
   acct_login: "Entrar",
   acct_register: "Registrarse",
   acct_logout: "Salir",
