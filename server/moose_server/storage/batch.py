@@ -61,7 +61,14 @@ from typing import Any, TypeAlias
 
 import redis.asyncio as aioredis
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import ClusterDownError, ConnectionError, NoScriptError, SlotNotCoveredError
+from redis.asyncio.connection import AbstractConnection
+from redis.exceptions import (
+    ClusterDownError,
+    ConnectionError,
+    NoScriptError,
+    ResponseError,
+    SlotNotCoveredError,
+)
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 __all__ = ["Arg", "Batcher", "Reply"]
@@ -108,6 +115,15 @@ class Batcher:
         self._task: asyncio.Task[None] | None = None
         self._closed = False
         self._gate = asyncio.Semaphore(connections)  # commands sent alone at once
+        # One node: the batches' own connection, made as the client's pool makes one
+        # (its options, packer, protocol), outside the pool. A cluster: its pipeline.
+        self._conn: AbstractConnection | None = None
+        if not isinstance(redis, RedisCluster):
+            self._conn = redis.connection_pool.make_connection()  # type: ignore[no-untyped-call]
+        self._flying = 0  # batches sent so far, the one in flight last
+        self._began: float | None = None  # loop time the batch in flight was sent
+        self._watch: asyncio.TimerHandle | None = None  # the watchdog (`_expire`)
+        self._expired = False  # the watchdog cancelled the batch in flight
 
     def send(self, args: tuple[Arg, ...], source: str | None = None) -> asyncio.Future[Any]:
         """Queue one command for this turn's batch; the future gets its reply.
@@ -139,6 +155,11 @@ class Batcher:
         self._closed = True
         if self._task is not None:
             await asyncio.wait([self._task])  # a cancelled closer leaves the batch be
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
+        if self._conn is not None:
+            await self._conn.disconnect()
 
     async def _run(self, gather: bool) -> None:
         """Send the queued commands, batch after batch; `gather`: within the window first."""
@@ -172,19 +193,18 @@ class Batcher:
 
     # The replies whose commands are sent again, by `_again`.
     retried: tuple[type[Exception], ...] = RESENT
+    # How many times a batch whose connection was lost is sent again on a new one, on
+    # the batcher's own connection (a cluster lane sends it through the cluster instead).
+    resends = 1
 
     async def _replies(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
-        """Every command's reply or error, in order: the batch on one pipeline; a lost
-        connection's answer from `_lost`, a batch that cannot be sent from `_unsendable`,
-        and the replies of `retried` kinds from `_again` (a cluster lane overrides them,
-        shards.py)."""
-        pipe = self.redis.pipeline(transaction=False)
-        for args in commands:
-            pipe.execute_command(*args)
+        """Every command's reply or error, in order: the batch in one round trip
+        (`_round_trip`) within `timeout`; a lost connection's answer from `_lost`, a batch
+        that cannot be sent from `_unsendable`, and the replies of `retried` kinds from
+        `_again` (a cluster lane overrides them, shards.py)."""
         try:
-            async with asyncio.timeout(self.timeout):
-                replies = list(await pipe.execute(raise_on_error=False))
-        except TimeoutError:  # ours (asyncio's): redis-py closed the connection it read
+            replies = await self._bounded(commands)
+        except TimeoutError:  # the watchdog's: the connection read from is closed
             return [RedisTimeoutError(f"no reply from Redis in {self.timeout:g} s")] * len(commands)
         except (ConnectionError, RedisTimeoutError) as exc:
             return await self._lost(commands, exc)
@@ -197,6 +217,78 @@ class Batcher:
             ):
                 replies[i] = reply
         return replies
+
+    async def _bounded(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        """The batch's round trip, cancelled by the watchdog (`_expire`) once it has
+        taken `timeout`: then TimeoutError. One watchdog timer serves batch after batch
+        (an `asyncio.timeout` each cost more than the round trip's other work: module
+        docstring)."""
+        self._flying += 1
+        if self._watch is None:
+            loop = asyncio.get_running_loop()
+            self._watch = loop.call_at(loop.time() + self.timeout, self._expire, self._flying)
+        self._began = asyncio.get_running_loop().time()
+        try:
+            if self._conn is None:
+                return await self._piped(commands)
+            return await self._direct(self._conn, commands)
+        except asyncio.CancelledError:
+            if self._expired:
+                self._expired = False
+                task = asyncio.current_task()
+                if task is not None and task.uncancel() == 0:
+                    raise TimeoutError from None
+            raise
+        finally:
+            self._began, self._expired = None, False
+
+    def _expire(self, batch: int) -> None:
+        """The watchdog: time out batch number `batch` if it is still in flight, else
+        watch the batch now in flight until its own bound."""
+        self._watch = None
+        if self._began is None or self._task is None:
+            return  # none in flight: the next one sets the watchdog again
+        if self._flying == batch:
+            self._expired = True
+            self._task.cancel()
+            return
+        loop = asyncio.get_running_loop()
+        self._watch = loop.call_at(self._began + self.timeout, self._expire, self._flying)
+
+    async def _direct(self, conn: AbstractConnection, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        """The batch on the batcher's own connection, through redis-py's connection
+        methods: packed in one piece (packing.py), sent, each reply read (an error reply
+        as a value); on a lost connection, sent `resends` times more on a new one."""
+        packed = conn.pack_commands(commands)  # raises before sending: `_unsendable`
+        tries = self.resends
+        while True:
+            try:
+                await conn.send_packed_command(packed, check_health=False)
+                replies: list[Any] = []
+                for _ in commands:
+                    try:
+                        replies.append(await conn.read_response())
+                    except ResponseError as exc:  # an error reply: the connection is fine
+                        replies.append(exc)
+                return replies
+            except ConnectionError:
+                await conn.disconnect(nowait=True)
+                if tries <= 0:
+                    raise
+                tries -= 1
+            except BaseException:
+                # redis-py has closed it already (a timeout, a cancellation, a reply it
+                # could not parse); closed it must be: later replies are nobody's.
+                await conn.disconnect(nowait=True)
+                raise
+
+    async def _piped(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        """The batch as one redis-py pipeline (a cluster client's, routing each command
+        to its node), with the client's own retry."""
+        pipe = self.redis.pipeline(transaction=False)
+        for args in commands:
+            pipe.execute_command(*args)
+        return list(await pipe.execute(raise_on_error=False))
 
     async def _lost(self, commands: list[tuple[Arg, ...]], exc: Exception) -> list[Any]:
         """The replies of a batch whose connection was lost: its error, each."""

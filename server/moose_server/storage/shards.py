@@ -108,6 +108,7 @@ class Lane(Batcher):
     node does not answer itself goes through the cluster client (module docstring)."""
 
     retried = ELSEWHERE  # not the node's to run: through the cluster client
+    resends = 0  # a lost connection's batch goes through the cluster client (`_lost`)
 
     def __init__(
         self,
