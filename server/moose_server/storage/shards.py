@@ -20,8 +20,9 @@ socket timeout) rather than through the cluster pipeline, which works out each
 command's slot and node again, wraps each in objects of its own and packs it in
 pure Python (one instance's server CPU a move on a Cluster: x1.36 one node's
 that way, x1.08 on a plain pipeline to the node; BENCHMARKS.md, "Several
-instances"). The cluster client keeps the slot table and takes what a node does
-not answer itself, with its redirects and retries:
+instances"; on the connection, 0.87x the pipeline's at full speed, alternated
+runs: BENCHMARKS.md). The cluster client keeps the slot table and takes what a
+node does not answer itself, with its redirects and retries:
 
 - a reply that says the command was not the node's to run, so it ran nowhere
   (MOVED, ASK: a slot moved or moving; TRYAGAIN, CLUSTERDOWN; CROSSSLOT, which
