@@ -128,10 +128,11 @@ async def test_one_batch_is_one_connection_on_one_node(redis_url):
 async def test_an_error_reaches_only_its_caller(backend):
     batch = backend
     await batch.call("SET", "{t}s", "text")
+    # Commands sent again one by one run side by side, in no set order: one key each.
     calls = [
         ("INCR", "{t}n"),
         ("INCR", "{t}s"),
-        ("INCR", "{t}n"),
+        ("INCRBY", "{t}m", 2),
         ("NOSUCHCOMMAND",),
         ("SET", "{t}k", None),
         ("GET", "{t}s"),
