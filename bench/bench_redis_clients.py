@@ -3,6 +3,8 @@
     pip install coredis valkey-glide          # the two alternatives (not project deps)
     python bench/bench_redis_clients.py [--callers 200] [--rounds 5] [--duration 3]
         [--transports tcp,unix] [--clients NAME,...] [--out FILE.json]
+    python bench/bench_redis_clients.py --batch [--rounds 5] [--batches 5000]
+        [--sizes 1,2,8] [--transports unix] [--clients WAY,...]
 
 Starts a private redis-server (the bundled binary, no persistence) listening on a
 loopback port and a unix socket. Every round measures each client in turn (the
@@ -34,6 +36,19 @@ redis-server. A "call" is one Redis command (a move is two). Clients:
 
 Writes every measurement and the per-client medians (with ratios against
 `redis-py direct` on the same transport) to `--out`, and prints them.
+
+`--batch`: one `Batcher` batch after another, each of `--sizes` commands sent in
+one loop turn by one caller (a move's: the game's HMGET with its 2 KB data,
+ZSCORE, HSET of the data, EXPIRE, in turn), CPU of this process per batch, each
+way in turn (rotated each round, every size within a way's turn):
+
+- `pipeline`: the batch as before `batch.py`'s own connection: one redis-py
+  pipeline of the client's pool under an `asyncio.timeout`;
+- `connection+timeout`: the batcher's own connection, under an `asyncio.timeout`;
+- `batch.py`: the batcher as it is (its own connection, its watchdog timer).
+
+`--only WAY --count N` runs N batches of the first size, one way, no rounds: for
+`valgrind --tool=callgrind` (less a run with `--count 0`, over N).
 """
 
 from __future__ import annotations
@@ -65,9 +80,10 @@ import redis.asyncio as aioredis  # noqa: E402
 from redis.utils import HIREDIS_AVAILABLE  # noqa: E402
 
 from moose import bots, rules  # noqa: E402
-from moose_server.storage.batch import Batcher  # noqa: E402
+from moose_server.storage.batch import Arg, Batcher  # noqa: E402
 from moose_server.storage.codec import pack  # noqa: E402
 from moose_server.storage.embedded import EmbeddedRedis, free_port  # noqa: E402
+from moose_server.storage.gateway import RAW_REPLIES  # noqa: E402
 from moose_server.storage.keys import GameKeys, move_field  # noqa: E402
 from moose_server.storage.scripts import CommitCall  # noqa: E402
 from moose_server.storage.store import connect  # noqa: E402
@@ -294,6 +310,125 @@ def _flush(url: str) -> None:
         r.script_load(SOURCE)
 
 
+# -- --batch: one batch's CPU, each way -----------------------------------------------------
+
+
+class Piped(Batcher):
+    """The batch as one pipeline of the client's pool under an asyncio.timeout (before)."""
+
+    async def _bounded(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        async with asyncio.timeout(self.timeout):
+            return await self._piped(commands)
+
+
+class TimedConnection(Batcher):
+    """The batcher's own connection under an asyncio.timeout (no watchdog)."""
+
+    async def _bounded(self, commands: list[tuple[Arg, ...]]) -> list[Any]:
+        assert self._conn is not None
+        async with asyncio.timeout(self.timeout):
+            return await self._direct(self._conn, commands)
+
+
+WAYS: dict[str, type[Batcher]] = {
+    "pipeline": Piped,
+    "connection+timeout": TimedConnection,
+    "batch.py": Batcher,
+}
+
+
+def move_commands(size: int) -> list[tuple[Arg, ...]]:
+    """`size` of a move's kinds of command, in turn."""
+    kinds: list[tuple[Arg, ...]] = [
+        ("HMGET", "{b1}game", "v", "data", "dl"),
+        ("ZSCORE", "{b1}deadlines", "g_1"),
+        ("HSET", "{b1}game", "data", DATA),
+        ("EXPIRE", "{b1}game", 3600),
+    ]
+    return [kinds[i % len(kinds)] for i in range(size)]
+
+
+async def batches(way: str, url: str, size: int, count: int) -> float:
+    """CPU seconds of this process for `count` batches of `size` commands (one way)."""
+    client = connect(url, 8, timeout=None)  # the server's own (connection.open_node)
+    for command in RAW_REPLIES:  # as the gateway sets them
+        client.set_response_callback(command, lambda response, **options: response)
+    batch = WAYS[way](client, window=0.0)
+    commands = move_commands(size)
+    try:
+        for _ in range(200):  # connected, warm
+            await asyncio.gather(*(batch.send(c) for c in commands))
+        began = time.process_time()
+        for _ in range(count):
+            await asyncio.gather(*(batch.send(c) for c in commands))
+        return time.process_time() - began
+    finally:
+        await batch.aclose()
+        await client.aclose()
+
+
+async def run_batches(args: argparse.Namespace) -> dict[str, Any]:
+    """Interleaved rounds: each way in turn, every size in each way's turn."""
+    names = [n for n in args.clients.split(",") if n in WAYS] or list(WAYS)
+    sizes = [int(n) for n in args.sizes.split(",")]
+    runs: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory(prefix="rc-") as folder:
+        sock = f"{folder}/r.sock"
+        extra = ["--unixsocket", sock, "--unixsocketperm", "700"]
+        port = free_port()
+        with EmbeddedRedis(Path(folder), port=port, appendonly=False, extra=extra):
+            urls = {"tcp": f"redis://127.0.0.1:{port}/0", "unix": f"unix://{sock}"}
+            if args.only:
+                cpu = await batches(
+                    args.only, urls[args.transports.split(",")[0]], sizes[0], args.count
+                )
+                print(f"{args.only}: {args.count} batches of {sizes[0]}: {cpu:.3f} s CPU")
+                return {}
+            for rnd in range(args.rounds):
+                k = rnd % len(names)
+                for transport in args.transports.split(","):
+                    for name in names[k:] + names[:k]:
+                        for size in sizes:
+                            load = os.getloadavg()[0]
+                            cpu = await batches(name, urls[transport], size, args.batches)
+                            run = {
+                                "round": rnd,
+                                "transport": transport,
+                                "way": name,
+                                "size": size,
+                                "cpu_us_per_batch": round(cpu / args.batches * 1e6, 2),
+                                "loadavg_1m": round(load, 2),
+                            }
+                            runs.append(run)
+                            print(
+                                f"round {rnd} {transport:4s} {name:19s} {size:2d} commands "
+                                f"{run['cpu_us_per_batch']:7.1f} us CPU/batch load {load:.2f}",
+                                flush=True,
+                            )
+    medians: dict[str, dict[str, dict[str, Any]]] = {}
+    for run in runs:
+        per = medians.setdefault(f"{run['transport']} {run['size']}", {})
+        per.setdefault(run["way"], {"values": []})["values"].append(run["cpu_us_per_batch"])
+    for per in medians.values():
+        for m in per.values():
+            m["cpu_us_per_batch"] = round(statistics.median(m["values"]), 2)
+        base = per.get("pipeline")
+        for m in per.values():
+            if base:
+                m["ratio"] = round(m["cpu_us_per_batch"] / base["cpu_us_per_batch"], 3)
+    for key, per in medians.items():
+        print(f"\n{key} commands a batch: medians of {args.rounds} rounds, us CPU a batch")
+        for name, m in per.items():
+            print(f"{name:19s} {m['cpu_us_per_batch']:7.1f}  x{m.get('ratio', 0):.2f} of pipeline")
+    return {
+        "bench": "bench/bench_redis_clients.py --batch",
+        "argv": sys.argv[1:],
+        "versions": versions(),
+        "medians": medians,
+        "runs": runs,
+    }
+
+
 # -- rounds and report ----------------------------------------------------------------------
 
 
@@ -423,9 +558,21 @@ def main() -> None:
     parser.add_argument("--transports", default="tcp,unix")
     parser.add_argument("--clients", default=",".join(CLIENTS))
     parser.add_argument("--out", help="write the report (JSON) here")
+    parser.add_argument("--batch", action="store_true", help="CPU a batch, each way")
+    parser.add_argument("--batches", type=int, default=5000, help="--batch: batches a run")
+    parser.add_argument("--sizes", default="1,2,8", help="--batch: commands a batch")
+    parser.add_argument("--only", choices=list(WAYS), help="--batch: one way, no rounds")
+    parser.add_argument("--count", type=int, default=0, help="--only: batches")
     args = parser.parse_args()
-    report = asyncio.run(run(args))
-    show(report)
+    if args.batch:
+        if args.clients == ",".join(CLIENTS):
+            args.clients = ",".join(WAYS)
+        if args.transports == "tcp,unix":
+            args.transports = "unix"
+        report = asyncio.run(run_batches(args))
+    else:
+        report = asyncio.run(run(args))
+        show(report)
     if args.out:
         Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
         print(f"\nwritten to {args.out}")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import redis
+import redis.asyncio as aioredis
 from redis.crc import key_slot
 from redis.exceptions import ConnectionError, DataError, NoScriptError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
@@ -127,10 +128,11 @@ async def test_one_batch_is_one_connection_on_one_node(redis_url):
 async def test_an_error_reaches_only_its_caller(backend):
     batch = backend
     await batch.call("SET", "{t}s", "text")
+    # Commands sent again one by one run side by side, in no set order: one key each.
     calls = [
         ("INCR", "{t}n"),
         ("INCR", "{t}s"),
-        ("INCR", "{t}n"),
+        ("INCRBY", "{t}m", 2),
         ("NOSUCHCOMMAND",),
         ("SET", "{t}k", None),
         ("GET", "{t}s"),
@@ -199,7 +201,7 @@ async def test_a_failed_batch_fails_every_caller_in_it():
         await client.aclose()
 
 
-async def test_a_batch_without_a_reply_in_time_fails_its_callers_and_the_next_one_works(
+async def test_a_batch_without_a_reply_in_time_fails_its_callers_and_no_late_reply_is_read(
     redis_url,
 ):
     # The client has no socket timeout, as the server's batcher (connection.py):
@@ -208,37 +210,108 @@ async def test_a_batch_without_a_reply_in_time_fails_its_callers_and_the_next_on
     batch = Batcher(client, timeout=0.1)
     admin = redis.Redis.from_url(redis_url)
     try:
-        assert await batch.send(("PING",)) is True
-        admin.client_pause(400, all=True)  # Redis answers nobody for 0.4 s
+        assert await batch.send(("PING",)) == b"PONG"  # replies as Redis gives them
+        admin.client_pause(500, all=True)  # Redis answers nobody for 0.5 s
         got = await asyncio.gather(
-            batch.send(
-                (
-                    "ECHO",
-                    "late",
-                )
-            ),
-            batch.send(
-                (
-                    "INCR",
-                    "n",
-                )
-            ),
-            return_exceptions=True,
+            batch.send(("ECHO", "late")), batch.send(("INCR", "n")), return_exceptions=True
         )
         assert [type(e) for e in got] == [RedisTimeoutError] * 2, got
         assert "no reply from Redis in 0.1 s" in str(got[0])
-        await asyncio.sleep(0.4)
-        # A new connection: the late replies of the batch that timed out are not read
-        # as this one's. (Whether its commands ran is not known: as after any lost
-        # connection, every command the server sends is safe to send twice.)
-        assert await asyncio.gather(
-            batch.send(("ECHO", "next")), batch.send(("ECHO", "after"))
-        ) == [
-            b"next",
-            b"after",
-        ]
+        # The next batch leaves at once, while Redis still holds the late replies: on
+        # the same connection, "late" and the INCR's count would be read as its own.
+        # (Whether the late commands ran is not known: as after any lost connection,
+        # every command the server sends is safe to send twice.)
+        batch.timeout = 30.0
+        next_ones = [batch.send(("ECHO", "next")), batch.send(("ECHO", "after"))]
+        assert await asyncio.gather(*next_ones) == [b"next", b"after"]
     finally:
         admin.close()
+        await batch.aclose()
+        await client.aclose()
+
+
+async def test_the_bound_is_each_batchs_own(redis_url):
+    # The watchdog set for an earlier batch cuts no later one short, and still times
+    # out a batch that comes after many.
+    client = connect(redis_url, 4, timeout=None)
+    batch = Batcher(client, timeout=0.1)
+    admin = redis.Redis.from_url(redis_url)
+    try:
+        loop = asyncio.get_running_loop()
+        began, n = loop.time(), 0
+        while loop.time() < began + 0.25:  # past two bounds, batch after batch
+            n += 1
+            assert await batch.send(("INCR", "n")) == n
+        admin.client_pause(200, all=True)
+        with pytest.raises(RedisTimeoutError):
+            await batch.send(("INCR", "n"))
+        batch.timeout = 30.0
+        assert await batch.send(("ECHO", "next")) == b"next"
+    finally:
+        admin.close()
+        await batch.aclose()
+        await client.aclose()
+
+
+async def test_an_error_reply_reaches_its_caller_and_the_connection_stays(redis_url):
+    client = connect(redis_url, 4, timeout=None)
+    batch = Batcher(client)
+    unknown = _script("return redis.call('INCR', KEYS[1])")
+    try:
+        conn = await batch.send(("CLIENT", "ID"))
+        await batch.send(("SET", "s", "text"))
+        got = await asyncio.gather(
+            batch.send(("INCR", "n")),
+            batch.send(("INCR", "s")),
+            batch.script(*unknown, ["m"], []),  # NOSCRIPT, then EVAL in the next batch
+            batch.send(("HGET", "s", "f")),
+            batch.send(("INCR", "n")),
+            return_exceptions=True,
+        )
+        assert got[0] == 1 and got[2] == 1 and got[4] == 2
+        assert isinstance(got[1], ResponseError) and "not an integer" in str(got[1])
+        assert isinstance(got[3], ResponseError) and "WRONGTYPE" in str(got[3])
+        assert await batch.send(("CLIENT", "ID")) == conn  # error replies drop no connection
+    finally:
+        await batch.aclose()
+        await client.aclose()
+
+
+async def test_a_batch_whose_connection_is_killed_is_sent_once_more(redis_url):
+    client = connect(redis_url, 4, timeout=None)
+    batch = Batcher(client)
+    admin = aioredis.Redis.from_url(redis_url)
+
+    async def kill_blocked(times: int) -> None:
+        """Kill the connection of the batch's BLPOP while it waits, `times` times."""
+        for _ in range(times):
+            while not (found := [c for c in await admin.client_list() if c["cmd"] == "blpop"]):
+                await asyncio.sleep(0.005)
+            await admin.client_kill_filter(_id=found[0]["id"])
+
+    def blocked_batch() -> asyncio.Future[list[object]]:
+        # Redis runs the INCR only after the BLPOP: a killed connection never ran it.
+        return asyncio.gather(
+            batch.send(("BLPOP", "q", 0.2)),
+            batch.send(("INCR", "n")),
+            batch.send(("CLIENT", "ID")),
+            return_exceptions=True,
+        )
+
+    try:
+        first = await batch.send(("CLIENT", "ID"))
+        pending = blocked_batch()
+        await kill_blocked(1)
+        popped, n, conn = await pending
+        assert popped is None and n == 1 and conn != first  # sent again on a new one
+        assert batch.batches == 2
+        pending = blocked_batch()
+        await kill_blocked(2)  # the second connection too: no third try
+        assert [type(e) for e in await pending] == [ConnectionError] * 3
+        assert await batch.send(("INCR", "n")) == 2  # and the next batch goes on
+    finally:
+        await admin.aclose()
+        await batch.aclose()
         await client.aclose()
 
 

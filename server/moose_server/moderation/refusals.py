@@ -4,7 +4,7 @@ Every refusal that is a limit (`accounts.limits.Limited`, a socket's message
 flood, an HTTP 429) is noted by the one place that turns it into an answer
 (net/ws.py, moderation/gate.py) with `refused`, which only appends to a bounded
 buffer: a flood costs no Redis call per refusal. `run` writes the buffer out
-once a second in one pipeline (moderation/store.py: a capped stream of
+once a second in one batch (moderation/store.py: a capped stream of
 recent refusals, and per limit and hour a sorted set of the clients refused,
 which expires). Should a flood fill the buffer between two writes, the
 refusals beyond `BUFFERED` are counted in `dropped` and not kept.

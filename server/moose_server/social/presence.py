@@ -10,7 +10,7 @@ it out. An instance that dies stops renewing, so its word lapses by itself: no
 count outlives the process that kept it.
 
 The renewals are spread over that third, a slice every `TICK`, as the heartbeats
-are (net/heartbeats.py): written 500 players a pipeline at once, 10,000 players
+are (net/heartbeats.py): written 500 players a batch at once, 10,000 players
 held the event loop for a few ms twenty times in a row every 20 s, and a lobby of
 10,000 had a move p99 of 20 ms against 5 ms at 2,000 (BENCHMARKS.md).
 

@@ -5,8 +5,8 @@ connection.open_redis) and talks to Redis through it only; nothing outside
 storage/ imports redis-py. What the gateway does for every call alike:
 
 - **one round trip per loop turn**: each call is queued on its `Batcher`
-  (batch.py) the moment it is made, and the calls of one event-loop turn go as
-  one pipeline (on a cluster, one per primary: shards.py). A call returns a
+  (batch.py) the moment it is made, and the calls of one event-loop turn go in
+  one round trip (on a cluster, one per primary: shards.py). A call returns a
   `Pending`, awaited when its reply is wanted:
   ``a, b = gw.hget(k, f), gw.zscore(z, m)`` then ``await a``, ``await b`` costs
   one round trip; `all` awaits a list of them;
@@ -150,7 +150,7 @@ class Gateway:
 
     @property
     def batches(self) -> int:
-        """Round trips so far (one pipeline each; one per node on a cluster)."""
+        """Round trips so far (one batch each; one per node on a cluster)."""
         return self.batch.batches
 
     async def aclose(self) -> None:

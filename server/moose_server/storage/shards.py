@@ -1,4 +1,4 @@
-"""A loop turn's commands on a Redis Cluster: one pipeline per primary (`Shards`).
+"""A loop turn's commands on a Redis Cluster: one batch per primary (`Shards`).
 
 redis-py's cluster pipeline sends a batch's commands to their nodes side by
 side, but answers only once every node has: when a primary dies, its commands
@@ -13,15 +13,16 @@ as the cluster client's slot table says when it is queued. A dead primary
 stalls only the commands of its own slots; the others' lanes go on. A command
 with no key goes to a lane of its own, through the cluster client.
 
-A lane knows its node, so it sends its batch as one plain redis-py pipeline on
-a client of its own to that node (`node_client`: the cluster client's options
-for that node, the hiredis packer of packing.py, no socket timeout) rather than
-through the cluster pipeline, which works out each command's slot and node
-again, wraps each in objects of its own and packs it in pure Python (one
-instance's server CPU a move on a Cluster: x1.36 one node's that way, x1.08
-this way; BENCHMARKS.md, "Several instances"). The cluster client keeps the
-slot table and takes what a node does not answer itself, with its redirects
-and retries:
+A lane knows its node, so it sends its batch as batch.py does on one node: on a
+redis-py connection of its own to that node (made by `node_client`'s pool: the
+cluster client's options for that node, the hiredis packer of packing.py, no
+socket timeout) rather than through the cluster pipeline, which works out each
+command's slot and node again, wraps each in objects of its own and packs it in
+pure Python (one instance's server CPU a move on a Cluster: x1.36 one node's
+that way, x1.08 on a plain pipeline to the node; BENCHMARKS.md, "Several
+instances"; on the connection, 0.87x the pipeline's at full speed, alternated
+runs: BENCHMARKS.md). The cluster client keeps the slot table and takes what a
+node does not answer itself, with its redirects and retries:
 
 - a reply that says the command was not the node's to run, so it ran nowhere
   (MOVED, ASK: a slot moved or moving; TRYAGAIN, CLUSTERDOWN; CROSSSLOT, which
@@ -85,12 +86,12 @@ def key_of(args: tuple[Arg, ...]) -> Arg | None:
     return args[1]
 
 
-def node_client(node: ClusterNode, cluster: RedisCluster) -> aioredis.Redis:
+def node_client(node: ClusterNode) -> aioredis.Redis:
     """A plain client to one cluster node, with the options of the cluster client's own
-    connections to it (credentials, TLS), its reply callbacks, and the hiredis packer
-    (packing.py); no socket timeout (the batch's own bound is enough, batch.py) and no
-    retry of its own (a lane sends what failed through the cluster client). One
-    connection: a lane has one batch in flight."""
+    connections to it (credentials, TLS) and the hiredis packer (packing.py); no socket
+    timeout (the batch's own bound is enough, batch.py) and no retry of its own (a lane
+    sends what failed through the cluster client). Its pool makes the lane's one
+    connection (batch.py): a lane has one batch in flight."""
     options: dict[str, Any] = {
         k: v for k, v in node.connection_kwargs.items() if k not in CLUSTER_ONLY
     }
@@ -98,16 +99,15 @@ def node_client(node: ClusterNode, cluster: RedisCluster) -> aioredis.Redis:
     base: Any = node.connection_class  # TCP or TLS, as the cluster client's
     options["connection_class"] = packing(base)
     pool = aioredis.BlockingConnectionPool(max_connections=1, timeout=10, **options)
-    client = aioredis.Redis(connection_pool=pool)
-    client.response_callbacks = cluster.response_callbacks  # the gateway's (raw replies)
-    return client
+    return aioredis.Redis(connection_pool=pool)
 
 
 class Lane(Batcher):
-    """The batcher of one primary: its batch on a plain pipeline to that node; what the
+    """The batcher of one primary: its batch on a connection to that node; what the
     node does not answer itself goes through the cluster client (module docstring)."""
 
     retried = ELSEWHERE  # not the node's to run: through the cluster client
+    resends = 0  # a lost connection's batch goes through the cluster client (`_lost`)
 
     def __init__(
         self,
@@ -153,7 +153,7 @@ class Shards:
 
     @property
     def batches(self) -> int:
-        """Pipelines sent: one round trip each, per primary."""
+        """Batches sent: one round trip each, per primary."""
         return sum(lane.batches for lane in self._lanes.values())
 
     @property
@@ -195,7 +195,7 @@ class Shards:
             if node is None:  # no key, or no slot table: the cluster client routes it
                 lane = Batcher(self.cluster, self.timeout, self.connections, self.window, self.busy)
             else:
-                client = node_client(node, self.cluster)
+                client = node_client(node)
                 self._nodes.append(client)
                 lane = Lane(
                     client, self.cluster, self.timeout, self.connections, self.window, self.busy

@@ -7,7 +7,7 @@ its data only. Pub/sub (keys.GAMES_CHANNEL, keys.PLAYERS_CHANNEL) is only a
 wake-up; the streams are the record.
 
 Every call goes through the instance's `Gateway` (gateway.py): the commands of
-one event-loop turn in one redis-py pipeline, on one node, a cluster or TLS
+one event-loop turn in one round trip (batch.py), on one node, a cluster or TLS
 alike: a move's game read (HMGET) and commit script, event reads (XRANGE), the
 players' game sets (SADD/SREM) and player messages (PUBLISH), deadline claims,
 heartbeats and sessions. A command (or a batch) goes once more when its
