@@ -174,6 +174,18 @@ async def test_a_late_socket_is_served_from_the_log_and_one_that_saw_another_eve
     assert rewound.subs[gid].seen == 2 and rewound.subs[gid].time == entries[1].time
 
 
+async def test_a_wake_up_resyncs_a_socket_that_saw_another_event_at_its_seq(game):
+    store, gid, entries = game
+    hub = Hub(store, HERE)
+    hub.committed(gid, entries)
+    rewound = Peer("p_b", 1)
+    hub.join(rewound, gid, 1, 1).time = entries[0].time - 5  # saw an event 1 Redis lost
+    hub._on_game(gid, 2)  # a wake-up: the log holds events 1 and 2
+    await asyncio.sleep(0)
+    await asyncio.gather(*hub._tasks)
+    assert [(m["seq"], m["event"]["kind"]) for m in rewound.got] == [(2, "state")]
+
+
 async def test_a_commit_at_a_seq_a_socket_saw_resyncs_it_unless_it_saw_that_very_event(game):
     store, gid, entries = game
     hub = Hub(store, HERE)

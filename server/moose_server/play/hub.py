@@ -479,17 +479,25 @@ class Hub:
             if kind["kind"] == "away" and kind["seat"] == sub.seat:
                 peer.note_away(game)
 
-    def _offer(self, peer: Peer, game: str, ready: list[Prepared]) -> bool:
+    def _offer(
+        self, peer: Peer, game: str, ready: list[Prepared], held: GameLog | None = None
+    ) -> bool:
         """Send the events the socket lacks, if that needs no wait; False: `deliver` it.
 
-        It needs a wait when the socket is reading a gap (its lock is held) or
-        lacks events before the first of `ready`.
+        It needs a wait when the socket is reading a gap (its lock is held),
+        lacks events before the first of `ready`, or saw at its last seq another
+        event than the one `held` (the game's log) has there: Redis lost what it
+        saw, and `deliver` resyncs it.
         """
         sub = peer.subs.get(game)
         if sub is None or ready[-1].seq <= sub.seen:
             return True
         if sub.lock.locked() or ready[0].seq > sub.seen + 1:
             return False
+        if held is not None and sub.time:
+            at = held.at(sub.seen)
+            if at is not None and at.entry.time != sub.time:
+                return False
         self._send(peer, game, sub, ready)
         return True
 
@@ -580,7 +588,7 @@ class Hub:
         if ready is None:
             self._spawn(self._deliver_all(game, seq, peers))
             return
-        late = [p for p in peers if not self._offer(p, game, ready)]
+        late = [p for p in peers if not self._offer(p, game, ready, held)]
         if late:
             self._spawn(self._deliver_all(game, seq, late))
         else:
