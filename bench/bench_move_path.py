@@ -14,7 +14,8 @@ is kept, and the event frames of the 4 seats (`frames.Prepared.frame`, before
 it `hub._Prepared.frame`). Prints the best of 7 timeit repeats of 2,000 moves,
 in us per move; compare two revisions by running it with each on PYTHONPATH
 (e.g. an export made with `git archive`). `--heard` makes each move as a follower
-instance does after another instance's step (its copy from the step's data).
+instance does after another instance's step (the step's message read, its
+event made ready and the seat to act's frame, its copy from the step's data).
 `--plain` packs the game, its snapshot and each seat's message as they are
 (`pack(dict)`) instead of `Game.packed` and the frame template: the difference
 is what those shortcuts save (`--plain game` or `--plain frames`: that one
@@ -69,9 +70,10 @@ def _deadline_delta(games: Any) -> Any:
 
 
 def _heard(game: Any) -> Any:
-    """A follower's copy of `game` as another instance's step brings it: the hub makes
-    the step's event ready and the seat to act's frame, `Copies` keeps the data the
-    step wrote, and the move here takes the game from there (`--heard`)."""
+    """A follower's copy of `game` as another instance's step brings it: the hub reads
+    the step's message (`streams.heard_step`, where this revision has it), makes its
+    event ready in the game's log and the seat to act's frame, `Copies` keeps the
+    data the step wrote, and the move here takes the game from there (`--heard`)."""
     from moose_server.play.copies import Copies
 
     state = game.state.to_dict()
@@ -79,10 +81,21 @@ def _heard(game: Any) -> Any:
     snapshot = {**state, "auto": False}
     settings = Settings()
     hands_on = len(inspect.signature(Copies.stepped).parameters) > 5  # since ca677f2
+    prepared = _prepared()
+    try:
+        from moose_server.play.recent import GameLog
+        from moose_server.play.streams import heard_step
+    except ImportError:  # before the steps were published: the entry made here
+        heard_step = GameLog = None
+    flat = pack([{"kind": "move"}, snapshot])
+    message = b"%s %d 6 5 %d " % (game.id.encode(), game.version, len(flat)) + flat + data
 
     def heard() -> Any:
         copies = Copies(settings)  # holding no copy of its own: the step's data it is
-        ready = _prepared()("g_abc", Entry(game.version, {"kind": "move"}, snapshot, 5, 6))
+        if heard_step is None:
+            ready = prepared("g_abc", Entry(game.version, {"kind": "move"}, snapshot, 5, 6))
+        else:
+            ready = GameLog().add(game.id, heard_step(message).entries)[-1]
         ready.frame(rules.to_act(ready.state))
         more = (ready.state, ready.legal) if hands_on else ()
         copies.stepped(game.id, game.version, 5, data, *more)
