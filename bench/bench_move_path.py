@@ -187,7 +187,7 @@ def main() -> None:
             deadline_delta(new, events, auto)
             for event in events:
                 pack(event)
-        extra = (None if auto else new.legal,) if with_legal else ()
+        extra = (None if auto else vars(new).get("legal"),) if with_legal else ()
         entries = [Entry(1, e, snapshot, 0, 1, new.state, *extra) for e in events]
         new.but(version=5, deadline=1, packed_moves=packed_moves).auto_kind()
         ready = prepared("g_abc", entries[0])

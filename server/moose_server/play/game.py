@@ -334,6 +334,12 @@ class Game:
             return None
         if self.bots[seat] is not None or self.away[seat]:
             return "bot"
+        state = self.state
+        # A trap to answer, or a card drawn (a discard at worst), is never a pass alone
+        # (rules.legal_moves): the legal moves are not made for this, only where a frame
+        # offers them (~2.5 us a commit whose seat to act has no socket here).
+        if state.pending or state.drew:
+            return None
         if self.legal == [{"action": "pass"}]:
             return "forced"
         return None

@@ -558,8 +558,9 @@ class Games:
             if got.status != "ok":
                 return got, None
             if self.listeners:
-                # The seat to act gets its legal moves unless the server plays it.
-                legal = None if auto else new.legal
+                # The seat to act gets its legal moves unless the server plays it: made
+                # here if they were already, else by the frame of that seat's socket.
+                legal = None if auto else vars(new).get("legal")
                 entries = [
                     Entry(got.seq + i, event, snapshot, got.deadline, got.now, new.state, legal)
                     for i, event in enumerate(events)
