@@ -11,11 +11,13 @@ Times, in one process, what the server does in Python for a player's move in a
 the commit's state dict, auto-play check, the commit script's call (packed game
 and events, its KEYS and ARGV: `Steps.call`, `CommitCall.build`), the copy that
 is kept, and the event frames of the 4 seats (`frames.Prepared.frame`, before
-it `hub._Prepared.frame`). Prints the best of 7 timeit repeats of 2,000 moves,
-in us per move; compare two revisions by running it with each on PYTHONPATH
-(e.g. an export made with `git archive`). `--heard` makes each move as a follower
-instance does after another instance's step (the step's message read, its
-event made ready and the seat to act's frame, its copy from the step's data).
+it `hub._Prepared.frame`), its entries made ready in the game's log after the
+step before (`recent.GameLog.add`, where the revision has it). Prints the best
+of 7 timeit repeats of 2,000 moves, in us per move; compare two revisions by
+running it with each on PYTHONPATH (e.g. an export made with `git archive`).
+`--heard` makes each move as a follower instance does after another instance's
+step (the step's message read, its event made ready and the seat to act's
+frame, its copy from the step's data).
 `--plain` packs the game, its snapshot and each seat's message as they are
 (`pack(dict)`) instead of `Game.packed` and the frame template: the difference
 is what those shortcuts save (`--plain game` or `--plain frames`: that one
@@ -69,7 +71,28 @@ def _deadline_delta(games: Any) -> Any:
     return games.steps.deadline_delta
 
 
-def _heard(game: Any) -> Any:
+def _log_after(game_id: str, state: Any, seq: int) -> Any:
+    """`add(entries)`: the entries made ready as the hub's log of the game makes them
+    (`GameLog.add`), after the step before (`state` at `seq`, its frames made, as
+    the hub sent them), where this revision has the log."""
+    prepared = _prepared()
+    snapshot = {**state.to_dict(), "auto": False}
+    before = prepared(game_id, Entry(seq, {"kind": "move"}, snapshot, 5, 6, state))
+    before.frame(0)
+    try:
+        from moose_server.play.recent import GameLog
+    except ImportError:
+        return lambda entries: [prepared(game_id, e) for e in entries]
+
+    def add(entries: list[Entry]) -> list[Any]:
+        log = GameLog()
+        log.events = [before]
+        return log.add(game_id, entries)
+
+    return add
+
+
+def _heard(game: Any, before: Any) -> Any:
     """A follower's copy of `game` as another instance's step brings it: the hub reads
     the step's message (`streams.heard_step`, where this revision has it), makes its
     event ready in the game's log and the seat to act's frame, `Copies` keeps the
@@ -83,10 +106,10 @@ def _heard(game: Any) -> Any:
     hands_on = len(inspect.signature(Copies.stepped).parameters) > 5  # since ca677f2
     prepared = _prepared()
     try:
-        from moose_server.play.recent import GameLog
         from moose_server.play.streams import heard_step
     except ImportError:  # before the steps were published: the entry made here
-        heard_step = GameLog = None
+        heard_step = None
+    add = _log_after(game.id, before, game.version - 1)
     flat = pack([{"kind": "move"}, snapshot])
     message = b"%s %d 6 5 %d " % (game.id.encode(), game.version, len(flat)) + flat + data
 
@@ -95,7 +118,7 @@ def _heard(game: Any) -> Any:
         if heard_step is None:
             ready = prepared("g_abc", Entry(game.version, {"kind": "move"}, snapshot, 5, 6))
         else:
-            ready = GameLog().add(game.id, heard_step(message).entries)[-1]
+            ready = add(heard_step(message).entries)[-1]
         ready.frame(rules.to_act(ready.state))
         more = (ready.state, ready.legal) if hands_on else ()
         copies.stepped(game.id, game.version, 5, data, *more)
@@ -132,14 +155,14 @@ def main() -> None:
         help="as a follower instance: the move's game first heard as another's step",
     )
     args = parser.parse_args()
-    prepared = _prepared()
     state = rules.new_game(4, seed=3)
     rng = random.Random(1)
-    moves = []
+    moves, states = [], [state]
     for _ in range(30):
         move = rng.choice(rules.legal_moves(state))
         state = rules.apply(state, move)
         moves.append(move)
+        states.append(state)
     game = _game_class()(
         "g_abc",
         len(moves),
@@ -164,7 +187,8 @@ def main() -> None:
     with_legal = "legal" in inspect.signature(Entry).parameters  # Entry.legal since d68e258
     commit, keys_of = _commit_call(games)
 
-    heard = _heard(game) if args.heard else None
+    heard = _heard(game, states[-2]) if args.heard else None
+    add = _log_after(game.id, game.state, game.version)
 
     def one_move() -> None:
         game = base if heard is None else heard()
@@ -188,9 +212,12 @@ def main() -> None:
             for event in events:
                 pack(event)
         extra = (None if auto else vars(new).get("legal"),) if with_legal else ()
-        entries = [Entry(1, e, snapshot, 0, 1, new.state, *extra) for e in events]
+        seq = game.version + 1
+        entries = [
+            Entry(seq + i, e, snapshot, 0, 1, new.state, *extra) for i, e in enumerate(events)
+        ]
         new.but(version=5, deadline=1, packed_moves=packed_moves).auto_kind()
-        ready = prepared("g_abc", entries[0])
+        ready = add(entries)[0]
         for seat in range(4):
             if args.plain in ("all", "frames"):
                 pack(ready.message(seat))

@@ -62,7 +62,10 @@ class GameLog:
         events = self.events
         self.latest = max(self.latest, entries[-1].seq)
         if not events or events[-1].seq + 1 == entries[0].seq:  # the usual case: a commit
-            ready = [Prepared(game, e) for e in entries]
+            ready = []
+            before = events[-1] if events else None  # its houses packed are used again
+            for e in entries:
+                ready.append(before := Prepared(game, e, before))
             self.events = (events + ready)[-RECENT_EVENTS:]
             return ready
         held = {p.seq: p for p in events}
