@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import random
+import sys
 import timeit
 from typing import Any
 
@@ -187,13 +188,15 @@ def main() -> None:
     with_legal = "legal" in inspect.signature(Entry).parameters  # Entry.legal since d68e258
     commit, keys_of = _commit_call(games)
 
+    # The commit's state dict, as this revision makes it (game.state_data since 81aa2f7).
+    state_data = getattr(sys.modules[type(game).__module__], "state_data", rules.State.to_dict)
     heard = _heard(game, states[-2]) if args.heard else None
     add = _log_after(game.id, game.state, game.version)
 
     def one_move() -> None:
         game = base if heard is None else heard()
         new, events = games._player_move(game, player, move, None)
-        data = new.state.to_dict()
+        data = state_data(new.state)
         auto = new.auto_kind() is not None
         snapshot = {**data, "auto": auto}
         if args.plain in ("all", "game"):
