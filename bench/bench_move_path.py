@@ -29,6 +29,7 @@ makes N moves untimed, for an instruction count that a busy machine cannot blur
 from __future__ import annotations
 
 import argparse
+import copy
 import inspect
 import random
 import sys
@@ -74,21 +75,23 @@ def _deadline_delta(games: Any) -> Any:
 
 def _log_after(game_id: str, state: Any, seq: int) -> Any:
     """`add(entries)`: the entries made ready as the hub's log of the game makes them
-    (`GameLog.add`), after the step before (`state` at `seq`, its frames made, as
-    the hub sent them), where this revision has the log."""
+    (`GameLog.add`), after the step before (`state` at `seq`: made ready, its frames
+    made and sent, then trimmed from the log, as the hub does), where this revision
+    has the log."""
     prepared = _prepared()
     snapshot = {**state.to_dict(), "auto": False}
-    before = prepared(game_id, Entry(seq, {"kind": "move"}, snapshot, 5, 6, state))
-    before.frame(0)
+    before = Entry(seq, {"kind": "move"}, snapshot, 5, 6, state)
     try:
         from moose_server.play.recent import GameLog
     except ImportError:
+        prepared(game_id, before).frame(0)
         return lambda entries: [prepared(game_id, e) for e in entries]
+    held = GameLog()
+    held.add(game_id, [before])[0].frame(0)
+    held.forget(seq)  # every socket had it
 
     def add(entries: list[Entry]) -> list[Any]:
-        log = GameLog()
-        log.events = [before]
-        return log.add(game_id, entries)
+        return copy.copy(held).add(game_id, entries)
 
     return add
 
