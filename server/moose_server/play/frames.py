@@ -193,7 +193,8 @@ House = tuple[bool, list[tuple[str, int]], bytes]
 def _packed_houses(state: rules.State, before: list[House] | None) -> list[House]:
     """Each seat's house packed: as `before` (the game's step before) had it where it
     is the same. A step changes one house at most: a template's houses are then
-    ~1.5 us instead of ~3.5 us made and packed anew (4 players, 30 moves in)."""
+    ~1.9 us instead of ~3.5 us made and packed in the view (4 players, 30 moves in;
+    ~4.7 us with no step before, a log's first)."""
     made = []
     for seat, (has_house, rooms) in enumerate(zip(state.has_house, state.rooms, strict=True)):
         if before is not None and before[seat][0] == has_house and before[seat][1] == rooms:
