@@ -11,10 +11,13 @@ Times, in one process, what the server does in Python for a player's move in a
 the commit's state dict, auto-play check, the commit script's call (packed game
 and events, its KEYS and ARGV: `Steps.call`, `CommitCall.build`), the copy that
 is kept, and the event frames of the 4 seats (`frames.Prepared.frame`, before
-it `hub._Prepared.frame`). Prints the best of 7 timeit repeats of 2,000 moves,
-in us per move; compare two revisions by running it with each on PYTHONPATH
-(e.g. an export made with `git archive`). `--heard` makes each move as a follower
-instance does after another instance's step (its copy from the step's data).
+it `hub._Prepared.frame`), its entries made ready in the game's log after the
+step before (`recent.GameLog.add`, where the revision has it). Prints the best
+of 7 timeit repeats of 2,000 moves, in us per move; compare two revisions by
+running it with each on PYTHONPATH (e.g. an export made with `git archive`).
+`--heard` makes each move as a follower instance does after another instance's
+step (the step's message read, its event made ready and the seat to act's
+frame, its copy from the step's data).
 `--plain` packs the game, its snapshot and each seat's message as they are
 (`pack(dict)`) instead of `Game.packed` and the frame template: the difference
 is what those shortcuts save (`--plain game` or `--plain frames`: that one
@@ -26,8 +29,10 @@ makes N moves untimed, for an instruction count that a busy machine cannot blur
 from __future__ import annotations
 
 import argparse
+import copy
 import inspect
 import random
+import sys
 import timeit
 from typing import Any
 
@@ -68,10 +73,34 @@ def _deadline_delta(games: Any) -> Any:
     return games.steps.deadline_delta
 
 
-def _heard(game: Any) -> Any:
-    """A follower's copy of `game` as another instance's step brings it: the hub makes
-    the step's event ready and the seat to act's frame, `Copies` keeps the data the
-    step wrote, and the move here takes the game from there (`--heard`)."""
+def _log_after(game_id: str, state: Any, seq: int) -> Any:
+    """`add(entries)`: the entries made ready as the hub's log of the game makes them
+    (`GameLog.add`), after the step before (`state` at `seq`: made ready, its frames
+    made and sent, then trimmed from the log, as the hub does), where this revision
+    has the log."""
+    prepared = _prepared()
+    snapshot = {**state.to_dict(), "auto": False}
+    before = Entry(seq, {"kind": "move"}, snapshot, 5, 6, state)
+    try:
+        from moose_server.play.recent import GameLog
+    except ImportError:
+        prepared(game_id, before).frame(0)
+        return lambda entries: [prepared(game_id, e) for e in entries]
+    held = GameLog()
+    held.add(game_id, [before])[0].frame(0)
+    held.forget(seq)  # every socket had it
+
+    def add(entries: list[Entry]) -> list[Any]:
+        return copy.copy(held).add(game_id, entries)
+
+    return add
+
+
+def _heard(game: Any, before: Any) -> Any:
+    """A follower's copy of `game` as another instance's step brings it: the hub reads
+    the step's message (`streams.heard_step`, where this revision has it), makes its
+    event ready in the game's log and the seat to act's frame, `Copies` keeps the
+    data the step wrote, and the move here takes the game from there (`--heard`)."""
     from moose_server.play.copies import Copies
 
     state = game.state.to_dict()
@@ -79,10 +108,21 @@ def _heard(game: Any) -> Any:
     snapshot = {**state, "auto": False}
     settings = Settings()
     hands_on = len(inspect.signature(Copies.stepped).parameters) > 5  # since ca677f2
+    prepared = _prepared()
+    try:
+        from moose_server.play.streams import heard_step
+    except ImportError:  # before the steps were published: the entry made here
+        heard_step = None
+    add = _log_after(game.id, before, game.version - 1)
+    flat = pack([{"kind": "move"}, snapshot])
+    message = b"%s %d 6 5 %d " % (game.id.encode(), game.version, len(flat)) + flat + data
 
     def heard() -> Any:
         copies = Copies(settings)  # holding no copy of its own: the step's data it is
-        ready = _prepared()("g_abc", Entry(game.version, {"kind": "move"}, snapshot, 5, 6))
+        if heard_step is None:
+            ready = prepared("g_abc", Entry(game.version, {"kind": "move"}, snapshot, 5, 6))
+        else:
+            ready = add(heard_step(message).entries)[-1]
         ready.frame(rules.to_act(ready.state))
         more = (ready.state, ready.legal) if hands_on else ()
         copies.stepped(game.id, game.version, 5, data, *more)
@@ -119,14 +159,14 @@ def main() -> None:
         help="as a follower instance: the move's game first heard as another's step",
     )
     args = parser.parse_args()
-    prepared = _prepared()
     state = rules.new_game(4, seed=3)
     rng = random.Random(1)
-    moves = []
+    moves, states = [], [state]
     for _ in range(30):
         move = rng.choice(rules.legal_moves(state))
         state = rules.apply(state, move)
         moves.append(move)
+        states.append(state)
     game = _game_class()(
         "g_abc",
         len(moves),
@@ -151,12 +191,15 @@ def main() -> None:
     with_legal = "legal" in inspect.signature(Entry).parameters  # Entry.legal since d68e258
     commit, keys_of = _commit_call(games)
 
-    heard = _heard(game) if args.heard else None
+    # The commit's state dict, as this revision makes it (game.state_data since 81aa2f7).
+    state_data = getattr(sys.modules[type(game).__module__], "state_data", rules.State.to_dict)
+    heard = _heard(game, states[-2]) if args.heard else None
+    add = _log_after(game.id, game.state, game.version)
 
     def one_move() -> None:
         game = base if heard is None else heard()
         new, events = games._player_move(game, player, move, None)
-        data = new.state.to_dict()
+        data = state_data(new.state)
         auto = new.auto_kind() is not None
         snapshot = {**data, "auto": auto}
         if args.plain in ("all", "game"):
@@ -174,10 +217,13 @@ def main() -> None:
             deadline_delta(new, events, auto)
             for event in events:
                 pack(event)
-        extra = (None if auto else new.legal,) if with_legal else ()
-        entries = [Entry(1, e, snapshot, 0, 1, new.state, *extra) for e in events]
+        extra = (None if auto else vars(new).get("legal"),) if with_legal else ()
+        seq = game.version + 1
+        entries = [
+            Entry(seq + i, e, snapshot, 0, 1, new.state, *extra) for i, e in enumerate(events)
+        ]
         new.but(version=5, deadline=1, packed_moves=packed_moves).auto_kind()
-        ready = prepared("g_abc", entries[0])
+        ready = add(entries)[0]
         for seat in range(4):
             if args.plain in ("all", "frames"):
                 pack(ready.message(seat))

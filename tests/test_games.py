@@ -15,6 +15,7 @@ from moose_server.play.games import Games
 from moose_server.play.seats import Seat
 from moose_server.play.streams import read_events
 from moose_server.settings import Settings
+from moose_server.storage.codec import pack
 from moose_server.storage.connection import open_redis
 from moose_server.storage.keys import move_field
 from moose_server.storage.store import Entry, Store, connect
@@ -88,15 +89,16 @@ async def test_a_forced_pass_is_played_in_the_step_before_it_and_reads_back_the_
                     if entry.parsed is not step[-1].parsed:
                         assert entry.state["auto"] is True and entry.legal is None
             # Every entry as the stream gives it back (snapshots every 8 events, the
-            # states between rebuilt) is the entry the hub had at the commit.
+            # states between rebuilt) is the entry the hub had at the commit: its state
+            # packed (a commit's holds the rules state's tuples, `game.state_data`).
             told = {e.seq: e for step in heard.commits for e in step}
             stream = await read_events(games.store, game.id)
             assert [e.seq for e in stream] == sorted(told) == list(range(1, game.version + 1))
             for entry in stream:
                 was = told[entry.seq]
-                assert (entry.event, entry.state, entry.deadline) == (
+                assert (entry.event, pack(entry.state), entry.deadline) == (
                     was.event,
-                    was.state,
+                    pack(was.state),
                     was.deadline,
                 ), entry.seq
             heard.commits.clear()

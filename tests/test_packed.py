@@ -14,7 +14,9 @@ from moose import protocol, rules
 from moose_server.play import frames
 from moose_server.play.copies import Copies
 from moose_server.play.frames import Prepared, event_message
-from moose_server.play.game import Game, seat_info
+from moose_server.play.game import Game, seat_info, state_data
+from moose_server.play.recent import GameLog
+from moose_server.play.streams import heard_step
 from moose_server.settings import Settings
 from moose_server.storage import formats
 from moose_server.storage.codec import pack, pack_compressed
@@ -243,3 +245,52 @@ def test_the_frames_import_check_fails_when_a_frame_is_not_its_message(monkeypat
     monkeypatch.setattr(Prepared, "frame", lambda self, seat: real(self, seat)[:-1] + b"\x00")
     with pytest.raises(AssertionError, match="frame is not its message"):
         frames._check()
+
+
+def test_frames_along_a_game_s_log_equal_the_messages_their_houses_packed_once() -> None:
+    # Each entry of the log takes the houses the entry before packed (`_packed_houses`)
+    # where they are the same, trimmed from the log or not: along a game, every seat's
+    # frame must still be its message, frames made at some steps only (the houses
+    # known may be older).
+    for states in _games(12):
+        log = GameLog()
+        for i, s in enumerate(states):
+            d = {**s.to_dict(), "auto": i % 4 == 0}
+            [ready] = log.add("g", [Entry(i + 1, {"kind": "move"}, d, 5, 7, s)])
+            if i % 3 == 2:
+                continue  # no frame made: the next entry takes older houses
+            for seat in [None, *range(s.n)]:
+                want = msgspec.to_builtins(event_message("g", ready.entry, seat, s))
+                assert ready.frame(seat) == protocol.encode(want)
+            if i % 2:
+                log.forget(i + 1)  # every socket had it (the log keeps its houses)
+
+
+def test_a_heard_step_s_states_are_the_rules_states_its_snapshots_hold() -> None:
+    # `heard_step` decodes each state as the rules state holds it (interned cards,
+    # tuples) and makes it a rules state with no copy: the same state as `from_dict`
+    # of the snapshot unpacked; one of another shape is left as it comes.
+    for states in _games(8):
+        flat: list[Any] = []
+        for i, s in enumerate(states):
+            flat += [{"kind": "move", "i": i}, {**s.to_dict(), "auto": i % 2 == 0}]
+        body = pack(flat)
+        step = heard_step(b"g_h 1 7 9 %d " % len(body) + body + b"data")
+        assert step.data == b"data" and [e.seq for e in step.entries] == [
+            i + 1 for i in range(len(states))
+        ]
+        for i, (entry, s) in enumerate(zip(step.entries, states, strict=True)):
+            assert entry.parsed is not None and entry.parsed.to_dict() == s.to_dict()
+            assert entry.state["auto"] == (i % 2 == 0) and entry.event["i"] == i
+            assert rules.legal_moves(entry.parsed) == rules.legal_moves(s)
+    odd = {**states[0].to_dict(), "auto": False, "over": None}  # not a bool
+    body = pack([{"kind": "move"}, odd])
+    [entry] = heard_step(b"g_h 1 7 9 %d " % len(body) + body).entries
+    assert entry.parsed is None and entry.state == odd
+
+
+def test_a_commit_s_state_data_packs_as_the_state_s_dict() -> None:
+    for states in _games(20):
+        for s in states:
+            data = state_data(s)
+            assert list(data) == list(s.to_dict()) and pack(data) == pack(s.to_dict())

@@ -31,6 +31,7 @@ __all__ = [
     "cards_in_play",
     "check_deck",
     "doors",
+    "house_view",
     "is_over",
     "legal_moves",
     "new_game",
@@ -645,21 +646,26 @@ def winners(state: State) -> list[int]:
 # -- views ------------------------------------------------------------------------
 
 
-def view(state: State, seat: int | None) -> dict[str, Any]:
-    """What `seat` may see (RULES.md section 6); `None` is a spectator."""
+def view(state: State, seat: int | None, houses: Any = None) -> dict[str, Any]:
+    """What `seat` may see (RULES.md section 6); `None` is a spectator.
+
+    `houses`: the value of its "houses", where the caller has made it already
+    (the server packs each house once: a stand-in for the packed bytes).
+    """
     if seat is not None and (
         isinstance(seat, bool) or not isinstance(seat, int) or not 0 <= seat < state.n
     ):
         raise ValueError(f"seat {seat!r} is not at this table")
     # Built with plain loops: bots, the server and `simulate` take a view at every
     # move, so this costs as much as the rules themselves.
-    names = _COVER_NAMES
-    houses = []
-    for has_house, rooms in zip(state.has_house, state.rooms, strict=True):
-        room_views = []
-        for rtype, cover in rooms:
-            room_views.append({"type": rtype, "cover": names[cover]})
-        houses.append({"house": has_house, "rooms": room_views})
+    if houses is None:  # each as `house_view` makes it, inline: 7 % of a view's time
+        names = _COVER_NAMES
+        houses = []
+        for has_house, rooms in zip(state.has_house, state.rooms, strict=True):
+            room_views = []
+            for rtype, cover in rooms:
+                room_views.append({"type": rtype, "cover": names[cover]})
+            houses.append({"house": has_house, "rooms": room_views})
     pending = state.pending
     v: dict[str, Any] = {
         "players": state.n,
@@ -683,6 +689,15 @@ def view(state: State, seat: int | None) -> dict[str, Any]:
         v["scores"] = scores(state)
         v["winners"] = winners(state)
     return v
+
+
+def house_view(has_house: bool, rooms: Iterable[tuple[str, int]]) -> dict[str, Any]:
+    """One seat's house as a view shows it: its house card, and its rooms with their covers."""
+    names = _COVER_NAMES
+    room_views = []
+    for rtype, cover in rooms:
+        room_views.append({"type": rtype, "cover": names[cover]})
+    return {"house": has_house, "rooms": room_views}
 
 
 def cards_in_play(state: State) -> Iterable[str]:

@@ -9,8 +9,6 @@ even then (`Game.from_packed`): the move's commit adds its own to them."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Iterator
 
 from moose import rules
 from moose_server.play.game import Game, Move
@@ -91,19 +89,20 @@ class Copies:
         if len(self._games) > self.size:
             del self._games[next(iter(self._games))]
 
-    @contextlib.contextmanager
-    def committing(self, game: str) -> Iterator[None]:
+    def committing(self, game: str) -> _Committing:
         """While a commit of `game` by this instance is under way (until its listeners
-        have been told): `settled` waits for it."""
+        have been told): `settled` waits for it. A context manager."""
+        return _Committing(self, game)
+
+    def _begun(self, game: str) -> None:
         self._committing[game] = self._committing.get(game, 0) + 1
-        try:
-            yield
-        finally:
-            left = self._committing.pop(game) - 1
-            if left:
-                self._committing[game] = left
-            elif (waiting := self._settled.pop(game, None)) is not None:
-                waiting.set()
+
+    def _ended(self, game: str) -> None:
+        left = self._committing.pop(game) - 1
+        if left:
+            self._committing[game] = left
+        elif (waiting := self._settled.pop(game, None)) is not None:
+            waiting.set()
 
     async def settled(self, game: str) -> None:
         """Once no commit of `game` by this instance is under way.
@@ -123,3 +122,20 @@ class Copies:
         heard = self._heard.get(game)
         if heard is not None and heard[0] < seq:
             del self._heard[game]
+
+
+class _Committing:
+    """`Copies.committing(game)`: a class rather than a generator made a context
+    manager (contextlib): ~0.6 us a commit against ~1.2 us."""
+
+    __slots__ = ("copies", "game")
+
+    def __init__(self, copies: Copies, game: str) -> None:
+        self.copies = copies
+        self.game = game
+
+    def __enter__(self) -> None:
+        self.copies._begun(self.game)
+
+    def __exit__(self, *exc: object) -> None:
+        self.copies._ended(self.game)

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from moose import rules
 from moose.messages import Event
 from moose_server.play.correspondence import days_info
 from moose_server.play.game import Game, arena_info, seat_info
-from moose_server.storage.codec import HOLES, Template, pack
+from moose_server.storage.codec import HOLES, Template, pack, pack_array_header
 from moose_server.storage.store import Entry
 
 __all__ = ["Prepared", "event_message", "seat_deadline", "state_message"]
@@ -88,12 +90,13 @@ class Prepared:
         "_view",
         "entry",
         "game",
+        "houses",
         "legal",
         "mover",
         "state",
     )
 
-    def __init__(self, game: str, entry: Entry) -> None:
+    def __init__(self, game: str, entry: Entry, before: Prepared | None = None) -> None:
         state = entry.parsed if entry.parsed is not None else rules.State.from_dict(entry.state)
         self.game = game
         self.entry = entry
@@ -105,6 +108,9 @@ class Prepared:
         self._template: Template | None = None
         self._spectator: bytes | None = None
         self._spectator_view: dict[str, Any] | None = None
+        # Each seat's house packed, once the template is made; until then the step
+        # before's, if made (`before`: the game's entry before this one).
+        self.houses: list[House] | None = before.houses if before is not None else None
 
     @property
     def seq(self) -> int:
@@ -171,9 +177,31 @@ class Prepared:
         )
 
     def _make_template(self) -> Template:
-        """The message packed once, with the seat, its hand, `legal` and `deadline` open."""
-        view = {**self._seat_view(), "seat": HOLES[0], "hand": HOLES[1]}
+        """The message packed once, with the seat, its hand, `legal` and `deadline` open;
+        its houses joined from each one packed (`_packed_houses`)."""
+        houses = self.houses = _packed_houses(self.state, self.houses)
+        packed = msgspec.Raw(pack_array_header(len(houses)) + b"".join(h[2] for h in houses))
+        view = rules.view(self.state, 0, packed)
+        view.update(seat=HOLES[0], hand=HOLES[1])
         return Template(self._message(view, HOLES[2], HOLES[3]), 4)
+
+
+# A seat's house card, its rooms, and its `rules.house_view` packed.
+House = tuple[bool, list[tuple[str, int]], bytes]
+
+
+def _packed_houses(state: rules.State, before: list[House] | None) -> list[House]:
+    """Each seat's house packed: as `before` (the game's step before) had it where it
+    is the same. A step changes one house at most: a template's houses are then
+    ~1.9 us instead of ~3.5 us made and packed in the view (4 players, 30 moves in;
+    ~4.7 us with no step before, a log's first)."""
+    made = []
+    for seat, (has_house, rooms) in enumerate(zip(state.has_house, state.rooms, strict=True)):
+        if before is not None and before[seat][0] == has_house and before[seat][1] == rooms:
+            made.append(before[seat])
+        else:
+            made.append((has_house, rooms, pack(rules.house_view(has_house, rooms))))
+    return made
 
 
 def _check() -> None:

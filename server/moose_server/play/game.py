@@ -52,6 +52,7 @@ __all__ = [
     "over_event",
     "seat_info",
     "seat_info_of",
+    "state_data",
     "summary",
     "table_match",
     "thinks",
@@ -74,6 +75,28 @@ def finished_record(game: Game) -> dict[str, Any]:
     if not game.finished:
         raise GameError("not_over", "the game is still being played")
     return game.record()
+
+
+def state_data(state: rules.State) -> dict[str, Any]:
+    """`state.to_dict()` as a commit packs it: the same keys and the same bytes packed
+    (msgpack writes a tuple as the list it stands for), but the state's own lists
+    and tuples, not copies (a state is never changed): ~0.4 us instead of ~2.9 us a
+    commit (4 players, 30 moves in). Not to be changed, nor compared with a dict
+    read back (a tuple is not equal to a list)."""
+    return {
+        "n": state.n,
+        "dealer": state.dealer,
+        "deck": state.deck,
+        "draw": state.draw,
+        "hands": state.hands,
+        "has_house": state.has_house,
+        "rooms": state.rooms,
+        "discard": state.discard,
+        "turn": state.turn,
+        "drew": state.drew,
+        "pending": state.pending,
+        "over": state.over,
+    }
 
 
 @dataclass(frozen=True)
@@ -334,6 +357,12 @@ class Game:
             return None
         if self.bots[seat] is not None or self.away[seat]:
             return "bot"
+        state = self.state
+        # A trap to answer, or a card drawn (a discard at worst), is never a pass alone
+        # (rules.legal_moves): the legal moves are not made for this, only where a frame
+        # offers them (~2.5 us a commit whose seat to act has no socket here).
+        if state.pending or state.drew:
+            return None
         if self.legal == [{"action": "pass"}]:
             return "forced"
         return None

@@ -55,6 +55,7 @@ from moose_server.play.game import (
     finished_record,
     match_message,
     seat_info,
+    state_data,
     summary,
     thinks,
     timeout_move,
@@ -545,7 +546,7 @@ class Games:
         channel listed as the game's follower if none is (CommitCall). The passes of
         the seats that can only pass next are played in the same step."""
         new, events, passes = self.steps.forced_passes(new, events)
-        state = new.state.to_dict()  # once: it goes into the data and every snapshot
+        state = state_data(new.state)  # once: it goes into the data and every snapshot
         # Stored beside the state so that a seat the server plays at once is not
         # offered legal moves it would race the server for.
         auto = new.auto_kind() is not None
@@ -558,8 +559,9 @@ class Games:
             if got.status != "ok":
                 return got, None
             if self.listeners:
-                # The seat to act gets its legal moves unless the server plays it.
-                legal = None if auto else new.legal
+                # The seat to act gets its legal moves unless the server plays it: made
+                # here if they were already, else by the frame of that seat's socket.
+                legal = None if auto else vars(new).get("legal")
                 entries = [
                     Entry(got.seq + i, event, snapshot, got.deadline, got.now, new.state, legal)
                     for i, event in enumerate(events)

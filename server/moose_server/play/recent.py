@@ -24,11 +24,14 @@ class GameLog:
     the log serves a socket only up to there, so never leaves it behind.
     """
 
-    __slots__ = ("events", "latest")
+    __slots__ = ("events", "last", "latest")
 
     def __init__(self) -> None:
         self.events: list[Prepared] = []  # consecutive seqs, at most RECENT_EVENTS
         self.latest = 0
+        # The newest event made ready, kept when the sockets had it (`forget`): the
+        # next one takes the houses its frames packed (frames.Prepared, `before`).
+        self.last: Prepared | None = None
 
     def range(self, after: int, upto: int) -> list[Prepared] | None:
         """The events after seq `after` up to `upto`, if the log holds every one."""
@@ -62,13 +65,18 @@ class GameLog:
         events = self.events
         self.latest = max(self.latest, entries[-1].seq)
         if not events or events[-1].seq + 1 == entries[0].seq:  # the usual case: a commit
-            ready = [Prepared(game, e) for e in entries]
+            ready = []
+            before = self.last
+            for e in entries:
+                ready.append(before := Prepared(game, e, before))
             self.events = (events + ready)[-RECENT_EVENTS:]
+            self.last = ready[-1]
             return ready
         held = {p.seq: p for p in events}
         if any(e.seq in held and held[e.seq].entry.time != e.time for e in entries):
             held, self.latest = {}, entries[-1].seq  # the stream went back
-        ready = [held.get(e.seq) or Prepared(game, e) for e in entries]
+        ready = [held.get(e.seq) or Prepared(game, e, self.last) for e in entries]
+        self.last = ready[-1]
         held.update((p.seq, p) for p in ready)
         seq, row = max(held), list[Prepared]()
         while seq in held and len(row) < RECENT_EVENTS:

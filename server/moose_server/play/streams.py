@@ -11,12 +11,15 @@ BENCHMARKS.md has the trade-off: memory per game against rebuilding per read.
 
 A follower of a game hears each step another instance commits as the commit
 publishes it (lua/commit.lua): `heard_step` makes its entries, every state
-given, nothing replayed.
+given, nothing replayed, each state decoded straight into the rules state.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Literal, TypedDict
+
+import msgspec
 
 from moose import rules
 from moose_server.storage.codec import unpack
@@ -85,12 +88,58 @@ class Step:
 
 def heard_step(message: bytes) -> Step:
     """A published step: "<game> <first seq> <Redis ms> <deadline ms> <step length> "
-    then msgpack [event, state, ...] and the game data written."""
+    then msgpack [event, state, ...] and the game data written.
+
+    Each state is decoded as the rules state holds it (`_SNAPSHOT`) and made
+    one (`Entry.parsed`) without a copy; one of another shape is decoded as it
+    comes, and left for `rules.State.from_dict`."""
     game, first, now, deadline, size, rest = message.split(b" ", 5)
     cut = int(size)
-    flat = unpack(rest[:cut])
+    flat = _RAWS.decode(rest[:cut])
     at, time, due = int(first), int(now), int(deadline)
-    entries = [
-        Entry(at + i, flat[2 * i], flat[2 * i + 1], due, time) for i in range(len(flat) // 2)
-    ]
+    entries = []
+    for i in range(len(flat) // 2):
+        event = unpack(flat[2 * i])
+        try:
+            state: dict[str, Any] = _SNAPSHOT.decode(flat[2 * i + 1])
+        except msgspec.ValidationError:
+            entries.append(Entry(at + i, event, unpack(flat[2 * i + 1]), due, time))
+        else:
+            entries.append(Entry(at + i, event, state, due, time, _parsed(state)))
     return Step(game.decode(), entries, due, rest[cut:])
+
+
+# A published step's state (rules.State.to_dict(), and "auto") as the rules state holds
+# it: its cards the interned codes (Literal), rooms and pending as tuples, the deck one.
+# Decoded so, a heard step's state costs ~4 us less than unpacked and then copied by
+# `from_dict` (8.5 -> 4.5 us, a 4-player game 30 moves in): a follower's every step.
+_CARD: Any = Literal[tuple(sorted(rules.CARD_CODES))]
+_ROOM: Any = Literal[rules.ROOM_TYPES]
+_SNAPSHOT_FIELDS = {
+    "n": int,
+    "dealer": int,
+    "deck": tuple[_CARD, ...],
+    "draw": list[_CARD],
+    "hands": list[list[_CARD]],
+    "has_house": list[bool],
+    "rooms": list[list[tuple[_ROOM, int]]],
+    "discard": list[_CARD],
+    "turn": int,
+    "drew": bool,
+    "pending": tuple[int, int, _CARD] | None,
+    "over": bool,
+    "auto": bool,
+}
+_SNAPSHOT = msgspec.msgpack.Decoder(TypedDict("_Snapshot", _SNAPSHOT_FIELDS))  # type: ignore[operator]
+_RAWS = msgspec.msgpack.Decoder(list[msgspec.Raw])
+
+
+def _parsed(state: dict[str, Any]) -> rules.State:
+    """The rules state of a state `_SNAPSHOT` decoded: its lists are the state's own
+    (nobody else holds them), so they are taken as they are (`from_dict` copies)."""
+    s = rules.State.__new__(rules.State)
+    s.n, s.dealer, s.deck, s.draw = state["n"], state["dealer"], state["deck"], state["draw"]
+    s.hands, s.has_house, s.rooms = state["hands"], state["has_house"], state["rooms"]
+    s.discard, s.turn, s.drew = state["discard"], state["turn"], state["drew"]
+    s.pending, s.over = state["pending"], state["over"]
+    return s

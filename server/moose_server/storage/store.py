@@ -134,7 +134,9 @@ class Entry:
 
     seq: int
     event: dict[str, Any]
-    state: dict[str, Any]  # rules.State.to_dict(), plus "auto": the server plays next
+    # rules.State.to_dict(), plus "auto": the server plays next. A commit's (and a
+    # heard step's) holds the rules state's own tuples and lists: the same bytes packed.
+    state: dict[str, Any]
     deadline: int
     time: int
     # The state as a rules.State when the caller has it already (a commit of this
