@@ -203,3 +203,12 @@ def test_doc_examples_of_server_messages_built_as_structs_are_those_structs():
         assert msgspec.to_builtins(typed) == ex, ex
         seen.add(ex["type"])
     assert seen == set(built)
+
+
+@pytest.mark.parametrize("inner", [{1: 2}, [{b"x": 2}], {"b": {None: 1}}])
+def test_a_move_map_holding_a_map_with_other_keys_than_strings_is_refused(inner):
+    # msgpack lets a map's keys be anything; PROTOCOL.md's maps have string keys (JSON's).
+    frame = msgpack.packb({"type": "move", "id": 3, "game": "g_1", "move": {"a": inner}})
+    with pytest.raises(ProtocolError) as err:
+        messages.decode(frame)
+    assert err.value.code in ("bad_frame", "bad_message")

@@ -194,7 +194,9 @@ def plain_why(value: Any, depth: int = 0) -> str | None:
         return f"nested at most {_MAX_DEPTH} deep"
     if kind is dict:
         for key in value:
-            if not is_unicode(key):
+            if type(key) is not str:  # msgpack's maps may have other keys; JSON's cannot
+                return "a map with string keys"
+            if not key.isascii() and not is_unicode(key):
                 return "valid Unicode (no lone surrogates)"
     for item in value.values() if kind is dict else value:
         kind_of = type(item)
