@@ -93,6 +93,15 @@ async def my_turn_against_a_bot(client: moose.Client) -> dict[str, Any]:
     raise AssertionError("the events ended before our turn")
 
 
+async def next_deadline(client: Any) -> dict[str, Any]:
+    """The next `deadline` message the client hears (a deadline moved without an event)."""
+    async with asyncio.timeout(10):
+        async for msg in client.events():
+            if msg["type"] == "deadline":
+                return msg
+    raise AssertionError("the events ended before a deadline message")
+
+
 async def test_the_client_library_takes_the_deadline_a_sync_tells(url, redis_url):
     async with moose.connect(url, name="alice") as client:
         msg = await my_turn_against_a_bot(client)
@@ -123,10 +132,7 @@ async def test_the_client_library_takes_the_deadline_of_a_spared_turn(moose_serv
         async with open_store(redis_url) as store:
             await store.redis.pexpire(instance_key("i_s"), 60_000)
         await make_due(redis_url, game)
-        async with asyncio.timeout(10):
-            async for told in client.events():
-                if told["type"] == "deadline":
-                    break
+        told = await next_deadline(client)
         assert (told["game"], told["seq"], told["reason"]) == (game, seq, "spared"), told
         assert told["to_act"] == msg["view"]["seat"], told
         assert told["deadline"] - told["server_time"] == 60_000, told
@@ -147,10 +153,7 @@ async def test_the_client_library_takes_the_deadline_an_outage_moved(moose_serve
             polled = polled_key(store.bucket(game))
             stamp = int(await store.redis.get(polled) or 0)
             await store.redis.set(polled, stamp - 1000)
-        async with asyncio.timeout(10):
-            async for told in client.events():
-                if told["type"] == "deadline":
-                    break
+        told = await next_deadline(client)
         assert (told["game"], told["seq"], told["reason"]) == (game, seq, "outage"), told
         assert told["to_act"] == msg["view"]["seat"], told
         assert told["deadline"] > msg["deadline"], told

@@ -254,7 +254,7 @@ async def test_a_deadline_an_outage_moved_is_told_to_every_socket_of_its_game(pa
         "reason": "outage",
     }
     assert now <= message["server_time"] < loaded.deadline
-    assert store.moved == []  # told once: the next claim has nothing to tell
+    assert store.take_moved() == []  # told once: the next claim has nothing to tell
 
 
 async def test_only_a_deadline_an_outage_set_is_told_as_moved_by_it(parts, redis_url):

@@ -173,7 +173,7 @@ class Store:
         self._claims: dict[int, _Claim] = {}  # bucket -> its claim under way
         # The deadlines the last claim moved for an outage: (game id, its deadline now),
         # for the deadline loop to tell the games' sockets (play/timers.py).
-        self.moved: list[tuple[str, int]] = []
+        self._moved: list[tuple[str, int]] = []
         # Each bucket's Redis time (ms) at its last claim, and our monotonic clock then.
         self._clocks: dict[int, tuple[int, float, float]] = {}
         # Player message ids: from a random start, so that two instances' differ.
@@ -271,7 +271,7 @@ class Store:
     def take_moved(self) -> list[tuple[str, int]]:
         """The deadlines the last claim moved for an outage, (game id, its deadline
         now), once: the deadline loop tells their games' sockets (play/timers.py)."""
-        moved, self.moved = self.moved, []
+        moved, self._moved = self._moved, []
         return moved
 
     async def held(self, games: list[str]) -> list[int]:
@@ -374,9 +374,9 @@ class Store:
         over OUTAGE_MS late while others answered stalled with its node: what it
         claimed moves to `grace_ms` from now, as after an outage, for the players
         whose moves stalled with it. The healthy nodes' buckets are claimed on time.
-        The deadlines so moved are in `moved` until the next claim.
+        The deadlines so moved are kept for `take_moved` until the next claim.
         """
-        self.moved = []
+        self._moved = []
         for b in range(self.buckets):
             if b not in self._claims:
                 call = ClaimCall(
@@ -447,7 +447,7 @@ class Store:
         except UNAVAILABLE as exc:
             log.warning("deadlines moved by an outage not written to their games: %s", exc)
             return
-        self.moved += [(g, d) for g, d in zip(games, deadlines, strict=True) if d]
+        self._moved += [(g, d) for g, d in zip(games, deadlines, strict=True) if d]
 
     async def _claim_one(self, call: ClaimCall) -> Reply:
         """One bucket's claim, on the node of its slot (on a cluster, another clock)."""
