@@ -181,6 +181,8 @@ def test_loadtest_smoke_run_reports_every_figure(tmp_path: object) -> None:
     assert report["ceilings"]["socket"]["cpu_per_move_ratio"] > 0
     assert report["server"]["rss_mb"] > 0
     assert report["redis"]["commands_per_move"] > 0
+    # Each read from a client's socket brings one or more of those commands.
+    assert 0 < report["redis"]["reads_per_move"] <= report["redis"]["commands_per_move"]
     assert report["redis"]["round_trips"]["commits"] > 0
     finished = report["redis"]["memory_finished_in_grace"]  # a 4-player game at its largest
     assert finished["games"] >= 1 and 0 < finished["max_bytes"] <= 40_000

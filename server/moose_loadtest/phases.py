@@ -102,7 +102,8 @@ async def games_phase(
             notes["load_generator"] = {"cpu_percent": round(sum(g.stop() for g in gens), 1)}
             if redis:
                 await redis.stop()
-                notes["redis_window"] = (redis.commands, redis.cpu_percent, redis.nodes)
+                window = (redis.commands, redis.cpu_percent, redis.nodes, redis.reads)
+                notes["redis_window"] = window
         finally:
             if redis:
                 await redis.aclose()
@@ -132,10 +133,11 @@ async def games_phase(
             "games_on_several": merged["spread_games"],
         }
     if "redis_window" in notes:
-        commands, cpu, nodes = notes["redis_window"]
+        commands, cpu, nodes, reads = notes["redis_window"]
         moves = max(1, merged["moves"])
         out["redis"] = {
             "commands_per_move": round(sum(commands.values()) / moves, 2),
+            "reads_per_move": round(reads / moves, 2),
             "by_command_per_move": {k: round(v / moves, 3) for k, v in commands.most_common()},
             "cpu_percent": round(cpu, 1),
             "round_trips": notes.get("round_trips"),

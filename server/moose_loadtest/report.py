@@ -100,6 +100,7 @@ def _window_rows(r: dict[str, Any]) -> list[Row]:
         rows += [
             ("Redis commands per move (in scripts too)", f"{rd['commands_per_move']}"),
             ("Redis round trips per commit (MONITOR)", "-" if trips is None else f"{trips:.2f}"),
+            ("Redis reads per move (its clients' batches)", f"{rd.get('reads_per_move', '-')}"),
         ]
     if rd:
         rows.append(("Redis CPU %", f"{rd['cpu_percent']}"))

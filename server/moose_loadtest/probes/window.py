@@ -26,26 +26,30 @@ class RedisProbe:
         self.redis = aioredis.Redis.from_url(url)
         self._stats0: dict[str, int] = {}
         self._cpu0 = 0.0
+        self._reads0 = 0
         self._t0 = 0.0
         self.commands: Counter[str] = Counter()
         self.cpu_percent = 0.0
+        self.reads = 0  # reads from its clients' sockets in the window: their batches
 
-    async def _snapshot(self) -> tuple[dict[str, int], float]:
+    async def _snapshot(self) -> tuple[dict[str, int], float, int]:
         stats = await self.redis.info("commandstats")
         cpu = await self.redis.info("cpu")
+        reads = (await self.redis.info("stats")).get("total_reads_processed", 0)
         calls = {k.removeprefix("cmdstat_"): int(v["calls"]) for k, v in stats.items()}
-        return calls, float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"])
+        return calls, float(cpu["used_cpu_user"]) + float(cpu["used_cpu_sys"]), int(reads)
 
     async def start(self) -> None:
         """Begin the window."""
-        self._stats0, self._cpu0 = await self._snapshot()
+        self._stats0, self._cpu0, self._reads0 = await self._snapshot()
         self._t0 = time.monotonic()
 
     async def stop(self) -> None:
-        """End the window: commands run (scripts' inner commands too) and CPU share."""
-        stats, cpu = await self._snapshot()
+        """End the window: commands run (scripts' inner commands too), CPU share, reads."""
+        stats, cpu, reads = await self._snapshot()
         wall = max(1e-9, time.monotonic() - self._t0)
         self.cpu_percent = 100 * (cpu - self._cpu0) / wall
+        self.reads = reads - self._reads0 - 3  # less the probe's own INFO reads
         self.commands = Counter({k: v - self._stats0.get(k, 0) for k, v in stats.items()})
         self.commands.pop("info", None)
         self.commands = +self.commands
@@ -133,6 +137,7 @@ class NodesProbe:
         self.probes = [RedisProbe(u) for u in node_urls(url)]
         self.commands: Counter[str] = Counter()
         self.cpu_percent = 0.0
+        self.reads = 0
         self.nodes: list[tuple[Counter[str], float]] = []
 
     async def start(self) -> None:
@@ -145,6 +150,7 @@ class NodesProbe:
         self.nodes = [(p.commands, p.cpu_percent) for p in self.probes]
         self.commands = sum((p.commands for p in self.probes), Counter())
         self.cpu_percent = sum(p.cpu_percent for p in self.probes)
+        self.reads = sum(p.reads for p in self.probes)
 
     async def round_trips(self, seconds: float) -> dict[str, Any]:
         """MONITOR on every node at once: client commands per commit over them all."""
