@@ -260,7 +260,7 @@ def test_a_run_over_two_instances_compares_spread_seats_with_one_instance() -> N
     assert len(report["server_pids"]) == 2 and len(set(report["urls"])) == 2
     scale = report["scale_out"]
     assert scale["instances"] == 2 and len(scale["one_instance"]) == len(scale["spread"]) == 1
-    for kind in ("one_instance", "spread"):
+    for kind in ("one_instance", "spread", "one_instance_at_share"):
         [figures] = scale[kind]
         assert figures["errors"] == {} and figures["games"] >= 1, kind
         assert figures["server_cpu_ms_per_move"] > 0, kind
@@ -269,6 +269,10 @@ def test_a_run_over_two_instances_compares_spread_seats_with_one_instance() -> N
     where = scale["spread"][0]["instances"]
     assert where["spread_over"] == 2 and where["games_on_several"] >= 1
     assert scale["cpu_per_move_ratio"] > 0 and scale["redis_commands_ratio"] > 0
+    # One instance paced at half the spread round's rate: the share each spread one carried.
+    [at_share] = scale["one_instance_at_share"]
+    assert at_share["moves_per_second"] <= scale["spread"][0]["moves_per_second"] * 0.5 * 1.2
+    assert scale["load_split_ratio"] > 0 and scale["fan_out_ratio"] > 0
     assert report["server"]["instances"] == 2
 
 

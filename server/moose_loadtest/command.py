@@ -76,7 +76,9 @@ def add_parser(subparsers: Any) -> None:
         help="with --spawn: start N `moose serve` over the one Redis (default 1); with "
         "N > 1 (or several --url) the games phase runs rounds of players spread "
         "round-robin over the instances, interleaved with rounds of every player on the "
-        "first instance, and reports server CPU per move summed over the instances for both",
+        "first instance and with rounds of one instance paced at 1/N of the spread "
+        "round's rate (the share each spread instance carried), and reports server CPU "
+        "per move summed over the instances for each",
     )
     p.add_argument(
         "--cluster",

@@ -110,6 +110,7 @@ def _window_rows(r: dict[str, Any]) -> list[Row]:
 def _scale_rows(s: dict[str, Any]) -> list[Row]:
     """One instance against the players spread over several: medians of the rounds."""
     one, spread = s["median_one_instance"], s["median_spread"]
+    share = s["median_one_instance_at_share"]
 
     def pair(key: str) -> str:
         return f"{one[key]} / {spread[key]}"
@@ -118,6 +119,12 @@ def _scale_rows(s: dict[str, Any]) -> list[Row]:
         (f"one instance / spread over {s['instances']} (medians of {s['rounds']} rounds)", ""),
         ("  server CPU ms/move, all instances", pair("server_cpu_ms_per_move")),
         ("  ... spread over one instance", f"x{s['cpu_per_move_ratio']}"),
+        (
+            f"  one instance at 1/{s['instances']} of the spread rate: CPU ms/move",
+            f"{share['server_cpu_ms_per_move']}",
+        ),
+        ("  ... over at full speed (the load split)", f"x{s['load_split_ratio']}"),
+        ("  ... spread over it (the fan-out)", f"x{s['fan_out_ratio']}"),
         ("  Redis commands per move", pair("redis_commands_per_move")),
         ("  moves per second", pair("moves_per_second")),
         ("  move -> moved p99, ms", pair("move_p99_ms")),

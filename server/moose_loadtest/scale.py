@@ -20,6 +20,7 @@ server CPU summed over them, its Redis CPU and commands summed over the nodes.
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -99,25 +100,41 @@ async def scale_out(
     n = len(urls)
     one: list[dict[str, Any]] = []
     spread: list[dict[str, Any]] = []
+    share: list[dict[str, Any]] = []
     last: dict[str, Any] = {}
     for r in range(opts.rounds):
-        kinds = ("one", "spread") if r % 2 == 0 else ("spread", "one")
+        kinds = ("one", "spread", "share") if r % 2 == 0 else ("spread", "share", "one")
         for kind in kinds:
             over = tuple(urls) if kind == "spread" else ()
-            label = f"round {r + 1}: " + (f"spread over {n}" if over else "one instance")
-            report = await play(opts, urls[0], pids, redis_url, ui, over, label)
-            (spread if over else one).append(round_figures(report))
+            paced = opts
+            if kind == "share":  # the load each spread instance carried, on one
+                paced = dataclasses.replace(opts, rate=spread[-1]["moves_per_second"] / n)
+            label = (
+                f"round {r + 1}: "
+                + {
+                    "one": "one instance",
+                    "spread": f"spread over {n}",
+                    "share": f"one instance at 1/{n} of that rate",
+                }[kind]
+            )
+            report = await play(paced, urls[0], pids, redis_url, ui, over, label)
+            {"one": one, "spread": spread, "share": share}[kind].append(round_figures(report))
             if over:
                 last = report
-    a, b = _medians(one), _medians(spread)
+    a, b, c = _medians(one), _medians(spread), _medians(share)
+    cpu_a, cpu_b, cpu_c = (m["server_cpu_ms_per_move"] for m in (a, b, c))
     comparison = {
         "instances": n,
         "rounds": opts.rounds,
         "one_instance": one,
         "spread": spread,
+        "one_instance_at_share": share,
         "median_one_instance": a,
         "median_spread": b,
-        "cpu_per_move_ratio": _ratio(b["server_cpu_ms_per_move"], a["server_cpu_ms_per_move"]),
+        "median_one_instance_at_share": c,
+        "cpu_per_move_ratio": _ratio(cpu_b, cpu_a),
+        "load_split_ratio": _ratio(cpu_c, cpu_a),
+        "fan_out_ratio": _ratio(cpu_b, cpu_c),
         "redis_commands_ratio": _ratio(b["redis_commands_per_move"], a["redis_commands_per_move"]),
     }
     return last, comparison
