@@ -266,7 +266,7 @@ def test_on_a_phone_the_header_is_one_short_row_over_its_links(players) -> None:
         """els => els.map((e) => e.offsetWidth
           - e.querySelector('[data-testid="card"]').getBoundingClientRect().width)"""
     )
-    assert all(extra <= 9 for extra in wider), wider
+    assert all(extra <= 13 for extra in wider), wider  # 0.75 rem at most, 12 px
     accessible(ann, "the table on a phone, its short header")
 
 
