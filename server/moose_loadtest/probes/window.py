@@ -49,7 +49,8 @@ class RedisProbe:
         stats, cpu, reads = await self._snapshot()
         wall = max(1e-9, time.monotonic() - self._t0)
         self.cpu_percent = 100 * (cpu - self._cpu0) / wall
-        self.reads = reads - self._reads0 - 3  # less the probe's own INFO reads
+        # Less the probe's own three INFO reads; 0 where Redis does not count reads.
+        self.reads = max(0, reads - self._reads0 - 3)
         self.commands = Counter({k: v - self._stats0.get(k, 0) for k, v in stats.items()})
         self.commands.pop("info", None)
         self.commands = +self.commands
