@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import inspect
 import random
 import sys
@@ -191,8 +192,11 @@ def main() -> None:
     with_legal = "legal" in inspect.signature(Entry).parameters  # Entry.legal since d68e258
     commit, keys_of = _commit_call(games)
 
-    # The commit's state dict, as this revision makes it (game.state_data since 81aa2f7).
+    # The commit's state dict, as this revision makes it: the state's own lists since
+    # 81aa2f7 (game.state_data, then rules.State.to_dict(copy=False)).
     state_data = getattr(sys.modules[type(game).__module__], "state_data", rules.State.to_dict)
+    if "copy" in inspect.signature(rules.State.to_dict).parameters:
+        state_data = functools.partial(rules.State.to_dict, copy=False)
     heard = _heard(game, states[-2]) if args.heard else None
     add = _log_after(game.id, game.state, game.version)
 

@@ -90,7 +90,7 @@ async def test_a_forced_pass_is_played_in_the_step_before_it_and_reads_back_the_
                         assert entry.state["auto"] is True and entry.legal is None
             # Every entry as the stream gives it back (snapshots every 8 events, the
             # states between rebuilt) is the entry the hub had at the commit: its state
-            # packed (a commit's holds the rules state's tuples, `game.state_data`).
+            # packed (a commit's holds the rules state's tuples, `State.to_dict(copy=False)`).
             told = {e.seq: e for step in heard.commits for e in step}
             stream = await read_events(games.store, game.id)
             assert [e.seq for e in stream] == sorted(told) == list(range(1, game.version + 1))

@@ -14,7 +14,7 @@ from moose import protocol, rules
 from moose_server.play import frames
 from moose_server.play.copies import Copies
 from moose_server.play.frames import Prepared, event_message
-from moose_server.play.game import Game, seat_info, state_data
+from moose_server.play.game import Game, seat_info
 from moose_server.play.recent import GameLog
 from moose_server.play.streams import heard_step
 from moose_server.settings import Settings
@@ -289,8 +289,9 @@ def test_a_heard_step_s_states_are_the_rules_states_its_snapshots_hold() -> None
     assert entry.parsed is None and entry.state == odd
 
 
-def test_a_commit_s_state_data_packs_as_the_state_s_dict() -> None:
+def test_a_state_s_dict_not_copied_packs_as_its_copy_and_reads_back_as_the_state() -> None:
     for states in _games(20):
         for s in states:
-            data = state_data(s)
+            data = s.to_dict(copy=False)
             assert list(data) == list(s.to_dict()) and pack(data) == pack(s.to_dict())
+            assert rules.State.from_dict(data, copy=False).to_dict() == s.to_dict()

@@ -146,8 +146,30 @@ class State:
 
     # -- plain data, for storage (msgpack/JSON) -------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """Everything, hidden parts included, as plain data (for storage only)."""
+    def to_dict(self, copy: bool = True) -> dict[str, Any]:
+        """Everything, hidden parts included, as plain data (for storage only).
+
+        `copy=False`: the state's own lists and tuples, not copies, for a caller that
+        only packs it (msgpack writes a tuple as the list it stands for: the same
+        bytes) and never changes it; not to be compared with a dict read back (a
+        tuple is not equal to a list). ~0.4 us instead of ~2.9 us (4 players, 30
+        moves in): the server's every commit.
+        """
+        if not copy:
+            return {
+                "n": self.n,
+                "dealer": self.dealer,
+                "deck": self.deck,
+                "draw": self.draw,
+                "hands": self.hands,
+                "has_house": self.has_house,
+                "rooms": self.rooms,
+                "discard": self.discard,
+                "turn": self.turn,
+                "drew": self.drew,
+                "pending": self.pending,
+                "over": self.over,
+            }
         return {
             "n": self.n,
             "dealer": self.dealer,
@@ -164,9 +186,20 @@ class State:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> State:
-        """The inverse of `to_dict`."""
+    def from_dict(cls, d: Mapping[str, Any], copy: bool = True) -> State:
+        """The inverse of `to_dict`.
+
+        `copy=False`: `d`'s lists and tuples are taken as they are, for a `d` that
+        nobody else holds, already shaped as a state holds them (the deck and each
+        room and `pending` tuples, a seat's hand a list).
+        """
         s = cls.__new__(cls)
+        if not copy:
+            s.n, s.dealer, s.deck, s.draw = d["n"], d["dealer"], d["deck"], d["draw"]
+            s.hands, s.has_house, s.rooms = d["hands"], d["has_house"], d["rooms"]
+            s.discard, s.turn, s.drew = d["discard"], d["turn"], d["drew"]
+            s.pending, s.over = d["pending"], d["over"]
+            return s
         s.n = d["n"]
         s.dealer = d["dealer"]
         s.deck = tuple(d["deck"])

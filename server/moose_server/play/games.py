@@ -55,7 +55,6 @@ from moose_server.play.game import (
     finished_record,
     match_message,
     seat_info,
-    state_data,
     summary,
     thinks,
     timeout_move,
@@ -546,7 +545,7 @@ class Games:
         channel listed as the game's follower if none is (CommitCall). The passes of
         the seats that can only pass next are played in the same step."""
         new, events, passes = self.steps.forced_passes(new, events)
-        state = state_data(new.state)  # once: it goes into the data and every snapshot
+        state = new.state.to_dict(copy=False)  # once: into the data and every snapshot
         # Stored beside the state so that a seat the server plays at once is not
         # offered legal moves it would race the server for.
         auto = new.auto_kind() is not None
@@ -561,7 +560,7 @@ class Games:
             if self.listeners:
                 # The seat to act gets its legal moves unless the server plays it: made
                 # here if they were already, else by the frame of that seat's socket.
-                legal = None if auto else vars(new).get("legal")
+                legal = None if auto else new.legal_made
                 entries = [
                     Entry(got.seq + i, event, snapshot, got.deadline, got.now, new.state, legal)
                     for i, event in enumerate(events)

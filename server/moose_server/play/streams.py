@@ -105,7 +105,8 @@ def heard_step(message: bytes) -> Step:
         except msgspec.ValidationError:
             entries.append(Entry(at + i, event, unpack(flat[2 * i + 1]), due, time))
         else:
-            entries.append(Entry(at + i, event, state, due, time, _parsed(state)))
+            parsed = rules.State.from_dict(state, copy=False)  # its lists: nobody else's
+            entries.append(Entry(at + i, event, state, due, time, parsed))
     return Step(game.decode(), entries, due, rest[cut:])
 
 
@@ -132,14 +133,3 @@ _SNAPSHOT_FIELDS = {
 }
 _SNAPSHOT = msgspec.msgpack.Decoder(TypedDict("_Snapshot", _SNAPSHOT_FIELDS))  # type: ignore[operator]
 _RAWS = msgspec.msgpack.Decoder(list[msgspec.Raw])
-
-
-def _parsed(state: dict[str, Any]) -> rules.State:
-    """The rules state of a state `_SNAPSHOT` decoded: its lists are the state's own
-    (nobody else holds them), so they are taken as they are (`from_dict` copies)."""
-    s = rules.State.__new__(rules.State)
-    s.n, s.dealer, s.deck, s.draw = state["n"], state["dealer"], state["deck"], state["draw"]
-    s.hands, s.has_house, s.rooms = state["hands"], state["has_house"], state["rooms"]
-    s.discard, s.turn, s.drew = state["discard"], state["turn"], state["drew"]
-    s.pending, s.over = state["pending"], state["over"]
-    return s
