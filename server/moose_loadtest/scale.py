@@ -108,7 +108,8 @@ async def scale_out(
             over = tuple(urls) if kind == "spread" else ()
             paced = opts
             if kind == "share":  # the load each spread instance carried, on one
-                paced = dataclasses.replace(opts, rate=spread[-1]["moves_per_second"] / n)
+                rate = spread[-1]["moves_per_second"] / n  # (a rate of 0 is no pace)
+                paced = dataclasses.replace(opts, rate=max(1.0, rate))
             label = (
                 f"round {r + 1}: "
                 + {
